@@ -1,0 +1,131 @@
+// Package vault is tai's single embedded store: MCP servers and their
+// profile enablement, tool pins and cached tool lists, secrets, spilled
+// records, model profiles and the tamper-evident audit trail, all in one
+// bbolt file. It depends on nothing else in tai.
+//
+//	s, err := vault.Open(vault.DefaultPath(), nil)
+//	if err != nil { ... }
+//	defer s.Close()
+//	_ = s.SecretSet("github-token", "ghp_…", nil)
+//	fmt.Println(s.Redact("token is ghp_…")) // token is [REDACTED:github-token]
+package vault
+
+import (
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// Sentinel errors. Callers test them with errors.Is.
+var (
+	// ErrNotFound reports a missing secret, record, profile, server or row.
+	ErrNotFound = errors.New("vault: not found")
+	// ErrWrongPassphrase reports a passphrase that does not open the seal.
+	ErrWrongPassphrase = errors.New("vault: wrong passphrase")
+	// ErrLocked reports that another process held the vault file's lock for
+	// longer than Options.LockTimeout. The wrapping error names the file
+	// (and the holder's pid when it can be found).
+	ErrLocked = errors.New("vault: locked by another process")
+)
+
+// Options tunes Open. A nil *Options means defaults.
+type Options struct {
+	// Passphrase supplies the seal passphrase. It is called lazily, at most
+	// once per Store, the first time a sealed value must be read or written
+	// (so opening a sealed vault to read a profile never prompts). Nil means
+	// the vault cannot be unsealed: sealed reads fail with a clear error.
+	Passphrase func() (string, error)
+	// LockTimeout bounds the wait for the file lock per transaction.
+	// Zero means 5 seconds.
+	LockTimeout time.Duration
+}
+
+// SecretInfo describes a secret without its value.
+type SecretInfo struct {
+	Name    string         `json:"name"`
+	Meta    map[string]any `json:"meta,omitempty"`
+	Updated time.Time      `json:"updated"`
+}
+
+// Record describes a stored text blob (a spilled tool result, say).
+type Record struct {
+	ID      string         `json:"id"`
+	Size    int            `json:"size"` // bytes of the whole text
+	Created time.Time      `json:"created"`
+	Meta    map[string]any `json:"meta,omitempty"`
+}
+
+// AuditEntry is one line of the audit trail. Prev and Hash chain the
+// entries: Hash covers every other field plus Prev, and Prev is the Hash of
+// the entry before (empty for the first).
+type AuditEntry struct {
+	Seq      uint64        `json:"seq"`
+	Time     time.Time     `json:"time"`
+	Kind     string        `json:"kind"`    // "mcp-call", "tool", "secret", …
+	Subject  string        `json:"subject"` // "server/tool", a tool name, …
+	Digest   string        `json:"digest"`  // digest of the arguments
+	Outcome  string        `json:"outcome"` // "ok", "error", "denied", …
+	Duration time.Duration `json:"duration"`
+	Size     int           `json:"size"` // bytes of the result
+	Prev     string        `json:"prev"`
+	Hash     string        `json:"hash"`
+}
+
+// AuditBreak is the error AuditVerify returns at the first entry whose chain
+// does not hold.
+type AuditBreak struct {
+	Seq    uint64
+	Reason string
+}
+
+func (e *AuditBreak) Error() string {
+	return "vault: audit chain broken at entry " + uitoa(e.Seq) + ": " + e.Reason
+}
+
+// Server is one row of mcp_servers: a canonical MCP server entry.
+type Server struct {
+	Name      string            `json:"name"`
+	Transport string            `json:"transport"` // "stdio" | "http"
+	Command   string            `json:"command,omitempty"`
+	Args      []string          `json:"args,omitempty"`
+	Env       map[string]string `json:"env,omitempty"`
+	URL       string            `json:"url,omitempty"`
+	Headers   map[string]string `json:"headers,omitempty"` // sealed at rest when the seal is on
+	Cwd       string            `json:"cwd,omitempty"`
+	Allow     []string          `json:"allow,omitempty"`
+	Deny      []string          `json:"deny,omitempty"`
+	Source    string            `json:"source,omitempty"` // config-json, config-toml, github:o/r, explicit
+	Created   time.Time         `json:"created"`
+	Updated   time.Time         `json:"updated"`
+}
+
+// ToolPin is one row of mcp_tool_pins.
+type ToolPin struct {
+	Server  string    `json:"server"`
+	Tool    string    `json:"tool"`
+	Hash    string    `json:"hash"`
+	Updated time.Time `json:"updated"`
+}
+
+// ServerTool is one row of mcp_server_tools: a cached tool definition.
+type ServerTool struct {
+	Server      string          `json:"server"`
+	Tool        string          `json:"tool"`
+	Description string          `json:"description"`
+	Schema      json.RawMessage `json:"schema,omitempty"`
+	Updated     time.Time       `json:"updated"`
+}
+
+func uitoa(n uint64) string {
+	if n == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(b[i:])
+}
