@@ -1,0 +1,432 @@
+package engine
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Retry defaults, used when a RetryPolicy field is zero.
+const (
+	DefaultRetryAttempts = 4
+	DefaultRetryBase     = time.Second
+	DefaultRetryMax      = 60 * time.Second
+	defaultTimeout       = 10 * time.Minute
+	defaultIdleTimeout   = 2 * time.Minute
+	maxErrorBody         = 64 << 10
+	maxAnswerBody        = 32 << 20
+	maxSSEEvent          = 8 << 20
+)
+
+// RetryPolicy bounds how a provider retries answers of 429 Too Many
+// Requests and 5xx. The zero value means DefaultRetryAttempts attempts,
+// exponential backoff from DefaultRetryBase, and no single wait longer than
+// DefaultRetryMax, whether computed or asked for by Retry-After.
+type RetryPolicy struct {
+	// Attempts is the total number of tries, the first included; 1 means
+	// no retry.
+	Attempts int
+	// Base is the wait after the first failure; it doubles each time.
+	Base time.Duration
+	// Max caps every wait, a server's Retry-After included.
+	Max time.Duration
+	// Sleep waits d or until ctx is done; nil means a timer bounded by ctx.
+	// Tests inject a recorder so that nothing really sleeps.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Now gives the time against which an HTTP-date Retry-After is read;
+	// nil means time.Now.
+	Now func() time.Time
+}
+
+func (p RetryPolicy) attempts() int {
+	if p.Attempts <= 0 {
+		return DefaultRetryAttempts
+	}
+	return p.Attempts
+}
+
+// Delay returns the wait before retry number n (1 for the first retry):
+// the Retry-After header value when it parses (seconds or an HTTP date),
+// else Base·2^(n-1); either way at most Max.
+func (p RetryPolicy) Delay(n int, retryAfter string) time.Duration {
+	base, maxWait := p.Base, p.Max
+	if base <= 0 {
+		base = DefaultRetryBase
+	}
+	if maxWait <= 0 {
+		maxWait = DefaultRetryMax
+	}
+	now := time.Now
+	if p.Now != nil {
+		now = p.Now
+	}
+	d, ok := ParseRetryAfter(retryAfter, now())
+	if !ok {
+		d = base
+		for i := 1; i < n && d < maxWait; i++ {
+			d *= 2
+		}
+	}
+	return min(d, maxWait)
+}
+
+func (p RetryPolicy) sleep(ctx context.Context, d time.Duration) error {
+	if p.Sleep != nil {
+		return p.Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// ParseRetryAfter reads a Retry-After header value: delay-seconds or an
+// HTTP date (then measured from now; a past date means no wait). ok is false
+// when v is empty or neither form.
+func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.ParseFloat(v, 64); err == nil {
+		if secs < 0 || secs != secs {
+			return 0, false
+		}
+		if secs > 1e6 {
+			secs = 1e6
+		}
+		return time.Duration(secs * float64(time.Second)), true
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return 0, false
+	}
+	return max(t.Sub(now), 0), true
+}
+
+// ProviderConfig configures one provider client.
+type ProviderConfig struct {
+	// Provider names the provider in errors ("openai", "anthropic",
+	// "ollama"); the constructors fill it when empty.
+	Provider string
+	// BaseURL is the API root: for OpenAI-compatible servers it includes
+	// /v1 (https://api.openai.com/v1), for Anthropic it does not
+	// (https://api.anthropic.com). Empty means the provider's default.
+	BaseURL string
+	// Model is sent with every request.
+	Model string
+	// APIKey authenticates; empty sends no credentials (local servers).
+	APIKey string
+	// MaxTokens caps the answer when a Request does not; 0 means the
+	// provider's default (Anthropic requires one: 8192 then).
+	MaxTokens int
+	// HTTPClient sends requests; nil means a client without overall
+	// timeout.
+	HTTPClient *http.Client
+	// Retry bounds retries of 429 and 5xx answers.
+	Retry RetryPolicy
+	// Timeout bounds one attempt, request to last byte; 0 means 10 minutes.
+	Timeout time.Duration
+	// IdleTimeout bounds the silence inside a streamed answer; 0 means
+	// 2 minutes.
+	IdleTimeout time.Duration
+}
+
+// APIError is a provider's answer that was not a completion, after the
+// retries the policy allowed. Its text names the provider, the model, the
+// HTTP status and what the API said, never the key.
+type APIError struct {
+	Provider string
+	Model    string
+	Status   int    // HTTP status; 0 for an error event inside a stream
+	Type     string // the API's error type or code, when given
+	Message  string // the API's message, key redacted
+	Attempts int    // tries made
+}
+
+func (e *APIError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s model %q: ", e.Provider, e.Model)
+	if e.Status != 0 {
+		fmt.Fprintf(&b, "HTTP %d %s", e.Status, http.StatusText(e.Status))
+	} else {
+		b.WriteString("error in stream")
+	}
+	if e.Type != "" {
+		fmt.Fprintf(&b, " (%s)", e.Type)
+	}
+	if e.Message != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Message)
+	}
+	if e.Attempts > 1 {
+		fmt.Fprintf(&b, " (gave up after %d attempts)", e.Attempts)
+	}
+	return b.String()
+}
+
+// Retryable reports whether the error is one a retry may cure: 429, 5xx,
+// or an overload reported inside a stream.
+func (e *APIError) Retryable() bool {
+	switch {
+	case e.Status == http.StatusTooManyRequests, e.Status >= 500:
+		return true
+	case e.Status == 0:
+		t := strings.ToLower(e.Type)
+		return strings.Contains(t, "overloaded") || strings.Contains(t, "rate_limit") || strings.Contains(t, "api_error") || strings.Contains(t, "server_error")
+	}
+	return false
+}
+
+// streamError marks a failure while reading an answer; retry is true when
+// nothing of the answer was handed to the caller yet, so a new attempt
+// cannot duplicate text.
+type streamError struct {
+	err   error
+	retry bool
+}
+
+func (e *streamError) Error() string { return e.err.Error() }
+func (e *streamError) Unwrap() error { return e.err }
+
+var errIdle = errors.New("stream idle")
+
+// call is one provider request: the body to POST, how to add headers, how to
+// read an error body, and how to read a 200 answer.
+type call struct {
+	url        string
+	body       []byte
+	header     func(h http.Header)
+	parseError func(status int, body []byte) (typ, msg string)
+	read       func(ctx context.Context, resp *http.Response) error
+}
+
+// do runs c with retries, timeouts and key redaction.
+func (cfg *ProviderConfig) do(ctx context.Context, c call) error {
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	attempts := cfg.Retry.attempts()
+	for n := 1; ; n++ {
+		retryAfter, err := cfg.attempt(ctx, hc, c)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s model %q: %w", cfg.Provider, cfg.Model, ctx.Err())
+		}
+		var apiErr *APIError
+		var sErr *streamError
+		retry := false
+		switch {
+		case errors.As(err, &sErr):
+			retry = sErr.retry
+			if errors.As(err, &apiErr) {
+				retry = retry && apiErr.Retryable()
+			}
+		case errors.As(err, &apiErr):
+			retry = apiErr.Retryable()
+		default:
+			retry = true // transport failure: connection refused or reset
+		}
+		if !retry || n >= attempts {
+			if apiErr != nil {
+				apiErr.Attempts = n
+				if sErr == nil {
+					return apiErr
+				}
+			}
+			return err
+		}
+		if err := cfg.Retry.sleep(ctx, cfg.Retry.Delay(n, retryAfter)); err != nil {
+			return fmt.Errorf("%s model %q: %w", cfg.Provider, cfg.Model, err)
+		}
+	}
+}
+
+// attempt makes one try. It returns the Retry-After header of a failed
+// answer.
+func (cfg *ProviderConfig) attempt(ctx context.Context, hc *http.Client, c call) (string, error) {
+	timeout := cfg.Timeout
+	if timeout <= 0 {
+		timeout = defaultTimeout
+	}
+	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
+	defer cancelTimeout()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(c.body))
+	if err != nil {
+		return "", fmt.Errorf("%s model %q: bad base URL %q: %v", cfg.Provider, cfg.Model, cfg.BaseURL, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	c.header(req.Header)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("%s model %q: %s", cfg.Provider, cfg.Model, cfg.redact(transportError(err)))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		typ, msg := c.parseError(resp.StatusCode, data)
+		return resp.Header.Get("Retry-After"), &APIError{
+			Provider: cfg.Provider, Model: cfg.Model, Status: resp.StatusCode,
+			Type: cfg.redact(typ), Message: cfg.redact(msg), Attempts: 1,
+		}
+	}
+	idle := cfg.IdleTimeout
+	if idle <= 0 {
+		idle = defaultIdleTimeout
+	}
+	resp.Body = newIdleReader(resp.Body, idle, func() { cancel(errIdle) })
+	err = c.read(ctx, resp)
+	if err != nil && context.Cause(ctx) == errIdle {
+		err = &streamError{err: fmt.Errorf("%s model %q: the answer stalled: no data for %v", cfg.Provider, cfg.Model, idle), retry: errorRetry(err)}
+	} else if err != nil && ctx.Err() == context.DeadlineExceeded {
+		err = &streamError{err: fmt.Errorf("%s model %q: the answer took longer than %v", cfg.Provider, cfg.Model, timeout), retry: false}
+	}
+	return "", err
+}
+
+func errorRetry(err error) bool {
+	var s *streamError
+	return errors.As(err, &s) && s.retry
+}
+
+// transportError shortens a client error to its cause (url.Error repeats
+// the method and URL).
+func transportError(err error) string {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, "\": "); i >= 0 {
+		return msg[i+3:]
+	}
+	return msg
+}
+
+func (cfg *ProviderConfig) redact(s string) string {
+	if cfg.APIKey == "" || len(cfg.APIKey) < 4 {
+		return s
+	}
+	return strings.ReplaceAll(s, cfg.APIKey, "[REDACTED]")
+}
+
+// idleReader cancels the attempt when no Read returns within idle.
+type idleReader struct {
+	r     io.ReadCloser
+	idle  time.Duration
+	timer *time.Timer
+	once  sync.Once
+}
+
+func newIdleReader(r io.ReadCloser, idle time.Duration, onIdle func()) *idleReader {
+	return &idleReader{r: r, idle: idle, timer: time.AfterFunc(idle, onIdle)}
+}
+
+func (r *idleReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if n > 0 {
+		r.timer.Reset(r.idle)
+	}
+	return n, err
+}
+
+func (r *idleReader) Close() error {
+	r.once.Do(func() { r.timer.Stop() })
+	return r.r.Close()
+}
+
+// sseEvent is one server-sent event.
+type sseEvent struct {
+	Event string
+	Data  []byte
+}
+
+// sseReader reads server-sent events, each at most maxSSEEvent bytes.
+type sseReader struct {
+	r *bufio.Reader
+}
+
+func newSSEReader(r io.Reader) *sseReader {
+	return &sseReader{r: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// Next returns the next event with data. io.EOF means the stream ended
+// cleanly between events; io.ErrUnexpectedEOF that it ended inside one.
+func (s *sseReader) Next() (sseEvent, error) {
+	var ev sseEvent
+	var data []byte
+	hasData := false
+	size := 0
+	for {
+		line, err := s.readLine(&size)
+		if err != nil {
+			if err == io.EOF && (hasData || ev.Event != "") {
+				return sseEvent{}, io.ErrUnexpectedEOF
+			}
+			return sseEvent{}, err
+		}
+		if len(line) == 0 {
+			if hasData {
+				ev.Data = data
+				return ev, nil
+			}
+			ev = sseEvent{}
+			size = 0
+			continue
+		}
+		if line[0] == ':' {
+			continue
+		}
+		field, value, _ := bytes.Cut(line, []byte(":"))
+		value = bytes.TrimPrefix(value, []byte(" "))
+		switch string(field) {
+		case "event":
+			ev.Event = string(value)
+		case "data":
+			if hasData {
+				data = append(data, '\n')
+			}
+			data = append(data, value...)
+			hasData = true
+		}
+	}
+}
+
+func (s *sseReader) readLine(size *int) ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := s.r.ReadSlice('\n')
+		*size += len(frag)
+		if *size > maxSSEEvent {
+			return nil, fmt.Errorf("server-sent event larger than %d bytes", maxSSEEvent)
+		}
+		line = append(line, frag...)
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil {
+			if err == io.EOF && len(line) > 0 {
+				return nil, io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		return bytes.TrimSuffix(line, []byte("\r")), nil
+	}
+}
+
+func limitReader(r io.Reader, n int64) io.Reader { return io.LimitReader(r, n) }
