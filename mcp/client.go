@@ -1,0 +1,565 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ClientName is the clientInfo.name the client sends in initialize.
+const ClientName = "tai"
+
+// DefaultMaxPages caps how many tools/list pages Tools follows.
+const DefaultMaxPages = 1000
+
+// ClientOptions tunes a Client. The zero value (or nil) means defaults.
+type ClientOptions struct {
+	// Version is clientInfo.version (default "dev").
+	Version string
+	// ConnectTimeout bounds spawn plus handshake (default MCP_CONNECT_TIMEOUT).
+	ConnectTimeout time.Duration
+	// CallTimeout bounds one tools/call (default MCP_CALL_TIMEOUT).
+	CallTimeout time.Duration
+	// MaxPages caps the tools/list pages followed (default DefaultMaxPages).
+	MaxPages int
+	// OnNotification, when set, sees every notification the server sends
+	// (progress, logging, list_changed). It runs on the client's reader
+	// goroutine and must not block.
+	OnNotification func(*Message)
+	// Stdio tunes a stdio leg; the entry's env and cwd are laid over it.
+	Stdio *StdioOptions
+}
+
+// ServerInfo is the serverInfo a server answers initialize with.
+type ServerInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Title   string `json:"title,omitempty"`
+}
+
+// Tool is one tool a server lists. Raw keeps the whole object as sent, so
+// fields this type does not name (icons, _meta, execution) pass through.
+type Tool struct {
+	Name         string          `json:"name"`
+	Title        string          `json:"title,omitempty"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	Raw          json.RawMessage `json:"-"`
+}
+
+// CallResult is a tools/call result. Content items stay as the server sent
+// them (text, image, audio, resources and annotations unchanged). IsError
+// marks a tool that ran and failed, which is a result, not a Go error.
+type CallResult struct {
+	Content           []json.RawMessage `json:"content"`
+	StructuredContent json.RawMessage   `json:"structuredContent,omitempty"`
+	IsError           bool              `json:"isError,omitempty"`
+	Meta              json.RawMessage   `json:"_meta,omitempty"`
+	// Raw is the whole result object as sent.
+	Raw json.RawMessage `json:"-"`
+}
+
+// Text joins the text of the result's text content items with newlines.
+func (r *CallResult) Text() string {
+	var parts []string
+	for _, c := range r.Content {
+		var item struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(c, &item) == nil && item.Type == "text" {
+			parts = append(parts, item.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// Client is one MCP client session over a Transport. Its methods are safe
+// for concurrent use; several calls may be in flight at once.
+type Client struct {
+	name string
+	t    Transport
+	opts ClientOptions
+
+	nextID  atomic.Int64
+	mu      sync.Mutex
+	pending map[ID]chan *Message
+	err     error         // terminal failure, set once before done closes
+	done    chan struct{} // closed when the session is over
+	readEnd chan struct{} // closed when the reader goroutine returns
+
+	ctx    context.Context // lives until Close
+	cancel context.CancelFunc
+
+	started   bool
+	reading   bool
+	info      ServerInfo
+	version   string
+	caps      json.RawMessage
+	instr     string
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// NewClient returns an unstarted client for the server called name (used in
+// errors) over t. Start runs the handshake.
+func NewClient(name string, t Transport, opts *ClientOptions) *Client {
+	c := &Client{name: name, t: t, pending: make(map[ID]chan *Message),
+		done: make(chan struct{}), readEnd: make(chan struct{})}
+	if opts != nil {
+		c.opts = *opts
+	}
+	if c.opts.Version == "" {
+		c.opts.Version = "dev"
+	}
+	if c.opts.ConnectTimeout <= 0 {
+		c.opts.ConnectTimeout = MCP_CONNECT_TIMEOUT
+	}
+	if c.opts.CallTimeout <= 0 {
+		c.opts.CallTimeout = MCP_CALL_TIMEOUT
+	}
+	if c.opts.MaxPages <= 0 {
+		c.opts.MaxPages = DefaultMaxPages
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	return c
+}
+
+// Connect opens a session on a canonical entry: it picks the transport,
+// connects it and runs the handshake, all within ConnectTimeout.
+func Connect(ctx context.Context, entry Entry, opts *ClientOptions) (*Client, error) {
+	if err := entry.Validate(); err != nil {
+		return nil, err
+	}
+	t, err := newTransport(entry, opts)
+	if err != nil {
+		return nil, err
+	}
+	c := NewClient(entry.Label(), t, opts)
+	if err := c.Start(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// newTransport builds the leg an entry names.
+func newTransport(entry Entry, opts *ClientOptions) (Transport, error) {
+	switch entry.Transport {
+	case TransportStdio:
+		var so StdioOptions
+		if opts != nil && opts.Stdio != nil {
+			so = *opts.Stdio
+		}
+		if len(entry.Env) > 0 {
+			env := make(map[string]string, len(so.Env)+len(entry.Env))
+			for k, v := range so.Env {
+				env[k] = v
+			}
+			for k, v := range entry.Env {
+				env[k] = v
+			}
+			so.Env = env
+		}
+		if entry.Cwd != "" {
+			so.Dir = entry.Cwd
+		}
+		return NewStdioTransport(entry.Command, entry.Args, &so), nil
+	case TransportHTTP:
+		return nil, fmt.Errorf("mcp server %q: the Streamable HTTP transport is not built into this version", entry.Label())
+	}
+	return nil, entry.Validate()
+}
+
+// Start connects the transport, then runs the handshake: initialize with
+// MCP_PROTOCOL_VERSION, a check of the answered version and of
+// capabilities.tools, then notifications/initialized. It all happens
+// within ConnectTimeout; on failure the transport is closed.
+func (c *Client) Start(ctx context.Context) error {
+	c.mu.Lock()
+	if c.started {
+		c.mu.Unlock()
+		return errors.New("mcp: client already started")
+	}
+	c.started = true
+	c.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, c.opts.ConnectTimeout)
+	defer cancel()
+	err := c.start(ctx)
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() == context.DeadlineExceeded && !errors.Is(err, ErrTooLarge) {
+		err = fmt.Errorf("mcp server %q: spawn and handshake did not finish within %s%s: %w",
+			c.name, c.opts.ConnectTimeout, c.stderrNote(), context.DeadlineExceeded)
+	}
+	c.Close()
+	return err
+}
+
+func (c *Client) start(ctx context.Context) error {
+	if err := c.t.Connect(ctx); err != nil {
+		return fmt.Errorf("mcp server %q: %w", c.name, err)
+	}
+	c.mu.Lock()
+	c.reading = true
+	c.mu.Unlock()
+	go c.readLoop()
+	params := map[string]any{
+		"protocolVersion": MCP_PROTOCOL_VERSION,
+		"capabilities":    map[string]any{},
+		"clientInfo":      map[string]any{"name": ClientName, "version": c.opts.Version},
+	}
+	raw, err := c.request(ctx, MethodInitialize, params)
+	if err != nil {
+		return err
+	}
+	var res struct {
+		ProtocolVersion string                     `json:"protocolVersion"`
+		Capabilities    map[string]json.RawMessage `json:"capabilities"`
+		ServerInfo      ServerInfo                 `json:"serverInfo"`
+		Instructions    string                     `json:"instructions"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return fmt.Errorf("mcp server %q: malformed initialize result: %v", c.name, err)
+	}
+	if !SupportedProtocolVersion(res.ProtocolVersion) {
+		return fmt.Errorf("mcp server %q: answered protocol version %q; tai speaks %s, 2025-06-18 and 2025-03-26 (upgrade the server)",
+			c.name, res.ProtocolVersion, MCP_PROTOCOL_VERSION)
+	}
+	if tools, ok := res.Capabilities["tools"]; !ok || isNull(tools) {
+		return fmt.Errorf("mcp server %q: offers no tools (capabilities.tools missing from its initialize answer)", c.name)
+	}
+	if vs, ok := c.t.(interface{ SetProtocolVersion(string) }); ok {
+		vs.SetProtocolVersion(res.ProtocolVersion)
+	}
+	caps, _ := json.Marshal(res.Capabilities)
+	c.mu.Lock()
+	c.info, c.version, c.caps, c.instr = res.ServerInfo, res.ProtocolVersion, caps, res.Instructions
+	c.mu.Unlock()
+	if err := c.notify(ctx, MethodInitialized, nil); err != nil {
+		return fmt.Errorf("mcp server %q: %s: %w", c.name, MethodInitialized, err)
+	}
+	return nil
+}
+
+// readLoop receives every message: responses go to their waiting request,
+// server requests get answered, notifications go to the hook.
+func (c *Client) readLoop() {
+	defer close(c.readEnd)
+	for {
+		m, err := c.t.Recv(c.ctx)
+		if err != nil {
+			c.fail(err)
+			return
+		}
+		switch {
+		case m.IsResponse():
+			c.mu.Lock()
+			ch := c.pending[m.ID]
+			delete(c.pending, m.ID)
+			c.mu.Unlock()
+			if ch != nil {
+				ch <- m
+			}
+		case m.IsRequest():
+			go c.answer(m)
+		default:
+			if c.opts.OnNotification != nil {
+				c.opts.OnNotification(m)
+			}
+		}
+	}
+}
+
+// answer replies to a server-to-client request: ping gets {}, anything else
+// -32601.
+func (c *Client) answer(req *Message) {
+	resp := &Message{ID: req.ID}
+	if req.Method == MethodPing {
+		resp.Result = json.RawMessage(`{}`)
+	} else {
+		resp.Error = &WireError{Code: CodeMethodNotFound, Message: "method not supported by the tai client: " + req.Method}
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, c.opts.ConnectTimeout)
+	defer cancel()
+	_ = c.t.Send(ctx, resp)
+}
+
+// fail ends the session with err and wakes every waiting request.
+func (c *Client) fail(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return
+	}
+	c.err = err
+	close(c.done)
+}
+
+// request sends one request and waits for its response. When ctx ends
+// first, the server gets notifications/cancelled (except for initialize).
+func (c *Client) request(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	raw, err := marshalParams(params)
+	if err != nil {
+		return nil, fmt.Errorf("mcp server %q: %s: params: %w", c.name, method, err)
+	}
+	id := IntID(c.nextID.Add(1))
+	ch := make(chan *Message, 1)
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return nil, c.wrap(method, err)
+	}
+	c.pending[id] = ch
+	c.mu.Unlock()
+	if err := c.t.Send(ctx, &Message{ID: id, Method: method, Params: raw}); err != nil {
+		c.forget(id)
+		return nil, c.wrap(method, err)
+	}
+	select {
+	case m := <-ch:
+		if m.Error != nil {
+			return nil, c.wrap(method, m.Error.Err())
+		}
+		return m.Result, nil
+	case <-c.done:
+		c.forget(id)
+		select { // the answer may have arrived just before the end
+		case m := <-ch:
+			if m.Error != nil {
+				return nil, c.wrap(method, m.Error.Err())
+			}
+			return m.Result, nil
+		default:
+		}
+		return nil, c.wrap(method, c.err)
+	case <-ctx.Done():
+		c.forget(id)
+		if method != MethodInitialize {
+			reason := "cancelled by the client"
+			if ctx.Err() == context.DeadlineExceeded {
+				reason = "timed out"
+			}
+			c.cancelRemote(id, reason)
+		}
+		return nil, ctx.Err()
+	}
+}
+
+// cancelRemote tells the server to stop working on request id.
+func (c *Client) cancelRemote(id ID, reason string) {
+	params, _ := json.Marshal(map[string]any{"requestId": id, "reason": reason})
+	ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
+	defer cancel()
+	_ = c.t.Send(ctx, &Message{Method: MethodCancelled, Params: params})
+}
+
+func (c *Client) forget(id ID) {
+	c.mu.Lock()
+	delete(c.pending, id)
+	c.mu.Unlock()
+}
+
+func (c *Client) notify(ctx context.Context, method string, params any) error {
+	raw, err := marshalParams(params)
+	if err != nil {
+		return err
+	}
+	return c.t.Send(ctx, &Message{Method: method, Params: raw})
+}
+
+// wrap names the server and method in err.
+func (c *Client) wrap(method string, err error) error {
+	return fmt.Errorf("mcp server %q: %s: %w", c.name, method, err)
+}
+
+func (c *Client) stderrNote() string {
+	tail := lastLines(c.Stderr(), 10)
+	if tail == "" {
+		return ""
+	}
+	return "; last stderr lines:\n" + tail + "\n"
+}
+
+func marshalParams(params any) (json.RawMessage, error) {
+	switch p := params.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		return p, nil
+	}
+	return json.Marshal(params)
+}
+
+// Tools lists the server's tools, following nextCursor until the last page.
+// A server that repeats a cursor, or pages past MaxPages, gets an error
+// instead of an endless loop.
+func (c *Client) Tools(ctx context.Context) ([]Tool, error) {
+	var tools []Tool
+	seen := map[string]bool{}
+	cursor := ""
+	for page := 0; ; page++ {
+		if page == c.opts.MaxPages {
+			return nil, fmt.Errorf("mcp server %q: %s: more than %d pages; stopping (the server keeps sending nextCursor)", c.name, MethodToolsList, c.opts.MaxPages)
+		}
+		var params any
+		if cursor != "" {
+			params = map[string]string{"cursor": cursor}
+		}
+		raw, err := c.request(ctx, MethodToolsList, params)
+		if err != nil {
+			return nil, err
+		}
+		var res struct {
+			Tools      []json.RawMessage `json:"tools"`
+			NextCursor *string           `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return nil, fmt.Errorf("mcp server %q: malformed %s result: %v", c.name, MethodToolsList, err)
+		}
+		for _, r := range res.Tools {
+			var t Tool
+			if err := json.Unmarshal(r, &t); err != nil {
+				return nil, fmt.Errorf("mcp server %q: malformed tool in %s: %v", c.name, MethodToolsList, err)
+			}
+			if t.Name == "" {
+				return nil, fmt.Errorf("mcp server %q: %s lists a tool with no name", c.name, MethodToolsList)
+			}
+			t.Raw = r
+			tools = append(tools, t)
+		}
+		if res.NextCursor == nil || *res.NextCursor == "" {
+			return tools, nil
+		}
+		cursor = *res.NextCursor
+		if seen[cursor] {
+			return nil, fmt.Errorf("mcp server %q: %s repeated cursor %q; stopping instead of looping forever", c.name, MethodToolsList, cursor)
+		}
+		seen[cursor] = true
+	}
+}
+
+// Call runs one tool within CallTimeout. args may be nil, a
+// map[string]any, a json.RawMessage object or anything that marshals to a
+// JSON object. A tool that ran and failed comes back as a result with
+// IsError; a JSON-RPC error comes back as an error wrapping *McpError. On
+// timeout the server gets notifications/cancelled and the call fails.
+func (c *Client) Call(ctx context.Context, name string, args any) (*CallResult, error) {
+	params := struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments,omitempty"`
+	}{Name: name}
+	switch a := args.(type) {
+	case nil:
+	case json.RawMessage:
+		params.Arguments = a
+	default:
+		b, err := json.Marshal(a)
+		if err != nil {
+			return nil, fmt.Errorf("mcp server %q: tool %q: arguments do not encode as JSON: %v", c.name, name, err)
+		}
+		params.Arguments = b
+	}
+	if len(params.Arguments) > 0 {
+		if t := strings.TrimSpace(string(params.Arguments)); t == "null" {
+			params.Arguments = nil
+		} else if !strings.HasPrefix(t, "{") {
+			return nil, fmt.Errorf("mcp server %q: tool %q: arguments must be a JSON object, got %.40s", c.name, name, t)
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, c.opts.CallTimeout)
+	defer cancel()
+	raw, err := c.request(cctx, MethodToolsCall, params)
+	if err != nil {
+		if cctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+			return nil, fmt.Errorf("mcp server %q: tool %q timed out after %s (sent %s): %w",
+				c.name, name, c.opts.CallTimeout, MethodCancelled, context.DeadlineExceeded)
+		}
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return nil, fmt.Errorf("mcp server %q: tool %q: %w", c.name, name, err)
+		}
+		return nil, err
+	}
+	res := &CallResult{Raw: raw}
+	if err := json.Unmarshal(raw, res); err != nil {
+		return nil, fmt.Errorf("mcp server %q: tool %q: malformed result: %v", c.name, name, err)
+	}
+	return res, nil
+}
+
+// Ping checks the server answers.
+func (c *Client) Ping(ctx context.Context) error {
+	_, err := c.request(ctx, MethodPing, json.RawMessage(`{}`))
+	return err
+}
+
+// ServerInfo returns what the server said about itself in initialize.
+func (c *Client) ServerInfo() ServerInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.info
+}
+
+// ProtocolVersion returns the protocol version the server answered.
+func (c *Client) ProtocolVersion() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.version
+}
+
+// Capabilities returns the server's capabilities object as sent.
+func (c *Client) Capabilities() json.RawMessage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.caps
+}
+
+// Instructions returns the server's optional instructions.
+func (c *Client) Instructions() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.instr
+}
+
+// Name returns the server name the client uses in errors.
+func (c *Client) Name() string { return c.name }
+
+// Stderr returns the kept tail of a stdio server's stderr ("" for http).
+func (c *Client) Stderr() string {
+	if s, ok := c.t.(interface{ Stderr() string }); ok {
+		return s.Stderr()
+	}
+	return ""
+}
+
+// Transport returns the leg the client speaks over.
+func (c *Client) Transport() Transport { return c.t }
+
+// Close ends the session and releases the transport (a stdio server is shut
+// down: stdin closed, then SIGTERM, then SIGKILL). Later calls fail with
+// ErrClosed. Close may be called more than once.
+func (c *Client) Close() error {
+	c.closeOnce.Do(func() {
+		c.fail(ErrClosed)
+		c.cancel()
+		c.closeErr = c.t.Close()
+		c.mu.Lock()
+		reading := c.reading
+		c.mu.Unlock()
+		if reading {
+			select {
+			case <-c.readEnd:
+			case <-time.After(c.opts.ConnectTimeout):
+			}
+		}
+	})
+	return c.closeErr
+}

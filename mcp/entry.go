@@ -1,0 +1,86 @@
+package mcp
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// Transport names of a canonical entry.
+const (
+	// TransportStdio runs the server as a child process.
+	TransportStdio = "stdio"
+	// TransportHTTP dials the server over Streamable HTTP.
+	TransportHTTP = "http"
+)
+
+// Entry is a canonical MCP server entry, as the normalizer produces it, the
+// vault stores it and tai.mcp.connect takes it.
+type Entry struct {
+	// Name identifies the server in errors, the bridge and the vault.
+	Name string `json:"name"`
+	// Transport is "stdio" or "http".
+	Transport string `json:"transport"`
+	// Command is the program of a stdio server, run without a shell.
+	Command string `json:"command,omitempty"`
+	// Args are the exact arguments of Command.
+	Args []string `json:"args,omitempty"`
+	// Env is laid over tai's own environment for a stdio server.
+	Env map[string]string `json:"env,omitempty"`
+	// Cwd is the working directory of a stdio server.
+	Cwd string `json:"cwd,omitempty"`
+	// URL is the endpoint of an http server.
+	URL string `json:"url,omitempty"`
+	// Headers are sent with every request to an http server.
+	Headers map[string]string `json:"headers,omitempty"`
+	// Allow lists the tools offered; empty means all.
+	Allow []string `json:"allow,omitempty"`
+	// Deny lists tools never offered.
+	Deny []string `json:"deny,omitempty"`
+	// Enabled says whether the registering profile has the server enabled.
+	Enabled bool `json:"enabled"`
+	// Source records what was pasted: config-json, config-toml,
+	// github:<owner>/<repo> or explicit.
+	Source string `json:"source,omitempty"`
+}
+
+// Label returns the name used in messages: Name, else the command or URL.
+func (e *Entry) Label() string {
+	switch {
+	case e.Name != "":
+		return e.Name
+	case e.Command != "":
+		return e.Command
+	default:
+		return e.URL
+	}
+}
+
+// Validate checks that the entry can be connected: a known transport, a
+// command for stdio, an http(s) URL for http.
+func (e *Entry) Validate() error {
+	switch e.Transport {
+	case TransportStdio:
+		if strings.TrimSpace(e.Command) == "" {
+			return fmt.Errorf("mcp entry %q: stdio transport needs a command", e.Label())
+		}
+		if e.URL != "" {
+			return fmt.Errorf("mcp entry %q: has both a command and a url; keep one and set transport to match", e.Label())
+		}
+	case TransportHTTP:
+		if e.URL == "" {
+			return fmt.Errorf("mcp entry %q: http transport needs a url", e.Label())
+		}
+		u, err := url.Parse(e.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("mcp entry %q: url %q is not an http:// or https:// URL", e.Label(), e.URL)
+		}
+	case "sse", "ws", "websocket":
+		return fmt.Errorf("mcp entry %q: transport %q is not supported; tai speaks stdio and Streamable HTTP (\"http\")", e.Label(), e.Transport)
+	case "":
+		return fmt.Errorf("mcp entry %q: no transport; set transport to \"stdio\" (with command) or \"http\" (with url)", e.Label())
+	default:
+		return fmt.Errorf("mcp entry %q: unknown transport %q; use \"stdio\" or \"http\"", e.Label(), e.Transport)
+	}
+	return nil
+}

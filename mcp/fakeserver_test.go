@@ -1,0 +1,355 @@
+package mcp
+
+// This file holds the package's TestMain and the purpose-built stdio MCP
+// servers the tests spawn: the test binary re-executes itself with
+// TAI_MCP_FAKE=<mode> set, and TestMain then serves instead of testing.
+//
+// Modes: "sdk" serves the go-sdk server over stdio (sdk_stdio_test.go);
+// "sleeper" just lives until killed; "raw" echoes each line back (the raw
+// newline-JSON floor of the benchmarks); every other mode runs fakeServer,
+// a hand-written NDJSON server (plain encoding/json maps, independent of
+// this package's codec) whose behaviour the mode selects:
+//
+//	default        well-behaved; tools listed over three pages
+//	bad-version    answers initialize with protocol version 1999-01-01
+//	old-version    answers initialize with 2025-03-26
+//	no-tools       answers initialize without capabilities.tools
+//	no-init        never answers initialize
+//	loop-cursor    tools/list always answers nextCursor "again"
+//	garbage        prints non-JSON-RPC lines before every message
+//	stderr-flood   writes 100 MB to stderr before answering initialize
+//
+// Tools of fakeServer: echo{text}, add{a,b}, fail (isError result), image
+// (image, audio and annotated content with unknown fields), hang (never
+// answers), last_cancel (the notifications/cancelled received so far),
+// crash (stderr line, exit 3), huge (a 20 MB answer), close_stdout,
+// ping_client (pings the client, returns its answer), sampling (asks the
+// client for sampling/createMessage, returns its answer), notify (sends
+// progress, log and list_changed notifications first), barrier{n} (answers
+// once n barrier calls are in flight), spawn_child (starts a grandchild and
+// returns its pid). Unknown tools get -32602.
+//
+// Use fakeEntry(t, mode) for a canonical Entry running a mode, and
+// connectFake(t, mode, opts) for a started Client closed at cleanup.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+const fakeEnv = "TAI_MCP_FAKE"
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(fakeEnv); mode != "" {
+		os.Exit(runFake(mode))
+	}
+	os.Exit(m.Run())
+}
+
+func runFake(mode string) int {
+	switch mode {
+	case "sdk":
+		return runSDKServer()
+	case "sleeper":
+		time.Sleep(time.Hour) // the behaviour under test is "lives on"
+		return 0
+	case "raw":
+		return runRawEcho()
+	}
+	f := &fakeServer{mode: mode, out: bufio.NewWriter(os.Stdout), waiting: map[string]chan json.RawMessage{}}
+	return f.serve()
+}
+
+// runRawEcho copies each stdin line back to stdout: no parsing at all.
+func runRawEcho() int {
+	in := bufio.NewReaderSize(os.Stdin, 64*1024)
+	out := bufio.NewWriter(os.Stdout)
+	for {
+		line, err := in.ReadSlice('\n')
+		if err != nil {
+			return 0
+		}
+		out.Write(line)
+		out.Flush()
+	}
+}
+
+// fakeEntry returns an entry that runs this test binary as the fake server
+// in mode.
+func fakeEntry(t testing.TB, mode string) Entry {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Entry{Name: "fake-" + mode, Transport: TransportStdio, Command: exe,
+		Args: []string{"-test.run=^$"}, Env: map[string]string{fakeEnv: mode}}
+}
+
+// connectFake connects a Client to the fake server in mode, closing it at
+// cleanup.
+func connectFake(t testing.TB, mode string, opts *ClientOptions) *Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := Connect(ctx, fakeEntry(t, mode), opts)
+	if err != nil {
+		t.Fatalf("connect %s: %v", mode, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+type fakeServer struct {
+	mode string
+
+	wmu sync.Mutex
+	out *bufio.Writer
+
+	mu       sync.Mutex
+	cancels  []json.RawMessage
+	waiting  map[string]chan json.RawMessage // server-to-client requests
+	barrier  []chan struct{}
+	serverID int
+}
+
+type fakeMsg struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   json.RawMessage `json:"error,omitempty"`
+}
+
+var fakeTools = []string{"echo", "add", "fail", "image", "hang", "last_cancel", "crash", "huge",
+	"close_stdout", "ping_client", "sampling", "notify", "barrier", "spawn_child"}
+
+func (f *fakeServer) serve() int {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 64*1024), 64*1024*1024)
+	for in.Scan() {
+		var m fakeMsg
+		if err := json.Unmarshal(in.Bytes(), &m); err != nil {
+			fmt.Fprintf(os.Stderr, "fake: bad line %q: %v\n", in.Text(), err)
+			continue
+		}
+		if m.Method == "" {
+			f.mu.Lock()
+			ch := f.waiting[string(m.ID)]
+			f.mu.Unlock()
+			if ch != nil {
+				ch <- json.RawMessage(in.Text())
+			}
+			continue
+		}
+		f.handle(m)
+	}
+	return 0
+}
+
+func (f *fakeServer) write(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	f.wmu.Lock()
+	defer f.wmu.Unlock()
+	if f.mode == "garbage" {
+		f.out.WriteString("this line is not JSON\n{\"not\":\"json-rpc\"}\n\n[1,2,3]\n")
+	}
+	f.out.Write(b)
+	f.out.WriteByte('\n')
+	f.out.Flush()
+}
+
+func (f *fakeServer) reply(id json.RawMessage, result any) {
+	f.write(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+func (f *fakeServer) replyErr(id json.RawMessage, code int, msg string) {
+	f.write(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
+}
+
+func text(s string) map[string]any {
+	return map[string]any{"content": []any{map[string]any{"type": "text", "text": s}}}
+}
+
+func (f *fakeServer) handle(m fakeMsg) {
+	switch m.Method {
+	case "initialize":
+		f.initialize(m)
+	case "notifications/initialized", "notifications/progress":
+	case "notifications/cancelled":
+		f.mu.Lock()
+		f.cancels = append(f.cancels, m.Params)
+		f.mu.Unlock()
+	case "ping":
+		f.reply(m.ID, map[string]any{})
+	case "tools/list":
+		f.toolsList(m)
+	case "tools/call":
+		var p struct {
+			Name      string         `json:"name"`
+			Arguments map[string]any `json:"arguments"`
+		}
+		if err := json.Unmarshal(m.Params, &p); err != nil {
+			f.replyErr(m.ID, -32602, err.Error())
+			return
+		}
+		go f.call(m.ID, p.Name, p.Arguments)
+	default:
+		if len(m.ID) > 0 {
+			f.replyErr(m.ID, -32601, "method not found: "+m.Method)
+		}
+	}
+}
+
+func (f *fakeServer) initialize(m fakeMsg) {
+	version := "2025-11-25"
+	caps := map[string]any{"tools": map[string]any{"listChanged": true}}
+	switch f.mode {
+	case "no-init":
+		return
+	case "bad-version":
+		version = "1999-01-01"
+	case "old-version":
+		version = "2025-03-26"
+	case "no-tools":
+		caps = map[string]any{"logging": map[string]any{}}
+	case "stderr-flood":
+		chunk := []byte(strings.Repeat("noise on stderr, never parsed.\n", 2048))
+		for n := 0; n < 100<<20; n += len(chunk) {
+			os.Stderr.Write(chunk)
+		}
+		os.Stderr.WriteString("flood done\n")
+	}
+	f.reply(m.ID, map[string]any{"protocolVersion": version, "capabilities": caps,
+		"serverInfo": map[string]any{"name": "fake", "version": "1.0"}, "instructions": "fake " + f.mode})
+}
+
+func (f *fakeServer) toolsList(m fakeMsg) {
+	var p struct {
+		Cursor string `json:"cursor"`
+	}
+	if len(m.Params) > 0 {
+		json.Unmarshal(m.Params, &p)
+	}
+	if f.mode == "loop-cursor" {
+		f.reply(m.ID, map[string]any{"tools": []any{map[string]any{"name": "t", "inputSchema": map[string]any{"type": "object"}}}, "nextCursor": "again"})
+		return
+	}
+	const pageSize = 5
+	start := 0
+	if p.Cursor != "" {
+		n, err := strconv.Atoi(strings.TrimPrefix(p.Cursor, "page-"))
+		if err != nil || n <= 0 || n*pageSize >= len(fakeTools) {
+			f.replyErr(m.ID, -32602, "bad cursor "+p.Cursor)
+			return
+		}
+		start = n * pageSize
+	}
+	end := min(start+pageSize, len(fakeTools))
+	var tools []any
+	for _, name := range fakeTools[start:end] {
+		tools = append(tools, map[string]any{"name": name, "description": "the " + name + " tool",
+			"inputSchema": map[string]any{"type": "object"}, "_meta": map[string]any{"fake": true}})
+	}
+	res := map[string]any{"tools": tools}
+	if end < len(fakeTools) {
+		res["nextCursor"] = fmt.Sprintf("page-%d", end/pageSize)
+	}
+	f.reply(m.ID, res)
+}
+
+// ask sends a request to the client and returns its raw answer.
+func (f *fakeServer) ask(method string) json.RawMessage {
+	f.mu.Lock()
+	f.serverID++
+	id := fmt.Sprintf(`"srv-%d"`, f.serverID)
+	ch := make(chan json.RawMessage, 1)
+	f.waiting[id] = ch
+	f.mu.Unlock()
+	f.write(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": method, "params": map[string]any{}})
+	return <-ch
+}
+
+func (f *fakeServer) call(id json.RawMessage, name string, args map[string]any) {
+	switch name {
+	case "echo":
+		s, _ := args["text"].(string)
+		f.reply(id, text(s))
+	case "add":
+		a, _ := args["a"].(float64)
+		b, _ := args["b"].(float64)
+		f.reply(id, text(strconv.FormatFloat(a+b, 'f', -1, 64)))
+	case "fail":
+		f.reply(id, map[string]any{"content": []any{map[string]any{"type": "text", "text": "it failed"}}, "isError": true})
+	case "image":
+		f.write(json.RawMessage(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[` + fakeImageContent + `],"structuredContent":{"ok":true},"_meta":{"trace":"x"},"extra":1}}`))
+	case "hang":
+	case "last_cancel":
+		f.mu.Lock()
+		b, _ := json.Marshal(f.cancels)
+		f.mu.Unlock()
+		f.reply(id, text(string(b)))
+	case "crash":
+		os.Stderr.WriteString("starting the crash tool\nfatal: the server fell over\n")
+		os.Exit(3)
+	case "huge":
+		f.reply(id, text(strings.Repeat("x", 20<<20)))
+	case "close_stdout":
+		f.wmu.Lock()
+		os.Stdout.Close()
+		f.wmu.Unlock()
+	case "ping_client":
+		f.reply(id, text(string(f.ask("ping"))))
+	case "sampling":
+		f.reply(id, text(string(f.ask("sampling/createMessage"))))
+	case "notify":
+		f.write(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress", "params": map[string]any{"progressToken": 1, "progress": 1}})
+		f.write(map[string]any{"jsonrpc": "2.0", "method": "notifications/message", "params": map[string]any{"level": "info", "data": "hello"}})
+		f.write(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+		f.reply(id, text("notified"))
+	case "barrier":
+		n, _ := args["n"].(float64)
+		ch := make(chan struct{})
+		f.mu.Lock()
+		f.barrier = append(f.barrier, ch)
+		if len(f.barrier) == int(n) {
+			for _, c := range f.barrier {
+				close(c)
+			}
+			f.barrier = nil
+		}
+		f.mu.Unlock()
+		<-ch
+		f.reply(id, text("through"))
+	case "spawn_child":
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), fakeEnv+"=sleeper")
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			f.reply(id, map[string]any{"content": []any{map[string]any{"type": "text", "text": err.Error()}}, "isError": true})
+			return
+		}
+		f.reply(id, text(strconv.Itoa(cmd.Process.Pid)))
+	default:
+		f.replyErr(id, -32602, "unknown tool: "+name)
+	}
+}
+
+// fakeImageContent is the content the image tool answers with, byte for
+// byte: the client must pass it through unchanged.
+const fakeImageContent = `{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png","annotations":{"audience":["user"],"priority":0.5}},` +
+	`{"type":"audio","data":"UklGRg==","mimeType":"audio/wav","future":{"x":[1,2]}},` +
+	`{"type":"text","text":"caption","annotations":{"lastModified":"2025-01-01T00:00:00Z"}}`

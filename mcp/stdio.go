@@ -1,0 +1,547 @@
+package mcp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Defaults of StdioOptions.
+const (
+	// DefaultStderrMax is how many trailing bytes of a server's stderr are
+	// kept for diagnostics.
+	DefaultStderrMax = 64 * 1024
+	// DefaultShutdownGrace is how long Close waits after closing stdin, and
+	// again after SIGTERM, before escalating.
+	DefaultShutdownGrace = 2 * time.Second
+)
+
+// StdioOptions tunes a StdioTransport. The zero value (or nil) means
+// defaults.
+type StdioOptions struct {
+	// Env is laid over the parent's environment.
+	Env map[string]string
+	// Dir is the working directory; empty means the parent's.
+	Dir string
+	// StderrMax caps the kept stderr tail (default DefaultStderrMax).
+	StderrMax int
+	// MaxMessage caps one incoming or outgoing line (default
+	// MCP_HTTP_MAX_BODY).
+	MaxMessage int
+	// ShutdownGrace is the wait after closing stdin and again after SIGTERM
+	// (default DefaultShutdownGrace).
+	ShutdownGrace time.Duration
+}
+
+// StdioTransport runs an MCP server as a child process and speaks
+// newline-delimited JSON-RPC over its stdin and stdout. Its stderr is
+// drained into a capped buffer, kept for diagnostics and never parsed.
+//
+// The child runs in its own process group, so Close (and the child's own
+// exit) takes its descendants down too; Pdeathsig kills it should this
+// process die first.
+type StdioTransport struct {
+	command string
+	args    []string
+	opts    StdioOptions
+
+	cmd    *exec.Cmd
+	stdin  *os.File
+	stdout *os.File
+	stderr *stderrTail
+	br     *bufio.Reader
+	acc    []byte // partial line carried across Recv calls
+
+	wmu  sync.Mutex // serialises Send
+	wbuf []byte
+	rmu  sync.Mutex // serialises Recv
+
+	exited     chan struct{} // closed when the leader has been reaped
+	stderrDone chan struct{} // closed when stderr hit EOF
+	waitErr    error
+
+	mu        sync.Mutex
+	started   bool
+	closed    bool
+	fail      error // first fatal error; every later call returns it
+	closeOnce sync.Once
+	closeErr  error
+	garbage   int
+}
+
+// ProcessError reports a stdio server that died or could not be started,
+// with the tail of its stderr.
+type ProcessError struct {
+	// Command is the server's argv, for display.
+	Command string
+	// Err is what happened: the exit status, or the read or start failure.
+	Err error
+	// Stderr holds the last lines the server wrote to stderr.
+	Stderr string
+}
+
+// Error names the command, what happened and the server's last stderr lines.
+func (e *ProcessError) Error() string {
+	s := fmt.Sprintf("mcp: server process %s: %v", e.Command, e.Err)
+	if e.Stderr != "" {
+		s += "; last stderr lines:\n" + e.Stderr
+	} else {
+		s += " (it wrote nothing to stderr)"
+	}
+	return s
+}
+
+// Unwrap returns the underlying failure.
+func (e *ProcessError) Unwrap() error { return e.Err }
+
+// NewStdioTransport returns a transport that will run command with exactly
+// args (no shell) when connected.
+func NewStdioTransport(command string, args []string, opts *StdioOptions) *StdioTransport {
+	t := &StdioTransport{command: command, args: append([]string(nil), args...)}
+	if opts != nil {
+		t.opts = *opts
+	}
+	if t.opts.StderrMax <= 0 {
+		t.opts.StderrMax = DefaultStderrMax
+	}
+	if t.opts.MaxMessage <= 0 {
+		t.opts.MaxMessage = MCP_HTTP_MAX_BODY
+	}
+	if t.opts.ShutdownGrace <= 0 {
+		t.opts.ShutdownGrace = DefaultShutdownGrace
+	}
+	t.stderr = newStderrTail(t.opts.StderrMax)
+	return t
+}
+
+// Argv returns the command line the transport runs, quoted for display.
+func (t *StdioTransport) Argv() string {
+	parts := make([]string, 0, 1+len(t.args))
+	for _, a := range append([]string{t.command}, t.args...) {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		parts = append(parts, a)
+	}
+	return strings.Join(parts, " ")
+}
+
+// Connect spawns the server in its own process group. It returns once the
+// process has started; the handshake is the Client's business.
+func (t *StdioTransport) Connect(ctx context.Context) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return ErrClosed
+	}
+	if t.started {
+		return errors.New("mcp: stdio transport already connected")
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if t.command == "" {
+		return errors.New("mcp: stdio server has no command; set the entry's command")
+	}
+	cmd := exec.Command(t.command, t.args...)
+	cmd.Dir = t.opts.Dir
+	cmd.Env = mergeEnv(os.Environ(), t.opts.Env)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("mcp: stdin pipe for %s: %w", t.Argv(), err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW)
+		return fmt.Errorf("mcp: stdout pipe for %s: %w", t.Argv(), err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW, outR, outW)
+		return fmt.Errorf("mcp: stderr pipe for %s: %w", t.Argv(), err)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	if err := cmd.Start(); err != nil {
+		closeAll(inR, inW, outR, outW, errR, errW)
+		hint := "check the entry's command and args"
+		if t.opts.Dir != "" {
+			hint = "check the entry's command, args and cwd"
+		}
+		return &ProcessError{Command: t.Argv(), Err: fmt.Errorf("cannot start: %w (%s)", err, hint)}
+	}
+	closeAll(inR, outW, errW)
+	t.cmd, t.stdin, t.stdout = cmd, inW, outR
+	t.br = bufio.NewReaderSize(outR, 64*1024)
+	t.exited = make(chan struct{})
+	t.stderrDone = make(chan struct{})
+	t.started = true
+	go t.drainStderr(errR)
+	go t.wait()
+	return nil
+}
+
+// wait reaps the leader, then kills whatever is left of its process group
+// so no descendant outlives it.
+func (t *StdioTransport) wait() {
+	err := t.cmd.Wait()
+	_ = syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL)
+	t.waitErr = err
+	close(t.exited)
+}
+
+func (t *StdioTransport) drainStderr(f *os.File) {
+	defer close(t.stderrDone)
+	defer f.Close()
+	_, _ = io.Copy(t.stderr, f)
+}
+
+// Stderr returns the kept tail of the server's stderr.
+func (t *StdioTransport) Stderr() string { return t.stderr.String() }
+
+// Garbage returns how many non-JSON-RPC lines the server printed on stdout;
+// they are skipped.
+func (t *StdioTransport) Garbage() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.garbage
+}
+
+// Send writes one message as a single line. A message larger than
+// MaxMessage is refused without writing anything.
+func (t *StdioTransport) Send(ctx context.Context, msg *Message) error {
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	if err := t.usable(); err != nil {
+		return err
+	}
+	b, err := msg.AppendJSON(t.wbuf[:0])
+	if err != nil {
+		return err
+	}
+	if len(b) > t.opts.MaxMessage {
+		return fmt.Errorf("%w: %q is %d bytes, the limit is %d", ErrTooLarge, msg.describe(), len(b), t.opts.MaxMessage)
+	}
+	b = append(b, '\n')
+	if cap(b) <= 1<<20 {
+		t.wbuf = b
+	}
+	if ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, func() { _ = t.stdin.SetWriteDeadline(time.Unix(1, 0)) })
+		defer func() {
+			if !stop() {
+				_ = t.stdin.SetWriteDeadline(time.Time{})
+			}
+		}()
+	}
+	written := 0
+	for len(b) > 0 {
+		n, err := t.stdin.Write(b)
+		b = b[n:]
+		written += n
+		switch {
+		case err == nil:
+		case errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() == nil:
+			// A deadline left over from an earlier, cancelled call.
+			_ = t.stdin.SetWriteDeadline(time.Time{})
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			if written == 0 {
+				return ctx.Err()
+			}
+			// Part of the line may have gone out: the stream is no longer
+			// framed, so the connection cannot be used again.
+			t.setFail(fmt.Errorf("mcp: write to %s abandoned: %w", t.Argv(), ctx.Err()))
+			go t.Close()
+			return ctx.Err()
+		default:
+			return t.died(err)
+		}
+	}
+	return nil
+}
+
+// Recv returns the next JSON-RPC message from the server's stdout. Lines
+// that are not JSON-RPC messages are skipped and counted (see Garbage). A
+// line longer than MaxMessage fails the transport with an ErrTooLarge error
+// and closes it. When the server exits, Recv returns a *ProcessError.
+func (t *StdioTransport) Recv(ctx context.Context) (*Message, error) {
+	t.rmu.Lock()
+	defer t.rmu.Unlock()
+	if err := t.usable(); err != nil {
+		return nil, err
+	}
+	if ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, func() { _ = t.stdout.SetReadDeadline(time.Unix(1, 0)) })
+		defer stop()
+	}
+	for {
+		line, err := t.readLine()
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				if ctx.Err() != nil {
+					_ = t.stdout.SetReadDeadline(time.Time{})
+					return nil, ctx.Err()
+				}
+				// A deadline left over from an earlier, cancelled call.
+				_ = t.stdout.SetReadDeadline(time.Time{})
+				continue
+			}
+			return nil, err
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		m := new(Message)
+		if err := m.UnmarshalJSON(line); err != nil {
+			t.mu.Lock()
+			t.garbage++
+			t.mu.Unlock()
+			continue
+		}
+		return m, nil
+	}
+}
+
+// readLine returns the next line without its newline. The slice is valid
+// until the next call.
+func (t *StdioTransport) readLine() ([]byte, error) {
+	if len(t.acc) > 0 && t.acc[len(t.acc)-1] == '\n' {
+		t.acc = t.acc[:0]
+	}
+	for {
+		frag, err := t.br.ReadSlice('\n')
+		if len(t.acc)+len(frag) > t.opts.MaxMessage+1 {
+			t.acc = nil
+			err := fmt.Errorf("%w: %s sent a line over %d bytes; the connection is closed", ErrTooLarge, t.Argv(), t.opts.MaxMessage)
+			t.setFail(err)
+			go t.Close()
+			return nil, err
+		}
+		switch {
+		case err == nil:
+			if len(t.acc) == 0 {
+				return frag[:len(frag)-1], nil
+			}
+			t.acc = append(t.acc, frag...)
+			return t.acc[:len(t.acc)-1], nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			t.acc = append(t.acc, frag...)
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			t.acc = append(t.acc, frag...)
+			return nil, err
+		default:
+			if errors.Is(err, io.EOF) {
+				err = errors.New("closed its stdout")
+			}
+			return nil, t.died(err)
+		}
+	}
+}
+
+// died turns an I/O failure into the transport's terminal error: a
+// *ProcessError carrying the exit status and the stderr tail once the
+// process is gone, or ErrClosed after Close.
+func (t *StdioTransport) died(ioErr error) error {
+	t.mu.Lock()
+	if t.closed || t.fail != nil {
+		err := t.fail
+		t.mu.Unlock()
+		if err == nil {
+			err = ErrClosed
+		}
+		return err
+	}
+	t.mu.Unlock()
+	// The process is ending or has ended: give it a bounded moment so the
+	// report carries its exit status and all of its stderr.
+	timer := time.NewTimer(t.opts.ShutdownGrace)
+	defer timer.Stop()
+	why := ioErr
+	select {
+	case <-t.exited:
+		if t.waitErr != nil {
+			why = t.waitErr
+		} else {
+			why = fmt.Errorf("exited (status 0) after it %v", ioErr)
+		}
+		select {
+		case <-t.stderrDone:
+		case <-timer.C:
+		}
+	case <-timer.C:
+	}
+	err := &ProcessError{Command: t.Argv(), Err: why, Stderr: lastLines(t.stderr.String(), 10)}
+	t.setFail(err)
+	return err
+}
+
+func (t *StdioTransport) setFail(err error) {
+	t.mu.Lock()
+	if t.fail == nil {
+		t.fail = err
+	}
+	t.mu.Unlock()
+}
+
+func (t *StdioTransport) usable() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case t.fail != nil:
+		return t.fail
+	case t.closed:
+		return ErrClosed
+	case !t.started:
+		return errors.New("mcp: stdio transport used before Connect")
+	}
+	return nil
+}
+
+// Close shuts the server down: close its stdin, wait, SIGTERM the process
+// group, wait, SIGKILL the group. It returns once the process is reaped.
+func (t *StdioTransport) Close() error {
+	t.closeOnce.Do(func() {
+		t.mu.Lock()
+		t.closed = true
+		started := t.started
+		t.mu.Unlock()
+		if !started {
+			return
+		}
+		_ = t.stdin.Close()
+		pgid := t.cmd.Process.Pid
+		timer := time.NewTimer(t.opts.ShutdownGrace)
+		defer timer.Stop()
+		select {
+		case <-t.exited:
+		case <-timer.C:
+			_ = syscall.Kill(-pgid, syscall.SIGTERM)
+			timer.Reset(t.opts.ShutdownGrace)
+			select {
+			case <-t.exited:
+			case <-timer.C:
+				_ = syscall.Kill(-pgid, syscall.SIGKILL)
+				<-t.exited
+			}
+		}
+		// Unblocks a Recv still reading; the process is gone.
+		_ = t.stdout.Close()
+	})
+	return t.closeErr
+}
+
+// Pid returns the server process id (its process group id too), or 0
+// before Connect.
+func (t *StdioTransport) Pid() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.started {
+		return 0
+	}
+	return t.cmd.Process.Pid
+}
+
+func mergeEnv(base []string, over map[string]string) []string {
+	if len(over) == 0 {
+		return base
+	}
+	out := make([]string, 0, len(base)+len(over))
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := over[k]; !ok {
+			out = append(out, kv)
+		}
+	}
+	keys := make([]string, 0, len(over))
+	for k := range over {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out = append(out, k+"="+over[k])
+	}
+	return out
+}
+
+func closeAll(fs ...*os.File) {
+	for _, f := range fs {
+		_ = f.Close()
+	}
+}
+
+// lastLines returns at most n trailing lines of s.
+func lastLines(s string, n int) string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return ""
+	}
+	i := len(s)
+	for k := 0; k < n; k++ {
+		j := strings.LastIndexByte(s[:i], '\n')
+		if j < 0 {
+			return s
+		}
+		i = j
+	}
+	return s[i+1:]
+}
+
+// stderrTail keeps the last max bytes written to it.
+type stderrTail struct {
+	mu    sync.Mutex
+	max   int
+	buf   []byte
+	total int64
+}
+
+func newStderrTail(max int) *stderrTail { return &stderrTail{max: max} }
+
+// Write keeps the trailing max bytes; it never fails.
+func (s *stderrTail) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.total += int64(len(p))
+	n := len(p)
+	if s.buf == nil {
+		s.buf = make([]byte, 0, 2*s.max)
+	}
+	if len(p) >= s.max {
+		s.buf = append(s.buf[:0], p[len(p)-s.max:]...)
+		return n, nil
+	}
+	if len(s.buf)+len(p) > 2*s.max {
+		keep := s.max - len(p)
+		copy(s.buf, s.buf[len(s.buf)-keep:])
+		s.buf = s.buf[:keep]
+	}
+	s.buf = append(s.buf, p...)
+	return n, nil
+}
+
+func (s *stderrTail) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.buf
+	if len(b) > s.max {
+		b = b[len(b)-s.max:]
+	}
+	return string(b)
+}
+
+func (s *stderrTail) Cap() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return cap(s.buf)
+}
