@@ -66,9 +66,10 @@ func newSSEParser(r io.Reader, max int) *sseParser {
 	return &sseParser{r: r, max: max, buf: make([]byte, sseReadSize), first: true}
 }
 
-// errTooLarge reports an event stream line or event over the cap.
+// errTooLarge reports an event stream line or event over the cap; it
+// wraps ErrTooLarge.
 func (p *sseParser) errTooLarge(what string) error {
-	return fmt.Errorf("mcp: server sent an SSE %s larger than MCP_HTTP_MAX_BODY (%d bytes); refusing it", what, p.max)
+	return fmt.Errorf("%w: the server sent an SSE %s over %d bytes; refusing it", ErrTooLarge, what, p.max)
 }
 
 // readLine returns the next complete line without its terminator. The slice

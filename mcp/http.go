@@ -1,0 +1,831 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Defaults of HTTPOptions.
+const (
+	// DefaultHTTPRetry is how long the transport waits before resuming a
+	// broken event stream whose server sent no retry field.
+	DefaultHTTPRetry = time.Second
+	// DefaultHTTPMaxResumes is how many times in a row one request's event
+	// stream is resumed without a message arriving before the request fails.
+	DefaultHTTPMaxResumes = 5
+	// DefaultHTTPCloseTimeout bounds the DELETE that ends the session on
+	// Close.
+	DefaultHTTPCloseTimeout = 2 * time.Second
+)
+
+// Streamable HTTP header names.
+const (
+	headerSessionID       = "Mcp-Session-Id"
+	headerProtocolVersion = "Mcp-Protocol-Version"
+	headerLastEventID     = "Last-Event-Id"
+)
+
+// HTTPOptions tunes an HTTPTransport. The zero value (or nil) means
+// defaults.
+type HTTPOptions struct {
+	// Client sends the requests. Nil means a client of the transport's own
+	// (no overall timeout: streams may be long; contexts bound every wait).
+	Client *http.Client
+	// MaxBody caps one message sent or received (default MCP_HTTP_MAX_BODY).
+	MaxBody int64
+	// DefaultRetry is the wait before resuming a broken stream that named
+	// no retry delay (default DefaultHTTPRetry).
+	DefaultRetry time.Duration
+	// MaxResumes bounds consecutive fruitless resumptions of one request's
+	// stream (default DefaultHTTPMaxResumes).
+	MaxResumes int
+	// CloseTimeout bounds the DELETE sent on Close (default
+	// DefaultHTTPCloseTimeout).
+	CloseTimeout time.Duration
+}
+
+// HTTPTransport speaks MCP Streamable HTTP (2025-11-25) to one endpoint.
+//
+// Every message is its own POST with Accept: application/json,
+// text/event-stream, Content-Type: application/json, the stored headers,
+// and, once known, Mcp-Session-Id (from the initialize answer) and
+// MCP-Protocol-Version (set by the client through SetProtocolVersion). A
+// request's reply is one JSON message or an event stream; every message on
+// it (responses, server requests such as ping, notifications) is queued for
+// Recv. Notifications and responses expect 202 (200, with or without a
+// body, is tolerated; the body is discarded).
+//
+// How failures reach the client: Send for a request returns once the
+// server has answered with a status (or when ctx ends first, the request
+// then being in flight). A refused POST makes Send return *McpHttpError
+// (status, WWW-Authenticate, and the body's JSON-RPC error when present),
+// so 401 can be told from anything else; a network failure or an
+// over-size message makes Send return an error too (ErrTooLarge wrapped for
+// the latter). A failure after that (a stream that broke and could not be
+// resumed, a malformed or over-size event) arrives through Recv as an error
+// response to that request id (code CodeInternalError, the message naming
+// what happened), so the waiting call fails while the session lives on.
+//
+// A POST stream that ends before its response is resumed: after the
+// stream's retry delay, a GET with Last-Event-ID and the session id. No
+// other GET is ever sent. A 404 to a message carrying a session id
+// re-initializes once (the remembered initialize and
+// notifications/initialized are replayed without the old id) and the
+// message is resent. Close cancels every in-flight exchange and sends
+// DELETE with the session id.
+//
+// Send may be called from several goroutines at once; Recv from one.
+// Close may be called more than once, concurrently with both.
+type HTTPTransport struct {
+	url      string
+	shownURL string // url without credentials or query, for errors
+	headers  http.Header
+	opts     HTTPOptions
+	client   *http.Client
+	own      *http.Transport // our own round tripper, closed on Close
+
+	ctx    context.Context // ends on Close; parents every exchange
+	cancel context.CancelFunc
+	done   chan struct{} // closed on Close
+	in     chan *Message
+	wg     sync.WaitGroup // request goroutines
+
+	reinitMu sync.Mutex // one re-initialization at a time
+
+	mu        sync.Mutex
+	closed    bool
+	session   string
+	version   string
+	initBody  []byte
+	initID    ID
+	initNote  []byte
+	inflight  map[ID]context.CancelFunc
+	closeOnce sync.Once
+}
+
+// NewHTTPTransport returns a transport for the Streamable HTTP endpoint
+// rawURL, sending headers with every request. It refuses a URL that is not
+// http(s) with a host, and header names or values that cannot go on the
+// wire (the error names the header, never its value).
+func NewHTTPTransport(rawURL string, headers map[string]string, opts *HTTPOptions) (*HTTPTransport, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("mcp: server URL %q is not an http:// or https:// URL with a host; give the server's full endpoint, e.g. http://127.0.0.1:8765/mcp", redactURL(rawURL))
+	}
+	h := make(http.Header, len(headers))
+	for k, v := range headers {
+		if !validHeaderName(k) {
+			return nil, fmt.Errorf("mcp: header name %q is not a valid HTTP header name; fix the server's headers", k)
+		}
+		if strings.ContainsAny(v, "\r\n\x00") {
+			return nil, fmt.Errorf("mcp: header %q holds a line break or NUL; fix its value", k)
+		}
+		h.Set(k, v)
+	}
+	t := &HTTPTransport{url: rawURL, shownURL: redactURL(rawURL), headers: h,
+		in: make(chan *Message, 64), done: make(chan struct{}), inflight: make(map[ID]context.CancelFunc)}
+	if opts != nil {
+		t.opts = *opts
+	}
+	if t.opts.MaxBody <= 0 {
+		t.opts.MaxBody = MCP_HTTP_MAX_BODY
+	}
+	if t.opts.DefaultRetry <= 0 {
+		t.opts.DefaultRetry = DefaultHTTPRetry
+	}
+	if t.opts.MaxResumes <= 0 {
+		t.opts.MaxResumes = DefaultHTTPMaxResumes
+	}
+	if t.opts.CloseTimeout <= 0 {
+		t.opts.CloseTimeout = DefaultHTTPCloseTimeout
+	}
+	t.client = t.opts.Client
+	if t.client == nil {
+		t.own = http.DefaultTransport.(*http.Transport).Clone()
+		t.own.MaxIdleConnsPerHost = 16
+		t.client = &http.Client{Transport: t.own}
+	}
+	t.ctx, t.cancel = context.WithCancel(context.Background())
+	return t, nil
+}
+
+// Connect checks the transport is still open; Streamable HTTP opens no
+// connection before the first message.
+func (t *HTTPTransport) Connect(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// SetProtocolVersion sets the MCP-Protocol-Version header sent on every
+// later request; the client calls it with the version initialize agreed.
+func (t *HTTPTransport) SetProtocolVersion(v string) {
+	t.mu.Lock()
+	t.version = v
+	t.mu.Unlock()
+}
+
+// SessionID returns the session id the server assigned ("" for none).
+func (t *HTTPTransport) SessionID() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.session
+}
+
+// Send POSTs one message. See HTTPTransport for when it returns and how
+// failures are reported.
+func (t *HTTPTransport) Send(ctx context.Context, msg *Message) error {
+	body, err := msg.AppendJSON(nil)
+	if err != nil {
+		return err
+	}
+	if int64(len(body)) > t.opts.MaxBody {
+		return fmt.Errorf("%w: %q is %d bytes, the limit is %d; not sending it", ErrTooLarge, msg.describe(), len(body), t.opts.MaxBody)
+	}
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return ErrClosed
+	}
+	switch msg.Method {
+	case MethodInitialize:
+		t.initBody, t.initID = body, msg.ID
+	case MethodInitialized:
+		t.initNote = body
+	}
+	t.mu.Unlock()
+	if msg.IsRequest() {
+		return t.sendRequest(ctx, msg.ID, msg.Method, body)
+	}
+	err = t.sendOneWay(ctx, body)
+	if msg.Method == MethodCancelled {
+		t.abandon(msg.Params)
+	}
+	return err
+}
+
+// Recv returns the next message any reply or stream carried.
+func (t *HTTPTransport) Recv(ctx context.Context) (*Message, error) {
+	select {
+	case m := <-t.in:
+		return m, nil
+	case <-t.done:
+		return nil, ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Close cancels every in-flight exchange, then ends the session with a
+// DELETE (bounded by CloseTimeout; 405 and other refusals are fine).
+func (t *HTTPTransport) Close() error {
+	t.closeOnce.Do(func() {
+		t.mu.Lock()
+		t.closed = true
+		sid := t.session
+		t.mu.Unlock()
+		t.cancel()
+		close(t.done)
+		t.wg.Wait()
+		if sid != "" {
+			ctx, cancel := context.WithTimeout(context.Background(), t.opts.CloseTimeout)
+			if req, err := t.newRequest(ctx, http.MethodDelete, nil, sid, true); err == nil {
+				if resp, err := t.client.Do(req); err == nil {
+					drain(resp, 4096)
+				}
+			}
+			cancel()
+		}
+		if t.own != nil {
+			t.own.CloseIdleConnections()
+		}
+	})
+	return nil
+}
+
+// sendStatus hands the outcome of a request's POST from its goroutine to
+// Send, unless Send stopped waiting (its ctx ended), in which case the
+// goroutine reports a failure through Recv instead.
+type sendStatus struct {
+	mu        sync.Mutex
+	ch        chan error
+	reported  bool
+	abandoned bool
+}
+
+// report passes err to Send once; it returns false when Send is no longer
+// listening (or already heard an outcome).
+func (s *sendStatus) report(err error) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reported || s.abandoned {
+		return false
+	}
+	s.reported = true
+	s.ch <- err
+	return true
+}
+
+// sendRequest starts the POST of a request on its own goroutine and waits
+// for the server's status, ctx, or Close.
+func (t *HTTPTransport) sendRequest(ctx context.Context, id ID, method string, body []byte) error {
+	rctx, rcancel := context.WithCancel(t.ctx)
+	st := &sendStatus{ch: make(chan error, 1)}
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		rcancel()
+		return ErrClosed
+	}
+	t.inflight[id] = rcancel
+	t.wg.Add(1)
+	t.mu.Unlock()
+	go func() {
+		defer t.wg.Done()
+		defer t.forget(id)
+		defer rcancel()
+		t.runRequest(rctx, id, method, body, st)
+	}()
+	select {
+	case err := <-st.ch:
+		return err
+	case <-t.done:
+		return ErrClosed
+	case <-ctx.Done():
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		if st.reported {
+			return <-st.ch
+		}
+		st.abandoned = true
+		return nil
+	}
+}
+
+func (t *HTTPTransport) forget(id ID) {
+	t.mu.Lock()
+	delete(t.inflight, id)
+	t.mu.Unlock()
+}
+
+// abandon stops reading the reply of a request the client cancelled (the
+// params of the notifications/cancelled it sent name it).
+func (t *HTTPTransport) abandon(params json.RawMessage) {
+	var p struct {
+		RequestID ID `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil || !p.RequestID.Set {
+		return
+	}
+	t.mu.Lock()
+	cancel := t.inflight[p.RequestID]
+	t.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// runRequest performs one request's exchange: POST, then its JSON reply or
+// event stream (resumed as needed), queueing what arrives.
+func (t *HTTPTransport) runRequest(ctx context.Context, id ID, method string, body []byte, st *sendStatus) {
+	fail := func(err error) {
+		if ctx.Err() != nil {
+			return // closed, or abandoned by the client: nobody waits
+		}
+		if !st.report(err) {
+			t.deliverError(id, err)
+		}
+	}
+	isInit := method == MethodInitialize
+	resp, err := t.post(ctx, body, isInit)
+	if err != nil {
+		fail(err)
+		return
+	}
+	defer resp.Body.Close()
+	if isInit {
+		if sid := resp.Header.Get(headerSessionID); sid != "" {
+			t.mu.Lock()
+			t.session = sid
+			t.mu.Unlock()
+		}
+	}
+	switch ct := mediaType(resp); {
+	case ct == "text/event-stream":
+		st.report(nil)
+		err := t.readStream(ctx, resp.Body, id, t.deliver)
+		if err != nil {
+			fail(fmt.Errorf("request %s (%s): %w", id, method, err))
+		}
+	case ct == "application/json":
+		msg, err := t.readJSON(resp)
+		if err != nil {
+			fail(fmt.Errorf("reply to request %s (%s): %w", id, method, err))
+			return
+		}
+		st.report(nil)
+		t.deliver(msg)
+		if !msg.IsResponse() || msg.ID != id {
+			fail(fmt.Errorf("the server's JSON reply to request %s (%s) was not its response", id, method))
+		}
+	case resp.StatusCode == http.StatusAccepted || resp.ContentLength == 0:
+		fail(fmt.Errorf("the server accepted request %s (%s) with HTTP %d but sent no response", id, method, resp.StatusCode))
+	default:
+		fail(fmt.Errorf("the server answered request %s (%s) with Content-Type %q; expected application/json or text/event-stream", id, method, resp.Header.Get("Content-Type")))
+	}
+}
+
+// sendOneWay POSTs a notification or response and expects 202 (or 200).
+func (t *HTTPTransport) sendOneWay(ctx context.Context, body []byte) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(t.ctx, cancel)
+	defer stop()
+	resp, err := t.post(ctx, body, false)
+	if err != nil {
+		if t.ctx.Err() != nil {
+			return ErrClosed
+		}
+		return err
+	}
+	drain(resp, t.opts.MaxBody)
+	return nil
+}
+
+// post sends body and returns a 2xx response. A 404 to a POST that carried
+// a session id re-initializes once and resends; any other non-2xx status
+// becomes *McpHttpError.
+func (t *HTTPTransport) post(ctx context.Context, body []byte, isInit bool) (*http.Response, error) {
+	for attempt := 0; ; attempt++ {
+		t.mu.Lock()
+		sid := t.session
+		t.mu.Unlock()
+		if isInit {
+			sid = ""
+		}
+		req, err := t.newRequest(ctx, http.MethodPost, body, sid, !isInit)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := t.client.Do(req)
+		if err != nil {
+			return nil, t.netError(http.MethodPost, err)
+		}
+		if resp.StatusCode == http.StatusNotFound && sid != "" && attempt == 0 {
+			drain(resp, 64<<10)
+			if err := t.reinit(ctx, sid); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if resp.StatusCode < 200 || resp.StatusCode > 299 {
+			return nil, t.httpError(resp)
+		}
+		return resp, nil
+	}
+}
+
+// reinit replays the remembered initialize and notifications/initialized
+// without the stale session id, adopting the new session. When another
+// goroutine already replaced the stale session, it does nothing.
+func (t *HTTPTransport) reinit(ctx context.Context, stale string) error {
+	t.reinitMu.Lock()
+	defer t.reinitMu.Unlock()
+	t.mu.Lock()
+	cur, initBody, initID, note := t.session, t.initBody, t.initID, t.initNote
+	t.mu.Unlock()
+	if cur != stale {
+		return nil
+	}
+	if initBody == nil {
+		return fmt.Errorf("mcp: %s answered HTTP 404 for session %q and there is no initialize to replay; reconnect", t.shownURL, stale)
+	}
+	wrap := func(err error) error {
+		return fmt.Errorf("mcp: re-initializing after %s dropped the session (HTTP 404): %w", t.shownURL, err)
+	}
+	req, err := t.newRequest(ctx, http.MethodPost, initBody, "", false)
+	if err != nil {
+		return wrap(err)
+	}
+	resp, err := t.client.Do(req)
+	if err != nil {
+		return wrap(t.netError(http.MethodPost, err))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return wrap(t.httpError(resp))
+	}
+	sid := resp.Header.Get(headerSessionID)
+	var answer *Message
+	switch mediaType(resp) {
+	case "application/json":
+		answer, err = t.readJSON(resp)
+	case "text/event-stream":
+		err = t.readStream(ctx, resp.Body, initID, func(m *Message) {
+			if m.IsResponse() && m.ID == initID {
+				answer = m
+			}
+		})
+	default:
+		err = fmt.Errorf("unexpected Content-Type %q", resp.Header.Get("Content-Type"))
+	}
+	if err == nil && (answer == nil || !answer.IsResponse() || answer.ID != initID) {
+		err = errors.New("no initialize response")
+	}
+	if err == nil && answer.Error != nil {
+		err = answer.Error.Err()
+	}
+	if err != nil {
+		return wrap(err)
+	}
+	t.mu.Lock()
+	t.session = sid
+	t.mu.Unlock()
+	if note != nil {
+		req, err := t.newRequest(ctx, http.MethodPost, note, sid, true)
+		if err != nil {
+			return wrap(err)
+		}
+		resp, err := t.client.Do(req)
+		if err != nil {
+			return wrap(t.netError(http.MethodPost, err))
+		}
+		if resp.StatusCode < 200 || resp.StatusCode > 299 {
+			return wrap(t.httpError(resp))
+		}
+		drain(resp, t.opts.MaxBody)
+	}
+	return nil
+}
+
+// errStreamFatal marks stream failures that resuming cannot fix.
+type errStreamFatal struct{ err error }
+
+func (e errStreamFatal) Error() string { return e.err.Error() }
+func (e errStreamFatal) Unwrap() error { return e.err }
+
+// readStream reads an event stream for request id, passing every message
+// to got, until the response to id arrives. When the stream ends first and
+// an event id was seen, it waits the stream's retry delay and resumes with
+// GET + Last-Event-ID, up to MaxResumes times in a row without a message.
+// The caller closes body.
+func (t *HTTPTransport) readStream(ctx context.Context, body io.Reader, id ID, got func(*Message)) error {
+	p := newSSEParser(body, int(t.opts.MaxBody))
+	fruitless := 0
+	var closer io.Closer // a resumed stream's body, ours to close
+	defer func() {
+		if closer != nil {
+			closer.Close()
+		}
+	}()
+	for {
+		done, n, err := t.consume(p, id, got)
+		if done {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var fatal errStreamFatal
+		if errors.As(err, &fatal) {
+			return fatal.err
+		}
+		if !p.SawID {
+			if err == nil || errors.Is(err, io.EOF) {
+				return errors.New("the server's event stream ended before the response, with no event id to resume from")
+			}
+			return fmt.Errorf("the server's event stream broke before the response, with no event id to resume from: %w", err)
+		}
+		if n > 0 {
+			fruitless = 0
+		}
+		fruitless++
+		if fruitless > t.opts.MaxResumes {
+			return fmt.Errorf("the server's event stream ended before the response %d times in a row; giving up", fruitless)
+		}
+		wait := t.opts.DefaultRetry
+		if p.RetrySet {
+			wait = p.Retry
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return ctx.Err()
+		case <-timer.C:
+		}
+		if closer != nil {
+			closer.Close()
+			closer = nil
+		}
+		resp, err := t.resume(ctx, p.LastID)
+		if err != nil {
+			var he *McpHttpError
+			if errors.As(err, &he) || ctx.Err() != nil {
+				return fmt.Errorf("cannot resume the event stream with GET and Last-Event-ID: %w", err)
+			}
+			// A network failure: count it and try again after the delay.
+			p = p.resumed(emptyReader{})
+			continue
+		}
+		closer = resp.Body
+		p = p.resumed(resp.Body)
+	}
+}
+
+// emptyReader is a body at its end, used to retry after a failed GET.
+type emptyReader struct{}
+
+func (emptyReader) Read([]byte) (int, error) { return 0, io.EOF }
+
+// resumed returns a parser for a resumed stream, carrying the last event
+// id and retry delay over (they belong to the event source, not one body).
+func (p *sseParser) resumed(r io.Reader) *sseParser {
+	q := newSSEParser(r, p.max)
+	q.LastID, q.idBuf, q.SawID = p.LastID, p.LastID, p.SawID
+	q.Retry, q.RetrySet = p.Retry, p.RetrySet
+	return q
+}
+
+// consume reads events until the response to id (done), the end of the
+// stream or an error. n counts the messages read.
+func (t *HTTPTransport) consume(p *sseParser, id ID, got func(*Message)) (done bool, n int, err error) {
+	for {
+		ev, err := p.Next()
+		if err != nil {
+			if errors.Is(err, ErrTooLarge) {
+				return false, n, errStreamFatal{err}
+			}
+			return false, n, err
+		}
+		if ev.Type != "message" {
+			continue
+		}
+		data := bytes.TrimSpace(ev.Data)
+		if len(data) == 0 {
+			continue
+		}
+		msg, err := DecodeMessage(data)
+		if err != nil {
+			return false, n, errStreamFatal{fmt.Errorf("the server sent a malformed message on its event stream: %w", err)}
+		}
+		n++
+		got(msg)
+		if msg.IsResponse() && msg.ID == id {
+			return true, n, nil
+		}
+	}
+}
+
+// resume opens GET with Last-Event-ID to continue a broken stream.
+func (t *HTTPTransport) resume(ctx context.Context, lastID string) (*http.Response, error) {
+	t.mu.Lock()
+	sid := t.session
+	t.mu.Unlock()
+	req, err := t.newRequest(ctx, http.MethodGet, nil, sid, true)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set(headerLastEventID, lastID)
+	resp, err := t.client.Do(req)
+	if err != nil {
+		return nil, t.netError(http.MethodGet, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, t.httpError(resp)
+	}
+	if ct := mediaType(resp); ct != "text/event-stream" {
+		drain(resp, 64<<10)
+		return nil, fmt.Errorf("the resumed stream has Content-Type %q, not text/event-stream", ct)
+	}
+	return resp, nil
+}
+
+// newRequest builds a request with the stored headers and the protocol
+// headers: Accept and Content-Type by method, the session id when sid is
+// set, MCP-Protocol-Version when withVersion and the version is known.
+func (t *HTTPTransport) newRequest(ctx context.Context, method string, body []byte, sid string, withVersion bool) (*http.Request, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, t.url, rd)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: %s %s: %v", method, t.shownURL, err)
+	}
+	for k, v := range t.headers {
+		req.Header[k] = v
+	}
+	switch method {
+	case http.MethodPost:
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Content-Type", "application/json")
+	case http.MethodGet:
+		req.Header.Set("Accept", "text/event-stream")
+	}
+	if sid != "" {
+		req.Header.Set(headerSessionID, sid)
+	} else {
+		req.Header.Del(headerSessionID)
+	}
+	t.mu.Lock()
+	v := t.version
+	t.mu.Unlock()
+	if withVersion && v != "" {
+		req.Header.Set(headerProtocolVersion, v)
+	} else {
+		req.Header.Del(headerProtocolVersion)
+	}
+	return req, nil
+}
+
+// readJSON reads a single-message JSON reply, refusing one over MaxBody
+// without reading past the cap.
+func (t *HTTPTransport) readJSON(resp *http.Response) (*Message, error) {
+	max := t.opts.MaxBody
+	if resp.ContentLength > max {
+		return nil, fmt.Errorf("%w: the server's reply is %d bytes, the limit is %d; refusing it", ErrTooLarge, resp.ContentLength, max)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the reply from %s: %w", t.shownURL, err)
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%w: the server's reply is over %d bytes; refusing it", ErrTooLarge, max)
+	}
+	return DecodeMessage(data)
+}
+
+// httpError turns a non-2xx response into *McpHttpError, taking the
+// JSON-RPC error from the body when there is one, else the body's first
+// line. It closes the body.
+func (t *HTTPTransport) httpError(resp *http.Response) error {
+	defer resp.Body.Close()
+	e := &McpHttpError{Status: resp.StatusCode, WWWAuthenticate: resp.Header.Get("WWW-Authenticate")}
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if m, err := DecodeMessage(bytes.TrimSpace(data)); err == nil && m.Error != nil {
+		e.Code, e.Message, e.Data = m.Error.Code, m.Error.Message, m.Error.Data
+	} else {
+		e.Message = firstLine(data, 200)
+	}
+	if e.Message == "" {
+		e.Message = "from " + t.shownURL
+	} else {
+		e.Message = "from " + t.shownURL + ": " + e.Message
+	}
+	return e
+}
+
+// netError rewrites a client error so it names the redacted URL (net/http
+// would print the full one, query string and all).
+func (t *HTTPTransport) netError(method string, err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	if t.ctx.Err() != nil {
+		return ErrClosed
+	}
+	return fmt.Errorf("mcp: %s %s: %w", method, t.shownURL, err)
+}
+
+// deliver queues a message for Recv unless the transport closed.
+func (t *HTTPTransport) deliver(m *Message) {
+	select {
+	case t.in <- m:
+	case <-t.done:
+	}
+}
+
+// deliverError queues an error response for request id.
+func (t *HTTPTransport) deliverError(id ID, err error) {
+	t.deliver(&Message{ID: id, Error: &WireError{Code: CodeInternalError, Message: "mcp http transport: " + err.Error()}})
+}
+
+// drain discards up to max bytes of a body and closes it, so the
+// connection can be reused.
+func drain(resp *http.Response, max int64) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, max))
+	resp.Body.Close()
+}
+
+// mediaType returns the response's media type, lower-cased, without
+// parameters.
+func mediaType(resp *http.Response) string {
+	ct := resp.Header.Get("Content-Type")
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return strings.ToLower(strings.TrimSpace(strings.Split(ct, ";")[0]))
+	}
+	return mt
+}
+
+// redactURL drops userinfo and the query string, which may hold
+// credentials, from a URL shown in messages.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		if i := strings.IndexAny(raw, "?@"); i >= 0 {
+			return raw[:i] + "…"
+		}
+		return raw
+	}
+	u.User = nil
+	if u.RawQuery != "" || u.ForceQuery {
+		u.RawQuery, u.ForceQuery = "", false
+		u.Fragment = ""
+		return u.String() + "?…"
+	}
+	u.Fragment = ""
+	return u.String()
+}
+
+// firstLine returns the first line of b, trimmed and cut to max runes, or
+// "" when it is not printable text.
+func firstLine(b []byte, max int) string {
+	s := string(bytes.TrimSpace(b))
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = s[:i]
+	}
+	if !utf8.ValidString(s) {
+		return ""
+	}
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max]) + "…"
+	}
+	return s
+}
+
+// validHeaderName reports whether s is an RFC 9110 token.
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
