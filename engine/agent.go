@@ -1,0 +1,477 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DefaultMaxSteps bounds the model calls of one turn when
+// AgentOptions.MaxSteps is zero.
+const DefaultMaxSteps = 20
+
+// ToolEvent describes one tool call of a turn, for the front end: at start
+// Outcome and Duration are empty; at end Outcome is "ok", "error",
+// "denied", "unknown" or "cancelled".
+type ToolEvent struct {
+	ID       string
+	Name     string
+	Digest   string
+	Args     map[string]any
+	Outcome  string
+	Duration time.Duration
+}
+
+// Events are the callbacks an Agent reports a turn through. Any may be nil.
+// They are called from the goroutine running RunTurn, except OnToolEnd,
+// which may come from the goroutine running that tool.
+type Events struct {
+	// OnText receives the answer's text as it streams in.
+	OnText func(delta string)
+	// OnWaiting(true) says a model request is in flight with nothing
+	// streamed yet (time for a spinner); OnWaiting(false) ends that.
+	OnWaiting func(waiting bool)
+	// OnToolStart and OnToolEnd bracket each tool call.
+	OnToolStart func(ToolEvent)
+	OnToolEnd   func(ToolEvent)
+}
+
+// Model is what an agent talks to for one turn: the client, the system
+// prompt and the profile's tool selection (empty: every tool).
+type Model struct {
+	Client    ChatClient
+	System    string
+	Tools     []string
+	MaxTokens int
+}
+
+// ModelSource returns the model to use for a turn; an Engine answers with
+// its current profile, resolved lazily so nothing is probed before a model
+// is needed.
+type ModelSource func(ctx context.Context) (Model, error)
+
+// AgentOptions tunes NewAgent. A nil *AgentOptions means defaults.
+type AgentOptions struct {
+	// MaxSteps bounds the model calls of one turn; zero means
+	// DefaultMaxSteps.
+	MaxSteps int
+	// System replaces the model's system prompt when non-empty.
+	System string
+	// Tools, when non-empty, restricts the agent to these tool names
+	// (path.Match patterns such as "mcp_github_*"), on top of the model's
+	// own selection.
+	Tools []string
+	// Select tunes the per-turn tool selection (Allow is set from Tools).
+	Select SelectOptions
+	// Events receives the turn's progress.
+	Events Events
+}
+
+// Turn is the outcome of RunTurn.
+type Turn struct {
+	// Text is the final answer (in capture mode, everything the model said
+	// during the turn, joined with blank lines).
+	Text string
+	// Steps counts the model calls made.
+	Steps int
+	// Usage sums the token counts of the turn.
+	Usage Usage
+	// Exhausted reports that the step limit ended the turn before the
+	// model gave a final answer; Text then says so.
+	Exhausted bool
+}
+
+// Agent is one conversation with a model that may call tools. Its history
+// persists across turns. Only one turn runs at a time; the methods are safe
+// to call from several goroutines.
+type Agent struct {
+	reg    *Registry
+	model  ModelSource
+	opts   AgentOptions
+	events Events
+
+	turnMu  sync.Mutex // held for the length of a turn
+	mu      sync.Mutex // guards the fields below
+	history []Message
+	enabled []string
+	capture bool
+	denied  map[string]bool // names never allowed, whatever the patterns say
+}
+
+// NewAgent returns an agent that dispatches through reg and asks model for
+// the client of each turn.
+func NewAgent(reg *Registry, model ModelSource, opts *AgentOptions) *Agent {
+	a := &Agent{reg: reg, model: model}
+	if opts != nil {
+		a.opts = *opts
+	}
+	if a.opts.MaxSteps <= 0 {
+		a.opts.MaxSteps = DefaultMaxSteps
+	}
+	a.events = a.opts.Events
+	return a
+}
+
+// StaticModel returns a ModelSource that always answers with client and
+// system.
+func StaticModel(client ChatClient, system string) ModelSource {
+	return func(context.Context) (Model, error) { return Model{Client: client, System: system}, nil }
+}
+
+// SetEvents replaces the event callbacks.
+func (a *Agent) SetEvents(ev Events) {
+	a.mu.Lock()
+	a.events = ev
+	a.mu.Unlock()
+}
+
+// SetCapture turns capture mode on or off. In capture mode Turn.Text holds
+// everything the model said during the turn, not only its final answer (the
+// served chat uses it).
+func (a *Agent) SetCapture(on bool) {
+	a.mu.Lock()
+	a.capture = on
+	a.mu.Unlock()
+}
+
+// History returns a copy of the conversation so far (without the system
+// prompt).
+func (a *Agent) History() []Message {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]Message(nil), a.history...)
+}
+
+// Reset forgets the conversation and the tools enabled through
+// tool_search.
+func (a *Agent) Reset() {
+	a.mu.Lock()
+	a.history = nil
+	a.enabled = nil
+	a.mu.Unlock()
+}
+
+// Enable offers the named tools every turn from now on, beyond the lazy
+// selection. It returns the names that exist and are allowed.
+func (a *Agent) Enable(names ...string) []string {
+	var ok []string
+	for _, n := range names {
+		if _, exists := a.reg.Get(n); exists && a.allowed(n) {
+			ok = append(ok, n)
+		}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, n := range ok {
+		dup := false
+		for _, e := range a.enabled {
+			dup = dup || e == n
+		}
+		if !dup {
+			a.enabled = append(a.enabled, n)
+		}
+	}
+	return ok
+}
+
+// Enabled returns the tools enabled through Enable.
+func (a *Agent) Enabled() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.enabled...)
+}
+
+func (a *Agent) allowed(name string) bool {
+	a.mu.Lock()
+	denied := a.denied[name]
+	a.mu.Unlock()
+	return !denied && matchAny(a.opts.Tools, name, true)
+}
+
+// forbid keeps the named tools from this agent.
+func (a *Agent) forbid(names ...string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.denied == nil {
+		a.denied = map[string]bool{}
+	}
+	for _, n := range names {
+		a.denied[n] = true
+	}
+}
+
+// matchAny reports whether name matches one of the path.Match patterns;
+// an empty list gives empty.
+func matchAny(patterns []string, name string, empty bool) bool {
+	if len(patterns) == 0 {
+		return empty
+	}
+	for _, p := range patterns {
+		if ok, _ := path.Match(p, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+type agentKey struct{}
+
+// AgentFrom returns the agent whose turn is running in ctx (tool_search uses
+// it to enable tools for the calling agent).
+func AgentFrom(ctx context.Context) (*Agent, bool) {
+	a, ok := ctx.Value(agentKey{}).(*Agent)
+	return a, ok
+}
+
+// RunTurn adds message to the history and loops model → tools → model until
+// the model answers without tool calls or MaxSteps model calls were made.
+// Tool results are redacted before the model sees them; several calls in
+// one answer are approved one after the other, run concurrently and
+// answered in order. When ctx ends, the turn stops and the history is left
+// consistent: every tool call has a result and the turn ends with an
+// assistant note.
+func (a *Agent) RunTurn(ctx context.Context, message string) (Turn, error) {
+	a.turnMu.Lock()
+	defer a.turnMu.Unlock()
+	a.mu.Lock()
+	ev, capture := a.events, a.capture
+	a.mu.Unlock()
+
+	model, err := a.model(ctx)
+	if err != nil {
+		return Turn{}, err
+	}
+	system := model.System
+	if a.opts.System != "" {
+		system = a.opts.System
+	}
+	allow := func(name string) bool {
+		return a.allowed(name) && matchAny(model.Tools, name, true)
+	}
+	sel := a.opts.Select
+	sel.Allow = allow
+
+	a.appendHistory(Message{Role: "user", Content: message})
+	ctx = context.WithValue(ctx, agentKey{}, a)
+
+	var turn Turn
+	var said []string
+	for turn.Steps < a.opts.MaxSteps {
+		hist := a.History()
+		sel.Enabled = a.Enabled()
+		req := Request{Tools: a.reg.SelectTools(hist, sel), MaxTokens: model.MaxTokens}
+		if system != "" {
+			req.Messages = append(req.Messages, Message{Role: "system", Content: system})
+		}
+		req.Messages = append(req.Messages, hist...)
+
+		resp, err := a.complete(ctx, model.Client, req, ev)
+		turn.Steps++
+		if err != nil {
+			a.endInterrupted(ctx, err)
+			return turn, err
+		}
+		turn.Usage.InputTokens += resp.Usage.InputTokens
+		turn.Usage.OutputTokens += resp.Usage.OutputTokens
+		msg := resp.Message
+		msg.Role = "assistant"
+		for i := range msg.ToolCalls {
+			if msg.ToolCalls[i].ID == "" {
+				msg.ToolCalls[i].ID = fmt.Sprintf("call_%d_%d", turn.Steps, i)
+			}
+		}
+		a.appendHistory(msg)
+		if msg.Content != "" {
+			said = append(said, msg.Content)
+		}
+		if len(msg.ToolCalls) == 0 {
+			turn.Text = msg.Content
+			if capture {
+				turn.Text = strings.Join(said, "\n\n")
+			}
+			return turn, nil
+		}
+		results := a.runCalls(ctx, msg.ToolCalls, allow, ev)
+		a.appendHistory(results...)
+		if err := ctx.Err(); err != nil {
+			a.endInterrupted(ctx, err)
+			return turn, err
+		}
+	}
+	note := fmt.Sprintf("[stopped: the step limit of %d model calls was reached before a final answer; "+
+		"send another message to continue, or raise max_steps]", a.opts.MaxSteps)
+	a.appendHistory(Message{Role: "assistant", Content: note})
+	said = append(said, note)
+	turn.Exhausted = true
+	turn.Text = note
+	if capture {
+		turn.Text = strings.Join(said, "\n\n")
+	}
+	return turn, nil
+}
+
+// complete makes one model call, reporting waiting and text deltas.
+func (a *Agent) complete(ctx context.Context, c ChatClient, req Request, ev Events) (Response, error) {
+	if c == nil {
+		return Response{}, errors.New("agent has no model client")
+	}
+	waiting := false
+	setWaiting := func(w bool) {
+		if ev.OnWaiting != nil && w != waiting {
+			waiting = w
+			ev.OnWaiting(w)
+		}
+	}
+	setWaiting(true)
+	defer setWaiting(false)
+	var onText func(string)
+	if ev.OnText != nil {
+		onText = func(d string) {
+			setWaiting(false)
+			ev.OnText(d)
+		}
+	}
+	return c.Complete(ctx, req, onText)
+}
+
+// endInterrupted closes a turn that ended early: any tool call without a
+// result gets one, and an assistant note ends the turn so the next user
+// message follows a well-formed history.
+func (a *Agent) endInterrupted(ctx context.Context, err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	answered := map[string]bool{}
+	var pending []ToolCall
+	for _, m := range a.history {
+		if m.Role == "tool" {
+			answered[m.ToolCallID] = true
+		}
+	}
+	if n := len(a.history); n > 0 && a.history[n-1].Role == "assistant" {
+		for _, tc := range a.history[n-1].ToolCalls {
+			if !answered[tc.ID] {
+				pending = append(pending, tc)
+			}
+		}
+	}
+	for _, tc := range pending {
+		a.history = append(a.history, Message{Role: "tool", ToolCallID: tc.ID, Name: tc.Name, IsError: true,
+			Content: "cancelled before it ran"})
+	}
+	reason := "interrupted"
+	if ctx.Err() == nil {
+		reason = "failed: " + a.reg.redact(err.Error())
+	}
+	if n := len(a.history); n == 0 || a.history[n-1].Role != "assistant" || len(a.history[n-1].ToolCalls) > 0 {
+		a.history = append(a.history, Message{Role: "assistant", Content: "[turn " + reason + "]"})
+	}
+}
+
+func (a *Agent) appendHistory(msgs ...Message) {
+	a.mu.Lock()
+	a.history = append(a.history, msgs...)
+	a.mu.Unlock()
+}
+
+// runCalls approves the calls one after the other, in order, then runs the
+// approved ones concurrently, and returns one tool message per call, in the
+// order of calls.
+func (a *Agent) runCalls(ctx context.Context, calls []ToolCall, allow func(string) bool, ev Events) []Message {
+	out := make([]Message, len(calls))
+	prepared := make([]*Call, len(calls))
+	events := make([]ToolEvent, len(calls))
+	for i, tc := range calls {
+		out[i] = Message{Role: "tool", ToolCallID: tc.ID, Name: tc.Name}
+		args, perr := parseArgs(tc.Arguments)
+		events[i] = ToolEvent{ID: tc.ID, Name: tc.Name, Digest: Digest(args), Args: args}
+		if ev.OnToolStart != nil {
+			ev.OnToolStart(events[i])
+		}
+		var err error
+		switch {
+		case ctx.Err() != nil:
+			err = ctx.Err()
+			events[i].Outcome = "cancelled"
+		case perr != nil:
+			err = perr
+			events[i].Outcome = "error"
+		case !allow(tc.Name):
+			err = fmt.Errorf("%w %q: it is not available to this agent", ErrUnknownTool, tc.Name)
+			events[i].Outcome = "unknown"
+		default:
+			prepared[i], err = a.reg.Prepare(ctx, tc.Name, args)
+			switch {
+			case errors.Is(err, ErrUnknownTool):
+				events[i].Outcome = "unknown"
+			case errors.Is(err, ErrDenied):
+				events[i].Outcome = "denied"
+			case err != nil:
+				events[i].Outcome = "error"
+			}
+		}
+		if err != nil {
+			out[i].IsError = true
+			out[i].Content = a.reg.redact(err.Error())
+			if ev.OnToolEnd != nil {
+				ev.OnToolEnd(events[i])
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for i, c := range prepared {
+		if c == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			res, err := c.Run(ctx)
+			e := events[i]
+			e.Duration = time.Since(start)
+			switch {
+			case err != nil && ctx.Err() != nil:
+				e.Outcome = "cancelled"
+				out[i].IsError = true
+				out[i].Content = "cancelled: " + err.Error()
+			case err != nil:
+				e.Outcome = "error"
+				out[i].IsError = true
+				out[i].Content = err.Error()
+			default:
+				e.Outcome = "ok"
+				if res.IsError {
+					e.Outcome = "error"
+				}
+				out[i].IsError = res.IsError
+				out[i].Content = res.Text()
+			}
+			if ev.OnToolEnd != nil {
+				ev.OnToolEnd(e)
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// parseArgs decodes a tool call's arguments; empty means no arguments.
+func parseArgs(raw json.RawMessage) (map[string]any, error) {
+	s := strings.TrimSpace(string(raw))
+	if s == "" || s == "null" {
+		return map[string]any{}, nil
+	}
+	var args map[string]any
+	if err := json.Unmarshal([]byte(s), &args); err != nil {
+		return map[string]any{}, fmt.Errorf("the arguments are not a JSON object (%v): send the arguments as one JSON object matching the tool's parameters", err)
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	return args, nil
+}

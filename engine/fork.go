@@ -1,0 +1,128 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Fork limits.
+const (
+	// ForkDefaultSteps and ForkDefaultTimeout apply when ForkOptions leaves
+	// them zero.
+	ForkDefaultSteps   = 10
+	ForkDefaultTimeout = 5 * time.Minute
+	// ForkMaxSteps and ForkMaxTimeout bound what a fork tool call may ask.
+	ForkMaxSteps   = 50
+	ForkMaxTimeout = 30 * time.Minute
+)
+
+// ForkOptions describes a bounded subagent.
+type ForkOptions struct {
+	// Task is the subagent's first (and only) user message.
+	Task string
+	// System replaces the profile's system prompt when non-empty (a brief).
+	System string
+	// Tools lists the tool names or path.Match patterns the subagent may
+	// use; empty means every tool but fork. fork is never available inside
+	// a fork.
+	Tools []string
+	// MaxSteps bounds its model calls; zero means ForkDefaultSteps.
+	MaxSteps int
+	// Timeout bounds its run; zero means ForkDefaultTimeout.
+	Timeout time.Duration
+	// Events receives the subagent's progress (optional).
+	Events Events
+}
+
+// Fork runs a bounded subagent: its own history, the engine's current
+// profile, a tool subset, a step limit and a deadline. Its tool calls are
+// approved one by one like any other. It returns the subagent's final turn;
+// an exhausted step limit is a Turn with Exhausted, a deadline an error.
+func (e *Engine) Fork(ctx context.Context, o ForkOptions) (Turn, error) {
+	if o.Task == "" {
+		return Turn{}, errors.New("fork: the task is empty: say what the subagent should do")
+	}
+	if o.MaxSteps <= 0 {
+		o.MaxSteps = ForkDefaultSteps
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = ForkDefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	tools := o.Tools
+	if len(tools) == 0 {
+		tools = []string{"*"}
+	}
+	// The tools it was named are offered from the first step; patterns
+	// leave the rest to the lazy selection and tool_search.
+	var core []string
+	for _, t := range tools {
+		if !strings.ContainsAny(t, "*?[") {
+			core = append(core, t)
+		}
+	}
+	a := NewAgent(e.reg, e.Model, &AgentOptions{
+		MaxSteps: o.MaxSteps,
+		System:   o.System,
+		Tools:    tools,
+		Events:   o.Events,
+		Select:   SelectOptions{Core: core},
+	})
+	a.forbid("fork")
+	turn, err := a.RunTurn(ctx, o.Task)
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return turn, fmt.Errorf("fork: the subagent ran past its deadline of %s after %d steps", o.Timeout, turn.Steps)
+	}
+	return turn, err
+}
+
+func (e *Engine) forkTool() Tool {
+	return Tool{
+		Name: "fork",
+		Description: "Hand a self-contained task to a subagent with its own fresh history and the same model, " +
+			"limited to a tool subset, a step limit and a deadline; returns its final answer. Use it for research " +
+			"or side tasks whose details would clutter this conversation.",
+		Parameters: schema([]string{"task"}, map[string]any{
+			"task":      prop("string", "what the subagent should do and what it should answer with"),
+			"tools":     map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "tool names or patterns it may use (default: all but fork)"},
+			"max_steps": prop("integer", fmt.Sprintf("model calls allowed (default %d, at most %d)", ForkDefaultSteps, ForkMaxSteps)),
+			"timeout":   prop("integer", fmt.Sprintf("seconds allowed (default %d, at most %d)", int(ForkDefaultTimeout/time.Second), int(ForkMaxTimeout/time.Second))),
+		}),
+		Run: func(ctx context.Context, args map[string]any) (Result, error) {
+			task, err := argString(args, "task", true)
+			if err != nil {
+				return ErrorResult("%v", err), nil
+			}
+			tools, err := argStrings(args, "tools")
+			if err != nil {
+				return ErrorResult("%v", err), nil
+			}
+			steps, err := argInt(args, "max_steps", ForkDefaultSteps)
+			if err != nil {
+				return ErrorResult("%v", err), nil
+			}
+			secs, err := argInt(args, "timeout", int(ForkDefaultTimeout/time.Second))
+			if err != nil {
+				return ErrorResult("%v", err), nil
+			}
+			if steps <= 0 || steps > ForkMaxSteps {
+				return ErrorResult("max_steps %d is out of range: give 1 to %d", steps, ForkMaxSteps), nil
+			}
+			if secs <= 0 || time.Duration(secs)*time.Second > ForkMaxTimeout {
+				return ErrorResult("timeout %d s is out of range: give 1 to %d", secs, int(ForkMaxTimeout/time.Second)), nil
+			}
+			turn, err := e.Fork(ctx, ForkOptions{Task: task, Tools: tools, MaxSteps: steps, Timeout: time.Duration(secs) * time.Second})
+			if err != nil {
+				if ctx.Err() != nil {
+					return Result{}, ctx.Err()
+				}
+				return ErrorResult("%v", err), nil
+			}
+			return Result{Content: []Content{{Type: "text", Text: turn.Text}}, IsError: turn.Exhausted}, nil
+		},
+	}
+}

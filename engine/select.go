@@ -1,0 +1,392 @@
+package engine
+
+import (
+	"sort"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+)
+
+// DefaultSelectCap is how many matched tools SelectTools offers beyond the
+// core set when SelectOptions.Cap is zero.
+const DefaultSelectCap = 24
+
+// CoreTools are offered every turn (when registered): enough to work and to
+// find the rest with tool_search.
+var CoreTools = []string{
+	"ask_user", "edit_file", "glob", "grep", "list_dir", "read_file",
+	"shell", "tool_search", "write_file",
+}
+
+// How much of the conversation SelectTools reads: the last user message in
+// full (up to selectUserBytes) and the text of a few messages before it.
+const (
+	selectRecent      = 6
+	selectRecentBytes = 4096
+	selectUserBytes   = 16384
+)
+
+// SelectOptions tunes SelectTools.
+type SelectOptions struct {
+	// Core names tools offered whenever they exist; nil means CoreTools.
+	Core []string
+	// Enabled names tools offered every turn on top of the core set (tools
+	// found with tool_search, say).
+	Enabled []string
+	// Allow, when set, restricts every offered tool (a profile's tool
+	// selection, a fork's subset).
+	Allow func(name string) bool
+	// Cap bounds the matched tools offered beyond Core and Enabled; zero
+	// means DefaultSelectCap, negative means none.
+	Cap int
+}
+
+// SelectTools picks the tools to offer the model this turn: the core set,
+// the enabled set, every tool already called in the recent conversation,
+// then the tools whose name and description words best match the recent
+// conversation, up to a cap. Ties break by name, so the choice is
+// deterministic. Word indexes are built once per registration change, and
+// the conversation is tokenised once per call.
+func (r *Registry) SelectTools(conv []Message, opts SelectOptions) []ToolSpec {
+	words := conversationWords(conv)
+	reg, ext := r.indexes()
+
+	allow := opts.Allow
+	if allow == nil {
+		allow = func(string) bool { return true }
+	}
+	core := opts.Core
+	if core == nil {
+		core = CoreTools
+	}
+	limit := opts.Cap
+	if limit == 0 {
+		limit = DefaultSelectCap
+	}
+
+	var out []ToolSpec
+	taken := map[string]bool{}
+	take := func(name string) {
+		if taken[name] || !allow(name) {
+			return
+		}
+		if s, ok := reg.spec(name); ok {
+			out = append(out, s)
+			taken[name] = true
+		} else if s, ok := ext.spec(name); ok {
+			out = append(out, s)
+			taken[name] = true
+		}
+	}
+	for _, n := range core {
+		take(n)
+	}
+	for _, n := range opts.Enabled {
+		take(n)
+	}
+	for _, n := range calledTools(conv) {
+		take(n)
+	}
+	if limit < 0 {
+		return out
+	}
+	for _, m := range rankMatches(words, limit+len(taken), taken, allow, reg, ext) {
+		if limit == 0 {
+			break
+		}
+		if !taken[m.Name] {
+			out = append(out, m)
+			taken[m.Name] = true
+			limit--
+		}
+	}
+	return out
+}
+
+// Search returns up to n tools whose name and description words match
+// query, best first (ties by name), considering the registered tools and the
+// SpecSource's.
+func (r *Registry) Search(query string, n int) []ToolSpec {
+	words := map[string]bool{}
+	tokenize(query, func(w string) { words[w] = true })
+	reg, ext := r.indexes()
+	return rankMatches(words, n, nil, func(string) bool { return true }, reg, ext)
+}
+
+// indexes returns the word index over the registered tools (rebuilt when
+// they changed) and the one over the SpecSource's tools (refreshed when its
+// list changed).
+func (r *Registry) indexes() (*wordIndex, *wordIndex) {
+	r.mu.RLock()
+	reg, src := r.index, r.source
+	r.mu.RUnlock()
+	if reg == nil {
+		r.mu.Lock()
+		if r.index == nil {
+			specs := make([]ToolSpec, 0, len(r.tools))
+			for _, t := range r.tools {
+				specs = append(specs, t.Spec())
+			}
+			r.index = newWordIndex(specs, nil)
+		}
+		reg = r.index
+		r.mu.Unlock()
+	}
+	var extSpecs []ToolSpec
+	if src != nil {
+		extSpecs = src()
+	}
+	return reg, r.extra.refresh(extSpecs)
+}
+
+// rankMatches scores every tool of the indexes against words and returns up
+// to n of the best with a positive score, skipping names in skip and names
+// allow rejects. A registered tool hides an extra one of the same name.
+func rankMatches(words map[string]bool, n int, skip map[string]bool, allow func(string) bool, idxs ...*wordIndex) []ToolSpec {
+	if n <= 0 || len(words) == 0 {
+		return nil
+	}
+	type cand struct {
+		spec  *ToolSpec
+		score int
+	}
+	var cands []cand
+	seen := map[string]bool{}
+	for _, idx := range idxs {
+		scores := make([]int32, len(idx.specs))
+		var touched []int32
+		for w := range words {
+			for _, p := range idx.post[w] {
+				if scores[p.tool] == 0 {
+					touched = append(touched, p.tool)
+				}
+				scores[p.tool] += int32(p.weight)
+			}
+		}
+		for _, t := range touched {
+			s := &idx.specs[t]
+			if seen[s.Name] || skip[s.Name] || !allow(s.Name) {
+				continue
+			}
+			cands = append(cands, cand{s, int(scores[t])})
+		}
+		for i := range idx.specs {
+			seen[idx.specs[i].Name] = true
+		}
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		if cands[i].score != cands[j].score {
+			return cands[i].score > cands[j].score
+		}
+		return cands[i].spec.Name < cands[j].spec.Name
+	})
+	if len(cands) > n {
+		cands = cands[:n]
+	}
+	out := make([]ToolSpec, len(cands))
+	for i, c := range cands {
+		out[i] = *c.spec
+	}
+	return out
+}
+
+// posting says that a word occurs in a tool: weight 3 in its name, 1 in its
+// description only.
+type posting struct {
+	tool   int32
+	weight uint8
+}
+
+// wordIndex is an inverted index from words to the tools whose name or
+// description holds them.
+type wordIndex struct {
+	specs  []ToolSpec
+	byName map[string]int32
+	post   map[string][]posting
+	words  []map[string]uint8 // per tool: its words and their weights
+}
+
+// newWordIndex indexes specs. prev, when given, lends the word lists of
+// tools whose name and description did not change.
+func newWordIndex(specs []ToolSpec, prev *wordIndex) *wordIndex {
+	sort.Slice(specs, func(i, j int) bool { return specs[i].Name < specs[j].Name })
+	idx := &wordIndex{
+		specs:  specs,
+		byName: make(map[string]int32, len(specs)),
+		post:   map[string][]posting{},
+		words:  make([]map[string]uint8, len(specs)),
+	}
+	for i, s := range specs {
+		idx.byName[s.Name] = int32(i)
+		var weights map[string]uint8
+		if j, ok := prev.lookup(s.Name); ok && prev.specs[j].Description == s.Description {
+			weights = prev.words[j]
+		} else {
+			weights = map[string]uint8{}
+			tokenize(s.Description, func(w string) { weights[w] = 1 })
+			tokenize(s.Name, func(w string) { weights[w] = 3 })
+		}
+		idx.words[i] = weights
+		for w, wt := range weights {
+			idx.post[w] = append(idx.post[w], posting{int32(i), wt})
+		}
+	}
+	return idx
+}
+
+func (idx *wordIndex) lookup(name string) (int32, bool) {
+	if idx == nil {
+		return 0, false
+	}
+	i, ok := idx.byName[name]
+	return i, ok
+}
+
+func (idx *wordIndex) spec(name string) (ToolSpec, bool) {
+	i, ok := idx.lookup(name)
+	if !ok {
+		return ToolSpec{}, false
+	}
+	return idx.specs[i], true
+}
+
+// extraIndex caches the word index over a SpecSource's list and rebuilds it
+// only when the list's names or descriptions change.
+type extraIndex struct {
+	mu    sync.Mutex
+	specs []ToolSpec
+	idx   *wordIndex
+}
+
+func (e *extraIndex) refresh(specs []ToolSpec) *wordIndex {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.idx != nil && sameSpecs(e.specs, specs) {
+		return e.idx
+	}
+	e.specs = specs
+	e.idx = newWordIndex(append([]ToolSpec(nil), specs...), e.idx)
+	return e.idx
+}
+
+func sameSpecs(a, b []ToolSpec) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].Description != b[i].Description {
+			return false
+		}
+	}
+	return true
+}
+
+// calledTools returns the names of tools called in the recent conversation,
+// oldest first, so a tool in use stays on offer.
+func calledTools(conv []Message) []string {
+	var out []string
+	start := max(len(conv)-2*selectRecent, 0)
+	for _, m := range conv[start:] {
+		for _, tc := range m.ToolCalls {
+			out = append(out, tc.Name)
+		}
+	}
+	return out
+}
+
+// conversationWords tokenises the last user message and the text of the few
+// messages before it.
+func conversationWords(conv []Message) map[string]bool {
+	words := map[string]bool{}
+	add := func(w string) { words[w] = true }
+	lastUser := -1
+	for i := len(conv) - 1; i >= 0; i-- {
+		if conv[i].Role == "user" {
+			lastUser = i
+			break
+		}
+	}
+	if lastUser >= 0 {
+		tokenize(clip(conv[lastUser].Content, selectUserBytes), add)
+	}
+	start := max(len(conv)-selectRecent, 0)
+	for i := start; i < len(conv); i++ {
+		if i == lastUser || conv[i].Role == "system" {
+			continue
+		}
+		tokenize(clip(conv[i].Content, selectRecentBytes), add)
+	}
+	return words
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for len(s) > 0 && !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// stopWords are too common to say anything about a tool.
+var stopWords = map[string]bool{
+	"the": true, "and": true, "for": true, "with": true, "from": true, "that": true,
+	"this": true, "are": true, "was": true, "you": true, "your": true, "can": true,
+	"will": true, "not": true, "all": true, "any": true, "its": true, "into": true,
+	"but": true, "has": true, "have": true, "use": true, "using": true, "used": true,
+	"one": true, "given": true, "returns": true, "return": true, "tool": true,
+	"please": true, "what": true, "which": true, "when": true, "how": true, "there": true,
+	"then": true, "than": true, "also": true, "may": true, "via": true, "let": true,
+}
+
+// tokenize calls emit for each indexable word of s: runs of letters and
+// digits, split again at lower-to-upper case changes, lowercased, at least
+// three long, not a stop word, with a plural ending dropped.
+func tokenize(s string, emit func(string)) {
+	var b strings.Builder
+	flush := func() {
+		if b.Len() == 0 {
+			return
+		}
+		w := b.String()
+		b.Reset()
+		if len(w) < 3 || stopWords[w] {
+			return
+		}
+		emit(stem(w))
+	}
+	prevLower := false
+	for _, c := range s {
+		switch {
+		case unicode.IsUpper(c):
+			if prevLower {
+				flush()
+			}
+			b.WriteRune(unicode.ToLower(c))
+			prevLower = false
+		case unicode.IsLetter(c) || unicode.IsDigit(c):
+			b.WriteRune(c)
+			prevLower = unicode.IsLower(c)
+		default:
+			flush()
+			prevLower = false
+		}
+	}
+	flush()
+}
+
+// stem drops a plural ending: "issues" → "issue", "branches" → "branch".
+func stem(w string) string {
+	switch {
+	case len(w) > 5 && (strings.HasSuffix(w, "ches") || strings.HasSuffix(w, "shes") || strings.HasSuffix(w, "sses") || strings.HasSuffix(w, "xes")):
+		return w[:len(w)-2]
+	case len(w) > 4 && strings.HasSuffix(w, "ies"):
+		return w[:len(w)-3] + "y"
+	case len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us"):
+		return w[:len(w)-1]
+	}
+	return w
+}

@@ -1,0 +1,473 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"tai/vault"
+)
+
+// ResultMax is the largest tool result text kept inline (MCP_RESULT_MAX,
+// 64 KB). A larger result is stored as a vault record and the caller gets
+// the record's id and a pointer to record_read instead: never a silent
+// truncation.
+const ResultMax = 64 * 1024
+
+// spillPreview is how much of a spilled result is still shown inline, as a
+// clearly labelled head.
+const spillPreview = 2048
+
+// Errors Dispatch returns. Callers test them with errors.Is. A tool that ran
+// and failed is not an error: it is a Result with IsError set.
+var (
+	// ErrUnknownTool reports a name that is neither registered nor known to
+	// the fallback.
+	ErrUnknownTool = errors.New("unknown tool")
+	// ErrDenied reports a call the person (or the absence of one) did not
+	// approve.
+	ErrDenied = errors.New("tool call denied")
+)
+
+// Content is one item of a tool result, shaped like an MCP content block.
+// Text items carry Text; any other item (an image, a resource) is kept as
+// its JSON in Raw and passed through unchanged.
+type Content struct {
+	Type string
+	Text string
+	Raw  json.RawMessage
+}
+
+// MarshalJSON encodes a text item as {"type":"text","text":…} and any other
+// item as its raw JSON.
+func (c Content) MarshalJSON() ([]byte, error) {
+	if c.Type != "text" && len(c.Raw) > 0 {
+		return c.Raw, nil
+	}
+	return json.Marshal(struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}{"text", c.Text})
+}
+
+// UnmarshalJSON decodes an MCP content block, keeping non-text items raw.
+func (c *Content) UnmarshalJSON(b []byte) error {
+	var head struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return err
+	}
+	c.Type = head.Type
+	if head.Type == "text" {
+		c.Text, c.Raw = head.Text, nil
+		return nil
+	}
+	c.Text = ""
+	c.Raw = append(json.RawMessage(nil), b...)
+	return nil
+}
+
+// Result is what a tool returns, shaped like MCP's tools/call result so the
+// MCP server can serve it verbatim.
+type Result struct {
+	Content []Content `json:"content"`
+	IsError bool      `json:"isError,omitempty"`
+}
+
+// TextResult returns a successful result holding one text item.
+func TextResult(text string) Result {
+	return Result{Content: []Content{{Type: "text", Text: text}}}
+}
+
+// ErrorResult returns a failed result (IsError) holding one text item.
+func ErrorResult(format string, a ...any) Result {
+	return Result{Content: []Content{{Type: "text", Text: fmt.Sprintf(format, a...)}}, IsError: true}
+}
+
+// Text joins the result's text items with newlines; non-text items appear
+// as their JSON.
+func (r Result) Text() string {
+	var b strings.Builder
+	for i, c := range r.Content {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		if c.Type == "text" || len(c.Raw) == 0 {
+			b.WriteString(c.Text)
+		} else {
+			b.Write(c.Raw)
+		}
+	}
+	return b.String()
+}
+
+func (r Result) size() int {
+	n := 0
+	for _, c := range r.Content {
+		n += len(c.Text) + len(c.Raw)
+	}
+	return n
+}
+
+// Tool is one tool the model (or a script) can call.
+type Tool struct {
+	Name        string
+	Description string
+	Parameters  map[string]any // JSON Schema, root type object
+	// Safe marks a read-only tool that runs without approval.
+	Safe bool
+	// Run does the work. A failure of the work itself is a Result with
+	// IsError; a Go error means the call could not be made at all.
+	Run func(ctx context.Context, args map[string]any) (Result, error)
+	// Origin names where a bridged tool really lives, as "server/tool".
+	// Empty for native tools. It is shown at consent and audited as an
+	// "mcp-call".
+	Origin string
+}
+
+// Spec returns the tool as offered to a model.
+func (t Tool) Spec() ToolSpec {
+	params := t.Parameters
+	if params == nil {
+		params = map[string]any{"type": "object", "properties": map[string]any{}}
+	}
+	return ToolSpec{Name: t.Name, Description: t.Description, Parameters: params}
+}
+
+// Fallback resolves a tool the registry does not hold (the MCP bridge
+// answers for mcp_* names). It reports false for a name it does not know.
+type Fallback func(name string) (Tool, bool)
+
+// SpecSource lists tools the registry does not hold but the model may be
+// offered (the MCP bridge's cached schemas). Dispatch reaches them through
+// the Fallback.
+type SpecSource func() []ToolSpec
+
+var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// ValidToolName reports whether name can be offered to every provider:
+// 1–64 of letters, digits, '_' and '-'.
+func ValidToolName(name string) error {
+	if !toolNameRE.MatchString(name) {
+		return fmt.Errorf("tool name %q is not valid: use 1–64 letters, digits, '_' or '-'", name)
+	}
+	return nil
+}
+
+// Registry holds the tools and runs them: Dispatch resolves a name, asks
+// for approval, runs the tool, appends an audit entry, redacts the result
+// and spills it to a vault record when it is too large. It is safe for
+// concurrent use; tools may be added and removed at run time.
+type Registry struct {
+	store    *vault.Store
+	approver *Approver
+	now      func() time.Time
+
+	mu       sync.RWMutex
+	tools    map[string]*Tool
+	fallback Fallback
+	source   SpecSource
+	index    *wordIndex  // over the registered tools, rebuilt lazily
+	extra    *extraIndex // over the SpecSource's tools, refreshed per selection
+}
+
+// NewRegistry returns an empty registry that audits, redacts and spills
+// through store and asks approval through approver. A nil approver denies
+// every non-safe call. It panics on a nil store: without one nothing could
+// be redacted or audited.
+func NewRegistry(store *vault.Store, approver *Approver) *Registry {
+	if store == nil {
+		panic("engine: NewRegistry needs a vault store")
+	}
+	if approver == nil {
+		approver = NewApprover(Interactive, nil)
+	}
+	return &Registry{
+		store:    store,
+		approver: approver,
+		now:      time.Now,
+		tools:    map[string]*Tool{},
+		extra:    &extraIndex{},
+	}
+}
+
+// Approver returns the registry's approver.
+func (r *Registry) Approver() *Approver { return r.approver }
+
+// Add registers t, replacing any tool of the same name.
+func (r *Registry) Add(t Tool) error {
+	if err := ValidToolName(t.Name); err != nil {
+		return err
+	}
+	if t.Run == nil {
+		return fmt.Errorf("tool %q has no run function", t.Name)
+	}
+	if t.Parameters != nil {
+		if typ, _ := t.Parameters["type"].(string); typ != "object" {
+			return fmt.Errorf("tool %q: parameters must be a JSON Schema with type \"object\"", t.Name)
+		}
+	}
+	tt := t
+	r.mu.Lock()
+	r.tools[t.Name] = &tt
+	r.index = nil
+	r.mu.Unlock()
+	return nil
+}
+
+// Remove unregisters the named tool and reports whether it was there.
+func (r *Registry) Remove(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.tools[name]
+	delete(r.tools, name)
+	if ok {
+		r.index = nil
+	}
+	return ok
+}
+
+// SetFallback installs the resolver Dispatch consults for names it does not
+// hold. Nil removes it.
+func (r *Registry) SetFallback(f Fallback) {
+	r.mu.Lock()
+	r.fallback = f
+	r.mu.Unlock()
+}
+
+// SetSpecSource installs the provider of extra tool specs SelectTools and
+// Search consider beside the registered tools. Nil removes it.
+func (r *Registry) SetSpecSource(s SpecSource) {
+	r.mu.Lock()
+	r.source = s
+	r.mu.Unlock()
+}
+
+// Get returns the tool registered (or resolvable through the fallback) as
+// name.
+func (r *Registry) Get(name string) (Tool, bool) {
+	r.mu.RLock()
+	t, ok := r.tools[name]
+	fb := r.fallback
+	r.mu.RUnlock()
+	if ok {
+		return *t, true
+	}
+	if fb != nil {
+		if t, ok := fb(name); ok && t.Run != nil {
+			return t, true
+		}
+	}
+	return Tool{}, false
+}
+
+// Tools returns the registered tools sorted by name (without the fallback's).
+func (r *Registry) Tools() []Tool {
+	r.mu.RLock()
+	out := make([]Tool, 0, len(r.tools))
+	for _, t := range r.tools {
+		out = append(out, *t)
+	}
+	r.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Specs returns every tool spec a model could be offered: the registered
+// tools and the SpecSource's, sorted by name.
+func (r *Registry) Specs() []ToolSpec {
+	tools := r.Tools()
+	out := make([]ToolSpec, 0, len(tools))
+	seen := make(map[string]bool, len(tools))
+	for _, t := range tools {
+		out = append(out, t.Spec())
+		seen[t.Name] = true
+	}
+	r.mu.RLock()
+	src := r.source
+	r.mu.RUnlock()
+	if src != nil {
+		for _, s := range src() {
+			if !seen[s.Name] {
+				out = append(out, s)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Digest returns the short hex sha256 of args in canonical JSON (object
+// keys sorted), as shown at consent and kept in the audit trail.
+func Digest(args map[string]any) string {
+	if args == nil {
+		args = map[string]any{}
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		b = []byte(fmt.Sprint(args))
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:6])
+}
+
+// Call is one approved tool call, ready to run. Prepare makes it; Run runs
+// it. Splitting the two lets an agent ask for every approval of one answer
+// in order and then run the approved calls concurrently.
+type Call struct {
+	reg    *Registry
+	tool   Tool
+	args   map[string]any
+	digest string
+}
+
+// Tool returns the tool the call will run.
+func (c *Call) Tool() Tool { return c.tool }
+
+// Digest returns the argument digest of the call.
+func (c *Call) Digest() string { return c.digest }
+
+// Prepare resolves name (registered tools first, then the fallback) and
+// obtains approval for a non-safe tool. Unknown names return an error
+// wrapping ErrUnknownTool, refusals one wrapping ErrDenied; both are
+// audited.
+func (r *Registry) Prepare(ctx context.Context, name string, args map[string]any) (*Call, error) {
+	if args == nil {
+		args = map[string]any{}
+	}
+	digest := Digest(args)
+	t, ok := r.Get(name)
+	if !ok {
+		r.audit(Tool{Name: name}, digest, "unknown", 0, 0)
+		return nil, fmt.Errorf("%w %q: it is not registered; list the available tools with tool_search", ErrUnknownTool, name)
+	}
+	if !t.Safe {
+		ok, err := r.approver.Approve(ctx, Consent{Tool: t.Name, Origin: t.Origin, Digest: digest, Args: args})
+		if err != nil || !ok {
+			r.audit(t, digest, "denied", 0, 0)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s (%s): %v", ErrDenied, t.Name, digest, err)
+			}
+			return nil, fmt.Errorf("%w: %s (%s) was not approved", ErrDenied, t.Name, digest)
+		}
+	}
+	return &Call{reg: r, tool: t, args: args, digest: digest}, nil
+}
+
+// Run runs the prepared call, audits it, redacts the result and spills it to
+// a vault record when its text exceeds ResultMax.
+func (c *Call) Run(ctx context.Context) (Result, error) {
+	r := c.reg
+	start := r.now()
+	res, err := runTool(ctx, c.tool, c.args)
+	dur := r.now().Sub(start)
+	outcome := "ok"
+	switch {
+	case err != nil:
+		outcome = "error"
+		if ctx.Err() != nil {
+			outcome = "cancelled"
+		}
+	case res.IsError:
+		outcome = "error"
+	}
+	if err != nil {
+		r.audit(c.tool, c.digest, outcome, dur, 0)
+		return Result{}, fmt.Errorf("tool %s: %s", c.tool.Name, r.redact(err.Error()))
+	}
+	res = r.redactResult(res)
+	size := res.size()
+	res, spillErr := r.spill(c.tool, c.digest, res)
+	r.audit(c.tool, c.digest, outcome, dur, size)
+	if spillErr != nil {
+		return Result{}, spillErr
+	}
+	return res, nil
+}
+
+// runTool runs t, turning a panic in the tool into an error result so one
+// faulty tool (a Lua one, say) cannot take the process down.
+func runTool(ctx context.Context, t Tool, args map[string]any) (res Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = ErrorResult("tool %s failed: %v", t.Name, p), nil
+		}
+	}()
+	return t.Run(ctx, args)
+}
+
+// Dispatch runs the named tool with args: approval, run, audit, redaction,
+// spill. It is the one path every caller (the agent, scripts, the MCP
+// server) uses.
+func (r *Registry) Dispatch(ctx context.Context, name string, args map[string]any) (Result, error) {
+	c, err := r.Prepare(ctx, name, args)
+	if err != nil {
+		return Result{}, err
+	}
+	return c.Run(ctx)
+}
+
+func (r *Registry) redact(s string) string {
+	return r.store.Redact(s)
+}
+
+func (r *Registry) redactResult(res Result) Result {
+	out := Result{IsError: res.IsError, Content: make([]Content, len(res.Content))}
+	for i, c := range res.Content {
+		c.Text = r.redact(c.Text)
+		if len(c.Raw) > 0 {
+			c.Raw = json.RawMessage(r.redact(string(c.Raw)))
+		}
+		out.Content[i] = c
+	}
+	return out
+}
+
+// spill stores a result whose text exceeds ResultMax as a vault record and
+// returns a result that names the record.
+func (r *Registry) spill(t Tool, digest string, res Result) (Result, error) {
+	size := res.size()
+	if size <= ResultMax {
+		return res, nil
+	}
+	text := res.Text()
+	id, err := r.store.RecordPut(text, map[string]any{"tool": t.Name, "digest": digest, "isError": res.IsError})
+	if err != nil {
+		return Result{}, fmt.Errorf("tool %s: result of %d bytes exceeds %d and could not be stored: %v", t.Name, size, ResultMax, err)
+	}
+	head := text
+	if len(head) > spillPreview {
+		head = head[:spillPreview]
+		for len(head) > 0 && !utf8.ValidString(head) {
+			head = head[:len(head)-1]
+		}
+	}
+	note := fmt.Sprintf("The result is %d bytes, over the inline limit of %d, so it was stored as record %s. "+
+		"Read it in parts with record_read {\"id\": %q, \"offset\": 0, \"length\": 16384}.\n"+
+		"First %d bytes:\n%s", len(text), ResultMax, id, id, len(head), head)
+	return Result{Content: []Content{{Type: "text", Text: note}}, IsError: res.IsError}, nil
+}
+
+func (r *Registry) audit(t Tool, digest, outcome string, dur time.Duration, size int) {
+	kind, subject := "tool", t.Name
+	if t.Origin != "" {
+		kind, subject = "mcp-call", t.Origin
+	}
+	// An audit failure must not turn a finished call into a failed one; the
+	// vault reports its own errors on the next read of the trail.
+	_, _ = r.store.AuditAppend(vault.AuditEntry{
+		Time: r.now(), Kind: kind, Subject: subject, Digest: digest,
+		Outcome: outcome, Duration: dur, Size: size,
+	})
+}

@@ -1,0 +1,560 @@
+package engine
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// File tool limits.
+const (
+	// ReadFileMax is the largest file read_file reads whole; larger files
+	// are read by line range.
+	ReadFileMax = 16 << 20
+	// GlobMax bounds the paths one glob returns.
+	GlobMax = 1000
+	// ListDirMax bounds the entries one list_dir returns.
+	ListDirMax = 2000
+	// GrepDefaultMatches is grep's default match limit; GrepMaxMatches the
+	// most a call may ask for.
+	GrepDefaultMatches = 200
+	GrepMaxMatches     = 5000
+	// GrepMaxFiles bounds the files one grep reads; GrepMaxFileSize skips
+	// larger files (named in the answer).
+	GrepMaxFiles    = 20000
+	GrepMaxFileSize = 8 << 20
+	// grepLineMax clips each matched line shown.
+	grepLineMax = 400
+)
+
+func (e *Engine) fileTools() []Tool {
+	return []Tool{
+		{
+			Name: "read_file",
+			Description: "Read a text file. Optional start_line and end_line (1-based, inclusive) read a range of lines; " +
+				"use them for large files.",
+			Parameters: schema([]string{"path"}, map[string]any{
+				"path":       prop("string", "file path, absolute or relative to the working directory"),
+				"start_line": prop("integer", "first line to read (1-based)"),
+				"end_line":   prop("integer", "last line to read (inclusive)"),
+			}),
+			Safe: true,
+			Run:  e.readFile,
+		},
+		{
+			Name:        "write_file",
+			Description: "Write text to a file, creating it and its parent directories, replacing its contents (or appending with append=true).",
+			Parameters: schema([]string{"path", "content"}, map[string]any{
+				"path":    prop("string", "file path"),
+				"content": prop("string", "the text to write"),
+				"append":  prop("boolean", "append instead of replacing"),
+			}),
+			Run: e.writeFile,
+		},
+		{
+			Name: "edit_file",
+			Description: "Edit a text file by exact string replacement: old_string must occur exactly once (or set " +
+				"replace_all) and is replaced by new_string.",
+			Parameters: schema([]string{"path", "old_string", "new_string"}, map[string]any{
+				"path":        prop("string", "file path"),
+				"old_string":  prop("string", "the exact text to replace, with enough context to be unique"),
+				"new_string":  prop("string", "the replacement text"),
+				"replace_all": prop("boolean", "replace every occurrence"),
+			}),
+			Run: e.editFile,
+		},
+		{
+			Name:        "list_dir",
+			Description: "List a directory: one entry per line, directories with a trailing slash, files with their size.",
+			Parameters: schema(nil, map[string]any{
+				"path": prop("string", "directory (default: the working directory)"),
+			}),
+			Safe: true,
+			Run:  e.listDir,
+		},
+		{
+			Name: "glob",
+			Description: "Find files whose path matches a glob pattern such as **/*.go or src/*/test_*.py; ** matches any " +
+				"number of directories. Paths are relative to path (default: the working directory).",
+			Parameters: schema([]string{"pattern"}, map[string]any{
+				"pattern": prop("string", "glob pattern; * ? [..] within a name, ** across directories"),
+				"path":    prop("string", "directory to search from"),
+			}),
+			Safe: true,
+			Run:  e.globTool,
+		},
+		{
+			Name: "grep",
+			Description: "Search file contents with a regular expression (RE2 syntax) under a file or directory; answers " +
+				"file:line: text for each matching line, up to max_matches (default 200).",
+			Parameters: schema([]string{"pattern"}, map[string]any{
+				"pattern":     prop("string", "regular expression"),
+				"path":        prop("string", "file or directory to search (default: the working directory)"),
+				"glob":        prop("string", "only search files whose relative path matches this glob, e.g. **/*.go"),
+				"ignore_case": prop("boolean", "match case-insensitively"),
+				"max_matches": prop("integer", "stop after this many matching lines"),
+			}),
+			Safe: true,
+			Run:  e.grepTool,
+		},
+	}
+}
+
+func (e *Engine) readFile(_ context.Context, args map[string]any) (Result, error) {
+	p, err := argString(args, "path", true)
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	start, err := argInt(args, "start_line", 0)
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	end, err := argInt(args, "end_line", 0)
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	if start < 0 || end < 0 || (end > 0 && start > end) {
+		return ErrorResult("line range %d-%d is not valid: start_line and end_line are 1-based and start_line <= end_line", start, end), nil
+	}
+	full := resolvePath(e.dir, p)
+	f, err := os.Open(full)
+	if err != nil {
+		return ErrorResult("read_file: %v", err), nil
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return ErrorResult("read_file: %v", err), nil
+	}
+	if st.IsDir() {
+		return ErrorResult("read_file: %s is a directory: use list_dir", p), nil
+	}
+	head := make([]byte, 8192)
+	n, _ := io.ReadFull(f, head)
+	if bytes.IndexByte(head[:n], 0) >= 0 {
+		return ErrorResult("read_file: %s looks binary (it holds NUL bytes): it cannot be shown as text", p), nil
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return ErrorResult("read_file: %v", err), nil
+	}
+	if start == 0 && end == 0 {
+		if st.Size() > ReadFileMax {
+			return ErrorResult("read_file: %s is %d bytes, over %d: read it in parts with start_line and end_line", p, st.Size(), ReadFileMax), nil
+		}
+		data, err := io.ReadAll(f)
+		if err != nil {
+			return ErrorResult("read_file: %v", err), nil
+		}
+		return TextResult(string(data)), nil
+	}
+	if start == 0 {
+		start = 1
+	}
+	var b strings.Builder
+	r := bufio.NewReader(f)
+	line := 0
+	for {
+		s, err := r.ReadString('\n')
+		if s != "" {
+			line++
+			if line >= start && (end == 0 || line <= end) {
+				if b.Len()+len(s) > ReadFileMax {
+					return ErrorResult("read_file: lines %d-%d of %s exceed %d bytes: ask for a smaller range", start, end, p, ReadFileMax), nil
+				}
+				b.WriteString(s)
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	if start > line {
+		return ErrorResult("read_file: %s has %d lines; start_line %d is past the end", p, line, start), nil
+	}
+	last := end
+	if last == 0 || last > line {
+		last = line
+	}
+	return TextResult(fmt.Sprintf("[%s, lines %d-%d of %d]\n%s", p, start, last, line, b.String())), nil
+}
+
+func (e *Engine) writeFile(_ context.Context, args map[string]any) (Result, error) {
+	p, err := argString(args, "path", true)
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	content, err := argString(args, "content", false)
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	if _, ok := args["content"]; !ok {
+		return ErrorResult("argument \"content\" is missing: give the text to write (an empty string empties the file)"), nil
+	}
+	appendMode, err := argBool(args, "append")
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	full := resolvePath(e.dir, p)
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		return ErrorResult("write_file: %v", err), nil
+	}
+	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	if appendMode {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	}
+	f, err := os.OpenFile(full, flags, 0o644)
+	if err != nil {
+		return ErrorResult("write_file: %v", err), nil
+	}
+	if _, err := f.WriteString(content); err != nil {
+		f.Close()
+		return ErrorResult("write_file: %v", err), nil
+	}
+	if err := f.Close(); err != nil {
+		return ErrorResult("write_file: %v", err), nil
+	}
+	verb := "wrote"
+	if appendMode {
+		verb = "appended"
+	}
+	return TextResult(fmt.Sprintf("%s %d bytes to %s", verb, len(content), p)), nil
+}
+
+func (e *Engine) editFile(_ context.Context, args map[string]any) (Result, error) {
+	p, err := argString(args, "path", true)
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	oldS, err := argString(args, "old_string", true)
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	newS, err := argString(args, "new_string", false)
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	all, err := argBool(args, "replace_all")
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	if oldS == newS {
+		return ErrorResult("edit_file: old_string and new_string are the same: nothing to change"), nil
+	}
+	full := resolvePath(e.dir, p)
+	st, err := os.Stat(full)
+	if err != nil {
+		return ErrorResult("edit_file: %v", err), nil
+	}
+	data, err := os.ReadFile(full)
+	if err != nil {
+		return ErrorResult("edit_file: %v", err), nil
+	}
+	text := string(data)
+	n := strings.Count(text, oldS)
+	switch {
+	case n == 0:
+		return ErrorResult("edit_file: old_string was not found in %s: read the file and copy the text exactly, whitespace included", p), nil
+	case n > 1 && !all:
+		return ErrorResult("edit_file: old_string occurs %d times in %s (at lines %s): add surrounding context to make it unique, or set replace_all",
+			n, p, matchLines(text, oldS)), nil
+	}
+	if all {
+		text = strings.ReplaceAll(text, oldS, newS)
+	} else {
+		text = strings.Replace(text, oldS, newS, 1)
+	}
+	if err := os.WriteFile(full, []byte(text), st.Mode().Perm()); err != nil {
+		return ErrorResult("edit_file: %v", err), nil
+	}
+	return TextResult(fmt.Sprintf("replaced %d occurrence(s) in %s", n, p)), nil
+}
+
+// matchLines lists the 1-based lines where sub starts in text.
+func matchLines(text, sub string) string {
+	var lines []string
+	off := 0
+	for {
+		i := strings.Index(text[off:], sub)
+		if i < 0 || len(lines) >= 20 {
+			break
+		}
+		lines = append(lines, fmt.Sprint(strings.Count(text[:off+i], "\n")+1))
+		off += i + 1
+	}
+	return strings.Join(lines, ", ")
+}
+
+func (e *Engine) listDir(_ context.Context, args map[string]any) (Result, error) {
+	p, err := argString(args, "path", false)
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	full := resolvePath(e.dir, p)
+	entries, err := os.ReadDir(full)
+	if err != nil {
+		return ErrorResult("list_dir: %v", err), nil
+	}
+	var b strings.Builder
+	for i, de := range entries {
+		if i == ListDirMax {
+			fmt.Fprintf(&b, "[%d more entries not listed: use glob to narrow down]\n", len(entries)-ListDirMax)
+			break
+		}
+		switch {
+		case de.IsDir():
+			fmt.Fprintf(&b, "%s/\n", de.Name())
+		case de.Type()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(filepath.Join(full, de.Name()))
+			fmt.Fprintf(&b, "%s -> %s\n", de.Name(), target)
+		default:
+			size := int64(0)
+			if info, err := de.Info(); err == nil {
+				size = info.Size()
+			}
+			fmt.Fprintf(&b, "%s\t%d\n", de.Name(), size)
+		}
+	}
+	if len(entries) == 0 {
+		b.WriteString("(empty directory)\n")
+	}
+	return TextResult(b.String()), nil
+}
+
+func (e *Engine) globTool(ctx context.Context, args map[string]any) (Result, error) {
+	pattern, err := argString(args, "pattern", true)
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	p, err := argString(args, "path", false)
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	root := resolvePath(e.dir, p)
+	if filepath.IsAbs(pattern) {
+		root, pattern = splitGlobRoot(pattern)
+	}
+	pattern = path.Clean(filepath.ToSlash(pattern))
+	if _, err := path.Match(strings.ReplaceAll(pattern, "**", "*"), ""); err != nil {
+		return ErrorResult("glob: pattern %q is malformed: %v", pattern, err), nil
+	}
+	matches, more, err := globWalk(ctx, root, pattern, GlobMax)
+	if err != nil {
+		return ErrorResult("glob: %v", err), nil
+	}
+	if len(matches) == 0 {
+		return TextResult(fmt.Sprintf("no paths under %s match %s", root, pattern)), nil
+	}
+	text := strings.Join(matches, "\n") + "\n"
+	if more {
+		text += fmt.Sprintf("[stopped at %d paths: narrow the pattern to see the rest]\n", GlobMax)
+	}
+	return TextResult(text), nil
+}
+
+// splitGlobRoot splits an absolute pattern into the directory before its
+// first wildcard and the rest.
+func splitGlobRoot(pattern string) (string, string) {
+	parts := strings.Split(filepath.ToSlash(pattern), "/")
+	i := 0
+	for i < len(parts)-1 && !strings.ContainsAny(parts[i], "*?[") {
+		i++
+	}
+	root := "/" + strings.Join(parts[:i], "/")
+	return filepath.Clean(root), strings.Join(parts[i:], "/")
+}
+
+// globWalk walks root and returns the slash-separated relative paths that
+// match pattern, sorted, up to limit (more reports that there were more).
+// .git directories are not entered unless the pattern names them.
+func globWalk(ctx context.Context, root, pattern string, limit int) (out []string, more bool, err error) {
+	segs := strings.Split(pattern, "/")
+	enterGit := strings.Contains(pattern, ".git")
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, werr error) error {
+		if werr != nil {
+			if p == root {
+				return werr
+			}
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if p == root {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() && d.Name() == ".git" && !enterGit {
+			return filepath.SkipDir
+		}
+		if matchSegments(segs, strings.Split(rel, "/")) {
+			if len(out) == limit {
+				more = true
+				return filepath.SkipAll
+			}
+			if d.IsDir() {
+				out = append(out, rel+"/")
+			} else {
+				out = append(out, rel)
+			}
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out, more, err
+}
+
+// matchSegments matches path segments against pattern segments, where a
+// "**" segment matches any number (zero included) of path segments.
+func matchSegments(pat, name []string) bool {
+	for len(pat) > 0 {
+		if pat[0] == "**" {
+			for len(pat) > 0 && pat[0] == "**" {
+				pat = pat[1:]
+			}
+			if len(pat) == 0 {
+				return true
+			}
+			for i := 0; i <= len(name); i++ {
+				if matchSegments(pat, name[i:]) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(name) == 0 {
+			return false
+		}
+		if ok, _ := path.Match(pat[0], name[0]); !ok {
+			return false
+		}
+		pat, name = pat[1:], name[1:]
+	}
+	return len(name) == 0
+}
+
+func (e *Engine) grepTool(ctx context.Context, args map[string]any) (Result, error) {
+	pattern, err := argString(args, "pattern", true)
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	p, err := argString(args, "path", false)
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	globPat, err := argString(args, "glob", false)
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	icase, err := argBool(args, "ignore_case")
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	limit, err := argInt(args, "max_matches", GrepDefaultMatches)
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	if limit <= 0 || limit > GrepMaxMatches {
+		return ErrorResult("max_matches %d is out of range: give 1 to %d", limit, GrepMaxMatches), nil
+	}
+	if icase {
+		pattern = "(?i)" + pattern
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return ErrorResult("grep: pattern is not a valid RE2 regular expression: %v", err), nil
+	}
+	root := resolvePath(e.dir, p)
+	st, err := os.Stat(root)
+	if err != nil {
+		return ErrorResult("grep: %v", err), nil
+	}
+	var files []string
+	if st.IsDir() {
+		pat := "**"
+		if globPat != "" {
+			pat = path.Clean(filepath.ToSlash(globPat))
+		}
+		rel, more, err := globWalk(ctx, root, pat, GrepMaxFiles)
+		if err != nil {
+			return ErrorResult("grep: %v", err), nil
+		}
+		if more {
+			return ErrorResult("grep: more than %d files under %s: narrow the search with path or glob", GrepMaxFiles, root), nil
+		}
+		for _, r := range rel {
+			if !strings.HasSuffix(r, "/") {
+				files = append(files, r)
+			}
+		}
+	} else {
+		root, files = filepath.Dir(root), []string{filepath.Base(root)}
+	}
+
+	var b strings.Builder
+	matches := 0
+	var skipped []string
+	truncated := false
+scan:
+	for _, rel := range files {
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
+		full := filepath.Join(root, filepath.FromSlash(rel))
+		info, err := os.Stat(full)
+		if err != nil || !info.Mode().IsRegular() {
+			continue
+		}
+		if info.Size() > GrepMaxFileSize {
+			skipped = append(skipped, rel)
+			continue
+		}
+		data, err := os.ReadFile(full)
+		if err != nil || bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 {
+			continue
+		}
+		line := 0
+		for len(data) > 0 {
+			line++
+			i := bytes.IndexByte(data, '\n')
+			var l []byte
+			if i < 0 {
+				l, data = data, nil
+			} else {
+				l, data = data[:i], data[i+1:]
+			}
+			if !re.Match(l) {
+				continue
+			}
+			if matches == limit {
+				truncated = true
+				break scan
+			}
+			matches++
+			shown := string(l)
+			if len(shown) > grepLineMax {
+				shown = clip(shown, grepLineMax) + " […]"
+			}
+			fmt.Fprintf(&b, "%s:%d: %s\n", rel, line, shown)
+		}
+	}
+	if matches == 0 {
+		b.WriteString("no matches\n")
+	}
+	if truncated {
+		fmt.Fprintf(&b, "[stopped at %d matching lines: raise max_matches or narrow the search]\n", limit)
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(&b, "[not searched, over %d bytes: %s]\n", GrepMaxFileSize, strings.Join(skipped, ", "))
+	}
+	return TextResult(b.String()), nil
+}

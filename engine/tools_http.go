@@ -1,0 +1,105 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// http_fetch limits.
+const (
+	// FetchDefaultMax is the default body cap of http_fetch; FetchMaxMax
+	// the largest a call may ask for.
+	FetchDefaultMax = 1 << 20
+	FetchMaxMax     = 10 << 20
+	// FetchTimeout bounds one fetch.
+	FetchTimeout = 30 * time.Second
+)
+
+func (e *Engine) httpFetchTool() Tool {
+	return Tool{
+		Name: "http_fetch",
+		Description: "Fetch a web page or other text resource with HTTP GET and return its status, content type and " +
+			"body text. Bodies over max_bytes (default 1 MB) are cut at that size, and the answer says so.",
+		Parameters: schema([]string{"url"}, map[string]any{
+			"url":       prop("string", "http:// or https:// URL"),
+			"max_bytes": prop("integer", "largest body to read (default 1048576)"),
+		}),
+		Run: e.httpFetch,
+	}
+}
+
+func (e *Engine) httpFetch(ctx context.Context, args map[string]any) (Result, error) {
+	raw, err := argString(args, "url", true)
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	limit, err := argInt(args, "max_bytes", FetchDefaultMax)
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	if limit <= 0 || limit > FetchMaxMax {
+		return ErrorResult("max_bytes %d is out of range: give 1 to %d", limit, FetchMaxMax), nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return ErrorResult("http_fetch: %q is not an http:// or https:// URL", raw), nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, FetchTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return ErrorResult("http_fetch: %v", err), nil
+	}
+	req.Header.Set("User-Agent", "tai")
+	req.Header.Set("Accept", "text/html, text/plain, application/json, text/*;q=0.9, */*;q=0.1")
+	resp, err := e.httpClient.Do(req)
+	if err != nil {
+		return ErrorResult("http_fetch: %v", err), nil
+	}
+	defer resp.Body.Close()
+	ctype := resp.Header.Get("Content-Type")
+	if !isTextType(ctype) {
+		return ErrorResult("http_fetch: %s answered %s with content type %q, which is not text: nothing was read", u.Redacted(), resp.Status, ctype), nil
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
+	if err != nil {
+		return ErrorResult("http_fetch: reading the body of %s: %v", u.Redacted(), err), nil
+	}
+	cut := len(body) > limit
+	if cut {
+		body = body[:limit]
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\nContent-Type: %s\n\n%s", resp.Status, ctype, body)
+	if cut {
+		fmt.Fprintf(&b, "\n[the body is longer than max_bytes=%d and was cut there; ask again with a larger max_bytes (up to %d) to read more]", limit, FetchMaxMax)
+	}
+	return Result{Content: []Content{{Type: "text", Text: b.String()}}, IsError: resp.StatusCode >= 400}, nil
+}
+
+// isTextType reports whether a Content-Type names text a model can read;
+// a missing type is taken as text.
+func isTextType(ctype string) bool {
+	if ctype == "" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ctype)
+	if err != nil {
+		return false
+	}
+	switch {
+	case strings.HasPrefix(mt, "text/"),
+		mt == "application/json", strings.HasSuffix(mt, "+json"),
+		mt == "application/xml", strings.HasSuffix(mt, "+xml"),
+		mt == "application/javascript", mt == "application/x-yaml", mt == "application/yaml",
+		mt == "application/toml", mt == "application/x-ndjson":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,132 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ToolSearchDefault is how many tools tool_search returns (and enables)
+// when the call names no limit.
+const ToolSearchDefault = 8
+
+func (e *Engine) askUserTool() Tool {
+	return Tool{
+		Name:        "ask_user",
+		Description: "Ask the person at the terminal a question and wait for the answer. Use it when a choice or a missing fact needs them.",
+		Parameters: schema([]string{"question"}, map[string]any{
+			"question": prop("string", "the question to ask"),
+		}),
+		// Asking is itself the consent: the person sees the question.
+		Safe: true,
+		Run: func(ctx context.Context, args map[string]any) (Result, error) {
+			q, err := argString(args, "question", true)
+			if err != nil {
+				return ErrorResult("%v", err), nil
+			}
+			answer, err := e.approver.Ask(ctx, q)
+			if err != nil {
+				if ctx.Err() != nil {
+					return Result{}, ctx.Err()
+				}
+				return ErrorResult("ask_user denied: %v; decide without asking, or stop and say what you need", err), nil
+			}
+			return TextResult(answer), nil
+		},
+	}
+}
+
+func (e *Engine) toolSearchTool() Tool {
+	return Tool{
+		Name: "tool_search",
+		Description: "Search all available tools (native and from MCP servers) by words of their name and description, " +
+			"and enable the matches so they are offered from now on. Use it when the tool you need is not offered.",
+		Parameters: schema([]string{"query"}, map[string]any{
+			"query": prop("string", "words describing what the tool should do"),
+			"limit": prop("integer", fmt.Sprintf("most tools to return (default %d)", ToolSearchDefault)),
+		}),
+		Safe: true,
+		Run: func(ctx context.Context, args map[string]any) (Result, error) {
+			q, err := argString(args, "query", true)
+			if err != nil {
+				return ErrorResult("%v", err), nil
+			}
+			limit, err := argInt(args, "limit", ToolSearchDefault)
+			if err != nil {
+				return ErrorResult("%v", err), nil
+			}
+			if limit <= 0 || limit > 100 {
+				return ErrorResult("limit %d is out of range: give 1 to 100", limit), nil
+			}
+			a, inAgent := AgentFrom(ctx)
+			found := e.reg.Search(q, limit*4)
+			var b strings.Builder
+			n := 0
+			var names []string
+			for _, s := range found {
+				if n == limit {
+					break
+				}
+				if inAgent && !a.allowed(s.Name) {
+					continue
+				}
+				n++
+				names = append(names, s.Name)
+				fmt.Fprintf(&b, "%s: %s\n", s.Name, clip(s.Description, 300))
+			}
+			if n == 0 {
+				return TextResult(fmt.Sprintf("no tool matches %q: try other words", q)), nil
+			}
+			if inAgent {
+				a.Enable(names...)
+				b.WriteString("These tools are now enabled and will be offered from the next step on.\n")
+			}
+			return TextResult(b.String()), nil
+		},
+	}
+}
+
+func luaTool(run LuaRunner) Tool {
+	return Tool{
+		Name: "lua",
+		Description: "Run a chunk of Lua 5.1 in a fresh sandboxed state (no io, no os) and return what it printed " +
+			"and the values it returned.",
+		Parameters: schema([]string{"chunk"}, map[string]any{
+			"chunk": prop("string", "Lua source"),
+		}),
+		Run: func(ctx context.Context, args map[string]any) (Result, error) {
+			chunk, err := argString(args, "chunk", true)
+			if err != nil {
+				return ErrorResult("%v", err), nil
+			}
+			printed, results, err := run(ctx, chunk)
+			var b strings.Builder
+			if printed != "" {
+				b.WriteString(printed)
+				if !strings.HasSuffix(printed, "\n") {
+					b.WriteByte('\n')
+				}
+			}
+			if err != nil {
+				if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+					return Result{}, err
+				}
+				fmt.Fprintf(&b, "error: %v\n", err)
+				return Result{Content: []Content{{Type: "text", Text: b.String()}}, IsError: true}, nil
+			}
+			if len(results) > 0 {
+				data, err := json.Marshal(results)
+				if err != nil {
+					data = []byte(fmt.Sprint(results))
+				}
+				fmt.Fprintf(&b, "returned: %s\n", data)
+			}
+			if b.Len() == 0 {
+				b.WriteString("(no output, no return values)\n")
+			}
+			return TextResult(b.String()), nil
+		},
+	}
+}

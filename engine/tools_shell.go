@@ -1,0 +1,157 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Shell tool limits.
+const (
+	// ShellDefaultTimeout bounds a command that names no timeout.
+	ShellDefaultTimeout = 120 * time.Second
+	// ShellMaxTimeout is the longest timeout a call may ask for.
+	ShellMaxTimeout = 30 * time.Minute
+	// ShellOutputMax is how much of each of stdout and stderr is kept in
+	// memory. More is counted and reported, never dropped silently; what is
+	// kept and larger than ResultMax spills to a vault record.
+	ShellOutputMax = 8 << 20
+)
+
+func (e *Engine) shellTool() Tool {
+	return Tool{
+		Name: "shell",
+		Description: "Run a shell command and return its exit status, stdout and stderr. Give either command " +
+			"(a string run with sh -c) or argv (program and arguments, no shell). Optional cwd and timeout in seconds " +
+			"(default 120). Large output is stored as a record to read with record_read.",
+		Parameters: schema(nil, map[string]any{
+			"command": prop("string", "command line run with sh -c"),
+			"argv":    map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "program and arguments, run without a shell"},
+			"cwd":     prop("string", "working directory (default: tai's)"),
+			"timeout": prop("number", "seconds before the command is killed (default 120)"),
+		}),
+		Run: e.runShell,
+	}
+}
+
+func (e *Engine) runShell(ctx context.Context, args map[string]any) (Result, error) {
+	command, err := argString(args, "command", false)
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	argv, err := argStrings(args, "argv")
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	if (command == "") == (len(argv) == 0) {
+		return ErrorResult("give exactly one of command (a shell command line) or argv (a list: program, arguments)"), nil
+	}
+	if len(argv) > 0 && argv[0] == "" {
+		return ErrorResult("argv[0] is empty: name the program to run"), nil
+	}
+	cwd, err := argString(args, "cwd", false)
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	secs, err := argInt(args, "timeout", 0)
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	timeout := ShellDefaultTimeout
+	if secs > 0 {
+		timeout = time.Duration(secs) * time.Second
+	}
+	if secs < 0 || timeout > ShellMaxTimeout {
+		return ErrorResult("timeout %d s is out of range: give 1 to %d seconds", secs, int(ShellMaxTimeout/time.Second)), nil
+	}
+	if len(argv) == 0 {
+		argv = []string{"sh", "-c", command}
+	}
+	return runCommand(ctx, argv, resolvePath(e.dir, cwd), timeout), nil
+}
+
+// runCommand runs argv in its own process group, killing the whole group on
+// timeout or cancellation, and reports status and output.
+func runCommand(ctx context.Context, argv []string, dir string, timeout time.Duration) Result {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	cmd.WaitDelay = 2 * time.Second
+	stdout, stderr := &cappedBuffer{max: ShellOutputMax}, &cappedBuffer{max: ShellOutputMax}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	start := time.Now()
+	err := cmd.Run()
+	elapsed := time.Since(start).Round(time.Millisecond)
+
+	var b strings.Builder
+	isErr := false
+	var exitErr *exec.ExitError
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		fmt.Fprintf(&b, "killed: the command ran longer than its timeout of %s\n", timeout)
+		isErr = true
+	case ctx.Err() != nil:
+		fmt.Fprintf(&b, "killed: cancelled after %s\n", elapsed)
+		isErr = true
+	case errors.As(err, &exitErr):
+		fmt.Fprintf(&b, "exit status %d (%s)\n", exitErr.ExitCode(), elapsed)
+		isErr = true
+	case err != nil:
+		fmt.Fprintf(&b, "could not run %q: %v\n", argv[0], err)
+		isErr = true
+	default:
+		fmt.Fprintf(&b, "exit status 0 (%s)\n", elapsed)
+	}
+	stdout.section(&b, "stdout")
+	stderr.section(&b, "stderr")
+	return Result{Content: []Content{{Type: "text", Text: b.String()}}, IsError: isErr}
+}
+
+// cappedBuffer keeps the first max bytes written and counts the rest.
+type cappedBuffer struct {
+	mu      sync.Mutex
+	max     int
+	buf     []byte
+	dropped int64
+}
+
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	room := c.max - len(c.buf)
+	if room >= len(p) {
+		c.buf = append(c.buf, p...)
+	} else {
+		if room > 0 {
+			c.buf = append(c.buf, p[:room]...)
+		}
+		c.dropped += int64(len(p) - max(room, 0))
+	}
+	return len(p), nil
+}
+
+func (c *cappedBuffer) section(b *strings.Builder, name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.buf) == 0 && c.dropped == 0 {
+		return
+	}
+	fmt.Fprintf(b, "--- %s ---\n%s", name, c.buf)
+	if len(c.buf) > 0 && c.buf[len(c.buf)-1] != '\n' {
+		b.WriteByte('\n')
+	}
+	if c.dropped > 0 {
+		fmt.Fprintf(b, "--- %s: %d more bytes were not kept (the first %d are above); redirect the output to a file to keep it all ---\n",
+			name, c.dropped, c.max)
+	}
+}

@@ -1,0 +1,199 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"tai/vault"
+)
+
+// Limits of the vault tools.
+const (
+	// RecordReadDefault is record_read's default length; RecordReadMax the
+	// most one call returns (ResultMax, so a read never spills again).
+	RecordReadDefault = 16 * 1024
+	RecordReadMax     = ResultMax - 1024
+	// AuditTailMax bounds audit_tail's n.
+	AuditTailMax = 500
+)
+
+func (e *Engine) vaultTools() []Tool {
+	return []Tool{
+		{
+			Name: "secret_set",
+			Description: "Store a secret (an API key, a token) in the vault under a name. The value is never shown " +
+				"again: it is scrubbed from all output. Profiles and MCP configs refer to secrets by name.",
+			Parameters: schema([]string{"name", "value"}, map[string]any{
+				"name":        prop("string", "secret name: 1-128 letters, digits, '-', '_' or '.'"),
+				"value":       prop("string", "the secret value"),
+				"description": prop("string", "what the secret is for"),
+			}),
+			Run: e.secretSet,
+		},
+		{
+			Name:        "secret_list",
+			Description: "List the vault's secrets by name, with their metadata and update time; values are never shown.",
+			Parameters:  schema(nil, map[string]any{}),
+			Safe:        true,
+			Run:         e.secretList,
+		},
+		{
+			Name:        "secret_delete",
+			Description: "Delete a secret from the vault by name.",
+			Parameters: schema([]string{"name"}, map[string]any{
+				"name": prop("string", "secret name"),
+			}),
+			Run: e.secretDelete,
+		},
+		{
+			Name: "record_read",
+			Description: "Read part of a stored record, such as a large tool result that was spilled to the vault: " +
+				"give its id, an offset in bytes and a length (default 16384).",
+			Parameters: schema([]string{"id"}, map[string]any{
+				"id":     prop("string", "record id"),
+				"offset": prop("integer", "byte offset to start at (default 0)"),
+				"length": prop("integer", fmt.Sprintf("bytes to read (default %d, at most %d)", RecordReadDefault, RecordReadMax)),
+			}),
+			Safe: true,
+			Run:  e.recordRead,
+		},
+		{
+			Name:        "audit_tail",
+			Description: "Show the newest entries of the audit trail of tool calls, MCP calls and secret changes.",
+			Parameters: schema(nil, map[string]any{
+				"n":    prop("integer", "how many entries (default 20)"),
+				"kind": prop("string", "only entries of this kind: tool, mcp-call, secret, …"),
+			}),
+			Safe: true,
+			Run:  e.auditTail,
+		},
+	}
+}
+
+func (e *Engine) secretSet(_ context.Context, args map[string]any) (Result, error) {
+	name, err := argString(args, "name", true)
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	value, err := argString(args, "value", true)
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	desc, err := argString(args, "description", false)
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	if err := vault.ValidSecretName(name); err != nil {
+		return ErrorResult("secret_set: %v", err), nil
+	}
+	var meta map[string]any
+	if desc != "" {
+		meta = map[string]any{"description": desc}
+	}
+	if err := e.store.SecretSet(name, value, meta); err != nil {
+		return ErrorResult("secret_set: %v", err), nil
+	}
+	e.store.AddRedaction(name, value)
+	return TextResult(fmt.Sprintf("stored secret %s (%d bytes; the value is never shown)", name, len(value))), nil
+}
+
+func (e *Engine) secretList(context.Context, map[string]any) (Result, error) {
+	list, err := e.store.SecretList()
+	if err != nil {
+		return ErrorResult("secret_list: %v", err), nil
+	}
+	if len(list) == 0 {
+		return TextResult("no secrets stored"), nil
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+	var b strings.Builder
+	for _, s := range list {
+		fmt.Fprintf(&b, "%s\tupdated %s", s.Name, s.Updated.UTC().Format(time.RFC3339))
+		if len(s.Meta) > 0 {
+			m, _ := json.Marshal(s.Meta)
+			fmt.Fprintf(&b, "\t%s", m)
+		}
+		b.WriteByte('\n')
+	}
+	return TextResult(b.String()), nil
+}
+
+func (e *Engine) secretDelete(_ context.Context, args map[string]any) (Result, error) {
+	name, err := argString(args, "name", true)
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	if err := e.store.SecretDelete(name); err != nil {
+		if errors.Is(err, vault.ErrNotFound) {
+			return ErrorResult("secret_delete: no secret named %q: see secret_list", name), nil
+		}
+		return ErrorResult("secret_delete: %v", err), nil
+	}
+	return TextResult("deleted secret " + name), nil
+}
+
+func (e *Engine) recordRead(_ context.Context, args map[string]any) (Result, error) {
+	id, err := argString(args, "id", true)
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	offset, err := argInt(args, "offset", 0)
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	length, err := argInt(args, "length", RecordReadDefault)
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	if offset < 0 {
+		return ErrorResult("record_read: offset %d is negative", offset), nil
+	}
+	if length <= 0 || length > RecordReadMax {
+		return ErrorResult("record_read: length %d is out of range: give 1 to %d", length, RecordReadMax), nil
+	}
+	text, rec, err := e.store.RecordGet(id, offset, length)
+	if err != nil {
+		if errors.Is(err, vault.ErrNotFound) {
+			return ErrorResult("record_read: no record %q", id), nil
+		}
+		return ErrorResult("record_read: %v", err), nil
+	}
+	end := offset + len(text)
+	next := ""
+	if end < rec.Size {
+		next = fmt.Sprintf("; %d bytes remain, continue with offset %d", rec.Size-end, end)
+	}
+	return TextResult(fmt.Sprintf("[record %s, bytes %d-%d of %d%s]\n%s", id, offset, end, rec.Size, next, text)), nil
+}
+
+func (e *Engine) auditTail(_ context.Context, args map[string]any) (Result, error) {
+	n, err := argInt(args, "n", 20)
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	kind, err := argString(args, "kind", false)
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	if n <= 0 || n > AuditTailMax {
+		return ErrorResult("audit_tail: n %d is out of range: give 1 to %d", n, AuditTailMax), nil
+	}
+	entries, err := e.store.AuditTail(n, kind)
+	if err != nil {
+		return ErrorResult("audit_tail: %v", err), nil
+	}
+	if len(entries) == 0 {
+		return TextResult("the audit trail is empty"), nil
+	}
+	var b strings.Builder
+	for _, a := range entries {
+		fmt.Fprintf(&b, "#%d %s %s %s digest=%s %s %s %dB\n", a.Seq, a.Time.UTC().Format(time.RFC3339),
+			a.Kind, a.Subject, a.Digest, a.Outcome, a.Duration.Round(time.Millisecond), a.Size)
+	}
+	return TextResult(b.String()), nil
+}
