@@ -26,6 +26,9 @@ var (
 	// longer than Options.LockTimeout. The wrapping error names the file
 	// (and the holder's pid when it can be found).
 	ErrLocked = errors.New("vault: locked by another process")
+	// ErrNoPassphrase reports a sealed value that must be read or written
+	// while no passphrase is available (Options.Passphrase is nil or failed).
+	ErrNoPassphrase = errors.New("vault: the vault is sealed and no passphrase is available")
 )
 
 // Options tunes Open. A nil *Options means defaults.
@@ -38,6 +41,9 @@ type Options struct {
 	// LockTimeout bounds the wait for the file lock per transaction.
 	// Zero means 5 seconds.
 	LockTimeout time.Duration
+
+	// kdf overrides the key derivation cost of Seal (tests only).
+	kdf kdfParams
 }
 
 // SecretInfo describes a secret without its value.

@@ -1,0 +1,427 @@
+package vault
+
+import (
+	"bytes"
+	"crypto/cipher"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"golang.org/x/crypto/chacha20poly1305"
+	"golang.org/x/crypto/scrypt"
+	bolt "go.etcd.io/bbolt"
+)
+
+// kdfParams are scrypt's cost parameters.
+type kdfParams struct {
+	N, R, P int
+}
+
+// defaultKDF costs about 100 ms and 32 MiB per derivation: the passphrase
+// is derived once per process, so this is cheap for users and dear for
+// guessers.
+var defaultKDF = kdfParams{N: 1 << 15, R: 8, P: 1}
+
+// sealMeta is the seal's record in the meta bucket: the KDF and its
+// parameters, the salt, and an AEAD-encrypted known plaintext that tells a
+// right passphrase from a wrong one before anything is decrypted or written.
+type sealMeta struct {
+	KDF    string `json:"kdf"`
+	N      int    `json:"n"`
+	R      int    `json:"r"`
+	P      int    `json:"p"`
+	Salt   []byte `json:"salt"`
+	Cipher string `json:"cipher"`
+	Check  []byte `json:"check"`
+}
+
+var (
+	sealMetaKey = []byte("seal")
+	checkPlain  = []byte("tai vault seal check v1")
+	checkAAD    = []byte("check")
+	// errNeedKey is returned from inside a transaction that needs the seal
+	// key before it has been derived; view and update then derive it
+	// outside the file lock and run the transaction again.
+	errNeedKey = errors.New("vault: seal key needed")
+)
+
+// sealKey is a derived key, tied to the salt it was derived with.
+type sealKey struct {
+	aead cipher.AEAD
+	salt []byte
+}
+
+func deriveKey(passphrase string, m *sealMeta) (*sealKey, error) {
+	if m.KDF != "scrypt" || m.Cipher != "xchacha20poly1305" {
+		return nil, fmt.Errorf("vault: the seal uses %s/%s, which this tai does not know: upgrade tai", m.KDF, m.Cipher)
+	}
+	if m.N > 1<<22 || m.R*m.P > 64 {
+		return nil, fmt.Errorf("vault: the seal's KDF parameters (N=%d r=%d p=%d) are out of range: the vault file was altered", m.N, m.R, m.P)
+	}
+	key, err := scrypt.Key([]byte(passphrase), m.Salt, m.N, m.R, m.P, chacha20poly1305.KeySize)
+	if err != nil {
+		return nil, fmt.Errorf("vault: derive the seal key: %w", err)
+	}
+	aead, err := chacha20poly1305.NewX(key)
+	if err != nil {
+		return nil, fmt.Errorf("vault: seal cipher: %w", err)
+	}
+	return &sealKey{aead: aead, salt: append([]byte(nil), m.Salt...)}, nil
+}
+
+// seal encrypts plain under a fresh random nonce, bound to aad (the row it
+// belongs to, so sealed values cannot be swapped between rows).
+func (k *sealKey) seal(plain, aad []byte) []byte {
+	nonce := make([]byte, k.aead.NonceSize(), k.aead.NonceSize()+len(plain)+k.aead.Overhead())
+	if _, err := rand.Read(nonce); err != nil {
+		panic("vault: crypto/rand failed: " + err.Error())
+	}
+	return k.aead.Seal(nonce, nonce, plain, aad)
+}
+
+func (k *sealKey) open(sealed, aad []byte) ([]byte, error) {
+	ns := k.aead.NonceSize()
+	if len(sealed) < ns+k.aead.Overhead() {
+		return nil, errors.New("sealed value too short")
+	}
+	return k.aead.Open(nil, sealed[:ns], sealed[ns:], aad)
+}
+
+func readSealMeta(tx *bolt.Tx) (*sealMeta, error) {
+	b := tx.Bucket(bucketMeta)
+	if b == nil {
+		return nil, nil
+	}
+	v := b.Get(sealMetaKey)
+	if v == nil {
+		return nil, nil
+	}
+	var m sealMeta
+	if err := json.Unmarshal(v, &m); err != nil {
+		return nil, fmt.Errorf("vault: the seal record is invalid JSON (%v): the vault file was altered", err)
+	}
+	return &m, nil
+}
+
+// sealer returns the key that values written in tx must be sealed with, or
+// nil when the seal is off. Without the key it returns errNeedKey.
+func (s *Store) sealer(tx *bolt.Tx) (*sealKey, error) {
+	m, err := readSealMeta(tx)
+	if err != nil || m == nil {
+		return nil, err
+	}
+	k := s.key.Load()
+	if k == nil || !bytes.Equal(k.salt, m.Salt) {
+		return nil, errNeedKey
+	}
+	return k, nil
+}
+
+// opener returns the key that opens sealed values read in tx.
+func (s *Store) opener(tx *bolt.Tx) (*sealKey, error) {
+	m, err := readSealMeta(tx)
+	if err != nil {
+		return nil, err
+	}
+	if m == nil {
+		return nil, errors.New("vault: a sealed value in a vault without a seal record: the vault file was altered")
+	}
+	k := s.key.Load()
+	if k == nil || !bytes.Equal(k.salt, m.Salt) {
+		return nil, errNeedKey
+	}
+	return k, nil
+}
+
+// askPassphrase calls Options.Passphrase the first time only. keyMu held.
+func (s *Store) askPassphrase() (string, error) {
+	if !s.asked {
+		s.asked = true
+		switch {
+		case s.passphrase == nil:
+			s.passErr = fmt.Errorf("%w: set TAI_VAULT_PASSPHRASE or run tai in a terminal to be asked", ErrNoPassphrase)
+		default:
+			s.pass, s.passErr = s.passphrase()
+			if s.passErr != nil {
+				s.passErr = fmt.Errorf("%w: %v", ErrNoPassphrase, s.passErr)
+			} else if s.pass == "" {
+				s.passErr = fmt.Errorf("%w: the passphrase given is empty", ErrNoPassphrase)
+			}
+		}
+	}
+	return s.pass, s.passErr
+}
+
+// unlock derives the seal key from the passphrase and checks it against
+// the stored check value. Nothing is written.
+func (s *Store) unlock() error {
+	s.keyMu.Lock()
+	defer s.keyMu.Unlock()
+	var m *sealMeta
+	if err := s.viewOnce(func(tx *bolt.Tx) error {
+		var err error
+		m, err = readSealMeta(tx)
+		return err
+	}); err != nil {
+		return err
+	}
+	if m == nil {
+		return nil
+	}
+	if k := s.key.Load(); k != nil && bytes.Equal(k.salt, m.Salt) {
+		return nil
+	}
+	pass, err := s.askPassphrase()
+	if err != nil {
+		return err
+	}
+	k, err := deriveKey(pass, m)
+	if err != nil {
+		return err
+	}
+	if got, err := k.open(m.Check, checkAAD); err != nil || !bytes.Equal(got, checkPlain) {
+		return fmt.Errorf("%w: it does not open the seal of %s; nothing was read or changed", ErrWrongPassphrase, s.path)
+	}
+	s.key.Store(k)
+	return nil
+}
+
+// Sealed reports whether the seal is on.
+func (s *Store) Sealed() (bool, error) {
+	var sealed bool
+	err := s.viewOnce(func(tx *bolt.Tx) error {
+		m, err := readSealMeta(tx)
+		sealed = m != nil
+		return err
+	})
+	return sealed, err
+}
+
+// Seal turns the seal on with passphrase: it derives a key (scrypt, random
+// salt), stores the salt, the KDF parameters and a check value, and
+// re-encrypts every secret value and every server's headers with
+// XChaCha20-Poly1305 in one transaction. It then zeroes every free page of
+// the file, so no plaintext from before the seal lingers on disk. On a
+// vault that is already sealed it changes the passphrase, which needs the
+// current one from Options.Passphrase.
+func (s *Store) Seal(passphrase string) error {
+	if passphrase == "" {
+		return errors.New("vault: empty passphrase: choose a non-empty passphrase to seal the vault")
+	}
+	salt := make([]byte, 16)
+	if _, err := rand.Read(salt); err != nil {
+		return fmt.Errorf("vault: random salt: %w", err)
+	}
+	meta := &sealMeta{KDF: "scrypt", N: s.kdf.N, R: s.kdf.R, P: s.kdf.P, Salt: salt, Cipher: "xchacha20poly1305"}
+	newKey, err := deriveKey(passphrase, meta)
+	if err != nil {
+		return err
+	}
+	meta.Check = newKey.seal(checkPlain, checkAAD)
+	metaJSON, err := json.Marshal(meta)
+	if err != nil {
+		return err
+	}
+	reseal := func(db *bolt.DB) error {
+		if err := db.Update(func(tx *bolt.Tx) error {
+			old, err := readSealMeta(tx)
+			if err != nil {
+				return err
+			}
+			var oldKey *sealKey
+			if old != nil {
+				if oldKey = s.key.Load(); oldKey == nil || !bytes.Equal(oldKey.salt, old.Salt) {
+					return errNeedKey
+				}
+			}
+			if err := resealSecrets(tx, oldKey, newKey); err != nil {
+				return err
+			}
+			if err := resealServers(tx, oldKey, newKey); err != nil {
+				return err
+			}
+			b, err := bucket(tx, bucketMeta)
+			if err != nil {
+				return err
+			}
+			if err := b.Put(sealMetaKey, metaJSON); err != nil {
+				return err
+			}
+			return bumpGen(tx)
+		}); err != nil {
+			return err
+		}
+		return scrubFreePages(db)
+	}
+	err = s.withDB(reseal)
+	if errors.Is(err, errNeedKey) {
+		if err := s.unlock(); err != nil {
+			return fmt.Errorf("vault: changing the passphrase needs the current one: %w", err)
+		}
+		err = s.withDB(reseal)
+	}
+	if err != nil {
+		return err
+	}
+	s.keyMu.Lock()
+	s.asked, s.pass, s.passErr = true, passphrase, nil
+	s.key.Store(newKey)
+	s.keyMu.Unlock()
+	return nil
+}
+
+func resealSecrets(tx *bolt.Tx, oldKey, newKey *sealKey) error {
+	b, err := bucket(tx, bucketSecrets)
+	if err != nil {
+		return err
+	}
+	rows := map[string]secretRow{}
+	if err := b.ForEach(func(k, v []byte) error {
+		row, err := decodeSecret(string(k), v)
+		if err != nil {
+			return err
+		}
+		rows[string(k)] = row
+		return nil
+	}); err != nil {
+		return err
+	}
+	for name, row := range rows {
+		plain := []byte(row.Value)
+		if row.Sealed != nil {
+			if oldKey == nil {
+				return fmt.Errorf("vault: secret %q is sealed but the vault has no seal record: the vault file was altered", name)
+			}
+			if plain, err = oldKey.open(row.Sealed, secretAAD(name)); err != nil {
+				return fmt.Errorf("vault: secret %q does not decrypt (%v): the vault file was altered", name, err)
+			}
+		}
+		row.Value, row.Sealed = "", newKey.seal(plain, secretAAD(name))
+		data, err := json.Marshal(row)
+		if err != nil {
+			return err
+		}
+		if err := b.Put([]byte(name), data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func resealServers(tx *bolt.Tx, oldKey, newKey *sealKey) error {
+	b, err := bucket(tx, bucketServers)
+	if err != nil {
+		return err
+	}
+	rows := map[string]serverRow{}
+	if err := b.ForEach(func(k, v []byte) error {
+		var row serverRow
+		if err := json.Unmarshal(v, &row); err != nil {
+			return fmt.Errorf("vault: server %q is stored as invalid JSON (%v): add it again", k, err)
+		}
+		rows[string(k)] = row
+		return nil
+	}); err != nil {
+		return err
+	}
+	for name, row := range rows {
+		headers, err := row.headers(oldKey)
+		if err != nil {
+			return err
+		}
+		if err := row.setHeaders(headers, newKey); err != nil {
+			return err
+		}
+		data, err := json.Marshal(row)
+		if err != nil {
+			return err
+		}
+		if err := b.Put([]byte(name), data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scrubFreePages zeroes every free or pending page of db and everything
+// past its high-water mark, then syncs the file. Together with bbolt's
+// copy-on-write (every rewritten page is written whole from a zeroed
+// buffer) this leaves no byte of a superseded value on disk. The caller
+// holds the exclusive file lock, so no reader can be using those pages.
+func scrubFreePages(db *bolt.DB) error {
+	tx, err := db.Begin(true)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	pageSize := int64(db.Info().PageSize)
+	hwm := tx.Size() / pageSize
+	f, err := os.OpenFile(db.Path(), os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("vault: scrub free pages: %w", err)
+	}
+	defer f.Close()
+	zero := make([]byte, 64*pageSize)
+	zeroRun := func(from, n int64) error {
+		for n > 0 {
+			c := min(n, int64(len(zero)))
+			if _, err := f.WriteAt(zero[:c], from); err != nil {
+				return fmt.Errorf("vault: scrub free pages: %w", err)
+			}
+			from, n = from+c, n-c
+		}
+		return nil
+	}
+	runStart, runLen := int64(0), int64(0)
+	for id := int64(2); id < hwm; id++ {
+		info, err := tx.Page(int(id))
+		if err != nil {
+			return fmt.Errorf("vault: scrub free pages: %w", err)
+		}
+		if info != nil && info.Type == "free" {
+			if runLen == 0 {
+				runStart = id
+			}
+			runLen++
+			continue
+		}
+		if runLen > 0 {
+			if err := zeroRun(runStart*pageSize, runLen*pageSize); err != nil {
+				return err
+			}
+			runLen = 0
+		}
+	}
+	if runLen > 0 {
+		if err := zeroRun(runStart*pageSize, runLen*pageSize); err != nil {
+			return err
+		}
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("vault: scrub free pages: %w", err)
+	}
+	if tail := st.Size() - hwm*pageSize; tail > 0 {
+		if err := zeroRun(hwm*pageSize, tail); err != nil {
+			return err
+		}
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("vault: scrub free pages: %w", err)
+	}
+	return nil
+}
+
+// PassphraseFromEnv returns an Options.Passphrase that reads
+// TAI_VAULT_PASSPHRASE, failing with a clear message when it is unset.
+func PassphraseFromEnv() func() (string, error) {
+	return func() (string, error) {
+		p, ok := os.LookupEnv("TAI_VAULT_PASSPHRASE")
+		if !ok || p == "" {
+			return "", errors.New("TAI_VAULT_PASSPHRASE is not set")
+		}
+		return p, nil
+	}
+}

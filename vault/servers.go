@@ -1,0 +1,363 @@
+package vault
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// serverRow is an mcp_servers value: the Server with its headers either in
+// the clear (Headers) or sealed (HeadersSealed, the JSON object encrypted).
+type serverRow struct {
+	Server
+	HeadersSealed []byte `json:"headers_sealed,omitempty"`
+}
+
+func headersAAD(server string) []byte { return []byte("headers\x00" + server) }
+
+// headers returns the row's headers, opening them with k when sealed.
+func (r *serverRow) headers(k *sealKey) (map[string]string, error) {
+	if r.HeadersSealed == nil {
+		return r.Headers, nil
+	}
+	if k == nil {
+		return nil, fmt.Errorf("vault: server %q has sealed headers but the vault has no seal record: the vault file was altered", r.Name)
+	}
+	plain, err := k.open(r.HeadersSealed, headersAAD(r.Name))
+	if err != nil {
+		return nil, fmt.Errorf("vault: server %q headers do not decrypt (%v): the vault file was altered", r.Name, err)
+	}
+	var h map[string]string
+	if err := json.Unmarshal(plain, &h); err != nil {
+		return nil, fmt.Errorf("vault: server %q headers are invalid JSON (%v): add the server again", r.Name, err)
+	}
+	return h, nil
+}
+
+// setHeaders stores h in the row, sealed with k when k is not nil.
+func (r *serverRow) setHeaders(h map[string]string, k *sealKey) error {
+	r.Headers, r.HeadersSealed = nil, nil
+	if len(h) == 0 {
+		return nil
+	}
+	if k == nil {
+		r.Headers = h
+		return nil
+	}
+	plain, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	r.HeadersSealed = k.seal(plain, headersAAD(r.Name))
+	return nil
+}
+
+// decodeServer decodes an mcp_servers value, opening sealed headers (which
+// needs the key: errNeedKey until it is derived).
+func (s *Store) decodeServer(tx *bolt.Tx, name string, data []byte) (Server, error) {
+	var row serverRow
+	if err := json.Unmarshal(data, &row); err != nil {
+		return Server{}, fmt.Errorf("vault: server %q is stored as invalid JSON (%v): add it again", name, err)
+	}
+	row.Name = name
+	var k *sealKey
+	if row.HeadersSealed != nil {
+		var err error
+		if k, err = s.opener(tx); err != nil {
+			return Server{}, err
+		}
+	}
+	h, err := row.headers(k)
+	if err != nil {
+		return Server{}, err
+	}
+	row.Server.Headers = h
+	return row.Server, nil
+}
+
+// ServerPut stores srv under srv.Name, replacing any row of that name. It
+// keeps the stored Created (setting it on the first put) and sets Updated.
+// Headers are sealed at rest when the seal is on.
+func (s *Store) ServerPut(srv Server) error {
+	if err := validName("server", srv.Name); err != nil {
+		return err
+	}
+	return s.update(func(tx *bolt.Tx) error {
+		b, err := bucket(tx, bucketServers)
+		if err != nil {
+			return err
+		}
+		k, err := s.sealer(tx)
+		if err != nil {
+			return err
+		}
+		now := time.Now().UTC()
+		row := serverRow{Server: srv}
+		row.Created, row.Updated = now, now
+		if old := b.Get([]byte(srv.Name)); old != nil {
+			var prev serverRow
+			if json.Unmarshal(old, &prev) == nil && !prev.Created.IsZero() {
+				row.Created = prev.Created
+			}
+		}
+		if err := row.setHeaders(srv.Headers, k); err != nil {
+			return fmt.Errorf("vault: server %q headers: %w", srv.Name, err)
+		}
+		data, err := json.Marshal(row)
+		if err != nil {
+			return fmt.Errorf("vault: server %q: %w", srv.Name, err)
+		}
+		return b.Put([]byte(srv.Name), data)
+	})
+}
+
+// ServerGet returns the server name; a missing one is ErrNotFound.
+func (s *Store) ServerGet(name string) (Server, error) {
+	var srv Server
+	err := s.view(func(tx *bolt.Tx) error {
+		data := get(tx, bucketServers, []byte(name))
+		if data == nil {
+			return fmt.Errorf("%w: server %q: add it first (mcp_add)", ErrNotFound, name)
+		}
+		var err error
+		srv, err = s.decodeServer(tx, name, data)
+		return err
+	})
+	return srv, err
+}
+
+// ServerList returns every server, sorted by name.
+func (s *Store) ServerList() ([]Server, error) {
+	var out []Server
+	err := s.view(func(tx *bolt.Tx) error {
+		out = out[:0]
+		b := tx.Bucket(bucketServers)
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
+			srv, err := s.decodeServer(tx, string(k), v)
+			if err != nil {
+				return err
+			}
+			out = append(out, srv)
+			return nil
+		})
+	})
+	return out, err
+}
+
+// ServerDelete removes the server name with its profile rows, tool pins and
+// cached tools, in one transaction. A missing server is ErrNotFound (any
+// rows left under its name are removed all the same).
+func (s *Store) ServerDelete(name string) error {
+	missing := false
+	err := s.update(func(tx *bolt.Tx) error {
+		for _, bn := range [][]byte{bucketServerProfiles, bucketPins, bucketTools} {
+			if err := deletePrefix(tx, bn, prefixKey(name)); err != nil {
+				return err
+			}
+		}
+		b := tx.Bucket(bucketServers)
+		if b == nil || b.Get([]byte(name)) == nil {
+			missing = true
+			return nil
+		}
+		return b.Delete([]byte(name))
+	})
+	if err == nil && missing {
+		err = fmt.Errorf("%w: server %q: nothing to remove", ErrNotFound, name)
+	}
+	return err
+}
+
+func deletePrefix(tx *bolt.Tx, bucketName, prefix []byte) error {
+	b := tx.Bucket(bucketName)
+	if b == nil {
+		return nil
+	}
+	var keys [][]byte
+	c := b.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		keys = append(keys, append([]byte(nil), k...))
+	}
+	for _, k := range keys {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// requireServer fails with ErrNotFound unless server is stored.
+func requireServer(tx *bolt.Tx, server string) error {
+	if b := tx.Bucket(bucketServers); b != nil && b.Get([]byte(server)) != nil {
+		return nil
+	}
+	return fmt.Errorf("%w: server %q is not stored: add the server before its profiles, pins or tools", ErrNotFound, server)
+}
+
+// ServerProfileSet enables or disables server for profile. The server must
+// be stored.
+func (s *Store) ServerProfileSet(server, profile string, enabled bool) error {
+	if err := validName("profile", profile); err != nil {
+		return err
+	}
+	return s.update(func(tx *bolt.Tx) error {
+		if err := requireServer(tx, server); err != nil {
+			return err
+		}
+		b, err := bucket(tx, bucketServerProfiles)
+		if err != nil {
+			return err
+		}
+		v := []byte("false")
+		if enabled {
+			v = []byte("true")
+		}
+		return b.Put(compositeKey(server, profile), v)
+	})
+}
+
+// ServerProfiles returns server's profile rows: profile name -> enabled.
+// A server without rows gives an empty map.
+func (s *Store) ServerProfiles(server string) (map[string]bool, error) {
+	out := map[string]bool{}
+	err := s.view(func(tx *bolt.Tx) error {
+		return forPrefix(tx, bucketServerProfiles, server, func(profile string, v []byte) error {
+			var on bool
+			if err := json.Unmarshal(v, &on); err != nil {
+				return fmt.Errorf("vault: profile row %s/%s is invalid (%v): set it again", server, profile, err)
+			}
+			out[profile] = on
+			return nil
+		})
+	})
+	return out, err
+}
+
+// forPrefix calls fn for every row of server in bucket name, in key order
+// (sorted by the second name).
+func forPrefix(tx *bolt.Tx, name []byte, server string, fn func(second string, v []byte) error) error {
+	b := tx.Bucket(name)
+	if b == nil {
+		return nil
+	}
+	prefix := prefixKey(server)
+	c := b.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		_, second, err := splitKey(k)
+		if err != nil {
+			return err
+		}
+		if err := fn(second, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PinPut stores the pin p (server, tool, hash), setting Updated when zero.
+// The server must be stored.
+func (s *Store) PinPut(p ToolPin) error {
+	if err := validName("tool", p.Tool); err != nil {
+		return err
+	}
+	if p.Updated.IsZero() {
+		p.Updated = time.Now().UTC()
+	}
+	return s.update(func(tx *bolt.Tx) error {
+		if err := requireServer(tx, p.Server); err != nil {
+			return err
+		}
+		b, err := bucket(tx, bucketPins)
+		if err != nil {
+			return err
+		}
+		data, err := json.Marshal(p)
+		if err != nil {
+			return err
+		}
+		return b.Put(compositeKey(p.Server, p.Tool), data)
+	})
+}
+
+// Pins returns server's tool pins sorted by tool name.
+func (s *Store) Pins(server string) ([]ToolPin, error) {
+	var out []ToolPin
+	err := s.view(func(tx *bolt.Tx) error {
+		return forPrefix(tx, bucketPins, server, func(tool string, v []byte) error {
+			var p ToolPin
+			if err := json.Unmarshal(v, &p); err != nil {
+				return fmt.Errorf("vault: pin %s/%s is invalid JSON (%v): re-pin the server's tools", server, tool, err)
+			}
+			p.Server, p.Tool = server, tool
+			out = append(out, p)
+			return nil
+		})
+	})
+	return out, err
+}
+
+// ToolsReplace replaces server's cached tool list with tools in one
+// transaction, setting each tool's Server and (when zero) Updated. The
+// server must be stored.
+func (s *Store) ToolsReplace(server string, tools []ServerTool) error {
+	now := time.Now().UTC()
+	rows := make(map[string][]byte, len(tools))
+	for _, t := range tools {
+		if err := validName("tool", t.Tool); err != nil {
+			return err
+		}
+		if _, dup := rows[t.Tool]; dup {
+			return fmt.Errorf("vault: server %q lists tool %q twice: give each tool once", server, t.Tool)
+		}
+		t.Server = server
+		if t.Updated.IsZero() {
+			t.Updated = now
+		}
+		data, err := json.Marshal(t)
+		if err != nil {
+			return fmt.Errorf("vault: tool %s/%s: %w", server, t.Tool, err)
+		}
+		rows[t.Tool] = data
+	}
+	return s.update(func(tx *bolt.Tx) error {
+		if err := requireServer(tx, server); err != nil {
+			return err
+		}
+		if err := deletePrefix(tx, bucketTools, prefixKey(server)); err != nil {
+			return err
+		}
+		b, err := bucket(tx, bucketTools)
+		if err != nil {
+			return err
+		}
+		for tool, data := range rows {
+			if err := b.Put(compositeKey(server, tool), data); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Tools returns server's cached tools sorted by tool name.
+func (s *Store) Tools(server string) ([]ServerTool, error) {
+	var out []ServerTool
+	err := s.view(func(tx *bolt.Tx) error {
+		return forPrefix(tx, bucketTools, server, func(tool string, v []byte) error {
+			var t ServerTool
+			if err := json.Unmarshal(v, &t); err != nil {
+				return fmt.Errorf("vault: cached tool %s/%s is invalid JSON (%v): list the server's tools again", server, tool, err)
+			}
+			t.Server, t.Tool = server, tool
+			out = append(out, t)
+			return nil
+		})
+	})
+	return out, err
+}
