@@ -1,0 +1,172 @@
+// Command tai is a terminal agent shell: a Lua REPL today, with the vault
+// behind it. main parses the command line, opens the vault lazily, builds
+// the Lua host and hands over to stdlib/main.lua.
+//
+//	tai                      the REPL
+//	tai SCRIPT.lua [ARGS…]   run a script
+//	tai -e CHUNK [ARGS…]     run a chunk
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"golang.org/x/term"
+
+	"tai/lua"
+	"tai/stdlib"
+	"tai/vault"
+)
+
+// version is tai.version and what --version prints.
+const version = "0.1.0"
+
+// options is the parsed command line. A later flag is one field here and
+// one line in newFlags.
+type options struct {
+	eval       string
+	evalSet    bool
+	vault      string
+	clean      bool
+	dumpStdlib string
+	version    bool
+	help       bool
+	args       []string
+}
+
+const usage = `tai — a terminal agent shell
+
+Usage:
+  tai                       start the REPL
+  tai SCRIPT.lua [ARGS…]    run a Lua script; arg holds ARGS, arg[0] the script
+  tai -e CHUNK [ARGS…]      run a Lua chunk, then exit
+
+Options:
+  -e CHUNK            run CHUNK instead of the REPL
+  --vault PATH        the vault file (default $TAI_VAULT, else
+                      $XDG_DATA_HOME/tai/vault.db)
+  --clean             ignore the user's init.lua and lua/ overrides
+  --dump-stdlib DIR   write the built-in Lua files into DIR and exit
+  --version           print the version and exit
+  --help              print this help and exit
+
+Environment:
+  TAI_VAULT, TAI_VAULT_PASSPHRASE (for a sealed vault; else a hidden prompt),
+  XDG_CONFIG_HOME (init.lua and lua/ under tai/), XDG_STATE_HOME (history),
+  XDG_DATA_HOME (the vault), NO_COLOR.
+
+Exit status: 0 success, 1 a Lua error, 2 bad usage, 130 interrupted.
+`
+
+func newFlags(o *options, out io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("tai", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.Usage = func() {}
+	fs.Func("e", "run `CHUNK`", func(s string) error { o.eval, o.evalSet = s, true; return nil })
+	fs.StringVar(&o.vault, "vault", "", "vault `PATH`")
+	fs.BoolVar(&o.clean, "clean", false, "ignore user overrides")
+	fs.StringVar(&o.dumpStdlib, "dump-stdlib", "", "write the built-in Lua files to `DIR`")
+	fs.BoolVar(&o.version, "version", false, "print the version")
+	fs.BoolVar(&o.help, "help", false, "print help")
+	fs.BoolVar(&o.help, "h", false, "print help")
+	return fs
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(argv []string, stdout, stderr io.Writer) int {
+	var o options
+	fs := newFlags(&o, io.Discard)
+	if err := fs.Parse(argv); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			io.WriteString(stdout, usage)
+			return lua.ExitOK
+		}
+		msg := err.Error()
+		if rest, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+			msg = "unknown flag " + rest
+		}
+		fmt.Fprintf(stderr, "tai: %s\nRun tai --help for usage.\n", msg)
+		return lua.ExitUsage
+	}
+	o.args = fs.Args()
+
+	switch {
+	case o.help:
+		io.WriteString(stdout, usage)
+		return lua.ExitOK
+	case o.version:
+		fmt.Fprintf(stdout, "tai %s\n", version)
+		return lua.ExitOK
+	case o.dumpStdlib != "":
+		written, err := stdlib.Dump(o.dumpStdlib)
+		if err != nil {
+			fmt.Fprintf(stderr, "tai: %v\n", err)
+			return lua.ExitError
+		}
+		for _, p := range written {
+			fmt.Fprintln(stdout, p)
+		}
+		return lua.ExitOK
+	}
+
+	inv := lua.Invocation{Mode: lua.ModeREPL}
+	switch {
+	case o.evalSet:
+		inv = lua.Invocation{Mode: lua.ModeEval, Chunk: o.eval, Args: o.args}
+	case len(o.args) > 0:
+		inv = lua.Invocation{Mode: lua.ModeScript, Script: o.args[0], Args: o.args[1:]}
+		if st, err := os.Stat(inv.Script); err != nil || st.IsDir() {
+			fmt.Fprintf(stderr, "tai: cannot run %q: not a readable file\nRun tai --help for usage.\n", inv.Script)
+			return lua.ExitUsage
+		}
+	}
+
+	h, err := lua.New(&lua.Options{
+		Version:    version,
+		Clean:      o.clean,
+		Passphrase: passphrase,
+		Vault: func() (*vault.Store, error) {
+			path := o.vault
+			if path == "" {
+				path = vault.DefaultPath()
+			}
+			return vault.Open(path, &vault.Options{Passphrase: passphrase})
+		},
+		Stdout: stdout,
+		Stderr: stderr,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "tai: %v\n", err)
+		return lua.ExitError
+	}
+	defer h.Close()
+	return h.Run(context.Background(), inv)
+}
+
+// passphrase returns $TAI_VAULT_PASSPHRASE, else asks on the terminal
+// without echo.
+func passphrase() (string, error) {
+	if p, ok := os.LookupEnv("TAI_VAULT_PASSPHRASE"); ok {
+		return p, nil
+	}
+	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	if err != nil {
+		return "", errors.New("the vault needs a passphrase: set TAI_VAULT_PASSPHRASE (no terminal to ask on)")
+	}
+	defer tty.Close()
+	fmt.Fprint(tty, "vault passphrase: ")
+	b, err := term.ReadPassword(int(tty.Fd()))
+	fmt.Fprintln(tty)
+	if err != nil {
+		return "", fmt.Errorf("reading the passphrase: %w", err)
+	}
+	return string(b), nil
+}

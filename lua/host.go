@@ -1,0 +1,372 @@
+// Package lua is tai's Lua host: the `tai` module (bindings over the vault,
+// and later the engine and MCP client), Go⇄Lua value conversion, the module
+// loader that puts the user's files before the embedded stdlib, the script
+// runner, the readline binding, and a sandbox for code that comes from a
+// model or the network.
+//
+//	h, err := lua.New(&lua.Options{Version: "1.0", Vault: openVault})
+//	if err != nil { ... }
+//	defer h.Close()
+//	os.Exit(h.Run(ctx, lua.Invocation{Mode: lua.ModeEval, Chunk: `print(tai.version)`}))
+//
+// A Host owns one gopher-lua state and must be used from one goroutine at a
+// time; Interrupt is the one method that may be called from any goroutine.
+package lua
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	glua "github.com/yuin/gopher-lua"
+
+	"tai/vault"
+)
+
+// Options configures a Host. A nil *Options means defaults.
+type Options struct {
+	// Version is tai.version. Empty means "dev".
+	Version string
+	// Profile is tai.profile, the name the REPL prompt shows. Empty means
+	// "default".
+	Profile string
+	// ConfigDir holds the user's init.lua and lua/ folder. Empty means
+	// DefaultConfigDir().
+	ConfigDir string
+	// StateDir holds the REPL history. Empty means DefaultStateDir().
+	StateDir string
+	// Clean ignores the user's init.lua and lua/ folder.
+	Clean bool
+	// Vault opens the vault. It is called lazily, at most once, by the first
+	// tai.vault function that needs it; nil means no vault is available.
+	Vault func() (*vault.Store, error)
+	// Passphrase supplies the current passphrase to tai.vault.seal().
+	Passphrase func() (string, error)
+	// Stdin, Stdout and Stderr default to the process's own. print and the
+	// REPL write to Stdout; notices and errors go to Stderr.
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// Host is a Lua state for the user's own code (scripts, -e chunks, init.lua,
+// the REPL), with the full standard library and the tai module preloaded.
+type Host struct {
+	L    *glua.LState
+	opts Options
+	tai  *glua.LTable
+
+	vaultOnce sync.Once
+	store     *vault.Store
+	vaultErr  error
+
+	commands map[string]*command
+
+	mu      sync.Mutex
+	cancels []context.CancelFunc // innermost interruptible run last
+}
+
+// ErrInterrupted reports a run stopped by Interrupt (Ctrl-C).
+var ErrInterrupted = errors.New("interrupted")
+
+// DefaultConfigDir returns $XDG_CONFIG_HOME/tai, else ~/.config/tai.
+func DefaultConfigDir() string { return xdgDir("XDG_CONFIG_HOME", ".config") }
+
+// DefaultStateDir returns $XDG_STATE_HOME/tai, else ~/.local/state/tai.
+func DefaultStateDir() string { return xdgDir("XDG_STATE_HOME", filepath.Join(".local", "state")) }
+
+func xdgDir(env, fallback string) string {
+	if d := os.Getenv(env); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "tai")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		home = "."
+	}
+	return filepath.Join(home, fallback, "tai")
+}
+
+// New builds a Host: opens the standard libraries, installs the module
+// loader and the tai module. It opens no files; the vault is opened on first
+// use.
+func New(opts *Options) (*Host, error) {
+	h := &Host{commands: map[string]*command{}}
+	if opts != nil {
+		h.opts = *opts
+	}
+	if h.opts.Version == "" {
+		h.opts.Version = "dev"
+	}
+	if h.opts.Profile == "" {
+		h.opts.Profile = "default"
+	}
+	if h.opts.ConfigDir == "" {
+		h.opts.ConfigDir = DefaultConfigDir()
+	}
+	if h.opts.StateDir == "" {
+		h.opts.StateDir = DefaultStateDir()
+	}
+	if h.opts.Stdin == nil {
+		h.opts.Stdin = os.Stdin
+	}
+	if h.opts.Stdout == nil {
+		h.opts.Stdout = os.Stdout
+	}
+	if h.opts.Stderr == nil {
+		h.opts.Stderr = os.Stderr
+	}
+
+	L := glua.NewState(glua.Options{SkipOpenLibs: true})
+	for _, lib := range []struct {
+		name string
+		open glua.LGFunction
+	}{
+		{glua.LoadLibName, glua.OpenPackage},
+		{glua.BaseLibName, glua.OpenBase},
+		{glua.TabLibName, glua.OpenTable},
+		{glua.IoLibName, glua.OpenIo},
+		{glua.OsLibName, glua.OpenOs},
+		{glua.StringLibName, glua.OpenString},
+		{glua.MathLibName, glua.OpenMath},
+		{glua.DebugLibName, glua.OpenDebug},
+		{glua.CoroutineLibName, glua.OpenCoroutine},
+	} {
+		L.Push(L.NewFunction(lib.open))
+		L.Push(glua.LString(lib.name))
+		L.Call(1, 0)
+	}
+	h.L = L
+	installMarkers(L)
+	L.SetGlobal("print", L.NewFunction(printTo(h.opts.Stdout)))
+	h.installLoader()
+
+	h.tai = L.NewTable()
+	h.tai.RawSetString("version", glua.LString(h.opts.Version))
+	h.tai.RawSetString("profile", glua.LString(h.opts.Profile))
+	for _, open := range []func(*glua.LState, *glua.LTable){
+		h.openJSON,
+		h.openTOML,
+		h.openVault,
+		h.openCommands,
+		h.openTerm,
+	} {
+		open(L, h.tai)
+	}
+	L.SetGlobal("tai", h.tai)
+	L.PreloadModule("tai", func(L *glua.LState) int {
+		L.Push(h.tai)
+		return 1
+	})
+	return h, nil
+}
+
+// Module returns the tai table, for bindings added by later packages.
+func (h *Host) Module() *glua.LTable { return h.tai }
+
+// Close releases the Lua state and the vault if it was opened.
+func (h *Host) Close() error {
+	h.L.Close()
+	if h.store != nil {
+		return h.store.Close()
+	}
+	return nil
+}
+
+// printTo returns a print that writes to w, as the standard one does to
+// stdout.
+func printTo(w io.Writer) glua.LGFunction {
+	return func(L *glua.LState) int {
+		var b strings.Builder
+		for i := 1; i <= L.GetTop(); i++ {
+			if i > 1 {
+				b.WriteByte('\t')
+			}
+			b.WriteString(L.ToStringMeta(L.Get(i)).String())
+		}
+		b.WriteByte('\n')
+		io.WriteString(w, b.String())
+		return 0
+	}
+}
+
+// Interrupt stops the innermost interruptible run (a top-level Run, or a
+// function passed to tai.term.protect) as Ctrl-C would. It returns whether
+// there was one to stop. It is safe to call from any goroutine.
+func (h *Host) Interrupt() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.cancels) == 0 {
+		return false
+	}
+	h.cancels[len(h.cancels)-1]()
+	return true
+}
+
+// interruptible runs call with L's context replaced by a child of parent
+// that Interrupt cancels, and restores the previous context afterwards.
+func (h *Host) interruptible(parent context.Context, call func() error) error {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	h.mu.Lock()
+	h.cancels = append(h.cancels, cancel)
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		h.cancels = h.cancels[:len(h.cancels)-1]
+		h.mu.Unlock()
+	}()
+
+	prev := h.L.Context()
+	h.L.SetContext(ctx)
+	defer func() {
+		if prev != nil {
+			h.L.SetContext(prev)
+		} else {
+			h.L.RemoveContext()
+		}
+	}()
+	err := call()
+	if err != nil && ctx.Err() != nil {
+		if parent.Err() != nil {
+			return fmt.Errorf("%w: %w", parent.Err(), luaError(err))
+		}
+		return ErrInterrupted
+	}
+	return luaError(err)
+}
+
+// Error is a Lua error with its traceback.
+type Error struct {
+	Message   string
+	Traceback string // "stack traceback:\n\t…", empty when Lua gave none
+}
+
+func (e *Error) Error() string {
+	if e.Traceback == "" {
+		return e.Message
+	}
+	return e.Message + "\n" + e.Traceback
+}
+
+// luaError turns gopher-lua's *ApiError into an *Error; other errors pass
+// through.
+func luaError(err error) error {
+	var api *glua.ApiError
+	if errors.As(err, &api) {
+		msg := ""
+		if api.Object != nil {
+			msg = api.Object.String()
+		} else if api.Cause != nil {
+			msg = api.Cause.Error()
+		}
+		msg, tb := splitTraceback(msg)
+		if tb == "" {
+			tb = api.StackTrace
+		}
+		return &Error{Message: msg, Traceback: tb}
+	}
+	return err
+}
+
+// DoString runs chunk (named name in errors and tracebacks) in the host's
+// state, interruptibly, and returns its results converted to Go.
+func (h *Host) DoString(ctx context.Context, chunk, name string) ([]any, error) {
+	fn, err := h.L.Load(strings.NewReader(chunk), name)
+	if err != nil {
+		return nil, luaError(err)
+	}
+	return h.Call(ctx, fn)
+}
+
+// Call calls fn with args in the host's state, interruptibly, and returns
+// its results converted to Go.
+func (h *Host) Call(ctx context.Context, fn glua.LValue, args ...glua.LValue) ([]any, error) {
+	L := h.L
+	base := L.GetTop()
+	err := h.interruptible(ctx, func() error {
+		return L.CallByParam(glua.P{Fn: fn, NRet: glua.MultRet, Protect: true, Handler: tracebackHandler(L)}, args...)
+	})
+	if err != nil {
+		return nil, err
+	}
+	n := L.GetTop() - base
+	out := make([]any, n)
+	for i := 0; i < n; i++ {
+		v, cerr := FromLua(L, L.Get(base+1+i))
+		if cerr != nil {
+			L.SetTop(base)
+			return nil, fmt.Errorf("result %d: %w", i+1, cerr)
+		}
+		out[i] = v
+	}
+	L.SetTop(base)
+	return out, nil
+}
+
+// tracebackHandler returns a message handler that appends the Lua traceback
+// at the point of the error, where it is still available.
+func tracebackHandler(L *glua.LState) *glua.LFunction {
+	return L.NewFunction(func(L *glua.LState) int {
+		msg := L.Get(1)
+		text := L.ToStringMeta(msg).String()
+		if msg == glua.LNil {
+			text = "nil"
+		}
+		tb := traceback(L)
+		L.Push(glua.LString(text + "\n" + tb))
+		return 1
+	})
+}
+
+// traceback renders the current call stack, skipping the handler itself.
+func traceback(L *glua.LState) string {
+	var b strings.Builder
+	b.WriteString("stack traceback:")
+	for level := 1; ; level++ {
+		dbg, ok := L.GetStack(level)
+		if !ok {
+			break
+		}
+		if _, err := L.GetInfo("Sln", dbg, glua.LNil); err != nil {
+			break
+		}
+		where := dbg.Source
+		if dbg.CurrentLine > 0 {
+			where = fmt.Sprintf("%s:%d", dbg.Source, dbg.CurrentLine)
+		}
+		var what string
+		switch {
+		case dbg.What == "G":
+			where = "[Go]"
+			what = "in a Go function"
+			if dbg.Name != "" {
+				what = fmt.Sprintf("in function '%s'", dbg.Name)
+			}
+		case dbg.What == "main":
+			what = "in main chunk"
+		case dbg.Name != "" && dbg.Name != "main chunk":
+			what = fmt.Sprintf("in function '%s'", dbg.Name)
+		default:
+			what = fmt.Sprintf("in function <%s:%d>", dbg.Source, dbg.LineDefined)
+		}
+		fmt.Fprintf(&b, "\n\t%s: %s", where, what)
+		if level > 40 {
+			b.WriteString("\n\t...")
+			break
+		}
+	}
+	return b.String()
+}
+
+// splitTraceback separates a handler-produced message from its traceback.
+func splitTraceback(msg string) (string, string) {
+	if i := strings.LastIndex(msg, "\nstack traceback:"); i >= 0 {
+		return msg[:i], msg[i+1:]
+	}
+	return msg, ""
+}

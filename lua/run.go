@@ -1,0 +1,135 @@
+package lua
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+
+	glua "github.com/yuin/gopher-lua"
+)
+
+// Mode says what a Run does after init.lua.
+type Mode string
+
+// The modes main.lua dispatches on.
+const (
+	ModeREPL   Mode = "repl"   // the interactive loop
+	ModeScript Mode = "script" // run Invocation.Script with Args
+	ModeEval   Mode = "eval"   // run Invocation.Chunk with Args
+)
+
+// Invocation is what the command line asked for.
+type Invocation struct {
+	Mode   Mode
+	Script string   // ModeScript: the file to run; arg[0]
+	Chunk  string   // ModeEval: the Lua text of -e
+	Args   []string // arg[1..n] and the chunk's ...
+}
+
+// Exit statuses returned by Run.
+const (
+	ExitOK          = 0
+	ExitError       = 1   // an uncaught Lua error
+	ExitUsage       = 2   // bad command-line usage
+	ExitInterrupted = 130 // stopped by Ctrl-C
+)
+
+// Run hands the invocation to the "main" module (stdlib/main.lua unless the
+// user overrides it), which runs init.lua and then the REPL, the script or
+// the chunk. It returns the process exit status; errors, with their Lua
+// traceback, go to Stderr. SIGINT stops the running script (or, in the
+// REPL, the running command) while Run is active.
+func (h *Host) Run(ctx context.Context, inv Invocation) int {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt)
+	defer signal.Stop(sigs)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-sigs:
+				h.Interrupt()
+			case <-stop:
+				return
+			}
+		}
+	}()
+
+	status, err := h.run(ctx, inv)
+	switch {
+	case errors.Is(err, ErrInterrupted):
+		fmt.Fprintln(h.opts.Stderr, "tai: interrupted")
+		return ExitInterrupted
+	case err != nil:
+		fmt.Fprintf(h.opts.Stderr, "tai: %v\n", err)
+		return ExitError
+	}
+	return status
+}
+
+func (h *Host) run(ctx context.Context, inv Invocation) (int, error) {
+	L := h.L
+	L.SetContext(ctx)
+	defer L.RemoveContext()
+
+	var mainFn glua.LValue
+	if err := L.CallByParam(glua.P{Fn: L.GetGlobal("require"), NRet: 1, Protect: true}, glua.LString("main")); err != nil {
+		return ExitError, luaError(err)
+	}
+	mainFn = L.Get(-1)
+	L.Pop(1)
+	if _, ok := mainFn.(*glua.LFunction); !ok {
+		return ExitError, fmt.Errorf("module main returned a %s, want a function(invocation)", mainFn.Type())
+	}
+
+	t := L.NewTable()
+	t.RawSetString("mode", glua.LString(inv.Mode))
+	t.RawSetString("script", glua.LString(inv.Script))
+	t.RawSetString("chunk", glua.LString(inv.Chunk))
+	args := L.NewTable()
+	for _, a := range inv.Args {
+		args.Append(glua.LString(a))
+	}
+	t.RawSetString("args", args)
+	if p := h.InitFile(); p != "" {
+		t.RawSetString("init", glua.LString(p))
+	}
+
+	var results []any
+	var err error
+	if inv.Mode == ModeREPL {
+		// Ctrl-C in the REPL stops only the command that runs under
+		// tai.term.protect, never the loop itself.
+		results, err = h.callPlain(ctx, mainFn, t)
+	} else {
+		results, err = h.Call(ctx, mainFn, t)
+	}
+	if err != nil {
+		return ExitError, err
+	}
+	if len(results) > 0 {
+		if n, ok := results[0].(int64); ok {
+			return int(n), nil
+		}
+	}
+	return ExitOK, nil
+}
+
+// callPlain calls fn under ctx without making it interruptible.
+func (h *Host) callPlain(ctx context.Context, fn glua.LValue, args ...glua.LValue) ([]any, error) {
+	L := h.L
+	L.SetContext(ctx)
+	base := L.GetTop()
+	if err := L.CallByParam(glua.P{Fn: fn, NRet: 1, Protect: true, Handler: tracebackHandler(L)}, args...); err != nil {
+		return nil, luaError(err)
+	}
+	v, err := FromLua(L, L.Get(-1))
+	L.SetTop(base)
+	if err != nil {
+		return nil, err
+	}
+	return []any{v}, nil
+}

@@ -1,0 +1,261 @@
+package lua
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/chzyer/readline"
+	glua "github.com/yuin/gopher-lua"
+	"golang.org/x/term"
+)
+
+const readlineType = "tai.readline"
+
+// openTerm installs tai.term, the terminal side of the REPL:
+//
+//	tai.term.isatty() -> bool            stdout is a terminal
+//	tai.term.color() -> bool             isatty() and NO_COLOR unset
+//	tai.term.write(s)                    writes s to stdout, no newline
+//	tai.term.history_file() -> path      $XDG_STATE_HOME/tai/history
+//	tai.term.protect(fn, ...) -> true, results… | false, err
+//	    like pcall, with a traceback in err, and Ctrl-C stops fn (err is
+//	    "interrupted")
+//	tai.term.readline{history=path, complete=fn} -> rl
+//	    complete(line) gets the text before the cursor and returns the
+//	    candidates for its last word (whole words)
+//	rl:read(prompt) -> line | nil, "interrupt" | nil, "eof"
+//	rl:add_history(line)
+//	rl:close()
+func (h *Host) openTerm(L *glua.LState, tai *glua.LTable) {
+	mt := L.NewTypeMetatable(readlineType)
+	L.SetField(mt, "__index", L.SetFuncs(L.NewTable(), map[string]glua.LGFunction{
+		"read":        h.rlRead,
+		"add_history": rlAddHistory,
+		"close":       rlClose,
+	}))
+	tai.RawSetString("term", L.SetFuncs(L.NewTable(), map[string]glua.LGFunction{
+		"isatty":       h.isatty,
+		"color":        h.color,
+		"write":        h.write,
+		"history_file": h.historyFile,
+		"protect":      h.protect,
+		"readline":     h.newReadline,
+	}))
+}
+
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func (h *Host) isatty(L *glua.LState) int {
+	L.Push(glua.LBool(isTerminal(h.opts.Stdout)))
+	return 1
+}
+
+func (h *Host) color(L *glua.LState) int {
+	L.Push(glua.LBool(os.Getenv("NO_COLOR") == "" && isTerminal(h.opts.Stdout)))
+	return 1
+}
+
+func (h *Host) write(L *glua.LState) int {
+	io.WriteString(h.opts.Stdout, L.CheckString(1))
+	return 0
+}
+
+func (h *Host) historyFile(L *glua.LState) int {
+	L.Push(glua.LString(filepath.Join(h.opts.StateDir, "history")))
+	return 1
+}
+
+func (h *Host) protect(L *glua.LState) int {
+	fn := L.CheckFunction(1)
+	args := make([]glua.LValue, 0, L.GetTop()-1)
+	for i := 2; i <= L.GetTop(); i++ {
+		args = append(args, L.Get(i))
+	}
+	parent := L.Context()
+	if parent == nil {
+		parent = context.Background()
+	}
+	top := L.GetTop()
+	err := h.interruptible(parent, func() error {
+		return L.CallByParam(glua.P{Fn: fn, NRet: glua.MultRet, Protect: true, Handler: tracebackHandler(L)}, args...)
+	})
+	if err != nil {
+		L.SetTop(top)
+		L.Push(glua.LFalse)
+		L.Push(glua.LString(err.Error()))
+		return 2
+	}
+	n := L.GetTop() - top
+	L.Insert(glua.LTrue, top+1)
+	return n + 1
+}
+
+// rl is the Lua-side readline handle. Completion runs on the goroutine that
+// owns the Lua state: the readline goroutine asks through reqs.
+type rl struct {
+	inst     *readline.Instance
+	complete *glua.LFunction
+	reqs     chan completeReq
+	closed   bool
+}
+
+type completeReq struct {
+	line  string // text before the cursor
+	reply chan []string
+}
+
+// completer adapts rl's Lua completion to readline.AutoCompleter.
+type completer struct{ reqs chan completeReq }
+
+// Do implements readline.AutoCompleter: it sends the text before the cursor
+// to the Lua goroutine and turns the whole-word candidates into suffixes.
+func (c completer) Do(line []rune, pos int) ([][]rune, int) {
+	before := string(line[:pos])
+	req := completeReq{line: before, reply: make(chan []string, 1)}
+	c.reqs <- req
+	cands := <-req.reply
+	word := before
+	if i := strings.LastIndexAny(before, " \t"); i >= 0 {
+		word = before[i+1:]
+	}
+	var out [][]rune
+	for _, cand := range cands {
+		if strings.HasPrefix(cand, word) {
+			out = append(out, []rune(cand[len(word):]))
+		}
+	}
+	return out, utf8.RuneCountInString(word)
+}
+
+func (h *Host) newReadline(L *glua.LState) int {
+	opts := L.OptTable(1, L.NewTable())
+	history := ""
+	if s, ok := opts.RawGetString("history").(glua.LString); ok {
+		history = string(s)
+	}
+	r := &rl{reqs: make(chan completeReq)}
+	if fn, ok := opts.RawGetString("complete").(*glua.LFunction); ok {
+		r.complete = fn
+	}
+	if history != "" {
+		if err := os.MkdirAll(filepath.Dir(history), 0o700); err != nil {
+			fmt.Fprintf(h.opts.Stderr, "tai: history is off: %v\n", err)
+			history = ""
+		}
+	}
+	cfg := &readline.Config{
+		HistoryFile:            history,
+		DisableAutoSaveHistory: true,
+		HistoryLimit:           1000,
+		InterruptPrompt:        "^C",
+		EOFPrompt:              "",
+	}
+	if r.complete != nil {
+		cfg.AutoComplete = completer{reqs: r.reqs}
+	}
+	inst, err := readline.NewEx(cfg)
+	if err != nil {
+		return fail(L, "readline: "+err.Error())
+	}
+	r.inst = inst
+	ud := L.NewUserData()
+	ud.Value = r
+	L.SetMetatable(ud, L.GetTypeMetatable(readlineType))
+	L.Push(ud)
+	return 1
+}
+
+func checkRL(L *glua.LState) *rl {
+	ud := L.CheckUserData(1)
+	r, ok := ud.Value.(*rl)
+	if !ok {
+		L.ArgError(1, "readline handle expected")
+	}
+	if r.closed {
+		L.ArgError(1, "the readline handle is closed")
+	}
+	return r
+}
+
+type readResult struct {
+	line string
+	err  error
+}
+
+func (h *Host) rlRead(L *glua.LState) int {
+	r := checkRL(L)
+	prompt := L.OptString(2, "> ")
+	r.inst.SetPrompt(prompt)
+	done := make(chan readResult, 1)
+	go func() {
+		line, err := r.inst.Readline()
+		done <- readResult{line, err}
+	}()
+	for {
+		select {
+		case res := <-done:
+			switch {
+			case res.err == nil:
+				L.Push(glua.LString(res.line))
+				return 1
+			case errors.Is(res.err, readline.ErrInterrupt):
+				return fail(L, "interrupt")
+			case errors.Is(res.err, io.EOF):
+				return fail(L, "eof")
+			default:
+				return fail(L, "readline: "+res.err.Error())
+			}
+		case req := <-r.reqs:
+			req.reply <- h.runComplete(L, r.complete, req.line)
+		}
+	}
+}
+
+// runComplete calls the Lua completion function; an error in it yields no
+// candidates rather than breaking the line being edited.
+func (h *Host) runComplete(L *glua.LState, fn *glua.LFunction, line string) []string {
+	top := L.GetTop()
+	defer L.SetTop(top)
+	if err := L.CallByParam(glua.P{Fn: fn, NRet: 1, Protect: true}, glua.LString(line)); err != nil {
+		return nil
+	}
+	t, ok := L.Get(-1).(*glua.LTable)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for i := 1; i <= t.Len(); i++ {
+		if s, ok := t.RawGetInt(i).(glua.LString); ok {
+			out = append(out, string(s))
+		}
+	}
+	return out
+}
+
+func rlAddHistory(L *glua.LState) int {
+	r := checkRL(L)
+	line := L.CheckString(2)
+	if err := r.inst.SaveHistory(line); err != nil {
+		return fail(L, "history: "+err.Error())
+	}
+	L.Push(glua.LTrue)
+	return 1
+}
+
+func rlClose(L *glua.LState) int {
+	ud := L.CheckUserData(1)
+	if r, ok := ud.Value.(*rl); ok && !r.closed {
+		r.closed = true
+		r.inst.Close()
+	}
+	return 0
+}

@@ -1,0 +1,306 @@
+package lua
+
+import (
+	"errors"
+	"time"
+
+	glua "github.com/yuin/gopher-lua"
+
+	"tai/vault"
+)
+
+// openVault installs tai.vault. Bad arguments raise; runtime failures
+// return nil, message.
+//
+//	tai.vault.secret_set(name, value [, meta]) -> true | nil, err
+//	tai.vault.secret_get(name) -> value, meta | nil, err
+//	tai.vault.secret_list() -> {{name=, meta=, updated=}, …} | nil, err
+//	tai.vault.secret_delete(name) -> true | nil, err
+//	tai.vault.record_put(text [, meta]) -> id | nil, err
+//	tai.vault.record_get(id [, offset, length]) -> text, {id=, size=, created=, meta=} | nil, err
+//	tai.vault.record_list(n) -> {{id=, size=, created=, meta=}, …} (newest first) | nil, err
+//	tai.vault.audit_tail(n [, kind]) -> {{seq=, time=, kind=, subject=, …}, …} | nil, err
+//	tai.vault.audit_verify() -> count | nil, err
+//	tai.vault.seal() -> true | nil, err   (with the current passphrase)
+//	tai.vault.sealed() -> bool | nil, err
+//	tai.vault.path() -> path | nil, err
+func (h *Host) openVault(L *glua.LState, tai *glua.LTable) {
+	tai.RawSetString("vault", L.SetFuncs(L.NewTable(), map[string]glua.LGFunction{
+		"secret_set":    h.secretSet,
+		"secret_get":    h.secretGet,
+		"secret_list":   h.secretList,
+		"secret_delete": h.secretDelete,
+		"record_put":    h.recordPut,
+		"record_get":    h.recordGet,
+		"record_list":   h.recordList,
+		"audit_tail":    h.auditTail,
+		"audit_verify":  h.auditVerify,
+		"seal":          h.seal,
+		"sealed":        h.sealed,
+		"path":          h.vaultPath,
+	}))
+}
+
+// Vault returns the host's vault, opening it on first use.
+func (h *Host) Vault() (*vault.Store, error) {
+	h.vaultOnce.Do(func() {
+		if h.opts.Vault == nil {
+			h.vaultErr = errors.New("no vault is open in this session")
+			return
+		}
+		h.store, h.vaultErr = h.opts.Vault()
+	})
+	return h.store, h.vaultErr
+}
+
+// withVault runs fn with the vault, or returns nil, message when it cannot
+// be opened.
+func (h *Host) withVault(L *glua.LState, fn func(*vault.Store) int) int {
+	s, err := h.Vault()
+	if err != nil {
+		return fail(L, err.Error())
+	}
+	return fn(s)
+}
+
+// optMeta reads an optional table argument as a JSON object.
+func optMeta(L *glua.LState, n int) map[string]any {
+	t := L.OptTable(n, nil)
+	if t == nil {
+		return nil
+	}
+	v, err := FromLua(L, t)
+	if err != nil {
+		L.ArgError(n, "meta: "+err.Error())
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		L.ArgError(n, "meta must be a table with string keys, not a list")
+	}
+	return m
+}
+
+func (h *Host) secretSet(L *glua.LState) int {
+	name := L.CheckString(1)
+	value := L.CheckString(2)
+	meta := optMeta(L, 3)
+	if err := vault.ValidSecretName(name); err != nil {
+		L.ArgError(1, err.Error())
+	}
+	return h.withVault(L, func(s *vault.Store) int {
+		if err := s.SecretSet(name, value, meta); err != nil {
+			return fail(L, err.Error())
+		}
+		L.Push(glua.LTrue)
+		return 1
+	})
+}
+
+func (h *Host) secretGet(L *glua.LState) int {
+	name := L.CheckString(1)
+	return h.withVault(L, func(s *vault.Store) int {
+		value, meta, err := s.SecretGet(name)
+		if err != nil {
+			return fail(L, err.Error())
+		}
+		L.Push(glua.LString(value))
+		L.Push(mustLua(L, metaOrEmpty(meta)))
+		return 2
+	})
+}
+
+func (h *Host) secretList(L *glua.LState) int {
+	return h.withVault(L, func(s *vault.Store) int {
+		list, err := s.SecretList()
+		if err != nil {
+			return fail(L, err.Error())
+		}
+		out := NewArray(L)
+		for _, si := range list {
+			t := L.NewTable()
+			t.RawSetString("name", glua.LString(si.Name))
+			t.RawSetString("meta", mustLua(L, metaOrEmpty(si.Meta)))
+			t.RawSetString("updated", timeString(si.Updated))
+			out.Append(t)
+		}
+		L.Push(out)
+		return 1
+	})
+}
+
+func (h *Host) secretDelete(L *glua.LState) int {
+	name := L.CheckString(1)
+	return h.withVault(L, func(s *vault.Store) int {
+		if err := s.SecretDelete(name); err != nil {
+			return fail(L, err.Error())
+		}
+		L.Push(glua.LTrue)
+		return 1
+	})
+}
+
+func (h *Host) recordPut(L *glua.LState) int {
+	text := L.CheckString(1)
+	meta := optMeta(L, 2)
+	return h.withVault(L, func(s *vault.Store) int {
+		id, err := s.RecordPut(text, meta)
+		if err != nil {
+			return fail(L, err.Error())
+		}
+		L.Push(glua.LString(id))
+		return 1
+	})
+}
+
+func (h *Host) recordGet(L *glua.LState) int {
+	id := L.CheckString(1)
+	offset := L.OptInt(2, 0)
+	length := L.OptInt(3, 0)
+	if offset < 0 {
+		L.ArgError(2, "offset must be 0 or more")
+	}
+	if length < 0 {
+		L.ArgError(3, "length must be 0 (the rest) or more")
+	}
+	return h.withVault(L, func(s *vault.Store) int {
+		text, rec, err := s.RecordGet(id, offset, length)
+		if err != nil {
+			return fail(L, err.Error())
+		}
+		L.Push(glua.LString(text))
+		L.Push(recordTable(L, rec))
+		return 2
+	})
+}
+
+func (h *Host) recordList(L *glua.LState) int {
+	n := L.OptInt(1, 20)
+	if n < 1 {
+		L.ArgError(1, "n must be 1 or more")
+	}
+	return h.withVault(L, func(s *vault.Store) int {
+		list, err := s.RecordList(n)
+		if err != nil {
+			return fail(L, err.Error())
+		}
+		out := NewArray(L)
+		for _, r := range list {
+			out.Append(recordTable(L, r))
+		}
+		L.Push(out)
+		return 1
+	})
+}
+
+func recordTable(L *glua.LState, r vault.Record) *glua.LTable {
+	t := L.NewTable()
+	t.RawSetString("id", glua.LString(r.ID))
+	t.RawSetString("size", glua.LNumber(r.Size))
+	t.RawSetString("created", timeString(r.Created))
+	t.RawSetString("meta", mustLua(L, metaOrEmpty(r.Meta)))
+	return t
+}
+
+func (h *Host) auditTail(L *glua.LState) int {
+	n := L.OptInt(1, 20)
+	kind := L.OptString(2, "")
+	if n < 1 {
+		L.ArgError(1, "n must be 1 or more")
+	}
+	return h.withVault(L, func(s *vault.Store) int {
+		list, err := s.AuditTail(n, kind)
+		if err != nil {
+			return fail(L, err.Error())
+		}
+		out := NewArray(L)
+		for _, e := range list {
+			t := L.NewTable()
+			t.RawSetString("seq", glua.LNumber(e.Seq))
+			t.RawSetString("time", timeString(e.Time))
+			t.RawSetString("kind", glua.LString(e.Kind))
+			t.RawSetString("subject", glua.LString(e.Subject))
+			t.RawSetString("digest", glua.LString(e.Digest))
+			t.RawSetString("outcome", glua.LString(e.Outcome))
+			t.RawSetString("duration_ms", glua.LNumber(e.Duration.Milliseconds()))
+			t.RawSetString("size", glua.LNumber(e.Size))
+			t.RawSetString("prev", glua.LString(e.Prev))
+			t.RawSetString("hash", glua.LString(e.Hash))
+			out.Append(t)
+		}
+		L.Push(out)
+		return 1
+	})
+}
+
+func (h *Host) auditVerify(L *glua.LState) int {
+	return h.withVault(L, func(s *vault.Store) int {
+		n, err := s.AuditVerify()
+		if err != nil {
+			return fail(L, err.Error())
+		}
+		L.Push(glua.LNumber(n))
+		return 1
+	})
+}
+
+func (h *Host) seal(L *glua.LState) int {
+	return h.withVault(L, func(s *vault.Store) int {
+		if h.opts.Passphrase == nil {
+			return fail(L, "no passphrase source: set TAI_VAULT_PASSPHRASE and try again")
+		}
+		pass, err := h.opts.Passphrase()
+		if err != nil {
+			return fail(L, err.Error())
+		}
+		if pass == "" {
+			return fail(L, "the passphrase is empty: set TAI_VAULT_PASSPHRASE (or type one at the prompt) and try again")
+		}
+		if err := s.Seal(pass); err != nil {
+			return fail(L, err.Error())
+		}
+		L.Push(glua.LTrue)
+		return 1
+	})
+}
+
+func (h *Host) sealed(L *glua.LState) int {
+	return h.withVault(L, func(s *vault.Store) int {
+		on, err := s.Sealed()
+		if err != nil {
+			return fail(L, err.Error())
+		}
+		L.Push(glua.LBool(on))
+		return 1
+	})
+}
+
+func (h *Host) vaultPath(L *glua.LState) int {
+	return h.withVault(L, func(s *vault.Store) int {
+		L.Push(glua.LString(s.Path()))
+		return 1
+	})
+}
+
+func metaOrEmpty(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+// mustLua converts a value known to be JSON-shaped (it came out of the
+// vault's JSON); a failure here is a bug, so it raises.
+func mustLua(L *glua.LState, v any) glua.LValue {
+	lv, err := ToLua(L, v)
+	if err != nil {
+		L.RaiseError("%s", err.Error())
+	}
+	return lv
+}
+
+func timeString(t time.Time) glua.LValue {
+	if t.IsZero() {
+		return glua.LNil
+	}
+	return glua.LString(t.UTC().Format(time.RFC3339))
+}

@@ -1,0 +1,38 @@
+-- main.lua: start-up dispatch. The Go side calls the function this module
+-- returns with the invocation:
+--   { mode = "repl" | "script" | "eval", script = path, chunk = text,
+--     args = { ... }, init = path of init.lua or nil }
+-- A number returned becomes the exit status.
+local tai = require("tai")
+
+local function run_init(path)
+  local fn, err = loadfile(path)
+  if fn then
+    local ok, msg = tai.term.protect(fn)
+    if ok then return end
+    err = msg
+  end
+  io.stderr:write("tai: init.lua failed (continuing without the rest of it): " .. tostring(err) .. "\n")
+end
+
+return function(inv)
+  local args = inv.args or {}
+  if inv.init then run_init(inv.init) end
+
+  if inv.mode == "eval" then
+    arg = { [0] = "-e" }
+    for i, a in ipairs(args) do arg[i] = a end
+    local fn, err = loadstring(inv.chunk, "(command line)")
+    if not fn then error(err, 0) end
+    fn(unpack(args))
+    return 0
+  elseif inv.mode == "script" then
+    arg = { [0] = inv.script }
+    for i, a in ipairs(args) do arg[i] = a end
+    local fn, err = loadfile(inv.script)
+    if not fn then error(err, 0) end
+    fn(unpack(args))
+    return 0
+  end
+  return require("repl").run()
+end

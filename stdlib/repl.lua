@@ -1,0 +1,363 @@
+-- repl.lua: the interactive loop. Everything here may be replaced by a
+-- user's own lua/repl.lua, or wrapped from init.lua:
+--   local repl = require("repl")
+--   repl.prompt = function() return os.date("%H:%M") .. " tai> " end
+--   repl.chat = function(text) ... end   -- what plain text does
+local tai = require("tai")
+local inspect = require("inspect")
+
+local M = {}
+
+-- prompt() -> string shown before each line.
+function M.prompt()
+  return M.paint("1;36", "tai:" .. tai.profile) .. "> "
+end
+
+-- continuation is the prompt for the further lines of a block.
+M.continuation = "... "
+
+-- paint(code, text) wraps text in an ANSI colour when colour is on.
+function M.paint(code, text)
+  if tai.term.color() then
+    return "\27[" .. code .. "m" .. text .. "\27[0m"
+  end
+  return text
+end
+
+function M.say(text)
+  print(text)
+end
+
+function M.warn(text)
+  io.stderr:write(M.paint("31", text) .. "\n")
+end
+
+-- chat(text) handles a line that is neither a command, an expression nor a
+-- config block. Without an engine there is no model to send it to.
+function M.chat(text)
+  M.say("No model is configured yet, so plain text has nowhere to go.")
+  M.say("What works now: /help lists commands, `= expr` evaluates Lua, /lua runs a chunk,")
+  M.say("and a pasted JSON or TOML config block is read and checked.")
+end
+
+local function words(s)
+  local out = {}
+  for w in s:gmatch("%S+") do out[#out + 1] = w end
+  return out
+end
+
+local function find_command(name)
+  for _, c in ipairs(tai.commands()) do
+    if c.name == name then return c end
+  end
+end
+
+local function show_results(ok, ...)
+  if not ok then
+    local err = ...
+    M.warn(tostring(err))
+    return
+  end
+  local n = select("#", ...)
+  for i = 1, n do
+    M.say(inspect((select(i, ...))))
+  end
+end
+
+-- eval(text) evaluates a Lua expression (or, failing that, a statement) and
+-- prints what it returns.
+function M.eval(text)
+  local fn, err = loadstring("return " .. text, "(repl)")
+  if not fn then
+    fn, err = loadstring(text, "(repl)")
+  end
+  if not fn then
+    M.warn(err)
+    return
+  end
+  show_results(tai.term.protect(fn))
+end
+
+-- read_lines(first, done) reads further lines until done(line) is true, a
+-- blank line or end of input. It returns the lines, or nil when Ctrl-C
+-- cancelled the block.
+function M.read_lines(first, done)
+  local lines = { first }
+  if done(first) then return lines end
+  while true do
+    local line, err = M.rl:read(M.continuation)
+    if not line then
+      if err == "interrupt" then return nil end
+      return lines
+    end
+    if line:match("^%s*$") then return lines end
+    lines[#lines + 1] = line
+    if done(line) then return lines end
+  end
+end
+
+-- lua_block() reads a multi-line chunk ended by a line holding only "."
+-- and runs it.
+function M.lua_block()
+  local lines = {}
+  while true do
+    local line, err = M.rl:read(M.continuation)
+    if not line then
+      if err == "interrupt" then M.say("(cancelled)") return end
+      break
+    end
+    if line:match("^%s*%.%s*$") then break end
+    lines[#lines + 1] = line
+  end
+  local fn, err = loadstring(table.concat(lines, "\n"), "(lua)")
+  if not fn then M.warn(err) return end
+  show_results(tai.term.protect(fn))
+end
+
+-- Config blocks ------------------------------------------------------------
+
+-- block_kind(line) says whether a line starts a pasted config block:
+-- "json", "json-fragment" ("name": {…} without the outer braces), "toml",
+-- or nil.
+function M.block_kind(line)
+  local s = line:match("^%s*(.-)%s*$")
+  if s:match("^%[%[?%s*[%a_][%w_%-%.\"]*%s*%]%]?$") then return "toml" end
+  if s:match("^{") or s:match("^%[%s*[{%[\"%d%-]") or s == "[" then return "json" end
+  if s:match("^\"[^\"]*\"%s*:%s*[{%[]") then return "json-fragment" end
+  if s:match("^[%a_][%w_%-]*%s*=%s*[\"'%[{%d]") then return "toml" end
+  return nil
+end
+
+-- balance() returns a scanner that, fed line after line, says when the
+-- braces and brackets outside strings have closed.
+local function balance()
+  local depth, opened, in_string, escaped = 0, false, false, false
+  return function(line)
+    for i = 1, #line do
+      local c = line:sub(i, i)
+      if in_string then
+        if escaped then escaped = false
+        elseif c == "\\" then escaped = true
+        elseif c == '"' then in_string = false end
+      elseif c == '"' then in_string = true
+      elseif c == "{" or c == "[" then depth = depth + 1 opened = true
+      elseif c == "}" or c == "]" then depth = depth - 1 end
+    end
+    return opened and depth <= 0
+  end
+end
+
+local server_keys = { "mcpServers", "servers", "mcp_servers", "context_servers", "mcp" }
+
+local function keys_of(t)
+  local keys = {}
+  for k in pairs(t) do keys[#keys + 1] = tostring(k) end
+  table.sort(keys)
+  return keys
+end
+
+-- describe(value) -> one line saying what a parsed config holds.
+function M.describe(v)
+  if type(v) ~= "table" then
+    return "a single " .. type(v) .. " value, not a config"
+  end
+  if #v > 0 then
+    return "a list of " .. #v .. " entries"
+  end
+  for _, key in ipairs(server_keys) do
+    local servers = v[key]
+    if type(servers) == "table" and #servers == 0 then
+      local names = keys_of(servers)
+      return string.format("%s with %d server%s: %s", key, #names, #names == 1 and "" or "s", table.concat(names, ", "))
+    end
+  end
+  local keys = keys_of(v)
+  if #keys == 0 then return "an empty object" end
+  return "an object with keys: " .. table.concat(keys, ", ")
+end
+
+-- config_block(first, kind) reads the rest of a pasted block, parses it and
+-- reports what it holds. (Registering the servers it names comes with the
+-- MCP commands.)
+function M.config_block(first, kind)
+  local lines
+  if kind == "toml" then
+    lines = M.read_lines(first, function() return false end)
+  else
+    lines = M.read_lines(first, balance())
+  end
+  if not lines then
+    M.say("(paste cancelled)")
+    return
+  end
+  local text = table.concat(lines, "\n")
+  local value, err, label
+  if kind == "toml" then
+    label = "TOML"
+    value, err = tai.toml.decode(text)
+  else
+    label = "JSON"
+    if kind == "json-fragment" then
+      label = "JSON fragment"
+      text = "{" .. text .. "}"
+    end
+    value, err = tai.json.decode(text)
+  end
+  if err then
+    M.warn(string.format("config block received (%d lines) but it is not valid %s: %s", #lines, label, err:gsub("^%a+%.decode: ", "")))
+    return
+  end
+  M.say(string.format("config block received (%d lines, %s): %s", #lines, label, M.describe(value)))
+  M.say("Adding MCP servers from a pasted config is not available in this version yet.")
+end
+
+-- Commands -----------------------------------------------------------------
+
+M.done = false
+
+local builtin = {}
+
+builtin.help = {
+  help = "list commands, or show one: /help [command]",
+  fn = function(rest)
+    local name = rest:match("^%s*/?(%S+)")
+    if name then
+      local c = find_command(name)
+      if not c then M.warn("no command /" .. name .. "; /help lists them") return end
+      M.say("/" .. c.name .. "  " .. c.help)
+      return
+    end
+    M.say("Commands:")
+    local width = 0
+    local list = tai.commands()
+    for _, c in ipairs(list) do width = math.max(width, #c.name) end
+    for _, c in ipairs(list) do
+      M.say(string.format("  /%-" .. width .. "s  %s", c.name, c.help))
+    end
+    M.say("")
+    M.say("  = expr        evaluate Lua and print the result (tables pretty-printed)")
+    M.say("  /lua          enter a multi-line Lua chunk; end it with a line holding only .")
+    M.say("  paste a JSON or TOML MCP config: it is read whole (JSON until the braces")
+    M.say("                balance, TOML until a blank line) and checked")
+    M.say("  Tab completes commands and their arguments; Ctrl-C cancels the line or the")
+    M.say("  running command; Ctrl-D quits. History: " .. tai.term.history_file())
+  end,
+  complete = function(word)
+    local out = {}
+    for _, c in ipairs(tai.commands()) do out[#out + 1] = c.name end
+    return out
+  end,
+}
+
+builtin.quit = {
+  help = "leave tai (Ctrl-D does the same)",
+  fn = function() M.done = true end,
+}
+
+builtin.lua = {
+  help = "run a multi-line Lua chunk, ended by a line holding only .",
+  fn = function() M.lua_block() end,
+}
+
+-- install_builtins adds /help, /quit and /lua unless init.lua already
+-- defined commands of those names.
+function M.install_builtins()
+  for name, c in pairs(builtin) do
+    if not find_command(name) then
+      tai.command(name, c.fn, c.help, c.complete)
+    end
+  end
+end
+
+-- command(line) runs a /command line.
+function M.command(line)
+  local name, rest = line:match("^%s*/([^%s]*)%s*(.-)%s*$")
+  local c = find_command(name)
+  if not c then
+    M.warn("unknown command /" .. name .. "; /help lists them")
+    return
+  end
+  local ok, err = tai.term.protect(c.fn, rest, words(rest))
+  if not ok then
+    M.warn("/" .. name .. ": " .. tostring(err))
+  end
+end
+
+-- complete(line) returns whole-word candidates for the last word of line
+-- (the text before the cursor).
+function M.complete(line)
+  local partial = line:match("^%s*/([%w_%.%-]*)$")
+  if partial then
+    local out = {}
+    for _, c in ipairs(tai.commands()) do
+      if c.name:sub(1, #partial) == partial then out[#out + 1] = "/" .. c.name end
+    end
+    return out
+  end
+  local name, rest = line:match("^%s*/([%w_%.%-]+)%s+(.*)$")
+  if name then
+    local c = find_command(name)
+    if c and c.complete then
+      local word = rest:match("(%S*)$")
+      local ok, cands = pcall(c.complete, word, line)
+      if ok and type(cands) == "table" then
+        local out = {}
+        for _, cand in ipairs(cands) do
+          if type(cand) == "string" and cand:sub(1, #word) == word then out[#out + 1] = cand end
+        end
+        return out
+      end
+    end
+  end
+  return {}
+end
+
+-- history_ok(line) says whether a line may go into the history file: lines
+-- that set secrets never do.
+function M.history_ok(line)
+  return not line:find("secret_set", 1, true)
+end
+
+-- handle(line) dispatches one line read at the prompt.
+function M.handle(line)
+  local s = line:match("^%s*(.-)%s*$")
+  if s == "" then return end
+  if s:sub(1, 1) == "/" then
+    if M.history_ok(s) then M.rl:add_history(s) end
+    return M.command(s)
+  end
+  if s:sub(1, 1) == "=" then
+    if M.history_ok(s) then M.rl:add_history(s) end
+    return M.eval(s:sub(2))
+  end
+  local kind = M.block_kind(s)
+  if kind then
+    -- pasted configs often hold tokens: they never go into the history
+    return M.config_block(line, kind)
+  end
+  M.rl:add_history(s)
+  return M.chat(s)
+end
+
+-- run() is the loop: it returns the exit status when the person quits.
+function M.run()
+  M.install_builtins()
+  M.rl = tai.term.readline({ history = tai.term.history_file(), complete = M.complete })
+  M.say(string.format("tai %s. /help lists commands; Ctrl-D quits.", tai.version))
+  while not M.done do
+    local okp, prompt = pcall(M.prompt)
+    if not okp then prompt = "tai> " end
+    local line, err = M.rl:read(prompt)
+    if not line then
+      if err == "eof" then break end
+      if err ~= "interrupt" then M.warn(err) break end
+    else
+      local ok, herr = tai.term.protect(M.handle, line)
+      if not ok then M.warn(tostring(herr)) end
+    end
+  end
+  M.rl:close()
+  return 0
+end
+
+return M
