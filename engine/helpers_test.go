@@ -1,0 +1,147 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"tai/vault"
+)
+
+// openStore opens a fresh vault in the test's temporary directory.
+func openStore(t testing.TB) *vault.Store {
+	t.Helper()
+	s, err := vault.Open(filepath.Join(t.TempDir(), "vault.db"), nil)
+	if err != nil {
+		t.Fatalf("open vault: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// scripted is a ChatClient answering from a list of responses, in order,
+// and recording a deep copy of every request.
+type scripted struct {
+	mu    sync.Mutex
+	steps []func(ctx context.Context, req Request, onText func(string)) (Response, error)
+	reqs  []Request
+}
+
+func (s *scripted) Complete(ctx context.Context, req Request, onText func(string)) (Response, error) {
+	s.mu.Lock()
+	raw, _ := json.Marshal(req)
+	var cp Request
+	_ = json.Unmarshal(raw, &cp)
+	s.reqs = append(s.reqs, cp)
+	n := len(s.reqs)
+	if n > len(s.steps) {
+		s.mu.Unlock()
+		return Response{}, fmt.Errorf("scripted client: request %d, but only %d answers are scripted", n, len(s.steps))
+	}
+	step := s.steps[n-1]
+	s.mu.Unlock()
+	return step(ctx, req, onText)
+}
+
+func (s *scripted) requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.reqs...)
+}
+
+// say answers text (streamed as two deltas).
+func say(text string) func(context.Context, Request, func(string)) (Response, error) {
+	return func(_ context.Context, _ Request, onText func(string)) (Response, error) {
+		if onText != nil && text != "" {
+			half := len(text) / 2
+			onText(text[:half])
+			onText(text[half:])
+		}
+		return Response{Message: Message{Role: "assistant", Content: text}, FinishReason: "stop", Usage: Usage{InputTokens: 10, OutputTokens: 5}}, nil
+	}
+}
+
+// calls answers with tool calls; each pair is name, JSON arguments.
+func calls(pairs ...string) func(context.Context, Request, func(string)) (Response, error) {
+	return func(context.Context, Request, func(string)) (Response, error) {
+		var tcs []ToolCall
+		for i := 0; i+1 < len(pairs); i += 2 {
+			tcs = append(tcs, ToolCall{ID: fmt.Sprintf("c%d", i/2), Name: pairs[i], Arguments: json.RawMessage(pairs[i+1])})
+		}
+		return Response{Message: Message{Role: "assistant", ToolCalls: tcs}, FinishReason: "tool_calls", Usage: Usage{InputTokens: 10, OutputTokens: 5}}, nil
+	}
+}
+
+// prompter is a Prompter with canned answers that records what it was
+// asked.
+type prompter struct {
+	mu       sync.Mutex
+	allow    bool
+	answer   string
+	err      error
+	consents []Consent
+	asked    []string
+}
+
+func (p *prompter) Confirm(_ context.Context, c Consent) (bool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.consents = append(p.consents, c)
+	return p.allow, p.err
+}
+
+func (p *prompter) Ask(_ context.Context, q string) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.asked = append(p.asked, q)
+	return p.answer, p.err
+}
+
+func (p *prompter) seen() []Consent {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]Consent(nil), p.consents...)
+}
+
+func noEnv(string) string { return "" }
+
+// newEngine builds an Engine on a fresh vault whose model is client, with
+// its working directory in a temporary folder.
+func newEngine(t testing.TB, client ChatClient, o *Options) *Engine {
+	t.Helper()
+	var opts Options
+	if o != nil {
+		opts = *o
+	}
+	if opts.Dir == "" {
+		opts.Dir = t.TempDir()
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = noEnv
+	}
+	if opts.NewClient == nil {
+		opts.NewClient = func(Profile) (ChatClient, error) { return client, nil }
+	}
+	e, err := New(openStore(t), &opts)
+	if err != nil {
+		t.Fatalf("engine.New: %v", err)
+	}
+	return e
+}
+
+// addTool registers a test tool or fails the test.
+func addTool(t testing.TB, r *Registry, tool Tool) {
+	t.Helper()
+	if err := r.Add(tool); err != nil {
+		t.Fatalf("add %s: %v", tool.Name, err)
+	}
+}
+
+func textTool(name, desc string, safe bool, out string) Tool {
+	return Tool{Name: name, Description: desc, Safe: safe, Run: func(context.Context, map[string]any) (Result, error) {
+		return TextResult(out), nil
+	}}
+}

@@ -1,0 +1,258 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestDispatchApprovalModes(t *testing.T) {
+	tests := []struct {
+		name      string
+		mode      Mode
+		prompter  *prompter
+		safe      bool
+		wantRun   bool
+		wantAsked int
+		wantNote  int
+	}{
+		{name: "interactive asks and runs on yes", mode: Interactive, prompter: &prompter{allow: true}, wantRun: true, wantAsked: 1},
+		{name: "interactive asks and denies on no", mode: Interactive, prompter: &prompter{allow: false}, wantAsked: 1},
+		{name: "interactive without prompter denies", mode: Interactive},
+		{name: "interactive prompter error denies", mode: Interactive, prompter: &prompter{allow: true, err: ErrNoPrompter}, wantAsked: 1},
+		{name: "auto runs without asking and notifies", mode: Auto, prompter: &prompter{}, wantRun: true, wantNote: 1},
+		{name: "auto without prompter runs", mode: Auto, wantRun: true, wantNote: 1},
+		{name: "yolo runs silently", mode: Yolo, prompter: &prompter{}, wantRun: true},
+		{name: "safe tool never asks", mode: Interactive, prompter: &prompter{}, safe: true, wantRun: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var p Prompter
+			if tt.prompter != nil {
+				p = tt.prompter
+			}
+			ap := NewApprover(tt.mode, p)
+			notes := 0
+			ap.SetNotify(func(Consent) { notes++ })
+			reg := NewRegistry(openStore(t), ap)
+			ran := false
+			addTool(t, reg, Tool{Name: "act", Safe: tt.safe, Run: func(context.Context, map[string]any) (Result, error) {
+				ran = true
+				return TextResult("done"), nil
+			}})
+			res, err := reg.Dispatch(context.Background(), "act", map[string]any{"x": 1.0})
+			if ran != tt.wantRun {
+				t.Fatalf("ran = %v, want %v (err %v)", ran, tt.wantRun, err)
+			}
+			if tt.wantRun && (err != nil || res.Text() != "done") {
+				t.Fatalf("Dispatch = %q, %v; want done", res.Text(), err)
+			}
+			if !tt.wantRun && !errors.Is(err, ErrDenied) {
+				t.Fatalf("err = %v, want ErrDenied", err)
+			}
+			asked := 0
+			if tt.prompter != nil {
+				asked = len(tt.prompter.seen())
+			}
+			if asked != tt.wantAsked {
+				t.Errorf("prompted %d times, want %d", asked, tt.wantAsked)
+			}
+			if notes != tt.wantNote {
+				t.Errorf("notified %d times, want %d", notes, tt.wantNote)
+			}
+			entries, err := reg.store.AuditTail(5, "tool")
+			if err != nil || len(entries) != 1 {
+				t.Fatalf("audit = %v, %v; want one entry", entries, err)
+			}
+			wantOutcome := "ok"
+			if !tt.wantRun {
+				wantOutcome = "denied"
+			}
+			if e := entries[0]; e.Subject != "act" || e.Outcome != wantOutcome || e.Digest != Digest(map[string]any{"x": 1.0}) {
+				t.Errorf("audit entry = %+v; want subject act, outcome %s", e, wantOutcome)
+			}
+		})
+	}
+}
+
+func TestConsentCarriesDigestAndFullArgs(t *testing.T) {
+	p := &prompter{allow: true}
+	reg := NewRegistry(openStore(t), NewApprover(Interactive, p))
+	addTool(t, reg, textTool("write", "", false, "ok"))
+	args := map[string]any{"path": "a.txt", "content": strings.Repeat("z", 500)}
+	if _, err := reg.Dispatch(context.Background(), "write", args); err != nil {
+		t.Fatal(err)
+	}
+	c := p.seen()[0]
+	if c.Tool != "write" || c.Digest != Digest(args) || len(c.Digest) != 12 || c.Args["content"] != args["content"] {
+		t.Fatalf("consent = %+v", c)
+	}
+}
+
+func TestDigestIsCanonical(t *testing.T) {
+	var a, b map[string]any
+	_ = json.Unmarshal([]byte(`{"b":1,"a":{"y":2,"x":3}}`), &a)
+	_ = json.Unmarshal([]byte(`{"a":{"x":3,"y":2},"b":1}`), &b)
+	if Digest(a) != Digest(b) {
+		t.Fatalf("key order changed the digest: %s vs %s", Digest(a), Digest(b))
+	}
+	if Digest(a) == Digest(map[string]any{"b": 2.0}) {
+		t.Fatal("different arguments gave the same digest")
+	}
+	if Digest(nil) != Digest(map[string]any{}) {
+		t.Fatal("nil and empty arguments differ")
+	}
+}
+
+func TestDispatchUnknownAndFallback(t *testing.T) {
+	reg := NewRegistry(openStore(t), NewApprover(Yolo, nil))
+	_, err := reg.Dispatch(context.Background(), "nope", nil)
+	if !errors.Is(err, ErrUnknownTool) || !strings.Contains(err.Error(), "nope") {
+		t.Fatalf("unknown tool: err = %v", err)
+	}
+	reg.SetFallback(func(name string) (Tool, bool) {
+		if !strings.HasPrefix(name, "mcp_") {
+			return Tool{}, false
+		}
+		return Tool{Name: name, Origin: "srv/" + strings.TrimPrefix(name, "mcp_srv_"), Run: func(_ context.Context, args map[string]any) (Result, error) {
+			return TextResult("bridged " + args["q"].(string)), nil
+		}}, true
+	})
+	res, err := reg.Dispatch(context.Background(), "mcp_srv_find", map[string]any{"q": "x"})
+	if err != nil || res.Text() != "bridged x" {
+		t.Fatalf("fallback dispatch = %q, %v", res.Text(), err)
+	}
+	entries, _ := reg.store.AuditTail(1, "mcp-call")
+	if len(entries) != 1 || entries[0].Subject != "srv/find" || entries[0].Outcome != "ok" {
+		t.Fatalf("bridged call audit = %+v", entries)
+	}
+	if _, err := reg.Dispatch(context.Background(), "other", nil); !errors.Is(err, ErrUnknownTool) {
+		t.Fatalf("fallback declined but err = %v", err)
+	}
+}
+
+func TestDispatchRedactsResultsAndErrors(t *testing.T) {
+	store := openStore(t)
+	if err := store.SecretSet("api-token", "s3cr3t-VALUE-42", nil); err != nil {
+		t.Fatal(err)
+	}
+	reg := NewRegistry(store, NewApprover(Yolo, nil))
+	addTool(t, reg, textTool("leak", "", true, "token=s3cr3t-VALUE-42 end"))
+	addTool(t, reg, Tool{Name: "fail", Run: func(context.Context, map[string]any) (Result, error) {
+		return Result{}, errors.New("could not use s3cr3t-VALUE-42")
+	}})
+	res, err := reg.Dispatch(context.Background(), "leak", nil)
+	if err != nil || strings.Contains(res.Text(), "s3cr3t") || !strings.Contains(res.Text(), "REDACTED") {
+		t.Fatalf("result not redacted: %q, %v", res.Text(), err)
+	}
+	_, err = reg.Dispatch(context.Background(), "fail", nil)
+	if err == nil || strings.Contains(err.Error(), "s3cr3t") {
+		t.Fatalf("error not redacted: %v", err)
+	}
+}
+
+func TestDispatchSpillsLargeResults(t *testing.T) {
+	store := openStore(t)
+	reg := NewRegistry(store, NewApprover(Yolo, nil))
+	big := strings.Repeat("0123456789abcdef", ResultMax/16+100)
+	addTool(t, reg, textTool("big", "", true, big))
+	addTool(t, reg, textTool("exact", "", true, big[:ResultMax]))
+	res, err := reg.Dispatch(context.Background(), "exact", nil)
+	if err != nil || res.Text() != big[:ResultMax] {
+		t.Fatalf("a result of exactly ResultMax bytes changed (len %d, err %v)", len(res.Text()), err)
+	}
+	res, err = reg.Dispatch(context.Background(), "big", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := res.Text()
+	if len(text) > 4*spillPreview || !strings.Contains(text, "record_read") {
+		t.Fatalf("spilled result = %d bytes: %.200q", len(text), text)
+	}
+	id := text[strings.Index(text, "record ")+len("record "):]
+	id = id[:strings.IndexAny(id, ". ")]
+	got, rec, err := store.RecordGet(id, 0, len(big))
+	if err != nil || got != big || rec.Size != len(big) {
+		t.Fatalf("record %q: %d bytes, %v; want the whole result", id, len(got), err)
+	}
+	entries, _ := store.AuditTail(1, "tool")
+	if entries[0].Size != len(big) {
+		t.Errorf("audit size = %d, want %d", entries[0].Size, len(big))
+	}
+}
+
+func TestRegistryRunTimeTools(t *testing.T) {
+	reg := NewRegistry(openStore(t), NewApprover(Yolo, nil))
+	bad := []Tool{
+		{Name: "has space", Run: textTool("x", "", true, "").Run},
+		{Name: "norun"},
+		{Name: "badschema", Parameters: map[string]any{"type": "string"}, Run: textTool("x", "", true, "").Run},
+	}
+	for _, tool := range bad {
+		if err := reg.Add(tool); err == nil {
+			t.Errorf("Add(%q) accepted a bad tool", tool.Name)
+		}
+	}
+	addTool(t, reg, Tool{Name: "boom", Safe: true, Run: func(context.Context, map[string]any) (Result, error) { panic("kaput") }})
+	res, err := reg.Dispatch(context.Background(), "boom", nil)
+	if err != nil || !res.IsError || !strings.Contains(res.Text(), "kaput") {
+		t.Fatalf("a panicking tool gave %q, %v; want an isError result", res.Text(), err)
+	}
+	addTool(t, reg, textTool("late", "added later", true, "v1"))
+	addTool(t, reg, textTool("late", "added later", true, "v2"))
+	if res, _ := reg.Dispatch(context.Background(), "late", nil); res.Text() != "v2" {
+		t.Fatalf("replacement not used: %q", res.Text())
+	}
+	if !reg.Remove("late") || reg.Remove("late") {
+		t.Fatal("Remove did not report presence")
+	}
+	if _, err := reg.Dispatch(context.Background(), "late", nil); !errors.Is(err, ErrUnknownTool) {
+		t.Fatalf("removed tool still dispatches: %v", err)
+	}
+}
+
+func TestContentJSONRoundTrip(t *testing.T) {
+	in := `{"content":[{"type":"text","text":"hi"},{"type":"image","data":"AAA=","mimeType":"image/png"}],"isError":true}`
+	var r Result
+	if err := json.Unmarshal([]byte(in), &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Content) != 2 || r.Content[0].Text != "hi" || r.Content[1].Type != "image" || !r.IsError {
+		t.Fatalf("decoded %+v", r)
+	}
+	out, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b any
+	_ = json.Unmarshal([]byte(in), &a)
+	_ = json.Unmarshal(out, &b)
+	if ja, _ := json.Marshal(a); string(ja) != func() string { jb, _ := json.Marshal(b); return string(jb) }() {
+		t.Fatalf("round trip changed the result:\n%s\n%s", in, out)
+	}
+}
+
+func TestAskUser(t *testing.T) {
+	tests := []struct {
+		name     string
+		prompter Prompter
+		mode     Mode
+		want     string
+		isErr    bool
+	}{
+		{name: "no prompter denies", mode: Yolo, isErr: true, want: "denied"},
+		{name: "no tty denies", prompter: &prompter{err: ErrNoPrompter}, isErr: true, want: "denied"},
+		{name: "answers", prompter: &prompter{answer: "blue"}, want: "blue"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEngine(t, nil, &Options{Prompter: tt.prompter, Mode: tt.mode})
+			res, err := e.Dispatch(context.Background(), "ask_user", map[string]any{"question": "colour?"})
+			if err != nil || res.IsError != tt.isErr || !strings.Contains(res.Text(), tt.want) {
+				t.Fatalf("ask_user = %q (isError %v), %v; want %q isError %v", res.Text(), res.IsError, err, tt.want, tt.isErr)
+			}
+		})
+	}
+}
