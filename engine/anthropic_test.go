@@ -1,0 +1,76 @@
+package engine
+
+import (
+	"encoding/json"
+	"testing"
+
+	"tai/engine/fakemodel"
+)
+
+func TestAnthropicRequestShape(t *testing.T) {
+	cl, srv, _ := providers[1].start(t, fakemodel.Say("ok"))
+	if _, err := cl.Complete(testCtx(t), conversation(), func(string) {}); err != nil {
+		t.Fatal(err)
+	}
+	r := srv.Requests()[0]
+	if r.Header.Get("x-api-key") != testKey || r.Header.Get("anthropic-version") != AnthropicVersion {
+		t.Errorf("headers = %v", r.Header)
+	}
+	var body struct {
+		System    string `json:"system"`
+		MaxTokens int    `json:"max_tokens"`
+		Messages  []struct {
+			Role    string           `json:"role"`
+			Content []map[string]any `json:"content"`
+		} `json:"messages"`
+		Tools []map[string]any `json:"tools"`
+	}
+	if err := json.Unmarshal(r.Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	if body.System != "You are terse." || body.MaxTokens != 321 {
+		t.Errorf("system %q max_tokens %d", body.System, body.MaxTokens)
+	}
+	if len(body.Messages) != 3 {
+		t.Fatalf("messages = %+v, want user, assistant, user (tool results and follow-up merged)", body.Messages)
+	}
+	a := body.Messages[1]
+	if a.Role != "assistant" || len(a.Content) != 3 || a.Content[0]["type"] != "text" || a.Content[1]["type"] != "tool_use" || a.Content[2]["id"] != "c2" {
+		t.Errorf("assistant = %+v", a)
+	}
+	u := body.Messages[2]
+	if u.Role != "user" || len(u.Content) != 3 {
+		t.Fatalf("merged user message = %+v", u)
+	}
+	if u.Content[0]["type"] != "tool_result" || u.Content[0]["tool_use_id"] != "c1" || u.Content[0]["is_error"] != nil {
+		t.Errorf("first tool result = %v", u.Content[0])
+	}
+	if u.Content[1]["tool_use_id"] != "c2" || u.Content[1]["is_error"] != true || u.Content[1]["content"] != "no such file" {
+		t.Errorf("error tool result = %v", u.Content[1])
+	}
+	if u.Content[2]["type"] != "text" || u.Content[2]["text"] != "And then?" {
+		t.Errorf("follow-up = %v", u.Content[2])
+	}
+	if len(body.Tools) != 2 || body.Tools[1]["input_schema"].(map[string]any)["type"] != "object" {
+		t.Errorf("tools = %v", body.Tools)
+	}
+	// The fake parses tool_result blocks back into tool messages.
+	res := r.ToolResults()
+	if len(res) != 2 || res[0].ToolCallID != "c1" || res[0].Text != "alpha" || res[0].IsError || !res[1].IsError {
+		t.Errorf("fake's view of the tool results = %+v", res)
+	}
+	if r.LastUser() != "And then?" {
+		t.Errorf("fake's last user text = %q", r.LastUser())
+	}
+}
+
+func TestAnthropicDefaultMaxTokens(t *testing.T) {
+	cl, srv, _ := providers[1].start(t, fakemodel.Say("ok"))
+	if _, err := cl.Complete(testCtx(t), userRequest("hi"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.Requests()[0].MaxTokens; got != defaultAnthropicMaxTokens {
+		t.Errorf("max_tokens = %d, want %d", got, defaultAnthropicMaxTokens)
+	}
+}
+

@@ -1,0 +1,254 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"tai/engine/fakemodel"
+)
+
+func TestRetry(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	cases := []struct {
+		name  string
+		fails []fakemodel.Turn
+		waits []time.Duration
+	}{
+		{name: "429 retry-after seconds", fails: []fakemodel.Turn{fakemodel.RateLimited("3")}, waits: []time.Duration{3 * time.Second}},
+		{name: "429 retry-after date", fails: []fakemodel.Turn{fakemodel.RateLimited(now.Add(2 * time.Second).Format(http.TimeFormat))}, waits: []time.Duration{2 * time.Second}},
+		{name: "429 retry-after capped", fails: []fakemodel.Turn{fakemodel.RateLimited("3600")}, waits: []time.Duration{5 * time.Second}},
+		{name: "500 then 503 backoff", fails: []fakemodel.Turn{fakemodel.Fail(500, "boom"), fakemodel.Fail(503, "busy")}, waits: []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}},
+		{name: "529 overloaded", fails: []fakemodel.Turn{{Status: 529, ErrorType: "overloaded_error", Error: "Overloaded"}}, waits: []time.Duration{100 * time.Millisecond}},
+		{name: "stream cut before any text", fails: []fakemodel.Turn{{Text: "lost", CutAfter: 1}}, waits: []time.Duration{100 * time.Millisecond}},
+		{name: "overload event in stream", fails: []fakemodel.Turn{{StreamError: "Overloaded"}}, waits: []time.Duration{100 * time.Millisecond}},
+	}
+	for _, p := range providers {
+		for _, tc := range cases {
+			t.Run(p.name+"/"+tc.name, func(t *testing.T) {
+				turns := append(append([]fakemodel.Turn{}, tc.fails...), fakemodel.Say("finally"))
+				srv := p.fake(t, turns...)
+				rec := &sleepRecorder{}
+				cl := p.new(ProviderConfig{BaseURL: srv.BaseURL, Model: "m", Retry: RetryPolicy{
+					Base: 100 * time.Millisecond, Max: 5 * time.Second, Sleep: rec.sleep, Now: func() time.Time { return now },
+				}})
+				resp, err := cl.Complete(testCtx(t), userRequest("hi"), func(string) {})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if resp.Message.Content != "finally" {
+					t.Errorf("content = %q", resp.Message.Content)
+				}
+				if got := rec.got(); !equalDurations(got, tc.waits) {
+					t.Errorf("waits = %v, want %v", got, tc.waits)
+				}
+				if n := len(srv.Requests()); n != len(turns) {
+					t.Errorf("%d requests, want %d", n, len(turns))
+				}
+			})
+		}
+	}
+}
+
+func equalDurations(a, b []time.Duration) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestNoRetry(t *testing.T) {
+	cases := []struct {
+		name string
+		turn fakemodel.Turn
+		want []string
+	}{
+		{name: "400", turn: fakemodel.Turn{Status: 400, ErrorType: "invalid_request_error", Error: "messages: bad"}, want: []string{"HTTP 400", "invalid_request_error", "messages: bad"}},
+		{name: "stream cut after text", turn: fakemodel.Turn{Text: "one two three four", CutAfter: 4}, want: []string{"stream ended"}},
+		{name: "stream error after text", turn: fakemodel.Turn{Text: "one two", StreamError: "Overloaded"}, want: []string{"error in stream", "Overloaded"}},
+	}
+	for _, p := range providers {
+		for _, tc := range cases {
+			t.Run(p.name+"/"+tc.name, func(t *testing.T) {
+				cl, srv, rec := p.start(t, tc.turn, fakemodel.Say("never"))
+				_, err := cl.Complete(testCtx(t), userRequest("hi"), func(string) {})
+				if err == nil {
+					t.Fatal("no error")
+				}
+				for _, w := range append(tc.want, p.name, `"fake-model"`) {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q does not say %q", err, w)
+					}
+				}
+				if len(rec.got()) != 0 || len(srv.Requests()) != 1 {
+					t.Errorf("retried: waits %v, %d requests", rec.got(), len(srv.Requests()))
+				}
+			})
+		}
+	}
+}
+
+func TestRetriesExhausted(t *testing.T) {
+	for _, p := range providers {
+		t.Run(p.name, func(t *testing.T) {
+			turns := []fakemodel.Turn{}
+			for range DefaultRetryAttempts {
+				turns = append(turns, fakemodel.Turn{Status: 503, ErrorType: "server_error", Error: "upstream for key " + testKey + " is down"})
+			}
+			cl, srv, rec := p.start(t, turns...)
+			_, err := cl.Complete(testCtx(t), userRequest("hi"), nil)
+			var apiErr *APIError
+			if !errors.As(err, &apiErr) {
+				t.Fatalf("error %v is not an *APIError", err)
+			}
+			if apiErr.Status != 503 || apiErr.Attempts != DefaultRetryAttempts || apiErr.Provider != p.name || apiErr.Model != "fake-model" {
+				t.Errorf("APIError = %+v", apiErr)
+			}
+			msg := err.Error()
+			for _, w := range []string{p.name, "fake-model", "503", "is down", "gave up after 4 attempts", "[REDACTED]"} {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q does not say %q", msg, w)
+				}
+			}
+			if strings.Contains(msg, testKey) {
+				t.Errorf("error reveals the key: %q", msg)
+			}
+			if len(rec.got()) != DefaultRetryAttempts-1 || len(srv.Requests()) != DefaultRetryAttempts {
+				t.Errorf("waits %v, requests %d", rec.got(), len(srv.Requests()))
+			}
+		})
+	}
+}
+
+func TestWrongKeyIsRedacted(t *testing.T) {
+	for _, p := range providers {
+		t.Run(p.name, func(t *testing.T) {
+			srv := p.fake(t, fakemodel.Say("never"))
+			srv.RequireKey("sk-the-right-one")
+			cl := p.new(ProviderConfig{BaseURL: srv.BaseURL, Model: "m", APIKey: testKey})
+			_, err := cl.Complete(testCtx(t), userRequest("hi"), nil)
+			if err == nil || !strings.Contains(err.Error(), "401") || !strings.Contains(err.Error(), "[REDACTED]") {
+				t.Fatalf("err = %v, want a 401 with the echoed key redacted", err)
+			}
+			if strings.Contains(err.Error(), testKey) {
+				t.Errorf("error reveals the key: %v", err)
+			}
+		})
+	}
+}
+
+func TestCancelMidStream(t *testing.T) {
+	for _, p := range providers {
+		t.Run(p.name, func(t *testing.T) {
+			cl, _, rec := p.start(t, fakemodel.Turn{Text: "first words then nothing", Hang: true})
+			ctx, cancel := context.WithCancel(testCtx(t))
+			defer cancel()
+			var got []string
+			_, err := cl.Complete(ctx, userRequest("hi"), func(d string) {
+				got = append(got, d)
+				cancel()
+			})
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("err = %v, want context.Canceled", err)
+			}
+			if !strings.Contains(err.Error(), p.name) {
+				t.Errorf("error %q does not name the provider", err)
+			}
+			if len(got) != 1 || got[0] != "first" || len(rec.got()) != 0 {
+				t.Errorf("deltas %q, waits %v", got, rec.got())
+			}
+		})
+	}
+}
+
+func TestCancelDuringBackoff(t *testing.T) {
+	srv := fakemodel.NewOpenAI(t, fakemodel.RateLimited("1"), fakemodel.Say("never"))
+	ctx, cancel := context.WithCancel(testCtx(t))
+	cl := NewOpenAI(ProviderConfig{BaseURL: srv.BaseURL, Model: "m", Retry: RetryPolicy{Sleep: func(ctx context.Context, d time.Duration) error {
+		cancel()
+		<-ctx.Done()
+		return ctx.Err()
+	}}})
+	_, err := cl.Complete(ctx, userRequest("hi"), nil)
+	if !errors.Is(err, context.Canceled) || len(srv.Requests()) != 1 {
+		t.Fatalf("err = %v after %d requests, want context.Canceled after 1", err, len(srv.Requests()))
+	}
+}
+
+func TestIdleStreamTimesOut(t *testing.T) {
+	for _, p := range providers {
+		t.Run(p.name, func(t *testing.T) {
+			srv := p.fake(t, fakemodel.Turn{Text: "first then silence", Hang: true})
+			cl := p.new(ProviderConfig{BaseURL: srv.BaseURL, Model: "m", IdleTimeout: 50 * time.Millisecond, Retry: RetryPolicy{Attempts: 1}})
+			_, err := cl.Complete(testCtx(t), userRequest("hi"), func(string) {})
+			if err == nil || !strings.Contains(err.Error(), "stalled") {
+				t.Fatalf("err = %v, want a stalled-stream error", err)
+			}
+		})
+	}
+}
+
+func TestConnectionRefused(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now: connections are refused
+	rec := &sleepRecorder{}
+	cl := NewOpenAI(ProviderConfig{BaseURL: "http://" + addr + "/v1", Model: "m", Retry: RetryPolicy{Attempts: 2, Sleep: rec.sleep}})
+	_, err = cl.Complete(testCtx(t), userRequest("hi"), nil)
+	if err == nil || !strings.Contains(err.Error(), `openai model "m"`) || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("err = %v, want a refused connection naming provider and model", err)
+	}
+	if len(rec.got()) != 1 {
+		t.Errorf("waits %v, want one retry", rec.got())
+	}
+}
+
+func TestParseRetryAfter(t *testing.T) {
+	now := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
+	cases := []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"", 0, false},
+		{"0", 0, true},
+		{"7", 7 * time.Second, true},
+		{"1.5", 1500 * time.Millisecond, true},
+		{"-3", 0, false},
+		{"soon", 0, false},
+		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second, true},
+		{now.Add(-time.Hour).Format(http.TimeFormat), 0, true},
+	}
+	for _, tc := range cases {
+		got, ok := ParseRetryAfter(tc.in, now)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("ParseRetryAfter(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestDelayBackoff(t *testing.T) {
+	p := RetryPolicy{Base: time.Second, Max: 10 * time.Second}
+	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 10 * time.Second, 10 * time.Second}
+	for i, w := range want {
+		if got := p.Delay(i+1, ""); got != w {
+			t.Errorf("Delay(%d) = %v, want %v", i+1, got, w)
+		}
+	}
+	if got := (RetryPolicy{}).Delay(1, ""); got != DefaultRetryBase {
+		t.Errorf("zero policy first delay = %v", got)
+	}
+}
+
