@@ -33,6 +33,8 @@ type ClientOptions struct {
 	OnNotification func(*Message)
 	// Stdio tunes a stdio leg; the entry's env and cwd are laid over it.
 	Stdio *StdioOptions
+	// HTTP tunes a Streamable HTTP leg.
+	HTTP *HTTPOptions
 }
 
 // ServerInfo is the serverInfo a server answers initialize with.
@@ -172,7 +174,15 @@ func newTransport(entry Entry, opts *ClientOptions) (Transport, error) {
 		}
 		return NewStdioTransport(entry.Command, entry.Args, &so), nil
 	case TransportHTTP:
-		return nil, fmt.Errorf("mcp server %q: the Streamable HTTP transport is not built into this version", entry.Label())
+		var ho *HTTPOptions
+		if opts != nil {
+			ho = opts.HTTP
+		}
+		t, err := NewHTTPTransport(entry.URL, entry.Headers, ho)
+		if err != nil {
+			return nil, fmt.Errorf("mcp server %q: %w", entry.Label(), err)
+		}
+		return t, nil
 	}
 	return nil, entry.Validate()
 }

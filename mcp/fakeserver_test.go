@@ -21,13 +21,14 @@ package mcp
 //
 // Tools of fakeServer: echo{text}, add{a,b}, fail (isError result), image
 // (image, audio and annotated content with unknown fields), hang (never
-// answers), last_cancel (the notifications/cancelled received so far),
+// answers, after a "hanging" log notification), last_cancel (the notifications/cancelled received so far),
 // crash (stderr line, exit 3), huge (a 20 MB answer), close_stdout,
 // ping_client (pings the client, returns its answer), sampling (asks the
 // client for sampling/createMessage, returns its answer), notify (sends
 // progress, log and list_changed notifications first), barrier{n} (answers
 // once n barrier calls are in flight), spawn_child (starts a grandchild and
-// returns its pid). Unknown tools get -32602.
+// returns its pid), environ (its argv, cwd and $TAI_FAKE_PROBE). Unknown
+// tools get -32602.
 //
 // Use fakeEntry(t, mode) for a canonical Entry running a mode, and
 // connectFake(t, mode, opts) for a started Client closed at cleanup.
@@ -132,7 +133,7 @@ type fakeMsg struct {
 }
 
 var fakeTools = []string{"echo", "add", "fail", "image", "hang", "last_cancel", "crash", "huge",
-	"close_stdout", "ping_client", "sampling", "notify", "barrier", "spawn_child"}
+	"close_stdout", "ping_client", "sampling", "notify", "barrier", "spawn_child", "environ"}
 
 func (f *fakeServer) serve() int {
 	in := bufio.NewScanner(os.Stdin)
@@ -297,6 +298,7 @@ func (f *fakeServer) call(id json.RawMessage, name string, args map[string]any) 
 	case "image":
 		f.write(json.RawMessage(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[` + fakeImageContent + `],"structuredContent":{"ok":true},"_meta":{"trace":"x"},"extra":1}}`))
 	case "hang":
+		f.write(map[string]any{"jsonrpc": "2.0", "method": "notifications/message", "params": map[string]any{"level": "info", "data": "hanging"}})
 	case "last_cancel":
 		f.mu.Lock()
 		b, _ := json.Marshal(f.cancels)
@@ -343,6 +345,10 @@ func (f *fakeServer) call(id json.RawMessage, name string, args map[string]any) 
 			return
 		}
 		f.reply(id, text(strconv.Itoa(cmd.Process.Pid)))
+	case "environ":
+		wd, _ := os.Getwd()
+		b, _ := json.Marshal(map[string]any{"args": os.Args[1:], "cwd": wd, "probe": os.Getenv("TAI_FAKE_PROBE")})
+		f.reply(id, text(string(b)))
 	default:
 		f.replyErr(id, -32602, "unknown tool: "+name)
 	}

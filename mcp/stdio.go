@@ -436,6 +436,13 @@ func (t *StdioTransport) Close() error {
 				<-t.exited
 			}
 		}
+		// wait killed the rest of the group, so stderr reaches EOF; the
+		// bound only guards against a descendant that escaped the group.
+		timer.Reset(t.opts.ShutdownGrace)
+		select {
+		case <-t.stderrDone:
+		case <-timer.C:
+		}
 		// Unblocks a Recv still reading; the process is gone.
 		_ = t.stdout.Close()
 	})

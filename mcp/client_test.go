@@ -1,0 +1,526 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+func testCtx(t testing.TB) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestClientCalls(t *testing.T) {
+	var mu sync.Mutex
+	var notes []string
+	c := connectFake(t, "default", &ClientOptions{Version: "9.9", OnNotification: func(m *Message) {
+		mu.Lock()
+		notes = append(notes, m.Method)
+		mu.Unlock()
+	}})
+	ctx := testCtx(t)
+	if c.ServerInfo().Name != "fake" || c.Instructions() != "fake default" {
+		t.Errorf("ServerInfo = %+v, Instructions = %q", c.ServerInfo(), c.Instructions())
+	}
+	if !strings.Contains(string(c.Capabilities()), `"tools"`) {
+		t.Errorf("Capabilities = %s", c.Capabilities())
+	}
+
+	tests := []struct {
+		name     string
+		tool     string
+		args     any
+		wantText string
+		isError  bool
+		wantCode int
+	}{
+		{name: "echo", tool: "echo", args: map[string]any{"text": "a\"b\nc"}, wantText: "a\"b\nc"},
+		{name: "add raw", tool: "add", args: json.RawMessage(`{"a":1.5,"b":2}`), wantText: "3.5"},
+		{name: "struct args", tool: "add", args: struct{ A, B int }{}, wantText: "0"},
+		{name: "isError result", tool: "fail", isError: true, wantText: "it failed"},
+		{name: "unknown tool", tool: "missing", wantCode: CodeInvalidParams},
+		{name: "notifications are accepted", tool: "notify", wantText: "notified"},
+		{name: "server pings client", tool: "ping_client", wantText: `"id":"srv-1","result":{}`},
+		{name: "other server requests get -32601", tool: "sampling", wantText: `"code":-32601`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := c.Call(ctx, tc.tool, tc.args)
+			if tc.wantCode != 0 {
+				var me *McpError
+				if !errors.As(err, &me) || me.Code != tc.wantCode {
+					t.Fatalf("err = %v, want McpError %d", err, tc.wantCode)
+				}
+				if !errors.Is(err, &McpError{Code: tc.wantCode}) {
+					t.Errorf("errors.Is by code failed for %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.IsError != tc.isError {
+				t.Errorf("IsError = %v, want %v", res.IsError, tc.isError)
+			}
+			if !strings.Contains(res.Text(), tc.wantText) {
+				t.Errorf("Text() = %q, want it to contain %q", res.Text(), tc.wantText)
+			}
+		})
+	}
+	mu.Lock()
+	got := strings.Join(notes, ",")
+	mu.Unlock()
+	if got != "notifications/progress,notifications/message,notifications/tools/list_changed" {
+		t.Errorf("notifications seen = %q", got)
+	}
+}
+
+func TestClientArgumentsMustBeAnObject(t *testing.T) {
+	c := connectFake(t, "default", nil)
+	for _, args := range []any{[]int{1}, "text", json.RawMessage(`[1]`)} {
+		if _, err := c.Call(testCtx(t), "echo", args); err == nil || !strings.Contains(err.Error(), "must be a JSON object") {
+			t.Errorf("Call with %v: err = %v", args, err)
+		}
+	}
+	if _, err := c.Call(testCtx(t), "echo", func() {}); err == nil || !strings.Contains(err.Error(), "do not encode") {
+		t.Errorf("Call with a func: err = %v", err)
+	}
+}
+
+func TestClientContentPassesThroughUnchanged(t *testing.T) {
+	c := connectFake(t, "default", nil)
+	res, err := c.Call(testCtx(t), "image", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var joined []string
+	for _, item := range res.Content {
+		joined = append(joined, string(item))
+	}
+	if got := strings.Join(joined, ","); got != fakeImageContent {
+		t.Errorf("content changed:\n got %s\nwant %s", got, fakeImageContent)
+	}
+	if string(res.StructuredContent) != `{"ok":true}` || string(res.Meta) != `{"trace":"x"}` {
+		t.Errorf("structuredContent %s, _meta %s", res.StructuredContent, res.Meta)
+	}
+	if !strings.Contains(string(res.Raw), `"extra":1`) {
+		t.Errorf("Raw lost an unknown field: %s", res.Raw)
+	}
+}
+
+func TestClientToolsFollowsCursors(t *testing.T) {
+	c := connectFake(t, "default", nil)
+	tools, err := c.Tools(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools) != len(fakeTools) {
+		t.Fatalf("got %d tools, want %d over three pages", len(tools), len(fakeTools))
+	}
+	for i, tl := range tools {
+		if tl.Name != fakeTools[i] || tl.Description != "the "+tl.Name+" tool" ||
+			string(tl.InputSchema) != `{"type":"object"}` || !strings.Contains(string(tl.Raw), `"_meta":{"fake":true}`) {
+			t.Errorf("tool %d = %+v (raw %s)", i, tl, tl.Raw)
+		}
+	}
+}
+
+func TestClientToolsRefusesEndlessCursor(t *testing.T) {
+	tests := []struct {
+		name     string
+		maxPages int
+		want     string
+	}{
+		{name: "repeated cursor", want: `repeated cursor "again"`},
+		{name: "page cap", maxPages: 1, want: "more than 1 pages"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := connectFake(t, "loop-cursor", &ClientOptions{MaxPages: tc.maxPages})
+			_, err := c.Tools(testCtx(t))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestClientHandshake(t *testing.T) {
+	tests := []struct {
+		name        string
+		mode        string
+		wantVersion string
+		wantErr     string
+	}{
+		{name: "current version", mode: "default", wantVersion: MCP_PROTOCOL_VERSION},
+		{name: "older accepted version", mode: "old-version", wantVersion: "2025-03-26"},
+		{name: "unknown version", mode: "bad-version", wantErr: `answered protocol version "1999-01-01"`},
+		{name: "no tools capability", mode: "no-tools", wantErr: "capabilities.tools missing"},
+		{name: "no answer", mode: "no-init", wantErr: "did not finish within 300ms"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Connect(testCtx(t), fakeEntry(t, tc.mode), &ClientOptions{ConnectTimeout: 300 * time.Millisecond})
+			if tc.wantErr != "" {
+				if err == nil {
+					c.Close()
+					t.Fatal("Connect succeeded")
+				}
+				if !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "fake-"+tc.mode) {
+					t.Fatalf("err = %v, want %q naming the server", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if c.ProtocolVersion() != tc.wantVersion {
+				t.Errorf("ProtocolVersion = %q, want %q", c.ProtocolVersion(), tc.wantVersion)
+			}
+		})
+	}
+}
+
+func TestClientSpawnExactArgvEnvCwd(t *testing.T) {
+	dir := t.TempDir()
+	e := fakeEntry(t, "default")
+	e.Args = append(e.Args, "two words", "$HOME", "")
+	e.Env["TAI_FAKE_PROBE"] = "probe value"
+	e.Cwd = dir
+	c, err := Connect(testCtx(t), e, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res, err := c.Call(testCtx(t), "environ", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Args  []string
+		Cwd   string
+		Probe string
+	}
+	if err := json.Unmarshal([]byte(res.Text()), &got); err != nil {
+		t.Fatal(err)
+	}
+	wantDir, _ := filepath.EvalSymlinks(dir)
+	if fmt.Sprint(got.Args) != fmt.Sprint(e.Args) || got.Cwd != wantDir || got.Probe != "probe value" {
+		t.Errorf("server saw %+v, want args %q cwd %q", got, e.Args, wantDir)
+	}
+}
+
+func TestConnectRefusesBadEntries(t *testing.T) {
+	tests := []struct {
+		name  string
+		entry Entry
+		want  string
+	}{
+		{name: "no transport", entry: Entry{Name: "x", Command: "cat"}, want: "no transport"},
+		{name: "sse", entry: Entry{Name: "x", Transport: "sse", URL: "http://127.0.0.1/"}, want: `transport "sse" is not supported`},
+		{name: "stdio without command", entry: Entry{Name: "x", Transport: "stdio"}, want: "needs a command"},
+		{name: "stdio with url", entry: Entry{Name: "x", Transport: "stdio", Command: "cat", URL: "http://127.0.0.1/"}, want: "both a command and a url"},
+		{name: "http without url", entry: Entry{Name: "x", Transport: "http"}, want: "needs a url"},
+		{name: "http bad url", entry: Entry{Name: "x", Transport: "http", URL: "ftp://127.0.0.1/"}, want: "not an http:// or https:// URL"},
+		{name: "unknown transport", entry: Entry{Name: "x", Transport: "pigeon"}, want: `unknown transport "pigeon"`},
+		{name: "missing program", entry: Entry{Name: "x", Transport: "stdio", Command: "/nonexistent/tai-no-such-server"}, want: "cannot start"},
+		{name: "missing cwd", entry: Entry{Name: "x", Transport: "stdio", Command: "cat", Cwd: "/nonexistent/dir"}, want: "cwd"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Connect(testCtx(t), tc.entry, nil)
+			if err == nil {
+				c.Close()
+				t.Fatal("Connect succeeded")
+			}
+			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), `"x"`) {
+				t.Errorf("err = %v, want %q naming the entry", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestClientCallTimeoutCancelsOnServer(t *testing.T) {
+	hanging := make(chan struct{}, 4)
+	c := connectFake(t, "default", &ClientOptions{CallTimeout: 200 * time.Millisecond, OnNotification: func(m *Message) {
+		if m.Method == MethodLogMessage && strings.Contains(string(m.Params), "hanging") {
+			hanging <- struct{}{}
+		}
+	}})
+	ctx := testCtx(t)
+	_, err := c.Call(ctx, "hang", nil)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "timed out after 200ms") {
+		t.Fatalf("err = %v, want a timeout", err)
+	}
+	<-hanging
+	parent, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Call(parent, "hang", nil)
+		done <- err
+	}()
+	select { // the second hang call is in flight on the server
+	case <-hanging:
+	case <-ctx.Done():
+		t.Fatal("hang call never reached the server")
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled call: err = %v", err)
+	}
+	res, err := c.Call(ctx, "last_cancel", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []struct {
+		RequestID json.RawMessage `json:"requestId"`
+		Reason    string          `json:"reason"`
+	}
+	if err := json.Unmarshal([]byte(res.Text()), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || string(got[0].RequestID) != "2" || got[0].Reason != "timed out" || got[1].Reason != "cancelled by the client" {
+		t.Errorf("server recorded cancellations %s", res.Text())
+	}
+	if err := c.Ping(ctx); err != nil {
+		t.Errorf("connection unusable after cancellations: %v", err)
+	}
+}
+
+func TestClientConcurrentCalls(t *testing.T) {
+	c := connectFake(t, "default", nil)
+	ctx := testCtx(t)
+	const barrier = 8
+	const echoes = 64
+	var wg sync.WaitGroup
+	errs := make(chan error, barrier+echoes)
+	for range barrier {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Answered only once all barrier calls are in flight at once.
+			res, err := c.Call(ctx, "barrier", map[string]any{"n": barrier})
+			if err == nil && res.Text() != "through" {
+				err = fmt.Errorf("barrier answered %q", res.Text())
+			}
+			errs <- err
+		}()
+	}
+	for i := range echoes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			want := fmt.Sprintf("message %d", i)
+			res, err := c.Call(ctx, "echo", map[string]any{"text": want})
+			if err == nil && res.Text() != want {
+				err = fmt.Errorf("echo %d answered %q", i, res.Text())
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestClientDeadServer(t *testing.T) {
+	tests := []struct {
+		name string
+		mode string
+		tool string
+		want []string
+	}{
+		{name: "crash mid-call", mode: "default", tool: "crash",
+			want: []string{`"fake-default"`, "exit status 3", "fatal: the server fell over", "starting the crash tool"}},
+		{name: "stdout closed early", mode: "default", tool: "close_stdout",
+			want: []string{`"fake-default"`, "closed its stdout"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := connectFake(t, tc.mode, nil)
+			_, err := c.Call(testCtx(t), tc.tool, nil)
+			var pe *ProcessError
+			if !errors.As(err, &pe) {
+				t.Fatalf("err = %v, want a *ProcessError", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("err = %v\nwant it to contain %q", err, w)
+				}
+			}
+			// Later calls fail at once with the same diagnosis.
+			if err := c.Ping(testCtx(t)); !errors.As(err, &pe) {
+				t.Errorf("Ping after death: %v", err)
+			}
+		})
+	}
+}
+
+func TestClientRefusesHugeMessage(t *testing.T) {
+	c := connectFake(t, "default", nil)
+	_, err := c.Call(testCtx(t), "huge", nil)
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), fmt.Sprint(MCP_HTTP_MAX_BODY)) {
+		t.Fatalf("err = %v, want ErrTooLarge naming the limit", err)
+	}
+	if err := c.Ping(testCtx(t)); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("connection not closed after the huge line: Ping err = %v", err)
+	}
+	st := c.Transport().(*StdioTransport)
+	if cap(st.acc) > MCP_HTTP_MAX_BODY*2 {
+		t.Errorf("line buffer grew to %d bytes", cap(st.acc))
+	}
+	big := strings.Repeat("y", MCP_HTTP_MAX_BODY)
+	c2 := connectFake(t, "default", nil)
+	if _, err := c2.Call(testCtx(t), "echo", map[string]any{"text": big}); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("sending an oversized message: err = %v", err)
+	}
+	if err := c2.Ping(testCtx(t)); err != nil {
+		t.Errorf("refusing an outgoing message must not break the connection: %v", err)
+	}
+}
+
+func TestClientSkipsGarbageLines(t *testing.T) {
+	c := connectFake(t, "garbage", nil)
+	for i := range 3 {
+		res, err := c.Call(testCtx(t), "echo", map[string]any{"text": fmt.Sprint(i)})
+		if err != nil || res.Text() != fmt.Sprint(i) {
+			t.Fatalf("call %d: %v %v", i, res, err)
+		}
+	}
+	if n := c.Transport().(*StdioTransport).Garbage(); n < 12 {
+		t.Errorf("Garbage() = %d, want every junk line counted", n)
+	}
+}
+
+func TestClientStderrFloodStaysBounded(t *testing.T) {
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	c := connectFake(t, "stderr-flood", nil)
+	if err := c.Ping(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	st := c.Transport().(*StdioTransport)
+	c.Close()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	if st.stderr.total < 100<<20 {
+		t.Fatalf("drained %d bytes of stderr, want the whole 100 MB", st.stderr.total)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 16<<20 {
+		t.Errorf("allocated %d MB while draining 100 MB of stderr", grew>>20)
+	}
+	if n := st.stderr.Cap(); n > 2*DefaultStderrMax {
+		t.Errorf("stderr buffer cap %d, want <= %d", n, 2*DefaultStderrMax)
+	}
+	tail := c.Stderr()
+	if len(tail) != DefaultStderrMax || !strings.HasSuffix(tail, "flood done\n") {
+		t.Errorf("Stderr() is %d bytes ending %q", len(tail), tail[max(0, len(tail)-40):])
+	}
+}
+
+// waitExit waits, bounded by ctx, until process pid has exited, using a
+// pidfd (readable once the process terminates).
+func waitExit(ctx context.Context, pid int) error {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	dl, _ := ctx.Deadline()
+	ms := int(time.Until(dl).Milliseconds())
+	n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, ms)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("process %d still alive", pid)
+	}
+	return nil
+}
+
+func TestCloseLeavesNoOrphans(t *testing.T) {
+	tests := []struct {
+		name string
+		end  func(c *Client) // how the server goes away
+	}{
+		{name: "client closes", end: func(c *Client) { c.Close() }},
+		{name: "server crashes", end: func(c *Client) { c.Call(context.Background(), "crash", nil) }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testCtx(t)
+			c := connectFake(t, "default", &ClientOptions{Stdio: &StdioOptions{ShutdownGrace: 200 * time.Millisecond}})
+			res, err := c.Call(ctx, "spawn_child", nil)
+			if err != nil || res.IsError {
+				t.Fatalf("spawn_child: %v %s", err, res.Raw)
+			}
+			var child int
+			fmt.Sscan(res.Text(), &child)
+			server := c.Transport().(*StdioTransport).Pid()
+			if child <= 0 || server <= 0 {
+				t.Fatalf("pids: child %q server %d", res.Text(), server)
+			}
+			fd, err := unix.PidfdOpen(child, 0)
+			if err != nil {
+				t.Fatalf("grandchild %d not running: %v", child, err)
+			}
+			unix.Close(fd)
+			tc.end(c)
+			if err := waitExit(ctx, child); err != nil {
+				t.Errorf("grandchild: %v", err)
+			}
+			c.Close()
+			// The server itself is reaped (no zombie): its pid is gone.
+			if err := unix.Kill(server, 0); !errors.Is(err, unix.ESRCH) {
+				t.Errorf("server %d after Close: kill(0) = %v, want ESRCH", server, err)
+			}
+		})
+	}
+}
+
+func TestClientClose(t *testing.T) {
+	c := connectFake(t, "default", nil)
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if _, err := c.Call(testCtx(t), "echo", nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("Call after Close: %v", err)
+	}
+	if _, err := c.Tools(testCtx(t)); !errors.Is(err, ErrClosed) {
+		t.Errorf("Tools after Close: %v", err)
+	}
+}
+
+func TestClientStderrTail(t *testing.T) {
+	c := connectFake(t, "default", nil)
+	if _, err := c.Call(testCtx(t), "crash", nil); err == nil {
+		t.Fatal("crash call succeeded")
+	}
+	if got := c.Stderr(); !strings.Contains(got, "fatal: the server fell over\n") {
+		t.Errorf("Stderr() = %q", got)
+	}
+}
