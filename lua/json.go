@@ -129,7 +129,8 @@ func positioned(data []byte, err error) error {
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &syn):
-		line, col := lineCol(data, syn.Offset)
+		// Offset counts the offending byte itself.
+		line, col := lineCol(data, max(syn.Offset-1, 0))
 		return fmt.Errorf("line %d, column %d: %s", line, col, syn.Error())
 	case errors.As(err, &typ):
 		line, col := lineCol(data, typ.Offset)

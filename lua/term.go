@@ -22,6 +22,7 @@ const readlineType = "tai.readline"
 //	tai.term.isatty() -> bool            stdout is a terminal
 //	tai.term.color() -> bool             isatty() and NO_COLOR unset
 //	tai.term.write(s)                    writes s to stdout, no newline
+//	tai.term.warn(s)                     writes s and a newline to stderr
 //	tai.term.history_file() -> path      $XDG_STATE_HOME/tai/history
 //	tai.term.protect(fn, ...) -> true, results… | false, err
 //	    like pcall, with a traceback in err, and Ctrl-C stops fn (err is
@@ -43,6 +44,7 @@ func (h *Host) openTerm(L *glua.LState, tai *glua.LTable) {
 		"isatty":       h.isatty,
 		"color":        h.color,
 		"write":        h.write,
+		"warn":         h.warn,
 		"history_file": h.historyFile,
 		"protect":      h.protect,
 		"readline":     h.newReadline,
@@ -66,6 +68,11 @@ func (h *Host) color(L *glua.LState) int {
 
 func (h *Host) write(L *glua.LState) int {
 	io.WriteString(h.opts.Stdout, L.CheckString(1))
+	return 0
+}
+
+func (h *Host) warn(L *glua.LState) int {
+	io.WriteString(h.opts.Stderr, L.CheckString(1)+"\n")
 	return 0
 }
 

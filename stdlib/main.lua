@@ -12,7 +12,7 @@ local function run_init(path)
     if ok then return end
     err = msg
   end
-  io.stderr:write("tai: init.lua failed (continuing without the rest of it): " .. tostring(err) .. "\n")
+  tai.term.warn("tai: init.lua failed (continuing without the rest of it): " .. tostring(err))
 end
 
 return function(inv)

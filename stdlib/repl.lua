@@ -29,7 +29,7 @@ function M.say(text)
 end
 
 function M.warn(text)
-  io.stderr:write(M.paint("31", text) .. "\n")
+  tai.term.warn(M.paint("31", text))
 end
 
 -- chat(text) handles a line that is neither a command, an expression nor a
@@ -204,7 +204,7 @@ function M.config_block(first, kind)
     value, err = tai.json.decode(text)
   end
   if err then
-    M.warn(string.format("config block received (%d lines) but it is not valid %s: %s", #lines, label, err:gsub("^%a+%.decode: ", "")))
+    M.warn(string.format("config block received (%d lines) but it is not valid %s: %s", #lines, label, (err:gsub("^%a+%.decode: ", ""))))
     return
   end
   M.say(string.format("config block received (%d lines, %s): %s", #lines, label, M.describe(value)))

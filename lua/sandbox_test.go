@@ -1,0 +1,144 @@
+package lua
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSandboxEscapesFail(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim.txt")
+	if err := os.WriteFile(victim, []byte("keep me"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TAI_SANDBOX_SECRET", "hunter2")
+	tests := []struct {
+		name, chunk string
+	}{
+		{"io.open", `return io.open("` + victim + `")`},
+		{"io.popen", `return io.popen("id")`},
+		{"os.execute", `return os.execute("true")`},
+		{"os.remove", `return os.remove("` + victim + `")`},
+		{"os.rename", `return os.rename("` + victim + `", "x")`},
+		{"os.exit", `os.exit(3)`},
+		{"os.getenv", `return os.getenv("TAI_SANDBOX_SECRET")`},
+		{"os.setenv", `return os.setenv("X", "1")`},
+		{"os.tmpname", `return os.tmpname()`},
+		{"dofile", `return dofile("` + victim + `")`},
+		{"loadfile", `return loadfile("` + victim + `")`},
+		{"require from disk", `return require("victim")`},
+		{"package.loaders", `return package.loaders`},
+		{"debug", `return debug.getregistry()`},
+		{"getfenv", `return getfenv(0)`},
+		{"string.rep bomb", `return string.rep("x", 1e9)`},
+		{"method rep bomb", `return ("xx"):rep(1e9)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			printed, results, err := RunSandboxed(ctx, tt.chunk)
+			if err == nil {
+				t.Fatalf("escape %q succeeded: printed %q, results %v", tt.chunk, printed, results)
+			}
+			if strings.Contains(err.Error(), "hunter2") {
+				t.Fatalf("error leaks the environment: %v", err)
+			}
+		})
+	}
+	if data, err := os.ReadFile(victim); err != nil || string(data) != "keep me" {
+		t.Fatalf("victim file changed: %q, %v", data, err)
+	}
+}
+
+func TestSandboxAllowsSafeCode(t *testing.T) {
+	tests := []struct {
+		name, chunk string
+		printed     string
+		results     []any
+	}{
+		{"print and return", `print("hi", 1, nil) return 1 + 1, "x"`, "hi\t1\tnil\n", []any{int64(2), "x"}},
+		{"tables", `return {a = {1, 2}, b = tai.json.array()}`, "", []any{map[string]any{"a": []any{int64(1), int64(2)}, "b": []any{}}}},
+		{"json", `return tai.json.decode('{"k":[true]}')`, "", []any{map[string]any{"k": []any{true}}}},
+		{"toml", `return tai.toml.decode('a = 1').a`, "", []any{int64(1)}},
+		{"clock", `return type(os.time()), type(os.clock()), type(os.date("%Y"))`, "", []any{"number", "number", "string"}},
+		{"load a string", `return loadstring("return 7")()`, "", []any{int64(7)}},
+		{"coroutines", `local co = coroutine.wrap(function() coroutine.yield(5) end) return co()`, "", []any{int64(5)}},
+		{"string methods", `return ("abc"):upper(), string.rep("ab", 3)`, "", []any{"ABC", "ababab"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			printed, results, err := RunSandboxed(ctx, tt.chunk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if printed != tt.printed {
+				t.Errorf("printed %q, want %q", printed, tt.printed)
+			}
+			if !reflect.DeepEqual(results, tt.results) {
+				t.Errorf("results %#v, want %#v", results, tt.results)
+			}
+		})
+	}
+}
+
+func TestSandboxDeadlineStopsLoop(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	printed, _, err := RunSandboxed(ctx, `print("before") while true do end`)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("got %v, want a deadline error", err)
+	}
+	if printed != "before\n" {
+		t.Fatalf("printed %q, want the output before the loop", printed)
+	}
+}
+
+func TestSandboxErrorCarriesTraceback(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, _, err := RunSandboxed(ctx, "local function inner()\n  error('boom')\nend\nlocal function outer() inner() end\nouter()\n")
+	var le *Error
+	if !errors.As(err, &le) {
+		t.Fatalf("got %T %v, want *Error", err, err)
+	}
+	if !strings.Contains(le.Message, "chunk:2: boom") {
+		t.Errorf("message %q lacks the position", le.Message)
+	}
+	for _, want := range []string{"stack traceback:", "chunk:2: in function 'inner'", "chunk:4:"} {
+		if !strings.Contains(le.Traceback, want) {
+			t.Errorf("traceback lacks %q:\n%s", want, le.Traceback)
+		}
+	}
+	if _, _, err := RunSandboxed(ctx, "x = = 1"); err == nil || !strings.Contains(err.Error(), "chunk") {
+		t.Errorf("syntax error: got %v", err)
+	}
+}
+
+func TestSandboxOutputIsCapped(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	printed, _, err := RunSandboxed(ctx, `local s = string.rep("x", 1023) for i = 1, 2048 do print(s) end`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(printed) > MaxSandboxOutput+100 || !strings.Contains(printed, "[output cut: 1048576 more bytes]") {
+		t.Fatalf("printed %d bytes, tail %q", len(printed), printed[len(printed)-60:])
+	}
+}
+
+func TestSandboxResultsMustBeData(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, _, err := RunSandboxed(ctx, `return print`); err == nil || !strings.Contains(err.Error(), "result 1") {
+		t.Fatalf("got %v, want an error naming result 1", err)
+	}
+}
