@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -147,13 +148,13 @@ func rankMatches(words map[string]bool, n int, skip map[string]bool, allow func(
 	if n <= 0 || len(words) == 0 {
 		return nil
 	}
+	// Candidates hold no pointers and compare by integers where they can:
+	// tool positions in an index follow name order.
 	type cand struct {
-		spec  *ToolSpec
-		score int
+		score, idx, tool int32
 	}
 	var cands []cand
-	seen := map[string]bool{}
-	for _, idx := range idxs {
+	for k, idx := range idxs {
 		scores := make([]int32, len(idx.specs))
 		var touched []int32
 		for w := range words {
@@ -164,29 +165,60 @@ func rankMatches(words map[string]bool, n int, skip map[string]bool, allow func(
 				scores[p.tool] += int32(p.weight)
 			}
 		}
+	next:
 		for _, t := range touched {
-			s := &idx.specs[t]
-			if seen[s.Name] || skip[s.Name] || !allow(s.Name) {
+			name := idx.specs[t].Name
+			if skip[name] || !allow(name) {
 				continue
 			}
-			cands = append(cands, cand{s, int(scores[t])})
-		}
-		for i := range idx.specs {
-			seen[idx.specs[i].Name] = true
+			for _, earlier := range idxs[:k] {
+				if _, ok := earlier.lookup(name); ok {
+					continue next
+				}
+			}
+			cands = append(cands, cand{scores[t], int32(k), t})
 		}
 	}
-	sort.Slice(cands, func(i, j int) bool {
-		if cands[i].score != cands[j].score {
-			return cands[i].score > cands[j].score
+	// Only the best n are wanted: find the lowest score that still makes
+	// the cut and sort just the candidates at or above it.
+	if len(cands) > n {
+		maxScore := int32(0)
+		for _, c := range cands {
+			maxScore = max(maxScore, c.score)
 		}
-		return cands[i].spec.Name < cands[j].spec.Name
+		counts := make([]int, maxScore+1)
+		for _, c := range cands {
+			counts[c.score]++
+		}
+		cut, have := maxScore, 0
+		for ; cut > 0; cut-- {
+			if have += counts[cut]; have >= n {
+				break
+			}
+		}
+		kept := cands[:0]
+		for _, c := range cands {
+			if c.score >= cut {
+				kept = append(kept, c)
+			}
+		}
+		cands = kept
+	}
+	slices.SortFunc(cands, func(a, b cand) int {
+		switch {
+		case a.score != b.score:
+			return int(b.score - a.score)
+		case a.idx == b.idx:
+			return int(a.tool - b.tool)
+		}
+		return strings.Compare(idxs[a.idx].specs[a.tool].Name, idxs[b.idx].specs[b.tool].Name)
 	})
 	if len(cands) > n {
 		cands = cands[:n]
 	}
 	out := make([]ToolSpec, len(cands))
 	for i, c := range cands {
-		out[i] = *c.spec
+		out[i] = idxs[c.idx].specs[c.tool]
 	}
 	return out
 }
@@ -381,7 +413,8 @@ func tokenize(s string, emit func(string)) {
 // stem drops a plural ending: "issues" → "issue", "branches" → "branch".
 func stem(w string) string {
 	switch {
-	case len(w) > 5 && (strings.HasSuffix(w, "ches") || strings.HasSuffix(w, "shes") || strings.HasSuffix(w, "sses") || strings.HasSuffix(w, "xes")):
+	case len(w) > 5 && (strings.HasSuffix(w, "ches") || strings.HasSuffix(w, "shes") || strings.HasSuffix(w, "sses")),
+		len(w) > 4 && strings.HasSuffix(w, "xes"):
 		return w[:len(w)-2]
 	case len(w) > 4 && strings.HasSuffix(w, "ies"):
 		return w[:len(w)-3] + "y"
