@@ -73,4 +73,3 @@ func TestAnthropicDefaultMaxTokens(t *testing.T) {
 		t.Errorf("max_tokens = %d, want %d", got, defaultAnthropicMaxTokens)
 	}
 }
-

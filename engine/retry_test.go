@@ -251,4 +251,3 @@ func TestDelayBackoff(t *testing.T) {
 		t.Errorf("zero policy first delay = %v", got)
 	}
 }
-
