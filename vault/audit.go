@@ -177,8 +177,10 @@ func verifyTx(tx *bolt.Tx) (int, error) {
 	switch {
 	case head == nil && n > 0:
 		return n, &AuditBreak{Seq: want - 1, Reason: "the recorded head of the trail is missing"}
-	case head != nil && (head.Seq != want-1 || head.Hash != prev):
+	case head != nil && head.Seq > want-1:
 		return n, &AuditBreak{Seq: want, Reason: fmt.Sprintf("the trail ends at %d but its recorded head is %d (entries cut off the end)", want-1, head.Seq)}
+	case head != nil && (head.Seq != want-1 || head.Hash != prev):
+		return n, &AuditBreak{Seq: want - 1, Reason: fmt.Sprintf("the last entry does not match the recorded head (%d): entries were replaced or appended by hand", head.Seq)}
 	}
 	return n, nil
 }

@@ -9,9 +9,9 @@ import (
 	"fmt"
 	"os"
 
+	bolt "go.etcd.io/bbolt"
 	"golang.org/x/crypto/chacha20poly1305"
 	"golang.org/x/crypto/scrypt"
-	bolt "go.etcd.io/bbolt"
 )
 
 // kdfParams are scrypt's cost parameters.
