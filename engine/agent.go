@@ -280,10 +280,19 @@ func (a *Agent) RunTurn(ctx context.Context, message string) (Turn, error) {
 		turn.Usage.OutputTokens += resp.Usage.OutputTokens
 		msg := resp.Message
 		msg.Role = "assistant"
-		for i := range msg.ToolCalls {
-			if msg.ToolCalls[i].ID == "" {
-				msg.ToolCalls[i].ID = fmt.Sprintf("call_%d_%d", turn.Steps, i)
+		// The calls as the model sent them are run; the history keeps them
+		// with arguments a provider accepts back.
+		called := append([]ToolCall(nil), msg.ToolCalls...)
+		msg.ToolCalls = make([]ToolCall, len(called))
+		for i := range called {
+			if called[i].ID == "" {
+				called[i].ID = fmt.Sprintf("call_%d_%d", turn.Steps, i)
 			}
+			msg.ToolCalls[i] = called[i]
+			msg.ToolCalls[i].Arguments = historyArgs(called[i].Arguments)
+		}
+		if len(called) == 0 {
+			msg.ToolCalls = nil
 		}
 		a.appendHistory(msg)
 		if msg.Content != "" {
@@ -296,7 +305,7 @@ func (a *Agent) RunTurn(ctx context.Context, message string) (Turn, error) {
 			}
 			return turn, nil
 		}
-		results := a.runCalls(ctx, msg.ToolCalls, allow, ev)
+		results := a.runCalls(ctx, called, allow, ev)
 		a.appendHistory(results...)
 		if err := ctx.Err(); err != nil {
 			a.endInterrupted(ctx, err)
@@ -458,6 +467,23 @@ func (a *Agent) runCalls(ctx context.Context, calls []ToolCall, allow func(strin
 	}
 	wg.Wait()
 	return out
+}
+
+// historyArgs returns arguments fit to send back to a provider: a JSON
+// object. Anything else (a model may emit broken JSON) is kept as text
+// inside an object, so the history stays sendable and the model still sees
+// what it sent.
+func historyArgs(raw json.RawMessage) json.RawMessage {
+	s := strings.TrimSpace(string(raw))
+	if s == "" || s == "null" {
+		return json.RawMessage(`{}`)
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal([]byte(s), &obj) == nil && obj != nil {
+		return raw
+	}
+	b, _ := json.Marshal(map[string]string{"invalid_arguments": string(raw)})
+	return b
 }
 
 // parseArgs decodes a tool call's arguments; empty means no arguments.
