@@ -1,0 +1,224 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// screen drives a tai REPL on a pseudo-terminal: type sends keys, expect
+// reads until the wanted text appears or the deadline passes.
+type screen struct {
+	t      *testing.T
+	tty    *os.File
+	cmd    *exec.Cmd
+	chunks chan []byte
+	seen   strings.Builder // everything read so far
+	mark   int             // expect searches from here
+}
+
+func startREPL(t *testing.T, e env, args ...string) *screen {
+	t.Helper()
+	cmd := exec.Command(taiBin, args...)
+	cmd.Env = e.vars()
+	cmd.Dir = e.root
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &screen{t: t, tty: tty, cmd: cmd, chunks: make(chan []byte, 64)}
+	go func() {
+		defer close(s.chunks)
+		for {
+			buf := make([]byte, 4096)
+			n, err := tty.Read(buf)
+			if n > 0 {
+				s.chunks <- buf[:n]
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		tty.Close()
+	})
+	return s
+}
+
+func (s *screen) typeKeys(keys string) {
+	s.t.Helper()
+	if _, err := io.WriteString(s.tty, keys); err != nil {
+		s.t.Fatalf("typing %q: %v", keys, err)
+	}
+}
+
+// expect waits (at most 10 s) until want appears after the mark, then moves
+// the mark past it.
+func (s *screen) expect(want string) {
+	s.t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		text := s.seen.String()
+		if i := strings.Index(text[s.mark:], want); i >= 0 {
+			s.mark += i + len(want)
+			return
+		}
+		select {
+		case chunk, ok := <-s.chunks:
+			if !ok {
+				s.t.Fatalf("tai exited while waiting for %q; screen since the last match:\n%s", want, text[s.mark:])
+			}
+			s.seen.Write(chunk)
+		case <-deadline:
+			s.t.Fatalf("timed out waiting for %q; screen since the last match:\n%s", want, text[s.mark:])
+		}
+	}
+}
+
+// wait waits (at most 10 s) for tai to exit and returns its status.
+func (s *screen) wait() int {
+	s.t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		for range s.chunks {
+		}
+		done <- s.cmd.Wait()
+	}()
+	select {
+	case err := <-done:
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return exit.ExitCode()
+		}
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		return 0
+	case <-time.After(10 * time.Second):
+		s.t.Fatal("tai did not exit")
+		return -1
+	}
+}
+
+const initLua = `
+tai.command("greet", function(rest) print("hello from init: [" .. rest .. "]") end,
+  "greets whoever is named", function(word) return {"alpha", "beta"} end)
+tai.command("spin", function() print("spinning") while true do end end, "loops until Ctrl-C")
+`
+
+func TestREPLOnATerminal(t *testing.T) {
+	e := newEnv(t)
+	e.write(t, "init.lua", initLua)
+	s := startREPL(t, e)
+
+	s.expect("tai:default> ")
+
+	// /help lists the built-ins and the command from init.lua.
+	s.typeKeys("/help\r")
+	s.expect("/greet")
+	s.expect("greets whoever is named")
+	s.expect("/quit")
+	s.expect("tai:default> ")
+
+	// = expr prints the value, tables pretty-printed.
+	s.typeKeys("= 1+1\r")
+	s.expect("\n2\r\n")
+	s.typeKeys("= {b = 2, a = {1, 'x'}}\r")
+	s.expect("a = {")
+	s.expect(`"x"`)
+	s.expect("b = 2")
+	s.expect("tai:default> ")
+
+	// Tab completes a command name, then its argument.
+	s.typeKeys("/gr\t al\t\r")
+	s.expect("hello from init: [alpha]")
+	s.expect("tai:default> ")
+
+	// A pasted multi-line JSON block is read whole.
+	s.typeKeys("{\r  \"mcpServers\": {\r    \"fs\": {\"command\": \"npx\", \"args\": [\"-y\", \"x}\"]}\r  }\r}\r")
+	s.expect("config block received (5 lines, JSON): mcpServers with 1 server: fs")
+	s.expect("tai:default> ")
+
+	// A broken one gets a positioned parse error.
+	s.typeKeys("{\r  \"a\": x\r}\r")
+	s.expect("not valid JSON: line 2, column 8")
+	s.expect("tai:default> ")
+
+	// A TOML block is read until a blank line.
+	s.typeKeys("[mcp_servers.docs]\rcommand = \"npx\"\r\r")
+	s.expect("config block received (2 lines, TOML): mcp_servers with 1 server: docs")
+	s.expect("tai:default> ")
+
+	// Plain text explains that no model is configured.
+	s.typeKeys("hello there\r")
+	s.expect("No model is configured yet")
+	s.expect("tai:default> ")
+
+	// Ctrl-C cancels the line being typed and keeps the REPL.
+	s.typeKeys("half a line\x03")
+	s.expect("^C")
+	s.expect("tai:default> ")
+
+	// Ctrl-C stops a running command and keeps the REPL.
+	s.typeKeys("/spin\r")
+	s.expect("spinning")
+	s.typeKeys("\x03")
+	s.expect("interrupted")
+	s.expect("tai:default> ")
+	s.typeKeys("= 40 + 2\r")
+	s.expect("42")
+	s.expect("tai:default> ")
+
+	// Lines that set secrets stay out of the history.
+	s.typeKeys("= tai.vault.secret_set('tok', 'hunter2')\r")
+	s.expect("true")
+	s.expect("tai:default> ")
+
+	// /lua runs a multi-line chunk ended by ".".
+	s.typeKeys("/lua\rlocal x = 20\rprint(x * 2 + 1)\r.\r")
+	s.expect("41")
+	s.expect("tai:default> ")
+
+	// Ctrl-D exits with status 0.
+	s.typeKeys("\x04")
+	if status := s.wait(); status != 0 {
+		t.Fatalf("exit status %d, want 0", status)
+	}
+
+	hist, err := os.ReadFile(filepath.Join(e.state, "tai", "history"))
+	if err != nil {
+		t.Fatalf("history file: %v", err)
+	}
+	for _, want := range []string{"/help", "= 1+1", "= 40 + 2", "hello there"} {
+		if !strings.Contains(string(hist), want+"\n") {
+			t.Errorf("history lacks %q:\n%s", want, hist)
+		}
+	}
+	for _, banned := range []string{"hunter2", "mcpServers"} {
+		if strings.Contains(string(hist), banned) {
+			t.Errorf("history holds %q:\n%s", banned, hist)
+		}
+	}
+}
+
+func TestREPLQuitCommand(t *testing.T) {
+	e := newEnv(t)
+	s := startREPL(t, e, "--clean")
+	s.expect("tai:default> ")
+	s.typeKeys("/nosuch\r")
+	s.expect("unknown command /nosuch")
+	s.typeKeys("/quit\r")
+	if status := s.wait(); status != 0 {
+		t.Fatalf("exit status %d, want 0", status)
+	}
+}
