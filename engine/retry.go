@@ -277,13 +277,16 @@ func (cfg *ProviderConfig) attempt(ctx context.Context, hc *http.Client, c call)
 	c.header(req.Header)
 	resp, err := hc.Do(req)
 	if err != nil {
+		if ctx.Err() == context.DeadlineExceeded {
+			return "", fmt.Errorf("%s model %q: no answer within %v", cfg.Provider, cfg.Model, timeout)
+		}
 		return "", fmt.Errorf("%s model %q: %s", cfg.Provider, cfg.Model, cfg.redact(transportError(err)))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		typ, msg := c.parseError(resp.StatusCode, data)
-		return resp.Header.Get("Retry-After"), &APIError{
+		return retryAfter(resp.Header), &APIError{
 			Provider: cfg.Provider, Model: cfg.Model, Status: resp.StatusCode,
 			Type: cfg.redact(typ), Message: cfg.redact(msg), Attempts: 1,
 		}
@@ -292,7 +295,9 @@ func (cfg *ProviderConfig) attempt(ctx context.Context, hc *http.Client, c call)
 	if idle <= 0 {
 		idle = defaultIdleTimeout
 	}
-	resp.Body = newIdleReader(resp.Body, idle, func() { cancel(errIdle) })
+	body := newIdleReader(resp.Body, idle, func() { cancel(errIdle) })
+	defer body.Close()
+	resp.Body = body
 	err = c.read(ctx, resp)
 	if err != nil && context.Cause(ctx) == errIdle {
 		err = &streamError{err: fmt.Errorf("%s model %q: the answer stalled: no data for %v", cfg.Provider, cfg.Model, idle), retry: errorRetry(err)}
@@ -300,6 +305,18 @@ func (cfg *ProviderConfig) attempt(ctx context.Context, hc *http.Client, c call)
 		err = &streamError{err: fmt.Errorf("%s model %q: the answer took longer than %v", cfg.Provider, cfg.Model, timeout), retry: false}
 	}
 	return "", err
+}
+
+// retryAfter returns the wait a failed answer asks for: Retry-After, or
+// OpenAI's retry-after-ms converted to seconds.
+func retryAfter(h http.Header) string {
+	if v := h.Get("Retry-After"); v != "" {
+		return v
+	}
+	if ms, err := strconv.ParseFloat(strings.TrimSpace(h.Get("Retry-After-Ms")), 64); err == nil && ms >= 0 {
+		return strconv.FormatFloat(ms/1000, 'f', 3, 64)
+	}
+	return ""
 }
 
 func errorRetry(err error) bool {

@@ -251,3 +251,34 @@ func TestDelayBackoff(t *testing.T) {
 		t.Errorf("zero policy first delay = %v", got)
 	}
 }
+
+func TestRetryAfterHeaders(t *testing.T) {
+	cases := []struct {
+		h    http.Header
+		want string
+	}{
+		{http.Header{}, ""},
+		{http.Header{"Retry-After": {"4"}}, "4"},
+		{http.Header{"Retry-After-Ms": {"1500"}}, "1.500"},
+		{http.Header{"Retry-After": {"2"}, "Retry-After-Ms": {"1500"}}, "2"},
+		{http.Header{"Retry-After-Ms": {"soon"}}, ""},
+	}
+	for _, tc := range cases {
+		if got := retryAfter(tc.h); got != tc.want {
+			t.Errorf("retryAfter(%v) = %q, want %q", tc.h, got, tc.want)
+		}
+	}
+}
+
+func TestAttemptTimeout(t *testing.T) {
+	for _, p := range providers {
+		t.Run(p.name, func(t *testing.T) {
+			srv := p.fake(t, fakemodel.Turn{Text: "slow answer", Hang: true})
+			cl := p.new(ProviderConfig{BaseURL: srv.BaseURL, Model: "m", Timeout: 50 * time.Millisecond, Retry: RetryPolicy{Attempts: 1}})
+			_, err := cl.Complete(testCtx(t), userRequest("hi"), func(string) {})
+			if err == nil || !strings.Contains(err.Error(), "took longer than 50ms") {
+				t.Fatalf("err = %v, want the attempt timeout named", err)
+			}
+		})
+	}
+}
