@@ -578,7 +578,7 @@ func (t *HTTPTransport) readStream(ctx context.Context, body io.Reader, id ID, g
 		resp, err := t.resume(ctx, p.LastID)
 		if err != nil {
 			var he *McpHttpError
-			if errors.As(err, &he) || ctx.Err() != nil {
+			if errors.As(err, &he) || errors.As(err, &fatal) || ctx.Err() != nil {
 				return fmt.Errorf("cannot resume the event stream with GET and Last-Event-ID: %w", err)
 			}
 			// A network failure: count it and try again after the delay.
@@ -653,7 +653,7 @@ func (t *HTTPTransport) resume(ctx context.Context, lastID string) (*http.Respon
 	}
 	if ct := mediaType(resp); ct != "text/event-stream" {
 		drain(resp, 64<<10)
-		return nil, fmt.Errorf("the resumed stream has Content-Type %q, not text/event-stream", ct)
+		return nil, errStreamFatal{fmt.Errorf("the resumed stream has Content-Type %q, not text/event-stream", ct)}
 	}
 	return resp, nil
 }
@@ -703,7 +703,7 @@ func (t *HTTPTransport) readJSON(resp *http.Response) (*Message, error) {
 	if resp.ContentLength > max {
 		return nil, fmt.Errorf("%w: the server's reply is %d bytes, the limit is %d; refusing it", ErrTooLarge, resp.ContentLength, max)
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	data, err := readCapped(resp.Body, max+1, resp.ContentLength)
 	if err != nil {
 		return nil, fmt.Errorf("reading the reply from %s: %w", t.shownURL, err)
 	}
@@ -711,6 +711,35 @@ func (t *HTTPTransport) readJSON(resp *http.Response) (*Message, error) {
 		return nil, fmt.Errorf("%w: the server's reply is over %d bytes; refusing it", ErrTooLarge, max)
 	}
 	return DecodeMessage(data)
+}
+
+// readCapped reads r to its end or to limit bytes, whichever comes first.
+// The buffer starts at hint (a Content-Length, when known) and doubles,
+// never past limit, so reading n bytes allocates at most about 2n.
+func readCapped(r io.Reader, limit, hint int64) ([]byte, error) {
+	size := int64(4096)
+	if hint >= 0 {
+		size = hint + 1 // one more byte to see the end
+	}
+	buf := make([]byte, 0, min(size, limit))
+	for {
+		if len(buf) == cap(buf) {
+			if int64(len(buf)) >= limit {
+				return buf, nil
+			}
+			nb := make([]byte, len(buf), min(2*int64(cap(buf)), limit))
+			copy(nb, buf)
+			buf = nb
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
 }
 
 // httpError turns a non-2xx response into *McpHttpError, taking the

@@ -16,8 +16,8 @@ import (
 
 // newSDKHTTPServer builds the go-sdk test server with tools that talk back
 // over the request's stream: ping_client pings the client, roots asks it
-// for roots/list (which tai does not offer), notify sends progress and a
-// log line (sent only to a client that set a level) before answering.
+// for roots/list (which tai does not offer), notify sends a progress
+// notification before answering.
 func newSDKHTTPServer() *sdk.Server {
 	s := newSDKServer()
 	sdk.AddTool(s, &sdk.Tool{Name: "ping_client", Description: "pings the client"},
@@ -29,6 +29,7 @@ func newSDKHTTPServer() *sdk.Server {
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "roots", Description: "asks the client for roots"},
 		func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			//lint:ignore SA1019 roots/list is the server request go-sdk sends without checking client capabilities, which this test needs
 			_, err := req.Session.ListRoots(ctx, nil)
 			if err == nil {
 				return nil, nil, errors.New("roots/list unexpectedly answered")
@@ -38,7 +39,6 @@ func newSDKHTTPServer() *sdk.Server {
 	sdk.AddTool(s, &sdk.Tool{Name: "notify", Description: "notifies, then answers"},
 		func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
 			_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: "p", Progress: 1, Total: 2})
-			_ = req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: "info", Data: "working"})
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done"}}}, nil, nil
 		})
 	return s

@@ -101,7 +101,7 @@ func (p *sseParser) readLine() ([]byte, error) {
 			if len(p.line)+len(chunk) > p.max {
 				return nil, p.errTooLarge("line")
 			}
-			p.line = append(p.line, chunk...)
+			p.line = appendDoubling(p.line, chunk)
 			partial = true
 			p.start = p.end
 			continue
@@ -115,7 +115,7 @@ func (p *sseParser) readLine() ([]byte, error) {
 			if len(p.line)+i > p.max {
 				return nil, p.errTooLarge("line")
 			}
-			p.line = append(p.line, line...)
+			p.line = appendDoubling(p.line, line)
 			line = p.line
 		} else if i > p.max {
 			return nil, p.errTooLarge("line")
@@ -128,6 +128,18 @@ func (p *sseParser) readLine() ([]byte, error) {
 		}
 		return line, nil
 	}
+}
+
+// appendDoubling appends b to buf, at least doubling the capacity when it
+// must grow, so accumulating a line of n bytes allocates about 2n in all
+// (append's own growth for large slices is gentler and costs several n).
+func appendDoubling(buf, b []byte) []byte {
+	if need := len(buf) + len(b); need > cap(buf) {
+		nb := make([]byte, len(buf), max(need, 2*cap(buf)))
+		copy(nb, buf)
+		buf = nb
+	}
+	return append(buf, b...)
 }
 
 // indexLineEnd returns the index of the first CR or LF in b, or -1.
@@ -175,7 +187,7 @@ func (p *sseParser) Next() (sseEvent, error) {
 			if len(p.data)+len(value)+1 > p.max+1 {
 				return sseEvent{}, p.errTooLarge("event")
 			}
-			p.data = append(p.data, value...)
+			p.data = appendDoubling(p.data, value)
 			p.data = append(p.data, '\n')
 		case "id":
 			if !containsNUL(value) {
