@@ -62,7 +62,11 @@ const HowToConfigure = `no model is configured. Do one of:
   - set OPENAI_API_KEY (and optionally OPENAI_BASE_URL for an OpenAI-compatible server, TAI_MODEL for the model);
   - set ANTHROPIC_API_KEY (and optionally ANTHROPIC_BASE_URL, TAI_MODEL);
   - run a local Ollama on 127.0.0.1:11434 with a model pulled (ollama pull llama3.2);
-  - create a profile naming provider (openai|anthropic|ollama), base_url, model and key_secret (a vault secret) or key_env (an environment variable), then switch to it (the profile_create and profile_switch tools, or the REPL's profile commands)`
+  - create a profile naming provider (openai|anthropic|ollama), base_url, model and key_secret (a vault secret) or key_env (an environment variable), then switch to it, e.g.
+      tai -e 'tai.vault.secret_set("openrouter-key", "sk-or-...")'
+      tai -e 'tai.call("profile_create", {name="router", provider="openai", base_url="https://openrouter.ai/api/v1", model="openai/gpt-4.1-mini", key_secret="openrouter-key"})'
+      tai -e 'tai.call("profile_switch", {name="router"})'
+    (or use the REPL's profile commands, or run once with --profile NAME)`
 
 // ErrNoModel reports that no profile, no provider key and no local Ollama
 // could be found. Its text is HowToConfigure.
@@ -81,7 +85,7 @@ type Profile struct {
 	KeySecret string   `json:"key_secret,omitempty"` // vault secret holding the API key
 	KeyEnv    string   `json:"key_env,omitempty"`    // environment variable holding the API key
 	System    string   `json:"system,omitempty"`     // system prompt
-	Tools     []string `json:"tools,omitempty"`      // tool selection; empty: all
+	Tools     []string `json:"tools,omitempty"`      // tool names or patterns (mcp_github_*) offered; empty: all
 	MaxTokens int      `json:"max_tokens,omitempty"` // 0: the provider's default
 }
 
