@@ -171,9 +171,17 @@ func (m *matcher) child(st int32, c byte) int32 {
 		return m.root[c]
 	}
 	es := m.edges[st]
-	i := sort.Search(len(es), func(i int) bool { return es[i].b >= c })
-	if i < len(es) && es[i].b == c {
-		return es[i].next
+	lo, hi := 0, len(es)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if es[mid].b < c {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo < len(es) && es[lo].b == c {
+		return es[lo].next
 	}
 	return -1
 }
@@ -267,15 +275,19 @@ func (m *matcher) replace(text string) string {
 	st := int32(0)
 	for i := 0; i < len(text); i++ {
 		c := text[i]
-		for {
+		// Follow failure links until a state has an edge for c; the root
+		// has one for every byte (to itself when no value starts with c).
+		for st != 0 {
 			if n := m.child(st, c); n >= 0 {
 				st = n
 				break
 			}
-			if st == 0 {
-				break
-			}
 			st = m.fail[st]
+		}
+		if st == 0 {
+			if st = m.root[c]; st == 0 {
+				continue
+			}
 		}
 		p := m.out[st]
 		if p < 0 {
