@@ -1,0 +1,93 @@
+package engine
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestForkToolSubsetAndSteps(t *testing.T) {
+	client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){
+		calls("shell", `{"command":"echo hi"}`, "fork", `{"task":"nested"}`, "echo", `{}`),
+		calls("echo", `{}`),
+		say("never reached"),
+	}}
+	e := newEngine(t, client, &Options{Mode: Yolo})
+	addTool(t, e.Tools(), textTool("echo", "echo back", true, "echoed"))
+	turn, err := e.Fork(turnCtx(t), ForkOptions{Task: "research", System: "brief", Tools: []string{"echo"}, MaxSteps: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !turn.Exhausted || turn.Steps != 2 {
+		t.Fatalf("fork turn = %+v; want exhausted after 2 steps", turn)
+	}
+	reqs := client.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("model called %d times", len(reqs))
+	}
+	if reqs[0].Messages[0].Content != "brief" || reqs[0].Messages[1].Content != "research" {
+		t.Fatalf("fork request starts %+v", reqs[0].Messages[:2])
+	}
+	if len(reqs[0].Tools) != 1 || reqs[0].Tools[0].Name != "echo" {
+		t.Fatalf("fork offered %v; want only echo", names(reqs[0].Tools))
+	}
+	res := reqs[1].Messages[len(reqs[1].Messages)-3:]
+	for i, want := range []string{"not available to this agent", "not available to this agent", "echoed"} {
+		if !strings.Contains(res[i].Content, want) {
+			t.Errorf("result %d = %q, want %q", i, res[i].Content, want)
+		}
+	}
+}
+
+func TestForkDeadline(t *testing.T) {
+	client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){
+		func(ctx context.Context, _ Request, _ func(string)) (Response, error) {
+			<-ctx.Done()
+			return Response{}, ctx.Err()
+		},
+	}}
+	e := newEngine(t, client, nil)
+	_, err := e.Fork(turnCtx(t), ForkOptions{Task: "hang", Timeout: 50 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "deadline of 50ms") {
+		t.Fatalf("err = %v; want the deadline named", err)
+	}
+	if _, err := e.Fork(turnCtx(t), ForkOptions{}); err == nil {
+		t.Fatal("an empty task was accepted")
+	}
+}
+
+func TestForkToolInAgent(t *testing.T) {
+	client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){
+		calls("fork", `{"task":"find the answer","tools":["echo"],"max_steps":3}`), // parent
+		calls("echo", `{}`),        // subagent step 1
+		say("the answer is echoed"), // subagent step 2
+		say("the subagent says: the answer is echoed"), // parent
+	}}
+	p := &prompter{allow: true}
+	e := newEngine(t, client, &Options{Prompter: p})
+	addTool(t, e.Tools(), textTool("echo", "echo back", false, "echoed"))
+	a := e.NewAgent(nil)
+	turn, err := a.RunTurn(turnCtx(t), "delegate it")
+	if err != nil || turn.Text != "the subagent says: the answer is echoed" {
+		t.Fatalf("turn = %+v, %v", turn, err)
+	}
+	var asked []string
+	for _, c := range p.seen() {
+		asked = append(asked, c.Tool)
+	}
+	if strings.Join(asked, ",") != "fork,echo" {
+		t.Fatalf("approvals = %v; the fork and its inner call are each gated", asked)
+	}
+	reqs := client.requests()
+	if last := reqs[3].Messages[len(reqs[3].Messages)-1]; last.Content != "the answer is echoed" || last.IsError {
+		t.Fatalf("fork result = %+v", last)
+	}
+	if len(reqs[1].Messages) != 1 || reqs[1].Messages[0].Content != "find the answer" {
+		t.Fatalf("the subagent does not start fresh: %+v", reqs[1].Messages)
+	}
+	checkHistory(t, a.History())
+	if bad := dispatch(t, e, "fork", map[string]any{"task": "x", "max_steps": 500.0}); !bad.IsError {
+		t.Fatalf("max_steps over the bound accepted: %s", bad.Text())
+	}
+}
