@@ -60,8 +60,8 @@ func TestForkDeadline(t *testing.T) {
 func TestForkToolInAgent(t *testing.T) {
 	client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){
 		calls("fork", `{"task":"find the answer","tools":["echo"],"max_steps":3}`), // parent
-		calls("echo", `{}`),        // subagent step 1
-		say("the answer is echoed"), // subagent step 2
+		calls("echo", `{}`),                            // subagent step 1
+		say("the answer is echoed"),                    // subagent step 2
 		say("the subagent says: the answer is echoed"), // parent
 	}}
 	p := &prompter{allow: true}
