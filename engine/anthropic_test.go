@@ -73,3 +73,34 @@ func TestAnthropicDefaultMaxTokens(t *testing.T) {
 		t.Errorf("max_tokens = %d, want %d", got, defaultAnthropicMaxTokens)
 	}
 }
+
+func TestAnthropicMessageMerging(t *testing.T) {
+	req := Request{Messages: []Message{
+		{Role: "system", Content: "one"},
+		{Role: "user", Content: "a"},
+		{Role: "system", Content: "two"},
+		{Role: "user", Content: "b"},
+		{Role: "assistant"}, // empty: dropped
+		{Role: "user", Content: "c"},
+		{Role: "assistant", ToolCalls: []ToolCall{{ID: "t1", Name: "f", Arguments: json.RawMessage(`"not an object"`)}}},
+		{Role: "tool", ToolCallID: "t1", Content: ""},
+	}}
+	got := anthropicRequest("m", 0, req, false)
+	if got.System != "one\n\ntwo" {
+		t.Errorf("system = %q", got.System)
+	}
+	if len(got.Messages) != 3 || got.Messages[0].Role != "user" || len(got.Messages[0].Content) != 3 {
+		t.Fatalf("messages = %+v, want the three user texts merged, then assistant, then user", got.Messages)
+	}
+	use := got.Messages[1].Content[0]
+	if use.Type != "tool_use" || string(use.Input) != "{}" {
+		t.Errorf("tool_use = %+v, want a non-object input sent as {}", use)
+	}
+	res := got.Messages[2].Content[0]
+	if res.Type != "tool_result" || res.Content != "(no output)" {
+		t.Errorf("tool_result = %+v, want empty output marked", res)
+	}
+	if got.MaxTokens != defaultAnthropicMaxTokens {
+		t.Errorf("max_tokens = %d", got.MaxTokens)
+	}
+}

@@ -283,3 +283,50 @@ func BenchmarkComplete(b *testing.B) {
 		}
 	}
 }
+
+func TestToolArgumentsNormalized(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"", "{}"},
+		{"  ", "{}"},
+		{`{"a":1}`, `{"a":1}`},
+		{`{"a":`, `"{\"a\":"`}, // not JSON: kept as a JSON string the registry rejects
+	}
+	for _, tc := range cases {
+		if got := string(jsonArgs(tc.in)); got != tc.want {
+			t.Errorf("jsonArgs(%q) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+	cl, _, _ := providers[0].start(t, fakemodel.Calls(fakemodel.Call("f", `{"broken":`)))
+	resp, err := cl.Complete(testCtx(t), userRequest("hi"), func(string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(resp.Message.ToolCalls[0].Arguments); got != `"{\"broken\":"` {
+		t.Errorf("streamed broken arguments = %s", got)
+	}
+}
+
+func TestNormalizeFinish(t *testing.T) {
+	cases := []struct {
+		in    string
+		calls bool
+		want  string
+	}{
+		{"stop", false, "stop"},
+		{"", false, "stop"},
+		{"end_turn", false, "stop"},
+		{"stop_sequence", false, "stop"},
+		{"stop", true, "tool_calls"}, // servers that say stop with tool calls
+		{"tool_use", true, "tool_calls"},
+		{"length", false, "length"},
+		{"max_tokens", false, "length"},
+		{"refusal", false, "content_filter"},
+		{"content_filter", false, "content_filter"},
+		{"pause_turn", false, "pause_turn"},
+	}
+	for _, tc := range cases {
+		if got := normalizeFinish(tc.in, tc.calls); got != tc.want {
+			t.Errorf("normalizeFinish(%q, %v) = %q, want %q", tc.in, tc.calls, got, tc.want)
+		}
+	}
+}
