@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"sort"
-	"strconv"
 	"time"
 
 	glua "github.com/yuin/gopher-lua"
@@ -352,16 +350,3 @@ func (c *converter) table(t *glua.LTable, depth int, path string) (any, error) {
 	}
 	return out, nil
 }
-
-// sortedKeys returns a map's keys in order, for deterministic output.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-// formatInt formats an integral float without an exponent.
-func formatInt(f float64) string { return strconv.FormatInt(int64(f), 10) }

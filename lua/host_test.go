@@ -396,9 +396,10 @@ func TestVaultIsOpenedLazily(t *testing.T) {
 }
 
 func BenchmarkStartup(b *testing.B) {
+	dir := b.TempDir()
 	for b.Loop() {
 		var out bytes.Buffer
-		h, err := New(&Options{Clean: true, Stdout: &out, Stderr: &out, ConfigDir: b.TempDir()})
+		h, err := New(&Options{ConfigDir: dir, StateDir: dir, Stdout: &out, Stderr: &out})
 		if err != nil {
 			b.Fatal(err)
 		}

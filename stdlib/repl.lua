@@ -236,7 +236,6 @@ builtin.help = {
     end
     M.say("")
     M.say("  = expr        evaluate Lua and print the result (tables pretty-printed)")
-    M.say("  /lua          enter a multi-line Lua chunk; end it with a line holding only .")
     M.say("  paste a JSON or TOML MCP config: it is read whole (JSON until the braces")
     M.say("                balance, TOML until a blank line) and checked")
     M.say("  Tab completes commands and their arguments; Ctrl-C cancels the line or the")
