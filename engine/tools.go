@@ -14,14 +14,15 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"tai/mcp"
 	"tai/vault"
 )
 
-// ResultMax is the largest tool result text kept inline (MCP_RESULT_MAX,
-// 64 KB). A larger result is stored as a vault record and the caller gets
-// the record's id and a pointer to record_read instead: never a silent
-// truncation.
-const ResultMax = 64 * 1024
+// ResultMax is the largest tool result text kept inline
+// (mcp.MCP_RESULT_MAX, 64 KB). A larger result is stored as a vault record
+// and the caller gets the record's id and a pointer to record_read instead:
+// never a silent truncation.
+const ResultMax = mcp.MCP_RESULT_MAX
 
 // spillPreview is how much of a spilled result is still shown inline, as a
 // clearly labelled head.
