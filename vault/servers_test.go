@@ -1,0 +1,194 @@
+package vault
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestServerPutGetList(t *testing.T) {
+	s := newStore(t, nil)
+	srv := Server{
+		Name: "github", Transport: "stdio", Command: "npx", Args: []string{"-y", "server"},
+		Env: map[string]string{"TOKEN": "${GITHUB_TOKEN}"}, Cwd: "/tmp", Allow: []string{"a"}, Deny: []string{"b"},
+		Source: "config-json",
+	}
+	if err := s.ServerPut(srv); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.ServerGet("github")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Created.IsZero() || !got.Created.Equal(got.Updated) {
+		t.Fatalf("first put: created %v updated %v", got.Created, got.Updated)
+	}
+	want := srv
+	want.Created, want.Updated = got.Created, got.Updated
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("ServerGet = %+v\nwant %+v", got, want)
+	}
+
+	srv.URL = "changed"
+	if err := s.ServerPut(srv); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := s.ServerGet("github")
+	if !again.Created.Equal(got.Created) || !again.Updated.After(got.Created) || again.URL != "changed" {
+		t.Fatalf("second put: %+v (first created %v)", again, got.Created)
+	}
+
+	for _, name := range []string{"zeta", "alpha"} {
+		if err := s.ServerPut(Server{Name: name, Transport: "http", URL: "http://127.0.0.1/" + name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := s.ServerList()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, l := range list {
+		names = append(names, l.Name)
+	}
+	if strings.Join(names, ",") != "alpha,github,zeta" {
+		t.Fatalf("ServerList order = %v", names)
+	}
+	if _, err := s.ServerGet("missing"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("ServerGet(missing) = %v", err)
+	}
+	for _, bad := range []string{"", "a\nb", strings.Repeat("x", 257)} {
+		if err := s.ServerPut(Server{Name: bad}); err == nil || !strings.Contains(err.Error(), "server name") {
+			t.Errorf("ServerPut(%q) = %v", bad, err)
+		}
+	}
+}
+
+func TestServerRows(t *testing.T) {
+	s := newStore(t, nil)
+	// "a" is a prefix of "ab": their rows must never mix.
+	for _, name := range []string{"a", "ab"} {
+		if err := s.ServerPut(Server{Name: name, Transport: "stdio", Command: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(s.ServerProfileSet("a", "work", true))
+	must(s.ServerProfileSet("a", "home", false))
+	must(s.ServerProfileSet("ab", "work", false))
+	must(s.ServerProfileSet("a", "home", true))
+	at := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
+	must(s.PinPut(ToolPin{Server: "a", Tool: "read", Hash: "h1", Updated: at}))
+	must(s.PinPut(ToolPin{Server: "a", Tool: "bwrite", Hash: "h2"}))
+	must(s.PinPut(ToolPin{Server: "ab", Tool: "read", Hash: "h3"}))
+	must(s.ToolsReplace("a", []ServerTool{
+		{Tool: "read", Description: "reads", Schema: json.RawMessage(`{"type":"object"}`)},
+		{Tool: "bwrite", Description: "writes"},
+	}))
+	must(s.ToolsReplace("ab", []ServerTool{{Tool: "only", Description: "x"}}))
+
+	profiles, err := s.ServerProfiles("a")
+	if err != nil || !reflect.DeepEqual(profiles, map[string]bool{"work": true, "home": true}) {
+		t.Fatalf("ServerProfiles(a) = %v, %v", profiles, err)
+	}
+	if p, _ := s.ServerProfiles("ab"); !reflect.DeepEqual(p, map[string]bool{"work": false}) {
+		t.Fatalf("ServerProfiles(ab) = %v", p)
+	}
+	if p, err := s.ServerProfiles("none"); err != nil || len(p) != 0 || p == nil {
+		t.Fatalf("ServerProfiles(none) = %v, %v; want an empty map", p, err)
+	}
+
+	pins, err := s.Pins("a")
+	if err != nil || len(pins) != 2 || pins[0].Tool != "bwrite" || pins[1].Tool != "read" || pins[1].Hash != "h1" ||
+		!pins[1].Updated.Equal(at) || pins[0].Updated.IsZero() || pins[0].Server != "a" {
+		t.Fatalf("Pins(a) = %+v, %v", pins, err)
+	}
+
+	tools, err := s.Tools("a")
+	if err != nil || len(tools) != 2 || tools[1].Tool != "read" || string(tools[1].Schema) != `{"type":"object"}` || tools[0].Server != "a" {
+		t.Fatalf("Tools(a) = %+v, %v", tools, err)
+	}
+	// Replacing drops tools no longer listed.
+	must(s.ToolsReplace("a", []ServerTool{{Tool: "new", Description: "n"}}))
+	if tools, _ := s.Tools("a"); len(tools) != 1 || tools[0].Tool != "new" {
+		t.Fatalf("Tools(a) after replace = %+v", tools)
+	}
+	if err := s.ToolsReplace("a", []ServerTool{{Tool: "x"}, {Tool: "x"}}); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Fatalf("duplicate tools: %v", err)
+	}
+
+	// Rows need a stored server.
+	for name, err := range map[string]error{
+		"profile": s.ServerProfileSet("ghost", "work", true),
+		"pin":     s.PinPut(ToolPin{Server: "ghost", Tool: "t"}),
+		"tools":   s.ToolsReplace("ghost", nil),
+	} {
+		if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "ghost") {
+			t.Errorf("%s for a missing server = %v", name, err)
+		}
+	}
+
+	// Delete takes the server's rows with it, and only its rows.
+	must(s.ServerDelete("a"))
+	if _, err := s.ServerGet("a"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("ServerGet after delete = %v", err)
+	}
+	if p, _ := s.ServerProfiles("a"); len(p) != 0 {
+		t.Fatalf("profiles left: %v", p)
+	}
+	if p, _ := s.Pins("a"); len(p) != 0 {
+		t.Fatalf("pins left: %v", p)
+	}
+	if tl, _ := s.Tools("a"); len(tl) != 0 {
+		t.Fatalf("tools left: %v", tl)
+	}
+	if p, _ := s.Pins("ab"); len(p) != 1 {
+		t.Fatalf("ab's pins went too: %v", p)
+	}
+	if tl, _ := s.Tools("ab"); len(tl) != 1 {
+		t.Fatalf("ab's tools went too: %v", tl)
+	}
+	if err := s.ServerDelete("a"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("second ServerDelete = %v", err)
+	}
+}
+
+func TestProfiles(t *testing.T) {
+	s := newStore(t, nil)
+	if err := s.ProfilePut("work", json.RawMessage(`{"model":"m"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ProfilePut(".current", json.RawMessage(`{"name":"work"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ProfilePut("bad", json.RawMessage(`{nope`)); err == nil || !strings.Contains(err.Error(), "not valid JSON") {
+		t.Fatalf("invalid JSON: %v", err)
+	}
+	if err := s.ProfilePut("", json.RawMessage(`{}`)); err == nil {
+		t.Fatal("empty profile name accepted")
+	}
+	got, err := s.ProfileGet("work")
+	if err != nil || string(got) != `{"model":"m"}` {
+		t.Fatalf("ProfileGet = %s, %v", got, err)
+	}
+	if names, err := s.ProfileList(); err != nil || strings.Join(names, ",") != ".current,work" {
+		t.Fatalf("ProfileList = %v, %v", names, err)
+	}
+	if err := s.ProfileDelete("work"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ProfileGet("work"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("ProfileGet after delete = %v", err)
+	}
+	if err := s.ProfileDelete("work"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("second ProfileDelete = %v", err)
+	}
+}
