@@ -70,6 +70,7 @@ type oaRequest struct {
 	Messages      []oaMessage     `json:"messages"`
 	Tools         []oaTool        `json:"tools,omitempty"`
 	MaxTokens     int             `json:"max_tokens,omitempty"`
+	MaxCompletion int             `json:"max_completion_tokens,omitempty"`
 	Stream        bool            `json:"stream,omitempty"`
 	StreamOptions *oaStreamOption `json:"stream_options,omitempty"`
 }
@@ -91,11 +92,19 @@ type oaErrorBody struct {
 	} `json:"error"`
 }
 
-// openAIRequest converts req to the chat-completions wire form.
-func openAIRequest(model string, maxTokens int, req Request, stream bool) oaRequest {
-	out := oaRequest{Model: model, MaxTokens: maxTokens, Stream: stream}
+// openAIRequest converts req to the chat-completions wire form. The answer
+// cap goes in max_completion_tokens for OpenAI itself (its newer models
+// refuse max_tokens) and in max_tokens for every other server (which mostly
+// know only that).
+func openAIRequest(baseURL, model string, maxTokens int, req Request, stream bool) oaRequest {
+	out := oaRequest{Model: model, Stream: stream}
 	if req.MaxTokens > 0 {
-		out.MaxTokens = req.MaxTokens
+		maxTokens = req.MaxTokens
+	}
+	if strings.HasPrefix(baseURL, DefaultOpenAIBaseURL) {
+		out.MaxCompletion = maxTokens
+	} else {
+		out.MaxTokens = maxTokens
 	}
 	if stream {
 		out.StreamOptions = &oaStreamOption{IncludeUsage: true}
@@ -140,7 +149,7 @@ func schemaOrEmpty(s map[string]any) map[string]any {
 // Complete implements ChatClient.
 func (c *OpenAIClient) Complete(ctx context.Context, req Request, onText func(string)) (Response, error) {
 	stream := onText != nil
-	body, err := json.Marshal(openAIRequest(c.cfg.Model, c.cfg.MaxTokens, req, stream))
+	body, err := json.Marshal(openAIRequest(c.cfg.BaseURL, c.cfg.Model, c.cfg.MaxTokens, req, stream))
 	if err != nil {
 		return Response{}, fmt.Errorf("%s model %q: encode request: %v", c.cfg.Provider, c.cfg.Model, err)
 	}

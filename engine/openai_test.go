@@ -330,3 +330,17 @@ func TestNormalizeFinish(t *testing.T) {
 		}
 	}
 }
+
+func TestOpenAIMaxTokensField(t *testing.T) {
+	req := userRequest("hi")
+	req.MaxTokens = 50
+	if got := openAIRequest(DefaultOpenAIBaseURL, "m", 0, req, false); got.MaxCompletion != 50 || got.MaxTokens != 0 {
+		t.Errorf("api.openai.com: %+v, want max_completion_tokens", got)
+	}
+	if got := openAIRequest("http://127.0.0.1:11434/v1", "m", 70, userRequest("hi"), false); got.MaxTokens != 70 || got.MaxCompletion != 0 {
+		t.Errorf("compatible server: %+v, want max_tokens from the profile", got)
+	}
+	if got := openAIRequest("http://127.0.0.1:11434/v1", "m", 0, userRequest("hi"), false); got.MaxTokens != 0 {
+		t.Errorf("no cap: %+v", got)
+	}
+}
