@@ -36,7 +36,8 @@ func NewAnthropic(cfg ProviderConfig) *AnthropicClient {
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = DefaultAnthropicBaseURL
 	}
-	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	// The SDKs' ANTHROPIC_BASE_URL has no /v1; accept one anyway.
+	cfg.BaseURL = strings.TrimSuffix(strings.TrimRight(cfg.BaseURL, "/"), "/v1")
 	return &AnthropicClient{cfg: cfg}
 }
 

@@ -286,6 +286,14 @@ func (cfg *ProviderConfig) attempt(ctx context.Context, hc *http.Client, c call)
 	if resp.StatusCode != http.StatusOK {
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		typ, msg := c.parseError(resp.StatusCode, data)
+		if resp.StatusCode == http.StatusNotFound {
+			msg = strings.TrimSpace(msg + fmt.Sprintf(" (POST %s: check the base URL", c.url))
+			if cfg.Provider == ProviderAnthropic {
+				msg += "; it is the API root, without /v1)"
+			} else {
+				msg += "; OpenAI-compatible servers usually end in /v1)"
+			}
+		}
 		return retryAfter(resp.Header), &APIError{
 			Provider: cfg.Provider, Model: cfg.Model, Status: resp.StatusCode,
 			Type: cfg.redact(typ), Message: cfg.redact(msg), Attempts: 1,

@@ -282,3 +282,18 @@ func TestAttemptTimeout(t *testing.T) {
 		})
 	}
 }
+
+func TestBaseURLMistakes(t *testing.T) {
+	// An OpenAI base URL without /v1 gets a 404 that says what to check.
+	srv := fakemodel.NewOpenAI(t)
+	_, err := NewOpenAI(ProviderConfig{BaseURL: srv.URL, Model: "m"}).Complete(testCtx(t), userRequest("hi"), nil)
+	if err == nil || !strings.Contains(err.Error(), "HTTP 404") || !strings.Contains(err.Error(), "usually end in /v1") {
+		t.Errorf("err = %v, want a 404 with a base URL hint", err)
+	}
+	// An Anthropic base URL with /v1 still works.
+	an := fakemodel.NewAnthropic(t, fakemodel.Say("ok"))
+	resp, err := NewAnthropic(ProviderConfig{BaseURL: an.URL + "/v1/", Model: "m"}).Complete(testCtx(t), userRequest("hi"), nil)
+	if err != nil || resp.Message.Content != "ok" {
+		t.Errorf("Anthropic base URL with /v1: %+v, %v", resp, err)
+	}
+}
