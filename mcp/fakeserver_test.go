@@ -76,11 +76,12 @@ func runRawEcho() int {
 	out := bufio.NewWriter(os.Stdout)
 	for {
 		line, err := in.ReadSlice('\n')
-		if err != nil {
+		out.Write(line)
+		if err == nil {
+			out.Flush()
+		} else if err != bufio.ErrBufferFull {
 			return 0
 		}
-		out.Write(line)
-		out.Flush()
 	}
 }
 
@@ -93,7 +94,9 @@ func fakeEntry(t testing.TB, mode string) Entry {
 		t.Fatal(err)
 	}
 	return Entry{Name: "fake-" + mode, Transport: TransportStdio, Command: exe,
-		Args: []string{"-test.run=^$"}, Env: map[string]string{fakeEnv: mode}}
+		Args: []string{"-test.run=^$"},
+		// Under -race a child otherwise lingers a second at exit.
+		Env: map[string]string{fakeEnv: mode, "GORACE": "atexit_sleep_ms=0"}}
 }
 
 // connectFake connects a Client to the fake server in mode, closing it at

@@ -374,7 +374,7 @@ func (t *StdioTransport) died(ioErr error) error {
 		if t.waitErr != nil {
 			why = t.waitErr
 		} else {
-			why = fmt.Errorf("exited (status 0) after it %v", ioErr)
+			why = fmt.Errorf("exited with status 0 (%v)", ioErr)
 		}
 		select {
 		case <-t.stderrDone:
