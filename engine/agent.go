@@ -19,9 +19,11 @@ const DefaultMaxSteps = 20
 // Outcome and Duration are empty; at end Outcome is "ok", "error",
 // "denied", "unknown" or "cancelled".
 type ToolEvent struct {
-	ID       string
-	Name     string
-	Digest   string
+	ID     string
+	Name   string
+	Digest string
+	// Args are the arguments as they may be shown: sensitive ones hidden,
+	// known secret values redacted (see Registry.ShownArgs).
 	Args     map[string]any
 	Outcome  string
 	Duration time.Duration
@@ -397,7 +399,8 @@ func (a *Agent) runCalls(ctx context.Context, calls []ToolCall, allow func(strin
 	for i, tc := range calls {
 		out[i] = Message{Role: "tool", ToolCallID: tc.ID, Name: tc.Name}
 		args, perr := parseArgs(tc.Arguments)
-		events[i] = ToolEvent{ID: tc.ID, Name: tc.Name, Digest: Digest(args), Args: args}
+		tool, _ := a.reg.Get(tc.Name)
+		events[i] = ToolEvent{ID: tc.ID, Name: tc.Name, Digest: Digest(args), Args: a.reg.ShownArgs(tool, args)}
 		if ev.OnToolStart != nil {
 			ev.OnToolStart(events[i])
 		}

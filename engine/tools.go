@@ -135,6 +135,41 @@ type Tool struct {
 	// Empty for native tools. It is shown at consent and audited as an
 	// "mcp-call".
 	Origin string
+	// Sensitive names arguments whose values are never shown: consent
+	// screens and tool events see "[hidden]" instead (secret_set's value).
+	Sensitive []string
+}
+
+// hiddenArg replaces a sensitive argument's value wherever arguments are
+// shown.
+const hiddenArg = "[hidden]"
+
+// ShownArgs returns args as they may be shown to a person: sensitive
+// arguments hidden and known secret values redacted. The digest is always
+// taken over the real arguments.
+func (r *Registry) ShownArgs(t Tool, args map[string]any) map[string]any {
+	out := make(map[string]any, len(args))
+	for k, v := range args {
+		out[k] = v
+	}
+	for _, k := range t.Sensitive {
+		if _, ok := out[k]; ok {
+			out[k] = hiddenArg
+		}
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return out
+	}
+	red := r.redact(string(b))
+	if red == string(b) {
+		return out
+	}
+	var shown map[string]any
+	if json.Unmarshal([]byte(red), &shown) != nil {
+		return map[string]any{"arguments": hiddenArg}
+	}
+	return shown
 }
 
 // Spec returns the tool as offered to a model.
@@ -273,6 +308,18 @@ func (r *Registry) Get(name string) (Tool, bool) {
 	return Tool{}, false
 }
 
+// NativeTools returns the registered tools that are not bridged from an MCP
+// server (Origin empty), sorted by name: what tai may serve as its own.
+func (r *Registry) NativeTools() []Tool {
+	var out []Tool
+	for _, t := range r.Tools() {
+		if t.Origin == "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // Tools returns the registered tools sorted by name (without the fallback's).
 func (r *Registry) Tools() []Tool {
 	r.mu.RLock()
@@ -354,7 +401,7 @@ func (r *Registry) Prepare(ctx context.Context, name string, args map[string]any
 		return nil, fmt.Errorf("%w %q: it is not registered; list the available tools with tool_search", ErrUnknownTool, name)
 	}
 	if !t.Safe {
-		ok, err := r.approver.Approve(ctx, Consent{Tool: t.Name, Origin: t.Origin, Digest: digest, Args: args})
+		ok, err := r.approver.Approve(ctx, Consent{Tool: t.Name, Origin: t.Origin, Digest: digest, Args: r.ShownArgs(t, args)})
 		if err != nil || !ok {
 			r.audit(t, digest, "denied", 0, 0)
 			if err != nil {

@@ -256,3 +256,34 @@ func TestAskUser(t *testing.T) {
 		})
 	}
 }
+
+func TestConsentHidesSecrets(t *testing.T) {
+	p := &prompter{allow: true}
+	e := newEngine(t, nil, &Options{Prompter: p})
+	if err := e.Store().SecretSet("known", "known-secret-value-1", nil); err != nil {
+		t.Fatal(err)
+	}
+	addTool(t, e.Tools(), textTool("post", "", false, "ok"))
+	if _, err := e.Dispatch(context.Background(), "secret_set", map[string]any{"name": "new", "value": "brand-new-value-2"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Dispatch(context.Background(), "post", map[string]any{"body": "auth known-secret-value-1"}); err != nil {
+		t.Fatal(err)
+	}
+	seen := p.seen()
+	if len(seen) != 2 {
+		t.Fatalf("consents = %+v", seen)
+	}
+	if seen[0].Args["value"] != "[hidden]" || seen[0].Args["name"] != "new" {
+		t.Errorf("secret_set consent shows %v", seen[0].Args)
+	}
+	if body, _ := seen[1].Args["body"].(string); strings.Contains(body, "known-secret-value-1") || !strings.Contains(body, "REDACTED") {
+		t.Errorf("consent shows a known secret: %v", seen[1].Args)
+	}
+	if seen[0].Digest != Digest(map[string]any{"name": "new", "value": "brand-new-value-2"}) {
+		t.Error("the digest is not over the real arguments")
+	}
+	if got, _, err := e.Store().SecretGet("new"); err != nil || got != "brand-new-value-2" {
+		t.Fatalf("the tool got hidden arguments: %q, %v", got, err)
+	}
+}

@@ -33,7 +33,8 @@ func (e *Engine) vaultTools() []Tool {
 				"value":       prop("string", "the secret value"),
 				"description": prop("string", "what the secret is for"),
 			}),
-			Run: e.secretSet,
+			Run:       e.secretSet,
+			Sensitive: []string{"value"},
 		},
 		{
 			Name:        "secret_list",
