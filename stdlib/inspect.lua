@@ -47,7 +47,8 @@ local function render(v, indent, seen, out)
     return
   end
   seen[v] = true
-  local n = #v
+  local n = 0
+  while rawget(v, n + 1) ~= nil do n = n + 1 end
   local keys = sorted_keys(v, n)
   if n == 0 and #keys == 0 then
     local mt = getmetatable(v)

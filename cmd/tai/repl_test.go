@@ -26,8 +26,13 @@ type screen struct {
 
 func startREPL(t *testing.T, e env, args ...string) *screen {
 	t.Helper()
+	return startREPLWith(t, e, e.vars(), args...)
+}
+
+func startREPLWith(t *testing.T, e env, vars []string, args ...string) *screen {
+	t.Helper()
 	cmd := exec.Command(taiBin, args...)
-	cmd.Env = e.vars()
+	cmd.Env = vars
 	cmd.Dir = e.root
 	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 200})
 	if err != nil {
@@ -217,6 +222,22 @@ func TestREPLQuitCommand(t *testing.T) {
 	s.expect("tai:default> ")
 	s.typeKeys("/nosuch\r")
 	s.expect("unknown command /nosuch")
+	s.typeKeys("/quit\r")
+	if status := s.wait(); status != 0 {
+		t.Fatalf("exit status %d, want 0", status)
+	}
+}
+
+func TestREPLColourFollowsNoColor(t *testing.T) {
+	e := newEnv(t)
+	var vars []string
+	for _, v := range e.vars() {
+		if !strings.HasPrefix(v, "NO_COLOR=") {
+			vars = append(vars, v)
+		}
+	}
+	s := startREPLWith(t, e, vars, "--clean")
+	s.expect("\x1b[1;36mtai:default\x1b[0m> ")
 	s.typeKeys("/quit\r")
 	if status := s.wait(); status != 0 {
 		t.Fatalf("exit status %d, want 0", status)
