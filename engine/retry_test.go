@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -295,5 +296,44 @@ func TestBaseURLMistakes(t *testing.T) {
 	resp, err := NewAnthropic(ProviderConfig{BaseURL: an.URL + "/v1/", Model: "m"}).Complete(testCtx(t), userRequest("hi"), nil)
 	if err != nil || resp.Message.Content != "ok" {
 		t.Errorf("Anthropic base URL with /v1: %+v, %v", resp, err)
+	}
+}
+
+func TestSSEReader(t *testing.T) {
+	cases := []struct {
+		name string
+		in   string
+		want []string // "event|data"
+		end  error
+	}{
+		{"simple", "data: a\n\ndata: b\n\n", []string{"|a", "|b"}, io.EOF},
+		{"named and crlf", "event: ping\r\ndata: {}\r\n\r\n", []string{"ping|{}"}, io.EOF},
+		{"multi-line data", "data: a\ndata: b\n\n", []string{"|a\nb"}, io.EOF},
+		{"comments and no space", ": keep-alive\ndata:x\n\n", []string{"|x"}, io.EOF},
+		{"event without data is skipped", "event: lone\n\ndata: y\n\n", []string{"|y"}, io.EOF},
+		{"cut inside an event", "data: a\n\ndata: partial", []string{"|a"}, io.ErrUnexpectedEOF},
+		{"cut before blank line", "data: a\n", nil, io.ErrUnexpectedEOF},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newSSEReader(strings.NewReader(tc.in))
+			var got []string
+			var err error
+			for {
+				var ev sseEvent
+				ev, err = r.Next()
+				if err != nil {
+					break
+				}
+				got = append(got, ev.Event+"|"+string(ev.Data))
+			}
+			if strings.Join(got, ",") != strings.Join(tc.want, ",") || err != tc.end {
+				t.Errorf("got %q, %v; want %q, %v", got, err, tc.want, tc.end)
+			}
+		})
+	}
+	huge := "data: " + strings.Repeat("x", maxSSEEvent+1) + "\n\n"
+	if _, err := newSSEReader(strings.NewReader(huge)).Next(); err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("oversized event: %v", err)
 	}
 }
