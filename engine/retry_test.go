@@ -337,3 +337,23 @@ func TestSSEReader(t *testing.T) {
 		t.Errorf("oversized event: %v", err)
 	}
 }
+
+func TestDefaultSleep(t *testing.T) {
+	ctx, cancel := context.WithCancel(testCtx(t))
+	cancel()
+	if err := (RetryPolicy{}).sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Errorf("sleep on a done context = %v, want context.Canceled at once", err)
+	}
+	if err := (RetryPolicy{}).sleep(testCtx(t), time.Nanosecond); err != nil {
+		t.Errorf("elapsed sleep = %v", err)
+	}
+}
+
+func TestClientModel(t *testing.T) {
+	if m := NewOpenAI(ProviderConfig{Model: "a"}).Model(); m != "a" {
+		t.Errorf("openai Model() = %q", m)
+	}
+	if m := NewAnthropic(ProviderConfig{Model: "b"}).Model(); m != "b" {
+		t.Errorf("anthropic Model() = %q", m)
+	}
+}
