@@ -243,3 +243,26 @@ func TestREPLColourFollowsNoColor(t *testing.T) {
 		t.Fatalf("exit status %d, want 0", status)
 	}
 }
+
+func TestREPLAsksForThePassphraseOnTheTerminal(t *testing.T) {
+	e := newEnv(t)
+	seal := e.runEnv(t, append(e.vars(), "TAI_VAULT_PASSPHRASE=open sesame"), "-e",
+		`assert(tai.vault.secret_set("k", "the value")) assert(tai.vault.seal())`)
+	if seal.status != 0 {
+		t.Fatalf("sealing: %s", seal.stderr)
+	}
+	s := startREPL(t, e, "--clean")
+	s.expect("tai:default> ")
+	s.typeKeys("= tai.vault.secret_get('k')\r")
+	s.expect("vault passphrase: ")
+	s.typeKeys("open sesame\r")
+	s.expect(`"the value"`)
+	if strings.Contains(s.seen.String(), "open sesame") {
+		t.Fatal("the passphrase was echoed")
+	}
+	s.expect("tai:default> ")
+	s.typeKeys("\x04")
+	if status := s.wait(); status != 0 {
+		t.Fatalf("exit status %d, want 0", status)
+	}
+}
