@@ -40,8 +40,8 @@ var (
 )
 
 // Content is one item of a tool result, shaped like an MCP content block.
-// Text items carry Text; any other item (an image, a resource) is kept as
-// its JSON in Raw and passed through unchanged.
+// Text items carry Text; any other item (an image, a resource) must carry
+// its whole JSON in Raw, which is passed through unchanged.
 type Content struct {
 	Type string
 	Text string
@@ -84,6 +84,19 @@ func (c *Content) UnmarshalJSON(b []byte) error {
 type Result struct {
 	Content []Content `json:"content"`
 	IsError bool      `json:"isError,omitempty"`
+}
+
+// MarshalJSON encodes the result as MCP's tools/call result; a nil Content
+// becomes an empty array, never null.
+func (r Result) MarshalJSON() ([]byte, error) {
+	content := r.Content
+	if content == nil {
+		content = []Content{}
+	}
+	return json.Marshal(struct {
+		Content []Content `json:"content"`
+		IsError bool      `json:"isError,omitempty"`
+	}{content, r.IsError})
 }
 
 // TextResult returns a successful result holding one text item.

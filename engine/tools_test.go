@@ -234,6 +234,24 @@ func TestContentJSONRoundTrip(t *testing.T) {
 	}
 }
 
+func TestResultJSONShape(t *testing.T) {
+	tests := []struct {
+		name string
+		res  Result
+		want string
+	}{
+		{"empty", Result{}, `{"content":[]}`},
+		{"text", TextResult("hi"), `{"content":[{"type":"text","text":"hi"}]}`},
+		{"error", ErrorResult("bad %d", 1), `{"content":[{"type":"text","text":"bad 1"}],"isError":true}`},
+	}
+	for _, tt := range tests {
+		b, err := json.Marshal(tt.res)
+		if err != nil || string(b) != tt.want {
+			t.Errorf("%s: %s, %v; want %s", tt.name, b, err, tt.want)
+		}
+	}
+}
+
 func TestAskUser(t *testing.T) {
 	tests := []struct {
 		name     string

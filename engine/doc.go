@@ -1,0 +1,21 @@
+// Package engine is tai's agent core: model profiles and chat clients, the
+// tool registry with its approval, audit, redaction and spill path, the
+// native tools, the lazy tool selection and the Agent that loops model →
+// tools → model. It depends on vault and mcp; the lua package supplies
+// Lua-side pieces (the lua tool's runner, tools written in Lua) through the
+// function values and Tool values declared here.
+//
+//	store, _ := vault.Open(vault.DefaultPath(), nil)
+//	eng, err := engine.New(store, &engine.Options{Mode: engine.Auto})
+//	if err != nil { ... }
+//	agent := eng.NewAgent(&engine.AgentOptions{Events: engine.Events{
+//		OnText: func(d string) { fmt.Print(d) },
+//	}})
+//	turn, err := agent.RunTurn(ctx, "list the Go files here")
+//
+// Every tool call, from the model, a script or the MCP server, goes through
+// Registry.Dispatch: approval for non-safe tools (asked in Interactive
+// mode, automatic in Auto, silent in Yolo), the run, an audit entry,
+// redaction of known secrets, and a spill to a vault record when the result
+// exceeds ResultMax.
+package engine
