@@ -57,6 +57,8 @@ type Options struct {
 // Host is a Lua state for the user's own code (scripts, -e chunks, init.lua,
 // the REPL), with the full standard library and the tai module preloaded.
 type Host struct {
+	// L is the host's Lua state, for bindings that later packages add. Use
+	// it only from the goroutine that runs the host.
 	L    *glua.LState
 	opts Options
 	tai  *glua.LTable
@@ -246,6 +248,7 @@ type Error struct {
 	Traceback string // "stack traceback:\n\t…", empty when Lua gave none
 }
 
+// Error returns the message, then the traceback on the lines below it.
 func (e *Error) Error() string {
 	if e.Traceback == "" {
 		return e.Message

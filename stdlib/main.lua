@@ -15,6 +15,17 @@ local function run_init(path)
   tai.term.warn("tai: init.lua failed (continuing without the rest of it): " .. tostring(err))
 end
 
+-- load_script compiles a script file; a first line starting with "#" (a
+-- shebang such as #!/usr/bin/env tai) is skipped, keeping line numbers.
+local function load_script(path)
+  local f, err = io.open(path, "rb")
+  if not f then return nil, err end
+  local src = f:read("*a")
+  f:close()
+  if src:sub(1, 1) == "#" then src = "--" .. src end
+  return loadstring(src, path)
+end
+
 return function(inv)
   local args = inv.args or {}
   if inv.init then run_init(inv.init) end
@@ -29,7 +40,7 @@ return function(inv)
   elseif inv.mode == "script" then
     arg = { [0] = inv.script }
     for i, a in ipairs(args) do arg[i] = a end
-    local fn, err = loadfile(inv.script)
+    local fn, err = load_script(inv.script)
     if not fn then error(err, 0) end
     fn(unpack(args))
     return 0

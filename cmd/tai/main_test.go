@@ -100,6 +100,10 @@ func TestExitStatusAndOutput(t *testing.T) {
 	if err := os.WriteFile(failing, []byte("local function f()\n  error('script failed')\nend\nf()\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	shebang := filepath.Join(e.root, "shebang.lua")
+	if err := os.WriteFile(shebang, []byte("#!/usr/bin/env tai\nprint('ran')\nerror('on line 3')\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name             string
 		args             []string
@@ -117,6 +121,7 @@ func TestExitStatusAndOutput(t *testing.T) {
 		{name: "eval syntax error", args: []string{"-e", `print(`}, status: 1, stderr: "(command line)"},
 		{name: "script", args: []string{script, "x", "y"}, status: 0, stdout: "false\tx\ty\t2\n"},
 		{name: "script error has traceback", args: []string{failing}, status: 1, stderr: "fail.lua:2: in function 'f'"},
+		{name: "shebang line is skipped, lines still count", args: []string{shebang}, status: 1, stdout: "ran\n", stderr: "shebang.lua:3: on line 3"},
 		{name: "unknown flag", args: []string{"--bogus"}, status: 2, stderr: "unknown flag -bogus"},
 		{name: "later flag does not exist yet", args: []string{"-p", "hi"}, status: 2, stderr: "unknown flag -p"},
 		{name: "missing -e argument", args: []string{"-e"}, status: 2, stderr: "needs an argument"},
