@@ -132,6 +132,17 @@ func (a *Agent) SetEvents(ev Events) {
 	a.mu.Unlock()
 }
 
+// SetMaxSteps changes the step limit of the following turns (the served
+// chat's max_steps); n <= 0 restores DefaultMaxSteps.
+func (a *Agent) SetMaxSteps(n int) {
+	if n <= 0 {
+		n = DefaultMaxSteps
+	}
+	a.mu.Lock()
+	a.opts.MaxSteps = n
+	a.mu.Unlock()
+}
+
 // SetCapture turns capture mode on or off. In capture mode Turn.Text holds
 // everything the model said during the turn, not only its final answer (the
 // served chat uses it).
@@ -263,7 +274,10 @@ func (a *Agent) RunTurn(ctx context.Context, message string) (Turn, error) {
 
 	var turn Turn
 	var said []string
-	for turn.Steps < a.opts.MaxSteps {
+	a.mu.Lock()
+	maxSteps := a.opts.MaxSteps
+	a.mu.Unlock()
+	for turn.Steps < maxSteps {
 		hist := a.History()
 		sel.Enabled = a.Enabled()
 		req := Request{Tools: a.reg.SelectTools(hist, sel), MaxTokens: model.MaxTokens}
@@ -286,10 +300,12 @@ func (a *Agent) RunTurn(ctx context.Context, message string) (Turn, error) {
 		// with arguments a provider accepts back.
 		called := append([]ToolCall(nil), msg.ToolCalls...)
 		msg.ToolCalls = make([]ToolCall, len(called))
+		ids := map[string]bool{}
 		for i := range called {
-			if called[i].ID == "" {
+			if called[i].ID == "" || ids[called[i].ID] {
 				called[i].ID = fmt.Sprintf("call_%d_%d", turn.Steps, i)
 			}
+			ids[called[i].ID] = true
 			msg.ToolCalls[i] = called[i]
 			msg.ToolCalls[i].Arguments = historyArgs(called[i].Arguments)
 		}
@@ -315,7 +331,7 @@ func (a *Agent) RunTurn(ctx context.Context, message string) (Turn, error) {
 		}
 	}
 	note := fmt.Sprintf("[stopped: the step limit of %d model calls was reached before a final answer; "+
-		"send another message to continue, or raise max_steps]", a.opts.MaxSteps)
+		"send another message to continue, or raise max_steps]", maxSteps)
 	a.appendHistory(Message{Role: "assistant", Content: note})
 	said = append(said, note)
 	turn.Exhausted = true

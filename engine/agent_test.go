@@ -189,7 +189,8 @@ func TestAgentStepExhaustion(t *testing.T) {
 	client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){loop, loop, loop, say("never")}}
 	e := newEngine(t, client, &Options{Mode: Yolo})
 	addTool(t, e.Tools(), textTool("echo", "", true, "again"))
-	a := e.NewAgent(&AgentOptions{MaxSteps: 3})
+	a := e.NewAgent(nil)
+	a.SetMaxSteps(3)
 	turn, err := a.RunTurn(turnCtx(t), "loop forever")
 	if err != nil {
 		t.Fatal(err)
@@ -257,6 +258,25 @@ func TestAgentCancellation(t *testing.T) {
 			t.Fatalf("next turn = %+v, %v", turn, err)
 		}
 	})
+}
+
+func TestAgentDuplicateCallIDs(t *testing.T) {
+	client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){
+		func(context.Context, Request, func(string)) (Response, error) {
+			return Response{Message: Message{Role: "assistant", ToolCalls: []ToolCall{
+				{ID: "x", Name: "echo", Arguments: json.RawMessage(`{}`)},
+				{ID: "x", Name: "echo", Arguments: json.RawMessage(`{}`)},
+			}}}, nil
+		},
+		say("ok"),
+	}}
+	e := newEngine(t, client, &Options{Mode: Yolo})
+	addTool(t, e.Tools(), textTool("echo", "", true, "e"))
+	a := e.NewAgent(nil)
+	if _, err := a.RunTurn(turnCtx(t), "go"); err != nil {
+		t.Fatal(err)
+	}
+	checkHistory(t, a.History())
 }
 
 func TestAgentCaptureMode(t *testing.T) {
