@@ -84,6 +84,7 @@ type AuditBreak struct {
 	Reason string
 }
 
+// Error says which entry breaks the chain and why.
 func (e *AuditBreak) Error() string {
 	return "vault: audit chain broken at entry " + uitoa(e.Seq) + ": " + e.Reason
 }

@@ -94,7 +94,7 @@ func auditAppendTx(tx *bolt.Tx, e AuditEntry) (AuditEntry, error) {
 	return e, meta.Put(auditHeadKey, head)
 }
 
-// AuditTail returns the last n entries (n <= 0: all) of kind (""; every
+// AuditTail returns the last n entries (n <= 0: all) of kind ("" for every
 // kind), in chronological order: oldest first, newest last.
 func (s *Store) AuditTail(n int, kind string) ([]AuditEntry, error) {
 	var out []AuditEntry

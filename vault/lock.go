@@ -101,7 +101,7 @@ func lockHolder(path string) int {
 		return 0
 	}
 	defer f.Close()
-	want := fmt.Sprintf("%02x:%02x:%d", unix.Major(st.Dev), unix.Minor(st.Dev), st.Ino)
+	want := fmt.Sprintf("%02x:%02x:%d", unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev)), st.Ino)
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		// "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; waiters carry "->".

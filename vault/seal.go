@@ -182,7 +182,10 @@ func (s *Store) unlock() error {
 		return err
 	}
 	if got, err := k.open(m.Check, checkAAD); err != nil || !bytes.Equal(got, checkPlain) {
-		return fmt.Errorf("%w: it does not open the seal of %s; nothing was read or changed", ErrWrongPassphrase, s.path)
+		// Remember the failure: the passphrase is asked for once, and a
+		// wrong one must not cost a key derivation per call.
+		s.passErr = fmt.Errorf("%w: it does not open the seal of %s; nothing was read or changed", ErrWrongPassphrase, s.path)
+		return s.passErr
 	}
 	s.key.Store(k)
 	return nil

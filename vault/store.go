@@ -132,6 +132,12 @@ func Open(path string, opts *Options) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("vault: create the vault's folder: %w", err)
 	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil && dir != filepath.Dir(abs) {
+		// Key the in-process lock by the path later Opens will resolve.
+		abs = filepath.Join(dir, filepath.Base(abs))
+		mu, _ := pathLocks.LoadOrStore(abs, new(sync.RWMutex))
+		s.path, s.mu = abs, mu.(*sync.RWMutex)
+	}
 	if err := s.update(func(tx *bolt.Tx) error {
 		for _, b := range allBuckets {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
