@@ -1,0 +1,89 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestEngineBuildsClientsLazily(t *testing.T) {
+	store := openStore(t)
+	if err := SaveProfile(store, Profile{Name: "p1", Provider: ProviderOpenAI, Model: "m1", System: "sys one"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := SaveProfile(store, Profile{Name: "p2", Provider: ProviderAnthropic, Model: "m2", System: "sys two", Tools: []string{"read_file"}}); err != nil {
+		t.Fatal(err)
+	}
+	var built []string
+	client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){say("one"), say("two")}}
+	e, err := New(store, &Options{Profile: "p1", Getenv: noEnv, Dir: t.TempDir(), NewClient: func(p Profile) (ChatClient, error) {
+		built = append(built, p.Name)
+		return client, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(built) != 0 {
+		t.Fatalf("New built clients %v before any model was needed", built)
+	}
+	a := e.NewAgent(nil)
+	if _, err := a.RunTurn(turnCtx(t), "hi"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.UseProfile("p2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.RunTurn(turnCtx(t), "again"); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(built, ",") != "p1,p2" {
+		t.Fatalf("clients built for %v, want p1 then p2", built)
+	}
+	reqs := client.requests()
+	if reqs[0].Messages[0].Content != "sys one" || reqs[1].Messages[0].Content != "sys two" {
+		t.Fatalf("system prompts %q, %q", reqs[0].Messages[0].Content, reqs[1].Messages[0].Content)
+	}
+	if len(reqs[1].Tools) != 1 || reqs[1].Tools[0].Name != "read_file" {
+		t.Fatalf("profile p2 offers %v, want only read_file", names(reqs[1].Tools))
+	}
+}
+
+func TestEngineErrors(t *testing.T) {
+	if _, err := New(nil, nil); err == nil {
+		t.Fatal("New without a store succeeded")
+	}
+	_, err := New(openStore(t), &Options{Profile: "missing", Getenv: noEnv})
+	if !errors.Is(err, ErrProfileNotFound) {
+		t.Fatalf("a missing --profile: %v", err)
+	}
+	e := newEngine(t, nil, &Options{NewClient: func(Profile) (ChatClient, error) { return nil, ErrNoModel }})
+	_, err = e.NewAgent(nil).RunTurn(turnCtx(t), "hi")
+	if !errors.Is(err, ErrNoModel) {
+		t.Fatalf("no model: %v", err)
+	}
+}
+
+func TestNativeToolSafety(t *testing.T) {
+	e := newEngine(t, nil, &Options{LuaRunner: func(context.Context, string) (string, []any, error) { return "", nil, nil }})
+	safe := map[string]bool{
+		"read_file": true, "list_dir": true, "glob": true, "grep": true, "record_read": true, "audit_tail": true,
+		"secret_list": true, "profile_list": true, "profile_show": true, "tool_search": true, "ask_user": true,
+	}
+	want := []string{"ask_user", "audit_tail", "edit_file", "fork", "glob", "grep", "http_fetch", "list_dir", "lua",
+		"profile_create", "profile_list", "profile_show", "profile_switch", "read_file", "record_read", "secret_delete",
+		"secret_list", "secret_set", "shell", "tool_search", "write_file"}
+	var got []string
+	for _, tool := range e.Tools().NativeTools() {
+		got = append(got, tool.Name)
+		if tool.Safe != safe[tool.Name] {
+			t.Errorf("%s: Safe = %v, want %v", tool.Name, tool.Safe, safe[tool.Name])
+		}
+		if tool.Description == "" || tool.Parameters["type"] != "object" {
+			t.Errorf("%s: no description or no object schema", tool.Name)
+		}
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("native tools = %v\nwant %v", got, want)
+	}
+}
