@@ -142,7 +142,10 @@ type Tool struct {
 	// Safe marks a read-only tool that runs without approval.
 	Safe bool
 	// Run does the work. A failure of the work itself is a Result with
-	// IsError; a Go error means the call could not be made at all.
+	// IsError; a Go error means the call could not be made at all. Run may
+	// be called from several goroutines at once (an agent runs the calls
+	// of one answer concurrently), so a tool backed by something
+	// single-threaded, such as a Lua state, must serialize itself.
 	Run func(ctx context.Context, args map[string]any) (Result, error)
 	// Origin names where a bridged tool really lives, as "server/tool".
 	// Empty for native tools. It is shown at consent and audited as an
@@ -200,7 +203,9 @@ type Fallback func(name string) (Tool, bool)
 
 // SpecSource lists tools the registry does not hold but the model may be
 // offered (the MCP bridge's cached schemas). Dispatch reaches them through
-// the Fallback.
+// the Fallback. It is called once per selection, so it should return a
+// cached slice; the word index over it is rebuilt only when a name or
+// description changes.
 type SpecSource func() []ToolSpec
 
 var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
