@@ -239,7 +239,11 @@ func (s *Store) Seal(passphrase string) error {
 					return errNeedKey
 				}
 			}
-			if err := resealSecrets(tx, oldKey, newKey); err != nil {
+			values, err := resealSecrets(tx, oldKey, newKey)
+			if err != nil {
+				return err
+			}
+			if err := redactRecords(tx, values); err != nil {
 				return err
 			}
 			if err := resealServers(tx, oldKey, newKey); err != nil {
@@ -275,11 +279,14 @@ func (s *Store) Seal(passphrase string) error {
 	return nil
 }
 
-func resealSecrets(tx *bolt.Tx, oldKey, newKey *sealKey) error {
+// resealSecrets re-encrypts every secret with newKey and returns their
+// values (value -> name).
+func resealSecrets(tx *bolt.Tx, oldKey, newKey *sealKey) (map[string]string, error) {
 	b, err := bucket(tx, bucketSecrets)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	values := map[string]string{}
 	rows := map[string]secretRow{}
 	if err := b.ForEach(func(k, v []byte) error {
 		row, err := decodeSecret(string(k), v)
@@ -289,24 +296,67 @@ func resealSecrets(tx *bolt.Tx, oldKey, newKey *sealKey) error {
 		rows[string(k)] = row
 		return nil
 	}); err != nil {
-		return err
+		return nil, err
 	}
 	for name, row := range rows {
 		plain := []byte(row.Value)
 		if row.Sealed != nil {
 			if oldKey == nil {
-				return fmt.Errorf("vault: secret %q is sealed but the vault has no seal record: the vault file was altered", name)
+				return nil, fmt.Errorf("vault: secret %q is sealed but the vault has no seal record: the vault file was altered", name)
 			}
 			if plain, err = oldKey.open(row.Sealed, secretAAD(name)); err != nil {
-				return fmt.Errorf("vault: secret %q does not decrypt (%v): the vault file was altered", name, err)
+				return nil, fmt.Errorf("vault: secret %q does not decrypt (%v): the vault file was altered", name, err)
+			}
+		}
+		if len(plain) >= MinRedactLen {
+			if old, ok := values[string(plain)]; !ok || name < old {
+				values[string(plain)] = name
 			}
 		}
 		row.Value, row.Sealed = "", newKey.seal(plain, secretAAD(name))
 		data, err := json.Marshal(row)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := b.Put([]byte(name), data); err != nil {
+			return nil, err
+		}
+	}
+	return values, nil
+}
+
+// redactRecords redacts values from every stored record, so records
+// spilled before a secret was known do not keep it in plaintext once the
+// vault is sealed. A changed record's Size follows its new text.
+func redactRecords(tx *bolt.Tx, values map[string]string) error {
+	m := newMatcher(values)
+	heads, data := tx.Bucket(bucketRecords), tx.Bucket(bucketRecordData)
+	if m == nil || heads == nil || data == nil {
+		return nil
+	}
+	changed := map[string]string{}
+	if err := data.ForEach(func(k, v []byte) error {
+		if text := m.replace(string(v)); text != string(v) {
+			changed[string(k)] = text
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for k, text := range changed {
+		if err := data.Put([]byte(k), []byte(text)); err != nil {
+			return err
+		}
+		var rec Record
+		if err := json.Unmarshal(heads.Get([]byte(k)), &rec); err != nil {
+			continue
+		}
+		rec.Size = len(text)
+		head, err := json.Marshal(rec)
+		if err != nil {
+			return err
+		}
+		if err := heads.Put([]byte(k), head); err != nil {
 			return err
 		}
 	}

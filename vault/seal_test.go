@@ -119,7 +119,8 @@ func TestWrongPassphraseChangesNothing(t *testing.T) {
 		t.Fatalf("passphrase asked %d times, want once", calls)
 	}
 	// Redact does not fail, it knows less.
-	if got := wrong.Redact("x fixture-secret-1 y"); got != "x fixture-secret-1 y" {
+	wrong.AddRedaction("EXTRA", "fixture-extra")
+	if got := wrong.Redact("x fixture-secret-1 fixture-extra y"); got != "x fixture-secret-1 [REDACTED:EXTRA] y" {
 		t.Fatalf("Redact without the key = %q", got)
 	}
 	after, err := os.ReadFile(path)
@@ -281,6 +282,15 @@ func TestSealedFileHoldsNoPlaintext(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A record spilled before its secret was known.
+	early, err := s.RecordPut("log line: PLAINTEXT-early-value end", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SecretSet("early", "PLAINTEXT-early-value", nil); err != nil {
+		t.Fatal(err)
+	}
+	plain = append(plain, "PLAINTEXT-early-value")
 	raw, err := os.ReadFile(s.Path())
 	if err != nil {
 		t.Fatal(err)
@@ -316,6 +326,10 @@ func TestSealedFileHoldsNoPlaintext(t *testing.T) {
 	}
 	if v, _, err := s2.SecretGet("n200"); err != nil || v != secret(200) {
 		t.Fatalf("n200 = %q, %v", v, err)
+	}
+	text, rec, err := s2.RecordGet(early, 0, 0)
+	if want := "log line: [REDACTED:early] end"; err != nil || text != want || rec.Size != len(want) {
+		t.Fatalf("early record = %q (size %d), %v; want %q", text, rec.Size, err, want)
 	}
 	if srv, err := s2.ServerGet("srv7"); err != nil || srv.Headers["Authorization"] != "HEADERVALUE-0007" {
 		t.Fatalf("srv7 = %+v, %v", srv, err)
