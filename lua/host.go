@@ -292,7 +292,7 @@ func (h *Host) Call(ctx context.Context, fn glua.LValue, args ...glua.LValue) ([
 	L := h.L
 	base := L.GetTop()
 	err := h.interruptible(ctx, func() error {
-		return L.CallByParam(glua.P{Fn: fn, NRet: glua.MultRet, Protect: true, Handler: tracebackHandler(L)}, args...)
+		return L.CallByParam(glua.P{Fn: fn, NRet: glua.MultRet, Protect: true, Handler: tracebackHandler(L, 0)}, args...)
 	})
 	if err != nil {
 		return nil, err
@@ -312,25 +312,43 @@ func (h *Host) Call(ctx context.Context, fn glua.LValue, args ...glua.LValue) ([
 }
 
 // tracebackHandler returns a message handler that appends the Lua traceback
-// at the point of the error, where it is still available.
-func tracebackHandler(L *glua.LState) *glua.LFunction {
+// at the point of the error, where it is still available. skip is the
+// number of frames that were on the stack when the protected call was made
+// (stackFrames at that point); they belong to the caller and are left out.
+func tracebackHandler(L *glua.LState, skip int) *glua.LFunction {
 	return L.NewFunction(func(L *glua.LState) int {
 		msg := L.Get(1)
 		text := L.ToStringMeta(msg).String()
-		if msg == glua.LNil {
-			text = "nil"
+		frames := stackFrames(L)
+		if len(frames) > 0 {
+			frames = frames[1:] // the handler itself
 		}
-		tb := traceback(L)
-		L.Push(glua.LString(text + "\n" + tb))
+		if skip <= len(frames) {
+			frames = frames[:len(frames)-skip]
+		}
+		var b strings.Builder
+		b.WriteString(text)
+		b.WriteString("\nstack traceback:")
+		for i, f := range frames {
+			if len(frames) > 22 && i >= 20 && i < len(frames)-1 {
+				if i == 20 {
+					fmt.Fprintf(&b, "\n\t... (%d more)", len(frames)-21)
+				}
+				continue
+			}
+			b.WriteString("\n\t")
+			b.WriteString(f)
+		}
+		L.Push(glua.LString(b.String()))
 		return 1
 	})
 }
 
-// traceback renders the current call stack, skipping the handler itself.
-func traceback(L *glua.LState) string {
-	var b strings.Builder
-	b.WriteString("stack traceback:")
-	for level := 1; ; level++ {
+// stackFrames describes the frames of the running call chain, innermost
+// first, down to the frame the chain started from.
+func stackFrames(L *glua.LState) []string {
+	var out []string
+	for level := 0; ; level++ {
 		dbg, ok := L.GetStack(level)
 		if !ok {
 			break
@@ -350,20 +368,19 @@ func traceback(L *glua.LState) string {
 			if dbg.Name != "" {
 				what = fmt.Sprintf("in function '%s'", dbg.Name)
 			}
-		case dbg.What == "main":
+		case dbg.LineDefined == 0:
 			what = "in main chunk"
 		case dbg.Name != "" && dbg.Name != "main chunk":
 			what = fmt.Sprintf("in function '%s'", dbg.Name)
 		default:
 			what = fmt.Sprintf("in function <%s:%d>", dbg.Source, dbg.LineDefined)
 		}
-		fmt.Fprintf(&b, "\n\t%s: %s", where, what)
-		if level > 40 {
-			b.WriteString("\n\t...")
+		out = append(out, where+": "+what)
+		if dbg.What == "main" { // the first frame of this chain
 			break
 		}
 	}
-	return b.String()
+	return out
 }
 
 // splitTraceback separates a handler-produced message from its traceback.

@@ -149,8 +149,12 @@ func TestProtectReturnsResultsAndTracebacks(t *testing.T) {
 	if got[0] != true || got[1] != int64(5) || got[2] != "ok" || got[3] != false {
 		t.Fatalf("got %v", got)
 	}
-	if msg := got[4].(string); !strings.Contains(msg, "bad thing") || !strings.Contains(msg, "stack traceback:") {
+	msg := got[4].(string)
+	if !strings.Contains(msg, "bad thing") || !strings.Contains(msg, "stack traceback:\n\t[Go]: in function 'error'\n\tprotect:3:") {
 		t.Fatalf("error lacks message or traceback: %q", msg)
+	}
+	if strings.Contains(msg, "'protect'") {
+		t.Fatalf("traceback runs past the protected call into its caller: %q", msg)
 	}
 }
 

@@ -123,7 +123,7 @@ func (h *Host) callPlain(ctx context.Context, fn glua.LValue, args ...glua.LValu
 	L := h.L
 	L.SetContext(ctx)
 	base := L.GetTop()
-	if err := L.CallByParam(glua.P{Fn: fn, NRet: 1, Protect: true, Handler: tracebackHandler(L)}, args...); err != nil {
+	if err := L.CallByParam(glua.P{Fn: fn, NRet: 1, Protect: true, Handler: tracebackHandler(L, 0)}, args...); err != nil {
 		return nil, luaError(err)
 	}
 	v, err := FromLua(L, L.Get(-1))

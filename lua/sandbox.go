@@ -37,7 +37,7 @@ func RunSandboxed(ctx context.Context, chunk string) (printed string, results []
 		return "", nil, luaError(err)
 	}
 	L.SetContext(ctx)
-	err = L.CallByParam(glua.P{Fn: fn, NRet: glua.MultRet, Protect: true, Handler: tracebackHandler(L)})
+	err = L.CallByParam(glua.P{Fn: fn, NRet: glua.MultRet, Protect: true, Handler: tracebackHandler(L, 0)})
 	if err != nil {
 		if ctx.Err() != nil {
 			return out.String(), nil, fmt.Errorf("lua chunk stopped: %w", ctx.Err())

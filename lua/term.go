@@ -92,8 +92,9 @@ func (h *Host) protect(L *glua.LState) int {
 		parent = context.Background()
 	}
 	top := L.GetTop()
+	skip := len(stackFrames(L)) // this function and its callers
 	err := h.interruptible(parent, func() error {
-		return L.CallByParam(glua.P{Fn: fn, NRet: glua.MultRet, Protect: true, Handler: tracebackHandler(L)}, args...)
+		return L.CallByParam(glua.P{Fn: fn, NRet: glua.MultRet, Protect: true, Handler: tracebackHandler(L, skip)}, args...)
 	})
 	if err != nil {
 		L.SetTop(top)
