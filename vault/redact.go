@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"bytes"
 	"sort"
 	"strings"
 	"sync"
@@ -68,30 +69,29 @@ func (s *Store) Redact(text string) string {
 
 func (s *Store) currentMatcher() *matcher {
 	var gen uint64
-	var sealed bool
+	var seal *sealMeta
 	err := s.viewOnce(func(tx *bolt.Tx) error {
 		gen = readGen(tx)
-		m, err := readSealMeta(tx)
-		sealed = m != nil
+		var err error
+		seal, err = readSealMeta(tx)
 		return err
 	})
+	keyed := s.keyFor(seal)
 	r := &s.redactor
 	r.mu.Lock()
-	keyed := s.key.Load() != nil
-	if r.built && r.ver == r.extraVer && (err != nil || r.gen == gen && (!sealed || r.keyed == keyed)) {
+	if r.built && r.ver == r.extraVer && (err != nil || r.gen == gen && (seal == nil || r.keyed == keyed)) {
 		m := r.m
 		r.mu.Unlock()
 		return m
 	}
 	r.mu.Unlock()
-	if err == nil && sealed && !keyed {
+	if err == nil && seal != nil && !keyed {
 		// Without a passphrase source this fails quietly: redact what is known.
 		_ = s.unlock()
-		keyed = s.key.Load() != nil
 	}
 	var secrets map[string]string
 	if err == nil {
-		secrets, gen, err = s.secretValues()
+		secrets, gen, keyed, err = s.secretValues()
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -109,18 +109,27 @@ func (s *Store) currentMatcher() *matcher {
 	return r.m
 }
 
+// keyFor reports whether the Store holds the key of seal.
+func (s *Store) keyFor(seal *sealMeta) bool {
+	k := s.key.Load()
+	return seal != nil && k != nil && bytes.Equal(k.salt, seal.Salt)
+}
+
 // secretValues reads every secret value it can (sealed ones only with the
-// key) as value -> name, with the generation they belong to.
-func (s *Store) secretValues() (map[string]string, uint64, error) {
+// key) as value -> name, with the generation they belong to and whether
+// the seal key was at hand.
+func (s *Store) secretValues() (map[string]string, uint64, bool, error) {
 	out := map[string]string{}
 	var gen uint64
+	var keyed bool
 	err := s.viewOnce(func(tx *bolt.Tx) error {
 		gen = readGen(tx)
+		k, _ := s.opener(tx)
+		keyed = k != nil
 		b := tx.Bucket(bucketSecrets)
 		if b == nil {
 			return nil
 		}
-		k, _ := s.opener(tx)
 		return b.ForEach(func(name, v []byte) error {
 			row, err := decodeSecret(string(name), v)
 			if err != nil {
@@ -146,7 +155,7 @@ func (s *Store) secretValues() (map[string]string, uint64, error) {
 			return nil
 		})
 	})
-	return out, gen, err
+	return out, gen, keyed, err
 }
 
 // matcher is an Aho–Corasick automaton over the values to redact. The root

@@ -182,3 +182,29 @@ func BenchmarkRedactMatcher(b *testing.B) {
 		m.replace(text)
 	}
 }
+
+// After another Store re-seals (new salt), Redact re-derives the key from
+// the passphrase it was given and keeps knowing the sealed secrets.
+func TestRedactFollowsReseal(t *testing.T) {
+	s := newStore(t, testOptions("pw", nil))
+	if err := s.SecretSet("one", "value-one", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Seal("pw"); err != nil {
+		t.Fatal(err)
+	}
+	a := mustOpen(t, s.Path(), "pw")
+	if got := a.Redact("value-one"); got != "[REDACTED:one]" {
+		t.Fatalf("before reseal: %q", got)
+	}
+	b := mustOpen(t, s.Path(), "pw")
+	if err := b.Seal("pw"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.SecretSet("two", "value-two", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := a.Redact("value-one value-two"); got != "[REDACTED:one] [REDACTED:two]" {
+		t.Fatalf("after reseal: %q", got)
+	}
+}
