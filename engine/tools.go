@@ -415,17 +415,17 @@ func (r *Registry) Prepare(ctx context.Context, name string, args map[string]any
 	digest := Digest(args)
 	t, ok := r.Get(name)
 	if !ok {
-		r.audit(Tool{Name: name}, digest, "unknown", 0, 0)
-		return nil, fmt.Errorf("%w %q: it is not registered; list the available tools with tool_search", ErrUnknownTool, name)
+		aerr := r.audit(Tool{Name: name}, digest, "unknown", 0, 0)
+		return nil, withAuditNote(fmt.Errorf("%w %q: it is not registered; list the available tools with tool_search", ErrUnknownTool, name), aerr)
 	}
 	if !t.Safe {
 		ok, err := r.approver.Approve(ctx, Consent{Tool: t.Name, Origin: t.Origin, Digest: digest, Args: r.ShownArgs(t, args)})
 		if err != nil || !ok {
-			r.audit(t, digest, "denied", 0, 0)
+			aerr := r.audit(t, digest, "denied", 0, 0)
 			if err != nil {
-				return nil, fmt.Errorf("%w: %s (%s): %v", ErrDenied, t.Name, digest, err)
+				return nil, withAuditNote(fmt.Errorf("%w: %s (%s): %v", ErrDenied, t.Name, digest, err), aerr)
 			}
-			return nil, fmt.Errorf("%w: %s (%s) was not approved", ErrDenied, t.Name, digest)
+			return nil, withAuditNote(fmt.Errorf("%w: %s (%s) was not approved", ErrDenied, t.Name, digest), aerr)
 		}
 	}
 	return &Call{reg: r, tool: t, args: args, digest: digest}, nil
@@ -449,17 +449,45 @@ func (c *Call) Run(ctx context.Context) (Result, error) {
 		outcome = "error"
 	}
 	if err != nil {
-		r.audit(c.tool, c.digest, outcome, dur, 0)
-		return Result{}, fmt.Errorf("tool %s: %s", c.tool.Name, r.redact(err.Error()))
+		aerr := r.audit(c.tool, c.digest, outcome, dur, 0)
+		return Result{}, withAuditNote(&redactedError{msg: "tool " + c.tool.Name + ": " + r.redact(err.Error()), err: err}, aerr)
 	}
 	res = r.redactResult(res)
 	size := res.size()
 	res, spillErr := r.spill(c.tool, c.digest, res)
-	r.audit(c.tool, c.digest, outcome, dur, size)
+	if aerr := r.audit(c.tool, c.digest, outcome, dur, size); aerr != nil {
+		if spillErr != nil {
+			return Result{}, withAuditNote(spillErr, aerr)
+		}
+		// The call happened; say plainly that the trail missed it.
+		res.Content = append(res.Content, Content{Type: "text", Text: "[warning: " + auditNote(aerr) + "]"})
+	}
 	if spillErr != nil {
 		return Result{}, spillErr
 	}
 	return res, nil
+}
+
+// redactedError shows a redacted message but still unwraps to the original
+// error, so errors.Is(err, context.Canceled) keeps working.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+func auditNote(aerr error) string {
+	return "the audit trail could not record this call: " + aerr.Error()
+}
+
+// withAuditNote adds a failed audit append to err's message.
+func withAuditNote(err, aerr error) error {
+	if aerr == nil {
+		return err
+	}
+	return fmt.Errorf("%w (%s)", err, auditNote(aerr))
 }
 
 // runTool runs t, turning a panic in the tool into an error result so one
@@ -525,15 +553,16 @@ func (r *Registry) spill(t Tool, digest string, res Result) (Result, error) {
 	return Result{Content: []Content{{Type: "text", Text: note}}, IsError: res.IsError}, nil
 }
 
-func (r *Registry) audit(t Tool, digest, outcome string, dur time.Duration, size int) {
+// audit appends one entry to the trail. Its error is reported alongside
+// the call's outcome, never in place of it: a finished call stays finished.
+func (r *Registry) audit(t Tool, digest, outcome string, dur time.Duration, size int) error {
 	kind, subject := "tool", t.Name
 	if t.Origin != "" {
 		kind, subject = "mcp-call", t.Origin
 	}
-	// An audit failure must not turn a finished call into a failed one; the
-	// vault reports its own errors on the next read of the trail.
-	_, _ = r.store.AuditAppend(vault.AuditEntry{
+	_, err := r.store.AuditAppend(vault.AuditEntry{
 		Time: r.now(), Kind: kind, Subject: subject, Digest: digest,
 		Outcome: outcome, Duration: dur, Size: size,
 	})
+	return err
 }

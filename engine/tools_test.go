@@ -305,3 +305,20 @@ func TestConsentHidesSecrets(t *testing.T) {
 		t.Fatalf("the tool got hidden arguments: %q, %v", got, err)
 	}
 }
+
+func TestDispatchReportsAuditFailureAndKeepsErrorIdentity(t *testing.T) {
+	store := openStore(t)
+	reg := NewRegistry(store, NewApprover(Yolo, nil))
+	addTool(t, reg, textTool("ok", "", true, "fine"))
+	addTool(t, reg, Tool{Name: "cancelled", Safe: true, Run: func(context.Context, map[string]any) (Result, error) {
+		return Result{}, context.Canceled
+	}})
+	if _, err := reg.Dispatch(context.Background(), "cancelled", nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v; want it to wrap context.Canceled", err)
+	}
+	store.Close()
+	res, err := reg.Dispatch(context.Background(), "ok", nil)
+	if err != nil || !strings.HasPrefix(res.Text(), "fine\n[warning: the audit trail could not record this call") {
+		t.Fatalf("with the vault closed: %q, %v", res.Text(), err)
+	}
+}
