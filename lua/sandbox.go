@@ -57,7 +57,7 @@ func RunSandboxed(ctx context.Context, chunk string) (printed string, results []
 
 // newSandbox builds the restricted state RunSandboxed uses.
 func newSandbox() *glua.LState {
-	L := glua.NewState(glua.Options{SkipOpenLibs: true, CallStackSize: 200, RegistrySize: 1024 * 20, RegistryMaxSize: 1024 * 256})
+	L := glua.NewState(glua.Options{SkipOpenLibs: true, CallStackSize: 200, RegistrySize: 1024, RegistryMaxSize: 1024 * 256, RegistryGrowStep: 1024})
 	for _, lib := range []struct {
 		name string
 		open glua.LGFunction

@@ -70,6 +70,8 @@ func TestSandboxAllowsSafeCode(t *testing.T) {
 		{"clock", `return type(os.time()), type(os.clock()), type(os.date("%Y"))`, "", []any{"number", "number", "string"}},
 		{"load a string", `return loadstring("return 7")()`, "", []any{int64(7)}},
 		{"coroutines", `local co = coroutine.wrap(function() coroutine.yield(5) end) return co()`, "", []any{int64(5)}},
+		{"recursion grows the stack", `local function f(n) if n == 0 then return 0 end local a, b, c = n, n, n return 1 + f(n - 1) end return f(150)`, "", []any{int64(150)}},
+		{"big tables", `local t = {} for i = 1, 100000 do t[i] = i end return #t`, "", []any{int64(100000)}},
 		{"string methods", `return ("abc"):upper(), string.rep("ab", 3)`, "", []any{"ABC", "ababab"}},
 	}
 	for _, tt := range tests {
@@ -132,6 +134,15 @@ func TestSandboxOutputIsCapped(t *testing.T) {
 	}
 	if len(printed) > MaxSandboxOutput+100 || !strings.Contains(printed, "[output cut: 1048576 more bytes]") {
 		t.Fatalf("printed %d bytes, tail %q", len(printed), printed[len(printed)-60:])
+	}
+}
+
+func TestSandboxStackOverflowIsAnError(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, _, err := RunSandboxed(ctx, `local function f(n) return 1 + f(n + 1) end return f(1)`)
+	if err == nil || !strings.Contains(err.Error(), "stack overflow") {
+		t.Fatalf("got %v, want a stack overflow error", err)
 	}
 }
 
