@@ -373,7 +373,9 @@ func (t *HTTPTransport) runRequest(ctx context.Context, id ID, method string, bo
 		err := t.readStream(ctx, resp.Body, id, t.deliver)
 		if err != nil {
 			fail(fmt.Errorf("request %s (%s): %w", id, method, err))
+			return
 		}
+		drainStream(resp.Body)
 	case ct == "application/json":
 		msg, err := t.readJSON(resp)
 		if err != nil {
@@ -793,6 +795,23 @@ func (t *HTTPTransport) deliverError(id ID, err error) {
 func drain(resp *http.Response, max int64) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, max))
 	resp.Body.Close()
+}
+
+// streamDrainWait and streamDrainMax bound how long and how much of a
+// stream's tail is read once its response arrived: a server ends the stream
+// then, and reading to its end lets the connection be reused.
+const (
+	streamDrainWait = 100 * time.Millisecond
+	streamDrainMax  = 64 << 10
+)
+
+// drainStream reads what is left of an answered stream, for at most
+// streamDrainWait and streamDrainMax bytes, then closes it.
+func drainStream(body io.ReadCloser) {
+	stop := time.AfterFunc(streamDrainWait, func() { body.Close() })
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, streamDrainMax))
+	stop.Stop()
+	body.Close()
 }
 
 // mediaType returns the response's media type, lower-cased, without

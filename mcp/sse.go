@@ -18,8 +18,9 @@ type sseEvent struct {
 	ID string
 }
 
-// sseReadSize is how much the parser asks the body for at a time.
-const sseReadSize = 32 << 10
+// sseReadSize is how much the parser asks the body for at a time (longer
+// lines accumulate across reads).
+const sseReadSize = 4 << 10
 
 // sseParser reads a text/event-stream body incrementally, following the
 // WHATWG HTML "event stream interpretation" rules: lines end with CRLF, LF
