@@ -191,6 +191,25 @@ func (e *Engine) SaveProfile(p Profile) error {
 	return nil
 }
 
+// DeleteProfile removes the stored profile name. When it was this
+// engine's profile, the engine falls back to the default resolution
+// (environment, then local Ollama) for the next model call.
+func (e *Engine) DeleteProfile(name string) error {
+	if err := DeleteProfile(e.store, name); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.profile.Name == name {
+		p, err := ResolveProfile(e.store, "", e.getenv)
+		if err != nil {
+			return err
+		}
+		e.profile, e.client = p, nil
+	}
+	return nil
+}
+
 // Client returns the model client of the current profile, building it on
 // first use.
 func (e *Engine) Client() (ChatClient, error) {

@@ -49,6 +49,25 @@ func TestEngineBuildsClientsLazily(t *testing.T) {
 	}
 }
 
+func TestEngineDeleteCurrentProfile(t *testing.T) {
+	e := newEngine(t, nil, nil)
+	if err := e.SaveProfile(Profile{Name: "tmp", Provider: ProviderOpenAI, Model: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.UseProfile("tmp"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.DeleteProfile("tmp"); err != nil {
+		t.Fatal(err)
+	}
+	if p := e.Profile(); p.Name != OllamaProfileName {
+		t.Fatalf("after deleting the current profile the engine uses %q", p.Name)
+	}
+	if err := e.DeleteProfile("tmp"); !errors.Is(err, ErrProfileNotFound) {
+		t.Fatalf("deleting twice: %v", err)
+	}
+}
+
 func TestEngineErrors(t *testing.T) {
 	if _, err := New(nil, nil); err == nil {
 		t.Fatal("New without a store succeeded")
