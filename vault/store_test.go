@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 func TestDefaultPath(t *testing.T) {
@@ -190,6 +192,46 @@ func BenchmarkSecretSet(b *testing.B) {
 	for b.Loop() {
 		if err := s.SecretSet("token", "value-of-the-token", nil); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// A vault file without some buckets (an empty file, or one made by an older
+// tai) reads as empty and gains buckets on first write.
+func TestOpenBareFiles(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.db")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bare := filepath.Join(dir, "bare.db")
+	db, err := bolt.Open(bare, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	for _, path := range []string{empty, bare} {
+		s, err := Open(path, nil)
+		if err != nil {
+			t.Fatalf("Open(%s): %v", path, err)
+		}
+		if list, err := s.ServerList(); err != nil || len(list) != 0 {
+			t.Fatalf("ServerList = %v, %v", list, err)
+		}
+		if n, err := s.AuditVerify(); n != 0 || err != nil {
+			t.Fatalf("AuditVerify = %d, %v", n, err)
+		}
+		if got := s.Redact("nothing secret"); got != "nothing secret" {
+			t.Fatalf("Redact = %q", got)
+		}
+		if err := s.ServerPut(Server{Name: "x", Transport: "stdio"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.AuditAppend(AuditEntry{Kind: "tool"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.ServerGet("x"); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
