@@ -8,6 +8,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -347,19 +348,23 @@ func (a *Agent) complete(ctx context.Context, c ChatClient, req Request, ev Even
 	if c == nil {
 		return Response{}, errors.New("agent has no model client")
 	}
-	waiting := false
-	setWaiting := func(w bool) {
-		if ev.OnWaiting != nil && w != waiting {
-			waiting = w
-			ev.OnWaiting(w)
+	// A client may stream from another goroutine: the flag is atomic so
+	// OnWaiting(false) is reported exactly once.
+	var waiting atomic.Bool
+	stop := func() {
+		if waiting.CompareAndSwap(true, false) && ev.OnWaiting != nil {
+			ev.OnWaiting(false)
 		}
 	}
-	setWaiting(true)
-	defer setWaiting(false)
+	waiting.Store(true)
+	if ev.OnWaiting != nil {
+		ev.OnWaiting(true)
+	}
+	defer stop()
 	var onText func(string)
 	if ev.OnText != nil {
 		onText = func(d string) {
-			setWaiting(false)
+			stop()
 			ev.OnText(d)
 		}
 	}
