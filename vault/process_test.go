@@ -219,8 +219,8 @@ func TestLockedVaultNamesFileAndHolder(t *testing.T) {
 		if !errors.Is(err, ErrLocked) {
 			t.Fatalf("%s while locked: err = %v, want ErrLocked", name, err)
 		}
-		if msg := err.Error(); !strings.Contains(msg, path) || !strings.Contains(msg, "pid "+pid) {
-			t.Fatalf("%s while locked: %q does not name the file %s and holder pid %s", name, msg, path, pid)
+		if msg := err.Error(); !strings.Contains(msg, s.Path()) || !strings.Contains(msg, "pid "+pid) {
+			t.Fatalf("%s while locked: %q does not name the file %s and holder pid %s", name, msg, s.Path(), pid)
 		}
 	}
 
