@@ -73,17 +73,14 @@ func (rc *recorder) requests() []recordedRequest {
 	return append([]recordedRequest(nil), rc.reqs...)
 }
 
-// connectHTTP starts a Client over a new HTTPTransport to url.
+// connectHTTP connects a Client to url through a canonical http entry.
 func connectHTTP(ctx context.Context, url string, headers map[string]string, hopts *HTTPOptions, opts *ClientOptions) (*Client, error) {
-	tr, err := NewHTTPTransport(url, headers, hopts)
-	if err != nil {
-		return nil, err
+	var o ClientOptions
+	if opts != nil {
+		o = *opts
 	}
-	c := NewClient("sdk-http", tr, opts)
-	if err := c.Start(ctx); err != nil {
-		return nil, err
-	}
-	return c, nil
+	o.HTTP = hopts
+	return Connect(ctx, Entry{Name: "http-peer", Transport: TransportHTTP, URL: url, Headers: headers}, &o)
 }
 
 // startSDKHTTP serves the go-sdk server over Streamable HTTP on 127.0.0.1.

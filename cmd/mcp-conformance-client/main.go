@@ -112,16 +112,10 @@ func play(ctx context.Context, scenario, url string, stdout io.Writer) error {
 // fails only because the answer lacks capabilities.tools is reported as
 // errNoTools.
 func connect(ctx context.Context, url string) (*mcp.Client, error) {
-	t, err := mcp.NewHTTPTransport(url, nil, nil)
-	if err != nil {
-		return nil, err
+	entry := mcp.Entry{Name: "conformance", Transport: mcp.TransportHTTP, URL: url}
+	c, err := mcp.Connect(ctx, entry, &mcp.ClientOptions{Version: "conformance"})
+	if err != nil && strings.Contains(err.Error(), "capabilities.tools missing") {
+		return nil, fmt.Errorf("%w (%v)", errNoTools, err)
 	}
-	c := mcp.NewClient("conformance", t, &mcp.ClientOptions{Version: "conformance"})
-	if err := c.Start(ctx); err != nil {
-		if strings.Contains(err.Error(), "capabilities.tools missing") {
-			return nil, fmt.Errorf("%w (%v)", errNoTools, err)
-		}
-		return nil, err
-	}
-	return c, nil
+	return c, err
 }
