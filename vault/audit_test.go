@@ -170,6 +170,9 @@ func TestAuditVerifyFindsTampering(t *testing.T) {
 			if !errors.As(err, &brk) {
 				t.Fatalf("AuditVerify = %v, want *AuditBreak", err)
 			}
+			if msg := err.Error(); !strings.HasPrefix(msg, "vault: audit chain broken at entry "+uitoa(tt.wantSeq)+": ") {
+				t.Errorf("error message %q does not name entry %d", msg, tt.wantSeq)
+			}
 			if brk.Seq != tt.wantSeq || !strings.Contains(brk.Reason, tt.wantReason) {
 				t.Fatalf("break = %d %q, want %d and a reason containing %q", brk.Seq, brk.Reason, tt.wantSeq, tt.wantReason)
 			}
