@@ -352,3 +352,34 @@ func TestPassphraseFromEnv(t *testing.T) {
 		t.Fatalf("unset: %v", err)
 	}
 }
+
+// BenchmarkDeriveDefaultKDF is what a user pays once per process to open
+// a sealed vault.
+func BenchmarkDeriveDefaultKDF(b *testing.B) {
+	m := &sealMeta{KDF: "scrypt", N: defaultKDF.N, R: defaultKDF.R, P: defaultKDF.P, Salt: make([]byte, 16), Cipher: "xchacha20poly1305"}
+	for b.Loop() {
+		if _, err := deriveKey("passphrase", m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestDeriveKeyRejectsUnknownSeals(t *testing.T) {
+	tests := []struct {
+		name string
+		m    sealMeta
+		want string
+	}{
+		{"unknown kdf", sealMeta{KDF: "pbkdf2", N: 1024, R: 8, P: 1, Cipher: "xchacha20poly1305"}, "does not know"},
+		{"unknown cipher", sealMeta{KDF: "scrypt", N: 1024, R: 8, P: 1, Cipher: "rot13"}, "does not know"},
+		{"huge N", sealMeta{KDF: "scrypt", N: 1 << 30, R: 8, P: 1, Cipher: "xchacha20poly1305"}, "out of range"},
+		{"N not a power of two", sealMeta{KDF: "scrypt", N: 1000, R: 8, P: 1, Cipher: "xchacha20poly1305"}, "derive the seal key"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := deriveKey("pw", &tt.m); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("deriveKey = %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
