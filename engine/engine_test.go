@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"tai/engine/fakemodel"
 )
 
 func TestEngineBuildsClientsLazily(t *testing.T) {
@@ -104,5 +106,18 @@ func TestNativeToolSafety(t *testing.T) {
 	}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("native tools = %v\nwant %v", got, want)
+	}
+}
+
+func TestEngineCompleteIsStatelessWithoutTools(t *testing.T) {
+	srv := fakemodel.NewAnthropic(t, fakemodel.Say("pong"))
+	e := fakeProfileEngine(t, ProviderAnthropic, srv.BaseURL, nil)
+	resp, err := e.Complete(turnCtx(t), []Message{{Role: "system", Content: "terse"}, {Role: "user", Content: "ping"}})
+	if err != nil || resp.Message.Content != "pong" {
+		t.Fatalf("Complete = %+v, %v", resp, err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 || len(reqs[0].Tools) != 0 || reqs[0].LastUser() != "ping" || reqs[0].Messages[0].Text != "terse" {
+		t.Fatalf("the fake received %+v", reqs)
 	}
 }

@@ -322,3 +322,48 @@ func TestDispatchReportsAuditFailureAndKeepsErrorIdentity(t *testing.T) {
 		t.Fatalf("with the vault closed: %q, %v", res.Text(), err)
 	}
 }
+
+func TestModesAndRunTimeSwitch(t *testing.T) {
+	for _, m := range []Mode{Interactive, Auto, Yolo} {
+		got, err := ParseMode(m.String())
+		if err != nil || got != m {
+			t.Errorf("ParseMode(%q) = %v, %v", m.String(), got, err)
+		}
+	}
+	if _, err := ParseMode("sometimes"); err == nil || !strings.Contains(err.Error(), "interactive, auto or yolo") {
+		t.Errorf("ParseMode of a bad mode: %v", err)
+	}
+	e := newEngine(t, nil, nil)
+	addTool(t, e.Tools(), textTool("act", "", false, "done"))
+	if _, err := e.Dispatch(context.Background(), "act", nil); !errors.Is(err, ErrDenied) {
+		t.Fatalf("interactive without prompter: %v", err)
+	}
+	e.Approver().SetMode(Yolo)
+	if res, err := e.Dispatch(context.Background(), "act", nil); err != nil || res.Text() != "done" {
+		t.Fatalf("after switching to yolo: %q, %v", res.Text(), err)
+	}
+	e.Approver().SetMode(Interactive)
+	p := &prompter{allow: true}
+	e.Approver().SetPrompter(p)
+	if _, err := e.Dispatch(context.Background(), "act", nil); err != nil || len(p.seen()) != 1 {
+		t.Fatalf("after installing a prompter: %v, %d prompts", err, len(p.seen()))
+	}
+}
+
+func TestSpecsIncludeSpecSource(t *testing.T) {
+	reg := NewRegistry(openStore(t), nil)
+	addTool(t, reg, textTool("b_native", "native", true, ""))
+	reg.SetSpecSource(func() []ToolSpec {
+		return []ToolSpec{{Name: "a_bridged", Description: "bridged"}, {Name: "b_native", Description: "shadowed"}}
+	})
+	specs := reg.Specs()
+	if len(specs) != 2 || specs[0].Name != "a_bridged" || specs[1].Description != "native" {
+		t.Fatalf("Specs = %+v", specs)
+	}
+	if specs[1].Parameters["type"] != "object" {
+		t.Fatalf("a tool without parameters gets no empty object schema: %+v", specs[1].Parameters)
+	}
+	if len(reg.NativeTools()) != 1 {
+		t.Fatalf("NativeTools = %+v", reg.NativeTools())
+	}
+}
