@@ -375,7 +375,6 @@ func (t *HTTPTransport) runRequest(ctx context.Context, id ID, method string, bo
 			fail(fmt.Errorf("request %s (%s): %w", id, method, err))
 			return
 		}
-		drainStream(resp.Body)
 	case ct == "application/json":
 		msg, err := t.readJSON(resp)
 		if err != nil {
@@ -540,6 +539,9 @@ func (t *HTTPTransport) readStream(ctx context.Context, body io.Reader, id ID, g
 	for {
 		done, n, err := t.consume(p, id, got)
 		if done {
+			if !p.ended() {
+				drainStream(p.r)
+			}
 			return nil
 		}
 		if ctx.Err() != nil {
@@ -807,7 +809,11 @@ const (
 
 // drainStream reads what is left of an answered stream, for at most
 // streamDrainWait and streamDrainMax bytes, then closes it.
-func drainStream(body io.ReadCloser) {
+func drainStream(r io.Reader) {
+	body, ok := r.(io.ReadCloser)
+	if !ok {
+		return
+	}
 	stop := time.AfterFunc(streamDrainWait, func() { body.Close() })
 	_, _ = io.Copy(io.Discard, io.LimitReader(body, streamDrainMax))
 	stop.Stop()

@@ -143,6 +143,10 @@ func appendDoubling(buf, b []byte) []byte {
 	return append(buf, b...)
 }
 
+// ended reports whether the parser has consumed the whole stream (the
+// reader reported its end or an error, and nothing is left unread).
+func (p *sseParser) ended() bool { return p.start == p.end && p.rerr != nil }
+
 // indexLineEnd returns the index of the first CR or LF in b, or -1.
 func indexLineEnd(b []byte) int {
 	for i, c := range b {
