@@ -361,7 +361,12 @@ func (t *HTTPTransport) runRequest(ctx context.Context, id ID, method string, bo
 	}
 	defer resp.Body.Close()
 	if isInit {
-		if sid := resp.Header.Get(headerSessionID); sid != "" {
+		sid := resp.Header.Get(headerSessionID)
+		if !validSessionID(sid) {
+			fail(fmt.Errorf("the server's initialize answer carries an Mcp-Session-Id that is not visible ASCII (%d bytes); the server is broken", len(sid)))
+			return
+		}
+		if sid != "" {
 			t.mu.Lock()
 			t.session = sid
 			t.mu.Unlock()
@@ -474,6 +479,9 @@ func (t *HTTPTransport) reinit(ctx context.Context, stale string) error {
 		return wrap(t.httpError(resp))
 	}
 	sid := resp.Header.Get(headerSessionID)
+	if !validSessionID(sid) {
+		return wrap(errors.New("the new Mcp-Session-Id is not visible ASCII"))
+	}
 	var answer *Message
 	switch mediaType(resp) {
 	case "application/json":
@@ -865,6 +873,17 @@ func firstLine(b []byte, max int) string {
 		s = string(r[:max]) + "…"
 	}
 	return s
+}
+
+// validSessionID reports whether a session id is empty or only visible
+// ASCII (0x21-0x7E), as the specification requires.
+func validSessionID(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7E {
+			return false
+		}
+	}
+	return true
 }
 
 // validHeaderName reports whether s is an RFC 9110 token.

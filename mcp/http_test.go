@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
@@ -36,6 +37,9 @@ type fakeHTTP struct {
 	notifyBody   string
 	// dropSessions makes every non-initialize request with a session 404.
 	dropSessions bool
+	// sessionFormat formats new session ids from a counter (default
+	// "sess-%d").
+	sessionFormat string
 
 	mu       sync.Mutex
 	reqs     []fakeReq
@@ -120,7 +124,11 @@ func (f *fakeHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if method == "initialize" {
 		f.mu.Lock()
 		f.sessions++
-		sid := fmt.Sprintf("sess-%d", f.sessions)
+		format := f.sessionFormat
+		if format == "" {
+			format = "sess-%d"
+		}
+		sid := fmt.Sprintf(format, f.sessions)
 		f.live[sid] = true
 		f.mu.Unlock()
 		w.Header().Set("Mcp-Session-Id", sid)
@@ -885,5 +893,70 @@ func TestRedactURL(t *testing.T) {
 		if got := redactURL(tc.in); got != tc.want {
 			t.Errorf("redactURL(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestHTTPStreamKeptOpen: a server that keeps a stream open after the
+// response does not hold up the call, later calls or Close.
+func TestHTTPStreamKeptOpen(t *testing.T) {
+	f := newFakeHTTP(t)
+	f.onCall = func(w http.ResponseWriter, r *http.Request, id any, _ string, args map[string]any) bool {
+		w.Header().Set("Content-Type", "text/event-stream")
+		sseWrite(w, "event: ping\ndata: {\"ignored\": true}\n\n")
+		sseWrite(w, "id: 1\ndata: %s\n\n", rpcJSON(map[string]any{"jsonrpc": "2.0", "id": id, "result": textResult(args["text"].(string))}))
+		<-r.Context().Done() // never ends the stream on its own
+		return true
+	}
+	ts := f.start()
+	c := fakeClient(t, ts, nil, nil)
+	ctx := httpCtx(t)
+	for _, text := range []string{"one", "two", "three"} {
+		res, err := c.Call(ctx, "open", map[string]any{"text": text})
+		if err != nil || res.Text() != text {
+			t.Fatalf("Call = %v, %v; want %q", res, err, text)
+		}
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHTTPInvalidSessionID: a session id that could not go back on the wire
+// fails the handshake with a clear error.
+func TestHTTPInvalidSessionID(t *testing.T) {
+	f := newFakeHTTP(t)
+	f.sessionFormat = "bad id %d"
+	ts := f.start()
+	_, err := connectHTTP(httpCtx(t), ts.URL, nil, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "Mcp-Session-Id that is not visible ASCII") {
+		t.Fatalf("err = %v, want an invalid session id error", err)
+	}
+}
+
+func TestReadCapped(t *testing.T) {
+	tests := []struct {
+		name  string
+		size  int
+		limit int64
+		hint  int64
+		want  int
+	}{
+		{name: "unknown length", size: 100000, limit: 1 << 20, hint: -1, want: 100000},
+		{name: "exact hint", size: 5000, limit: 1 << 20, hint: 5000, want: 5000},
+		{name: "hint too small", size: 5000, limit: 1 << 20, hint: 10, want: 5000},
+		{name: "empty", size: 0, limit: 10, hint: 0, want: 0},
+		{name: "cut at limit", size: 5000, limit: 1001, hint: -1, want: 1001},
+		{name: "hint over limit", size: 5000, limit: 1001, hint: 5000, want: 1001},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := readCapped(iotest.HalfReader(strings.NewReader(strings.Repeat("z", tc.size))), tc.limit, tc.hint)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != tc.want || int64(cap(got)) > tc.limit {
+				t.Fatalf("read %d bytes (cap %d), want %d within the limit %d", len(got), cap(got), tc.want, tc.limit)
+			}
+		})
 	}
 }
