@@ -25,6 +25,7 @@ import (
 
 	glua "github.com/yuin/gopher-lua"
 
+	"tai/engine"
 	"tai/vault"
 )
 
@@ -47,6 +48,14 @@ type Options struct {
 	Vault func() (*vault.Store, error)
 	// Passphrase supplies the current passphrase to tai.vault.seal().
 	Passphrase func() (string, error)
+	// Mode is the approval mode of non-safe tool calls (--auto, --yolo);
+	// the zero value asks (through tai.prompter) and denies when nobody can
+	// answer.
+	Mode engine.Mode
+	// Engine is the base of the options the engine is built with (tests set
+	// Getenv, NewClient or Dir here); Mode, Profile, Prompter and, unless
+	// set, LuaRunner are filled by the host. Nil means defaults.
+	Engine *engine.Options
 	// Stdin, Stdout and Stderr default to the process's own. print and the
 	// REPL write to Stdout; notices and errors go to Stderr.
 	Stdin  io.Reader
@@ -68,6 +77,17 @@ type Host struct {
 	vaultErr  error
 
 	commands map[string]*command
+
+	// The engine, built on first use, and what tai.tool and tai.chat keep.
+	profileFlag string // Options.Profile as given: empty means the current one
+	eng         *engine.Engine
+	luaTools    []engine.Tool // added before the engine was built
+	agents      map[chatKey]*engine.Agent
+	jobs        chan *job // Lua work sent by other goroutines (see Await)
+	confirmFn   *glua.LFunction
+	askFn       *glua.LFunction // guarded by mu, like confirmFn
+
+	clients *clientSet // tai.mcp.connect sessions, closed with the host
 
 	mu      sync.Mutex
 	cancels []context.CancelFunc // innermost interruptible run last
@@ -97,10 +117,11 @@ func xdgDir(env, fallback string) string {
 // loader and the tai module. It opens no files; the vault is opened on first
 // use.
 func New(opts *Options) (*Host, error) {
-	h := &Host{commands: map[string]*command{}}
+	h := &Host{commands: map[string]*command{}, agents: map[chatKey]*engine.Agent{}, jobs: make(chan *job), clients: &clientSet{}}
 	if opts != nil {
 		h.opts = *opts
 	}
+	h.profileFlag = h.opts.Profile
 	if h.opts.Version == "" {
 		h.opts.Version = "dev"
 	}
@@ -156,6 +177,8 @@ func New(opts *Options) (*Host, error) {
 		h.openVault,
 		h.openCommands,
 		h.openTerm,
+		h.openEngine,
+		h.openMCP,
 	} {
 		open(L, h.tai)
 	}
@@ -170,8 +193,10 @@ func New(opts *Options) (*Host, error) {
 // Module returns the tai table, for bindings added by later packages.
 func (h *Host) Module() *glua.LTable { return h.tai }
 
-// Close releases the Lua state and the vault if it was opened.
+// Close closes the MCP sessions tai.mcp.connect opened, then releases the
+// Lua state and the vault if it was opened.
 func (h *Host) Close() error {
+	h.clients.closeAll()
 	h.L.Close()
 	if h.store != nil {
 		return h.store.Close()
