@@ -18,6 +18,7 @@ const (
 	ModeREPL   Mode = "repl"   // the interactive loop
 	ModeScript Mode = "script" // run Invocation.Script with Args
 	ModeEval   Mode = "eval"   // run Invocation.Chunk with Args
+	ModePrompt Mode = "prompt" // one agent turn on Invocation.Prompt (tai -p)
 )
 
 // Invocation is what the command line asked for.
@@ -26,6 +27,7 @@ type Invocation struct {
 	Script string   // ModeScript: the file to run; arg[0]
 	Chunk  string   // ModeEval: the Lua text of -e
 	Args   []string // arg[1..n] and the chunk's ...
+	Prompt string   // ModePrompt: the message of the turn
 }
 
 // Exit statuses returned by Run.
@@ -89,6 +91,7 @@ func (h *Host) run(ctx context.Context, inv Invocation) (int, error) {
 	t.RawSetString("mode", glua.LString(inv.Mode))
 	t.RawSetString("script", glua.LString(inv.Script))
 	t.RawSetString("chunk", glua.LString(inv.Chunk))
+	t.RawSetString("prompt", glua.LString(inv.Prompt))
 	args := L.NewTable()
 	for _, a := range inv.Args {
 		args.Append(glua.LString(a))

@@ -19,10 +19,14 @@ const readlineType = "tai.readline"
 
 // openTerm installs tai.term, the terminal side of the REPL:
 //
-//	tai.term.isatty() -> bool            stdout is a terminal
+//	tai.term.isatty([stream]) -> bool    stream ("stdout", "stderr" or "stdin";
+//	                                     default stdout) is a terminal
 //	tai.term.color() -> bool             isatty() and NO_COLOR unset
 //	tai.term.write(s)                    writes s to stdout, no newline
+//	tai.term.ewrite(s)                   writes s to stderr, no newline
 //	tai.term.warn(s)                     writes s and a newline to stderr
+//	tai.term.read_stdin() -> text | nil, err
+//	                                     reads all of stdin (at most MaxStdin bytes)
 //	tai.term.history_file() -> path      $XDG_STATE_HOME/tai/history
 //	tai.term.protect(fn, ...) -> true, results… | false, err
 //	    like pcall, with a traceback in err, and Ctrl-C stops fn (err is
@@ -44,6 +48,8 @@ func (h *Host) openTerm(L *glua.LState, tai *glua.LTable) {
 		"isatty":       h.isatty,
 		"color":        h.color,
 		"write":        h.write,
+		"ewrite":       h.ewrite,
+		"read_stdin":   h.readStdin,
 		"warn":         h.warn,
 		"history_file": h.historyFile,
 		"protect":      h.protect,
@@ -57,8 +63,39 @@ func isTerminal(w any) bool {
 }
 
 func (h *Host) isatty(L *glua.LState) int {
-	L.Push(glua.LBool(isTerminal(h.opts.Stdout)))
+	var f any
+	switch stream := L.OptString(1, "stdout"); stream {
+	case "stdout":
+		f = h.opts.Stdout
+	case "stderr":
+		f = h.opts.Stderr
+	case "stdin":
+		f = h.opts.Stdin
+	default:
+		L.ArgError(1, "stream must be \"stdout\", \"stderr\" or \"stdin\", not "+stream)
+	}
+	L.Push(glua.LBool(isTerminal(f)))
 	return 1
+}
+
+// MaxStdin bounds what tai.term.read_stdin reads (tai -p with piped input).
+const MaxStdin = 8 << 20
+
+func (h *Host) readStdin(L *glua.LState) int {
+	b, err := io.ReadAll(io.LimitReader(h.opts.Stdin, MaxStdin+1))
+	if err != nil {
+		return fail(L, "reading stdin: "+err.Error())
+	}
+	if len(b) > MaxStdin {
+		return fail(L, fmt.Sprintf("stdin holds more than %d bytes; pass a smaller input, or point the model at a file instead", MaxStdin))
+	}
+	L.Push(glua.LString(b))
+	return 1
+}
+
+func (h *Host) ewrite(L *glua.LState) int {
+	io.WriteString(h.opts.Stderr, L.CheckString(1))
+	return 0
 }
 
 func (h *Host) color(L *glua.LState) int {

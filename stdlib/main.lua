@@ -1,7 +1,8 @@
 -- main.lua: start-up dispatch. The Go side calls the function this module
 -- returns with the invocation:
---   { mode = "repl" | "script" | "eval", script = path, chunk = text,
---     args = { ... }, init = path of init.lua or nil }
+--   { mode = "repl" | "script" | "eval" | "prompt", script = path,
+--     chunk = text, prompt = text (tai -p), args = { ... },
+--     init = path of init.lua or nil }
 -- A number returned becomes the exit status.
 local tai = require("tai")
 
@@ -26,6 +27,21 @@ local function load_script(path)
   return loadstring(src, path)
 end
 
+-- ask_on_terminal makes consent and questions (a script's own tai.call of
+-- a non-safe tool, a tai.chat turn) be asked on the terminal when there is
+-- one; otherwise such calls are denied. The line editor is opened only when
+-- a question comes.
+local function ask_on_terminal()
+  if tai.term.isatty("stdin") and tai.term.isatty("stderr") then
+    local rl
+    local function get_rl()
+      rl = rl or tai.term.readline({})
+      return rl
+    end
+    tai.prompter(require("chat").prompter(get_rl, function(s) tai.term.ewrite(s .. "\n") end))
+  end
+end
+
 return function(inv)
   local args = inv.args or {}
   if inv.init then run_init(inv.init) end
@@ -35,6 +51,7 @@ return function(inv)
     for i, a in ipairs(args) do arg[i] = a end
     local fn, err = loadstring(inv.chunk, "(command line)")
     if not fn then error(err, 0) end
+    ask_on_terminal()
     fn(unpack(args))
     return 0
   elseif inv.mode == "script" then
@@ -42,8 +59,11 @@ return function(inv)
     for i, a in ipairs(args) do arg[i] = a end
     local fn, err = load_script(inv.script)
     if not fn then error(err, 0) end
+    ask_on_terminal()
     fn(unpack(args))
     return 0
+  elseif inv.mode == "prompt" then
+    return require("chat").oneshot(inv.prompt)
   end
   return require("repl").run()
 end

@@ -5,6 +5,7 @@
 --   repl.chat = function(text) ... end   -- what plain text does
 local tai = require("tai")
 local inspect = require("inspect")
+local chatview = require("chat")
 
 local M = {}
 
@@ -32,12 +33,31 @@ function M.warn(text)
   tai.term.warn(M.paint("31", text))
 end
 
+-- view is the display of the running turn (nil between turns).
+M.view = nil
+
 -- chat(text) handles a line that is neither a command, an expression nor a
--- config block. Without an engine there is no model to send it to.
+-- config block: one agent turn on the current profile, the answer streamed,
+-- tool calls shown as they happen. Ctrl-C cancels the turn.
 function M.chat(text)
-  M.say("No model is configured yet, so plain text has nowhere to go.")
-  M.say("What works now: /help lists commands, `= expr` evaluates Lua, /lua runs a chunk,")
-  M.say("and a pasted JSON or TOML config block is read and checked.")
+  local tty = tai.term.isatty()
+  M.view = chatview.new({ write = tai.term.write, note = tai.term.write, spinner = tty })
+  local answer, err = tai.chat(text, M.view.opts())
+  M.view.finish()
+  M.view = nil
+  if not answer then
+    if err == "interrupted" then
+      M.say("(turn cancelled)")
+    else
+      M.warn(err)
+    end
+  end
+end
+
+-- before_prompt() ends the partly written line of a running turn before a
+-- consent screen or a question.
+function M.before_prompt()
+  if M.view then M.view.newline() end
 end
 
 local function words(s)
@@ -235,6 +255,7 @@ builtin.help = {
       M.say(string.format("  /%-" .. width .. "s  %s", c.name, c.help))
     end
     M.say("")
+    M.say("  plain text    one turn with the model of the current profile (/profile)")
     M.say("  = expr        evaluate Lua and print the result (tables pretty-printed)")
     M.say("  paste a JSON or TOML MCP config: it is read whole (JSON until the braces")
     M.say("                balance, TOML until a blank line) and checked")
@@ -258,7 +279,137 @@ builtin.lua = {
   fn = function() M.lua_block() end,
 }
 
--- install_builtins adds /help, /quit and /lua unless init.lua already
+-- Profiles -------------------------------------------------------------------
+
+local profile_fields = { "provider", "model", "base_url", "key_env", "key_secret", "system", "max_tokens", "tools" }
+
+-- describe_profile(p) -> lines showing a profile; keys are named by where
+-- they live, never shown.
+function M.describe_profile(p)
+  local lines = { p.name .. (p.current and "  (current)" or "") }
+  for _, k in ipairs(profile_fields) do
+    local v = p[k]
+    if v ~= nil and v ~= "" then
+      if type(v) == "table" then v = table.concat(v, ", ") end
+      lines[#lines + 1] = string.format("  %-10s %s", k, tostring(v))
+    end
+  end
+  return table.concat(lines, "\n")
+end
+
+-- parse_fields(text) reads key=value pairs; a value may be "double quoted"
+-- to hold blanks.
+function M.parse_fields(text)
+  local out, pos = {}, 1
+  while true do
+    local s, e, key = text:find("^%s*([%w_]+)=", pos)
+    if not s then break end
+    local value
+    if text:sub(e + 1, e + 1) == '"' then
+      local close = text:find('"', e + 2, true)
+      if not close then return nil, "unclosed quote in the value of " .. key end
+      value = text:sub(e + 2, close - 1)
+      pos = close + 1
+    else
+      local vs, ve = text:find("^%S*", e + 1)
+      value = text:sub(vs, ve)
+      pos = ve + 1
+    end
+    out[key] = value
+  end
+  if text:sub(pos):match("%S") then
+    return nil, "cannot read '" .. text:sub(pos):match("^%s*(.-)%s*$") .. "': write fields as key=value (quote values with blanks)"
+  end
+  return out
+end
+
+local function profile_names()
+  local out = {}
+  local list = tai.profiles.list()
+  for _, p in ipairs(list or {}) do out[#out + 1] = p.name end
+  return out
+end
+
+builtin.profile = {
+  help = "show the current profile; /profile use NAME switches; /profile new NAME provider=… model=… [base_url=… key_env=…|key_secret=… system=\"…\"] creates one",
+  fn = function(rest, w)
+    local sub = w[1]
+    if not sub then
+      local p, err = tai.profiles.current()
+      if not p then M.warn(err) return end
+      p.current = true
+      M.say(M.describe_profile(p))
+      return
+    end
+    if sub == "use" then
+      if not w[2] then M.warn("usage: /profile use NAME (/profiles lists them)") return end
+      local p, err = tai.profiles.use(w[2])
+      if not p then M.warn(err) return end
+      M.say("now using profile " .. p.name .. " (" .. p.provider .. (p.model and p.model ~= "" and (", " .. p.model) or "") .. ")")
+      return
+    end
+    if sub == "new" then
+      local name = w[2]
+      if not name or name:find("=", 1, true) then
+        M.warn("usage: /profile new NAME provider=openai|anthropic|ollama model=… [base_url=…] [key_env=VAR | key_secret=NAME] [system=\"…\"]")
+        return
+      end
+      local fields, err = M.parse_fields(rest:match("^%s*new%s+%S+(.*)$") or "")
+      if not fields then M.warn(err) return end
+      fields.name = name
+      if fields.max_tokens then fields.max_tokens = tonumber(fields.max_tokens) end
+      if fields.tools then
+        local list = {}
+        for t in fields.tools:gmatch("[^,%s]+") do list[#list + 1] = t end
+        fields.tools = list
+      end
+      local ok, saved, msg = pcall(tai.profiles.save, fields)
+      if not ok then M.warn(saved) return end
+      if not saved then M.warn(msg) return end
+      M.say("saved profile " .. name .. "; /profile use " .. name .. " switches to it")
+      return
+    end
+    if sub == "show" and w[2] then
+      local p, err = tai.profiles.get(w[2])
+      if not p then M.warn(err) return end
+      M.say(M.describe_profile(p))
+      return
+    end
+    M.warn("unknown /profile subcommand " .. sub .. "; use /profile, /profile use NAME, /profile show NAME or /profile new NAME …")
+  end,
+  complete = function(word, line)
+    local rest = line:match("^%s*/profile%s+(.*)$") or ""
+    if not rest:find("%s") then return { "use", "new", "show" } end
+    if rest:match("^use%s+%S*$") or rest:match("^show%s+%S*$") then return profile_names() end
+    if rest:match("^new%s+%S+%s") then
+      local out = {}
+      for _, k in ipairs(profile_fields) do out[#out + 1] = k .. "=" end
+      return out
+    end
+    return {}
+  end,
+}
+
+builtin.profiles = {
+  help = "list the model profiles (* marks the current one)",
+  fn = function()
+    local list, err = tai.profiles.list()
+    if not list then M.warn(err) return end
+    for _, p in ipairs(list) do
+      M.say(string.format("%s %-16s %-9s %s", p.current and "*" or " ", p.name, p.provider, p.model or ""))
+    end
+  end,
+}
+
+builtin.new = {
+  help = "start a new conversation (forget the current one)",
+  fn = function()
+    tai.chat_reset()
+    M.say("(new conversation)")
+  end,
+}
+
+-- install_builtins adds the built-in commands unless init.lua already
 -- defined commands of those names.
 function M.install_builtins()
   for name, c in pairs(builtin) do
@@ -342,6 +493,9 @@ end
 function M.run()
   M.install_builtins()
   M.rl = tai.term.readline({ history = tai.term.history_file(), complete = M.complete })
+  tai.prompter(chatview.prompter(function() return M.rl end, M.say, M.before_prompt))
+  -- the prompt shows the current profile, which lives in the vault
+  pcall(tai.profiles.current)
   M.say(string.format("tai %s. /help lists commands; Ctrl-D quits.", tai.version))
   while not M.done do
     local okp, prompt = pcall(M.prompt)
@@ -355,6 +509,7 @@ function M.run()
       if not ok then M.warn(tostring(herr)) end
     end
   end
+  tai.prompter(nil)
   M.rl:close()
   return 0
 end

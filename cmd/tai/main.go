@@ -1,10 +1,12 @@
-// Command tai is a terminal agent shell: a Lua REPL today, with the vault
-// behind it. main parses the command line, opens the vault lazily, builds
-// the Lua host and hands over to stdlib/main.lua.
+// Command tai is a terminal agent shell: a readline REPL where a model acts
+// through tools, with the vault behind it. main parses the command line,
+// builds the Lua host (which opens the vault and builds the engine only when
+// something needs them) and hands over to stdlib/main.lua.
 //
 //	tai                      the REPL
 //	tai SCRIPT.lua [ARGS…]   run a script
 //	tai -e CHUNK [ARGS…]     run a chunk
+//	tai -p PROMPT            one agent turn, the answer on stdout
 package main
 
 import (
@@ -18,6 +20,7 @@ import (
 
 	"golang.org/x/term"
 
+	"tai/engine"
 	"tai/lua"
 	"tai/stdlib"
 	"tai/vault"
@@ -31,6 +34,11 @@ const version = "0.1.0"
 type options struct {
 	eval       string
 	evalSet    bool
+	prompt     string
+	promptSet  bool
+	auto       bool
+	yolo       bool
+	profile    string
 	vault      string
 	clean      bool
 	dumpStdlib string
@@ -45,9 +53,17 @@ Usage:
   tai                       start the REPL
   tai SCRIPT.lua [ARGS…]    run a Lua script; arg holds ARGS, arg[0] the script
   tai -e CHUNK [ARGS…]      run a Lua chunk, then exit
+  tai -p PROMPT             one agent turn: the answer streams to stdout; piped
+                            stdin is added to the message as context
 
 Options:
   -e CHUNK            run CHUNK instead of the REPL
+  -p PROMPT           one agent turn on the current profile, then exit
+  --auto              run non-safe tools without asking (each call is shown)
+  --yolo              run non-safe tools without asking or showing
+                      (without either, calls are asked on a terminal and
+                      denied when nobody can answer)
+  --profile NAME      the model profile to use (default: the current one)
   --vault PATH        the vault file (default $TAI_VAULT, else
                       $XDG_DATA_HOME/tai/vault.db)
   --clean             ignore the user's init.lua and lua/ overrides
@@ -55,12 +71,19 @@ Options:
   --version           print the version and exit
   --help              print this help and exit
 
+Models:
+  OPENAI_API_KEY (with OPENAI_BASE_URL for any OpenAI-compatible server) or
+  ANTHROPIC_API_KEY (with ANTHROPIC_BASE_URL); TAI_MODEL names the model.
+  Without a key tai uses a local Ollama on 127.0.0.1:11434. Named profiles:
+  /profile new NAME provider=… model=… in the REPL, then /profile use NAME.
+
 Environment:
   TAI_VAULT, TAI_VAULT_PASSPHRASE (for a sealed vault; else a hidden prompt),
   XDG_CONFIG_HOME (init.lua and lua/ under tai/), XDG_STATE_HOME (history),
   XDG_DATA_HOME (the vault), NO_COLOR.
 
-Exit status: 0 success, 1 a Lua error, 2 bad usage, 130 interrupted.
+Exit status: 0 success, 1 an error (a Lua error, a failed turn), 2 bad
+usage (an unknown profile included), 130 interrupted.
 `
 
 func newFlags(o *options, out io.Writer) *flag.FlagSet {
@@ -68,6 +91,10 @@ func newFlags(o *options, out io.Writer) *flag.FlagSet {
 	fs.SetOutput(out)
 	fs.Usage = func() {}
 	fs.Func("e", "run `CHUNK`", func(s string) error { o.eval, o.evalSet = s, true; return nil })
+	fs.Func("p", "one agent turn on `PROMPT`", func(s string) error { o.prompt, o.promptSet = s, true; return nil })
+	fs.BoolVar(&o.auto, "auto", false, "approve non-safe tools, showing each call")
+	fs.BoolVar(&o.yolo, "yolo", false, "approve non-safe tools silently")
+	fs.StringVar(&o.profile, "profile", "", "the model profile `NAME`")
 	fs.StringVar(&o.vault, "vault", "", "vault `PATH`")
 	fs.BoolVar(&o.clean, "clean", false, "ignore user overrides")
 	fs.StringVar(&o.dumpStdlib, "dump-stdlib", "", "write the built-in Lua files to `DIR`")
@@ -117,20 +144,46 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		return lua.ExitOK
 	}
 
+	mode := engine.Interactive
+	switch {
+	case o.auto && o.yolo:
+		return usageError(stderr, "--auto and --yolo exclude each other; give one")
+	case o.auto:
+		mode = engine.Auto
+	case o.yolo:
+		mode = engine.Yolo
+	}
+	if o.profile != "" {
+		if err := engine.ValidProfileName(o.profile); err != nil {
+			return usageError(stderr, fmt.Sprintf("--profile %q: %v", o.profile, err))
+		}
+	}
+
 	inv := lua.Invocation{Mode: lua.ModeREPL}
 	switch {
+	case o.promptSet && o.evalSet:
+		return usageError(stderr, "-p and -e exclude each other; give one")
+	case o.promptSet:
+		if strings.TrimSpace(o.prompt) == "" {
+			return usageError(stderr, "-p needs a prompt: tai -p \"what to do\"")
+		}
+		if len(o.args) > 0 {
+			return usageError(stderr, fmt.Sprintf("-p takes one prompt, but %q follows it; quote the whole prompt", o.args[0]))
+		}
+		inv = lua.Invocation{Mode: lua.ModePrompt, Prompt: o.prompt}
 	case o.evalSet:
 		inv = lua.Invocation{Mode: lua.ModeEval, Chunk: o.eval, Args: o.args}
 	case len(o.args) > 0:
 		inv = lua.Invocation{Mode: lua.ModeScript, Script: o.args[0], Args: o.args[1:]}
 		if st, err := os.Stat(inv.Script); err != nil || st.IsDir() {
-			fmt.Fprintf(stderr, "tai: cannot run %q: not a readable file\nRun tai --help for usage.\n", inv.Script)
-			return lua.ExitUsage
+			return usageError(stderr, fmt.Sprintf("cannot run %q: not a readable file", inv.Script))
 		}
 	}
 
 	h, err := lua.New(&lua.Options{
 		Version:    version,
+		Profile:    o.profile,
+		Mode:       mode,
 		Clean:      o.clean,
 		Passphrase: passphrase,
 		Vault: func() (*vault.Store, error) {
@@ -148,7 +201,24 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		return lua.ExitError
 	}
 	defer h.Close()
+	if o.profile != "" {
+		// A named profile is checked before anything runs, so a typo is a
+		// usage error rather than a failure later in a script or turn.
+		if _, err := h.Engine(); err != nil {
+			fmt.Fprintf(stderr, "tai: %v\n", err)
+			if errors.Is(err, engine.ErrProfileNotFound) {
+				return lua.ExitUsage
+			}
+			return lua.ExitError
+		}
+	}
 	return h.Run(context.Background(), inv)
+}
+
+// usageError reports bad command-line usage.
+func usageError(stderr io.Writer, msg string) int {
+	fmt.Fprintf(stderr, "tai: %s\nRun tai --help for usage.\n", msg)
+	return lua.ExitUsage
 }
 
 // passphrase returns $TAI_VAULT_PASSPHRASE, else asks on the terminal

@@ -123,7 +123,14 @@ func TestExitStatusAndOutput(t *testing.T) {
 		{name: "script error has traceback", args: []string{failing}, status: 1, stderr: "fail.lua:2: in function 'f'"},
 		{name: "shebang line is skipped, lines still count", args: []string{shebang}, status: 1, stdout: "ran\n", stderr: "shebang.lua:3: on line 3"},
 		{name: "unknown flag", args: []string{"--bogus"}, status: 2, stderr: "unknown flag -bogus"},
-		{name: "later flag does not exist yet", args: []string{"-p", "hi"}, status: 2, stderr: "unknown flag -p"},
+		{name: "prompt without a model says how to configure one", args: []string{"-p", "hi"}, status: 1, stderr: "OPENAI_API_KEY"},
+		{name: "prompt and eval", args: []string{"-p", "hi", "-e", "x"}, status: 2, stderr: "-p and -e exclude each other"},
+		{name: "empty prompt", args: []string{"-p", " "}, status: 2, stderr: "-p needs a prompt"},
+		{name: "unquoted prompt", args: []string{"-p", "read", "the", "file"}, status: 2, stderr: "quote the whole prompt"},
+		{name: "auto and yolo", args: []string{"--auto", "--yolo", "-e", ""}, status: 2, stderr: "--auto and --yolo exclude each other"},
+		{name: "unknown profile", args: []string{"--profile", "nope", "-e", ""}, status: 2, stderr: `profile not found: "nope"`},
+		{name: "bad profile name", args: []string{"--profile", "a b", "-e", ""}, status: 2, stderr: `--profile "a b"`},
+		{name: "mode is visible to Lua", args: []string{"--auto", "-e", "print(tai.mode)"}, status: 0, stdout: "auto\n"},
 		{name: "missing -e argument", args: []string{"-e"}, status: 2, stderr: "needs an argument"},
 		{name: "missing script", args: []string{"nope.lua"}, status: 2, stderr: `cannot run "nope.lua"`},
 		{name: "vault flag", args: []string{"--vault", "/tmp/elsewhere/v.db", "-e", `print((tai.vault.path and "x"))`}, status: 0, stdout: "x\n"},
@@ -148,7 +155,7 @@ func TestExitStatusAndOutput(t *testing.T) {
 			if tt.noLeak != "" && strings.Contains(r.stdout+r.stderr, tt.noLeak) {
 				t.Errorf("output leaks %q", tt.noLeak)
 			}
-			if tt.status == 1 && !strings.Contains(r.stderr, "stack traceback:") {
+			if tt.status == 1 && len(tt.args) > 0 && tt.args[0] != "-p" && !strings.Contains(r.stderr, "stack traceback:") {
 				t.Errorf("stderr lacks a traceback: %q", r.stderr)
 			}
 		})

@@ -126,14 +126,14 @@ func TestREPLOnATerminal(t *testing.T) {
 	e.write(t, "init.lua", initLua)
 	s := startREPL(t, e)
 
-	s.expect("tai:default> ")
+	s.expect("tai:ollama> ")
 
 	// /help lists the built-ins and the command from init.lua.
 	s.typeKeys("/help\r")
 	s.expect("/greet")
 	s.expect("greets whoever is named")
 	s.expect("/quit")
-	s.expect("tai:default> ")
+	s.expect("tai:ollama> ")
 
 	// = expr prints the value, tables pretty-printed.
 	s.typeKeys("= 1+1\r")
@@ -142,57 +142,58 @@ func TestREPLOnATerminal(t *testing.T) {
 	s.expect("a = {")
 	s.expect(`"x"`)
 	s.expect("b = 2")
-	s.expect("tai:default> ")
+	s.expect("tai:ollama> ")
 
 	// Tab completes a command name, then its argument.
 	s.typeKeys("/gr\t al\t\r")
 	s.expect("hello from init: [alpha]")
-	s.expect("tai:default> ")
+	s.expect("tai:ollama> ")
 
 	// A pasted multi-line JSON block is read whole.
 	s.typeKeys("{\r  \"mcpServers\": {\r    \"fs\": {\"command\": \"npx\", \"args\": [\"-y\", \"x}\"]}\r  }\r}\r")
 	s.expect("config block received (5 lines, JSON): mcpServers with 1 server: fs")
-	s.expect("tai:default> ")
+	s.expect("tai:ollama> ")
 
 	// A broken one gets a positioned parse error.
 	s.typeKeys("{\r  \"a\": x\r}\r")
 	s.expect("not valid JSON: line 2, column 8")
-	s.expect("tai:default> ")
+	s.expect("tai:ollama> ")
 
 	// A TOML block is read until a blank line.
 	s.typeKeys("[mcp_servers.docs]\rcommand = \"npx\"\r\r")
 	s.expect("config block received (2 lines, TOML): mcp_servers with 1 server: docs")
-	s.expect("tai:default> ")
+	s.expect("tai:ollama> ")
 
-	// Plain text explains that no model is configured.
+	// Plain text with no model available prints how to configure one.
 	s.typeKeys("hello there\r")
-	s.expect("No model is configured yet")
-	s.expect("tai:default> ")
+	s.expect("no model is configured. Do one of")
+	s.expect("OPENAI_API_KEY")
+	s.expect("tai:ollama> ")
 
 	// Ctrl-C cancels the line being typed and keeps the REPL.
 	s.typeKeys("half a line\x03")
 	s.expect("^C")
-	s.expect("tai:default> ")
+	s.expect("tai:ollama> ")
 
 	// Ctrl-C stops a running command and keeps the REPL.
 	s.typeKeys("/spin\r")
 	s.expect("spinning")
 	s.typeKeys("\x03")
 	s.expect("interrupted")
-	s.expect("tai:default> ")
+	s.expect("tai:ollama> ")
 	s.typeKeys("= 40 + 2\r")
 	s.expect("42")
-	s.expect("tai:default> ")
+	s.expect("tai:ollama> ")
 
 	// Lines that set secrets stay out of the history.
 	s.typeKeys("= tai.vault.secret_set('tok', 'hunter2')\r")
 	s.expect("true")
-	s.expect("tai:default> ")
+	s.expect("tai:ollama> ")
 
 	// /lua runs a multi-line chunk ended by ".".
 	s.typeKeys("/lua\rlocal x = 20\rprint(x * 2 + 1)\r.\r")
 	s.expect("41")
-	s.expect("tai:default> ")
+	s.expect("tai:ollama> ")
 
 	// Ctrl-D exits with status 0.
 	s.typeKeys("\x04")
@@ -219,7 +220,7 @@ func TestREPLOnATerminal(t *testing.T) {
 func TestREPLQuitCommand(t *testing.T) {
 	e := newEnv(t)
 	s := startREPL(t, e, "--clean")
-	s.expect("tai:default> ")
+	s.expect("tai:ollama> ")
 	s.typeKeys("/nosuch\r")
 	s.expect("unknown command /nosuch")
 	s.typeKeys("/quit\r")
@@ -237,7 +238,7 @@ func TestREPLColourFollowsNoColor(t *testing.T) {
 		}
 	}
 	s := startREPLWith(t, e, vars, "--clean")
-	s.expect("\x1b[1;36mtai:default\x1b[0m> ")
+	s.expect("\x1b[1;36mtai:ollama\x1b[0m> ")
 	s.typeKeys("/quit\r")
 	if status := s.wait(); status != 0 {
 		t.Fatalf("exit status %d, want 0", status)
@@ -252,7 +253,7 @@ func TestREPLAsksForThePassphraseOnTheTerminal(t *testing.T) {
 		t.Fatalf("sealing: %s", seal.stderr)
 	}
 	s := startREPL(t, e, "--clean")
-	s.expect("tai:default> ")
+	s.expect("tai:ollama> ")
 	s.typeKeys("= tai.vault.secret_get('k')\r")
 	s.expect("vault passphrase: ")
 	s.typeKeys("open sesame\r")
@@ -260,7 +261,7 @@ func TestREPLAsksForThePassphraseOnTheTerminal(t *testing.T) {
 	if strings.Contains(s.seen.String(), "open sesame") {
 		t.Fatal("the passphrase was echoed")
 	}
-	s.expect("tai:default> ")
+	s.expect("tai:ollama> ")
 	s.typeKeys("\x04")
 	if status := s.wait(); status != 0 {
 		t.Fatalf("exit status %d, want 0", status)
