@@ -88,6 +88,7 @@ type Host struct {
 	askFn       *glua.LFunction // guarded by mu, like confirmFn
 
 	clients *clientSet // tai.mcp.connect sessions, closed with the host
+	closed  bool
 
 	mu      sync.Mutex
 	cancels []context.CancelFunc // innermost interruptible run last
@@ -194,8 +195,12 @@ func New(opts *Options) (*Host, error) {
 func (h *Host) Module() *glua.LTable { return h.tai }
 
 // Close closes the MCP sessions tai.mcp.connect opened, then releases the
-// Lua state and the vault if it was opened.
+// Lua state and the vault if it was opened. Later calls do nothing.
 func (h *Host) Close() error {
+	if h.closed {
+		return nil
+	}
+	h.closed = true
 	h.clients.closeAll()
 	h.L.Close()
 	if h.store != nil {
