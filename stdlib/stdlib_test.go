@@ -133,3 +133,89 @@ func TestInspect(t *testing.T) {
 
 // luaQuote quotes s as a Lua long string.
 func luaQuote(s string) string { return "[==[" + s + "]==]" }
+
+func TestChatView(t *testing.T) {
+	// A turn's events as the engine sends them, rendered into one stream
+	// (the REPL) and into two (tai -p: answer on stdout, notes on stderr).
+	script := `
+		local chat = require("chat")
+		local function render(split)
+			local out, note = {}, {}
+			local w = function(s) out[#out + 1] = s end
+			local n = w
+			if split then n = function(s) note[#note + 1] = s end end
+			local v = chat.new({ write = w, note = n, spinner = true })
+			local o = v.opts()
+			o.on_waiting(true, 0) o.on_waiting(true, 1) o.on_waiting(false)
+			o.on_text("Let me look")
+			o.on_tool_start({ id = "1", name = "read_file", args = { path = "a.txt", limit = 5 } })
+			o.on_tool_end({ id = "1", name = "read_file", outcome = "ok", duration_ms = 12.4 })
+			o.on_tool_start({ id = "2", name = "shell", args = { command = string.rep("x", 80) } })
+			o.on_tool_start({ id = "3", name = "write_file", args = {} })
+			o.on_tool_end({ id = "2", name = "shell", outcome = "denied", duration_ms = 0 })
+			o.on_tool_end({ id = "3", name = "write_file", outcome = "error", duration_ms = 1500 })
+			o.on_text("Done.")
+			v.finish()
+			return table.concat(out), table.concat(note)
+		end
+		local one = render(false)
+		local answer, notes = render(true)
+		return one, answer, notes`
+	got := run(t, script)
+	one := "\r⠋ thinking…\r⠙ thinking…\r\x1b[KLet me look\n⚙ read_file limit=5 path=a.txt ✓ 12 ms\n⚙ shell command=" + strings.Repeat("x", 39) + "…\n⚙ write_file\n  shell ✗ denied 0 ms\n  write_file ✗ 1.5 s\nDone.\n"
+	if got[0] != one {
+		t.Errorf("one stream:\ngot  %q\nwant %q", got[0], one)
+	}
+	if got[1] != "Let me look\nDone.\n" {
+		t.Errorf("answer stream: %q", got[1])
+	}
+	if s := got[2].(string); !strings.Contains(s, "⚙ read_file limit=5 path=a.txt ✓ 12 ms\n") || strings.Contains(s, "Let me look") {
+		t.Errorf("note stream: %q", s)
+	}
+}
+
+func TestConsentPrompter(t *testing.T) {
+	// A fake line editor answers a, then y; then n; then a question.
+	got := run(t, `
+		local chat = require("chat")
+		local answers = { "a", "y", "maybe", "", "blue" }
+		local asked, said = {}, {}
+		local rl = { read = function(_, prompt) asked[#asked + 1] = prompt return table.remove(answers, 1) end }
+		local p = chat.prompter(function() return rl end, function(s) said[#said + 1] = s end)
+		local c = { tool = "shell", origin = "", digest = "abc123", args = { command = "rm -rf build", env = { A = "1" } } }
+		local first = p.confirm(c)
+		local second = p.confirm(c)
+		local answer = p.ask("colour?")
+		return first, second, answer, #asked, table.concat(said, "\n")`)
+	if got[0] != true || got[1] != false || got[2] != "blue" || got[3] != int64(5) {
+		t.Fatalf("got %v", got)
+	}
+	said := got[4].(string)
+	for _, want := range []string{"⚠ shell wants to run · args abc123", "  command = rm -rf build", `  env = {"A":"1"}`, "answer y, n or a", "? colour?"} {
+		if !strings.Contains(said, want) {
+			t.Errorf("screen lacks %q:\n%s", want, said)
+		}
+	}
+}
+
+func TestParseProfileFields(t *testing.T) {
+	tests := []struct {
+		name, text string
+		want       []any
+	}{
+		{"plain", `provider=openai model=gpt-x`, []any{"openai", "gpt-x", nil, nil}},
+		{"quoted", `model=m system="be brief, please" key_env=K`, []any{nil, "m", "be brief, please", nil}},
+		{"stray word", `model=m oops`, []any{nil, nil, nil, "cannot read 'oops': write fields as key=value (quote values with blanks)"}},
+		{"unclosed", `system="open`, []any{nil, nil, nil, "unclosed quote in the value of system"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := run(t, `local f, err = require("repl").parse_fields(`+luaQuote(tt.text)+`)
+				if not f then return nil, nil, nil, err end
+				return f.provider, f.model, f.system, nil`)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
