@@ -192,6 +192,9 @@ func (t *HTTPTransport) SessionID() string {
 // Send POSTs one message. See HTTPTransport for when it returns and how
 // failures are reported.
 func (t *HTTPTransport) Send(ctx context.Context, msg *Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	body, err := msg.AppendJSON(nil)
 	if err != nil {
 		return err
