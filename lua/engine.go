@@ -499,6 +499,14 @@ func (h *Host) luaChat(L *glua.LState) int {
 	if err != nil {
 		return fail(L, err.Error())
 	}
+	if h.busy[agent] {
+		// A Lua tool called during a turn asked for a turn on the same
+		// conversation: it would wait for itself forever.
+		return fail(L, "tai.chat is already running a turn on this conversation (called from a tool of that turn?); "+
+			"give a different profile, tools or system option for a separate conversation")
+	}
+	h.busy[agent] = true
+	defer delete(h.busy, agent)
 	if o.reset {
 		agent.Reset()
 	}

@@ -376,3 +376,28 @@ func noNetwork() *http.Client {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestChatOnAnotherProfileAndNestedTurns(t *testing.T) {
+	h, srv, _ := modelHost(t, engine.Yolo,
+		fakemodel.Calls(fakemodel.Call("nested", `{}`)),
+	)
+	srv.SetRule(func(r fakemodel.Request) fakemodel.Turn {
+		if res := r.ToolResults(); len(res) > 0 {
+			return fakemodel.Say("outer got: " + res[0].Text)
+		}
+		return fakemodel.Say("model " + r.Model)
+	})
+	got := mustRun(t, h, `
+		assert(tai.profiles.save{name = "alt", provider = "openai", base_url = "`+srv.BaseURL+`", model = "alt-model", key_env = "OPENAI_API_KEY"})
+		tai.tool{name = "nested", description = "runs turns of its own", run = function()
+			local same, err = tai.chat("inner on the same conversation")
+			local other = tai.chat("inner on another profile", {profile = "alt"})
+			return tostring(same) .. "/" .. tostring(err:match("already running") ~= nil) .. "/" .. other
+		end}
+		local outer, d = tai.chat("outer")
+		return outer, d.profile, tai.profile`)
+	want := []any{"outer got: nil/true/model alt-model", "default", "default"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+}

@@ -83,6 +83,7 @@ type Host struct {
 	eng         *engine.Engine
 	luaTools    []engine.Tool // added before the engine was built
 	agents      map[chatKey]*engine.Agent
+	busy        map[*engine.Agent]bool // agents running a tai.chat turn
 	jobs        chan *job // Lua work sent by other goroutines (see Await)
 	confirmFn   *glua.LFunction
 	askFn       *glua.LFunction // guarded by mu, like confirmFn
@@ -118,7 +119,7 @@ func xdgDir(env, fallback string) string {
 // loader and the tai module. It opens no files; the vault is opened on first
 // use.
 func New(opts *Options) (*Host, error) {
-	h := &Host{commands: map[string]*command{}, agents: map[chatKey]*engine.Agent{}, jobs: make(chan *job), clients: &clientSet{}}
+	h := &Host{commands: map[string]*command{}, agents: map[chatKey]*engine.Agent{}, busy: map[*engine.Agent]bool{}, jobs: make(chan *job), clients: &clientSet{}}
 	if opts != nil {
 		h.opts = *opts
 	}
