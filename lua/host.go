@@ -84,7 +84,7 @@ type Host struct {
 	luaTools    []engine.Tool // added before the engine was built
 	agents      map[chatKey]*engine.Agent
 	busy        map[*engine.Agent]bool // agents running a tai.chat turn
-	jobs        chan *job // Lua work sent by other goroutines (see Await)
+	jobs        chan *job              // Lua work sent by other goroutines (see Await)
 	confirmFn   *glua.LFunction
 	askFn       *glua.LFunction // guarded by mu, like confirmFn
 
