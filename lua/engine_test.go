@@ -1,6 +1,7 @@
 package lua
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"os"
@@ -400,4 +401,42 @@ func TestChatOnAnotherProfileAndNestedTurns(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
+}
+
+// BenchmarkCallNativeTool measures tai.call of a safe native tool from Lua:
+// conversion, the trip to the dispatching goroutine, audit and back.
+func BenchmarkCallNativeTool(b *testing.B) {
+	h := benchHost(b)
+	fn := mustLoad(b, h, `return function() return tai.call("list_dir", {}) end`)
+	for b.Loop() {
+		if _, err := h.Call(context.Background(), fn); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCallLuaTool measures tai.call of a tool written in Lua: the
+// call leaves the Lua goroutine for Dispatch and comes back to it to run.
+func BenchmarkCallLuaTool(b *testing.B) {
+	h := benchHost(b)
+	fn := mustLoad(b, h, `tai.tool{name = "noop", description = "does nothing", safe = true, run = function() return "ok" end}
+		return function() return tai.call("noop", {}) end`)
+	for b.Loop() {
+		if _, err := h.Call(context.Background(), fn); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchHost(b *testing.B) *testHost {
+	b.Helper()
+	return newHost(b, Options{Vault: openTestVault(b, "pw"), Engine: &engine.Options{Dir: b.TempDir(), Getenv: func(string) string { return "" }}}, nil)
+}
+
+func mustLoad(b *testing.B, h *testHost, chunk string) glua.LValue {
+	b.Helper()
+	if err := h.L.DoString("bench_fn = (function() " + chunk + " end)()"); err != nil {
+		b.Fatal(err)
+	}
+	return h.L.GetGlobal("bench_fn")
 }

@@ -506,6 +506,11 @@ function M.run()
       if err ~= "interrupt" then M.warn(err) break end
     else
       local ok, herr = tai.term.protect(M.handle, line)
+      if M.view then
+        -- a turn stopped by Ctrl-C: clear its spinner, end its line
+        M.view.finish()
+        M.view = nil
+      end
       if not ok then M.warn(tostring(herr)) end
     end
   end
