@@ -31,9 +31,11 @@ const readlineType = "tai.readline"
 //	tai.term.protect(fn, ...) -> true, results… | false, err
 //	    like pcall, with a traceback in err, and Ctrl-C stops fn (err is
 //	    "interrupted")
-//	tai.term.readline{history=path, complete=fn} -> rl
+//	tai.term.readline{history=path, complete=fn, output="stdout"|"stderr"} -> rl
 //	    complete(line) gets the text before the cursor and returns the
-//	    candidates for its last word (whole words)
+//	    candidates for its last word (whole words); output is where the
+//	    prompt and the edited line are drawn (stderr keeps stdout clean
+//	    for tai -p)
 //	rl:read(prompt) -> line | nil, "interrupt" | nil, "eof"
 //	rl:add_history(line)
 //	rl:close()
@@ -206,6 +208,13 @@ func (h *Host) newReadline(L *glua.LState) int {
 	}
 	if r.complete != nil {
 		cfg.AutoComplete = completer{reqs: r.reqs}
+	}
+	switch out := opts.RawGetString("output"); out {
+	case glua.LNil, glua.LString("stdout"):
+	case glua.LString("stderr"):
+		cfg.Stdout = os.Stderr
+	default:
+		L.ArgError(1, "output must be \"stdout\" or \"stderr\"")
 	}
 	inst, err := readline.NewEx(cfg)
 	if err != nil {

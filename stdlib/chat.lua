@@ -220,7 +220,7 @@ function M.oneshot(prompt)
   local rl
   if tai.term.isatty("stdin") and tai.term.isatty("stderr") then
     local function get_rl()
-      rl = rl or tai.term.readline({})
+      rl = rl or tai.term.readline({ output = "stderr" })
       return rl
     end
     tai.prompter(M.prompter(get_rl, function(s) tai.term.ewrite(s .. "\n") end))

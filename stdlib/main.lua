@@ -35,7 +35,7 @@ local function ask_on_terminal()
   if tai.term.isatty("stdin") and tai.term.isatty("stderr") then
     local rl
     local function get_rl()
-      rl = rl or tai.term.readline({})
+      rl = rl or tai.term.readline({ output = "stderr" })
       return rl
     end
     tai.prompter(require("chat").prompter(get_rl, function(s) tai.term.ewrite(s .. "\n") end))

@@ -10,6 +10,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -18,7 +19,7 @@ import (
 	"os"
 	"strings"
 
-	"golang.org/x/term"
+	"golang.org/x/sys/unix"
 
 	"tai/engine"
 	"tai/lua"
@@ -232,11 +233,26 @@ func passphrase() (string, error) {
 		return "", errors.New("the vault needs a passphrase: set TAI_VAULT_PASSPHRASE (no terminal to ask on)")
 	}
 	defer tty.Close()
-	fmt.Fprint(tty, "vault passphrase: ")
-	b, err := term.ReadPassword(int(tty.Fd()))
-	fmt.Fprintln(tty)
+	// Echo goes off before the prompt appears, so nothing typed as soon as
+	// the prompt shows can be echoed.
+	fd := int(tty.Fd())
+	saved, err := unix.IoctlGetTermios(fd, unix.TCGETS)
 	if err != nil {
 		return "", fmt.Errorf("reading the passphrase: %w", err)
 	}
-	return string(b), nil
+	quiet := *saved
+	quiet.Lflag &^= unix.ECHO
+	quiet.Lflag |= unix.ICANON | unix.ISIG
+	quiet.Iflag |= unix.ICRNL
+	if err := unix.IoctlSetTermios(fd, unix.TCSETS, &quiet); err != nil {
+		return "", fmt.Errorf("reading the passphrase: %w", err)
+	}
+	defer unix.IoctlSetTermios(fd, unix.TCSETS, saved)
+	fmt.Fprint(tty, "vault passphrase: ")
+	line, err := bufio.NewReader(tty).ReadString('\n')
+	fmt.Fprintln(tty)
+	if err != nil && !(errors.Is(err, io.EOF) && line != "") {
+		return "", fmt.Errorf("reading the passphrase: %w", err)
+	}
+	return strings.TrimRight(line, "\r\n"), nil
 }

@@ -219,6 +219,15 @@ func TestREPLTurns(t *testing.T) {
 		t.Fatal("a refused call ran")
 	}
 
+	// ask_user puts the model's question to the person.
+	srv.Push(fakemodel.Calls(fakemodel.Call("ask_user", `{"question":"which colour?"}`)))
+	s.typeKeys("ask me something\r")
+	s.expect("? which colour?")
+	s.expect("answer> ")
+	s.typeKeys("blue\r")
+	s.expect("the tool said: blue")
+	s.expect("tai:default> ")
+
 	// Ctrl-C during a hanging turn returns to the prompt, which still works.
 	srv.Push(fakemodel.Turn{Text: "partial answer", Hang: true})
 	s.typeKeys("take forever\r")
