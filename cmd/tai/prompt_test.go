@@ -265,3 +265,20 @@ func TestREPLTurns(t *testing.T) {
 		}
 	}
 }
+
+func TestPromptOnAnthropic(t *testing.T) {
+	e := newEnv(t)
+	if err := os.WriteFile(filepath.Join(e.root, "a.txt"), []byte("anthropic reads this"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := fakemodel.NewAnthropic(t, fakemodel.Calls(fakemodel.Call("read_file", `{"path":"a.txt"}`)))
+	srv.SetRule(fromToolResults)
+	vars := append(e.vars(), "ANTHROPIC_API_KEY=sk-ant-e2e", "ANTHROPIC_BASE_URL="+srv.BaseURL, "TAI_MODEL=claude-fake")
+	r := e.runEnv(t, vars, "-p", "read a.txt")
+	if r.status != 0 || r.stdout != "the tool said: anthropic reads this\n" {
+		t.Fatalf("status %d stdout %q stderr %q", r.status, r.stdout, r.stderr)
+	}
+	if got := srv.Requests()[0].Header.Get("x-api-key"); got != "sk-ant-e2e" {
+		t.Fatalf("x-api-key %q", got)
+	}
+}
