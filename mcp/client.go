@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,8 +29,10 @@ type ClientOptions struct {
 	// MaxPages caps the tools/list pages followed (default DefaultMaxPages).
 	MaxPages int
 	// OnNotification, when set, sees every notification the server sends
-	// (progress, logging, list_changed). It runs on the client's reader
-	// goroutine and must not block.
+	// (progress, logging, list_changed); tools/call then asks for progress
+	// with _meta.progressToken set to the request id. It runs on whichever goroutine is
+	// reading the connection (a waiting call's or the client's own) and
+	// must not block.
 	OnNotification func(*Message)
 	// Stdio tunes a stdio leg; the entry's env and cwd are laid over it.
 	Stdio *StdioOptions
@@ -95,7 +98,18 @@ type Client struct {
 	pending map[ID]chan *Message
 	err     error         // terminal failure, set once before done closes
 	done    chan struct{} // closed when the session is over
-	readEnd chan struct{} // closed when the reader goroutine returns
+	readEnd chan struct{} // closed when the idle reader returns
+
+	// Reading: whoever holds the one token in readTok may call t.Recv and
+	// dispatches what arrives. A caller waiting for its response takes it
+	// (so a sequential call never hops goroutines); when no caller has
+	// waited for idleReadDelay, the idle reader takes it, and a new caller
+	// kicks it off (idleCancel) to read for itself.
+	readTok    chan struct{}
+	waiters    atomic.Int32
+	lastBusy   atomic.Int64 // time.Since(epoch) when a waiter last left
+	idleCancel context.CancelFunc
+	epoch      time.Time
 
 	ctx    context.Context // lives until Close
 	cancel context.CancelFunc
@@ -114,7 +128,8 @@ type Client struct {
 // errors) over t. Start runs the handshake.
 func NewClient(name string, t Transport, opts *ClientOptions) *Client {
 	c := &Client{name: name, t: t, pending: make(map[ID]chan *Message),
-		done: make(chan struct{}), readEnd: make(chan struct{})}
+		done: make(chan struct{}), readEnd: make(chan struct{}),
+		readTok: make(chan struct{}, 1), epoch: time.Now()}
 	if opts != nil {
 		c.opts = *opts
 	}
@@ -220,7 +235,8 @@ func (c *Client) start(ctx context.Context) error {
 	c.mu.Lock()
 	c.reading = true
 	c.mu.Unlock()
-	go c.readLoop()
+	c.readTok <- struct{}{}
+	go c.idleLoop()
 	params := map[string]any{
 		"protocolVersion": MCP_PROTOCOL_VERSION,
 		"capabilities":    map[string]any{},
@@ -259,31 +275,90 @@ func (c *Client) start(ctx context.Context) error {
 	return nil
 }
 
-// readLoop receives every message: responses go to their waiting request,
-// server requests get answered, notifications go to the hook.
-func (c *Client) readLoop() {
+// idleReadDelay is how long the connection must go without a waiting
+// caller before the idle reader takes over reading.
+const idleReadDelay = time.Millisecond
+
+// idleLoop reads while no caller does, so server requests (ping),
+// notifications and a dying server are noticed between calls.
+func (c *Client) idleLoop() {
 	defer close(c.readEnd)
+	timer := time.NewTimer(idleReadDelay)
+	defer timer.Stop()
 	for {
-		m, err := c.t.Recv(c.ctx)
-		if err != nil {
+		// Polled rather than signalled, so a busy caller never pays for
+		// waking this goroutine.
+		if since := time.Since(c.epoch) - time.Duration(c.lastBusy.Load()); c.waiters.Load() > 0 || since < idleReadDelay {
+			timer.Reset(max(idleReadDelay-since, idleReadDelay/4))
+			select {
+			case <-c.done:
+				return
+			case <-timer.C:
+			}
+			continue
+		}
+		select {
+		case <-c.done:
+			return
+		case <-c.readTok:
+		}
+		ctx, cancel := context.WithCancel(c.ctx)
+		c.mu.Lock()
+		c.idleCancel = cancel
+		c.mu.Unlock()
+		if c.waiters.Load() > 0 {
+			cancel() // a caller arrived meanwhile: let it read
+		}
+		m, err := c.t.Recv(ctx)
+		c.mu.Lock()
+		c.idleCancel = nil
+		c.mu.Unlock()
+		kicked := ctx.Err() != nil && c.ctx.Err() == nil
+		cancel()
+		switch {
+		case err == nil:
+			c.dispatch(m)
+		case kicked && errors.Is(err, context.Canceled):
+		default:
 			c.fail(err)
+			c.readTok <- struct{}{}
 			return
 		}
-		switch {
-		case m.IsResponse():
-			c.mu.Lock()
-			ch := c.pending[m.ID]
-			delete(c.pending, m.ID)
-			c.mu.Unlock()
-			if ch != nil {
-				ch <- m
-			}
-		case m.IsRequest():
-			go c.answer(m)
-		default:
-			if c.opts.OnNotification != nil {
-				c.opts.OnNotification(m)
-			}
+		c.readTok <- struct{}{}
+	}
+}
+
+// readOne receives one message while holding the read token and
+// dispatches it. A Recv ended by ctx loses nothing; any other failure ends
+// the session.
+func (c *Client) readOne(ctx context.Context) {
+	m, err := c.t.Recv(ctx)
+	if err != nil {
+		if ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
+			c.fail(err)
+		}
+		return
+	}
+	c.dispatch(m)
+}
+
+// dispatch routes one received message: a response to its waiting
+// request, a server request to answer, a notification to the hook.
+func (c *Client) dispatch(m *Message) {
+	switch {
+	case m.IsResponse():
+		c.mu.Lock()
+		ch := c.pending[m.ID]
+		delete(c.pending, m.ID)
+		c.mu.Unlock()
+		if ch != nil {
+			ch <- m
+		}
+	case m.IsRequest():
+		go c.answer(m)
+	default:
+		if c.opts.OnNotification != nil {
+			c.opts.OnNotification(m)
 		}
 	}
 }
@@ -320,7 +395,11 @@ func (c *Client) request(ctx context.Context, method string, params any) (json.R
 	if err != nil {
 		return nil, fmt.Errorf("mcp server %q: %s: params: %w", c.name, method, err)
 	}
-	id := IntID(c.nextID.Add(1))
+	return c.requestID(ctx, IntID(c.nextID.Add(1)), method, raw)
+}
+
+// requestID is request with a caller-chosen id.
+func (c *Client) requestID(ctx context.Context, id ID, method string, raw json.RawMessage) (json.RawMessage, error) {
 	ch := make(chan *Message, 1)
 	c.mu.Lock()
 	if c.err != nil {
@@ -334,24 +413,14 @@ func (c *Client) request(ctx context.Context, method string, params any) (json.R
 		c.forget(id)
 		return nil, c.wrap(method, err)
 	}
-	select {
-	case m := <-ch:
+	m, err := c.await(ctx, ch)
+	switch {
+	case m != nil:
 		if m.Error != nil {
 			return nil, c.wrap(method, m.Error.Err())
 		}
 		return m.Result, nil
-	case <-c.done:
-		c.forget(id)
-		select { // the answer may have arrived just before the end
-		case m := <-ch:
-			if m.Error != nil {
-				return nil, c.wrap(method, m.Error.Err())
-			}
-			return m.Result, nil
-		default:
-		}
-		return nil, c.wrap(method, c.err)
-	case <-ctx.Done():
+	case ctx.Err() != nil:
 		c.forget(id)
 		if method != MethodInitialize {
 			reason := "cancelled by the client"
@@ -361,6 +430,57 @@ func (c *Client) request(ctx context.Context, method string, params any) (json.R
 			c.cancelRemote(id, reason)
 		}
 		return nil, ctx.Err()
+	default:
+		c.forget(id)
+		return nil, c.wrap(method, err)
+	}
+}
+
+// await waits for the response on ch, reading the connection itself
+// whenever the read token is free. It returns the response, or nil and
+// the session's failure, or nil when ctx ended.
+func (c *Client) await(ctx context.Context, ch chan *Message) (*Message, error) {
+	c.waiters.Add(1)
+	defer func() {
+		c.lastBusy.Store(int64(time.Since(c.epoch)))
+		c.waiters.Add(-1)
+	}()
+	c.mu.Lock()
+	if c.idleCancel != nil {
+		c.idleCancel()
+		c.idleCancel = nil
+	}
+	c.mu.Unlock()
+	for {
+		select {
+		case m := <-ch:
+			return m, nil
+		case <-c.done:
+			select { // the answer may have arrived just before the end
+			case m := <-ch:
+				return m, nil
+			default:
+			}
+			return nil, c.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-c.readTok:
+			// Another reader may have delivered our answer just before
+			// handing the token over; reading now could wait forever.
+			select {
+			case m := <-ch:
+				c.readTok <- struct{}{}
+				return m, nil
+			default:
+			}
+			c.readOne(ctx)
+			c.readTok <- struct{}{}
+			select { // our own answer wins over reading again
+			case m := <-ch:
+				return m, nil
+			default:
+			}
+		}
 	}
 }
 
@@ -463,31 +583,43 @@ func (c *Client) Tools(ctx context.Context) ([]Tool, error) {
 // IsError; a JSON-RPC error comes back as an error wrapping *McpError. On
 // timeout the server gets notifications/cancelled and the call fails.
 func (c *Client) Call(ctx context.Context, name string, args any) (*CallResult, error) {
-	params := struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments,omitempty"`
-	}{Name: name}
+	var arguments []byte
 	switch a := args.(type) {
 	case nil:
 	case json.RawMessage:
-		params.Arguments = a
+		arguments = a
 	default:
 		b, err := json.Marshal(a)
 		if err != nil {
 			return nil, fmt.Errorf("mcp server %q: tool %q: arguments do not encode as JSON: %v", c.name, name, err)
 		}
-		params.Arguments = b
+		arguments = b
 	}
-	if len(params.Arguments) > 0 {
-		if t := strings.TrimSpace(string(params.Arguments)); t == "null" {
-			params.Arguments = nil
-		} else if !strings.HasPrefix(t, "{") {
+	if t := bytes.TrimSpace(arguments); len(t) > 0 {
+		if string(t) == "null" {
+			arguments = nil
+		} else if t[0] != '{' {
 			return nil, fmt.Errorf("mcp server %q: tool %q: arguments must be a JSON object, got %.40s", c.name, name, t)
 		}
 	}
+	params := make([]byte, 0, 32+len(name)+len(arguments))
+	params = append(params, `{"name":`...)
+	params = appendJSONString(params, name)
+	if len(arguments) > 0 {
+		params = append(params, `,"arguments":`...)
+		params = append(params, arguments...)
+	}
+	id := IntID(c.nextID.Add(1))
+	if c.opts.OnNotification != nil {
+		// Someone listens: ask for progress, keyed by the request id.
+		params = append(params, `,"_meta":{"progressToken":`...)
+		params = id.appendJSON(params)
+		params = append(params, '}')
+	}
+	params = append(params, '}')
 	cctx, cancel := context.WithTimeout(ctx, c.opts.CallTimeout)
 	defer cancel()
-	raw, err := c.request(cctx, MethodToolsCall, params)
+	raw, err := c.requestID(cctx, id, MethodToolsCall, params)
 	if err != nil {
 		if cctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
 			return nil, fmt.Errorf("mcp server %q: tool %q timed out after %s (sent %s): %w",
@@ -498,9 +630,52 @@ func (c *Client) Call(ctx context.Context, name string, args any) (*CallResult, 
 		}
 		return nil, err
 	}
-	res := &CallResult{Raw: raw}
-	if err := json.Unmarshal(raw, res); err != nil {
+	res, err := decodeCallResult(raw)
+	if err != nil {
 		return nil, fmt.Errorf("mcp server %q: tool %q: malformed result: %v", c.name, name, err)
+	}
+	return res, nil
+}
+
+// decodeCallResult splits a tools/call result into its parts without
+// re-encoding anything: every content item is a subslice of raw.
+func decodeCallResult(raw json.RawMessage) (*CallResult, error) {
+	res := &CallResult{Raw: raw}
+	var bad error
+	err := eachMember(raw, func(key, val []byte) {
+		switch string(key) {
+		case "content":
+			if isNull(val) {
+				return
+			}
+			res.Content = res.Content[:0]
+			if err := eachElement(val, func(item []byte) { res.Content = append(res.Content, item) }); err != nil {
+				bad = fmt.Errorf("content: %v", err)
+			}
+		case "structuredContent":
+			if !isNull(val) {
+				res.StructuredContent = val
+			}
+		case "_meta":
+			if !isNull(val) {
+				res.Meta = val
+			}
+		case "isError":
+			switch string(val) {
+			case "true":
+				res.IsError = true
+			case "false", "null":
+				res.IsError = false
+			default:
+				bad = fmt.Errorf("isError is %.20s, not a boolean", val)
+			}
+		}
+	}, true)
+	if err == nil {
+		err = bad
+	}
+	if err != nil {
+		return nil, err
 	}
 	return res, nil
 }

@@ -6,7 +6,8 @@ package mcp
 //
 // Modes: "sdk" serves the go-sdk server over stdio (sdk_stdio_test.go);
 // "sleeper" just lives until killed; "raw" echoes each line back (the raw
-// newline-JSON floor of the benchmarks); every other mode runs fakeServer,
+// newline-JSON floor of the benchmarks); "bench" is the benchmarks' minimal
+// echo server (bench_stdio_test.go); every other mode runs fakeServer,
 // a hand-written NDJSON server (plain encoding/json maps, independent of
 // this package's codec) whose behaviour the mode selects:
 //
@@ -65,6 +66,8 @@ func runFake(mode string) int {
 		return 0
 	case "raw":
 		return runRawEcho()
+	case "bench":
+		return runBenchServer()
 	}
 	f := &fakeServer{mode: mode, out: bufio.NewWriter(os.Stdout), waiting: map[string]chan json.RawMessage{}}
 	return f.serve()

@@ -288,58 +288,71 @@ func (m *Message) AppendJSON(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// wireMessage is the JSON shape of a Message, used for decoding.
-type wireMessage struct {
-	JSONRPC *string         `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  *string         `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   json.RawMessage `json:"error"`
-}
-
 // UnmarshalJSON reads one JSON-RPC 2.0 message and refuses malformed ones:
-// a missing or wrong "jsonrpc", an id that is not a string or integer, a
-// method beside a result or error, a response with both or neither, an
-// error object without an integer code, or a batch array.
+// invalid JSON, a missing or wrong "jsonrpc", an id that is not a string or
+// integer, a method beside a result or error, a response with both or
+// neither, an error object without an integer code, or a batch array.
+// Params and Result are copies, independent of data.
 func (m *Message) UnmarshalJSON(data []byte) error {
 	*m = Message{}
-	var w wireMessage
-	if err := json.Unmarshal(data, &w); err != nil {
-		if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '[' {
-			return errors.New("mcp: batch JSON-RPC arrays are not supported; send one message at a time")
+	i := skipWS(data, 0, nil)
+	if i < len(data) && data[i] == '[' {
+		return errors.New("mcp: batch JSON-RPC arrays are not supported; send one message at a time")
+	}
+	if i >= len(data) || data[i] != '{' {
+		return fmt.Errorf("mcp: malformed JSON-RPC message %.60q: not a JSON object", data)
+	}
+	var jsonrpc, id, method, params, result, errv []byte
+	err := eachMember(data[i:], func(key, val []byte) {
+		switch string(key) {
+		case "jsonrpc":
+			jsonrpc = val
+		case "id":
+			id = val
+		case "method":
+			method = val
+		case "params":
+			params = val
+		case "result":
+			result = val
+		case "error":
+			errv = val
 		}
+	}, true)
+	if err != nil {
 		return fmt.Errorf("mcp: malformed JSON-RPC message: %w", err)
 	}
-	if w.JSONRPC == nil || *w.JSONRPC != "2.0" {
+	if s, ok := jsonString(jsonrpc); !ok || s != "2.0" {
 		return errors.New(`mcp: malformed JSON-RPC message: "jsonrpc" must be "2.0"`)
 	}
-	if w.ID != nil {
-		if err := m.ID.UnmarshalJSON(w.ID); err != nil {
+	if id != nil {
+		if err := m.ID.UnmarshalJSON(id); err != nil {
 			return err
 		}
 	}
-	if w.Method != nil {
-		if *w.Method == "" {
+	if method != nil {
+		name, ok := jsonString(method)
+		switch {
+		case !ok:
+			return errors.New("mcp: malformed JSON-RPC message: method is not a string")
+		case name == "":
 			return errors.New("mcp: malformed JSON-RPC message: empty method")
+		case result != nil || errv != nil:
+			return fmt.Errorf("mcp: malformed JSON-RPC message: method %q beside a result or error", name)
+		case id != nil && !m.ID.Set:
+			return fmt.Errorf("mcp: malformed JSON-RPC message: request %q with a null id", name)
 		}
-		if w.Result != nil || w.Error != nil {
-			return fmt.Errorf("mcp: malformed JSON-RPC message: method %q beside a result or error", *w.Method)
-		}
-		if w.ID != nil && !m.ID.Set {
-			return fmt.Errorf("mcp: malformed JSON-RPC message: request %q with a null id", *w.Method)
-		}
-		m.Method = *w.Method
-		if !isNull(w.Params) {
-			m.Params = w.Params
+		m.Method = name
+		if !isNull(params) {
+			m.Params = bytes.Clone(params)
 		}
 		return nil
 	}
-	hasErr := w.Error != nil && !isNull(w.Error)
+	hasErr := errv != nil && !isNull(errv)
 	switch {
-	case w.Result != nil && hasErr:
+	case result != nil && hasErr:
 		return errors.New("mcp: malformed JSON-RPC response: both result and error")
-	case w.Result == nil && !hasErr:
+	case result == nil && !hasErr:
 		return errors.New("mcp: malformed JSON-RPC message: no method, result or error")
 	case hasErr:
 		var we struct {
@@ -347,15 +360,15 @@ func (m *Message) UnmarshalJSON(data []byte) error {
 			Message string          `json:"message"`
 			Data    json.RawMessage `json:"data"`
 		}
-		if err := json.Unmarshal(w.Error, &we); err != nil || we.Code == nil {
-			return fmt.Errorf("mcp: malformed JSON-RPC error object %.200s: needs an integer code", w.Error)
+		if err := json.Unmarshal(errv, &we); err != nil || we.Code == nil {
+			return fmt.Errorf("mcp: malformed JSON-RPC error object %.200s: needs an integer code", errv)
 		}
 		m.Error = &WireError{Code: *we.Code, Message: we.Message, Data: we.Data}
 	default:
 		if !m.ID.Set {
 			return errors.New("mcp: malformed JSON-RPC response: result without an id")
 		}
-		m.Result = w.Result
+		m.Result = bytes.Clone(result)
 	}
 	return nil
 }
@@ -397,11 +410,313 @@ func isNull(raw json.RawMessage) bool {
 // appendCompact appends raw JSON without insignificant whitespace, checking
 // that it is valid.
 func appendCompact(b []byte, raw json.RawMessage) ([]byte, error) {
+	var sawWS bool
+	end, err := skipValue(raw, 0, 0, &sawWS)
+	if err == nil && skipWS(raw, end, &sawWS) != len(raw) {
+		err = fmt.Errorf("invalid JSON: data after the value at offset %d", end)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !sawWS {
+		return append(b, raw...), nil
+	}
 	buf := bytes.NewBuffer(b)
 	if err := json.Compact(buf, raw); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// maxDepth bounds the nesting of scanned JSON, as encoding/json does.
+const maxDepth = 10000
+
+var errJSONEnd = errors.New("invalid JSON: unexpected end of input")
+
+// skipWS returns the index of the first non-whitespace byte at or after i;
+// it sets *saw when it skipped any.
+func skipWS(d []byte, i int, saw *bool) int {
+	j := i
+	for j < len(d) && (d[j] == ' ' || d[j] == '\t' || d[j] == '\n' || d[j] == '\r') {
+		j++
+	}
+	if j != i && saw != nil {
+		*saw = true
+	}
+	return j
+}
+
+// skipValue validates the JSON value starting at or after d[i] (leading
+// whitespace allowed) and returns the index just past it. Whitespace seen
+// outside strings sets *saw.
+func skipValue(d []byte, i, depth int, saw *bool) (int, error) {
+	if depth > maxDepth {
+		return 0, errors.New("invalid JSON: nested too deeply")
+	}
+	i = skipWS(d, i, saw)
+	if i >= len(d) {
+		return 0, errJSONEnd
+	}
+	switch c := d[i]; c {
+	case '{':
+		i = skipWS(d, i+1, saw)
+		if i < len(d) && d[i] == '}' {
+			return i + 1, nil
+		}
+		for {
+			i = skipWS(d, i, saw)
+			if i >= len(d) || d[i] != '"' {
+				return 0, fmt.Errorf("invalid JSON: expected a member name at offset %d", i)
+			}
+			var err error
+			if i, err = skipString(d, i); err != nil {
+				return 0, err
+			}
+			i = skipWS(d, i, saw)
+			if i >= len(d) || d[i] != ':' {
+				return 0, fmt.Errorf("invalid JSON: expected ':' at offset %d", i)
+			}
+			if i, err = skipValue(d, i+1, depth+1, saw); err != nil {
+				return 0, err
+			}
+			i = skipWS(d, i, saw)
+			if i >= len(d) {
+				return 0, errJSONEnd
+			}
+			switch d[i] {
+			case ',':
+				i++
+			case '}':
+				return i + 1, nil
+			default:
+				return 0, fmt.Errorf("invalid JSON: expected ',' or '}' at offset %d", i)
+			}
+		}
+	case '[':
+		i = skipWS(d, i+1, saw)
+		if i < len(d) && d[i] == ']' {
+			return i + 1, nil
+		}
+		for {
+			var err error
+			if i, err = skipValue(d, i, depth+1, saw); err != nil {
+				return 0, err
+			}
+			i = skipWS(d, i, saw)
+			if i >= len(d) {
+				return 0, errJSONEnd
+			}
+			switch d[i] {
+			case ',':
+				i++
+			case ']':
+				return i + 1, nil
+			default:
+				return 0, fmt.Errorf("invalid JSON: expected ',' or ']' at offset %d", i)
+			}
+		}
+	case '"':
+		return skipString(d, i)
+	case 't':
+		return skipLiteral(d, i, "true")
+	case 'f':
+		return skipLiteral(d, i, "false")
+	case 'n':
+		return skipLiteral(d, i, "null")
+	default:
+		if c == '-' || (c >= '0' && c <= '9') {
+			return skipNumber(d, i)
+		}
+		return 0, fmt.Errorf("invalid JSON: unexpected %q at offset %d", c, i)
+	}
+}
+
+func skipLiteral(d []byte, i int, lit string) (int, error) {
+	if len(d)-i < len(lit) || string(d[i:i+len(lit)]) != lit {
+		return 0, fmt.Errorf("invalid JSON: bad literal at offset %d", i)
+	}
+	return i + len(lit), nil
+}
+
+// skipString validates the string starting at d[i] == '"'.
+func skipString(d []byte, i int) (int, error) {
+	for i++; i < len(d); i++ {
+		switch c := d[i]; {
+		case c == '"':
+			return i + 1, nil
+		case c < 0x20:
+			return 0, fmt.Errorf("invalid JSON: control character in string at offset %d", i)
+		case c == '\\':
+			i++
+			if i >= len(d) {
+				return 0, errJSONEnd
+			}
+			switch d[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if len(d)-i < 5 || !isHex(d[i+1]) || !isHex(d[i+2]) || !isHex(d[i+3]) || !isHex(d[i+4]) {
+					return 0, fmt.Errorf("invalid JSON: bad \\u escape at offset %d", i)
+				}
+				i += 4
+			default:
+				return 0, fmt.Errorf("invalid JSON: bad escape at offset %d", i)
+			}
+		}
+	}
+	return 0, errJSONEnd
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// skipNumber validates the number starting at d[i].
+func skipNumber(d []byte, i int) (int, error) {
+	start := i
+	if d[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(d) && d[i] == '0':
+		i++
+	case i < len(d) && d[i] >= '1' && d[i] <= '9':
+		for i < len(d) && isDigit(d[i]) {
+			i++
+		}
+	default:
+		return 0, fmt.Errorf("invalid JSON: bad number at offset %d", start)
+	}
+	if i < len(d) && d[i] == '.' {
+		i++
+		if i >= len(d) || !isDigit(d[i]) {
+			return 0, fmt.Errorf("invalid JSON: bad number at offset %d", start)
+		}
+		for i < len(d) && isDigit(d[i]) {
+			i++
+		}
+	}
+	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
+		i++
+		if i < len(d) && (d[i] == '+' || d[i] == '-') {
+			i++
+		}
+		if i >= len(d) || !isDigit(d[i]) {
+			return 0, fmt.Errorf("invalid JSON: bad number at offset %d", start)
+		}
+		for i < len(d) && isDigit(d[i]) {
+			i++
+		}
+	}
+	return i, nil
+}
+
+// eachMember calls fn with the name and raw value of every member of the
+// JSON object obj (which starts with '{'). With whole set, obj must hold
+// nothing but the object (whitespace aside). The values are subslices of obj.
+func eachMember(obj []byte, fn func(key, val []byte), whole bool) error {
+	i := skipWS(obj, 0, nil)
+	if i >= len(obj) || obj[i] != '{' {
+		return errors.New("not a JSON object")
+	}
+	i = skipWS(obj, i+1, nil)
+	if i < len(obj) && obj[i] == '}' {
+		i++
+	} else {
+		for {
+			i = skipWS(obj, i, nil)
+			if i >= len(obj) || obj[i] != '"' {
+				return fmt.Errorf("invalid JSON: expected a member name at offset %d", i)
+			}
+			ks := i
+			var err error
+			if i, err = skipString(obj, i); err != nil {
+				return err
+			}
+			key := obj[ks+1 : i-1]
+			if bytes.IndexByte(key, '\\') >= 0 {
+				var k string
+				if err := json.Unmarshal(obj[ks:i], &k); err != nil {
+					return err
+				}
+				key = []byte(k)
+			}
+			i = skipWS(obj, i, nil)
+			if i >= len(obj) || obj[i] != ':' {
+				return fmt.Errorf("invalid JSON: expected ':' at offset %d", i)
+			}
+			vs := skipWS(obj, i+1, nil)
+			if i, err = skipValue(obj, vs, 1, nil); err != nil {
+				return err
+			}
+			fn(key, obj[vs:i])
+			i = skipWS(obj, i, nil)
+			if i >= len(obj) {
+				return errJSONEnd
+			}
+			if obj[i] == '}' {
+				i++
+				break
+			}
+			if obj[i] != ',' {
+				return fmt.Errorf("invalid JSON: expected ',' or '}' at offset %d", i)
+			}
+			i++
+		}
+	}
+	if whole && skipWS(obj, i, nil) != len(obj) {
+		return fmt.Errorf("invalid JSON: data after the object at offset %d", i)
+	}
+	return nil
+}
+
+// eachElement calls fn with every element of the JSON array arr (which
+// starts with '['). The elements are subslices of arr.
+func eachElement(arr []byte, fn func(val []byte)) error {
+	i := skipWS(arr, 0, nil)
+	if i >= len(arr) || arr[i] != '[' {
+		return errors.New("not a JSON array")
+	}
+	i = skipWS(arr, i+1, nil)
+	if i < len(arr) && arr[i] == ']' {
+		return nil
+	}
+	for {
+		vs := skipWS(arr, i, nil)
+		var err error
+		if i, err = skipValue(arr, vs, 1, nil); err != nil {
+			return err
+		}
+		fn(arr[vs:i])
+		i = skipWS(arr, i, nil)
+		if i >= len(arr) {
+			return errJSONEnd
+		}
+		if arr[i] == ']' {
+			return nil
+		}
+		if arr[i] != ',' {
+			return fmt.Errorf("invalid JSON: expected ',' or ']' at offset %d", i)
+		}
+		i++
+	}
+}
+
+// jsonString returns the value of a raw JSON string; ok is false when raw
+// is not a string.
+func jsonString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1]), true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
 }
 
 // appendJSONString appends s as a JSON string.

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -260,4 +261,50 @@ func FuzzMessageDecode(f *testing.F) {
 			t.Fatalf("round trip changed %+v into %+v", m, back)
 		}
 	})
+}
+
+// FuzzSkipValue checks the hand-written JSON validator against
+// encoding/json.Valid.
+func FuzzSkipValue(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2.5e-3,-0,true,false,null,"x\u00e9\n"]}`, ` [ ] `, `{}`, `"\ud800"`,
+		`01`, `1.`, `-`, `1e`, `"\x"`, `{"a" 1}`, `[1,]`, `{"a":1,}`, "\"\x01\"", `nul`, `[[[[[]]]]]`, `"é"`, "\xff"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var saw bool
+		end, err := skipValue(data, 0, 0, &saw)
+		ours := err == nil && skipWS(data, end, &saw) == len(data)
+		if want := json.Valid(data); ours != want {
+			t.Fatalf("skipValue says valid=%v for %q, json.Valid says %v (err %v)", ours, data, want, err)
+		}
+		if ours {
+			got, err := appendCompact(nil, data)
+			var want bytes.Buffer
+			json.Compact(&want, data)
+			if err != nil || string(got) != want.String() {
+				t.Fatalf("appendCompact(%q) = %q, %v; want %q", data, got, err, want.String())
+			}
+		}
+	})
+}
+
+func TestEachMemberAndElement(t *testing.T) {
+	var keys []string
+	err := eachMember([]byte(` {"a" : 1, "b\u0063":[1, {"x":2}], "d":"s"} `), func(k, v []byte) {
+		keys = append(keys, string(k)+"="+string(v))
+	}, true)
+	if err != nil || strings.Join(keys, ";") != `a=1;bc=[1, {"x":2}];d="s"` {
+		t.Errorf("eachMember: %q %v", keys, err)
+	}
+	if err := eachMember([]byte(`{"a":1} x`), func(k, v []byte) {}, true); err == nil {
+		t.Error("trailing data accepted")
+	}
+	var elems []string
+	err = eachElement([]byte(`[ {"type":"text"} , 2,"x" ]`), func(v []byte) { elems = append(elems, string(v)) })
+	if err != nil || strings.Join(elems, ";") != `{"type":"text"};2;"x"` {
+		t.Errorf("eachElement: %q %v", elems, err)
+	}
+	if err := eachElement([]byte(`[1 2]`), func([]byte) {}); err == nil {
+		t.Error("eachElement accepted [1 2]")
+	}
 }
