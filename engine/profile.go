@@ -64,9 +64,9 @@ const HowToConfigure = `no model is configured. Do one of:
   - run a local Ollama on 127.0.0.1:11434 with a model pulled (ollama pull llama3.2);
   - create a profile naming provider (openai|anthropic|ollama), base_url, model and key_secret (a vault secret) or key_env (an environment variable), then switch to it, e.g.
       tai -e 'tai.vault.secret_set("openrouter-key", "sk-or-...")'
-      tai -e 'tai.call("profile_create", {name="router", provider="openai", base_url="https://openrouter.ai/api/v1", model="openai/gpt-4.1-mini", key_secret="openrouter-key"})'
-      tai -e 'tai.call("profile_switch", {name="router"})'
-    (or use the REPL's profile commands, or run once with --profile NAME)`
+      tai -e 'tai.profiles.save{name="router", provider="openai", base_url="https://openrouter.ai/api/v1", model="openai/gpt-4.1-mini", key_secret="openrouter-key"}'
+      tai -e 'tai.profiles.use("router")'
+    (or use the REPL's /profile new and /profile use, or run once with --profile NAME)`
 
 // ErrNoModel reports that no profile, no provider key and no local Ollama
 // could be found. Its text is HowToConfigure.

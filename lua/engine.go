@@ -51,15 +51,45 @@ func (h *Host) Engine() (*engine.Engine, error) {
 	}
 	h.luaTools = nil
 	h.eng = e
-	h.syncProfile()
 	return e, nil
 }
 
-// syncProfile sets tai.profile to the engine's current profile.
-func (h *Host) syncProfile() {
-	if h.eng != nil {
-		h.tai.RawSetString("profile", glua.LString(h.eng.Profile().Name))
+// luaProfileField answers tai.profile: the engine's profile once it is
+// built, else the --profile flag, else the current profile remembered in the
+// vault, else "default". It is computed on each read, so a switch made by
+// tai.profiles.use or by another process shows at once.
+func (h *Host) luaProfileField(L *glua.LState) int {
+	if L.CheckString(2) != "profile" {
+		L.Push(glua.LNil)
+		return 1
 	}
+	L.Push(glua.LString(h.currentProfileName()))
+	return 1
+}
+
+func (h *Host) currentProfileName() string {
+	if h.eng != nil {
+		return h.eng.Profile().Name
+	}
+	s, err := h.Vault()
+	if err == nil {
+		var p engine.Profile
+		if p, err = engine.ResolveProfile(s, h.profileFlag, h.getenv()); err == nil {
+			return p.Name
+		}
+	}
+	if h.profileFlag != "" {
+		return h.profileFlag
+	}
+	return h.opts.Profile
+}
+
+// getenv is the engine options' Getenv, else os.Getenv.
+func (h *Host) getenv() func(string) string {
+	if o := h.opts.Engine; o != nil && o.Getenv != nil {
+		return o.Getenv
+	}
+	return os.Getenv
 }
 
 // openEngine installs the bindings over the engine:
@@ -134,7 +164,6 @@ func (h *Host) luaCallTool(L *glua.LState) int {
 	var res engine.Result
 	var derr error
 	h.Await(func() { res, derr = e.Dispatch(ctx, name, args) })
-	h.syncProfile()
 	if derr != nil {
 		return fail(L, derr.Error())
 	}
@@ -363,13 +392,10 @@ func (h *Host) chatAgent(e *engine.Engine, key chatKey, tools []string) (*engine
 // profileModel is a ModelSource for a named profile other than the current
 // one; its client is built on the first turn.
 func (h *Host) profileModel(e *engine.Engine, name string) (engine.ModelSource, error) {
-	getenv := os.Getenv
+	getenv := h.getenv()
 	var copts *engine.ClientOptions
 	var newClient func(engine.Profile) (engine.ChatClient, error)
 	if o := h.opts.Engine; o != nil {
-		if o.Getenv != nil {
-			getenv = o.Getenv
-		}
 		copts = o.Client
 		newClient = o.NewClient
 	}
@@ -518,7 +544,6 @@ func (h *Host) luaChat(L *glua.LState) int {
 	var turn engine.Turn
 	var terr error
 	h.Await(func() { turn, terr = agent.RunTurn(ctx, message) })
-	h.syncProfile()
 	if terr != nil {
 		if ctx.Err() != nil {
 			return fail(L, "interrupted")
@@ -895,7 +920,6 @@ func (h *Host) profilesUse(L *glua.LState) int {
 	if err != nil {
 		return fail(L, err.Error())
 	}
-	h.syncProfile()
 	L.Push(profileTable(L, p))
 	return 1
 }
@@ -922,7 +946,6 @@ func (h *Host) profilesSave(L *glua.LState) int {
 	if err := e.SaveProfile(p); err != nil {
 		return fail(L, err.Error())
 	}
-	h.syncProfile()
 	L.Push(glua.LTrue)
 	return 1
 }
@@ -936,7 +959,6 @@ func (h *Host) profilesDelete(L *glua.LState) int {
 	if err := e.DeleteProfile(name); err != nil {
 		return fail(L, err.Error())
 	}
-	h.syncProfile()
 	L.Push(glua.LTrue)
 	return 1
 }

@@ -440,3 +440,26 @@ func mustLoad(b *testing.B, h *testHost, chunk string) glua.LValue {
 	}
 	return h.L.GetGlobal("bench_fn")
 }
+
+func TestProfileFieldFollowsTheVaultBeforeTheEngineIsBuilt(t *testing.T) {
+	openVault := openTestVault(t, "pw")
+	env := map[string]string{"OPENAI_API_KEY": "sk-test-key"}
+	opts := Options{Vault: openVault, Engine: &engine.Options{Getenv: func(k string) string { return env[k] }}}
+	first := newHost(t, opts, nil)
+	if got := mustRun(t, first, `return tai.profile`); got[0] != "default" {
+		t.Fatalf("fresh vault: tai.profile = %v, want default", got[0])
+	}
+	mustRun(t, first, `assert(tai.profiles.save{name = "work", provider = "anthropic", model = "claude-x", key_env = "WORK_KEY"}) assert(tai.profiles.use("work"))`)
+
+	second := newHost(t, opts, nil)
+	if got := mustRun(t, second, `return tai.profile, rawget(tai, "profile")`); got[0] != "work" || got[1] != nil {
+		t.Fatalf("second host: tai.profile = %v (raw %v), want work computed on read", got[0], got[1])
+	}
+	if second.eng != nil {
+		t.Fatal("reading tai.profile built the engine")
+	}
+	flagged := newHost(t, Options{Vault: openVault, Profile: "default", Engine: opts.Engine}, nil)
+	if got := mustRun(t, flagged, `return tai.profile`); got[0] != "default" {
+		t.Fatalf("--profile default: tai.profile = %v", got[0])
+	}
+}

@@ -172,7 +172,9 @@ func New(opts *Options) (*Host, error) {
 
 	h.tai = L.NewTable()
 	h.tai.RawSetString("version", glua.LString(h.opts.Version))
-	h.tai.RawSetString("profile", glua.LString(h.opts.Profile))
+	profileIndex := L.NewTable()
+	profileIndex.RawSetString("__index", L.NewFunction(h.luaProfileField))
+	L.SetMetatable(h.tai, profileIndex)
 	for _, open := range []func(*glua.LState, *glua.LTable){
 		h.openJSON,
 		h.openTOML,
