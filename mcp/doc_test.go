@@ -1,0 +1,311 @@
+package mcp
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// docConst is one package-level constant read from the package's source.
+type docConst struct {
+	name  string
+	str   string // for string constants
+	num   int64  // for numeric constants (nanoseconds for durations)
+	isStr bool
+	dur   bool
+}
+
+// packageConsts parses the package's non-test Go files and evaluates every
+// constant whose value it can compute from literals, time units and other
+// constants. The result is sorted by name.
+func packageConsts(t *testing.T) []docConst {
+	t.Helper()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	var specs []*ast.ValueSpec
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		af, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range af.Decls {
+			if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.CONST {
+				for _, s := range gd.Specs {
+					specs = append(specs, s.(*ast.ValueSpec))
+				}
+			}
+		}
+	}
+	env := map[string]docConst{}
+	// Constants may refer to ones declared later: evaluate until no
+	// progress.
+	for progress := true; progress; {
+		progress = false
+		for _, s := range specs {
+			for i, n := range s.Names {
+				if _, done := env[n.Name]; done || i >= len(s.Values) {
+					continue
+				}
+				v, err := evalConst(s.Values[i], env)
+				if err != nil {
+					continue
+				}
+				v.name = n.Name
+				env[n.Name] = v
+				progress = true
+			}
+		}
+	}
+	out := make([]docConst, 0, len(env))
+	for _, v := range env {
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+var timeUnits = map[string]time.Duration{"Nanosecond": time.Nanosecond, "Microsecond": time.Microsecond,
+	"Millisecond": time.Millisecond, "Second": time.Second, "Minute": time.Minute, "Hour": time.Hour}
+
+func evalConst(e ast.Expr, env map[string]docConst) (docConst, error) {
+	switch e := e.(type) {
+	case *ast.BasicLit:
+		switch e.Kind {
+		case token.INT:
+			n, err := strconv.ParseInt(e.Value, 0, 64)
+			return docConst{num: n}, err
+		case token.STRING:
+			s, err := strconv.Unquote(e.Value)
+			return docConst{str: s, isStr: true}, err
+		}
+	case *ast.ParenExpr:
+		return evalConst(e.X, env)
+	case *ast.Ident:
+		if v, ok := env[e.Name]; ok {
+			return v, nil
+		}
+	case *ast.SelectorExpr:
+		if pkg, ok := e.X.(*ast.Ident); ok && pkg.Name == "time" {
+			if u, ok := timeUnits[e.Sel.Name]; ok {
+				return docConst{num: int64(u), dur: true}, nil
+			}
+		}
+	case *ast.CallExpr:
+		if sel, ok := e.Fun.(*ast.SelectorExpr); ok && len(e.Args) == 1 && sel.Sel.Name == "Duration" {
+			v, err := evalConst(e.Args[0], env)
+			v.dur = true
+			return v, err
+		}
+	case *ast.BinaryExpr:
+		a, err := evalConst(e.X, env)
+		if err != nil {
+			return a, err
+		}
+		b, err := evalConst(e.Y, env)
+		if err != nil || a.isStr || b.isStr {
+			return a, fmt.Errorf("not numeric")
+		}
+		v := docConst{dur: a.dur || b.dur}
+		switch e.Op {
+		case token.MUL:
+			v.num = a.num * b.num
+		case token.ADD:
+			v.num = a.num + b.num
+		case token.SUB:
+			v.num = a.num - b.num
+		case token.QUO:
+			if b.num == 0 {
+				return v, fmt.Errorf("division by zero")
+			}
+			v.num = a.num / b.num
+		case token.SHL:
+			v.num = a.num << b.num
+		default:
+			return v, fmt.Errorf("operator %s", e.Op)
+		}
+		return v, nil
+	case *ast.UnaryExpr:
+		if e.Op == token.SUB {
+			v, err := evalConst(e.X, env)
+			v.num = -v.num
+			return v, err
+		}
+	}
+	return docConst{}, fmt.Errorf("cannot evaluate %T", e)
+}
+
+// renderings lists the ways the doc may write a constant's value.
+func (c docConst) renderings() []string {
+	switch {
+	case c.isStr:
+		return []string{c.str}
+	case c.dur:
+		d := time.Duration(c.num)
+		r := []string{d.String()}
+		if d%time.Second == 0 {
+			r = append(r, fmt.Sprintf("%ds", d/time.Second))
+		}
+		return r
+	}
+	r := []string{strconv.FormatInt(c.num, 10)}
+	if c.num > 0 && c.num%(1<<20) == 0 {
+		r = append(r, fmt.Sprintf("%dMB", c.num>>20), fmt.Sprintf("%d MiB", c.num>>20))
+	}
+	if c.num > 0 && c.num%(1<<10) == 0 {
+		r = append(r, fmt.Sprintf("%dKB", c.num>>10), fmt.Sprintf("%d KiB", c.num>>10))
+	}
+	return r
+}
+
+// docDrift lists what the doc fails to say about the constants: every
+// MCP_* constant needs a table row naming it and its value, every Method*
+// constant its wire name in backquotes, every Code* constant a row naming
+// it and its code.
+func docDrift(doc string, consts []docConst) []string {
+	var problems []string
+	// A constant's row is the table row whose first cell is exactly its
+	// backquoted name.
+	rows := map[string]string{}
+	firstCell := regexp.MustCompile("^\\|\\s*`([A-Za-z_][A-Za-z0-9_]*)`\\s*\\|")
+	for _, line := range strings.Split(doc, "\n") {
+		if m := firstCell.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
+			if _, seen := rows[m[1]]; !seen {
+				rows[m[1]] = line
+			}
+		}
+	}
+	hasValue := func(row string, c docConst) bool {
+		for _, r := range c.renderings() {
+			if regexp.MustCompile(`(^|[^0-9A-Za-z.-])` + regexp.QuoteMeta(r) + `([^0-9A-Za-z]|$)`).MatchString(row) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, c := range consts {
+		switch {
+		case strings.HasPrefix(c.name, "MCP_"), strings.HasPrefix(c.name, "Code") && !c.isStr:
+			row, ok := rows[c.name]
+			if !ok {
+				problems = append(problems, fmt.Sprintf("README.md has no table row naming `%s`", c.name))
+			} else if !hasValue(row, c) {
+				problems = append(problems, fmt.Sprintf("README.md's row for `%s` does not give its value (one of %q): %s", c.name, c.renderings(), row))
+			}
+		case strings.HasPrefix(c.name, "Method") && c.isStr:
+			if !strings.Contains(doc, "`"+c.str+"`") {
+				problems = append(problems, fmt.Sprintf("README.md does not name the wire method `%s` (%s)", c.str, c.name))
+			}
+		}
+	}
+	return problems
+}
+
+func readDoc(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatalf("the package's MCP document: %v", err)
+	}
+	return string(b)
+}
+
+func TestMcpDocNamesEveryCapMethodAndCode(t *testing.T) {
+	consts := packageConsts(t)
+	kinds := map[string]int{}
+	for _, c := range consts {
+		for _, p := range []string{"MCP_", "Method", "Code"} {
+			if strings.HasPrefix(c.name, p) {
+				kinds[p]++
+			}
+		}
+	}
+	for _, p := range []string{"MCP_", "Method", "Code"} {
+		if kinds[p] == 0 {
+			t.Fatalf("found no %s* constants in the package source: the parser is broken", p)
+		}
+	}
+	for _, p := range docDrift(readDoc(t), consts) {
+		t.Error(p)
+	}
+}
+
+func TestMcpDocDriftIsCaught(t *testing.T) {
+	doc := readDoc(t)
+	consts := packageConsts(t)
+	tests := []struct {
+		name   string
+		mutate func(string) string
+		want   string
+	}{
+		{name: "cap row removed", want: "`MCP_CALL_TIMEOUT`", mutate: func(s string) string {
+			return regexp.MustCompile("(?m)^\\| `MCP_CALL_TIMEOUT`.*\n").ReplaceAllString(s, "")
+		}},
+		{name: "cap value changed", want: "`MCP_CONNECT_TIMEOUT`", mutate: func(s string) string {
+			return regexp.MustCompile("(?m)^(\\| `MCP_CONNECT_TIMEOUT` \\| )20s").ReplaceAllString(s, "${1}25s")
+		}},
+		{name: "size value changed", want: "`MCP_HTTP_MAX_BODY`", mutate: func(s string) string {
+			return regexp.MustCompile("(?m)^(\\| `MCP_HTTP_MAX_BODY` \\| ).*?\\|").ReplaceAllString(s, "${1}12MB |")
+		}},
+		{name: "method gone", want: "`tools/list`", mutate: func(s string) string {
+			return strings.ReplaceAll(s, "`tools/list`", "tools-list")
+		}},
+		{name: "code gone", want: "`CodeMethodNotFound`", mutate: func(s string) string {
+			return strings.ReplaceAll(s, "`CodeMethodNotFound`", "method not found")
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mutated := tc.mutate(doc)
+			if mutated == doc {
+				t.Fatal("the mutation changed nothing; README.md's layout moved")
+			}
+			problems := strings.Join(docDrift(mutated, consts), "\n")
+			if !strings.Contains(problems, tc.want) {
+				t.Errorf("drift not reported for %s; problems:\n%s", tc.want, problems)
+			}
+		})
+	}
+}
+
+func TestEvalConst(t *testing.T) {
+	tests := []struct {
+		src  string
+		want docConst
+	}{
+		{`20 * time.Second`, docConst{num: int64(20 * time.Second), dur: true}},
+		{`10 * 1024 * 1024`, docConst{num: 10 << 20}},
+		{`64 << 10`, docConst{num: 64 << 10}},
+		{`-32601`, docConst{num: -32601}},
+		{`"2025-11-25"`, docConst{str: "2025-11-25", isStr: true}},
+		{`time.Duration(5) * time.Millisecond`, docConst{num: int64(5 * time.Millisecond), dur: true}},
+		{`(3600 * time.Second)`, docConst{num: int64(time.Hour), dur: true}},
+	}
+	for _, tc := range tests {
+		e, err := parser.ParseExpr(tc.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := evalConst(e, nil)
+		if err != nil || got != tc.want {
+			t.Errorf("evalConst(%s) = %+v, %v; want %+v", tc.src, got, err, tc.want)
+		}
+	}
+	if r := (docConst{num: int64(3600 * time.Second), dur: true}).renderings(); strings.Join(r, ",") != "1h0m0s,3600s" {
+		t.Errorf("renderings of an hour: %q", r)
+	}
+}
