@@ -34,6 +34,11 @@ type ClientOptions struct {
 	// reading the connection (a waiting call's or the client's own) and
 	// must not block.
 	OnNotification func(*Message)
+	// Redact, when set, scrubs the text of every error the client returns
+	// and of Stderr (the bridge passes the vault's Redact, so a secret in
+	// an argv or a server's stderr never reaches a person or a model). The
+	// errors still unwrap to their typed causes.
+	Redact func(string) string
 	// Stdio tunes a stdio leg; the entry's env and cwd are laid over it.
 	Stdio *StdioOptions
 	// HTTP tunes a Streamable HTTP leg.
@@ -225,7 +230,24 @@ func (c *Client) Start(ctx context.Context) error {
 			c.name, c.opts.ConnectTimeout, c.stderrNote(), context.DeadlineExceeded)
 	}
 	c.Close()
-	return err
+	return c.scrub(err)
+}
+
+// redactedError is an error whose text went through ClientOptions.Redact.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// scrub applies ClientOptions.Redact to err's text.
+func (c *Client) scrub(err error) error {
+	if err == nil || c.opts.Redact == nil {
+		return err
+	}
+	return &redactedError{msg: c.opts.Redact(err.Error()), err: err}
 }
 
 func (c *Client) start(ctx context.Context) error {
@@ -533,6 +555,11 @@ func marshalParams(params any) (json.RawMessage, error) {
 // A server that repeats a cursor, or pages past MaxPages, gets an error
 // instead of an endless loop.
 func (c *Client) Tools(ctx context.Context) ([]Tool, error) {
+	tools, err := c.tools(ctx)
+	return tools, c.scrub(err)
+}
+
+func (c *Client) tools(ctx context.Context) ([]Tool, error) {
 	var tools []Tool
 	seen := map[string]bool{}
 	cursor := ""
@@ -583,6 +610,11 @@ func (c *Client) Tools(ctx context.Context) ([]Tool, error) {
 // IsError; a JSON-RPC error comes back as an error wrapping *McpError. On
 // timeout the server gets notifications/cancelled and the call fails.
 func (c *Client) Call(ctx context.Context, name string, args any) (*CallResult, error) {
+	res, err := c.call(ctx, name, args)
+	return res, c.scrub(err)
+}
+
+func (c *Client) call(ctx context.Context, name string, args any) (*CallResult, error) {
 	var arguments []byte
 	switch a := args.(type) {
 	case nil:
@@ -683,7 +715,7 @@ func decodeCallResult(raw json.RawMessage) (*CallResult, error) {
 // Ping checks the server answers.
 func (c *Client) Ping(ctx context.Context) error {
 	_, err := c.request(ctx, MethodPing, json.RawMessage(`{}`))
-	return err
+	return c.scrub(err)
 }
 
 // ServerInfo returns what the server said about itself in initialize.
@@ -719,10 +751,14 @@ func (c *Client) Name() string { return c.name }
 
 // Stderr returns the kept tail of a stdio server's stderr ("" for http).
 func (c *Client) Stderr() string {
-	if s, ok := c.t.(interface{ Stderr() string }); ok {
-		return s.Stderr()
+	s, ok := c.t.(interface{ Stderr() string })
+	if !ok {
+		return ""
 	}
-	return ""
+	if c.opts.Redact != nil {
+		return c.opts.Redact(s.Stderr())
+	}
+	return s.Stderr()
 }
 
 // Transport returns the leg the client speaks over.

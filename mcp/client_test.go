@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -169,6 +170,7 @@ func TestClientHandshake(t *testing.T) {
 		{name: "unknown version", mode: "bad-version", wantErr: `answered protocol version "1999-01-01"`},
 		{name: "no tools capability", mode: "no-tools", wantErr: "capabilities.tools missing"},
 		{name: "no answer", mode: "no-init", wantErr: "did not finish within 300ms"},
+		{name: "server exits at start", mode: "exit-early", wantErr: "exit status 2; last stderr lines:\nloading config\nerror: no API key configured"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -195,6 +197,7 @@ func TestClientHandshake(t *testing.T) {
 }
 
 func TestClientSpawnExactArgvEnvCwd(t *testing.T) {
+	t.Setenv("TAI_TEST_SECRET", "must-not-leak")
 	dir := t.TempDir()
 	e := fakeEntry(t, "default")
 	e.Args = append(e.Args, "two words", "$HOME", "")
@@ -210,9 +213,9 @@ func TestClientSpawnExactArgvEnvCwd(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got struct {
-		Args  []string
-		Cwd   string
-		Probe string
+		Args               []string
+		Cwd, Probe, Secret string
+		Path               string
 	}
 	if err := json.Unmarshal([]byte(res.Text()), &got); err != nil {
 		t.Fatal(err)
@@ -220,6 +223,9 @@ func TestClientSpawnExactArgvEnvCwd(t *testing.T) {
 	wantDir, _ := filepath.EvalSymlinks(dir)
 	if fmt.Sprint(got.Args) != fmt.Sprint(e.Args) || got.Cwd != wantDir || got.Probe != "probe value" {
 		t.Errorf("server saw %+v, want args %q cwd %q", got, e.Args, wantDir)
+	}
+	if got.Secret != "" || got.Path != os.Getenv("PATH") {
+		t.Errorf("server environment: secret %q (want none), PATH %q (want tai's)", got.Secret, got.Path)
 	}
 }
 
@@ -522,5 +528,24 @@ func TestClientStderrTail(t *testing.T) {
 	}
 	if got := c.Stderr(); !strings.Contains(got, "fatal: the server fell over\n") {
 		t.Errorf("Stderr() = %q", got)
+	}
+}
+
+func TestClientRedactsErrors(t *testing.T) {
+	redact := func(s string) string { return strings.ReplaceAll(s, "fell over", "[redacted]") }
+	c := connectFake(t, "default", &ClientOptions{Redact: redact})
+	_, err := c.Call(testCtx(t), "crash", nil)
+	var pe *ProcessError
+	if !errors.As(err, &pe) {
+		t.Fatalf("err = %v, want it to unwrap to a *ProcessError", err)
+	}
+	if strings.Contains(err.Error(), "fell over") || !strings.Contains(err.Error(), "fatal: the server [redacted]") {
+		t.Errorf("error text not redacted: %v", err)
+	}
+	if strings.Contains(c.Stderr(), "fell over") {
+		t.Errorf("Stderr() not redacted: %q", c.Stderr())
+	}
+	if err := c.Ping(testCtx(t)); err == nil || strings.Contains(err.Error(), "fell over") {
+		t.Errorf("Ping error not redacted: %v", err)
 	}
 }

@@ -16,6 +16,7 @@ package mcp
 //	old-version    answers initialize with 2025-03-26
 //	no-tools       answers initialize without capabilities.tools
 //	no-init        never answers initialize
+//	exit-early     prints an error to stderr and exits 2 on initialize
 //	loop-cursor    tools/list always answers nextCursor "again"
 //	garbage        prints non-JSON-RPC lines before every message
 //	stderr-flood   writes 100 MB to stderr before answering initialize
@@ -28,7 +29,8 @@ package mcp
 // client for sampling/createMessage, returns its answer), notify (sends
 // progress, log and list_changed notifications first), barrier{n} (answers
 // once n barrier calls are in flight), spawn_child (starts a grandchild and
-// returns its pid), environ (its argv, cwd and $TAI_FAKE_PROBE). Unknown
+// returns its pid), environ (its argv, cwd, $TAI_FAKE_PROBE,
+// $TAI_TEST_SECRET and $PATH). Unknown
 // tools get -32602.
 //
 // Use fakeEntry(t, mode) for a canonical Entry running a mode, and
@@ -233,6 +235,9 @@ func (f *fakeServer) initialize(m fakeMsg) {
 		version = "2025-03-26"
 	case "no-tools":
 		caps = map[string]any{"logging": map[string]any{}}
+	case "exit-early":
+		os.Stderr.WriteString("loading config\nerror: no API key configured; set MY_API_KEY\n")
+		os.Exit(2)
 	case "stderr-flood":
 		chunk := []byte(strings.Repeat("noise on stderr, never parsed.\n", 2048))
 		for n := 0; n < 100<<20; n += len(chunk) {
@@ -353,7 +358,8 @@ func (f *fakeServer) call(id json.RawMessage, name string, args map[string]any) 
 		f.reply(id, text(strconv.Itoa(cmd.Process.Pid)))
 	case "environ":
 		wd, _ := os.Getwd()
-		b, _ := json.Marshal(map[string]any{"args": os.Args[1:], "cwd": wd, "probe": os.Getenv("TAI_FAKE_PROBE")})
+		b, _ := json.Marshal(map[string]any{"args": os.Args[1:], "cwd": wd, "probe": os.Getenv("TAI_FAKE_PROBE"),
+			"secret": os.Getenv("TAI_TEST_SECRET"), "path": os.Getenv("PATH")})
 		f.reply(id, text(string(b)))
 	default:
 		f.replyErr(id, -32602, "unknown tool: "+name)

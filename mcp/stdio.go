@@ -29,8 +29,13 @@ const (
 // StdioOptions tunes a StdioTransport. The zero value (or nil) means
 // defaults.
 type StdioOptions struct {
-	// Env is laid over the parent's environment.
+	// Env is laid over BaseEnv: the entry's own variables.
 	Env map[string]string
+	// BaseEnv is the environment the server starts from, as KEY=VALUE
+	// entries. Nil means SafeEnv(): only the variables of tai's own
+	// environment named in InheritedEnv, so tai's keys and passphrase
+	// never reach a third-party server unless its entry asks for them.
+	BaseEnv []string
 	// Dir is the working directory; empty means the parent's.
 	Dir string
 	// StderrMax caps the kept stderr tail (default DefaultStderrMax).
@@ -155,7 +160,11 @@ func (t *StdioTransport) Connect(ctx context.Context) error {
 	}
 	cmd := exec.Command(t.command, t.args...)
 	cmd.Dir = t.opts.Dir
-	cmd.Env = mergeEnv(os.Environ(), t.opts.Env)
+	base := t.opts.BaseEnv
+	if base == nil {
+		base = SafeEnv()
+	}
+	cmd.Env = mergeEnv(base, t.opts.Env)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 
 	inR, inW, err := os.Pipe()
@@ -458,6 +467,26 @@ func (t *StdioTransport) Pid() int {
 		return 0
 	}
 	return t.cmd.Process.Pid
+}
+
+// InheritedEnv returns the names of the variables of tai's environment a
+// stdio server inherits by default: what programs need to find themselves,
+// their home, temp folder, terminal and locale (the MCP TypeScript SDK's
+// list plus locale and TMPDIR). Everything else comes from the entry's env.
+func InheritedEnv() []string {
+	return []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ"}
+}
+
+// SafeEnv returns the entries of tai's environment named in InheritedEnv,
+// skipping exported shell functions.
+func SafeEnv() []string {
+	var out []string
+	for _, k := range InheritedEnv() {
+		if v, ok := os.LookupEnv(k); ok && !strings.HasPrefix(v, "()") {
+			out = append(out, k+"="+v)
+		}
+	}
+	return out
 }
 
 func mergeEnv(base []string, over map[string]string) []string {
