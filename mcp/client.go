@@ -47,31 +47,45 @@ type ClientOptions struct {
 
 // ServerInfo is the serverInfo a server answers initialize with.
 type ServerInfo struct {
-	Name    string `json:"name"`
+	// Name is the server's programmatic name.
+	Name string `json:"name"`
+	// Version is the server's version string.
 	Version string `json:"version"`
-	Title   string `json:"title,omitempty"`
+	// Title is the server's display name, when it gives one.
+	Title string `json:"title,omitempty"`
 }
 
 // Tool is one tool a server lists. Raw keeps the whole object as sent, so
 // fields this type does not name (icons, _meta, execution) pass through.
 type Tool struct {
-	Name         string          `json:"name"`
-	Title        string          `json:"title,omitempty"`
-	Description  string          `json:"description,omitempty"`
-	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
+	// Name is what tools/call takes.
+	Name string `json:"name"`
+	// Title is the display name, when given.
+	Title string `json:"title,omitempty"`
+	// Description is the server's (untrusted) description.
+	Description string `json:"description,omitempty"`
+	// InputSchema is the JSON Schema of the arguments, as sent.
+	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+	// OutputSchema is the JSON Schema of structuredContent, when given.
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-	Annotations  json.RawMessage `json:"annotations,omitempty"`
-	Raw          json.RawMessage `json:"-"`
+	// Annotations are the server's (untrusted) behaviour hints.
+	Annotations json.RawMessage `json:"annotations,omitempty"`
+	// Raw is the whole tool object as sent.
+	Raw json.RawMessage `json:"-"`
 }
 
 // CallResult is a tools/call result. Content items stay as the server sent
 // them (text, image, audio, resources and annotations unchanged). IsError
 // marks a tool that ran and failed, which is a result, not a Go error.
 type CallResult struct {
-	Content           []json.RawMessage `json:"content"`
-	StructuredContent json.RawMessage   `json:"structuredContent,omitempty"`
-	IsError           bool              `json:"isError,omitempty"`
-	Meta              json.RawMessage   `json:"_meta,omitempty"`
+	// Content holds each content item exactly as sent.
+	Content []json.RawMessage `json:"content"`
+	// StructuredContent is the structured result, when given.
+	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
+	// IsError says the tool ran and failed.
+	IsError bool `json:"isError,omitempty"`
+	// Meta is the result's _meta, when given.
+	Meta json.RawMessage `json:"_meta,omitempty"`
 	// Raw is the whole result object as sent.
 	Raw json.RawMessage `json:"-"`
 }
@@ -239,7 +253,10 @@ type redactedError struct {
 	err error
 }
 
+// Error returns the redacted text.
 func (e *redactedError) Error() string { return e.msg }
+
+// Unwrap returns the original error.
 func (e *redactedError) Unwrap() error { return e.err }
 
 // scrub applies ClientOptions.Redact to err's text.
@@ -284,7 +301,7 @@ func (c *Client) start(ctx context.Context) error {
 	if tools, ok := res.Capabilities["tools"]; !ok || isNull(tools) {
 		return fmt.Errorf("mcp server %q: offers no tools (capabilities.tools missing from its initialize answer)", c.name)
 	}
-	if vs, ok := c.t.(interface{ SetProtocolVersion(string) }); ok {
+	if vs, ok := c.t.(ProtocolVersionSetter); ok {
 		vs.SetProtocolVersion(res.ProtocolVersion)
 	}
 	caps, _ := json.Marshal(res.Capabilities)
@@ -751,7 +768,7 @@ func (c *Client) Name() string { return c.name }
 
 // Stderr returns the kept tail of a stdio server's stderr ("" for http).
 func (c *Client) Stderr() string {
-	s, ok := c.t.(interface{ Stderr() string })
+	s, ok := c.t.(StderrSource)
 	if !ok {
 		return ""
 	}

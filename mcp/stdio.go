@@ -566,6 +566,7 @@ func (s *stderrTail) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// String returns the kept tail.
 func (s *stderrTail) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -576,6 +577,7 @@ func (s *stderrTail) String() string {
 	return string(b)
 }
 
+// Cap returns the capacity of the buffer, for tests of its bound.
 func (s *stderrTail) Cap() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -8,27 +8,39 @@ import (
 // ID is a JSON-RPC request id: a string or an integer. The zero ID (IsZero)
 // means "no id" (a notification); the integer 0 is a real id.
 type ID struct {
-	Str   string
-	Num   int64
+	// Str is the value of a string id.
+	Str string
+	// Num is the value of an integer id.
+	Num int64
+	// IsStr says the id is a string (Str), not an integer (Num).
 	IsStr bool
-	Set   bool
+	// Set says there is an id at all.
+	Set bool
 }
 
 // Message is one JSON-RPC 2.0 message: a request (ID and Method), a
 // notification (Method, no ID) or a response (ID and Result or Error).
 type Message struct {
-	ID     ID
+	// ID identifies a request and its response; unset for notifications.
+	ID ID
+	// Method names a request or notification; empty for responses.
 	Method string
+	// Params are a request's or notification's parameters, as sent.
 	Params json.RawMessage
+	// Result is a successful response's result, as sent.
 	Result json.RawMessage
-	Error  *WireError
+	// Error is a failed response's error.
+	Error *WireError
 }
 
 // WireError is the error object of a JSON-RPC response.
 type WireError struct {
-	Code    int             `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data,omitempty"`
+	// Code is the JSON-RPC error code.
+	Code int `json:"code"`
+	// Message is a short description of the error.
+	Message string `json:"message"`
+	// Data is optional extra information, as sent.
+	Data json.RawMessage `json:"data,omitempty"`
 }
 
 // Transport carries JSON-RPC messages between a Client and one server.
@@ -47,4 +59,17 @@ type Transport interface {
 	Recv(ctx context.Context) (*Message, error)
 	// Close ends the leg and releases every resource (processes, streams).
 	Close() error
+}
+
+// ProtocolVersionSetter is implemented by transports that need the
+// negotiated protocol version (Streamable HTTP sends it as the
+// MCP-Protocol-Version header). The Client calls it after the handshake.
+type ProtocolVersionSetter interface {
+	SetProtocolVersion(v string)
+}
+
+// StderrSource is implemented by transports that keep a server's stderr
+// (stdio); Client.Stderr reads it.
+type StderrSource interface {
+	Stderr() string
 }

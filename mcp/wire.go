@@ -108,9 +108,12 @@ var ErrTooLarge = errors.New("mcp: message larger than MCP_HTTP_MAX_BODY")
 // McpError is a JSON-RPC error answered by a server: a protocol failure, as
 // opposed to a tool that ran and failed (a CallResult with IsError).
 type McpError struct {
-	Code    int
+	// Code is the JSON-RPC error code (see the Code constants).
+	Code int
+	// Message is the server's error message.
 	Message string
-	Data    json.RawMessage
+	// Data is the error's optional data, as sent.
+	Data json.RawMessage
 }
 
 // Error formats the code and message.
@@ -133,7 +136,9 @@ func (e *McpError) Is(target error) bool {
 // else. It unwraps to its McpError, so errors.As finds either type.
 type McpHttpError struct {
 	McpError
-	Status          int
+	// Status is the HTTP status code.
+	Status int
+	// WWWAuthenticate is the response's WWW-Authenticate header, if any.
 	WWWAuthenticate string
 }
 
