@@ -67,15 +67,17 @@ type HTTPOptions struct {
 // body, is tolerated; the body is discarded).
 //
 // How failures reach the client: Send for a request returns once the
-// server has answered with a status (or when ctx ends first, the request
-// then being in flight). A refused POST makes Send return *McpHttpError
-// (status, WWW-Authenticate, and the body's JSON-RPC error when present),
-// so 401 can be told from anything else; a network failure or an
-// over-size message makes Send return an error too (ErrTooLarge wrapped for
-// the latter). A failure after that (a stream that broke and could not be
-// resumed, a malformed or over-size event) arrives through Recv as an error
-// response to that request id (code CodeInternalError, the message naming
-// what happened), so the waiting call fails while the session lives on.
+// reply has begun (a JSON reply read whole, or the first message of an
+// event stream), or when ctx ends first, the request then being in flight.
+// A refused POST makes Send return *McpHttpError (status,
+// WWW-Authenticate, and the body's JSON-RPC error when present), so 401
+// can be told from anything else; a network failure, an over-size message
+// or a stream that fails before its first message makes Send return an
+// error too (ErrTooLarge wrapped for size). A failure after that (a stream
+// that broke and could not be resumed, a malformed or over-size event)
+// arrives through Recv as an error response to that request id (code
+// CodeInternalError, the message naming what happened), so the waiting
+// call fails while the session lives on.
 //
 // A POST stream that ends before its response is resumed: after the
 // stream's retry delay, a GET with Last-Event-ID and the session id. No
@@ -377,8 +379,18 @@ func (t *HTTPTransport) runRequest(ctx context.Context, id ID, method string, bo
 	}
 	switch ct := mediaType(resp); {
 	case ct == "text/event-stream":
-		st.report(nil)
-		err := t.readStream(ctx, resp.Body, id, t.deliver)
+		// Send returns at the first message, or with the error of a stream
+		// that yields none: a stream that opens and then fails is reported
+		// as Send's own error.
+		first := true
+		got := func(m *Message) {
+			if first {
+				first = false
+				st.report(nil)
+			}
+			t.deliver(m)
+		}
+		err := t.readStream(ctx, resp.Body, id, got)
 		if err != nil {
 			fail(fmt.Errorf("request %s (%s): %w", id, method, err))
 			return
