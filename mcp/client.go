@@ -171,12 +171,16 @@ func NewClient(name string, t Transport, opts *ClientOptions) *Client {
 // Connect opens a session on a canonical entry: it picks the transport,
 // connects it and runs the handshake, all within ConnectTimeout.
 func Connect(ctx context.Context, entry Entry, opts *ClientOptions) (*Client, error) {
+	redact := func(err error) error { return err }
+	if opts != nil && opts.Redact != nil {
+		redact = func(err error) error { return &redactedError{msg: opts.Redact(err.Error()), err: err} }
+	}
 	if err := entry.Validate(); err != nil {
-		return nil, err
+		return nil, redact(err)
 	}
 	t, err := newTransport(entry, opts)
 	if err != nil {
-		return nil, err
+		return nil, redact(err)
 	}
 	c := NewClient(entry.Label(), t, opts)
 	if err := c.Start(ctx); err != nil {
@@ -233,13 +237,14 @@ func (c *Client) Start(ctx context.Context) error {
 	}
 	c.started = true
 	c.mu.Unlock()
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, c.opts.ConnectTimeout)
 	defer cancel()
 	err := c.start(ctx)
 	if err == nil {
 		return nil
 	}
-	if ctx.Err() == context.DeadlineExceeded && !errors.Is(err, ErrTooLarge) {
+	if ctx.Err() == context.DeadlineExceeded && parent.Err() == nil && !errors.Is(err, ErrTooLarge) {
 		err = fmt.Errorf("mcp server %q: spawn and handshake did not finish within %s%s: %w",
 			c.name, c.opts.ConnectTimeout, c.stderrNote(), context.DeadlineExceeded)
 	}

@@ -549,3 +549,39 @@ func TestClientRedactsErrors(t *testing.T) {
 		t.Errorf("Ping error not redacted: %v", err)
 	}
 }
+
+// TestClientCallsSurviveNeighboursCancelling mixes calls that time out
+// while holding the connection's read role with calls that must succeed.
+func TestClientCallsSurviveNeighboursCancelling(t *testing.T) {
+	c := connectFake(t, "default", nil)
+	ctx := testCtx(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for i := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i%2 == 0 {
+				cctx, cancel := context.WithTimeout(ctx, time.Duration(1+i%7)*time.Millisecond)
+				defer cancel()
+				if _, err := c.Call(cctx, "hang", nil); !errors.Is(err, context.DeadlineExceeded) {
+					errs <- fmt.Errorf("hang %d: %v", i, err)
+				}
+				return
+			}
+			want := fmt.Sprint("echo ", i)
+			res, err := c.Call(ctx, "echo", map[string]any{"text": want})
+			if err != nil || res.Text() != want {
+				errs <- fmt.Errorf("echo %d: %v %v", i, res, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if err := c.Ping(ctx); err != nil {
+		t.Errorf("Ping after the storm: %v", err)
+	}
+}
