@@ -401,6 +401,9 @@ func (t *HTTPTransport) runRequest(ctx context.Context, id ID, method string, bo
 			fail(fmt.Errorf("reply to request %s (%s): %w", id, method, err))
 			return
 		}
+		if msg.IsResponse() && !msg.ID.Set {
+			msg.ID = id // an error answered with "id": null belongs to this request
+		}
 		st.report(nil)
 		t.deliver(msg)
 		if !msg.IsResponse() || msg.ID != id {
@@ -413,7 +416,8 @@ func (t *HTTPTransport) runRequest(ctx context.Context, id ID, method string, bo
 	}
 }
 
-// sendOneWay POSTs a notification or response and expects 202 (or 200).
+// sendOneWay POSTs a notification or response and expects 202 (or any
+// other 2xx, whose body is dropped).
 func (t *HTTPTransport) sendOneWay(ctx context.Context, body []byte) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -426,7 +430,7 @@ func (t *HTTPTransport) sendOneWay(ctx context.Context, body []byte) error {
 		}
 		return err
 	}
-	drain(resp, t.opts.MaxBody)
+	drainStream(resp.Body) // a body (tolerated) is read briefly, then dropped
 	return nil
 }
 
@@ -534,7 +538,7 @@ func (t *HTTPTransport) reinit(ctx context.Context, stale string) error {
 		if resp.StatusCode < 200 || resp.StatusCode > 299 {
 			return wrap(t.httpError(resp))
 		}
-		drain(resp, t.opts.MaxBody)
+		drainStream(resp.Body)
 	}
 	return nil
 }

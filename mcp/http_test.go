@@ -35,6 +35,9 @@ type fakeHTTP struct {
 	// (default 202, no body).
 	notifyStatus int
 	notifyBody   string
+	// notifyHold keeps the answer to a notification or response open
+	// until the client goes away.
+	notifyHold bool
 	// dropSessions makes every non-initialize request with a session 404.
 	dropSessions bool
 	// sessionFormat formats new session ids from a counter (default
@@ -119,6 +122,10 @@ func (f *fakeHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(status)
 		io.WriteString(w, f.notifyBody)
+		if f.notifyHold {
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}
 		return
 	}
 	if method == "initialize" {
@@ -577,16 +584,18 @@ func TestHTTPOneWayReplies(t *testing.T) {
 		name   string
 		status int
 		body   string
+		hold   bool
 	}{
 		{name: "202", status: 202},
 		{name: "200 empty", status: 200},
 		{name: "200 with body", status: 200, body: `{"jsonrpc":"2.0","result":{}}`},
 		{name: "204", status: 204},
+		{name: "200 with a stream kept open", status: 200, body: ": open\n\n", hold: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeHTTP(t)
-			f.notifyStatus, f.notifyBody = tc.status, tc.body
+			f.notifyStatus, f.notifyBody, f.notifyHold = tc.status, tc.body, tc.hold
 			ts := f.start()
 			c := fakeClient(t, ts, nil, nil)
 			if err := c.Ping(httpCtx(t)); err != nil {
@@ -958,5 +967,23 @@ func TestReadCapped(t *testing.T) {
 				t.Fatalf("read %d bytes (cap %d), want %d within the limit %d", len(got), cap(got), tc.want, tc.limit)
 			}
 		})
+	}
+}
+
+// TestHTTPNullIDError: a JSON reply carrying a JSON-RPC error with "id":
+// null (how some servers answer a request they could not parse) fails that
+// request with the server's own code and message.
+func TestHTTPNullIDError(t *testing.T) {
+	f := newFakeHTTP(t)
+	f.onCall = func(w http.ResponseWriter, _ *http.Request, _ any, _ string, _ map[string]any) bool {
+		f.replyMsg(w, map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": -32600, "message": "cannot read that"}})
+		return true
+	}
+	ts := f.start()
+	c := fakeClient(t, ts, nil, nil)
+	_, err := c.Call(httpCtx(t), "echo", nil)
+	var me *McpError
+	if !errors.As(err, &me) || me.Code != CodeInvalidRequest || !strings.Contains(err.Error(), "cannot read that") {
+		t.Fatalf("err = %v, want the server's -32600", err)
 	}
 }
