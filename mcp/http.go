@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -93,6 +94,7 @@ type HTTPTransport struct {
 	url      string
 	shownURL string // url without credentials or query, for errors
 	headers  http.Header
+	secrets  []string // credentials scrubbed from server text in errors
 	opts     HTTPOptions
 	client   *http.Client
 	own      *http.Transport // our own round tripper, closed on Close
@@ -135,7 +137,7 @@ func NewHTTPTransport(rawURL string, headers map[string]string, opts *HTTPOption
 		}
 		h.Set(k, v)
 	}
-	t := &HTTPTransport{url: rawURL, shownURL: redactURL(rawURL), headers: h,
+	t := &HTTPTransport{url: rawURL, shownURL: redactURL(rawURL), headers: h, secrets: credentials(u, h),
 		in: make(chan *Message, 64), done: make(chan struct{}), inflight: make(map[ID]context.CancelFunc)}
 	if opts != nil {
 		t.opts = *opts
@@ -788,9 +790,57 @@ func (t *HTTPTransport) httpError(resp *http.Response) error {
 	if e.Message == "" {
 		e.Message = "from " + t.shownURL
 	} else {
-		e.Message = "from " + t.shownURL + ": " + e.Message
+		e.Message = "from " + t.shownURL + ": " + t.scrub(e.Message)
+	}
+	e.WWWAuthenticate = t.scrub(e.WWWAuthenticate)
+	if len(e.Data) > 0 {
+		e.Data = json.RawMessage(t.scrub(string(e.Data)))
 	}
 	return e
+}
+
+// minSecretLen is the shortest credential scrubbed from server text; a
+// shorter value would blank out ordinary words.
+const minSecretLen = 6
+
+// credentials returns what the transport sends that may be secret: header
+// values (and their token after a "Bearer "/"Basic " scheme), the URL's
+// password and query values.
+func credentials(u *url.URL, h http.Header) []string {
+	var out []string
+	add := func(v string) {
+		if len(v) >= minSecretLen {
+			out = append(out, v)
+		}
+	}
+	for _, vs := range h {
+		for _, v := range vs {
+			add(v)
+			if _, tok, ok := strings.Cut(v, " "); ok {
+				add(strings.TrimSpace(tok))
+			}
+		}
+	}
+	if p, ok := u.User.Password(); ok {
+		add(p)
+	}
+	for _, vs := range u.Query() {
+		for _, v := range vs {
+			add(v)
+		}
+	}
+	// Longest first, so a whole header value goes before its token.
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}
+
+// scrub blanks every credential the transport sends out of text from the
+// server (an error body may echo a rejected token back).
+func (t *HTTPTransport) scrub(s string) string {
+	for _, c := range t.secrets {
+		s = strings.ReplaceAll(s, c, "[redacted]")
+	}
+	return s
 }
 
 // netError rewrites a client error so it names the redacted URL (net/http

@@ -875,8 +875,10 @@ func TestHTTPErrorsHideSecrets(t *testing.T) {
 	ln.Close() // nothing listens there now
 
 	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+		// A careless server echoes what it rejected.
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", error_description="`+r.Header.Get("Authorization")+`"`)
 		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, "rejected "+r.Header.Get("Authorization")+" for "+r.URL.RawQuery)
 	}))
 	defer refusing.Close()
 
