@@ -93,8 +93,6 @@ type HTTPOptions struct {
 type HTTPTransport struct {
 	url      string
 	shownURL string // url without credentials or query, for errors
-	headers  http.Header
-	secrets  []string // credentials scrubbed from server text in errors
 	opts     HTTPOptions
 	client   *http.Client
 	own      *http.Transport // our own round tripper, closed on Close
@@ -108,6 +106,8 @@ type HTTPTransport struct {
 	reinitMu sync.Mutex // one re-initialization at a time
 
 	mu        sync.Mutex
+	headers   http.Header // replaced whole by SetHeader, never modified
+	secrets   []string    // credentials scrubbed from server text in errors
 	closed    bool
 	session   string
 	version   string
@@ -184,6 +184,30 @@ func (t *HTTPTransport) SetProtocolVersion(v string) {
 	t.mu.Lock()
 	t.version = v
 	t.mu.Unlock()
+}
+
+// SetHeader sets (or, with an empty value, removes) a header sent with
+// every later request, such as a refreshed Authorization. It refuses what
+// NewHTTPTransport refuses, naming the header, never its value.
+func (t *HTTPTransport) SetHeader(name, value string) error {
+	if !validHeaderName(name) {
+		return fmt.Errorf("mcp: header name %q is not a valid HTTP header name", name)
+	}
+	if strings.ContainsAny(value, "\r\n\x00") {
+		return fmt.Errorf("mcp: header %q holds a line break or NUL; fix its value", name)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	h := t.headers.Clone() // requests being built keep the old map
+	if value == "" {
+		h.Del(name)
+	} else {
+		h.Set(name, value)
+	}
+	t.headers = h
+	u, _ := url.Parse(t.url)
+	t.secrets = credentials(u, h)
+	return nil
 }
 
 // SessionID returns the session id the server assigned ("" for none).
@@ -703,7 +727,10 @@ func (t *HTTPTransport) newRequest(ctx context.Context, method string, body []by
 	if err != nil {
 		return nil, fmt.Errorf("mcp: %s %s: %v", method, t.shownURL, err)
 	}
-	for k, v := range t.headers {
+	t.mu.Lock()
+	headers := t.headers
+	t.mu.Unlock()
+	for k, v := range headers {
 		req.Header[k] = v
 	}
 	switch method {
@@ -837,7 +864,10 @@ func credentials(u *url.URL, h http.Header) []string {
 // scrub blanks every credential the transport sends out of text from the
 // server (an error body may echo a rejected token back).
 func (t *HTTPTransport) scrub(s string) string {
-	for _, c := range t.secrets {
+	t.mu.Lock()
+	secrets := t.secrets
+	t.mu.Unlock()
+	for _, c := range secrets {
 		s = strings.ReplaceAll(s, c, "[redacted]")
 	}
 	return s

@@ -989,3 +989,42 @@ func TestHTTPNullIDError(t *testing.T) {
 		t.Fatalf("err = %v, want the server's -32600", err)
 	}
 }
+
+// TestHTTPSetHeader: a header changed between calls (a refreshed token)
+// goes on every later request; bad names and values are refused.
+func TestHTTPSetHeader(t *testing.T) {
+	f := newFakeHTTP(t)
+	ts := f.start()
+	ctx := httpCtx(t)
+	c, err := connectHTTP(ctx, ts.URL, map[string]string{"Authorization": "Bearer old-token"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tr := c.Transport().(*HTTPTransport)
+	if err := tr.SetHeader("Authorization", "Bearer new-token"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.SetHeader("Authorization", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range f.requests() {
+		got = append(got, r.Header.Get("Authorization"))
+	}
+	want := []string{"Bearer old-token", "Bearer old-token", "Bearer new-token", ""}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("Authorization per request = %q, want %q", got, want)
+	}
+	for _, bad := range [][2]string{{"Bad Name", "value-9f2"}, {"X-Token", "tok-9f2\r\nb: c"}} {
+		if err := tr.SetHeader(bad[0], bad[1]); err == nil || strings.Contains(err.Error(), bad[1]) {
+			t.Errorf("SetHeader(%q) = %v, want an error without the value", bad[0], err)
+		}
+	}
+}
