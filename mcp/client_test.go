@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -583,5 +584,40 @@ func TestClientCallsSurviveNeighboursCancelling(t *testing.T) {
 	}
 	if err := c.Ping(ctx); err != nil {
 		t.Errorf("Ping after the storm: %v", err)
+	}
+}
+
+// TestServerDiesWithTai kills a process that runs a stdio server without
+// any chance to clean up: Pdeathsig must take the server down with it.
+func TestServerDiesWithTai(t *testing.T) {
+	ctx := testCtx(t)
+	e := fakeEntry(t, "parent")
+	cmd := exec.CommandContext(ctx, e.Command, e.Args...)
+	cmd.Env = mergeEnv(os.Environ(), e.Env)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var child int
+	if _, err := fmt.Fscan(out, &child); err != nil || child <= 0 {
+		t.Fatalf("reading the server's pid: %d %v", child, err)
+	}
+	fd, err := unix.PidfdOpen(child, 0)
+	if err != nil {
+		t.Fatalf("server %d not running: %v", child, err)
+	}
+	t.Cleanup(func() { // should the test fail, leave nothing behind
+		unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+		unix.Close(fd)
+	})
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	if err := waitExit(ctx, child); err != nil {
+		t.Errorf("server outlived the killed tai: %v", err)
 	}
 }

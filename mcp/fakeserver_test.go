@@ -5,7 +5,8 @@ package mcp
 // TAI_MCP_FAKE=<mode> set, and TestMain then serves instead of testing.
 //
 // Modes: "sdk" serves the go-sdk server over stdio (sdk_stdio_test.go);
-// "sleeper" just lives until killed; "raw" echoes each line back (the raw
+// "sleeper" just lives until killed; "parent" spawns a sleeper through a
+// StdioTransport, prints its pid and waits to be killed; "raw" echoes each line back (the raw
 // newline-JSON floor of the benchmarks); "bench" is the benchmarks' minimal
 // echo server (bench_stdio_test.go); every other mode runs fakeServer,
 // a hand-written NDJSON server (plain encoding/json maps, independent of
@@ -70,6 +71,8 @@ func runFake(mode string) int {
 		return runRawEcho()
 	case "bench":
 		return runBenchServer()
+	case "parent":
+		return runParent()
 	}
 	f := &fakeServer{mode: mode, out: bufio.NewWriter(os.Stdout), waiting: map[string]chan json.RawMessage{}}
 	return f.serve()
@@ -88,6 +91,24 @@ func runRawEcho() int {
 			return 0
 		}
 	}
+}
+
+// runParent starts a sleeper through a StdioTransport, prints its pid and
+// waits to be killed: the test of Pdeathsig kills this process and watches
+// the sleeper die with it.
+func runParent() int {
+	exe, err := os.Executable()
+	if err != nil {
+		return 1
+	}
+	st := NewStdioTransport(exe, nil, &StdioOptions{Env: map[string]string{fakeEnv: "sleeper"}})
+	if err := st.Connect(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println(st.Pid())
+	time.Sleep(time.Hour) // the behaviour under test is "dies by SIGKILL"
+	return 0
 }
 
 // fakeEntry returns an entry that runs this test binary as the fake server
