@@ -80,6 +80,10 @@ func BenchmarkHTTPCall(b *testing.B) {
 			s := newSDKServer()
 			return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{JSONResponse: true})
 		}},
+		{"gosdk-sse", func() http.Handler {
+			s := newSDKServer()
+			return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil)
+		}},
 	}
 	for _, srv := range servers {
 		b.Run(srv.name, func(b *testing.B) {

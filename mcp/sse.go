@@ -46,7 +46,8 @@ type sseParser struct {
 
 	// Event under construction.
 	data      []byte
-	eventType string
+	eventType string // kept across events to spare allocations
+	typeSet   bool   // the current event named its type
 	idBuf     string
 
 	// LastID is the last event id string, set when an event is dispatched
@@ -187,7 +188,10 @@ func (p *sseParser) Next() (sseEvent, error) {
 		}
 		switch string(field) {
 		case "event":
-			p.eventType = string(value)
+			if string(value) != p.eventType { // compares without allocating
+				p.eventType = string(value)
+			}
+			p.typeSet = true
 		case "data":
 			if len(p.data)+len(value)+1 > p.max+1 {
 				return sseEvent{}, p.errTooLarge("event")
@@ -196,7 +200,9 @@ func (p *sseParser) Next() (sseEvent, error) {
 			p.data = append(p.data, '\n')
 		case "id":
 			if !containsNUL(value) {
-				p.idBuf = string(value)
+				if string(value) != p.idBuf {
+					p.idBuf = string(value)
+				}
 				p.SawID = true
 			}
 		case "retry":
@@ -213,14 +219,14 @@ func (p *sseParser) Next() (sseEvent, error) {
 func (p *sseParser) dispatch() (sseEvent, bool) {
 	p.LastID = p.idBuf
 	data := p.data
-	typ := p.eventType
-	p.eventType = ""
+	typ := "message"
+	if p.typeSet && p.eventType != "" {
+		typ = p.eventType
+	}
+	p.typeSet = false
 	p.data = p.data[:0]
 	if len(data) <= 1 {
 		return sseEvent{}, false
-	}
-	if typ == "" {
-		typ = "message"
 	}
 	out := make([]byte, len(data)-1)
 	copy(out, data)
