@@ -692,18 +692,19 @@ func (c *Client) call(ctx context.Context, name string, args any) (*CallResult, 
 }
 
 // decodeCallResult splits a tools/call result into its parts without
-// re-encoding anything: every content item is a subslice of raw.
+// re-encoding anything: every content item is a subslice of raw, which
+// Message.UnmarshalJSON has already validated.
 func decodeCallResult(raw json.RawMessage) (*CallResult, error) {
 	res := &CallResult{Raw: raw}
 	var bad error
-	err := eachMember(raw, func(key, val []byte) {
+	err := eachMember(raw, trusted, func(key, val []byte) {
 		switch string(key) {
 		case "content":
 			if isNull(val) {
 				return
 			}
 			res.Content = res.Content[:0]
-			if err := eachElement(val, func(item []byte) { res.Content = append(res.Content, item) }); err != nil {
+			if err := eachElement(val, trusted, func(item []byte) { res.Content = append(res.Content, item) }); err != nil {
 				bad = fmt.Errorf("content: %v", err)
 			}
 		case "structuredContent":
@@ -724,7 +725,7 @@ func decodeCallResult(raw json.RawMessage) (*CallResult, error) {
 				bad = fmt.Errorf("isError is %.20s, not a boolean", val)
 			}
 		}
-	}, true)
+	})
 	if err == nil {
 		err = bad
 	}

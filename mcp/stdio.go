@@ -62,6 +62,8 @@ type StdioTransport struct {
 
 	cmd    *exec.Cmd
 	stdin  *os.File
+	rawIn  syscall.RawConn // stdin, for non-blocking first attempts
+	try    writeAttempt
 	stdout *os.File
 	stderr *stderrTail
 	br     *bufio.Reader
@@ -126,6 +128,10 @@ func NewStdioTransport(command string, args []string, opts *StdioOptions) *Stdio
 		t.opts.ShutdownGrace = DefaultShutdownGrace
 	}
 	t.stderr = newStderrTail(t.opts.StderrMax)
+	t.try.fn = func(fd uintptr) bool {
+		t.try.n, t.try.err = syscall.Write(int(fd), t.try.b)
+		return true
+	}
 	return t
 }
 
@@ -191,7 +197,15 @@ func (t *StdioTransport) Connect(ctx context.Context) error {
 		return &ProcessError{Command: t.Argv(), Err: fmt.Errorf("cannot start: %w (%s)", err, hint)}
 	}
 	closeAll(inR, outW, errW)
-	t.cmd, t.stdin, t.stdout = cmd, inW, outR
+	rawIn, err := inW.SyscallConn()
+	if err != nil {
+		// Unreachable for a pipe; kill rather than leave a half-made leg.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		closeAll(inW, outR, errR)
+		return fmt.Errorf("mcp: stdin of %s: %w", t.Argv(), err)
+	}
+	t.cmd, t.stdin, t.stdout, t.rawIn = cmd, inW, outR, rawIn
 	t.br = bufio.NewReaderSize(outR, 64*1024)
 	t.exited = make(chan struct{})
 	t.stderrDone = make(chan struct{})
@@ -246,6 +260,15 @@ func (t *StdioTransport) Send(ctx context.Context, msg *Message) error {
 	if cap(b) <= 1<<20 {
 		t.wbuf = b
 	}
+	// Most lines fit in the pipe at once: one non-blocking attempt first,
+	// so the common case arms no cancellation at all.
+	n, err := t.tryWrite(b)
+	if err != nil {
+		return t.died(err)
+	}
+	if b = b[n:]; len(b) == 0 {
+		return nil
+	}
 	if ctx.Done() != nil {
 		stop := context.AfterFunc(ctx, func() { _ = t.stdin.SetWriteDeadline(time.Unix(1, 0)) })
 		defer func() {
@@ -254,7 +277,7 @@ func (t *StdioTransport) Send(ctx context.Context, msg *Message) error {
 			}
 		}()
 	}
-	written := 0
+	written := n
 	for len(b) > 0 {
 		n, err := t.stdin.Write(b)
 		b = b[n:]
@@ -278,6 +301,34 @@ func (t *StdioTransport) Send(ctx context.Context, msg *Message) error {
 		}
 	}
 	return nil
+}
+
+// tryWrite makes one non-blocking write of b to the server's stdin and
+// returns how much went out; a full pipe is not an error.
+// Called with wmu held; the attempt's input and outcome live in the
+// transport so the callback allocates nothing.
+func (t *StdioTransport) tryWrite(b []byte) (int, error) {
+	t.try.b = b
+	if err := t.rawIn.Write(t.try.fn); err != nil {
+		return 0, err
+	}
+	n, werr := t.try.n, t.try.err
+	t.try.b = nil
+	if n < 0 {
+		n = 0
+	}
+	if werr == syscall.EAGAIN || werr == syscall.EINTR {
+		werr = nil
+	}
+	return n, werr
+}
+
+// writeAttempt is one non-blocking write: fn writes b and records n, err.
+type writeAttempt struct {
+	b   []byte
+	n   int
+	err error
+	fn  func(fd uintptr) bool
 }
 
 // Recv returns the next JSON-RPC message from the server's stdout. Lines

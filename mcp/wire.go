@@ -308,7 +308,7 @@ func (m *Message) UnmarshalJSON(data []byte) error {
 		return fmt.Errorf("mcp: malformed JSON-RPC message %.60q: not a JSON object", data)
 	}
 	var jsonrpc, id, method, params, result, errv []byte
-	err := eachMember(data[i:], func(key, val []byte) {
+	err := eachMember(data[i:], validating, func(key, val []byte) {
 		switch string(key) {
 		case "jsonrpc":
 			jsonrpc = val
@@ -323,7 +323,7 @@ func (m *Message) UnmarshalJSON(data []byte) error {
 		case "error":
 			errv = val
 		}
-	}, true)
+	})
 	if err != nil {
 		return fmt.Errorf("mcp: malformed JSON-RPC message: %w", err)
 	}
@@ -617,10 +617,73 @@ func skipNumber(d []byte, i int) (int, error) {
 	return i, nil
 }
 
+// scanMode says whether a scan validates what it skips.
+type scanMode bool
+
+const (
+	// validating checks every skipped value against the JSON grammar.
+	validating scanMode = false
+	// trusted only finds the extent of values already validated.
+	trusted scanMode = true
+)
+
+// skip returns the index just past the value at or after d[i].
+func (mode scanMode) skip(d []byte, i int) (int, error) {
+	if mode == validating {
+		return skipValue(d, i, 1, nil)
+	}
+	return skipTrusted(d, i)
+}
+
+// skipTrusted finds the end of the value at or after d[i] without checking
+// its grammar beyond what framing needs (strings and nesting).
+func skipTrusted(d []byte, i int) (int, error) {
+	i = skipWS(d, i, nil)
+	if i >= len(d) {
+		return 0, errJSONEnd
+	}
+	depth := 0
+	for ; i < len(d); i++ {
+		switch d[i] {
+		case '"':
+			for i++; i < len(d) && d[i] != '"'; i++ {
+				if d[i] == '\\' {
+					i++
+				}
+			}
+			if i >= len(d) {
+				return 0, errJSONEnd
+			}
+			if depth == 0 {
+				return i + 1, nil
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth <= 0 {
+				if depth < 0 {
+					return i, nil // the container holding this scalar ends here
+				}
+				return i + 1, nil
+			}
+		case ',', ' ', '\t', '\n', '\r', ':':
+			if depth == 0 {
+				return i, nil
+			}
+		}
+	}
+	if depth != 0 {
+		return 0, errJSONEnd
+	}
+	return i, nil
+}
+
 // eachMember calls fn with the name and raw value of every member of the
-// JSON object obj (which starts with '{'). With whole set, obj must hold
-// nothing but the object (whitespace aside). The values are subslices of obj.
-func eachMember(obj []byte, fn func(key, val []byte), whole bool) error {
+// JSON object obj (which starts with '{'); obj must hold nothing but the
+// object (whitespace aside). The values are subslices of obj. In trusted
+// mode obj must already be valid JSON.
+func eachMember(obj []byte, mode scanMode, fn func(key, val []byte)) error {
 	i := skipWS(obj, 0, nil)
 	if i >= len(obj) || obj[i] != '{' {
 		return errors.New("not a JSON object")
@@ -652,7 +715,7 @@ func eachMember(obj []byte, fn func(key, val []byte), whole bool) error {
 				return fmt.Errorf("invalid JSON: expected ':' at offset %d", i)
 			}
 			vs := skipWS(obj, i+1, nil)
-			if i, err = skipValue(obj, vs, 1, nil); err != nil {
+			if i, err = mode.skip(obj, vs); err != nil {
 				return err
 			}
 			fn(key, obj[vs:i])
@@ -670,15 +733,16 @@ func eachMember(obj []byte, fn func(key, val []byte), whole bool) error {
 			i++
 		}
 	}
-	if whole && skipWS(obj, i, nil) != len(obj) {
+	if skipWS(obj, i, nil) != len(obj) {
 		return fmt.Errorf("invalid JSON: data after the object at offset %d", i)
 	}
 	return nil
 }
 
 // eachElement calls fn with every element of the JSON array arr (which
-// starts with '['). The elements are subslices of arr.
-func eachElement(arr []byte, fn func(val []byte)) error {
+// starts with '['). The elements are subslices of arr. In trusted mode arr
+// must already be valid JSON.
+func eachElement(arr []byte, mode scanMode, fn func(val []byte)) error {
 	i := skipWS(arr, 0, nil)
 	if i >= len(arr) || arr[i] != '[' {
 		return errors.New("not a JSON array")
@@ -690,7 +754,7 @@ func eachElement(arr []byte, fn func(val []byte)) error {
 	for {
 		vs := skipWS(arr, i, nil)
 		var err error
-		if i, err = skipValue(arr, vs, 1, nil); err != nil {
+		if i, err = mode.skip(arr, vs); err != nil {
 			return err
 		}
 		fn(arr[vs:i])

@@ -289,22 +289,47 @@ func FuzzSkipValue(f *testing.F) {
 }
 
 func TestEachMemberAndElement(t *testing.T) {
-	var keys []string
-	err := eachMember([]byte(` {"a" : 1, "b\u0063":[1, {"x":2}], "d":"s"} `), func(k, v []byte) {
-		keys = append(keys, string(k)+"="+string(v))
-	}, true)
-	if err != nil || strings.Join(keys, ";") != `a=1;bc=[1, {"x":2}];d="s"` {
-		t.Errorf("eachMember: %q %v", keys, err)
+	for _, mode := range []scanMode{validating, trusted} {
+		t.Run(fmt.Sprintf("trusted=%v", mode), func(t *testing.T) {
+			var keys []string
+			err := eachMember([]byte(` {"a" : 1, "b\u0063":[1, {"x":"]}"}], "d":"s\"}", "e":true} `), mode, func(k, v []byte) {
+				keys = append(keys, string(k)+"="+string(v))
+			})
+			if err != nil || strings.Join(keys, ";") != `a=1;bc=[1, {"x":"]}"}];d="s\"}";e=true` {
+				t.Errorf("eachMember: %q %v", keys, err)
+			}
+			if err := eachMember([]byte(`{"a":1} x`), mode, func(k, v []byte) {}); err == nil {
+				t.Error("trailing data accepted")
+			}
+			var elems []string
+			err = eachElement([]byte(`[ {"type":"text"} , 2,"x",[[]],-1.5e3 ]`), mode, func(v []byte) { elems = append(elems, string(v)) })
+			if err != nil || strings.Join(elems, ";") != `{"type":"text"};2;"x";[[]];-1.5e3` {
+				t.Errorf("eachElement: %q %v", elems, err)
+			}
+			for _, bad := range []string{`[1 2]`, `[1,`, `["x]`, `[{]`} {
+				if err := eachElement([]byte(bad), mode, func([]byte) {}); err == nil {
+					t.Errorf("eachElement accepted %s", bad)
+				}
+			}
+		})
 	}
-	if err := eachMember([]byte(`{"a":1} x`), func(k, v []byte) {}, true); err == nil {
-		t.Error("trailing data accepted")
+}
+
+// FuzzSkipTrusted checks that on valid JSON the trusted scanner finds the
+// same extents as the validating one.
+func FuzzSkipTrusted(f *testing.F) {
+	for _, s := range []string{`[1,"a\"b",{"c":[true,null]},-0.5e1]`, `{"a":{"b":"}"}}`, `[]`, `[[],{}]`} {
+		f.Add([]byte(s))
 	}
-	var elems []string
-	err = eachElement([]byte(`[ {"type":"text"} , 2,"x" ]`), func(v []byte) { elems = append(elems, string(v)) })
-	if err != nil || strings.Join(elems, ";") != `{"type":"text"};2;"x"` {
-		t.Errorf("eachElement: %q %v", elems, err)
-	}
-	if err := eachElement([]byte(`[1 2]`), func([]byte) {}); err == nil {
-		t.Error("eachElement accepted [1 2]")
-	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) {
+			return
+		}
+		var strict, loose []string
+		e1 := eachElement(data, validating, func(v []byte) { strict = append(strict, string(v)) })
+		e2 := eachElement(data, trusted, func(v []byte) { loose = append(loose, string(v)) })
+		if (e1 == nil) != (e2 == nil) || strings.Join(strict, "\x00") != strings.Join(loose, "\x00") {
+			t.Fatalf("%q: validating %q %v, trusted %q %v", data, strict, e1, loose, e2)
+		}
+	})
 }
