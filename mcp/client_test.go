@@ -621,3 +621,26 @@ func TestServerDiesWithTai(t *testing.T) {
 		t.Errorf("server outlived the killed tai: %v", err)
 	}
 }
+
+// TestClientAnswersPingBetweenCalls: with no call in flight, the idle
+// reader still answers a server's ping.
+func TestClientAnswersPingBetweenCalls(t *testing.T) {
+	pong := make(chan string, 1)
+	c := connectFake(t, "default", &ClientOptions{OnNotification: func(m *Message) {
+		if m.Method == MethodLogMessage {
+			pong <- string(m.Params)
+		}
+	}})
+	ctx := testCtx(t)
+	if res, err := c.Call(ctx, "ping_later", nil); err != nil || res.Text() != "later" {
+		t.Fatalf("ping_later: %v %v", res, err)
+	}
+	select {
+	case got := <-pong:
+		if !strings.Contains(got, `\"result\":{}`) {
+			t.Errorf("server saw the client answer its ping with %s", got)
+		}
+	case <-ctx.Done():
+		t.Fatal("the server's ping between calls was never answered")
+	}
+}

@@ -26,7 +26,8 @@ package mcp
 // (image, audio and annotated content with unknown fields), hang (never
 // answers, after a "hanging" log notification), last_cancel (the notifications/cancelled received so far),
 // crash (stderr line, exit 3), huge (a 20 MB answer), close_stdout,
-// ping_client (pings the client, returns its answer), sampling (asks the
+// ping_client (pings the client, returns its answer), ping_later (answers,
+// then pings the client and logs its answer as a notification), sampling (asks the
 // client for sampling/createMessage, returns its answer), notify (sends
 // progress, log and list_changed notifications first), barrier{n} (answers
 // once n barrier calls are in flight), spawn_child (starts a grandchild and
@@ -162,7 +163,7 @@ type fakeMsg struct {
 }
 
 var fakeTools = []string{"echo", "add", "fail", "image", "hang", "last_cancel", "crash", "huge",
-	"close_stdout", "ping_client", "sampling", "notify", "barrier", "spawn_child", "environ"}
+	"close_stdout", "ping_client", "sampling", "notify", "barrier", "spawn_child", "environ", "ping_later"}
 
 func (f *fakeServer) serve() int {
 	in := bufio.NewScanner(os.Stdin)
@@ -347,6 +348,11 @@ func (f *fakeServer) call(id json.RawMessage, name string, args map[string]any) 
 		f.wmu.Unlock()
 	case "ping_client":
 		f.reply(id, text(string(f.ask("ping"))))
+	case "ping_later":
+		f.reply(id, text("later"))
+		answer := f.ask("ping")
+		f.write(map[string]any{"jsonrpc": "2.0", "method": "notifications/message",
+			"params": map[string]any{"level": "info", "data": "pong: " + string(answer)}})
 	case "sampling":
 		f.reply(id, text(string(f.ask("sampling/createMessage"))))
 	case "notify":
