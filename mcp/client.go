@@ -304,7 +304,7 @@ func (c *Client) start(ctx context.Context) error {
 			c.name, res.ProtocolVersion, MCP_PROTOCOL_VERSION)
 	}
 	if tools, ok := res.Capabilities["tools"]; !ok || isNull(tools) {
-		return fmt.Errorf("mcp server %q: offers no tools (capabilities.tools missing from its initialize answer)", c.name)
+		return fmt.Errorf("mcp server %q: %w", c.name, ErrNoTools)
 	}
 	if vs, ok := c.t.(ProtocolVersionSetter); ok {
 		vs.SetProtocolVersion(res.ProtocolVersion)

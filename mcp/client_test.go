@@ -184,6 +184,9 @@ func TestClientHandshake(t *testing.T) {
 				if !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "fake-"+tc.mode) {
 					t.Fatalf("err = %v, want %q naming the server", err, tc.wantErr)
 				}
+				if got := errors.Is(err, ErrNoTools); got != (tc.mode == "no-tools") {
+					t.Fatalf("errors.Is(err, ErrNoTools) = %v for %v", got, err)
+				}
 				return
 			}
 			if err != nil {

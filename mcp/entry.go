@@ -52,7 +52,7 @@ func (e *Entry) Label() string {
 	case e.Command != "":
 		return e.Command
 	default:
-		return e.URL
+		return redactURL(e.URL)
 	}
 }
 
@@ -73,7 +73,7 @@ func (e *Entry) Validate() error {
 		}
 		u, err := url.Parse(e.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("mcp entry %q: url %q is not an http:// or https:// URL", e.Label(), e.URL)
+			return fmt.Errorf("mcp entry %q: url %q is not an http:// or https:// URL", e.Label(), redactURL(e.URL))
 		}
 	case "sse", "ws", "websocket":
 		return fmt.Errorf("mcp entry %q: transport %q is not supported; tai speaks stdio and Streamable HTTP (\"http\")", e.Label(), e.Transport)

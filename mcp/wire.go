@@ -105,6 +105,11 @@ var ErrClosed = errors.New("mcp: connection closed")
 // MCP_HTTP_MAX_BODY.
 var ErrTooLarge = errors.New("mcp: message larger than MCP_HTTP_MAX_BODY")
 
+// ErrNoTools reports a server whose initialize answer declares no
+// capabilities.tools: tai has nothing to bridge from it, so the handshake is
+// aborted.
+var ErrNoTools = errors.New("mcp: server offers no tools (capabilities.tools missing from its initialize answer)")
+
 // McpError is a JSON-RPC error answered by a server: a protocol failure, as
 // opposed to a tool that ran and failed (a CallResult with IsError).
 type McpError struct {

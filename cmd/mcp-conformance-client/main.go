@@ -25,7 +25,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"tai/mcp"
@@ -109,12 +108,12 @@ func play(ctx context.Context, scenario, url string, stdout io.Writer) error {
 }
 
 // connect opens a client session over Streamable HTTP. A handshake that
-// fails only because the answer lacks capabilities.tools is reported as
-// errNoTools.
+// fails only because the answer lacks capabilities.tools (mcp.ErrNoTools) is
+// reported as errNoTools.
 func connect(ctx context.Context, url string) (*mcp.Client, error) {
 	entry := mcp.Entry{Name: "conformance", Transport: mcp.TransportHTTP, URL: url}
 	c, err := mcp.Connect(ctx, entry, &mcp.ClientOptions{Version: "conformance"})
-	if err != nil && strings.Contains(err.Error(), "capabilities.tools missing") {
+	if errors.Is(err, mcp.ErrNoTools) {
 		return nil, fmt.Errorf("%w (%v)", errNoTools, err)
 	}
 	return c, err
