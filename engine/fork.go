@@ -93,20 +93,12 @@ func (e *Engine) forkTool() Tool {
 			"timeout":   prop("integer", fmt.Sprintf("seconds allowed (default %d, at most %d)", int(ForkDefaultTimeout/time.Second), int(ForkMaxTimeout/time.Second))),
 		}),
 		Run: func(ctx context.Context, args map[string]any) (Result, error) {
-			task, err := argString(args, "task", true)
-			if err != nil {
-				return ErrorResult("%v", err), nil
-			}
-			tools, err := argStrings(args, "tools")
-			if err != nil {
-				return ErrorResult("%v", err), nil
-			}
-			steps, err := argInt(args, "max_steps", ForkDefaultSteps)
-			if err != nil {
-				return ErrorResult("%v", err), nil
-			}
-			secs, err := argInt(args, "timeout", int(ForkDefaultTimeout/time.Second))
-			if err != nil {
+			a := readArgs(args)
+			task := a.str("task", true)
+			tools := a.strings("tools")
+			steps := a.int("max_steps", ForkDefaultSteps)
+			secs := a.int("timeout", int(ForkDefaultTimeout/time.Second))
+			if err := a.err(); err != nil {
 				return ErrorResult("%v", err), nil
 			}
 			if steps <= 0 || steps > ForkMaxSteps {

@@ -6,78 +6,110 @@ import (
 	"path/filepath"
 )
 
-// Helpers that read tool arguments decoded from JSON, with errors that name
-// the argument and say what it should be.
+// argReader reads the arguments of one tool call, as decoded from JSON. Each
+// read returns the argument's value, or its zero value or default when it is
+// absent or null; a read that finds the wrong type or a missing required
+// argument returns the zero value and records an error that names the
+// argument and says what it should be. Only the first error is kept: check
+// err once after the reads.
+type argReader struct {
+	args  map[string]any
+	first error
+}
 
-func argString(args map[string]any, name string, required bool) (string, error) {
-	v, ok := args[name]
+func readArgs(args map[string]any) *argReader {
+	return &argReader{args: args}
+}
+
+// err returns the first error a read recorded, or nil.
+func (a *argReader) err() error {
+	return a.first
+}
+
+func (a *argReader) failf(format string, v ...any) {
+	if a.first == nil {
+		a.first = fmt.Errorf(format, v...)
+	}
+}
+
+// str reads a string; a required one must be present and not empty.
+func (a *argReader) str(name string, required bool) string {
+	v, ok := a.args[name]
 	if !ok || v == nil {
 		if required {
-			return "", fmt.Errorf("argument %q is missing: give it as a string", name)
+			a.failf("argument %q is missing: give it as a string", name)
 		}
-		return "", nil
+		return ""
 	}
 	s, ok := v.(string)
 	if !ok {
-		return "", fmt.Errorf("argument %q is a %T: give it as a string", name, v)
+		a.failf("argument %q is a %T: give it as a string", name, v)
+		return ""
 	}
 	if required && s == "" {
-		return "", fmt.Errorf("argument %q is empty", name)
+		a.failf("argument %q is empty", name)
 	}
-	return s, nil
+	return s
 }
 
-func argInt(args map[string]any, name string, def int) (int, error) {
-	v, ok := args[name]
+// int reads a whole number, def when it is absent.
+func (a *argReader) int(name string, def int) int {
+	v, ok := a.args[name]
 	if !ok || v == nil {
-		return def, nil
+		return def
 	}
 	switch n := v.(type) {
 	case float64:
 		if n != math.Trunc(n) || math.Abs(n) > 1<<52 {
-			return 0, fmt.Errorf("argument %q is %v: give a whole number", name, n)
+			a.failf("argument %q is %v: give a whole number", name, n)
+			return 0
 		}
-		return int(n), nil
+		return int(n)
 	case int:
-		return n, nil
+		return n
 	case int64:
-		return int(n), nil
+		return int(n)
 	}
-	return 0, fmt.Errorf("argument %q is a %T: give a whole number", name, v)
+	a.failf("argument %q is a %T: give a whole number", name, v)
+	return 0
 }
 
-func argBool(args map[string]any, name string) (bool, error) {
-	v, ok := args[name]
+// bool reads true or false, false when it is absent.
+func (a *argReader) bool(name string) bool {
+	v, ok := a.args[name]
 	if !ok || v == nil {
-		return false, nil
+		return false
 	}
 	b, ok := v.(bool)
 	if !ok {
-		return false, fmt.Errorf("argument %q is a %T: give true or false", name, v)
+		a.failf("argument %q is a %T: give true or false", name, v)
 	}
-	return b, nil
+	return b
 }
 
-func argStrings(args map[string]any, name string) ([]string, error) {
-	v, ok := args[name]
+// strings reads a list of strings, nil when it is absent.
+func (a *argReader) strings(name string) []string {
+	v, ok := a.args[name]
 	if !ok || v == nil {
-		return nil, nil
+		return nil
 	}
 	switch l := v.(type) {
 	case []string:
-		return l, nil
+		return l
 	case []any:
 		out := make([]string, len(l))
 		for i, e := range l {
 			s, ok := e.(string)
 			if !ok {
-				return nil, fmt.Errorf("argument %q item %d is a %T: give a list of strings", name, i, e)
+				a.failf("argument %q item %d is a %T: give a list of strings", name, i, e)
+				return nil
 			}
 			out[i] = s
 		}
-		return out, nil
+		return out
 	}
-	return nil, fmt.Errorf("argument %q is a %T: give a list of strings", name, v)
+	a.failf("argument %q is a %T: give a list of strings", name, v)
+	return nil
 }
 
 // resolvePath makes p absolute against dir.

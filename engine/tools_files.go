@@ -110,16 +110,11 @@ func (e *Engine) fileTools() []Tool {
 }
 
 func (e *Engine) readFile(_ context.Context, args map[string]any) (Result, error) {
-	p, err := argString(args, "path", true)
-	if err != nil {
-		return ErrorResult("%v", err), nil
-	}
-	start, err := argInt(args, "start_line", 0)
-	if err != nil {
-		return ErrorResult("%v", err), nil
-	}
-	end, err := argInt(args, "end_line", 0)
-	if err != nil {
+	a := readArgs(args)
+	p := a.str("path", true)
+	start := a.int("start_line", 0)
+	end := a.int("end_line", 0)
+	if err := a.err(); err != nil {
 		return ErrorResult("%v", err), nil
 	}
 	if start < 0 || end < 0 || (end > 0 && start > end) {
@@ -188,19 +183,17 @@ func (e *Engine) readFile(_ context.Context, args map[string]any) (Result, error
 }
 
 func (e *Engine) writeFile(_ context.Context, args map[string]any) (Result, error) {
-	p, err := argString(args, "path", true)
-	if err != nil {
-		return ErrorResult("%v", err), nil
-	}
-	content, err := argString(args, "content", false)
-	if err != nil {
+	a := readArgs(args)
+	p := a.str("path", true)
+	content := a.str("content", false)
+	if err := a.err(); err != nil {
 		return ErrorResult("%v", err), nil
 	}
 	if _, ok := args["content"]; !ok {
 		return ErrorResult("argument \"content\" is missing: give the text to write (an empty string empties the file)"), nil
 	}
-	appendMode, err := argBool(args, "append")
-	if err != nil {
+	appendMode := a.bool("append")
+	if err := a.err(); err != nil {
 		return ErrorResult("%v", err), nil
 	}
 	full := resolvePath(e.dir, p)
@@ -230,20 +223,12 @@ func (e *Engine) writeFile(_ context.Context, args map[string]any) (Result, erro
 }
 
 func (e *Engine) editFile(_ context.Context, args map[string]any) (Result, error) {
-	p, err := argString(args, "path", true)
-	if err != nil {
-		return ErrorResult("%v", err), nil
-	}
-	oldS, err := argString(args, "old_string", true)
-	if err != nil {
-		return ErrorResult("%v", err), nil
-	}
-	newS, err := argString(args, "new_string", false)
-	if err != nil {
-		return ErrorResult("%v", err), nil
-	}
-	all, err := argBool(args, "replace_all")
-	if err != nil {
+	a := readArgs(args)
+	p := a.str("path", true)
+	oldS := a.str("old_string", true)
+	newS := a.str("new_string", false)
+	all := a.bool("replace_all")
+	if err := a.err(); err != nil {
 		return ErrorResult("%v", err), nil
 	}
 	if oldS == newS {
@@ -294,8 +279,9 @@ func matchLines(text, sub string) string {
 }
 
 func (e *Engine) listDir(_ context.Context, args map[string]any) (Result, error) {
-	p, err := argString(args, "path", false)
-	if err != nil {
+	a := readArgs(args)
+	p := a.str("path", false)
+	if err := a.err(); err != nil {
 		return ErrorResult("%v", err), nil
 	}
 	full := resolvePath(e.dir, p)
@@ -330,12 +316,10 @@ func (e *Engine) listDir(_ context.Context, args map[string]any) (Result, error)
 }
 
 func (e *Engine) globTool(ctx context.Context, args map[string]any) (Result, error) {
-	pattern, err := argString(args, "pattern", true)
-	if err != nil {
-		return ErrorResult("%v", err), nil
-	}
-	p, err := argString(args, "path", false)
-	if err != nil {
+	a := readArgs(args)
+	pattern := a.str("pattern", true)
+	p := a.str("path", false)
+	if err := a.err(); err != nil {
 		return ErrorResult("%v", err), nil
 	}
 	root := resolvePath(e.dir, p)
@@ -443,24 +427,13 @@ func matchSegments(pat, name []string) bool {
 }
 
 func (e *Engine) grepTool(ctx context.Context, args map[string]any) (Result, error) {
-	pattern, err := argString(args, "pattern", true)
-	if err != nil {
-		return ErrorResult("%v", err), nil
-	}
-	p, err := argString(args, "path", false)
-	if err != nil {
-		return ErrorResult("%v", err), nil
-	}
-	globPat, err := argString(args, "glob", false)
-	if err != nil {
-		return ErrorResult("%v", err), nil
-	}
-	icase, err := argBool(args, "ignore_case")
-	if err != nil {
-		return ErrorResult("%v", err), nil
-	}
-	limit, err := argInt(args, "max_matches", GrepDefaultMatches)
-	if err != nil {
+	a := readArgs(args)
+	pattern := a.str("pattern", true)
+	p := a.str("path", false)
+	globPat := a.str("glob", false)
+	icase := a.bool("ignore_case")
+	limit := a.int("max_matches", GrepDefaultMatches)
+	if err := a.err(); err != nil {
 		return ErrorResult("%v", err), nil
 	}
 	if limit <= 0 || limit > GrepMaxMatches {

@@ -35,12 +35,10 @@ func (e *Engine) httpFetchTool() Tool {
 }
 
 func (e *Engine) httpFetch(ctx context.Context, args map[string]any) (Result, error) {
-	raw, err := argString(args, "url", true)
-	if err != nil {
-		return ErrorResult("%v", err), nil
-	}
-	limit, err := argInt(args, "max_bytes", FetchDefaultMax)
-	if err != nil {
+	a := readArgs(args)
+	raw := a.str("url", true)
+	limit := a.int("max_bytes", FetchDefaultMax)
+	if err := a.err(); err != nil {
 		return ErrorResult("%v", err), nil
 	}
 	if limit <= 0 || limit > FetchMaxMax {

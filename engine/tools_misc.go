@@ -22,8 +22,9 @@ func (e *Engine) askUserTool() Tool {
 		// Asking is itself the consent: the person sees the question.
 		Safe: true,
 		Run: func(ctx context.Context, args map[string]any) (Result, error) {
-			q, err := argString(args, "question", true)
-			if err != nil {
+			a := readArgs(args)
+			q := a.str("question", true)
+			if err := a.err(); err != nil {
 				return ErrorResult("%v", err), nil
 			}
 			answer, err := e.approver.Ask(ctx, q)
@@ -49,18 +50,16 @@ func (e *Engine) toolSearchTool() Tool {
 		}),
 		Safe: true,
 		Run: func(ctx context.Context, args map[string]any) (Result, error) {
-			q, err := argString(args, "query", true)
-			if err != nil {
-				return ErrorResult("%v", err), nil
-			}
-			limit, err := argInt(args, "limit", ToolSearchDefault)
-			if err != nil {
+			a := readArgs(args)
+			q := a.str("query", true)
+			limit := a.int("limit", ToolSearchDefault)
+			if err := a.err(); err != nil {
 				return ErrorResult("%v", err), nil
 			}
 			if limit <= 0 || limit > 100 {
 				return ErrorResult("limit %d is out of range: give 1 to 100", limit), nil
 			}
-			a, inAgent := AgentFrom(ctx)
+			agent, inAgent := AgentFrom(ctx)
 			found := e.reg.Search(q, limit*4)
 			var b strings.Builder
 			n := 0
@@ -69,7 +68,7 @@ func (e *Engine) toolSearchTool() Tool {
 				if n == limit {
 					break
 				}
-				if inAgent && !a.allowed(s.Name) {
+				if inAgent && !agent.allowed(s.Name) {
 					continue
 				}
 				n++
@@ -80,7 +79,7 @@ func (e *Engine) toolSearchTool() Tool {
 				return TextResult(fmt.Sprintf("no tool matches %q: try other words", q)), nil
 			}
 			if inAgent {
-				a.Enable(names...)
+				agent.Enable(names...)
 				b.WriteString("These tools are now enabled and will be offered from the next step on.\n")
 			}
 			return TextResult(b.String()), nil
@@ -97,8 +96,9 @@ func luaTool(run LuaRunner) Tool {
 			"chunk": prop("string", "Lua source"),
 		}),
 		Run: func(ctx context.Context, args map[string]any) (Result, error) {
-			chunk, err := argString(args, "chunk", true)
-			if err != nil {
+			a := readArgs(args)
+			chunk := a.str("chunk", true)
+			if err := a.err(); err != nil {
 				return ErrorResult("%v", err), nil
 			}
 			printed, results, err := run(ctx, chunk)

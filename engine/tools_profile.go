@@ -77,12 +77,14 @@ func (e *Engine) profileList(context.Context, map[string]any) (Result, error) {
 }
 
 func (e *Engine) profileShow(_ context.Context, args map[string]any) (Result, error) {
-	name, err := argString(args, "name", false)
-	if err != nil {
+	a := readArgs(args)
+	name := a.str("name", false)
+	if err := a.err(); err != nil {
 		return ErrorResult("%v", err), nil
 	}
 	p := e.Profile()
 	if name != "" && name != p.Name {
+		var err error
 		if p, err = ResolveProfile(e.store, name, e.getenv); err != nil {
 			return ErrorResult("profile_show: %v", err), nil
 		}
@@ -95,8 +97,9 @@ func (e *Engine) profileShow(_ context.Context, args map[string]any) (Result, er
 }
 
 func (e *Engine) profileCreate(_ context.Context, args map[string]any) (Result, error) {
-	name, err := argString(args, "name", true)
-	if err != nil {
+	a := readArgs(args)
+	name := a.str("name", true)
+	if err := a.err(); err != nil {
 		return ErrorResult("%v", err), nil
 	}
 	p, err := LoadProfile(e.store, name)
@@ -115,19 +118,15 @@ func (e *Engine) profileCreate(_ context.Context, args map[string]any) (Result, 
 		{"key_secret", &p.KeySecret}, {"key_env", &p.KeyEnv}, {"system", &p.System},
 	}
 	for _, f := range fields {
-		if _, ok := args[f.key]; !ok {
-			continue
-		}
-		if *f.dst, err = argString(args, f.key, false); err != nil {
-			return ErrorResult("%v", err), nil
+		if _, ok := args[f.key]; ok {
+			*f.dst = a.str(f.key, false)
 		}
 	}
 	if _, ok := args["tools"]; ok {
-		if p.Tools, err = argStrings(args, "tools"); err != nil {
-			return ErrorResult("%v", err), nil
-		}
+		p.Tools = a.strings("tools")
 	}
-	if p.MaxTokens, err = argInt(args, "max_tokens", p.MaxTokens); err != nil {
+	p.MaxTokens = a.int("max_tokens", p.MaxTokens)
+	if err := a.err(); err != nil {
 		return ErrorResult("%v", err), nil
 	}
 	if err := e.SaveProfile(p); err != nil {
@@ -137,8 +136,9 @@ func (e *Engine) profileCreate(_ context.Context, args map[string]any) (Result, 
 }
 
 func (e *Engine) profileSwitch(_ context.Context, args map[string]any) (Result, error) {
-	name, err := argString(args, "name", true)
-	if err != nil {
+	a := readArgs(args)
+	name := a.str("name", true)
+	if err := a.err(); err != nil {
 		return ErrorResult("%v", err), nil
 	}
 	p, err := e.UseProfile(name)

@@ -40,12 +40,10 @@ func (e *Engine) shellTool() Tool {
 }
 
 func (e *Engine) runShell(ctx context.Context, args map[string]any) (Result, error) {
-	command, err := argString(args, "command", false)
-	if err != nil {
-		return ErrorResult("%v", err), nil
-	}
-	argv, err := argStrings(args, "argv")
-	if err != nil {
+	a := readArgs(args)
+	command := a.str("command", false)
+	argv := a.strings("argv")
+	if err := a.err(); err != nil {
 		return ErrorResult("%v", err), nil
 	}
 	if (command == "") == (len(argv) == 0) {
@@ -54,12 +52,9 @@ func (e *Engine) runShell(ctx context.Context, args map[string]any) (Result, err
 	if len(argv) > 0 && argv[0] == "" {
 		return ErrorResult("argv[0] is empty: name the program to run"), nil
 	}
-	cwd, err := argString(args, "cwd", false)
-	if err != nil {
-		return ErrorResult("%v", err), nil
-	}
-	secs, err := argInt(args, "timeout", 0)
-	if err != nil {
+	cwd := a.str("cwd", false)
+	secs := a.int("timeout", 0)
+	if err := a.err(); err != nil {
 		return ErrorResult("%v", err), nil
 	}
 	timeout := ShellDefaultTimeout

@@ -77,16 +77,11 @@ func (e *Engine) vaultTools() []Tool {
 }
 
 func (e *Engine) secretSet(_ context.Context, args map[string]any) (Result, error) {
-	name, err := argString(args, "name", true)
-	if err != nil {
-		return ErrorResult("%v", err), nil
-	}
-	value, err := argString(args, "value", true)
-	if err != nil {
-		return ErrorResult("%v", err), nil
-	}
-	desc, err := argString(args, "description", false)
-	if err != nil {
+	a := readArgs(args)
+	name := a.str("name", true)
+	value := a.str("value", true)
+	desc := a.str("description", false)
+	if err := a.err(); err != nil {
 		return ErrorResult("%v", err), nil
 	}
 	if err := vault.ValidSecretName(name); err != nil {
@@ -125,8 +120,9 @@ func (e *Engine) secretList(context.Context, map[string]any) (Result, error) {
 }
 
 func (e *Engine) secretDelete(_ context.Context, args map[string]any) (Result, error) {
-	name, err := argString(args, "name", true)
-	if err != nil {
+	a := readArgs(args)
+	name := a.str("name", true)
+	if err := a.err(); err != nil {
 		return ErrorResult("%v", err), nil
 	}
 	if err := e.store.SecretDelete(name); err != nil {
@@ -139,16 +135,11 @@ func (e *Engine) secretDelete(_ context.Context, args map[string]any) (Result, e
 }
 
 func (e *Engine) recordRead(_ context.Context, args map[string]any) (Result, error) {
-	id, err := argString(args, "id", true)
-	if err != nil {
-		return ErrorResult("%v", err), nil
-	}
-	offset, err := argInt(args, "offset", 0)
-	if err != nil {
-		return ErrorResult("%v", err), nil
-	}
-	length, err := argInt(args, "length", RecordReadDefault)
-	if err != nil {
+	a := readArgs(args)
+	id := a.str("id", true)
+	offset := a.int("offset", 0)
+	length := a.int("length", RecordReadDefault)
+	if err := a.err(); err != nil {
 		return ErrorResult("%v", err), nil
 	}
 	if offset < 0 {
@@ -173,12 +164,10 @@ func (e *Engine) recordRead(_ context.Context, args map[string]any) (Result, err
 }
 
 func (e *Engine) auditTail(_ context.Context, args map[string]any) (Result, error) {
-	n, err := argInt(args, "n", 20)
-	if err != nil {
-		return ErrorResult("%v", err), nil
-	}
-	kind, err := argString(args, "kind", false)
-	if err != nil {
+	a := readArgs(args)
+	n := a.int("n", 20)
+	kind := a.str("kind", false)
+	if err := a.err(); err != nil {
 		return ErrorResult("%v", err), nil
 	}
 	if n <= 0 || n > AuditTailMax {
@@ -192,9 +181,9 @@ func (e *Engine) auditTail(_ context.Context, args map[string]any) (Result, erro
 		return TextResult("the audit trail is empty"), nil
 	}
 	var b strings.Builder
-	for _, a := range entries {
-		fmt.Fprintf(&b, "#%d %s %s %s digest=%s %s %s %dB\n", a.Seq, a.Time.UTC().Format(time.RFC3339),
-			a.Kind, a.Subject, a.Digest, a.Outcome, a.Duration.Round(time.Millisecond), a.Size)
+	for _, en := range entries {
+		fmt.Fprintf(&b, "#%d %s %s %s digest=%s %s %s %dB\n", en.Seq, en.Time.UTC().Format(time.RFC3339),
+			en.Kind, en.Subject, en.Digest, en.Outcome, en.Duration.Round(time.Millisecond), en.Size)
 	}
 	return TextResult(b.String()), nil
 }
