@@ -34,8 +34,8 @@ func (a *argReader) failf(format string, v ...any) {
 
 // str reads a string; a required one must be present and not empty.
 func (a *argReader) str(name string, required bool) string {
-	v, ok := a.args[name]
-	if !ok || v == nil {
+	v := a.args[name]
+	if v == nil {
 		if required {
 			a.failf("argument %q is missing: give it as a string", name)
 		}
@@ -54,8 +54,8 @@ func (a *argReader) str(name string, required bool) string {
 
 // int reads a whole number, def when it is absent.
 func (a *argReader) int(name string, def int) int {
-	v, ok := a.args[name]
-	if !ok || v == nil {
+	v := a.args[name]
+	if v == nil {
 		return def
 	}
 	switch n := v.(type) {
@@ -76,8 +76,8 @@ func (a *argReader) int(name string, def int) int {
 
 // bool reads true or false, false when it is absent.
 func (a *argReader) bool(name string) bool {
-	v, ok := a.args[name]
-	if !ok || v == nil {
+	v := a.args[name]
+	if v == nil {
 		return false
 	}
 	b, ok := v.(bool)
@@ -89,8 +89,8 @@ func (a *argReader) bool(name string) bool {
 
 // strings reads a list of strings, nil when it is absent.
 func (a *argReader) strings(name string) []string {
-	v, ok := a.args[name]
-	if !ok || v == nil {
+	v := a.args[name]
+	if v == nil {
 		return nil
 	}
 	switch l := v.(type) {
