@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -521,11 +522,64 @@ func (r *Registry) redactResult(res Result) Result {
 	for i, c := range res.Content {
 		c.Text = r.redact(c.Text)
 		if len(c.Raw) > 0 {
-			c.Raw = json.RawMessage(r.redact(string(c.Raw)))
+			c.Raw = r.redactJSON(c.Raw)
 		}
 		out.Content[i] = c
 	}
 	return out
+}
+
+// redactJSON redacts every string (keys too) inside a JSON value. The JSON
+// text itself cannot be redacted as text: an encoder may have escaped a
+// secret's & < > (as \u0026…), hiding it from a plain match. Numbers keep
+// their digits. Text that is not JSON is redacted as text.
+func (r *Registry) redactJSON(raw json.RawMessage) json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil || dec.More() {
+		return json.RawMessage(r.redact(string(raw)))
+	}
+	v, changed := r.redactValue(v)
+	if !changed {
+		return raw
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return json.RawMessage(r.redact(string(raw)))
+	}
+	return json.RawMessage(bytes.TrimRight(b.Bytes(), "\n"))
+}
+
+// redactValue redacts the strings of a decoded JSON value and reports
+// whether any changed.
+func (r *Registry) redactValue(v any) (any, bool) {
+	switch x := v.(type) {
+	case string:
+		red := r.redact(x)
+		return red, red != x
+	case []any:
+		changed := false
+		for i, e := range x {
+			var c bool
+			x[i], c = r.redactValue(e)
+			changed = changed || c
+		}
+		return x, changed
+	case map[string]any:
+		changed := false
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			e, c := r.redactValue(e)
+			rk := r.redact(k)
+			changed = changed || c || rk != k
+			out[rk] = e
+		}
+		return out, changed
+	}
+	return v, false
 }
 
 // spill stores a result whose text exceeds ResultMax as a vault record and

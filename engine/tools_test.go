@@ -367,3 +367,43 @@ func TestSpecsIncludeSpecSource(t *testing.T) {
 		t.Fatalf("NativeTools = %+v", reg.NativeTools())
 	}
 }
+
+func TestDispatchRedactsNonTextContent(t *testing.T) {
+	store := openStore(t)
+	const secret = "Tr0ub4dor&3<x>"
+	if err := store.SecretSet("pw", secret, nil); err != nil {
+		t.Fatal(err)
+	}
+	reg := NewRegistry(store, NewApprover(Yolo, nil))
+	// One item as Go encodes it (& < > escaped), one written literally, and
+	// the secret as an object key and deep in an array.
+	escaped, _ := json.Marshal(map[string]any{"type": "resource", "resource": map[string]any{"uri": "file:///x", "text": "pw=" + secret}})
+	literal := `{"type":"resource","resource":{"uri":"file:///y","text":"` + secret + `","n":12345678901234567890,"list":[{"` + secret + `":true}]}}`
+	addTool(t, reg, Tool{Name: "res", Safe: true, Run: func(context.Context, map[string]any) (Result, error) {
+		return Result{Content: []Content{{Type: "resource", Raw: escaped}, {Type: "resource", Raw: json.RawMessage(literal)}}}, nil
+	}})
+	res, err := reg.Dispatch(context.Background(), "res", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, leak := range []string{"Tr0ub4dor", `\u0026`} {
+		if strings.Contains(string(out), leak) || strings.Contains(res.Text(), leak) {
+			t.Errorf("result still holds %q:\n%s", leak, out)
+		}
+	}
+	if strings.Count(res.Text(), "[REDACTED:pw]") != 3 {
+		t.Errorf("want three redactions:\n%s", res.Text())
+	}
+	if !strings.Contains(res.Text(), "12345678901234567890") || !strings.Contains(res.Text(), `"uri":"file:///y"`) {
+		t.Errorf("other values changed:\n%s", res.Text())
+	}
+	for i, c := range res.Content {
+		if !json.Valid(c.Raw) {
+			t.Errorf("item %d is no longer JSON: %s", i, c.Raw)
+		}
+	}
+}
