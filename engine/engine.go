@@ -113,6 +113,7 @@ func New(store *vault.Store, opts *Options) (*Engine, error) {
 		return nil, err
 	}
 	e.profile = p
+	e.redactEnv()
 	for _, t := range e.nativeTools(o.LuaRunner) {
 		if err := e.reg.Add(t); err != nil {
 			return nil, fmt.Errorf("engine: register %s: %w", t.Name, err)
@@ -181,6 +182,7 @@ func (e *Engine) SaveProfile(p Profile) error {
 	if err := SaveProfile(e.store, p); err != nil {
 		return err
 	}
+	e.redactEnv()
 	e.mu.Lock()
 	if e.profile.Name == p.Name {
 		if q, err := LoadProfile(e.store, p.Name); err == nil {

@@ -67,16 +67,18 @@ func (e *Engine) runShell(ctx context.Context, args map[string]any) (Result, err
 	if len(argv) == 0 {
 		argv = []string{"sh", "-c", command}
 	}
-	return runCommand(ctx, argv, resolvePath(e.dir, cwd), timeout), nil
+	return runCommand(ctx, argv, resolvePath(e.dir, cwd), e.shellEnv(), timeout), nil
 }
 
-// runCommand runs argv in its own process group, killing the whole group on
-// timeout or cancellation, and reports status and output.
-func runCommand(ctx context.Context, argv []string, dir string, timeout time.Duration) Result {
+// runCommand runs argv in dir with the environment env, in its own process
+// group, killing the whole group on timeout or cancellation, and reports
+// status and output.
+func runCommand(ctx context.Context, argv []string, dir string, env []string, timeout time.Duration) Result {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
+	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {
 		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
