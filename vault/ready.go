@@ -1,0 +1,56 @@
+package vault
+
+import (
+	"errors"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// RedactionReady reports whether Redact knows every secret value in the
+// vault. It returns nil when the vault is not sealed, holds no sealed
+// secret, or the seal key is at hand or can be derived now (asking
+// Options.Passphrase, at most once per Store, as any sealed read does).
+// Otherwise Redact would let the sealed values through, so it returns an
+// error wrapping ErrNoPassphrase or ErrWrongPassphrase that says how many
+// secrets cannot be read and what to do; anything that shows text to a
+// model must then refuse to go on.
+func (s *Store) RedactionReady() error {
+	sealed := 0
+	keyed := false
+	err := s.viewOnce(func(tx *bolt.Tx) error {
+		seal, err := readSealMeta(tx)
+		if err != nil || seal == nil {
+			return err
+		}
+		if keyed = s.keyFor(seal); keyed {
+			return nil
+		}
+		b := tx.Bucket(bucketSecrets)
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(name, v []byte) error {
+			if row, err := decodeSecret(string(name), v); err == nil && row.Sealed != nil {
+				sealed++
+			}
+			return nil
+		})
+	})
+	if err != nil || keyed || sealed == 0 {
+		return err
+	}
+	err = s.unlock()
+	if err == nil {
+		return nil
+	}
+	what := fmt.Sprintf("%d sealed secrets", sealed)
+	if sealed == 1 {
+		what = "1 sealed secret"
+	}
+	do := "set TAI_VAULT_PASSPHRASE (or run tai on a terminal to be asked)"
+	if errors.Is(err, ErrWrongPassphrase) {
+		do = "give the right passphrase in TAI_VAULT_PASSPHRASE (or on the terminal)"
+	}
+	return fmt.Errorf("vault: the vault holds %s that cannot be decrypted, so they could not be kept out of what the model sees (%w): %s", what, err, do)
+}
