@@ -248,7 +248,9 @@ func AgentFrom(ctx context.Context) (*Agent, bool) {
 // one answer are approved one after the other, run concurrently and
 // answered in order. When ctx ends, the turn stops and the history is left
 // consistent: every tool call has a result and the turn ends with an
-// assistant note.
+// assistant note. A vault holding sealed secrets it cannot decrypt
+// refuses the turn before the model is asked (the error wraps
+// vault.ErrNoPassphrase or vault.ErrWrongPassphrase).
 func (a *Agent) RunTurn(ctx context.Context, message string) (Turn, error) {
 	a.turnMu.Lock()
 	defer a.turnMu.Unlock()
@@ -256,6 +258,10 @@ func (a *Agent) RunTurn(ctx context.Context, message string) (Turn, error) {
 	ev, capture := a.events, a.capture
 	a.mu.Unlock()
 
+	// Redaction must know every secret before anything reaches the model.
+	if err := redactionReady(a.reg.store); err != nil {
+		return Turn{}, err
+	}
 	model, err := a.model(ctx)
 	if err != nil {
 		return Turn{}, err

@@ -147,7 +147,8 @@ func (e *Engine) Approver() *Approver { return e.approver }
 func (e *Engine) Dir() string { return e.dir }
 
 // Dispatch runs a tool through the registry: approval, run, audit,
-// redaction, spill.
+// redaction, spill. It refuses while the vault holds sealed secrets it
+// cannot decrypt (see Registry.Prepare).
 func (e *Engine) Dispatch(ctx context.Context, name string, args map[string]any) (Result, error) {
 	return e.reg.Dispatch(ctx, name, args)
 }
@@ -252,8 +253,12 @@ func (e *Engine) NewAgent(opts *AgentOptions) *Agent {
 }
 
 // Complete makes one stateless completion with the current model and no
-// tools (the served completions tool, tai.complete).
+// tools (the served completions tool, tai.complete). Like a turn, it is
+// refused while the vault holds sealed secrets it cannot decrypt.
 func (e *Engine) Complete(ctx context.Context, msgs []Message) (Response, error) {
+	if err := redactionReady(e.store); err != nil {
+		return Response{}, err
+	}
 	m, err := e.Model(ctx)
 	if err != nil {
 		return Response{}, err

@@ -1,8 +1,11 @@
 package engine
 
 import (
+	"errors"
 	"os"
 	"strings"
+
+	"tai/vault"
 )
 
 // vaultPassphraseEnv is the variable tai reads the vault passphrase from.
@@ -68,4 +71,16 @@ func (e *Engine) redactEnv() {
 		e.store.AddRedaction(n, os.Getenv(n))
 		e.store.AddRedaction(n, e.getenv(n))
 	}
+}
+
+// redactionReady refuses when the vault holds sealed secrets it cannot
+// decrypt, since Redact would then let them through. Other vault errors
+// are left to the operation itself (Redact keeps what it already knows and
+// a failed audit append is reported with the call).
+func redactionReady(s *vault.Store) error {
+	err := s.RedactionReady()
+	if errors.Is(err, vault.ErrNoPassphrase) || errors.Is(err, vault.ErrWrongPassphrase) {
+		return err
+	}
+	return nil
 }

@@ -2,8 +2,13 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"tai/vault"
 )
 
 func TestShellEnvironmentHoldsNoCredentials(t *testing.T) {
@@ -56,5 +61,62 @@ func TestShellEnvironmentHoldsNoCredentials(t *testing.T) {
 	}
 	if got := store.Redact("later-secret-value-5"); got == "later-secret-value-5" {
 		t.Errorf("a later profile's key is not redacted")
+	}
+}
+
+func TestSealedVaultWithoutKeyRefusesTurnsAndTools(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "vault.db")
+	s, err := vault.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SecretSet("db-password", "sealed-db-password-1", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Seal("seal-pass-phrase"); err != nil {
+		t.Fatal(err)
+	}
+	locked, err := vault.Open(path, nil) // no passphrase source
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "leak.txt"), []byte("password=sealed-db-password-1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){say("should not be asked")}}
+	e, err := New(locked, &Options{Mode: Yolo, Dir: dir, Getenv: noEnv, NewClient: func(Profile) (ChatClient, error) { return client, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Dispatch(context.Background(), "read_file", map[string]any{"path": "leak.txt"})
+	if !errors.Is(err, vault.ErrNoPassphrase) || !strings.Contains(err.Error(), "TAI_VAULT_PASSPHRASE") {
+		t.Fatalf("Dispatch = %q, %v; want a refusal naming TAI_VAULT_PASSPHRASE", res.Text(), err)
+	}
+	if strings.Contains(res.Text()+err.Error(), "sealed-db-password") {
+		t.Fatalf("the sealed secret leaked: %q %v", res.Text(), err)
+	}
+	if _, err := e.NewAgent(nil).RunTurn(context.Background(), "read leak.txt"); !errors.Is(err, vault.ErrNoPassphrase) {
+		t.Fatalf("RunTurn err = %v, want a refusal", err)
+	}
+	if _, err := e.Complete(context.Background(), []Message{{Role: "user", Content: "hi"}}); !errors.Is(err, vault.ErrNoPassphrase) {
+		t.Fatalf("Complete err = %v, want a refusal", err)
+	}
+	if n := len(client.requests()); n != 0 {
+		t.Fatalf("the model was asked %d times", n)
+	}
+
+	// With the passphrase the same calls go through, redacted.
+	open, err := vault.Open(path, &vault.Options{Passphrase: func() (string, error) { return "seal-pass-phrase", nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err = New(open, &Options{Mode: Yolo, Dir: dir, Getenv: noEnv, NewClient: func(Profile) (ChatClient, error) { return client, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = e.Dispatch(context.Background(), "read_file", map[string]any{"path": "leak.txt"})
+	if err != nil || strings.Contains(res.Text(), "sealed-db-password") || !strings.Contains(res.Text(), "[REDACTED:db-password]") {
+		t.Fatalf("Dispatch with the key = %q, %v", res.Text(), err)
 	}
 }

@@ -408,13 +408,24 @@ func (c *Call) Digest() string { return c.digest }
 // Prepare resolves name (registered tools first, then the fallback) and
 // obtains approval for a non-safe tool. Unknown names return an error
 // wrapping ErrUnknownTool, refusals one wrapping ErrDenied; both are
-// audited.
+// audited. Nothing runs while the vault holds sealed secrets it cannot
+// decrypt (see vault.Store.RedactionReady): the error then wraps
+// vault.ErrNoPassphrase or vault.ErrWrongPassphrase.
 func (r *Registry) Prepare(ctx context.Context, name string, args map[string]any) (*Call, error) {
 	if args == nil {
 		args = map[string]any{}
 	}
 	digest := Digest(args)
 	t, ok := r.Get(name)
+	if err := redactionReady(r.store); err != nil {
+		// Redaction would miss the sealed secrets: no tool output may reach
+		// a model (or a person) until the passphrase is given.
+		if !ok {
+			t = Tool{Name: name}
+		}
+		aerr := r.audit(t, digest, "refused", 0, 0)
+		return nil, withAuditNote(fmt.Errorf("tool %s not run: %w", name, err), aerr)
+	}
 	if !ok {
 		aerr := r.audit(Tool{Name: name}, digest, "unknown", 0, 0)
 		return nil, withAuditNote(fmt.Errorf("%w %q: it is not registered; list the available tools with tool_search", ErrUnknownTool, name), aerr)
