@@ -8,6 +8,27 @@
 //	defer s.Close()
 //	_ = s.SecretSet("github-token", "ghp_…", nil)
 //	fmt.Println(s.Redact("token is ghp_…")) // token is [REDACTED:github-token]
+//
+// # The audit trail
+//
+// Every entry carries a SHA-256 hash over its fields and the hash of the
+// entry before, and a meta row records the head (the last entry's number
+// and hash). On an unsealed vault that only finds clumsy edits: anyone who
+// can write the file can rewrite the trail from any entry on, or cut
+// entries off the end, and recompute every hash and the head.
+//
+// Sealing keys the trail. The first Seal makes a random audit key, kept
+// inside the sealed check value (so it can be neither read nor removed
+// without the passphrase, and survives passphrase changes), and anchors the
+// trail: the head as it stands gets an HMAC-SHA256 under that key. From then
+// on every entry and the head carry one, and AuditVerify checks them, so
+// rewriting entries, cutting them off the end or moving the head back is
+// found unless it was done with the passphrase. Entries from before the
+// seal keep their plain hashes. On a sealed vault AuditAppend and
+// AuditVerify need the passphrase; AuditAppend does not record an entry it
+// cannot sign (its error wraps ErrNoPassphrase). What no key can find is a
+// rollback of the whole file, or of the audit bucket and its head together,
+// to an earlier copy: the trail as it stood then verifies.
 package vault
 
 import (
@@ -62,8 +83,10 @@ type Record struct {
 }
 
 // AuditEntry is one line of the audit trail. Prev and Hash chain the
-// entries: Hash covers every other field plus Prev, and Prev is the Hash of
-// the entry before (empty for the first).
+// entries: Hash covers every other field plus Prev (MAC aside), and Prev is
+// the Hash of the entry before (empty for the first). MAC, set on entries
+// appended while the vault is sealed, is an HMAC of Hash under the seal's
+// audit key; it is empty on an unsealed vault.
 type AuditEntry struct {
 	Seq      uint64        `json:"seq"`
 	Time     time.Time     `json:"time"`
@@ -75,6 +98,7 @@ type AuditEntry struct {
 	Size     int           `json:"size"` // bytes of the result
 	Prev     string        `json:"prev"`
 	Hash     string        `json:"hash"`
+	MAC      string        `json:"mac,omitempty"`
 }
 
 // AuditBreak is the error AuditVerify returns at the first entry whose chain

@@ -1,10 +1,12 @@
 package vault
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -13,13 +15,51 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// auditHeadKey names the meta row holding the last entry's Seq and Hash, so
-// AuditVerify notices entries cut off the end of the trail.
-var auditHeadKey = []byte("audit_head")
+// The audit trail's marks in the meta bucket. auditHeadKey holds the last
+// entry's Seq and Hash, so AuditVerify notices entries cut off the end of
+// the trail. auditAnchorKey holds the head as it was when the vault was
+// sealed: entries up to it keep their plain hashes, every later one
+// carries a MAC.
+var (
+	auditHeadKey   = []byte("audit_head")
+	auditAnchorKey = []byte("audit_anchor")
+)
 
+// auditHead is a mark on the trail (the head or the seal's anchor). MAC,
+// set on a sealed vault, is auditMAC over Seq and Hash under the domain of
+// the row it is stored in, so one mark cannot stand in for the other.
 type auditHead struct {
 	Seq  uint64 `json:"seq"`
 	Hash string `json:"hash"`
+	MAC  string `json:"mac,omitempty"`
+}
+
+// MAC domains: an entry, the head, the seal's anchor.
+const (
+	macEntry  = "entry"
+	macHead   = "head"
+	macAnchor = "anchor"
+)
+
+// auditMAC is the HMAC-SHA256, hex-encoded, under the audit key of a
+// domain tag, the domain, seq and hash, each as a uvarint length and its
+// bytes. An entry's Hash covers all its other fields, so a MAC over it
+// covers the whole entry.
+func auditMAC(key []byte, domain string, seq uint64, hash string) string {
+	m := hmac.New(sha256.New, key)
+	var buf []byte
+	for _, f := range [...]string{"tai-audit-mac-v1", domain, strconv.FormatUint(seq, 10), hash} {
+		buf = binary.AppendUvarint(buf, uint64(len(f)))
+		buf = append(buf, f...)
+	}
+	m.Write(buf)
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// macOK reports whether mac is auditMAC(key, domain, seq, hash), in
+// constant time.
+func macOK(key []byte, domain string, seq uint64, hash, mac string) bool {
+	return mac != "" && hmac.Equal([]byte(mac), []byte(auditMAC(key, domain, seq, hash)))
 }
 
 // auditHash is the SHA-256, hex-encoded, of a canonical encoding of every
@@ -50,6 +90,13 @@ func auditHash(e AuditEntry) string {
 // AuditAppend adds e to the trail and returns it as stored: Seq is the next
 // number, Time is now when zero, Prev is the last entry's Hash and Hash
 // seals it all. Subject and Outcome pass through Redact first.
+//
+// On a sealed vault the entry and the recorded head also carry a MAC under
+// the seal's audit key, so AuditAppend needs the passphrase there (asked
+// for at most once per Store, like any sealed read). Without it the entry
+// is not recorded and the error wraps ErrNoPassphrase (or
+// ErrWrongPassphrase): an entry anyone could have written would not be
+// evidence. On an unsealed vault AuditAppend never asks.
 func (s *Store) AuditAppend(e AuditEntry) (AuditEntry, error) {
 	e.Subject = s.Redact(e.Subject)
 	e.Outcome = s.Redact(e.Outcome)
@@ -58,14 +105,21 @@ func (s *Store) AuditAppend(e AuditEntry) (AuditEntry, error) {
 	}
 	e.Time = e.Time.UTC().Round(0)
 	err := s.update(func(tx *bolt.Tx) error {
-		var err error
-		e, err = auditAppendTx(tx, e)
+		k, err := s.sealer(tx)
+		if err != nil {
+			return err
+		}
+		e, err = auditAppendTx(tx, e, k.auditKey())
 		return err
 	})
+	if errors.Is(err, ErrNoPassphrase) || errors.Is(err, ErrWrongPassphrase) {
+		err = fmt.Errorf("vault: the audit entry was not recorded: a sealed vault signs its audit trail with the seal key: %w", err)
+	}
 	return e, err
 }
 
-func auditAppendTx(tx *bolt.Tx, e AuditEntry) (AuditEntry, error) {
+// auditAppendTx appends e, with MACs under key when key is not nil.
+func auditAppendTx(tx *bolt.Tx, e AuditEntry, key []byte) (AuditEntry, error) {
 	b, err := bucket(tx, bucketAudit)
 	if err != nil {
 		return e, err
@@ -78,7 +132,10 @@ func auditAppendTx(tx *bolt.Tx, e AuditEntry) (AuditEntry, error) {
 		}
 		e.Seq, e.Prev = binary.BigEndian.Uint64(k)+1, last.Hash
 	}
-	e.Hash = auditHash(e)
+	e.Hash, e.MAC = auditHash(e), ""
+	if key != nil {
+		e.MAC = auditMAC(key, macEntry, e.Seq, e.Hash)
+	}
 	data, err := json.Marshal(e)
 	if err != nil {
 		return e, err
@@ -86,12 +143,72 @@ func auditAppendTx(tx *bolt.Tx, e AuditEntry) (AuditEntry, error) {
 	if err := b.Put(seqKey(e.Seq), data); err != nil {
 		return e, err
 	}
-	head, _ := json.Marshal(auditHead{Seq: e.Seq, Hash: e.Hash})
+	return e, putMark(tx, auditHeadKey, macHead, e.Seq, e.Hash, key)
+}
+
+// putMark stores a mark (the head or the anchor), with its MAC under key
+// when key is not nil.
+func putMark(tx *bolt.Tx, row []byte, domain string, seq uint64, hash string, key []byte) error {
+	h := auditHead{Seq: seq, Hash: hash}
+	if key != nil {
+		h.MAC = auditMAC(key, domain, seq, hash)
+	}
+	data, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
 	meta, err := bucket(tx, bucketMeta)
 	if err != nil {
-		return e, err
+		return err
 	}
-	return e, meta.Put(auditHeadKey, head)
+	return meta.Put(row, data)
+}
+
+// readMark returns the mark stored in row, nil when there is none.
+func readMark(tx *bolt.Tx, row []byte) (*auditHead, error) {
+	meta := tx.Bucket(bucketMeta)
+	if meta == nil {
+		return nil, nil
+	}
+	v := meta.Get(row)
+	if v == nil {
+		return nil, nil
+	}
+	h := new(auditHead)
+	if err := json.Unmarshal(v, h); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// anchorTx anchors the trail to key when the vault is sealed: the head as
+// recorded (else the last entry, for a trail from before heads were
+// recorded) becomes the anchor, and both marks get their MACs. Entries up
+// to the anchor keep their plain hashes; a break already in them is still
+// reported, since the anchor keeps what the head said.
+func anchorTx(tx *bolt.Tx, key []byte) error {
+	head, err := readMark(tx, auditHeadKey)
+	if err != nil {
+		return fmt.Errorf("vault: the recorded head of the audit trail is invalid JSON (%v): run audit_verify", err)
+	}
+	var seq uint64
+	var hash string
+	switch {
+	case head != nil:
+		seq, hash = head.Seq, head.Hash
+	default:
+		if b := tx.Bucket(bucketAudit); b != nil {
+			if k, v := b.Cursor().Last(); len(k) == 8 {
+				var last AuditEntry
+				_ = json.Unmarshal(v, &last) // a broken entry is reported by AuditVerify
+				seq, hash = binary.BigEndian.Uint64(k), last.Hash
+			}
+		}
+	}
+	if err := putMark(tx, auditAnchorKey, macAnchor, seq, hash, key); err != nil {
+		return err
+	}
+	return putMark(tx, auditHeadKey, macHead, seq, hash, key)
 }
 
 // AuditTail returns the last n entries (n <= 0: all) of kind ("" for every
@@ -125,28 +242,56 @@ func (s *Store) AuditTail(n int, kind string) ([]AuditEntry, error) {
 // each Hash recomputed, and the last entry equal to the recorded head. It
 // returns how many entries hold and, at the first that does not, an
 // *AuditBreak saying which and why.
+//
+// On a sealed vault it also checks the MACs: the seal's anchor, every
+// entry appended after sealing and the recorded head must carry a MAC under
+// the audit key, so rewriting entries, cutting them off the end or moving
+// the head is found unless it was done with the passphrase. It needs the
+// passphrase there; without it the error wraps ErrNoPassphrase. Entries
+// from before the seal are protected by their hashes alone, as on an
+// unsealed vault, where anyone able to write the file can rewrite the
+// trail from any entry on and recompute every hash and the head.
 func (s *Store) AuditVerify() (int, error) {
 	var n int
 	var brk error
 	err := s.view(func(tx *bolt.Tx) error {
-		n, brk = verifyTx(tx)
+		m, err := readSealMeta(tx)
+		if err != nil {
+			return err
+		}
+		k, err := s.sealer(tx)
+		if err != nil {
+			return err
+		}
+		n, brk = verifyTx(tx, m != nil, k.auditKey())
 		return nil
 	})
+	if errors.Is(err, ErrNoPassphrase) || errors.Is(err, ErrWrongPassphrase) {
+		return 0, fmt.Errorf("vault: a sealed vault's audit trail is checked with the seal key: %w", err)
+	}
 	if err != nil {
 		return 0, err
 	}
 	return n, brk
 }
 
-func verifyTx(tx *bolt.Tx) (int, error) {
-	var head *auditHead
-	if meta := tx.Bucket(bucketMeta); meta != nil {
-		if v := meta.Get(auditHeadKey); v != nil {
-			head = new(auditHead)
-			if err := json.Unmarshal(v, head); err != nil {
-				return 0, &AuditBreak{Reason: "the recorded head of the trail is invalid JSON"}
-			}
-		}
+// verifyTx checks the trail. sealed says whether the vault has a seal
+// record; key is its audit key (nil when unsealed, or sealed by a tai that
+// kept none).
+func verifyTx(tx *bolt.Tx, sealed bool, key []byte) (int, error) {
+	head, err := readMark(tx, auditHeadKey)
+	if err != nil {
+		return 0, &AuditBreak{Reason: "the recorded head of the trail is invalid JSON"}
+	}
+	anchor, err := readMark(tx, auditAnchorKey)
+	if err != nil {
+		anchor = &auditHead{}
+	}
+	switch {
+	case key != nil && (anchor == nil || !macOK(key, macAnchor, anchor.Seq, anchor.Hash, anchor.MAC)):
+		return 0, &AuditBreak{Seq: 1, Reason: "the seal's anchor on the trail is missing or does not carry its MAC (it was removed or moved without the passphrase)"}
+	case key == nil && anchor != nil:
+		return 0, &AuditBreak{Seq: 1, Reason: noKeyReason(sealed)}
 	}
 	b := tx.Bucket(bucketAudit)
 	n, want, prev := 0, uint64(1), ""
@@ -156,31 +301,55 @@ func verifyTx(tx *bolt.Tx) (int, error) {
 			if len(k) != 8 {
 				return n, &AuditBreak{Seq: want, Reason: "a key that is not a sequence number was inserted"}
 			}
-			key := binary.BigEndian.Uint64(k)
+			seq := binary.BigEndian.Uint64(k)
 			var e AuditEntry
 			if err := json.Unmarshal(v, &e); err != nil {
-				return n, &AuditBreak{Seq: key, Reason: "the entry is not valid JSON"}
+				return n, &AuditBreak{Seq: seq, Reason: "the entry is not valid JSON"}
 			}
 			switch {
-			case key != want:
-				return n, &AuditBreak{Seq: want, Reason: fmt.Sprintf("the entry is missing (the next one stored is %d)", key)}
-			case e.Seq != key:
-				return n, &AuditBreak{Seq: key, Reason: fmt.Sprintf("the entry stored here says it is %d (entries moved)", e.Seq)}
+			case seq != want:
+				return n, &AuditBreak{Seq: want, Reason: fmt.Sprintf("the entry is missing (the next one stored is %d)", seq)}
+			case e.Seq != seq:
+				return n, &AuditBreak{Seq: seq, Reason: fmt.Sprintf("the entry stored here says it is %d (entries moved)", e.Seq)}
 			case e.Prev != prev:
-				return n, &AuditBreak{Seq: key, Reason: "its prev does not match the hash of the entry before (entries reordered or replaced)"}
+				return n, &AuditBreak{Seq: seq, Reason: "its prev does not match the hash of the entry before (entries reordered or replaced)"}
 			case auditHash(e) != e.Hash:
-				return n, &AuditBreak{Seq: key, Reason: "its contents do not match its hash (the entry was altered)"}
+				return n, &AuditBreak{Seq: seq, Reason: "its contents do not match its hash (the entry was altered)"}
+			case key == nil && e.MAC != "":
+				return n, &AuditBreak{Seq: seq, Reason: noKeyReason(sealed)}
+			case key != nil && seq == anchor.Seq && e.Hash != anchor.Hash:
+				return n, &AuditBreak{Seq: seq, Reason: "it is not the entry the seal anchored the trail to (entries from before the seal were replaced)"}
+			case key != nil && seq > anchor.Seq && e.MAC == "":
+				return n, &AuditBreak{Seq: seq, Reason: "it carries no MAC although the vault was sealed before it (it was added or rewritten without the passphrase)"}
+			case key != nil && seq > anchor.Seq && !macOK(key, macEntry, e.Seq, e.Hash, e.MAC):
+				return n, &AuditBreak{Seq: seq, Reason: "its MAC does not match (the entry was altered or replaced without the passphrase)"}
 			}
 			n, want, prev = n+1, want+1, e.Hash
 		}
 	}
+	last := want - 1
 	switch {
-	case head == nil && n > 0:
-		return n, &AuditBreak{Seq: want - 1, Reason: "the recorded head of the trail is missing"}
-	case head != nil && head.Seq > want-1:
-		return n, &AuditBreak{Seq: want, Reason: fmt.Sprintf("the trail ends at %d but its recorded head is %d (entries cut off the end)", want-1, head.Seq)}
-	case head != nil && (head.Seq != want-1 || head.Hash != prev):
-		return n, &AuditBreak{Seq: want - 1, Reason: fmt.Sprintf("the last entry does not match the recorded head (%d): entries were replaced or appended by hand", head.Seq)}
+	case key != nil && last < anchor.Seq:
+		return n, &AuditBreak{Seq: want, Reason: fmt.Sprintf("the trail ends at %d, before the entry the seal anchored it to (%d): entries cut off the end", last, anchor.Seq)}
+	case head == nil && (n > 0 || key != nil):
+		return n, &AuditBreak{Seq: last, Reason: "the recorded head of the trail is missing"}
+	case head != nil && head.Seq > last:
+		return n, &AuditBreak{Seq: want, Reason: fmt.Sprintf("the trail ends at %d but its recorded head is %d (entries cut off the end)", last, head.Seq)}
+	case head != nil && (head.Seq != last || head.Hash != prev):
+		return n, &AuditBreak{Seq: last, Reason: fmt.Sprintf("the last entry does not match the recorded head (%d): entries were replaced or appended by hand", head.Seq)}
+	case key != nil && !macOK(key, macHead, head.Seq, head.Hash, head.MAC):
+		return n, &AuditBreak{Seq: last, Reason: "the recorded head does not carry its MAC: it was moved without the passphrase (entries cut off the end, or the last ones replaced)"}
+	case key == nil && head != nil && head.MAC != "":
+		return n, &AuditBreak{Seq: last, Reason: noKeyReason(sealed)}
 	}
 	return n, nil
+}
+
+// noKeyReason explains a MAC found on a trail that has no audit key to
+// check it with.
+func noKeyReason(sealed bool) string {
+	if sealed {
+		return "the trail carries seal MACs but the seal record holds no audit key (the seal record was replaced)"
+	}
+	return "the trail carries seal MACs but the vault has no seal record (the seal record was removed)"
 }

@@ -47,10 +47,47 @@ var (
 	errNeedKey = errors.New("vault: seal key needed")
 )
 
-// sealKey is a derived key, tied to the salt it was derived with.
+// auditKeySize is the length of the audit trail's MAC key.
+const auditKeySize = 32
+
+// sealKey is a derived key, tied to the salt it was derived with. audit is
+// the audit trail's MAC key, nil for a seal made before tai kept one.
 type sealKey struct {
-	aead cipher.AEAD
-	salt []byte
+	aead  cipher.AEAD
+	salt  []byte
+	audit []byte
+}
+
+// auditKey returns k's audit MAC key; nil when k is nil (no seal) or holds
+// none.
+func (k *sealKey) auditKey() []byte {
+	if k == nil {
+		return nil
+	}
+	return k.audit
+}
+
+// checkValue is the plaintext of a seal's check value: checkPlain, then the
+// audit key. The audit key is random, made when the vault is first sealed
+// and kept across passphrase changes (only the check value is re-encrypted,
+// so the trail needs no re-signing); sealed inside the check value, it can
+// neither be read nor removed without the passphrase.
+func checkValue(audit []byte) []byte {
+	return append(append(make([]byte, 0, len(checkPlain)+len(audit)), checkPlain...), audit...)
+}
+
+// parseCheck splits an opened check value; ok is false when it is not one.
+func parseCheck(got []byte) (audit []byte, ok bool) {
+	if !bytes.HasPrefix(got, checkPlain) {
+		return nil, false
+	}
+	switch rest := got[len(checkPlain):]; len(rest) {
+	case 0:
+		return nil, true
+	case auditKeySize:
+		return rest, true
+	}
+	return nil, false
 }
 
 func deriveKey(passphrase string, m *sealMeta) (*sealKey, error) {
@@ -181,12 +218,15 @@ func (s *Store) unlock() error {
 	if err != nil {
 		return err
 	}
-	if got, err := k.open(m.Check, checkAAD); err != nil || !bytes.Equal(got, checkPlain) {
+	got, err := k.open(m.Check, checkAAD)
+	audit, ok := parseCheck(got)
+	if err != nil || !ok {
 		// Remember the failure: the passphrase is asked for once, and a
 		// wrong one must not cost a key derivation per call.
 		s.passErr = fmt.Errorf("%w: it does not open the seal of %s; nothing was read or changed", ErrWrongPassphrase, s.path)
 		return s.passErr
 	}
+	k.audit = audit
 	s.key.Store(k)
 	return nil
 }
@@ -209,6 +249,12 @@ func (s *Store) Sealed() (bool, error) {
 // the file, so no plaintext from before the seal lingers on disk. On a
 // vault that is already sealed it changes the passphrase, which needs the
 // current one from Options.Passphrase.
+//
+// The first Seal also makes the audit trail's MAC key (random, stored
+// inside the sealed check value) and anchors the trail: the head as it
+// stands gets a MAC, and every entry appended from then on carries one
+// (see AuditVerify). A passphrase change keeps the audit key, so the trail
+// is not re-signed.
 func (s *Store) Seal(passphrase string) error {
 	if passphrase == "" {
 		return errors.New("vault: empty passphrase: choose a non-empty passphrase to seal the vault")
@@ -222,10 +268,9 @@ func (s *Store) Seal(passphrase string) error {
 	if err != nil {
 		return err
 	}
-	meta.Check = newKey.seal(checkPlain, checkAAD)
-	metaJSON, err := json.Marshal(meta)
-	if err != nil {
-		return err
+	freshAudit := make([]byte, auditKeySize)
+	if _, err := rand.Read(freshAudit); err != nil {
+		return fmt.Errorf("vault: random audit key: %w", err)
 	}
 	reseal := func(db *bolt.DB) error {
 		if err := db.Update(func(tx *bolt.Tx) error {
@@ -247,6 +292,17 @@ func (s *Store) Seal(passphrase string) error {
 				return err
 			}
 			if err := resealServers(tx, oldKey, newKey); err != nil {
+				return err
+			}
+			if newKey.audit = oldKey.auditKey(); newKey.audit == nil {
+				newKey.audit = freshAudit
+				if err := anchorTx(tx, newKey.audit); err != nil {
+					return err
+				}
+			}
+			meta.Check = newKey.seal(checkValue(newKey.audit), checkAAD)
+			metaJSON, err := json.Marshal(meta)
+			if err != nil {
 				return err
 			}
 			b, err := bucket(tx, bucketMeta)
