@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // File tool limits.
@@ -121,18 +122,14 @@ func (e *Engine) readFile(_ context.Context, args map[string]any) (Result, error
 		return ErrorResult("line range %d-%d is not valid: start_line and end_line are 1-based and start_line <= end_line", start, end), nil
 	}
 	full := resolvePath(e.dir, p)
-	f, err := os.Open(full)
+	f, st, err := openRegular(full, p)
+	if st != nil && st.IsDir() {
+		return ErrorResult("read_file: %s is a directory: use list_dir", p), nil
+	}
 	if err != nil {
 		return ErrorResult("read_file: %v", err), nil
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return ErrorResult("read_file: %v", err), nil
-	}
-	if st.IsDir() {
-		return ErrorResult("read_file: %s is a directory: use list_dir", p), nil
-	}
 	head := make([]byte, 8192)
 	n, _ := io.ReadFull(f, head)
 	if bytes.IndexByte(head[:n], 0) >= 0 {
@@ -182,6 +179,45 @@ func (e *Engine) readFile(_ context.Context, args map[string]any) (Result, error
 	return TextResult(fmt.Sprintf("[%s, lines %d-%d of %d]\n%s", p, start, last, line, b.String())), nil
 }
 
+// openRegular opens full for reading and refuses anything but a regular
+// file (named shown in errors): a FIFO would block the call until a writer
+// came, a device such as /dev/zero never ends. The open does not block
+// (O_NONBLOCK), and the check is made on the opened file, so a FIFO swapped
+// in after a check cannot slip through. A directory comes back with its
+// info and an error.
+func openRegular(full, shown string) (*os.File, fs.FileInfo, error) {
+	f, err := os.OpenFile(full, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, st, notRegular(shown, st)
+	}
+	return f, st, nil
+}
+
+// notRegular says what a non-regular file is and that it cannot be used.
+func notRegular(shown string, st fs.FileInfo) error {
+	kind := "a special file"
+	switch m := st.Mode(); {
+	case m.IsDir():
+		kind = "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		kind = "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		kind = "a socket"
+	case m&fs.ModeDevice != 0:
+		kind = "a device"
+	}
+	return fmt.Errorf("%s is %s, not a regular file: only regular files can be read or written with the file tools", shown, kind)
+}
+
 func (e *Engine) writeFile(_ context.Context, args map[string]any) (Result, error) {
 	a := readArgs(args)
 	p := a.str("path", true)
@@ -200,13 +236,31 @@ func (e *Engine) writeFile(_ context.Context, args map[string]any) (Result, erro
 	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 		return ErrorResult("write_file: %v", err), nil
 	}
-	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	if st, err := os.Stat(full); err == nil && !st.Mode().IsRegular() {
+		return ErrorResult("write_file: %v", notRegular(p, st)), nil
+	}
+	// O_NONBLOCK: a FIFO put in the file's place meanwhile fails to open
+	// instead of waiting for a reader. Truncation waits for the check.
+	flags := os.O_WRONLY | os.O_CREATE | syscall.O_NONBLOCK
 	if appendMode {
-		flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
+		flags |= os.O_APPEND
 	}
 	f, err := os.OpenFile(full, flags, 0o644)
 	if err != nil {
 		return ErrorResult("write_file: %v", err), nil
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = notRegular(p, st)
+		}
+		return ErrorResult("write_file: %v", err), nil
+	}
+	if !appendMode {
+		if err := f.Truncate(0); err != nil {
+			f.Close()
+			return ErrorResult("write_file: %v", err), nil
+		}
 	}
 	if _, err := f.WriteString(content); err != nil {
 		f.Close()
@@ -235,11 +289,12 @@ func (e *Engine) editFile(_ context.Context, args map[string]any) (Result, error
 		return ErrorResult("edit_file: old_string and new_string are the same: nothing to change"), nil
 	}
 	full := resolvePath(e.dir, p)
-	st, err := os.Stat(full)
+	f, st, err := openRegular(full, p)
 	if err != nil {
 		return ErrorResult("edit_file: %v", err), nil
 	}
-	data, err := os.ReadFile(full)
+	data, err := io.ReadAll(f)
+	f.Close()
 	if err != nil {
 		return ErrorResult("edit_file: %v", err), nil
 	}
@@ -470,6 +525,9 @@ func (e *Engine) grepTool(ctx context.Context, args map[string]any) (Result, err
 			}
 		}
 	} else {
+		if !st.Mode().IsRegular() {
+			return ErrorResult("grep: %v", notRegular(p, st)), nil
+		}
 		root, files = filepath.Dir(root), []string{filepath.Base(root)}
 	}
 
@@ -483,15 +541,17 @@ scan:
 			return Result{}, err
 		}
 		full := filepath.Join(root, filepath.FromSlash(rel))
-		info, err := os.Stat(full)
-		if err != nil || !info.Mode().IsRegular() {
+		f, info, err := openRegular(full, rel)
+		if err != nil {
 			continue
 		}
 		if info.Size() > GrepMaxFileSize {
+			f.Close()
 			skipped = append(skipped, rel)
 			continue
 		}
-		data, err := os.ReadFile(full)
+		data, err := io.ReadAll(io.LimitReader(f, GrepMaxFileSize))
+		f.Close()
 		if err != nil || bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 {
 			continue
 		}
