@@ -31,6 +31,14 @@ const readlineType = "tai.readline"
 //	tai.term.protect(fn, ...) -> true, results… | false, err
 //	    like pcall, with a traceback in err, and Ctrl-C stops fn (err is
 //	    "interrupted")
+//	tai.term.interrupt() -> bool         stops the innermost protected run (a
+//	                                     running turn included) as Ctrl-C
+//	                                     would; false when none runs
+//	tai.term.clean(s [, oneline]) -> s   s made safe to show: control
+//	                                     characters (ESC, CR, C1), invalid
+//	                                     UTF-8 and bidi overrides rendered
+//	                                     visibly as \xNN or \uNNNN; newline
+//	                                     and tab kept unless oneline
 //	tai.term.readline{history=path, complete=fn, output="stdout"|"stderr"} -> rl
 //	    complete(line) gets the text before the cursor and returns the
 //	    candidates for its last word (whole words); output is where the
@@ -56,6 +64,8 @@ func (h *Host) openTerm(L *glua.LState, tai *glua.LTable) {
 		"history_file": h.historyFile,
 		"protect":      h.protect,
 		"readline":     h.newReadline,
+		"interrupt":    h.luaInterrupt,
+		"clean":        luaClean,
 	}))
 }
 
@@ -146,6 +156,94 @@ func (h *Host) protect(L *glua.LState) int {
 	return n + 1
 }
 
+func (h *Host) luaInterrupt(L *glua.LState) int {
+	L.Push(glua.LBool(h.Interrupt()))
+	return 1
+}
+
+func luaClean(L *glua.LState) int {
+	L.Push(glua.LString(CleanText(L.CheckString(1), glua.LVAsBool(L.Get(2)))))
+	return 1
+}
+
+// CleanText returns s made safe to write to a terminal: every byte or
+// character a terminal could act on instead of showing is rendered visibly.
+// C0 controls (ESC and CR among them), DEL and bytes that are not UTF-8
+// become \xNN; C1 controls, bidi overrides and isolates, and the line and
+// paragraph separators become \uNNNN. Newline and tab are kept unless
+// oneline is true. Text from a model, a tool or a server goes through it
+// before it is shown.
+func CleanText(s string, oneline bool) string {
+	i := 0
+	for i < len(s) {
+		c := s[i]
+		if keepASCII(c, oneline) {
+			i++
+			continue
+		}
+		if c < 0x80 {
+			break
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || unsafeRune(r) {
+			break
+		}
+		i += size
+	}
+	if i == len(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	b.WriteString(s[:i])
+	for i < len(s) {
+		c := s[i]
+		if c < 0x80 {
+			if keepASCII(c, oneline) {
+				b.WriteByte(c)
+			} else {
+				fmt.Fprintf(&b, "\\x%02x", c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, "\\x%02x", c)
+		case unsafeRune(r):
+			fmt.Fprintf(&b, "\\u%04x", r)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// keepASCII reports whether the ASCII byte c is shown as itself: printable
+// characters, and newline and tab unless oneline.
+func keepASCII(c byte, oneline bool) bool {
+	return c >= 0x20 && c < 0x7f || (c == '\n' || c == '\t') && !oneline
+}
+
+// unsafeRune reports a non-ASCII character a terminal acts on or that
+// reorders what is shown: C1 controls, bidi marks, embeddings, overrides
+// and isolates, and the Unicode line and paragraph separators.
+func unsafeRune(r rune) bool {
+	switch {
+	case r >= 0x80 && r < 0xa0:
+		return true
+	case r == 0x061c, r == 0x200e, r == 0x200f:
+		return true
+	case r >= 0x2028 && r <= 0x202e:
+		return true
+	case r >= 0x2066 && r <= 0x2069:
+		return true
+	}
+	return false
+}
+
 // rl is the Lua-side readline handle. Completion runs on the goroutine that
 // owns the Lua state: the readline goroutine asks through reqs.
 type rl struct {
@@ -194,7 +292,7 @@ func (h *Host) newReadline(L *glua.LState) int {
 		r.complete = fn
 	}
 	if history != "" {
-		if err := os.MkdirAll(filepath.Dir(history), 0o700); err != nil {
+		if err := privateFile(history); err != nil {
 			fmt.Fprintf(h.opts.Stderr, "tai: history is off: %v\n", err)
 			history = ""
 		}
@@ -226,6 +324,28 @@ func (h *Host) newReadline(L *glua.LState) int {
 	L.SetMetatable(ud, L.GetTypeMetatable(readlineType))
 	L.Push(ud)
 	return 1
+}
+
+// privateFile makes sure path exists and only its owner can read it (the
+// line editor would create it world-readable): history may hold what
+// was typed, and is written only after redaction, but stays private.
+func privateFile(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return f.Chmod(st.Mode().Perm() &^ 0o077)
+	}
+	return nil
 }
 
 func checkRL(L *glua.LState) *rl {

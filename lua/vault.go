@@ -2,6 +2,8 @@ package lua
 
 import (
 	"errors"
+	"os"
+	"strings"
 	"time"
 
 	glua "github.com/yuin/gopher-lua"
@@ -24,6 +26,11 @@ import (
 //	tai.vault.seal() -> true | nil, err   (with the current passphrase)
 //	tai.vault.sealed() -> bool | nil, err
 //	tai.vault.path() -> path | nil, err
+//	tai.vault.redact(text) -> text | nil, err
+//	    every known secret value replaced by [REDACTED:name]
+//	tai.vault.redactor() -> r | nil, err   redaction of streamed text:
+//	    r:push(delta) -> text safe to show now (a tail that could begin a
+//	    secret or an environment value is held back); r:flush() -> the rest
 func (h *Host) openVault(L *glua.LState, tai *glua.LTable) {
 	tai.RawSetString("vault", L.SetFuncs(L.NewTable(), map[string]glua.LGFunction{
 		"secret_set":    h.secretSet,
@@ -38,6 +45,13 @@ func (h *Host) openVault(L *glua.LState, tai *glua.LTable) {
 		"seal":          h.seal,
 		"sealed":        h.sealed,
 		"path":          h.vaultPath,
+		"redact":        h.redact,
+		"redactor":      h.newRedactor,
+	}))
+	mt := L.NewTypeMetatable(redactorType)
+	L.SetField(mt, "__index", L.SetFuncs(L.NewTable(), map[string]glua.LGFunction{
+		"push":  redactorPush,
+		"flush": redactorFlush,
 	}))
 }
 
@@ -303,4 +317,134 @@ func timeString(t time.Time) glua.LValue {
 		return glua.LNil
 	}
 	return glua.LString(t.UTC().Format(time.RFC3339))
+}
+
+func (h *Host) redact(L *glua.LState) int {
+	text := L.CheckString(1)
+	return h.withVault(L, func(s *vault.Store) int {
+		L.Push(glua.LString(s.Redact(text)))
+		return 1
+	})
+}
+
+const redactorType = "tai.redactor"
+
+// StreamRedactor redacts text that arrives in pieces (a streamed answer),
+// where a secret may be split across two pieces. Push returns what is safe
+// to show at once and holds back the longest tail that could begin one of
+// the values it knows (the vault's secrets and the environment's values,
+// where API keys, the passphrase and ${VAR} values come from); Flush
+// returns what is held back. What is shown is redacted by the store.
+type StreamRedactor struct {
+	redact  func(string) string
+	values  []string
+	pending string
+}
+
+// NewStreamRedactor returns a StreamRedactor over s's secrets and the
+// values in extra.
+func NewStreamRedactor(s *vault.Store, extra []string) (*StreamRedactor, error) {
+	list, err := s.SecretList()
+	if err != nil {
+		return nil, err
+	}
+	r := &StreamRedactor{redact: s.Redact}
+	for _, si := range list {
+		v, _, err := s.SecretGet(si.Name)
+		if errors.Is(err, vault.ErrNotFound) {
+			continue // deleted since it was listed
+		}
+		if err != nil {
+			return nil, err
+		}
+		extra = append(extra, v)
+	}
+	for _, v := range extra {
+		if len(v) >= vault.MinRedactLen {
+			r.values = append(r.values, v)
+		}
+	}
+	return r, nil
+}
+
+// held returns the length of the longest tail of p that is the start (not
+// the whole) of a known value.
+func (r *StreamRedactor) held(p string) int {
+	if p == "" {
+		return 0
+	}
+	best := 0
+	last := p[len(p)-1]
+	for _, v := range r.values {
+		for k := min(len(v)-1, len(p)); k > best; k-- {
+			if v[k-1] == last && v[:k] == p[len(p)-k:] {
+				best = k
+				break
+			}
+		}
+	}
+	return best
+}
+
+// Push adds delta and returns the redacted text that is safe to show now.
+func (r *StreamRedactor) Push(delta string) string {
+	r.pending += delta
+	n := r.held(r.pending)
+	if n == len(r.pending) {
+		return ""
+	}
+	full := r.redact(r.pending)
+	tail := r.pending[len(r.pending)-n:]
+	if !strings.HasSuffix(full, tail) {
+		// A secret found whole reaches into the held tail: wait for more.
+		return ""
+	}
+	r.pending = tail
+	return full[:len(full)-n]
+}
+
+// Flush returns the redacted text held back and empties the redactor.
+func (r *StreamRedactor) Flush() string {
+	out := r.redact(r.pending)
+	r.pending = ""
+	return out
+}
+
+func (h *Host) newRedactor(L *glua.LState) int {
+	return h.withVault(L, func(s *vault.Store) int {
+		var env []string
+		for _, kv := range os.Environ() {
+			if _, v, ok := strings.Cut(kv, "="); ok {
+				env = append(env, v)
+			}
+		}
+		r, err := NewStreamRedactor(s, env)
+		if err != nil {
+			return fail(L, err.Error())
+		}
+		ud := L.NewUserData()
+		ud.Value = r
+		L.SetMetatable(ud, L.GetTypeMetatable(redactorType))
+		L.Push(ud)
+		return 1
+	})
+}
+
+func checkRedactor(L *glua.LState) *StreamRedactor {
+	r, ok := L.CheckUserData(1).Value.(*StreamRedactor)
+	if !ok {
+		L.ArgError(1, "redactor expected (from tai.vault.redactor())")
+	}
+	return r
+}
+
+func redactorPush(L *glua.LState) int {
+	r := checkRedactor(L)
+	L.Push(glua.LString(r.Push(L.CheckString(2))))
+	return 1
+}
+
+func redactorFlush(L *glua.LState) int {
+	L.Push(glua.LString(checkRedactor(L).Flush()))
+	return 1
 }

@@ -12,6 +12,28 @@ M.frames = { "⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏
 -- outcome marks for the end of a tool line.
 M.marks = { ok = "✓", error = "✗", denied = "✗ denied", unknown = "✗ unknown tool", cancelled = "✗ cancelled" }
 
+-- clean(s) makes text from the model, a tool or a server safe to show:
+-- terminal control sequences, carriage returns and bidi overrides are
+-- rendered visibly (\x1b, \x0d, \u202e) instead of acting on the screen.
+-- Newlines and tabs are kept.
+function M.clean(s)
+  return tai.term.clean(tostring(s))
+end
+
+-- cut(s, n) shortens s to at most n bytes, ending with … when cut, never
+-- in the middle of a UTF-8 character.
+local function cut(s, n)
+  if #s <= n then return s end
+  s = s:sub(1, n - 1)
+  local last = s:find("[\192-\255][\128-\191]*$")
+  if last then
+    local lead = s:byte(last)
+    local want = lead >= 240 and 4 or lead >= 224 and 3 or 2
+    if #s - last + 1 < want then s = s:sub(1, last - 1) end
+  end
+  return s .. "…"
+end
+
 -- short(v, n) renders a value on one line, at most n characters.
 function M.short(v, n)
   local s
@@ -20,9 +42,8 @@ function M.short(v, n)
   else
     s = tostring(v)
   end
-  s = s:gsub("%s+", " ")
-  if #s > n then s = s:sub(1, n - 1) .. "…" end
-  return s
+  s = M.clean(s):gsub("%s+", " ")
+  return cut(s, n)
 end
 
 -- args_line(args) renders arguments as k=v pairs, sorted, each shortened.
@@ -31,17 +52,16 @@ function M.args_line(args)
   for k in pairs(args or {}) do keys[#keys + 1] = tostring(k) end
   table.sort(keys)
   local parts = {}
-  for _, k in ipairs(keys) do parts[#parts + 1] = k .. "=" .. M.short(args[k], 40) end
-  local s = table.concat(parts, " ")
-  if #s > 120 then s = s:sub(1, 119) .. "…" end
-  return s
+  for _, k in ipairs(keys) do parts[#parts + 1] = M.short(k, 40) .. "=" .. M.short(args[k], 40) end
+  return cut(table.concat(parts, " "), 120)
 end
 
 -- tool_line(ev) is the start of the line shown when a tool is called.
 function M.tool_line(ev)
   local a = M.args_line(ev.args)
-  if a == "" then return "⚙ " .. ev.name end
-  return "⚙ " .. ev.name .. " " .. a
+  local name = M.short(ev.name, 80)
+  if a == "" then return "⚙ " .. name end
+  return "⚙ " .. name .. " " .. a
 end
 
 -- duration(ms) renders a duration.
@@ -52,14 +72,41 @@ end
 
 -- new(o) returns a view of one turn: o.write(s) prints the answer,
 -- o.note(s) prints tool lines and the spinner (may be the same stream),
--- o.spinner says whether to animate. view.opts(extra) gives tai.chat's
--- options; view.finish() ends the last line.
+-- o.spinner says whether to animate, o.redactor (from tai.vault.redactor())
+-- redacts the answer as it streams. Everything the model sends is shown
+-- through M.clean. view.opts(extra) gives tai.chat's options;
+-- view.finish() ends the last line.
 function M.new(o)
   local view = { at_start = true, open = nil }
   local same = o.note == o.write
+  local red = o.redactor
+
+  -- show(s) prints answer text, ending a spinner or an open tool line.
+  local function show(s)
+    if view.spinning then
+      o.note("\r\27[K")
+      view.spinning = false
+    end
+    if view.open then
+      o.note("\n")
+      view.open = nil
+    end
+    if s == "" then return end
+    o.write(M.clean(s))
+    view.at_start = s:sub(-1) == "\n"
+  end
+
+  -- flush() shows the answer text the redactor still holds.
+  local function flush()
+    if red then
+      local rest = red:flush()
+      if rest ~= "" then show(rest) end
+    end
+  end
 
   -- newline() ends a partly written line of either kind.
   function view.newline()
+    flush()
     if view.spinning then
       o.note("\r\27[K")
       view.spinning = false
@@ -75,17 +122,8 @@ function M.new(o)
   end
 
   local function text(s)
-    if view.spinning then
-      o.note("\r\27[K")
-      view.spinning = false
-    end
-    if view.open then
-      o.note("\n")
-      view.open = nil
-    end
-    if s == "" then return end
-    o.write(s)
-    view.at_start = s:sub(-1) == "\n"
+    if red then s = red:push(s) end
+    show(s)
   end
 
   local function waiting(on, tick)
@@ -112,7 +150,7 @@ function M.new(o)
   end
 
   local function tool_end(ev)
-    local mark = (M.marks[ev.outcome] or ev.outcome) .. " " .. M.duration(ev.duration_ms or 0)
+    local mark = (M.marks[ev.outcome] or M.short(ev.outcome, 40)) .. " " .. M.duration(ev.duration_ms or 0)
     if view.spinning then
       o.note("\r\27[K")
       view.spinning = false
@@ -121,7 +159,7 @@ function M.new(o)
       o.note(" " .. mark .. "\n")
     else
       if view.open then o.note("\n") end
-      o.note("  " .. ev.name .. " " .. mark .. "\n")
+      o.note("  " .. M.short(ev.name, 80) .. " " .. mark .. "\n")
     end
     view.open = nil
   end
@@ -133,6 +171,7 @@ function M.new(o)
   end
 
   function view.finish()
+    flush()
     if view.spinning then
       o.note("\r\27[K")
       view.spinning = false
@@ -150,11 +189,13 @@ end
 -- consent_text(c) is the consent screen's first line.
 function M.consent_text(c)
   local where = ""
-  if c.origin and c.origin ~= "" then where = " (" .. c.origin .. ")" end
-  return string.format("⚠ %s%s wants to run · args %s", c.tool, where, c.digest)
+  if c.origin and c.origin ~= "" then where = " (" .. M.short(c.origin, 80) .. ")" end
+  return string.format("⚠ %s%s wants to run · args %s", M.short(c.tool, 80), where, M.short(c.digest or "", 40))
 end
 
--- full_args(c) renders the arguments in full, one per line.
+-- full_args(c) renders the arguments in full, one per line; the further
+-- lines of a multi-line value are indented under it, so they cannot pass
+-- for arguments of their own.
 function M.full_args(c)
   local keys = {}
   for k in pairs(c.args or {}) do keys[#keys + 1] = tostring(k) end
@@ -163,7 +204,8 @@ function M.full_args(c)
   for _, k in ipairs(keys) do
     local v = c.args[k]
     if type(v) == "table" then v = tai.json.encode(v) end
-    lines[#lines + 1] = "  " .. k .. " = " .. tostring(v)
+    local shown = M.clean(tostring(v)):gsub("\n", "\n      │ ")
+    lines[#lines + 1] = "  " .. tai.term.clean(k, true) .. " = " .. shown
   end
   if #lines == 0 then return "  (no arguments)" end
   return table.concat(lines, "\n")
@@ -171,16 +213,20 @@ end
 
 -- prompter(get_rl, say [, before]) returns the consent and question
 -- functions for tai.prompter, asking through the readline handle get_rl()
--- returns: y runs the call, n (or Enter, Ctrl-C, Ctrl-D) refuses it, a
--- shows the arguments in full and asks again. say(line) prints; before()
--- runs first (to end a partly written line).
+-- returns: y runs the call, n (or Enter, Ctrl-D) refuses it, a shows the
+-- arguments in full and asks again; Ctrl-C refuses it and cancels the
+-- whole turn. say(line) prints; before() runs first (to end a partly
+-- written line).
 function M.prompter(get_rl, say, before)
   local function confirm(c)
     if before then before() end
     say(M.consent_text(c))
     while true do
-      local line = get_rl():read("  allow? [y]es / [n]o / [a]rguments: ")
-      if not line then return false end
+      local line, err = get_rl():read("  allow? [y]es / [n]o / [a]rguments: ")
+      if not line then
+        if err == "interrupt" then tai.term.interrupt() end
+        return false
+      end
       local a = line:match("^%s*(%a*)"):lower()
       if a == "y" or a == "yes" then return true end
       if a == "a" or a == "args" or a == "arguments" then
@@ -194,17 +240,47 @@ function M.prompter(get_rl, say, before)
   end
   local function ask(q)
     if before then before() end
-    say("? " .. q)
+    say("? " .. M.clean(q))
     local line, err = get_rl():read("answer> ")
-    if not line then return nil, err end
+    if not line then
+      if err == "interrupt" then tai.term.interrupt() end
+      return nil, err
+    end
     return line
   end
   return { confirm = confirm, ask = ask }
 end
 
+-- notices(d) lists what the person must be told about how a turn ended,
+-- from tai.chat's details: the step limit ran out, or the model's output
+-- limit cut the answer short. Either means the answer is not complete.
+function M.notices(d)
+  local out = {}
+  if not d then return out end
+  if d.exhausted then
+    out[#out + 1] = "the turn stopped at the step limit before the model gave a final answer; " ..
+      "ask again to continue, or give the turn more steps (tai.chat max_steps)"
+  end
+  if d.truncated or d.finish_reason == "length" then
+    out[#out + 1] = "the answer was cut off at the model's output limit (finish reason \"length\"); " ..
+      "raise max_tokens in the profile or ask for a shorter answer"
+  end
+  return out
+end
+
+-- redacted(text) is text with every known secret value replaced; when the
+-- vault cannot be opened it returns text and the error.
+function M.redacted(text)
+  local out, err = tai.vault.redact(text)
+  if not out then return text, err end
+  return out
+end
+
 -- oneshot(prompt) runs tai -p: one turn, the answer streamed to stdout,
 -- tool lines (and a spinner on a terminal) on stderr. Piped stdin is added
--- to the message as context. Returns the exit status.
+-- to the message as context. Known secrets are redacted from the message
+-- and the answer. Returns the exit status: 1 when the turn failed or its
+-- answer is incomplete (the notice goes to stderr).
 function M.oneshot(prompt)
   local message = prompt
   if not tai.term.isatty("stdin") then
@@ -225,15 +301,20 @@ function M.oneshot(prompt)
     end
     tai.prompter(M.prompter(get_rl, function(s) tai.term.ewrite(s .. "\n") end))
   end
-  local view = M.new({ write = tai.term.write, note = tai.term.ewrite, spinner = tai.term.isatty("stderr") })
-  local answer, err = tai.chat(message, view.opts())
+  message = M.redacted(message)
+  local view = M.new({ write = tai.term.write, note = tai.term.ewrite, spinner = tai.term.isatty("stderr"),
+    redactor = tai.vault.redactor() })
+  local answer, d = tai.chat(message, view.opts())
   view.finish()
   tai.prompter(nil)
   if rl then rl:close() end
   if not answer then
-    tai.term.warn("tai: " .. tostring(err))
+    tai.term.warn("tai: " .. M.clean(M.redacted(tostring(d))))
     return 1
   end
+  local notes = M.notices(d)
+  for _, n in ipairs(notes) do tai.term.warn("tai: " .. n) end
+  if #notes > 0 then return 1 end
   return 0
 end
 

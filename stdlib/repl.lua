@@ -38,20 +38,25 @@ M.view = nil
 
 -- chat(text) handles a line that is neither a command, an expression nor a
 -- config block: one agent turn on the current profile, the answer streamed,
--- tool calls shown as they happen. Ctrl-C cancels the turn.
+-- tool calls shown as they happen. Known secrets are redacted from the
+-- message and the answer. Ctrl-C cancels the turn. A turn that ended at
+-- the step limit or was cut off at the output limit says so.
 function M.chat(text)
   local tty = tai.term.isatty()
-  M.view = chatview.new({ write = tai.term.write, note = tai.term.write, spinner = tty })
-  local answer, err = tai.chat(text, M.view.opts())
+  M.view = chatview.new({ write = tai.term.write, note = tai.term.write, spinner = tty,
+    redactor = tai.vault.redactor() })
+  local answer, d = tai.chat(chatview.redacted(text), M.view.opts())
   M.view.finish()
   M.view = nil
   if not answer then
-    if err == "interrupted" then
+    if d == "interrupted" then
       M.say("(turn cancelled)")
     else
-      M.warn(err)
+      M.warn(chatview.clean(chatview.redacted(tostring(d))))
     end
+    return
   end
+  for _, n in ipairs(chatview.notices(d)) do M.warn("(" .. n .. ")") end
 end
 
 -- before_prompt() ends the partly written line of a running turn before a
@@ -136,21 +141,54 @@ end
 
 -- Config blocks ------------------------------------------------------------
 
+-- config_keys are the keys a bare TOML line may start a pasted MCP
+-- config with: the server tables, or the fields of one entry.
+M.config_keys = {
+  mcpServers = true, servers = true, mcp_servers = true, context_servers = true, mcp = true,
+  command = true, url = true, args = true, env = true, type = true, transport = true, headers = true, cwd = true,
+}
+
+local balance
+
 -- block_kind(line) says whether a line starts a pasted config block:
 -- "json", "json-fragment" ("name": {…} without the outer braces), "toml",
--- or nil.
+-- or nil (chat). A line that is complete by itself counts only when it
+-- parses; an opening line only when it opens the way configs do (a lone
+-- brace, or a brace and a quoted key); a TOML key = value line only when
+-- the key is one an MCP config starts with.
 function M.block_kind(line)
   local s = line:match("^%s*(.-)%s*$")
   if s:match("^%[%[?%s*[%a_][%w_%-%.\"]*%s*%]%]?$") then return "toml" end
-  if s:match("^{") or s:match("^%[%s*[{%[\"%d%-]") or s == "[" then return "json" end
-  if s:match("^\"[^\"]*\"%s*:%s*[{%[]") then return "json-fragment" end
-  if s:match("^[%a_][%w_%-]*%s*=%s*[\"'%[{%d]") then return "toml" end
+  if s:match("^{") or s:match("^%[%s*[{%[\"%d%-]") or s == "[" then
+    if balance()(s) then
+      local _, err = tai.json.decode(s)
+      if err then return nil end
+      return "json"
+    end
+    if s:match("^[{%[]%s*$") or s:match("^{%s*\"") or s:match("^%[%s*[{%[]%s*$") or s:match("^%[%s*{%s*\"") then
+      return "json"
+    end
+    return nil
+  end
+  if s:match("^\"[^\"]*\"%s*:%s*[{%[]") then
+    if balance()(s) then
+      local _, err = tai.json.decode("{" .. s:gsub(",%s*$", "") .. "}")
+      if err then return nil end
+    end
+    return "json-fragment"
+  end
+  local key = s:match("^([%a_][%w_%-]*)%s*=%s*[\"'%[{%d]")
+  if key and M.config_keys[key] then
+    local _, err = tai.toml.decode(s)
+    if err and not s:match("[%[{]%s*$") then return nil end
+    return "toml"
+  end
   return nil
 end
 
 -- balance() returns a scanner that, fed line after line, says when the
 -- braces and brackets outside strings have closed.
-local function balance()
+function balance()
   local depth, opened, in_string, escaped = 0, false, false, false
   return function(line)
     for i = 1, #line do
@@ -468,16 +506,24 @@ function M.history_ok(line)
   return not line:find("secret_set", 1, true)
 end
 
+-- remember(line) adds a line to the history, known secret values redacted
+-- (the line is left out when the vault cannot be read to redact it).
+function M.remember(line)
+  if not M.history_ok(line) then return end
+  local red = tai.vault.redact(line)
+  if red then M.rl:add_history(red) end
+end
+
 -- handle(line) dispatches one line read at the prompt.
 function M.handle(line)
   local s = line:match("^%s*(.-)%s*$")
   if s == "" then return end
   if s:sub(1, 1) == "/" then
-    if M.history_ok(s) then M.rl:add_history(s) end
+    M.remember(s)
     return M.command(s)
   end
   if s:sub(1, 1) == "=" then
-    if M.history_ok(s) then M.rl:add_history(s) end
+    M.remember(s)
     return M.eval(s:sub(2))
   end
   local kind = M.block_kind(s)
@@ -485,7 +531,7 @@ function M.handle(line)
     -- pasted configs often hold tokens: they never go into the history
     return M.config_block(line, kind)
   end
-  M.rl:add_history(s)
+  M.remember(s)
   return M.chat(s)
 end
 

@@ -3,6 +3,8 @@ package stdlib_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 
 	"tai/lua"
 	"tai/stdlib"
+	"tai/vault"
 )
 
 func TestDumpWritesEveryFileAndRefusesToOverwrite(t *testing.T) {
@@ -74,6 +77,18 @@ func TestBlockKind(t *testing.T) {
 		{`hello there`, nil},
 		{`a = b is wrong`, nil},
 		{`what is [this]?`, nil},
+		{`x = 2 times 3, what is x?`, nil},
+		{`[1, 2, 3] reverse this list`, nil},
+		{`[1, 2, 3]`, "json"},
+		{`{"a": x} is this json?`, nil},
+		{`{ what does this do`, nil},
+		{`{"mcpServers": {"fs": {"command": "npx"}}}`, "json"},
+		{`"fs": {"command": "npx"} is that right`, nil},
+		{`x = 2`, nil},
+		{`name = "x"`, nil},
+		{`command = "npx" is the runner`, nil},
+		{`args = [`, "toml"},
+		{`url = "https://example.test/mcp"`, "toml"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {
@@ -133,6 +148,18 @@ func TestInspect(t *testing.T) {
 
 // luaQuote quotes s as a Lua long string.
 func luaQuote(s string) string { return "[==[" + s + "]==]" }
+
+// luaBytes quotes s as a Lua string literal holding exactly its bytes
+// (a long string would turn a carriage return into a newline).
+func luaBytes(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		fmt.Fprintf(&b, "\\%d", s[i])
+	}
+	b.WriteByte('"')
+	return b.String()
+}
 
 func TestChatView(t *testing.T) {
 	// A turn's events as the engine sends them, rendered into one stream
@@ -215,6 +242,201 @@ func TestParseProfileFields(t *testing.T) {
 				return f.provider, f.model, f.system, nil`)
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestClean(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+		oneline        bool
+	}{
+		{name: "plain", in: "héllo wörld", want: "héllo wörld"},
+		{name: "newline and tab kept", in: "a\n\tb", want: "a\n\tb"},
+		{name: "newline and tab on one line", in: "a\n\tb", oneline: true, want: `a\x0a\x09b`},
+		{name: "erase line and cursor up", in: "rm -rf x \x1b[2K\r\x1b[1Aecho harmless", want: `rm -rf x \x1b[2K\x0d\x1b[1Aecho harmless`},
+		{name: "title", in: "\x1b]0;PWNED\x07", want: `\x1b]0;PWNED\x07`},
+		{name: "DEL and NUL", in: "a\x7fb\x00", want: `a\x7fb\x00`},
+		{name: "C1 CSI", in: "a\u009b2Jb", want: `a\u009b2Jb`},
+		{name: "invalid UTF-8", in: "a\x9b2J", want: `a\x9b2J`},
+		{name: "bidi override", in: "abc\u202etxt.exe", want: `abc\u202etxt.exe`},
+		{name: "bidi isolate", in: "\u2066x\u2069", want: `\u2066x\u2069`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			oneline := "false"
+			if tt.oneline {
+				oneline = "true"
+			}
+			got := run(t, "return tai.term.clean("+luaBytes(tt.in)+", "+oneline+")")
+			if got[0] != tt.want {
+				t.Fatalf("clean(%q) = %q, want %q", tt.in, got[0], tt.want)
+			}
+			if lua.CleanText(tt.in, tt.oneline) != tt.want {
+				t.Fatalf("CleanText(%q) = %q", tt.in, lua.CleanText(tt.in, tt.oneline))
+			}
+		})
+	}
+}
+
+// TestChatViewShowsControlsVisibly feeds a turn whose tool name, arguments,
+// outcome and answer carry terminal control sequences: none reaches the
+// output; each is shown escaped.
+func TestChatViewShowsControlsVisibly(t *testing.T) {
+	got := run(t, `
+		local chat = require("chat")
+		local out = {}
+		local w = function(s) out[#out + 1] = s end
+		local v = chat.new({ write = w, note = w, spinner = false })
+		local o = v.opts()
+		local evil = "rm -rf /victim \27[2K\r\27[1Aecho harmless"
+		o.on_text("hello \27]0;PWNED\7 there")
+		o.on_tool_start({ id = "1", name = "sh\27[31mell", args = { command = evil, ["k\27"] = "v\r" } })
+		o.on_tool_end({ id = "1", name = "sh\27[31mell", outcome = "ok\27[2J", duration_ms = 1 })
+		v.finish()
+		local c = { tool = "shell\27[8m", origin = "srv\r", digest = "d", args = { command = evil, multi = "one\n  path = fake" } }
+		return table.concat(out), chat.consent_text(c), chat.full_args(c)`)
+	for i, s := range got {
+		text := s.(string)
+		if strings.ContainsAny(text, "\x1b\r\x07") {
+			t.Errorf("output %d carries a control character: %q", i, text)
+		}
+	}
+	for _, want := range []string{`command=rm -rf /victim \x1b[2K\x0d\x1b[1A`, `hello \x1b]0;PWNED\x07 there`, `⚙ sh\x1b[31mell`} {
+		if !strings.Contains(got[0].(string), want) {
+			t.Errorf("view lacks %q:\n%q", want, got[0])
+		}
+	}
+	if want := `⚠ shell\x1b[8m (srv\x0d) wants to run`; !strings.HasPrefix(got[1].(string), want) {
+		t.Errorf("consent %q, want prefix %q", got[1], want)
+	}
+	full := got[2].(string)
+	if !strings.Contains(full, `  command = rm -rf /victim \x1b[2K\x0d\x1b[1Aecho harmless`) || !strings.Contains(full, "  multi = one\n      │   path = fake") {
+		t.Errorf("full args:\n%s", full)
+	}
+}
+
+// TestChatViewRedactsTheStreamedAnswer splits a vault secret across
+// deltas: it never reaches the output whole or in part.
+func TestChatViewRedactsTheStreamedAnswer(t *testing.T) {
+	const secret = "open sesame 42x"
+	h := newVaultHost(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	got, err := h.DoString(ctx, `
+		assert(tai.vault.secret_set("door", "`+secret+`"))
+		local chat = require("chat")
+		local out = {}
+		local w = function(s) out[#out + 1] = s end
+		local v = chat.new({ write = w, note = w, spinner = false, redactor = assert(tai.vault.redactor()) })
+		local o = v.opts()
+		for _, d in ipairs({ "the word is op", "en ses", "ame 4", "2x, said ", "the guard" }) do o.on_text(d) end
+		local mid = table.concat(out)
+		v.finish()
+		return mid, table.concat(out), (tai.vault.redact("say `+secret+` now"))`, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0] == "" {
+		t.Error("nothing was shown while the answer streamed")
+	}
+	if want := "the word is [REDACTED:door], said the guard\n"; got[1] != want {
+		t.Errorf("shown %q, want %q", got[1], want)
+	}
+	for _, part := range []string{"open", "sesame", "ame 4"} {
+		if strings.Contains(got[1].(string), part) {
+			t.Errorf("part %q of the secret was shown: %q", part, got[1])
+		}
+	}
+	if got[2] != "say [REDACTED:door] now" {
+		t.Errorf("redact: %q", got[2])
+	}
+}
+
+// newVaultHost is a clean host with a vault in a temporary folder.
+func newVaultHost(t *testing.T) *lua.Host {
+	t.Helper()
+	var out bytes.Buffer
+	path := filepath.Join(t.TempDir(), "vault.db")
+	h, err := lua.New(&lua.Options{Clean: true, ConfigDir: t.TempDir(), StateDir: t.TempDir(), Stdout: &out, Stderr: &out,
+		Vault: func() (*vault.Store, error) { return vault.Open(path, nil) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+func TestNotices(t *testing.T) {
+	tests := []struct {
+		name, details string
+		want          []string
+	}{
+		{"complete", `{steps = 1}`, nil},
+		{"no details", `nil`, nil},
+		{"step limit", `{exhausted = true}`, []string{"step limit"}},
+		{"output limit", `{finish_reason = "length"}`, []string{"cut off at the model's output limit"}},
+		{"both", `{exhausted = true, finish_reason = "length"}`, []string{"step limit", "output limit"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := run(t, `return table.concat(require("chat").notices(`+tt.details+`), "\n")`)
+			lines := strings.Split(got[0].(string), "\n")
+			if len(tt.want) == 0 {
+				if got[0] != "" {
+					t.Fatalf("notices %q, want none", got[0])
+				}
+				return
+			}
+			if len(lines) != len(tt.want) {
+				t.Fatalf("notices %q, want %d", got[0], len(tt.want))
+			}
+			for i, w := range tt.want {
+				if !strings.Contains(lines[i], w) {
+					t.Errorf("notice %d %q lacks %q", i, lines[i], w)
+				}
+			}
+		})
+	}
+}
+
+// TestConsentCtrlCCancelsTheTurn: Ctrl-C at the consent prompt refuses
+// the call and stops the run it came from; Ctrl-D only refuses.
+func TestConsentCtrlCCancelsTheTurn(t *testing.T) {
+	tests := []struct {
+		name, err   string
+		interrupted bool
+	}{
+		{"ctrl-c", "interrupt", true},
+		{"ctrl-d", "eof", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			h, err := lua.New(&lua.Options{Clean: true, ConfigDir: t.TempDir(), StateDir: t.TempDir(), Stdout: &out, Stderr: &out})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			got, err := h.DoString(ctx, `
+				local chat = require("chat")
+				local rl = { read = function() return nil, "`+tt.err+`" end }
+				local p = chat.prompter(function() return rl end, function() end)
+				local allowed = p.confirm({ tool = "shell", digest = "d", args = {} })
+				local n = 0
+				for i = 1, 1e6 do n = n + i end
+				return allowed`, "test")
+			if tt.interrupted {
+				if !errors.Is(err, lua.ErrInterrupted) {
+					t.Fatalf("got %v, %v; want the run interrupted", got, err)
+				}
+				return
+			}
+			if err != nil || got[0] != false {
+				t.Fatalf("got %v, %v; want false", got, err)
 			}
 		})
 	}
