@@ -28,7 +28,8 @@ func (e *Engine) shellTool() Tool {
 		Name: "shell",
 		Description: "Run a shell command and return its exit status, stdout and stderr. Give either command " +
 			"(a string run with sh -c) or argv (program and arguments, no shell). Optional cwd and timeout in seconds " +
-			"(default 120). Large output is stored as a record to read with record_read.",
+			"(default 120). Background processes (cmd &) are stopped when the command ends. " +
+			"Large output is stored as a record to read with record_read.",
 		Parameters: schema(nil, map[string]any{
 			"command": prop("string", "command line run with sh -c"),
 			"argv":    map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "program and arguments, run without a shell"},
@@ -89,6 +90,12 @@ func runCommand(ctx context.Context, argv []string, dir string, env []string, ti
 	start := time.Now()
 	err := cmd.Run()
 	elapsed := time.Since(start).Round(time.Millisecond)
+	// Whatever the command left running in its group (cmd &) is stopped:
+	// nothing the model starts outlives its call.
+	leftover := false
+	if cmd.Process != nil && ctx.Err() == nil && syscall.Kill(-cmd.Process.Pid, 0) == nil {
+		leftover = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) == nil
+	}
 
 	var b strings.Builder
 	isErr := false
@@ -103,11 +110,21 @@ func runCommand(ctx context.Context, argv []string, dir string, env []string, ti
 	case errors.As(err, &exitErr):
 		fmt.Fprintf(&b, "exit status %d (%s)\n", exitErr.ExitCode(), elapsed)
 		isErr = true
+	case errors.Is(err, exec.ErrWaitDelay) && cmd.ProcessState != nil:
+		// The command itself ended; background processes kept its output
+		// open until the wait delay ran out.
+		code := cmd.ProcessState.ExitCode()
+		fmt.Fprintf(&b, "exit status %d (%s)\n", code, elapsed)
+		fmt.Fprintf(&b, "[background processes still held the output %s after the command ended; they were stopped and their later output is lost]\n", cmd.WaitDelay)
+		isErr, leftover = code != 0, false
 	case err != nil:
 		fmt.Fprintf(&b, "could not run %q: %v\n", argv[0], err)
 		isErr = true
 	default:
 		fmt.Fprintf(&b, "exit status 0 (%s)\n", elapsed)
+	}
+	if leftover {
+		b.WriteString("[background processes were still running when the command ended; they were stopped]\n")
 	}
 	stdout.section(&b, "stdout")
 	stderr.section(&b, "stderr")

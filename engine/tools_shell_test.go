@@ -1,0 +1,79 @@
+package engine
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestShellBackgroundJobs: a command that leaves a background process
+// behind reports its own exit status, and the leftovers are stopped.
+func TestShellBackgroundJobs(t *testing.T) {
+	e := newEngine(t, nil, &Options{Mode: Yolo})
+	tests := []struct {
+		name    string
+		command string
+		want    []string
+		errRes  bool
+	}{
+		{name: "holding the output", command: "sleep 30 & echo $!; echo started",
+			want: []string{"exit status 0", "started", "background processes", "stopped"}},
+		{name: "output redirected", command: "sleep 30 >/dev/null 2>&1 & echo $!",
+			want: []string{"exit status 0", "background processes", "stopped"}},
+		{name: "failing leader", command: "sleep 30 & echo $!; exit 3",
+			want: []string{"exit status 3", "background processes"}, errRes: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := dispatch(t, e, "shell", map[string]any{"command": tt.command})
+			text := res.Text()
+			for _, w := range tt.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("output lacks %q:\n%s", w, text)
+				}
+			}
+			if strings.Contains(text, "could not run") || strings.Contains(text, "WaitDelay") {
+				t.Errorf("reported as a failure to run:\n%s", text)
+			}
+			if res.IsError != tt.errRes {
+				t.Errorf("isError = %v, want %v:\n%s", res.IsError, tt.errRes, text)
+			}
+			_, out, _ := strings.Cut(text, "--- stdout ---\n")
+			pid, err := strconv.Atoi(strings.SplitN(out, "\n", 2)[0])
+			if err != nil {
+				t.Fatalf("no pid in the output:\n%s", text)
+			}
+			waitGone(t, pid)
+		})
+	}
+}
+
+// waitGone fails the test unless process pid ends within 10 s.
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	fd, err := unix.PidfdOpen(pid, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return
+	}
+	if err != nil {
+		t.Fatalf("pidfd_open(%d): %v", pid, err)
+	}
+	defer unix.Close(fd)
+	for {
+		n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 10_000)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			t.Fatalf("poll pidfd: %v", err)
+		}
+		if n == 0 {
+			unix.Kill(pid, unix.SIGKILL)
+			t.Fatalf("background process %d still runs after the command ended", pid)
+		}
+		return
+	}
+}
