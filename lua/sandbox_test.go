@@ -153,3 +153,83 @@ func TestSandboxResultsMustBeData(t *testing.T) {
 		t.Fatalf("got %v, want an error naming result 1", err)
 	}
 }
+
+// runBounded runs chunk under a deadline of d and fails the test when
+// RunSandboxed has not returned within a generous bound after it, so a
+// sandbox that ignores its context fails instead of hanging the run.
+func runBounded(t *testing.T, d time.Duration, chunk string) (sandboxRun, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	type outcome struct {
+		run sandboxRun
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		r, err := runSandbox(ctx, chunk)
+		done <- outcome{r, err}
+	}()
+	bound := time.NewTimer(d + 20*time.Second)
+	defer bound.Stop()
+	select {
+	case o := <-done:
+		return o.run, o.err
+	case <-bound.C:
+		t.Fatalf("RunSandboxed(%.40q) still running 20 s after its deadline", chunk)
+	}
+	return sandboxRun{}, nil
+}
+
+func TestSandboxBoundsMemory(t *testing.T) {
+	tests := []struct {
+		name, chunk string
+	}{
+		{"table of big strings", `local t = {} local i = 0 while true do i = i + 1 t[i] = string.rep("x", 16*1024*1024 - 8) .. i end`},
+		{"doubling concatenation", `local s = string.rep("x", 1024*1024) while true do s = s .. s end`},
+		{"table.concat", `local t = {} for i = 1, 64 do t[i] = string.rep("y", 8*1024*1024) end local s = table.concat(t) local u = {} while true do u[#u+1] = s .. #u end`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run, err := runBounded(t, 20*time.Second, tt.chunk)
+			t.Logf("peak resident memory %d MiB", run.maxRSS>>20)
+			if !errors.Is(err, ErrSandboxMemory) {
+				t.Fatalf("got %v, want ErrSandboxMemory", err)
+			}
+			if run.maxRSS > 300<<20 {
+				t.Fatalf("the sandbox reached %d MiB resident, want < 300 MiB", run.maxRSS>>20)
+			}
+		})
+	}
+}
+
+func TestSandboxStopsLongBuiltins(t *testing.T) {
+	tests := []struct {
+		name, chunk string
+	}{
+		{"pathological find", `print("before") return string.rep("a", 3000):find(".-.-.-b")`},
+		{"pathological gsub", `print("before") return (string.rep("a", 3000):gsub(".-.-.-b", ""))`},
+		{"busy loop", `print("before") while true do end`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run, err := runBounded(t, 300*time.Millisecond, tt.chunk)
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("got %v, want a deadline error", err)
+			}
+			if run.printed != "before\n" {
+				t.Fatalf("printed %q, want the output before the stall", run.printed)
+			}
+		})
+	}
+}
+
+func TestSandboxGoPanicIsAnError(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, _, err := RunSandboxed(ctx, `return unpack({}, 1, 1e8)`)
+	var le *Error
+	if !errors.As(err, &le) || !strings.Contains(le.Message, "registry overflow") {
+		t.Fatalf("got %T %v, want a Lua error naming the registry overflow", err, err)
+	}
+}
