@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // ToolSearchDefault is how many tools tool_search returns (and enables)
@@ -87,39 +88,101 @@ func (e *Engine) toolSearchTool() Tool {
 	}
 }
 
+// Lua tool limits.
+const (
+	// LuaDefaultTimeout bounds a chunk that names no timeout.
+	LuaDefaultTimeout = 30 * time.Second
+	// LuaMaxTimeout is the longest timeout a call may ask for.
+	LuaMaxTimeout = 10 * time.Minute
+	// luaStopGrace is how long a runner asked to stop may take to return
+	// before it is abandoned.
+	luaStopGrace = time.Second
+)
+
+// luaDone is what a LuaRunner returned.
+type luaDone struct {
+	printed string
+	results []any
+	err     error
+}
+
 func luaTool(run LuaRunner) Tool {
 	return Tool{
 		Name: "lua",
 		Description: "Run a chunk of Lua 5.1 in a fresh sandboxed state (no io, no os) and return what it printed " +
-			"and the values it returned.",
+			fmt.Sprintf("and the values it returned. It is stopped after timeout seconds (default %d).", int(LuaDefaultTimeout/time.Second)),
 		Parameters: schema([]string{"chunk"}, map[string]any{
-			"chunk": prop("string", "Lua source"),
+			"chunk":   prop("string", "Lua source"),
+			"timeout": prop("number", fmt.Sprintf("seconds before the chunk is stopped (default %d, at most %d)", int(LuaDefaultTimeout/time.Second), int(LuaMaxTimeout/time.Second))),
 		}),
 		Run: func(ctx context.Context, args map[string]any) (Result, error) {
 			a := readArgs(args)
 			chunk := a.str("chunk", true)
+			secs := a.int("timeout", 0)
 			if err := a.err(); err != nil {
 				return ErrorResult("%v", err), nil
 			}
-			printed, results, err := run(ctx, chunk)
+			timeout := LuaDefaultTimeout
+			if secs > 0 {
+				timeout = time.Duration(secs) * time.Second
+			}
+			if secs < 0 || timeout > LuaMaxTimeout {
+				return ErrorResult("timeout %d s is out of range: give 1 to %d seconds", secs, int(LuaMaxTimeout/time.Second)), nil
+			}
+			parent := ctx
+			ctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			// The runner is expected to stop when ctx ends; one stuck in a
+			// Go builtin that never looks is abandoned, so the call still
+			// returns at the deadline.
+			done := make(chan luaDone, 1)
+			go func() {
+				var d luaDone
+				defer func() {
+					if p := recover(); p != nil {
+						d.err = fmt.Errorf("the Lua runner failed: %v", p)
+					}
+					done <- d
+				}()
+				d.printed, d.results, d.err = run(ctx, chunk)
+			}()
+			var d luaDone
+			select {
+			case d = <-done:
+			case <-ctx.Done():
+				grace := time.NewTimer(luaStopGrace)
+				defer grace.Stop()
+				select {
+				case d = <-done:
+				case <-grace.C:
+					if parent.Err() != nil {
+						return Result{}, parent.Err()
+					}
+					return ErrorResult("stopped: the chunk ran longer than its timeout of %s and did not stop when asked, so it was abandoned", timeout), nil
+				}
+			}
 			var b strings.Builder
-			if printed != "" {
-				b.WriteString(printed)
-				if !strings.HasSuffix(printed, "\n") {
+			if d.printed != "" {
+				b.WriteString(d.printed)
+				if !strings.HasSuffix(d.printed, "\n") {
 					b.WriteByte('\n')
 				}
 			}
-			if err != nil {
-				if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-					return Result{}, err
+			if d.err != nil {
+				if parent.Err() != nil && errors.Is(d.err, parent.Err()) {
+					return Result{}, d.err
 				}
-				fmt.Fprintf(&b, "error: %v\n", err)
+				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+					fmt.Fprintf(&b, "stopped: the chunk ran longer than its timeout of %s\n", timeout)
+				} else {
+					fmt.Fprintf(&b, "error: %v\n", d.err)
+				}
 				return Result{Content: []Content{{Type: "text", Text: b.String()}}, IsError: true}, nil
 			}
-			if len(results) > 0 {
-				data, err := json.Marshal(results)
+			if len(d.results) > 0 {
+				data, err := json.Marshal(d.results)
 				if err != nil {
-					data = []byte(fmt.Sprint(results))
+					data = []byte(fmt.Sprint(d.results))
 				}
 				fmt.Fprintf(&b, "returned: %s\n", data)
 			}
