@@ -91,8 +91,17 @@ type Host struct {
 	clients *clientSet // tai.mcp.connect sessions, closed with the host
 	closed  bool
 
-	mu      sync.Mutex
-	cancels []context.CancelFunc // innermost interruptible run last
+	mu       sync.Mutex
+	cancels  []runCancel // innermost interruptible run last
+	runCount uint64      // ids of interruptible runs
+
+	exit func(status int) // os.Exit; Run calls it on a second Ctrl-C
+}
+
+// runCancel is one run that Interrupt can stop.
+type runCancel struct {
+	id     uint64
+	cancel context.CancelFunc
 }
 
 // ErrInterrupted reports a run stopped by Interrupt (Ctrl-C).
@@ -119,7 +128,7 @@ func xdgDir(env, fallback string) string {
 // loader and the tai module. It opens no files; the vault is opened on first
 // use.
 func New(opts *Options) (*Host, error) {
-	h := &Host{commands: map[string]*command{}, agents: map[chatKey]*engine.Agent{}, busy: map[*engine.Agent]bool{}, jobs: make(chan *job), clients: &clientSet{}}
+	h := &Host{commands: map[string]*command{}, agents: map[chatKey]*engine.Agent{}, busy: map[*engine.Agent]bool{}, jobs: make(chan *job), clients: &clientSet{}, exit: os.Exit}
 	if opts != nil {
 		h.opts = *opts
 	}
@@ -233,13 +242,32 @@ func printTo(w io.Writer) glua.LGFunction {
 // function passed to tai.term.protect) as Ctrl-C would. It returns whether
 // there was one to stop. It is safe to call from any goroutine.
 func (h *Host) Interrupt() bool {
+	_, ok := h.interrupt()
+	return ok
+}
+
+// interrupt is Interrupt, also returning the id of the run it stopped.
+func (h *Host) interrupt() (uint64, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.cancels) == 0 {
-		return false
+		return 0, false
 	}
-	h.cancels[len(h.cancels)-1]()
-	return true
+	top := h.cancels[len(h.cancels)-1]
+	top.cancel()
+	return top.id, true
+}
+
+// running reports whether the interruptible run id has not returned yet.
+func (h *Host) running(id uint64) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, c := range h.cancels {
+		if c.id == id {
+			return true
+		}
+	}
+	return false
 }
 
 // interruptible runs call with L's context replaced by a child of parent
@@ -248,7 +276,8 @@ func (h *Host) interruptible(parent context.Context, call func() error) error {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	h.mu.Lock()
-	h.cancels = append(h.cancels, cancel)
+	h.runCount++
+	h.cancels = append(h.cancels, runCancel{id: h.runCount, cancel: cancel})
 	h.mu.Unlock()
 	defer func() {
 		h.mu.Lock()

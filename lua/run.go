@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"time"
 
 	glua "github.com/yuin/gopher-lua"
 )
@@ -42,23 +43,17 @@ const (
 // user overrides it), which runs init.lua and then the REPL, the script or
 // the chunk. It returns the process exit status; errors, with their Lua
 // traceback, go to Stderr. SIGINT stops the running script (or, in the
-// REPL, the running command) while Run is active.
+// REPL, the running command) while Run is active; a second SIGINT within
+// interruptGrace, while the first has not stopped it (a Go builtin that
+// does not watch for Ctrl-C, such as a pathological string.find), exits
+// the process with ExitInterrupted.
 func (h *Host) Run(ctx context.Context, inv Invocation) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt)
 	defer signal.Stop(sigs)
 	stop := make(chan struct{})
 	defer close(stop)
-	go func() {
-		for {
-			select {
-			case <-sigs:
-				h.Interrupt()
-			case <-stop:
-				return
-			}
-		}
-	}()
+	go h.watchInterrupts(sigs, stop)
 
 	status, err := h.run(ctx, inv)
 	switch {
@@ -70,6 +65,34 @@ func (h *Host) Run(ctx context.Context, inv Invocation) int {
 		return ExitError
 	}
 	return status
+}
+
+// interruptGrace is how soon a second Ctrl-C must follow the first to exit.
+const interruptGrace = 2 * time.Second
+
+// watchInterrupts turns each signal from sigs into Interrupt until stop is
+// closed. When a signal comes within interruptGrace of the previous one
+// and that one found nothing to stop, or the run it stopped is still going,
+// it says so on Stderr and exits with ExitInterrupted.
+func (h *Host) watchInterrupts(sigs <-chan os.Signal, stop <-chan struct{}) {
+	var last time.Time
+	var lastID uint64
+	var lastHit bool
+	for {
+		select {
+		case <-sigs:
+			now := time.Now()
+			if !last.IsZero() && now.Sub(last) < interruptGrace && (!lastHit || h.running(lastID)) {
+				fmt.Fprintln(h.opts.Stderr, "tai: interrupted again; exiting")
+				h.exit(ExitInterrupted)
+				return
+			}
+			last = now
+			lastID, lastHit = h.interrupt()
+		case <-stop:
+			return
+		}
+	}
 }
 
 func (h *Host) run(ctx context.Context, inv Invocation) (int, error) {
