@@ -87,6 +87,11 @@ type Turn struct {
 	// Exhausted reports that the step limit ended the turn before the
 	// model gave a final answer; Text then says so.
 	Exhausted bool
+	// Truncated reports that the final answer was cut off by the model's
+	// output token limit (finish reason "length"): Text is incomplete.
+	// Tool calls cut off earlier in the turn were answered with an error
+	// and not run; the model saw that and could recover.
+	Truncated bool
 }
 
 // Agent is one conversation with a model that may call tools. Its history
@@ -324,13 +329,14 @@ func (a *Agent) RunTurn(ctx context.Context, message string) (Turn, error) {
 			said = append(said, msg.Content)
 		}
 		if len(msg.ToolCalls) == 0 {
+			turn.Truncated = resp.FinishReason == "length"
 			turn.Text = msg.Content
 			if capture {
 				turn.Text = strings.Join(said, "\n\n")
 			}
 			return turn, nil
 		}
-		results := a.runCalls(ctx, called, allow, ev)
+		results := a.runCalls(ctx, called, allow, ev, resp.FinishReason == "length")
 		a.appendHistory(results...)
 		if err := ctx.Err(); err != nil {
 			a.endInterrupted(ctx, err)
@@ -418,8 +424,9 @@ func (a *Agent) appendHistory(msgs ...Message) {
 
 // runCalls approves the calls one after the other, in order, then runs the
 // approved ones concurrently, and returns one tool message per call, in the
-// order of calls.
-func (a *Agent) runCalls(ctx context.Context, calls []ToolCall, allow func(string) bool, ev Events) []Message {
+// order of calls. cut says the answer hit the token limit: a call whose
+// arguments do not parse was cut off mid-way, and the model is told so.
+func (a *Agent) runCalls(ctx context.Context, calls []ToolCall, allow func(string) bool, ev Events, cut bool) []Message {
 	out := make([]Message, len(calls))
 	prepared := make([]*Call, len(calls))
 	events := make([]ToolEvent, len(calls))
@@ -436,6 +443,9 @@ func (a *Agent) runCalls(ctx context.Context, calls []ToolCall, allow func(strin
 		case ctx.Err() != nil:
 			err = ctx.Err()
 			events[i].Outcome = "cancelled"
+		case perr != nil && cut:
+			err = errCutCall
+			events[i].Outcome = "error"
 		case perr != nil:
 			err = perr
 			events[i].Outcome = "error"
@@ -498,6 +508,11 @@ func (a *Agent) runCalls(ctx context.Context, calls []ToolCall, allow func(strin
 	wg.Wait()
 	return out
 }
+
+// errCutCall answers a tool call whose arguments the token limit cut off.
+var errCutCall = errors.New("not run: the answer was cut off at the model's output token limit while this call's " +
+	"arguments were being written, so they are incomplete; send the call again with shorter arguments " +
+	"(split large content over several calls)")
 
 // historyArgs returns arguments fit to send back to a provider: a JSON
 // object. Anything else (a model may emit broken JSON) is kept as text

@@ -363,17 +363,20 @@ func jsonArgs(s string) json.RawMessage {
 }
 
 // normalizeFinish maps provider finish reasons onto "stop", "tool_calls",
-// "length" and "content_filter"; an answer with tool calls always finishes
-// with "tool_calls".
+// "length" and "content_filter". An answer with tool calls finishes with
+// "tool_calls", except when the token limit cut it: "length" is kept, since
+// the last call's arguments may be incomplete.
 func normalizeFinish(reason string, hasCalls bool) string {
+	switch reason {
+	case "max_tokens", "length", "model_length":
+		return "length"
+	}
 	if hasCalls {
 		return "tool_calls"
 	}
 	switch reason {
 	case "", "stop", "end_turn", "stop_sequence", "eos":
 		return "stop"
-	case "max_tokens", "length", "model_length":
-		return "length"
 	case "tool_use", "function_call", "tool_calls":
 		return "tool_calls"
 	case "refusal", "content_filter":

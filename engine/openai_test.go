@@ -100,6 +100,14 @@ func TestCompleteAnswers(t *testing.T) {
 			finish: "tool_calls",
 		},
 		{name: "length", turn: fakemodel.Turn{Text: "cut", Finish: "length"}, text: "cut", finish: "length"},
+		{
+			// The limit hit while a call was written: "length" must survive
+			// the calls, so the agent knows their arguments may be cut.
+			name:   "length with a call",
+			turn:   fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{fakemodel.Call("list_dir", `{"path":"."}`)}, Finish: "length"},
+			calls:  []ToolCall{{Name: "list_dir", Arguments: json.RawMessage(`{"path":"."}`)}},
+			finish: "length",
+		},
 	}
 	for _, p := range providers {
 		for _, stream := range []bool{false, true} {
@@ -320,6 +328,8 @@ func TestNormalizeFinish(t *testing.T) {
 		{"tool_use", true, "tool_calls"},
 		{"length", false, "length"},
 		{"max_tokens", false, "length"},
+		{"length", true, "length"},
+		{"max_tokens", true, "length"},
 		{"refusal", false, "content_filter"},
 		{"content_filter", false, "content_filter"},
 		{"pause_turn", false, "pause_turn"},

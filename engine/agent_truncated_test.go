@@ -1,0 +1,73 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// cutOff answers like a model that hit its token limit: finish "length",
+// with the given text and tool calls (name, raw arguments pairs).
+func cutOff(text string, pairs ...string) func(context.Context, Request, func(string)) (Response, error) {
+	return func(context.Context, Request, func(string)) (Response, error) {
+		var tcs []ToolCall
+		for i := 0; i+1 < len(pairs); i += 2 {
+			tcs = append(tcs, ToolCall{ID: "cut" + pairs[i], Name: pairs[i], Arguments: json.RawMessage(pairs[i+1])})
+		}
+		return Response{Message: Message{Role: "assistant", Content: text, ToolCalls: tcs}, FinishReason: "length"}, nil
+	}
+}
+
+func TestAgentTruncatedAnswers(t *testing.T) {
+	t.Run("cut tool call is not run", func(t *testing.T) {
+		client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){
+			// The whole first call survived; the second was cut mid-arguments.
+			cutOff("", "list_dir", `{"path":"."}`, "write_file", `{"path":"out.txt","content":"half of the te`),
+			say("I will write it in smaller parts."),
+		}}
+		e := newEngine(t, client, &Options{Mode: Yolo})
+		var outcomes []string
+		a := e.NewAgent(&AgentOptions{Events: Events{OnToolEnd: func(ev ToolEvent) { outcomes = append(outcomes, ev.Name+":"+ev.Outcome) }}})
+		turn, err := a.RunTurn(turnCtx(t), "write the report")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if turn.Truncated {
+			t.Errorf("the final answer was complete, but Truncated is set")
+		}
+		if _, err := os.Stat(filepath.Join(e.Dir(), "out.txt")); err == nil {
+			t.Fatal("write_file ran with cut-off arguments")
+		}
+		msgs := client.requests()[1].Messages
+		results := msgs[len(msgs)-2:]
+		if results[0].IsError {
+			t.Errorf("the complete call failed: %+v", results[0])
+		}
+		if r := results[1]; !r.IsError || !strings.Contains(r.Content, "cut off") || !strings.Contains(r.Content, "not run") {
+			t.Errorf("cut call result = %+v; want an error saying it was cut off and not run", r)
+		}
+		checkHistory(t, a.History())
+	})
+	t.Run("cut final answer", func(t *testing.T) {
+		client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){
+			cutOff("The answer begins and then"),
+			say("Complete this time."),
+		}}
+		e := newEngine(t, client, &Options{Mode: Yolo})
+		a := e.NewAgent(nil)
+		turn, err := a.RunTurn(turnCtx(t), "explain")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !turn.Truncated || turn.Text != "The answer begins and then" || turn.Exhausted {
+			t.Fatalf("turn = %+v; want the cut text with Truncated", turn)
+		}
+		if turn, err := a.RunTurn(turnCtx(t), "go on"); err != nil || turn.Truncated {
+			t.Fatalf("next turn = %+v, %v; want it not truncated", turn, err)
+		}
+		checkHistory(t, a.History())
+	})
+}
