@@ -405,11 +405,12 @@ func TestNotices(t *testing.T) {
 // the call and stops the run it came from; Ctrl-D only refuses.
 func TestConsentCtrlCCancelsTheTurn(t *testing.T) {
 	tests := []struct {
-		name, err   string
-		interrupted bool
+		name, call, err string
+		interrupted     bool
 	}{
-		{"ctrl-c", "interrupt", true},
-		{"ctrl-d", "eof", false},
+		{"ctrl-c at consent", "confirm", "interrupt", true},
+		{"ctrl-d at consent", "confirm", "eof", false},
+		{"ctrl-c at a question", "ask", "interrupt", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -425,7 +426,12 @@ func TestConsentCtrlCCancelsTheTurn(t *testing.T) {
 				local chat = require("chat")
 				local rl = { read = function() return nil, "`+tt.err+`" end }
 				local p = chat.prompter(function() return rl end, function() end)
-				local allowed = p.confirm({ tool = "shell", digest = "d", args = {} })
+				local allowed
+				if "`+tt.call+`" == "ask" then
+					allowed = p.ask("which?")
+				else
+					allowed = p.confirm({ tool = "shell", digest = "d", args = {} })
+				end
 				local n = 0
 				for i = 1, 1e6 do n = n + i end
 				return allowed`, "test")
@@ -436,8 +442,37 @@ func TestConsentCtrlCCancelsTheTurn(t *testing.T) {
 				return
 			}
 			if err != nil || got[0] != false {
-				t.Fatalf("got %v, %v; want false", got, err)
+				t.Fatalf("got %v, %v; want false (refused, the run going on)", got, err)
 			}
 		})
 	}
+}
+
+// BenchmarkStreamRedactor pushes a streamed answer word by word through
+// the redactor over a vault of 20 secrets (each push redacts through the
+// store).
+func BenchmarkStreamRedactor(b *testing.B) {
+	store, err := vault.Open(filepath.Join(b.TempDir(), "vault.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	for i := range 20 {
+		if err := store.SecretSet(fmt.Sprintf("s%d", i), fmt.Sprintf("secret-value-%02d-xyz", i), nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	words := strings.Fields(strings.Repeat("the quick brown fox jumps over the lazy dog secret-value ", 25))
+	b.ResetTimer()
+	for b.Loop() {
+		r, err := lua.NewStreamRedactor(store, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, w := range words {
+			r.Push(" " + w)
+		}
+		r.Flush()
+	}
+	b.ReportMetric(float64(len(words)), "pushes/op")
 }

@@ -229,3 +229,20 @@ func TestREPLCtrlCAtConsentCancelsTheTurn(t *testing.T) {
 		t.Fatalf("exit status %d", status)
 	}
 }
+
+func TestREPLStepLimitIsShown(t *testing.T) {
+	e := newEnv(t)
+	srv := fakemodel.NewOpenAI(t)
+	srv.SetRule(func(fakemodel.Request) fakemodel.Turn {
+		return fakemodel.Calls(fakemodel.Call("list_dir", `{"path":"."}`))
+	})
+	s := startREPLWith(t, e, e.modelVars(srv), "--clean")
+	s.expect("tai:default> ")
+	s.typeKeys("look around\r")
+	s.expect("(the turn stopped at the step limit")
+	s.expect("tai:default> ")
+	s.typeKeys("\x04")
+	if status := s.wait(); status != 0 {
+		t.Fatalf("exit status %d", status)
+	}
+}
