@@ -114,7 +114,7 @@ type Client struct {
 
 	nextID  atomic.Int64
 	mu      sync.Mutex
-	pending map[ID]chan *Message
+	pending map[ID]chan reply
 	err     error         // terminal failure, set once before done closes
 	done    chan struct{} // closed when the session is over
 	readEnd chan struct{} // closed when the idle reader returns
@@ -146,7 +146,7 @@ type Client struct {
 // NewClient returns an unstarted client for the server called name (used in
 // errors) over t. Start runs the handshake.
 func NewClient(name string, t Transport, opts *ClientOptions) *Client {
-	c := &Client{name: name, t: t, pending: make(map[ID]chan *Message),
+	c := &Client{name: name, t: t, pending: make(map[ID]chan reply),
 		done: make(chan struct{}), readEnd: make(chan struct{}),
 		readTok: make(chan struct{}, 1), epoch: time.Now()}
 	if opts != nil {
@@ -359,9 +359,12 @@ func (c *Client) idleLoop() {
 		c.mu.Unlock()
 		kicked := ctx.Err() != nil && c.ctx.Err() == nil
 		cancel()
+		var bad *MalformedReplyError
 		switch {
 		case err == nil:
 			c.dispatch(m)
+		case errors.As(err, &bad):
+			c.dispatchMalformed(bad)
 		case kicked && errors.Is(err, context.Canceled):
 		default:
 			c.fail(err)
@@ -373,10 +376,14 @@ func (c *Client) idleLoop() {
 }
 
 // readOne receives one message while holding the read token and
-// dispatches it. A Recv ended by ctx loses nothing; any other failure ends
-// the session.
+// dispatches it. A Recv ended by ctx loses nothing; a malformed reply fails
+// only its request; any other failure ends the session.
 func (c *Client) readOne(ctx context.Context) {
 	m, err := c.t.Recv(ctx)
+	if bad := (*MalformedReplyError)(nil); errors.As(err, &bad) {
+		c.dispatchMalformed(bad)
+		return
+	}
 	if err != nil {
 		if ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
 			c.fail(err)
@@ -396,7 +403,7 @@ func (c *Client) dispatch(m *Message) {
 		delete(c.pending, m.ID)
 		c.mu.Unlock()
 		if ch != nil {
-			ch <- m
+			ch <- reply{m: m}
 		}
 	case m.IsRequest():
 		go c.answer(m)
@@ -405,6 +412,30 @@ func (c *Client) dispatch(m *Message) {
 			c.opts.OnNotification(m)
 		}
 	}
+}
+
+// dispatchMalformed fails the request a malformed reply answers. A
+// malformed reply to no pending request is counted as garbage where the
+// transport counts it, and otherwise dropped.
+func (c *Client) dispatchMalformed(bad *MalformedReplyError) {
+	c.mu.Lock()
+	ch := c.pending[bad.ID]
+	delete(c.pending, bad.ID)
+	c.mu.Unlock()
+	if ch != nil {
+		ch <- reply{err: bad}
+		return
+	}
+	if g, ok := c.t.(interface{ noteGarbage() }); ok {
+		g.noteGarbage()
+	}
+}
+
+// reply is what a pending request receives: its response, or the decode
+// error of a malformed one.
+type reply struct {
+	m   *Message
+	err error
 }
 
 // answer replies to a server-to-client request: ping gets {}, anything else
@@ -444,7 +475,7 @@ func (c *Client) request(ctx context.Context, method string, params any) (json.R
 
 // requestID is request with a caller-chosen id.
 func (c *Client) requestID(ctx context.Context, id ID, method string, raw json.RawMessage) (json.RawMessage, error) {
-	ch := make(chan *Message, 1)
+	ch := make(chan reply, 1)
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
@@ -457,8 +488,10 @@ func (c *Client) requestID(ctx context.Context, id ID, method string, raw json.R
 		c.forget(id)
 		return nil, c.wrap(method, err)
 	}
-	m, err := c.await(ctx, ch)
-	switch {
+	r, err := c.await(ctx, ch)
+	switch m := r.m; {
+	case r.err != nil:
+		return nil, c.wrap(method, r.err)
 	case m != nil:
 		if m.Error != nil {
 			return nil, c.wrap(method, m.Error.Err())
@@ -480,10 +513,10 @@ func (c *Client) requestID(ctx context.Context, id ID, method string, raw json.R
 	}
 }
 
-// await waits for the response on ch, reading the connection itself
-// whenever the read token is free. It returns the response, or nil and
-// the session's failure, or nil when ctx ended.
-func (c *Client) await(ctx context.Context, ch chan *Message) (*Message, error) {
+// await waits for the reply on ch, reading the connection itself whenever
+// the read token is free. It returns the reply, or a zero reply and the
+// session's failure, or a zero reply and ctx's error when ctx ended.
+func (c *Client) await(ctx context.Context, ch chan reply) (reply, error) {
 	c.waiters.Add(1)
 	defer func() {
 		c.lastBusy.Store(int64(time.Since(c.epoch)))
@@ -497,31 +530,31 @@ func (c *Client) await(ctx context.Context, ch chan *Message) (*Message, error) 
 	c.mu.Unlock()
 	for {
 		select {
-		case m := <-ch:
-			return m, nil
+		case r := <-ch:
+			return r, nil
 		case <-c.done:
 			select { // the answer may have arrived just before the end
-			case m := <-ch:
-				return m, nil
+			case r := <-ch:
+				return r, nil
 			default:
 			}
-			return nil, c.err
+			return reply{}, c.err
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return reply{}, ctx.Err()
 		case <-c.readTok:
 			// Another reader may have delivered our answer just before
 			// handing the token over; reading now could wait forever.
 			select {
-			case m := <-ch:
+			case r := <-ch:
 				c.readTok <- struct{}{}
-				return m, nil
+				return r, nil
 			default:
 			}
 			c.readOne(ctx)
 			c.readTok <- struct{}{}
 			select { // our own answer wins over reading again
-			case m := <-ch:
-				return m, nil
+			case r := <-ch:
+				return r, nil
 			default:
 			}
 		}

@@ -21,6 +21,8 @@ package mcp
 //	loop-cursor    tools/list always answers nextCursor "again"
 //	garbage        prints non-JSON-RPC lines before every message
 //	stderr-flood   writes 100 MB to stderr before answering initialize
+//	malformed      echo writes each line of its text raw as its answer,
+//	               with @ID@ replaced by the request's id
 //
 // Tools of fakeServer: echo{text}, add{a,b}, fail (isError result), image
 // (image, audio and annotated content with unknown fields), hang (never
@@ -321,6 +323,15 @@ func (f *fakeServer) call(id json.RawMessage, name string, args map[string]any) 
 	switch name {
 	case "echo":
 		s, _ := args["text"].(string)
+		if f.mode == "malformed" {
+			f.wmu.Lock()
+			for line := range strings.SplitSeq(s, "\n") {
+				f.out.WriteString(strings.ReplaceAll(line, "@ID@", string(id)) + "\n")
+			}
+			f.out.Flush()
+			f.wmu.Unlock()
+			return
+		}
 		f.reply(id, text(s))
 	case "add":
 		a, _ := args["a"].(float64)

@@ -100,7 +100,7 @@ type HTTPTransport struct {
 	ctx    context.Context // ends on Close; parents every exchange
 	cancel context.CancelFunc
 	done   chan struct{} // closed on Close
-	in     chan *Message
+	in     chan inbound
 	wg     sync.WaitGroup // request goroutines
 
 	reinitMu sync.Mutex // one re-initialization at a time
@@ -138,7 +138,7 @@ func NewHTTPTransport(rawURL string, headers map[string]string, opts *HTTPOption
 		h.Set(k, v)
 	}
 	t := &HTTPTransport{url: rawURL, shownURL: redactURL(rawURL), headers: h, secrets: credentials(u, h),
-		in: make(chan *Message, 64), done: make(chan struct{}), inflight: make(map[ID]context.CancelFunc)}
+		in: make(chan inbound, 64), done: make(chan struct{}), inflight: make(map[ID]context.CancelFunc)}
 	if opts != nil {
 		t.opts = *opts
 	}
@@ -252,11 +252,16 @@ func (t *HTTPTransport) Send(ctx context.Context, msg *Message) error {
 	return err
 }
 
-// Recv returns the next message any reply or stream carried.
+// Recv returns the next message any reply or stream carried, or the
+// *MalformedReplyError of a request whose reply or stream held a message
+// that is not valid JSON-RPC.
 func (t *HTTPTransport) Recv(ctx context.Context) (*Message, error) {
 	select {
-	case m := <-t.in:
-		return m, nil
+	case in := <-t.in:
+		if in.err != nil {
+			return nil, in.err
+		}
+		return in.m, nil
 	case <-t.done:
 		return nil, ErrClosed
 	case <-ctx.Done():
@@ -422,7 +427,7 @@ func (t *HTTPTransport) runRequest(ctx context.Context, id ID, method string, bo
 			return
 		}
 	case ct == "application/json":
-		msg, err := t.readJSON(resp)
+		msg, err := t.readJSON(resp, id)
 		if err != nil {
 			fail(fmt.Errorf("reply to request %s (%s): %w", id, method, err))
 			return
@@ -530,7 +535,7 @@ func (t *HTTPTransport) reinit(ctx context.Context, stale string) error {
 	var answer *Message
 	switch mediaType(resp) {
 	case "application/json":
-		answer, err = t.readJSON(resp)
+		answer, err = t.readJSON(resp, initID)
 	case "text/event-stream":
 		err = t.readStream(ctx, resp.Body, initID, func(m *Message) {
 			if m.IsResponse() && m.ID == initID {
@@ -681,7 +686,7 @@ func (t *HTTPTransport) consume(p *sseParser, id ID, got func(*Message)) (done b
 		}
 		msg, err := DecodeMessage(data)
 		if err != nil {
-			return false, n, errStreamFatal{fmt.Errorf("the server sent a malformed message on its event stream: %w", err)}
+			return false, n, errStreamFatal{&MalformedReplyError{ID: id, Err: fmt.Errorf("the server sent a malformed message on its event stream: %w", err)}}
 		}
 		n++
 		got(msg)
@@ -756,9 +761,10 @@ func (t *HTTPTransport) newRequest(ctx context.Context, method string, body []by
 	return req, nil
 }
 
-// readJSON reads a single-message JSON reply, refusing one over MaxBody
-// without reading past the cap.
-func (t *HTTPTransport) readJSON(resp *http.Response) (*Message, error) {
+// readJSON reads the single-message JSON reply to request id, refusing one
+// over MaxBody without reading past the cap. A reply that is not valid
+// JSON-RPC is a *MalformedReplyError.
+func (t *HTTPTransport) readJSON(resp *http.Response, id ID) (*Message, error) {
 	max := t.opts.MaxBody
 	if resp.ContentLength > max {
 		return nil, fmt.Errorf("%w: the server's reply is %d bytes, the limit is %d; refusing it", ErrTooLarge, resp.ContentLength, max)
@@ -770,7 +776,11 @@ func (t *HTTPTransport) readJSON(resp *http.Response) (*Message, error) {
 	if int64(len(data)) > max {
 		return nil, fmt.Errorf("%w: the server's reply is over %d bytes; refusing it", ErrTooLarge, max)
 	}
-	return DecodeMessage(data)
+	m, err := DecodeMessage(data)
+	if err != nil {
+		return nil, &MalformedReplyError{ID: id, Err: err}
+	}
+	return m, nil
 }
 
 // readCapped reads r to its end or to limit bytes, whichever comes first.
@@ -886,16 +896,30 @@ func (t *HTTPTransport) netError(method string, err error) error {
 	return fmt.Errorf("mcp: %s %s: %w", method, t.shownURL, err)
 }
 
+// inbound is one item for Recv: a message, or the malformed reply that
+// fails one request.
+type inbound struct {
+	m   *Message
+	err *MalformedReplyError
+}
+
 // deliver queues a message for Recv unless the transport closed.
-func (t *HTTPTransport) deliver(m *Message) {
+func (t *HTTPTransport) deliver(m *Message) { t.queue(inbound{m: m}) }
+
+func (t *HTTPTransport) queue(in inbound) {
 	select {
-	case t.in <- m:
+	case t.in <- in:
 	case <-t.done:
 	}
 }
 
-// deliverError queues an error response for request id.
+// deliverError fails request id with err: a malformed reply reaches Recv
+// as its *MalformedReplyError, anything else as an error response.
 func (t *HTTPTransport) deliverError(id ID, err error) {
+	if bad := (*MalformedReplyError)(nil); errors.As(err, &bad) {
+		t.queue(inbound{err: &MalformedReplyError{ID: id, Err: bad.Err}})
+		return
+	}
 	t.deliver(&Message{ID: id, Error: &WireError{Code: CodeInternalError, Message: "mcp http transport: " + err.Error()}})
 }
 

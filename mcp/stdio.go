@@ -233,8 +233,8 @@ func (t *StdioTransport) drainStderr(f *os.File) {
 // Stderr returns the kept tail of the server's stderr.
 func (t *StdioTransport) Stderr() string { return t.stderr.String() }
 
-// Garbage returns how many non-JSON-RPC lines the server printed on stdout;
-// they are skipped.
+// Garbage returns how many non-JSON-RPC lines the server printed on stdout
+// (malformed replies to no pending request included); they are skipped.
 func (t *StdioTransport) Garbage() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -331,8 +331,11 @@ type writeAttempt struct {
 	fn  func(fd uintptr) bool
 }
 
-// Recv returns the next JSON-RPC message from the server's stdout. Lines
-// that are not JSON-RPC messages are skipped and counted (see Garbage). A
+// Recv returns the next JSON-RPC message from the server's stdout. A line
+// shaped like a reply (a JSON object with an id and a result or error) that
+// is not valid JSON-RPC is returned as a *MalformedReplyError, so the
+// request it answers fails at once. Other lines that are not JSON-RPC
+// messages are skipped and counted (see Garbage). A
 // line longer than MaxMessage fails the transport with an ErrTooLarge error
 // and closes it. When the server exits, Recv returns a *ProcessError.
 func (t *StdioTransport) Recv(ctx context.Context) (*Message, error) {
@@ -365,13 +368,22 @@ func (t *StdioTransport) Recv(ctx context.Context) (*Message, error) {
 		}
 		m := new(Message)
 		if err := m.UnmarshalJSON(line); err != nil {
-			t.mu.Lock()
-			t.garbage++
-			t.mu.Unlock()
+			if id, ok := malformedReplyID(line); ok {
+				return nil, &MalformedReplyError{ID: id, Err: err}
+			}
+			t.noteGarbage()
 			continue
 		}
 		return m, nil
 	}
+}
+
+// noteGarbage counts one line that was not a JSON-RPC message; the Client
+// calls it for a malformed reply that answers no pending request.
+func (t *StdioTransport) noteGarbage() {
+	t.mu.Lock()
+	t.garbage++
+	t.mu.Unlock()
 }
 
 // readLine returns the next line without its newline. The slice is valid

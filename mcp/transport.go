@@ -55,7 +55,9 @@ type Transport interface {
 	// Send delivers one message to the server.
 	Send(ctx context.Context, msg *Message) error
 	// Recv returns the next message from the server, blocking until one
-	// arrives, ctx ends or the transport fails.
+	// arrives, ctx ends or the transport fails. For a reply it cannot
+	// decode but whose id it can read, Recv returns a *MalformedReplyError
+	// and the transport stays usable.
 	Recv(ctx context.Context) (*Message, error)
 	// Close ends the leg and releases every resource (processes, streams).
 	Close() error

@@ -110,6 +110,53 @@ var ErrTooLarge = errors.New("mcp: message larger than MCP_HTTP_MAX_BODY")
 // aborted.
 var ErrNoTools = errors.New("mcp: server offers no tools (capabilities.tools missing from its initialize answer)")
 
+// MalformedReplyError reports a reply to request ID that is not valid
+// JSON-RPC (both result and error, a "jsonrpc" other than "2.0", an error
+// without a code, …) though its id could be read. A transport's Recv
+// returns it for such a reply and stays usable; the Client fails that one
+// request with it at once, instead of waiting out the call's deadline, and
+// other calls carry on.
+type MalformedReplyError struct {
+	// ID is the request the reply answers.
+	ID ID
+	// Err says what is wrong with the reply.
+	Err error
+}
+
+// Error names the request and what is wrong with its reply.
+func (e *MalformedReplyError) Error() string {
+	return fmt.Sprintf("mcp: malformed reply to request %s: %v", e.ID, e.Err)
+}
+
+// Unwrap returns the decode error.
+func (e *MalformedReplyError) Unwrap() error { return e.Err }
+
+// malformedReplyID returns the id of a message that failed to decode but is
+// shaped like a response: one JSON object with an integer or string id and
+// a result or error member, or no method. A malformed request (a method and
+// no result or error) is not a reply: its id is the server's, not ours.
+func malformedReplyID(data []byte) (ID, bool) {
+	var id []byte
+	var method, answer bool
+	if err := eachMember(data, validating, func(key, val []byte) {
+		switch string(key) {
+		case "id":
+			id = val
+		case "method":
+			method = true
+		case "result", "error":
+			answer = true
+		}
+	}); err != nil || id == nil || method && !answer {
+		return ID{}, false
+	}
+	var v ID
+	if err := v.UnmarshalJSON(id); err != nil || !v.Set {
+		return ID{}, false
+	}
+	return v, true
+}
+
 // McpError is a JSON-RPC error answered by a server: a protocol failure, as
 // opposed to a tool that ran and failed (a CallResult with IsError).
 type McpError struct {
