@@ -3,7 +3,9 @@ package lua
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"weak"
@@ -17,8 +19,59 @@ const mcpClientType = "tai.mcp.client"
 
 // mcpHandle is the Lua side of one session opened by tai.mcp.connect.
 type mcpHandle struct {
-	c    *mcp.Client
-	name string
+	c           *mcp.Client
+	name        string
+	allow, deny []string            // the entry's tool lists
+	redact      func(string) string // the vault's Redact, or the identity
+}
+
+// refusal says why the entry does not offer tool, or is empty when it does:
+// a tool on the deny list is never offered, and a non-empty allow list
+// offers only the tools it names.
+func (m *mcpHandle) refusal(tool string) string {
+	if slices.Contains(m.deny, tool) {
+		return fmt.Sprintf("tool %q of %s is on the entry's deny list; take it off deny to call it", tool, m.name)
+	}
+	if len(m.allow) > 0 && !slices.Contains(m.allow, tool) {
+		return fmt.Sprintf("tool %q of %s is not on the entry's allow list (%s); add it to allow to call it", tool, m.name, strings.Join(m.allow, ", "))
+	}
+	return ""
+}
+
+// fail returns nil, msg to Lua with every known secret in msg redacted.
+func (m *mcpHandle) fail(L *glua.LState, msg string) int {
+	return fail(L, m.redact(msg))
+}
+
+// toLua converts a JSON document the server sent to Lua, redacting every
+// string in it.
+func (m *mcpHandle) toLua(L *glua.LState, raw json.RawMessage) (glua.LValue, error) {
+	var v any
+	if err := unmarshalJSON(raw, &v); err != nil {
+		return nil, err
+	}
+	return ToLua(L, redactStrings(v, m.redact))
+}
+
+// redactStrings returns v with redact applied to every string in it, keys
+// included.
+func redactStrings(v any, redact func(string) string) any {
+	switch x := v.(type) {
+	case string:
+		return redact(x)
+	case []any:
+		for i, e := range x {
+			x[i] = redactStrings(e, redact)
+		}
+		return x
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[redact(k)] = redactStrings(e, redact)
+		}
+		return out
+	}
+	return v
 }
 
 // clientSet remembers the open sessions weakly: Close closes the ones
@@ -65,10 +118,13 @@ func (s *clientSet) closeAll() {
 //	client:close()
 //	client:info() -> {name=, version=, protocol=}
 //
-// A JSON-RPC error from the server, a timeout or a closed session is
-// nil, message; a tool that ran and failed is a result with isError. The
-// session is closed by client:close(), when the host closes, or when the
-// garbage collector frees a client the script dropped.
+// transport may be left out when only one of command (stdio) and url
+// (http) is given. tools() lists only what allow and deny let through and
+// call refuses the rest. A JSON-RPC error from the server, a timeout or a
+// closed session is nil, message; a tool that ran and failed is a result
+// with isError. Every string of a result and every message has the vault's
+// secrets redacted. The session is closed by client:close(), when the host
+// closes, or when the garbage collector frees a client the script dropped.
 func (h *Host) openMCP(L *glua.LState, tai *glua.LTable) {
 	mt := L.NewTypeMetatable(mcpClientType)
 	L.SetField(mt, "__index", L.SetFuncs(L.NewTable(), map[string]glua.LGFunction{
@@ -94,8 +150,36 @@ func (h *Host) openMCP(L *glua.LState, tai *glua.LTable) {
 // entryFields are the fields of a canonical entry, for the error on a typo.
 const entryFields = "name, transport, command, args, env, cwd, url, headers, allow, deny, enabled, source"
 
+// entryLists are the entry fields that hold JSON arrays and entryMaps those
+// that hold objects: an empty Lua table, which has no JSON shape of its
+// own, is taken as whichever the field needs.
+var (
+	entryLists = []string{"args", "allow", "deny"}
+	entryMaps  = []string{"env", "headers"}
+)
+
 func (h *Host) mcpConnect(L *glua.LState) int {
 	fields := argsTable(L, 1, "entry")
+	for _, k := range entryLists {
+		if m, ok := fields[k].(map[string]any); ok && len(m) == 0 {
+			fields[k] = []any{}
+		}
+	}
+	for _, k := range entryMaps {
+		if a, ok := fields[k].([]any); ok && len(a) == 0 {
+			fields[k] = map[string]any{}
+		}
+	}
+	if fields["transport"] == nil {
+		_, hasCommand := fields["command"]
+		_, hasURL := fields["url"]
+		switch {
+		case hasCommand && !hasURL:
+			fields["transport"] = mcp.TransportStdio
+		case hasURL && !hasCommand:
+			fields["transport"] = mcp.TransportHTTP
+		}
+	}
 	b, err := json.Marshal(fields)
 	if err != nil {
 		L.ArgError(1, err.Error())
@@ -109,11 +193,17 @@ func (h *Host) mcpConnect(L *glua.LState) int {
 	if err := entry.Validate(); err != nil {
 		L.ArgError(1, err.Error())
 	}
-	c, err := mcp.Connect(luaContext(L), entry, &mcp.ClientOptions{Version: h.opts.Version})
-	if err != nil {
-		return fail(L, err.Error())
+	redact := func(s string) string { return s }
+	if h.opts.Vault != nil {
+		if store, err := h.Vault(); err == nil {
+			redact = store.Redact
+		}
 	}
-	handle := &mcpHandle{c: c, name: entry.Label()}
+	c, err := mcp.Connect(luaContext(L), entry, &mcp.ClientOptions{Version: h.opts.Version, Redact: redact})
+	if err != nil {
+		return fail(L, redact(err.Error()))
+	}
+	handle := &mcpHandle{c: c, name: entry.Label(), allow: entry.Allow, deny: entry.Deny, redact: redact}
 	h.clients.add(handle)
 	ud := L.NewUserData()
 	ud.Value = handle
@@ -135,19 +225,22 @@ func mcpTools(L *glua.LState) int {
 	c := checkClient(L)
 	tools, err := c.c.Tools(luaContext(L))
 	if err != nil {
-		return fail(L, err.Error())
+		return c.fail(L, err.Error())
 	}
 	out := L.NewTable()
 	for _, t := range tools {
+		if c.refusal(t.Name) != "" {
+			continue
+		}
 		raw := t.Raw
 		if len(raw) == 0 {
 			if raw, err = json.Marshal(t); err != nil {
-				return fail(L, err.Error())
+				return c.fail(L, err.Error())
 			}
 		}
-		v, err := ToLua(L, raw)
+		v, err := c.toLua(L, raw)
 		if err != nil {
-			return fail(L, "tool "+t.Name+": "+err.Error())
+			return c.fail(L, "tool "+t.Name+": "+err.Error())
 		}
 		out.Append(v)
 	}
@@ -159,27 +252,30 @@ func mcpCall(L *glua.LState) int {
 	c := checkClient(L)
 	name := L.CheckString(2)
 	args := argsTable(L, 3, "args")
+	if why := c.refusal(name); why != "" {
+		return c.fail(L, why)
+	}
 	res, err := c.c.Call(luaContext(L), name, args)
 	if err != nil {
 		var me *mcp.McpError
 		if errors.As(err, &me) {
-			return fail(L, me.Error())
+			return c.fail(L, me.Error())
 		}
-		return fail(L, err.Error())
+		return c.fail(L, err.Error())
 	}
 	raw := res.Raw
 	if len(raw) == 0 {
 		if raw, err = json.Marshal(res); err != nil {
-			return fail(L, err.Error())
+			return c.fail(L, err.Error())
 		}
 	}
-	v, err := ToLua(L, raw)
+	v, err := c.toLua(L, raw)
 	if err != nil {
-		return fail(L, err.Error())
+		return c.fail(L, err.Error())
 	}
 	t, ok := v.(*glua.LTable)
 	if !ok {
-		return fail(L, "the server's result is not an object")
+		return c.fail(L, "the server's result is not an object")
 	}
 	t.RawSetString("isError", glua.LBool(res.IsError))
 	if t.RawGetString("content") == glua.LNil {
@@ -192,7 +288,7 @@ func mcpCall(L *glua.LState) int {
 func mcpPing(L *glua.LState) int {
 	c := checkClient(L)
 	if err := c.c.Ping(luaContext(L)); err != nil {
-		return fail(L, err.Error())
+		return c.fail(L, err.Error())
 	}
 	L.Push(glua.LTrue)
 	return 1
@@ -201,7 +297,7 @@ func mcpPing(L *glua.LState) int {
 func mcpClose(L *glua.LState) int {
 	c := checkClient(L)
 	if err := c.c.Close(); err != nil && !errors.Is(err, mcp.ErrClosed) {
-		return fail(L, err.Error())
+		return c.fail(L, err.Error())
 	}
 	L.Push(glua.LTrue)
 	return 1
@@ -211,8 +307,8 @@ func mcpInfo(L *glua.LState) int {
 	c := checkClient(L)
 	info := c.c.ServerInfo()
 	t := L.NewTable()
-	t.RawSetString("name", glua.LString(info.Name))
-	t.RawSetString("version", glua.LString(info.Version))
+	t.RawSetString("name", glua.LString(c.redact(info.Name)))
+	t.RawSetString("version", glua.LString(c.redact(info.Version)))
 	t.RawSetString("protocol", glua.LString(c.c.ProtocolVersion()))
 	L.Push(t)
 	return 1

@@ -16,6 +16,10 @@ import (
 // TestMain lets the test binary double as a small MCP server over stdio
 // (newline-delimited JSON-RPC) when TAI_LUA_TEST_MCP is set.
 func TestMain(m *testing.M) {
+	if os.Getenv("TAI_LUA_TEST_MCP") == "leak" {
+		fmt.Fprintln(os.Stderr, "fatal: bad token "+os.Getenv("LEAK"))
+		os.Exit(1)
+	}
 	if os.Getenv("TAI_LUA_TEST_MCP") == "1" {
 		serveStdioMCP(os.Stdin, os.Stdout)
 		os.Exit(0)
@@ -194,5 +198,89 @@ func TestMCPSessionsCloseWithHost(t *testing.T) {
 	h.Close()
 	if err := handle.c.Ping(ctxT(t)); err == nil {
 		t.Fatal("the session is still open after the host closed")
+	}
+}
+
+func TestMCPConnectRedactsVaultSecrets(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const secret = "Tr0ub4dor&3<x>"
+	h := newHost(t, Options{Vault: openTestVault(t, "pw")}, nil)
+	mustRun(t, h, fmt.Sprintf(`assert(tai.vault.secret_set("gh", %q))`, secret))
+	got := mustRun(t, h, fmt.Sprintf(`
+		local none, err = tai.mcp.connect{name = "leaky", command = %[1]q, env = {TAI_LUA_TEST_MCP = "leak", LEAK = %[2]q}}
+		local c = assert(tai.mcp.connect{name = "fake", command = %[1]q, env = {TAI_LUA_TEST_MCP = "1"}})
+		local echo = assert(c:call("echo", {text = %[2]q}))
+		c:close()
+		return none, err, echo.content[1].text`, exe, secret))
+	if got[0] != nil {
+		t.Fatalf("the leaky server connected: %v", got)
+	}
+	for i, s := range got[1:] {
+		text, _ := s.(string)
+		if strings.Contains(text, secret) || !strings.Contains(text, "[REDACTED:gh]") {
+			t.Errorf("value %d = %q: want the secret replaced by [REDACTED:gh]", i+2, text)
+		}
+	}
+}
+
+func TestMCPConnectAllowDeny(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, filter string
+		tools        string // the names tools() lists
+		echo, sulk   bool   // whether each may be called
+		refusal      string // what the refused call's error mentions
+	}{
+		{"no lists", ``, "echo,sulk", true, true, ""},
+		{"empty lists", `allow = {}, deny = {}`, "echo,sulk", true, true, ""},
+		{"allow", `allow = {"echo"}`, "echo", true, false, "allow"},
+		{"deny", `deny = {"sulk"}`, "echo", true, false, "deny"},
+		{"deny wins", `allow = {"echo", "sulk"}, deny = {"sulk"}`, "echo", true, false, "deny"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHost(t, Options{}, nil)
+			got := mustRun(t, h, fmt.Sprintf(`
+				local c = assert(tai.mcp.connect{name = "fake", command = %q, args = {}, env = {TAI_LUA_TEST_MCP = "1"}, %s})
+				local names = {}
+				for _, tool in ipairs(assert(c:tools())) do names[#names + 1] = tool.name end
+				local echo, eerr = c:call("echo", {text = "x"})
+				local sulk, serr = c:call("sulk")
+				c:close()
+				return table.concat(names, ","), echo ~= nil, sulk ~= nil, eerr or serr or ""`, exe, tt.filter))
+			if got[0] != tt.tools || got[1] != tt.echo || got[2] != tt.sulk {
+				t.Fatalf("tools %v, echo callable %v, sulk callable %v; want %s, %v, %v", got[0], got[1], got[2], tt.tools, tt.echo, tt.sulk)
+			}
+			if msg := got[3].(string); tt.refusal != "" && (!strings.Contains(msg, "sulk") || !strings.Contains(msg, tt.refusal)) {
+				t.Fatalf("refusal %q should name the tool and the %s list", msg, tt.refusal)
+			}
+		})
+	}
+}
+
+func TestMCPConnectInfersTransport(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httpMCP(t)
+	h := newHost(t, Options{}, nil)
+	got := mustRun(t, h, fmt.Sprintf(`
+		local s = assert(tai.mcp.connect{command = %q, env = {TAI_LUA_TEST_MCP = "1"}})
+		local w = assert(tai.mcp.connect{url = %q, headers = {["X-Test"] = "yes"}})
+		local a, b = s:ping(), w:ping()
+		s:close() w:close()
+		return a, b`, exe, srv.URL))
+	if !reflect.DeepEqual(got, []any{true, true}) {
+		t.Fatalf("got %v", got)
+	}
+	if _, err := h.DoString(ctxT(t), `tai.mcp.connect{command = "x", url = "http://127.0.0.1:1/"}`, "both"); err == nil || !strings.Contains(err.Error(), "transport") {
+		t.Fatalf("command and url: got %v, want an error asking for one of them", err)
 	}
 }
