@@ -222,7 +222,9 @@ func (h *Host) listTools(L *glua.LState) int {
 // a tool written in Lua, dispatched like the native ones. run(args)
 // returns a string (text content), a {content=…, isError=…} table, or any
 // other value (sent as its JSON text); a Lua error becomes an isError
-// result. run always runs on the goroutine that owns the state.
+// result. run always runs on the goroutine that owns the state. In
+// parameters an empty table under a keyword that takes an array (required,
+// enum, anyOf, …) is sent as [].
 func (h *Host) luaAddTool(L *glua.LState) int {
 	spec := L.CheckTable(1)
 	name, _ := spec.RawGetString("name").(glua.LString)
@@ -254,7 +256,7 @@ func (h *Host) luaAddTool(L *glua.LState) int {
 		if m["type"] != "object" {
 			L.ArgError(1, "parameters: the root type must be \"object\"")
 		}
-		params = m
+		params = schemaArrays(m)
 	}
 	t := engine.Tool{
 		Name:        string(name),
@@ -277,6 +279,64 @@ func (h *Host) luaAddTool(L *glua.LState) int {
 	}
 	h.luaTools = append(h.luaTools, t)
 	return 0
+}
+
+// JSON Schema keywords by the shape of their value. An empty Lua table has
+// no JSON shape of its own and converts to {}; schemaArrays turns it into
+// [] where the keyword needs an array.
+var (
+	schemaArrayKeywords  = []string{"required", "enum", "examples", "type"}
+	schemaListKeywords   = []string{"anyOf", "oneOf", "allOf", "prefixItems"}                                                                                                                  // arrays of schemas
+	schemaSchemaKeywords = []string{"items", "additionalItems", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames", "unevaluatedItems", "unevaluatedProperties"} // one schema
+	schemaMapKeywords    = []string{"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}                                                                             // name -> schema
+)
+
+// schemaArrays returns schema with every empty object standing where a
+// keyword needs an array replaced by an empty array, in it and in every
+// schema nested in it (so {required = {}} sends "required": [], which JSON
+// Schema accepts, not "required": {}, which it does not).
+func schemaArrays(schema map[string]any) map[string]any {
+	for _, k := range schemaArrayKeywords {
+		if m, ok := schema[k].(map[string]any); ok && len(m) == 0 {
+			schema[k] = []any{}
+		}
+	}
+	for _, k := range schemaListKeywords {
+		switch v := schema[k].(type) {
+		case map[string]any:
+			if len(v) == 0 {
+				schema[k] = []any{}
+			}
+		case []any:
+			for _, e := range v {
+				if sub, ok := e.(map[string]any); ok {
+					schemaArrays(sub)
+				}
+			}
+		}
+	}
+	for _, k := range schemaSchemaKeywords {
+		switch v := schema[k].(type) {
+		case map[string]any:
+			schemaArrays(v)
+		case []any: // items as a list, before draft 2020-12
+			for _, e := range v {
+				if sub, ok := e.(map[string]any); ok {
+					schemaArrays(sub)
+				}
+			}
+		}
+	}
+	for _, k := range schemaMapKeywords {
+		if m, ok := schema[k].(map[string]any); ok {
+			for _, e := range m {
+				if sub, ok := e.(map[string]any); ok {
+					schemaArrays(sub)
+				}
+			}
+		}
+	}
+	return schema
 }
 
 // luaToolRun returns the Go run function of a Lua tool: it sends the call

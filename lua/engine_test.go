@@ -2,6 +2,7 @@ package lua
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
@@ -461,5 +462,59 @@ func TestProfileFieldFollowsTheVaultBeforeTheEngineIsBuilt(t *testing.T) {
 	flagged := newHost(t, Options{Vault: openVault, Profile: "default", Engine: opts.Engine}, nil)
 	if got := mustRun(t, flagged, `return tai.profile`); got[0] != "default" {
 		t.Fatalf("--profile default: tai.profile = %v", got[0])
+	}
+}
+
+// TestLuaToolEmptySchemaArrays checks that keywords whose value must be a
+// JSON array stay arrays when the Lua table for them is empty ({} has no
+// JSON shape of its own), while empty schemas stay objects.
+func TestLuaToolEmptySchemaArrays(t *testing.T) {
+	h, _, _ := modelHost(t, engine.Yolo)
+	mustRun(t, h, `
+		tai.tool{name = "empties", description = "has empty schema arrays", run = print,
+			parameters = {type = "object", required = {},
+				properties = {
+					mode = {type = "string", enum = {}},
+					any = {anyOf = {}, oneOf = {}, allOf = {}},
+					list = {type = "array", items = {}, prefixItems = {}},
+					required = {},
+				}}}`)
+	e, err := h.Engine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var params any
+	for _, tool := range e.Tools().Tools() {
+		if tool.Name == "empties" {
+			params = tool.Parameters
+		}
+	}
+	data, err := json.Marshal(params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	props := got["properties"].(map[string]any)
+	checks := []struct {
+		what string
+		v    any
+		want any
+	}{
+		{"required", got["required"], []any{}},
+		{"enum", props["mode"].(map[string]any)["enum"], []any{}},
+		{"anyOf", props["any"].(map[string]any)["anyOf"], []any{}},
+		{"oneOf", props["any"].(map[string]any)["oneOf"], []any{}},
+		{"allOf", props["any"].(map[string]any)["allOf"], []any{}},
+		{"prefixItems", props["list"].(map[string]any)["prefixItems"], []any{}},
+		{"items (a schema)", props["list"].(map[string]any)["items"], map[string]any{}},
+		{"a property named required", props["required"], map[string]any{}},
+	}
+	for _, c := range checks {
+		if !reflect.DeepEqual(c.v, c.want) {
+			t.Errorf("%s: got %#v, want %#v (parameters %s)", c.what, c.v, c.want, data)
+		}
 	}
 }
