@@ -434,7 +434,7 @@ func (a *Agent) runCalls(ctx context.Context, calls []ToolCall, allow func(strin
 		out[i] = Message{Role: "tool", ToolCallID: tc.ID, Name: tc.Name}
 		args, perr := parseArgs(tc.Arguments)
 		tool, _ := a.reg.Get(tc.Name)
-		events[i] = ToolEvent{ID: tc.ID, Name: tc.Name, Digest: Digest(args), Args: a.reg.ShownArgs(tool, args)}
+		events[i] = ToolEvent{ID: tc.ID, Name: tc.Name, Digest: a.reg.callDigest(tool, args), Args: a.reg.ShownArgs(tool, args)}
 		if ev.OnToolStart != nil {
 			ev.OnToolStart(events[i])
 		}

@@ -162,8 +162,8 @@ type Tool struct {
 const hiddenArg = "[hidden]"
 
 // ShownArgs returns args as they may be shown to a person: sensitive
-// arguments hidden and known secret values redacted. The digest is always
-// taken over the real arguments.
+// arguments hidden and known secret values redacted (inside every string,
+// however the arguments are later encoded). args is not modified.
 func (r *Registry) ShownArgs(t Tool, args map[string]any) map[string]any {
 	out := make(map[string]any, len(args))
 	for k, v := range args {
@@ -174,19 +174,15 @@ func (r *Registry) ShownArgs(t Tool, args map[string]any) map[string]any {
 			out[k] = hiddenArg
 		}
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		return out
-	}
-	red := r.redact(string(b))
-	if red == string(b) {
-		return out
-	}
-	var shown map[string]any
-	if json.Unmarshal([]byte(red), &shown) != nil {
-		return map[string]any{"arguments": hiddenArg}
-	}
-	return shown
+	shown, _ := r.redactValue(out)
+	return shown.(map[string]any)
+}
+
+// callDigest is the digest of a call as consent shows it and the audit
+// trail keeps it: over the shown arguments, so neither a sensitive value
+// nor a known secret can be recovered from it by hashing guesses.
+func (r *Registry) callDigest(t Tool, args map[string]any) string {
+	return Digest(r.ShownArgs(t, args))
 }
 
 // Spec returns the tool as offered to a model.
@@ -376,7 +372,8 @@ func (r *Registry) Specs() []ToolSpec {
 }
 
 // Digest returns the short hex sha256 of args in canonical JSON (object
-// keys sorted), as shown at consent and kept in the audit trail.
+// keys sorted). Consent and the audit trail show it over the arguments as
+// shown (see Registry.ShownArgs), never over secret values.
 func Digest(args map[string]any) string {
 	if args == nil {
 		args = map[string]any{}
@@ -415,19 +412,19 @@ func (r *Registry) Prepare(ctx context.Context, name string, args map[string]any
 	if args == nil {
 		args = map[string]any{}
 	}
-	digest := Digest(args)
 	t, ok := r.Get(name)
+	if !ok {
+		t = Tool{Name: name}
+	}
+	digest := r.callDigest(t, args)
 	if err := redactionReady(r.store); err != nil {
 		// Redaction would miss the sealed secrets: no tool output may reach
 		// a model (or a person) until the passphrase is given.
-		if !ok {
-			t = Tool{Name: name}
-		}
 		aerr := r.audit(t, digest, "refused", 0, 0)
 		return nil, withAuditNote(fmt.Errorf("tool %s not run: %w", name, err), aerr)
 	}
 	if !ok {
-		aerr := r.audit(Tool{Name: name}, digest, "unknown", 0, 0)
+		aerr := r.audit(t, digest, "unknown", 0, 0)
 		return nil, withAuditNote(fmt.Errorf("%w %q: it is not registered; list the available tools with tool_search", ErrUnknownTool, name), aerr)
 	}
 	if !t.Safe {
@@ -564,24 +561,34 @@ func (r *Registry) redactJSON(raw json.RawMessage) json.RawMessage {
 	return json.RawMessage(bytes.TrimRight(b.Bytes(), "\n"))
 }
 
-// redactValue redacts the strings of a decoded JSON value and reports
-// whether any changed.
+// redactValue returns v with the strings of a JSON-like value (keys too)
+// redacted, and whether any changed. v itself is never modified: it may be
+// a tool's real arguments. A value of another type is redacted through
+// its JSON form.
 func (r *Registry) redactValue(v any) (any, bool) {
 	switch x := v.(type) {
+	case nil, bool, float64, int, int64, json.Number:
+		return v, false
 	case string:
 		red := r.redact(x)
 		return red, red != x
 	case []any:
-		changed := false
+		out, changed := make([]any, len(x)), false
 		for i, e := range x {
 			var c bool
-			x[i], c = r.redactValue(e)
+			out[i], c = r.redactValue(e)
 			changed = changed || c
 		}
-		return x, changed
+		return out, changed
+	case []string:
+		out, changed := make([]string, len(x)), false
+		for i, e := range x {
+			out[i] = r.redact(e)
+			changed = changed || out[i] != e
+		}
+		return out, changed
 	case map[string]any:
-		changed := false
-		out := make(map[string]any, len(x))
+		out, changed := make(map[string]any, len(x)), false
 		for k, e := range x {
 			e, c := r.redactValue(e)
 			rk := r.redact(k)
@@ -590,7 +597,19 @@ func (r *Registry) redactValue(v any) (any, bool) {
 		}
 		return out, changed
 	}
-	return v, false
+	b, err := json.Marshal(v)
+	if err != nil {
+		return hiddenArg, true
+	}
+	var decoded any
+	if json.Unmarshal(b, &decoded) != nil {
+		return hiddenArg, true
+	}
+	red, changed := r.redactValue(decoded)
+	if !changed {
+		return v, false
+	}
+	return red, true
 }
 
 // spill stores a result whose text exceeds ResultMax as a vault record and

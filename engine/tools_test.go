@@ -298,8 +298,18 @@ func TestConsentHidesSecrets(t *testing.T) {
 	if body, _ := seen[1].Args["body"].(string); strings.Contains(body, "known-secret-value-1") || !strings.Contains(body, "REDACTED") {
 		t.Errorf("consent shows a known secret: %v", seen[1].Args)
 	}
-	if seen[0].Digest != Digest(map[string]any{"name": "new", "value": "brand-new-value-2"}) {
-		t.Error("the digest is not over the real arguments")
+	// The digest is over the arguments as shown: a weak secret cannot be
+	// guessed back from the audit trail by hashing candidates.
+	if seen[0].Digest == Digest(map[string]any{"name": "new", "value": "brand-new-value-2"}) ||
+		seen[0].Digest != Digest(map[string]any{"name": "new", "value": "[hidden]"}) {
+		t.Error("the digest is not over the shown arguments (the secret value hidden)")
+	}
+	if seen[1].Digest == Digest(map[string]any{"body": "auth known-secret-value-1"}) {
+		t.Error("the digest covers a known secret value")
+	}
+	entries, err := e.Store().AuditTail(2, "tool")
+	if err != nil || len(entries) != 2 || entries[0].Digest != seen[0].Digest || entries[1].Digest != seen[1].Digest {
+		t.Errorf("audit digests %+v differ from the consent digests %s, %s (%v)", entries, seen[0].Digest, seen[1].Digest, err)
 	}
 	if got, _, err := e.Store().SecretGet("new"); err != nil || got != "brand-new-value-2" {
 		t.Fatalf("the tool got hidden arguments: %q, %v", got, err)
@@ -405,5 +415,19 @@ func TestDispatchRedactsNonTextContent(t *testing.T) {
 		if !json.Valid(c.Raw) {
 			t.Errorf("item %d is no longer JSON: %s", i, c.Raw)
 		}
+	}
+}
+
+func TestShownArgsRedactsEscapedSecrets(t *testing.T) {
+	store := openStore(t)
+	const secret = "Tr0ub4dor&3<x>"
+	if err := store.SecretSet("pw", secret, nil); err != nil {
+		t.Fatal(err)
+	}
+	reg := NewRegistry(store, nil)
+	shown := reg.ShownArgs(Tool{Name: "post"}, map[string]any{"body": "pw=" + secret, "list": []any{secret, 3.0}, "n": 7.0})
+	b, _ := json.Marshal(shown)
+	if strings.Contains(string(b), "Tr0ub4dor") || shown["body"] != "pw=[REDACTED:pw]" || shown["n"] != 7.0 {
+		t.Fatalf("shown args = %s", b)
 	}
 }
