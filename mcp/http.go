@@ -422,12 +422,20 @@ func (t *HTTPTransport) runRequest(ctx context.Context, id ID, method string, bo
 			t.deliver(m)
 		}
 		err := t.readStream(ctx, resp.Body, id, got)
+		if bad := (*MalformedReplyError)(nil); errors.As(err, &bad) {
+			fail(bad) // it names the request already
+			return
+		}
 		if err != nil {
 			fail(fmt.Errorf("request %s (%s): %w", id, method, err))
 			return
 		}
 	case ct == "application/json":
 		msg, err := t.readJSON(resp, id)
+		if bad := (*MalformedReplyError)(nil); errors.As(err, &bad) {
+			fail(bad)
+			return
+		}
 		if err != nil {
 			fail(fmt.Errorf("reply to request %s (%s): %w", id, method, err))
 			return
@@ -686,7 +694,7 @@ func (t *HTTPTransport) consume(p *sseParser, id ID, got func(*Message)) (done b
 		}
 		msg, err := DecodeMessage(data)
 		if err != nil {
-			return false, n, errStreamFatal{&MalformedReplyError{ID: id, Err: fmt.Errorf("the server sent a malformed message on its event stream: %w", err)}}
+			return false, n, errStreamFatal{&MalformedReplyError{ID: id, Err: fmt.Errorf("the server sent a malformed message on its event stream: %s", decodeReason(err))}}
 		}
 		n++
 		got(msg)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -125,7 +126,19 @@ type MalformedReplyError struct {
 
 // Error names the request and what is wrong with its reply.
 func (e *MalformedReplyError) Error() string {
-	return fmt.Sprintf("mcp: malformed reply to request %s: %v", e.ID, e.Err)
+	return fmt.Sprintf("mcp: malformed reply to request %s: %s", e.ID, decodeReason(e.Err))
+}
+
+// decodeReason is a decode error's text without the "mcp: malformed
+// JSON-RPC message: " prefix a MalformedReplyError already says.
+func decodeReason(err error) string {
+	s := err.Error()
+	for _, p := range [...]string{"mcp: malformed JSON-RPC message: ", "mcp: malformed JSON-RPC response: ", "mcp: "} {
+		if r, ok := strings.CutPrefix(s, p); ok {
+			return r
+		}
+	}
+	return s
 }
 
 // Unwrap returns the decode error.
