@@ -353,7 +353,8 @@ func (h *Host) DoString(ctx context.Context, chunk, name string) ([]any, error) 
 func (h *Host) Call(ctx context.Context, fn glua.LValue, args ...glua.LValue) ([]any, error) {
 	L := h.L
 	base := L.GetTop()
-	err := h.interruptible(ctx, func() error {
+	err := h.interruptible(ctx, func() (err error) {
+		defer recoverLua(L, base, &err)
 		return L.CallByParam(glua.P{Fn: fn, NRet: glua.MultRet, Protect: true, Handler: tracebackHandler(L, 0)}, args...)
 	})
 	if err != nil {
@@ -371,6 +372,23 @@ func (h *Host) Call(ctx context.Context, fn glua.LValue, args ...glua.LValue) ([
 	}
 	L.SetTop(base)
 	return out, nil
+}
+
+// recoverLua, deferred around a protected call made with the stack at
+// base, turns a Go panic that escaped it into *err and resets the stack.
+// gopher-lua panics past its own protection when a limit is hit again
+// while the error is handled (a registry overflow from unpack({}, 1, 1e8)).
+func recoverLua(L *glua.LState, base int, err *error) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	L.SetTop(base)
+	if api, ok := r.(*glua.ApiError); ok {
+		*err = luaError(api)
+		return
+	}
+	*err = fmt.Errorf("lua: %v", r)
 }
 
 // tracebackHandler returns a message handler that appends the Lua traceback

@@ -422,3 +422,18 @@ func BenchmarkSandboxedChunk(b *testing.B) {
 		}
 	}
 }
+
+// TestGoPanicInInterpreterIsAnError checks that a limit gopher-lua raises
+// as a Go panic (registry overflow) comes back as an error and leaves the
+// state usable.
+func TestGoPanicInInterpreterIsAnError(t *testing.T) {
+	h := newHost(t, Options{}, nil)
+	_, err := h.DoString(ctxT(t), `return unpack({}, 1, 1e8)`, "t")
+	if err == nil || !strings.Contains(err.Error(), "registry overflow") {
+		t.Fatalf("got %v, want an error naming the registry overflow", err)
+	}
+	got, err := h.DoString(ctxT(t), `local t = {} for i = 1, 100 do t[i] = i end return #t, select("#", unpack(t))`, "t")
+	if err != nil || !reflect.DeepEqual(got, []any{int64(100), int64(100)}) {
+		t.Fatalf("after the overflow: got %v, %v", got, err)
+	}
+}

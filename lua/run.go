@@ -145,10 +145,11 @@ func (h *Host) run(ctx context.Context, inv Invocation) (int, error) {
 }
 
 // callPlain calls fn under ctx without making it interruptible.
-func (h *Host) callPlain(ctx context.Context, fn glua.LValue, args ...glua.LValue) ([]any, error) {
+func (h *Host) callPlain(ctx context.Context, fn glua.LValue, args ...glua.LValue) (_ []any, err error) {
 	L := h.L
 	L.SetContext(ctx)
 	base := L.GetTop()
+	defer recoverLua(L, base, &err)
 	if err := L.CallByParam(glua.P{Fn: fn, NRet: 1, Protect: true, Handler: tracebackHandler(L, 0)}, args...); err != nil {
 		return nil, luaError(err)
 	}
