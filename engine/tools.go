@@ -394,6 +394,9 @@ type Call struct {
 	tool   Tool
 	args   map[string]any
 	digest string
+	// invalid, when set, is why the arguments cannot be used: Run answers
+	// it as an error result without running the tool.
+	invalid error
 }
 
 // Tool returns the tool the call will run.
@@ -403,7 +406,9 @@ func (c *Call) Tool() Tool { return c.tool }
 func (c *Call) Digest() string { return c.digest }
 
 // Prepare resolves name (registered tools first, then the fallback) and
-// obtains approval for a non-safe tool. Unknown names return an error
+// obtains approval for a non-safe tool. A call with arguments the tool's
+// schema refuses (see additionalProperties) is prepared without approval
+// and answers an error result naming them. Unknown names return an error
 // wrapping ErrUnknownTool, refusals one wrapping ErrDenied; both are
 // audited. Nothing runs while the vault holds sealed secrets it cannot
 // decrypt (see vault.Store.RedactionReady): the error then wraps
@@ -427,6 +432,10 @@ func (r *Registry) Prepare(ctx context.Context, name string, args map[string]any
 		aerr := r.audit(t, digest, "unknown", 0, 0)
 		return nil, withAuditNote(fmt.Errorf("%w %q: it is not registered; list the available tools with tool_search", ErrUnknownTool, name), aerr)
 	}
+	if err := checkArgNames(t, args); err != nil {
+		// Nothing will run, so nobody is asked: Run answers the error.
+		return &Call{reg: r, tool: t, args: args, digest: digest, invalid: err}, nil
+	}
 	if !t.Safe {
 		ok, err := r.approver.Approve(ctx, Consent{Tool: t.Name, Origin: t.Origin, Digest: digest, Args: r.ShownArgs(t, args)})
 		if err != nil || !ok {
@@ -445,7 +454,13 @@ func (r *Registry) Prepare(ctx context.Context, name string, args map[string]any
 func (c *Call) Run(ctx context.Context) (Result, error) {
 	r := c.reg
 	start := r.now()
-	res, err := runTool(ctx, c.tool, c.args)
+	var res Result
+	var err error
+	if c.invalid != nil {
+		res = ErrorResult("%v", c.invalid)
+	} else {
+		res, err = runTool(ctx, c.tool, c.args)
+	}
 	dur := r.now().Sub(start)
 	outcome := "ok"
 	switch {

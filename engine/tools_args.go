@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
 )
 
 // argReader reads the arguments of one tool call, as decoded from JSON. Each
@@ -123,9 +126,11 @@ func resolvePath(dir, p string) string {
 	return filepath.Join(dir, p)
 }
 
-// schema builds a JSON Schema object from property definitions.
+// schema builds a JSON Schema object from property definitions. Native
+// tools take no other arguments (additionalProperties: false), and Prepare
+// holds them to it.
 func schema(required []string, props map[string]any) map[string]any {
-	s := map[string]any{"type": "object", "properties": props}
+	s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
 	if len(required) > 0 {
 		s["required"] = required
 	}
@@ -134,4 +139,59 @@ func schema(required []string, props map[string]any) map[string]any {
 
 func prop(typ, desc string) map[string]any {
 	return map[string]any{"type": typ, "description": desc}
+}
+
+// checkArgNames refuses argument names a tool's schema does not declare,
+// when the schema closes its object (additionalProperties: false), with an
+// error naming them and listing the accepted ones. A schema that leaves
+// additionalProperties out or true accepts any name, as JSON Schema says.
+// Bridged tools are left to their server.
+func checkArgNames(t Tool, args map[string]any) error {
+	if t.Origin != "" || t.Parameters == nil {
+		return nil
+	}
+	if closed, ok := t.Parameters["additionalProperties"].(bool); !ok || closed {
+		return nil
+	}
+	props, _ := t.Parameters["properties"].(map[string]any)
+	var unknown []string
+	for k := range args {
+		if _, ok := props[k]; !ok {
+			unknown = append(unknown, fmt.Sprintf("%q", k))
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	sort.Strings(unknown)
+	if len(props) == 0 {
+		return fmt.Errorf("%s takes no arguments, but was given %s: call it with {}", t.Name, strings.Join(unknown, ", "))
+	}
+	required := requiredNames(t.Parameters["required"])
+	accepted := make([]string, 0, len(props))
+	for k := range props {
+		if slices.Contains(required, k) {
+			k += " (required)"
+		}
+		accepted = append(accepted, k)
+	}
+	sort.Strings(accepted)
+	return fmt.Errorf("%s does not take %s: its arguments are %s", t.Name, strings.Join(unknown, ", "), strings.Join(accepted, ", "))
+}
+
+// requiredNames reads a schema's required list, as Go or decoded JSON.
+func requiredNames(v any) []string {
+	switch l := v.(type) {
+	case []string:
+		return l
+	case []any:
+		var out []string
+		for _, e := range l {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
 }

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"context"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -83,5 +85,56 @@ func TestArgReader(t *testing.T) {
 	}
 	if err := a.err(); err == nil || err.Error() != `argument "s" is a string: give a whole number` {
 		t.Errorf("err = %v; want the first error only", err)
+	}
+}
+
+func TestUnknownArgumentsAreRejected(t *testing.T) {
+	p := &prompter{allow: false}
+	e := newEngine(t, nil, &Options{Prompter: p})
+	ran := false
+	addTool(t, e.Tools(), Tool{Name: "open_schema", Safe: true,
+		Parameters: map[string]any{"type": "object", "properties": map[string]any{"a": prop("string", "")}},
+		Run:        func(context.Context, map[string]any) (Result, error) { ran = true; return TextResult("ran"), nil }})
+	addTool(t, e.Tools(), Tool{Name: "closed_schema", Safe: true,
+		Parameters: map[string]any{"type": "object", "additionalProperties": false},
+		Run:        func(context.Context, map[string]any) (Result, error) { ran = true; return TextResult("ran"), nil }})
+	tests := []struct {
+		tool    string
+		args    map[string]any
+		want    []string
+		wantRun bool
+	}{
+		{tool: "read_file", args: map[string]any{"path": "a.txt", "offset": 2.0, "limit": 1.0},
+			want: []string{`read_file does not take "limit", "offset"`, "end_line, path (required), start_line"}},
+		{tool: "write_file", args: map[string]any{"file_path": "a.txt", "content": "x"},
+			want: []string{`"file_path"`, "append, content (required), path (required)"}},
+		{tool: "profile_list", args: map[string]any{"verbose": true}, want: []string{"takes no arguments"}},
+		{tool: "closed_schema", args: map[string]any{"x": 1.0}, want: []string{"takes no arguments"}},
+		{tool: "open_schema", args: map[string]any{"a": "1", "x": 1.0}, want: []string{"ran"}, wantRun: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tool, func(t *testing.T) {
+			ran = false
+			res, err := e.Dispatch(turnCtx(t), tt.tool, tt.args)
+			if err != nil {
+				t.Fatalf("Dispatch: %v", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(res.Text(), w) {
+					t.Errorf("result lacks %q:\n%s", w, res.Text())
+				}
+			}
+			if res.IsError == tt.wantRun || ran != tt.wantRun {
+				t.Errorf("isError %v, ran %v; want the call to run: %v", res.IsError, ran, tt.wantRun)
+			}
+		})
+	}
+	if len(p.seen()) != 0 {
+		t.Errorf("approval was asked for calls that cannot run: %+v", p.seen())
+	}
+	for _, tool := range e.Tools().NativeTools() {
+		if tool.Parameters["additionalProperties"] != false && tool.Name != "open_schema" {
+			t.Errorf("%s's schema does not say additionalProperties: false, but unknown arguments are refused", tool.Name)
+		}
 	}
 }
