@@ -17,5 +17,10 @@
 // Registry.Dispatch: approval for non-safe tools (asked in Interactive
 // mode, automatic in Auto, silent in Yolo), the run, an audit entry,
 // redaction of known secrets, and a spill to a vault record when the result
-// exceeds ResultMax.
+// exceeds ResultMax. Native tools refuse argument names their schema does
+// not declare. While the vault holds sealed secrets it cannot decrypt,
+// redaction could not catch them, so tool calls, agent turns and
+// completions are refused until the passphrase is given. Commands the shell
+// tool runs never see TAI_VAULT_PASSPHRASE, *_API_KEY or a profile's
+// key_env.
 package engine
