@@ -101,7 +101,10 @@ func runSandbox(ctx context.Context, chunk string) (sandboxRun, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		cpu = min(cpu, time.Until(dl))
 	}
-	req, err := json.Marshal(sandboxRequest{Chunk: chunk, CPUSeconds: int64(math.Ceil(cpu.Seconds())) + 1, Memory: MaxSandboxMemory})
+	// The child runs Lua on one thread and the collector on another, so it
+	// may spend up to twice the wall time in processor time.
+	cpuSeconds := max(1, 2*int64(math.Ceil(cpu.Seconds()))+1)
+	req, err := json.Marshal(sandboxRequest{Chunk: chunk, CPUSeconds: cpuSeconds, Memory: MaxSandboxMemory})
 	if err != nil {
 		return sandboxRun{}, err
 	}
@@ -155,7 +158,7 @@ func runSandbox(ctx context.Context, chunk string) (sandboxRun, error) {
 	}
 	if replyBuf.b.Len() == 0 || json.Unmarshal([]byte(replyBuf.b.String()), &reply) != nil {
 		run.printed = out.String()
-		return run, childFailure(cmd.ProcessState, waitErr, stderr.b.String(), cpu)
+		return run, childFailure(cmd.ProcessState, waitErr, stderr.b.String(), time.Duration(cpuSeconds)*time.Second)
 	}
 	out.dropped += reply.Dropped
 	run.printed = out.String()

@@ -93,7 +93,7 @@ func TestSandboxAllowsSafeCode(t *testing.T) {
 }
 
 func TestSandboxDeadlineStopsLoop(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	printed, _, err := RunSandboxed(ctx, `print("before") while true do end`)
 	if !errors.Is(err, context.DeadlineExceeded) {
@@ -209,11 +209,10 @@ func TestSandboxStopsLongBuiltins(t *testing.T) {
 	}{
 		{"pathological find", `print("before") return string.rep("a", 3000):find(".-.-.-b")`},
 		{"pathological gsub", `print("before") return (string.rep("a", 3000):gsub(".-.-.-b", ""))`},
-		{"busy loop", `print("before") while true do end`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			run, err := runBounded(t, 300*time.Millisecond, tt.chunk)
+			run, err := runBounded(t, time.Second, tt.chunk)
 			if !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("got %v, want a deadline error", err)
 			}
