@@ -48,9 +48,27 @@ func (s *Store) RedactionReady() error {
 	if sealed == 1 {
 		what = "1 sealed secret"
 	}
-	do := "set TAI_VAULT_PASSPHRASE (or run tai on a terminal to be asked)"
 	if errors.Is(err, ErrWrongPassphrase) {
-		do = "give the right passphrase in TAI_VAULT_PASSPHRASE (or on the terminal)"
+		return &notReadyError{err: err, msg: fmt.Sprintf("vault: the passphrase given does not open the seal, so the vault's %s "+
+			"cannot be decrypted and could not be kept out of what the model sees: give the right passphrase in "+
+			"TAI_VAULT_PASSPHRASE (or on the terminal)", what)}
 	}
-	return fmt.Errorf("vault: the vault holds %s that cannot be decrypted, so they could not be kept out of what the model sees (%w): %s", what, err, do)
+	// A passphrase source's own reason (TAI_VAULT_PASSPHRASE unset, the
+	// terminal could not be read) is kept; without a source there is none.
+	why := ""
+	if s.passphrase != nil {
+		why = " (" + err.Error() + ")"
+	}
+	return &notReadyError{err: err, msg: fmt.Sprintf("vault: the vault holds %s that cannot be decrypted without the passphrase%s, "+
+		"so they could not be kept out of what the model sees: set TAI_VAULT_PASSPHRASE (or run tai on a terminal to be asked)", what, why)}
 }
+
+// notReadyError says why redaction is not ready and unwraps to the seal
+// error (ErrNoPassphrase or ErrWrongPassphrase).
+type notReadyError struct {
+	msg string
+	err error
+}
+
+func (e *notReadyError) Error() string { return e.msg }
+func (e *notReadyError) Unwrap() error { return e.err }

@@ -72,3 +72,24 @@ func TestRedactionReady(t *testing.T) {
 		})
 	}
 }
+
+func TestRedactionReadyKeepsTheSourcesReason(t *testing.T) {
+	s := newStore(t, nil)
+	if err := s.SecretSet("only", "sealed-value-only", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Seal("c0rrect-h0rse"); err != nil {
+		t.Fatal(err)
+	}
+	o := testOptions("", nil)
+	o.Passphrase = func() (string, error) { return "", errors.New("TAI_VAULT_PASSPHRASE is not set") }
+	s2, err := Open(s.Path(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s2.RedactionReady()
+	if !errors.Is(err, ErrNoPassphrase) || !strings.Contains(err.Error(), "1 sealed secret ") ||
+		!strings.Contains(err.Error(), "is not set") || !strings.Contains(err.Error(), "run tai on a terminal") {
+		t.Fatalf("RedactionReady = %v", err)
+	}
+}
