@@ -97,7 +97,7 @@ func (h *Host) getenv() func(string) string {
 //	tai.call(tool, args) -> {content={…}, isError=bool} | nil, err
 //	tai.tools() -> {{name=, description=, safe=, parameters=}, …}
 //	tai.tool{name=, description=, parameters=, safe=, run=}
-//	tai.chat(message [, opts]) -> text, {steps=, exhausted=, usage=, profile=} | nil, err
+//	tai.chat(message [, opts]) -> text, {steps=, exhausted=, truncated=, usage=, profile=} | nil, err
 //	    opts: profile, max_steps, tools (names or patterns), system, reset,
 //	    on_text(delta), on_waiting(waiting, tick), on_tool_start(ev),
 //	    on_tool_end(ev)
@@ -614,6 +614,7 @@ func (h *Host) luaChat(L *glua.LState) int {
 	d := L.NewTable()
 	d.RawSetString("steps", glua.LNumber(turn.Steps))
 	d.RawSetString("exhausted", glua.LBool(turn.Exhausted))
+	d.RawSetString("truncated", glua.LBool(turn.Truncated))
 	d.RawSetString("usage", usageTable(L, turn.Usage))
 	d.RawSetString("profile", glua.LString(h.chatProfile(e, o.key)))
 	L.Push(d)
