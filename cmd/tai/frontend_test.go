@@ -246,3 +246,31 @@ func TestREPLStepLimitIsShown(t *testing.T) {
 		t.Fatalf("exit status %d", status)
 	}
 }
+
+func TestPromptCutOffAnswerIsAFailure(t *testing.T) {
+	e := newEnv(t)
+	srv := fakemodel.NewOpenAI(t, fakemodel.Turn{Text: "the first half of", Finish: "length"})
+	r := e.runEnv(t, e.modelVars(srv), "-p", "write a long essay")
+	if r.status != 1 {
+		t.Fatalf("status %d, want 1\nstdout %q\nstderr %q", r.status, r.stdout, r.stderr)
+	}
+	if r.stdout != "the first half of\n" || !strings.Contains(r.stderr, "cut off at the model's output limit") {
+		t.Fatalf("stdout %q\nstderr %q", r.stdout, r.stderr)
+	}
+}
+
+func TestREPLCutOffAnswerIsShown(t *testing.T) {
+	e := newEnv(t)
+	srv := fakemodel.NewOpenAI(t, fakemodel.Turn{Text: "the first half of", Finish: "length"})
+	srv.SetRule(fromToolResults)
+	s := startREPLWith(t, e, e.modelVars(srv), "--clean")
+	s.expect("tai:default> ")
+	s.typeKeys("write a long essay\r")
+	s.expect("the first half of")
+	s.expect("(the answer was cut off at the model's output limit")
+	s.expect("tai:default> ")
+	s.typeKeys("\x04")
+	if status := s.wait(); status != 0 {
+		t.Fatalf("exit status %d", status)
+	}
+}
