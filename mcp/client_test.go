@@ -625,6 +625,61 @@ func TestServerDiesWithTai(t *testing.T) {
 	}
 }
 
+// TestServerHasAPrivateTerminal: a stdio server leads a session of its own
+// whose controlling terminal is a pseudo-terminal of its own, not the
+// user's.
+func TestServerHasAPrivateTerminal(t *testing.T) {
+	c := connectFake(t, "tty", nil)
+	var sid, pid int
+	var tty string
+	if _, err := fmt.Sscanf(c.Instructions(), "sid=%d pid=%d tty=%s", &sid, &pid, &tty); err != nil {
+		t.Fatalf("instructions %q: %v", c.Instructions(), err)
+	}
+	if pid != c.Transport().(*StdioTransport).Pid() || sid != pid {
+		t.Errorf("server pid %d, session %d: want the server to lead its own session", pid, sid)
+	}
+	if own := controllingTTY(); !strings.HasPrefix(tty, "pts/") || tty == own {
+		t.Errorf("the server's /dev/tty is %q, want a pseudo-terminal of its own", tty)
+	}
+}
+
+// TestGrandchildDiesWithTai kills a process whose stdio server started a
+// process of its own: Pdeathsig reaches only the server, so the server's
+// private terminal must hang up the rest of its process group.
+func TestGrandchildDiesWithTai(t *testing.T) {
+	ctx := testCtx(t)
+	e := fakeEntry(t, "grandparent")
+	cmd := exec.CommandContext(ctx, e.Command, e.Args...)
+	cmd.Env = mergeEnv(os.Environ(), e.Env)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var grandchild int
+	if _, err := fmt.Fscan(out, &grandchild); err != nil || grandchild <= 0 {
+		t.Fatalf("reading the grandchild's pid: %d %v", grandchild, err)
+	}
+	fd, err := unix.PidfdOpen(grandchild, 0)
+	if err != nil {
+		t.Fatalf("grandchild %d not running: %v", grandchild, err)
+	}
+	t.Cleanup(func() { // should the test fail, leave nothing behind
+		unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+		unix.Close(fd)
+	})
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	if err := waitExit(ctx, grandchild); err != nil {
+		t.Errorf("the server's child outlived the killed tai: %v", err)
+	}
+}
+
 // TestClientAnswersPingBetweenCalls: with no call in flight, the idle
 // reader still answers a server's ping.
 func TestClientAnswersPingBetweenCalls(t *testing.T) {

@@ -6,7 +6,10 @@ package mcp
 //
 // Modes: "sdk" serves the go-sdk server over stdio (sdk_stdio_test.go);
 // "sleeper" just lives until killed; "parent" spawns a sleeper through a
-// StdioTransport, prints its pid and waits to be killed; "raw" echoes each line back (the raw
+// StdioTransport, prints its pid and waits to be killed; "grandparent"
+// connects to the default fake server, has it spawn a grandchild (its
+// spawn_child tool), prints the grandchild's pid and waits to be killed;
+// "raw" echoes each line back (the raw
 // newline-JSON floor of the benchmarks); "bench" is the benchmarks' minimal
 // echo server (bench_stdio_test.go); every other mode runs fakeServer,
 // a hand-written NDJSON server (plain encoding/json maps, independent of
@@ -21,6 +24,7 @@ package mcp
 //	loop-cursor    tools/list always answers nextCursor "again"
 //	garbage        prints non-JSON-RPC lines before every message
 //	stderr-flood   writes 100 MB to stderr before answering initialize
+//	tty            puts its session id, pid and terminal in instructions
 //	malformed      echo writes each line of its text raw as its answer,
 //	               with @ID@ replaced by the request's id
 //
@@ -52,6 +56,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 const fakeEnv = "TAI_MCP_FAKE"
@@ -76,6 +82,8 @@ func runFake(mode string) int {
 		return runBenchServer()
 	case "parent":
 		return runParent()
+	case "grandparent":
+		return runGrandparent()
 	}
 	f := &fakeServer{mode: mode, out: bufio.NewWriter(os.Stdout), waiting: map[string]chan json.RawMessage{}}
 	return f.serve()
@@ -112,6 +120,53 @@ func runParent() int {
 	fmt.Println(st.Pid())
 	time.Sleep(time.Hour) // the behaviour under test is "dies by SIGKILL"
 	return 0
+}
+
+// runGrandparent connects to the default fake server, has it start a
+// grandchild, prints the grandchild's pid and waits to be killed: the test
+// kills this process and watches the grandchild die with it.
+func runGrandparent() int {
+	exe, err := os.Executable()
+	if err != nil {
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := Connect(ctx, Entry{Name: "fake", Transport: TransportStdio, Command: exe,
+		Args: []string{"-test.run=^$"}, Env: map[string]string{fakeEnv: "default"}}, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	res, err := c.Call(ctx, "spawn_child", nil)
+	if err != nil || res.IsError {
+		fmt.Fprintln(os.Stderr, "spawn_child:", err, res)
+		return 1
+	}
+	fmt.Println(res.Text())
+	time.Sleep(time.Hour) // the behaviour under test is "dies by SIGKILL"
+	return 0
+}
+
+// controllingTTY names this process's controlling terminal from
+// /proc/self/stat: "pts/N" for a pseudo-terminal, else major:minor, or
+// "none".
+func controllingTTY() string {
+	stat, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return "unreadable"
+	}
+	// The fields after the command (which may hold spaces) start at ')'.
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	nr, _ := strconv.Atoi(fields[4]) // tty_nr, the 7th field
+	if nr == 0 {
+		return "none"
+	}
+	major, minor := (nr>>8)&0xfff, (nr&0xff)|((nr>>12)&0xfff00)
+	if major >= 136 && major <= 143 {
+		return fmt.Sprintf("pts/%d", (major-136)*256+minor)
+	}
+	return fmt.Sprintf("%d:%d", major, minor)
 }
 
 // fakeEntry returns an entry that runs this test binary as the fake server
@@ -269,8 +324,18 @@ func (f *fakeServer) initialize(m fakeMsg) {
 		}
 		os.Stderr.WriteString("flood done\n")
 	}
+	instructions := "fake " + f.mode
+	if f.mode == "tty" {
+		tty := "none"
+		if t, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err == nil {
+			tty = controllingTTY()
+			t.Close()
+		}
+		sid, _ := unix.Getsid(0)
+		instructions = fmt.Sprintf("sid=%d pid=%d tty=%s", sid, os.Getpid(), tty)
+	}
 	f.reply(m.ID, map[string]any{"protocolVersion": version, "capabilities": caps,
-		"serverInfo": map[string]any{"name": "fake", "version": "1.0"}, "instructions": "fake " + f.mode})
+		"serverInfo": map[string]any{"name": "fake", "version": "1.0"}, "instructions": instructions})
 }
 
 func (f *fakeServer) toolsList(m fakeMsg) {

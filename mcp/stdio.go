@@ -10,10 +10,13 @@ import (
 	"os"
 	"os/exec"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Defaults of StdioOptions.
@@ -52,15 +55,18 @@ type StdioOptions struct {
 // newline-delimited JSON-RPC over its stdin and stdout. Its stderr is
 // drained into a capped buffer, kept for diagnostics and never parsed.
 //
-// The child runs in its own process group, so Close (and the child's own
-// exit) takes its descendants down too; Pdeathsig kills it should this
-// process die first.
+// The child leads a session of its own with a private pseudo-terminal as
+// its controlling terminal, so Close (and the child's own exit) takes its
+// process group down too. Should this process die first, even by SIGKILL,
+// Pdeathsig kills the child and the kernel hangs up its terminal, which
+// sends SIGHUP to the rest of its process group (see privateTTY).
 type StdioTransport struct {
 	command string
 	args    []string
 	opts    StdioOptions
 
 	cmd    *exec.Cmd
+	tty    *os.File // the master of the server's terminal; nil without one
 	stdin  *os.File
 	rawIn  syscall.RawConn // stdin, for non-blocking first attempts
 	try    writeAttempt
@@ -147,8 +153,10 @@ func (t *StdioTransport) Argv() string {
 	return strings.Join(parts, " ")
 }
 
-// Connect spawns the server in its own process group. It returns once the
-// process has started; the handshake is the Client's business.
+// Connect spawns the server as the leader of a new session and process
+// group, with a private pseudo-terminal as its controlling terminal (when
+// one cannot be opened, in a process group of its own only). It returns
+// once the process has started; the handshake is the Client's business.
 func (t *StdioTransport) Connect(ctx context.Context) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -172,6 +180,12 @@ func (t *StdioTransport) Connect(ctx context.Context) error {
 	}
 	cmd.Env = mergeEnv(base, t.opts.Env)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	tty, ttySlave, err := privateTTY()
+	if err == nil {
+		// The slave is the child's fd 3 and its controlling terminal.
+		cmd.ExtraFiles = []*os.File{ttySlave}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 3, Pdeathsig: syscall.SIGKILL}
+	}
 
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -179,49 +193,100 @@ func (t *StdioTransport) Connect(ctx context.Context) error {
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		closeAll(inR, inW)
+		closeAll(inR, inW, tty, ttySlave)
 		return fmt.Errorf("mcp: stdout pipe for %s: %w", t.Argv(), err)
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
-		closeAll(inR, inW, outR, outW)
+		closeAll(inR, inW, outR, outW, tty, ttySlave)
 		return fmt.Errorf("mcp: stderr pipe for %s: %w", t.Argv(), err)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	if err := cmd.Start(); err != nil {
-		closeAll(inR, inW, outR, outW, errR, errW)
+		closeAll(inR, inW, outR, outW, errR, errW, tty, ttySlave)
 		hint := "check the entry's command and args"
 		if t.opts.Dir != "" {
 			hint = "check the entry's command, args and cwd"
 		}
 		return &ProcessError{Command: t.Argv(), Err: fmt.Errorf("cannot start: %w (%s)", err, hint)}
 	}
-	closeAll(inR, outW, errW)
+	closeAll(inR, outW, errW, ttySlave)
 	rawIn, err := inW.SyscallConn()
 	if err != nil {
 		// Unreachable for a pipe; kill rather than leave a half-made leg.
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		_ = cmd.Wait()
-		closeAll(inW, outR, errR)
+		closeAll(inW, outR, errR, tty)
 		return fmt.Errorf("mcp: stdin of %s: %w", t.Argv(), err)
 	}
-	t.cmd, t.stdin, t.stdout, t.rawIn = cmd, inW, outR, rawIn
+	t.cmd, t.tty, t.stdin, t.stdout, t.rawIn = cmd, tty, inW, outR, rawIn
 	t.br = bufio.NewReaderSize(outR, 64*1024)
 	t.exited = make(chan struct{})
 	t.stderrDone = make(chan struct{})
 	t.started = true
 	go t.drainStderr(errR)
+	if tty != nil {
+		// What the server writes to its terminal (a prompt, say) joins
+		// the stderr tail; nothing is ever typed into it.
+		go func() { _, _ = io.Copy(t.stderr, tty) }()
+	}
 	go t.wait()
 	return nil
 }
 
 // wait reaps the leader, then kills whatever is left of its process group
-// so no descendant outlives it.
+// so no descendant outlives it, and hangs up its terminal.
 func (t *StdioTransport) wait() {
 	err := t.cmd.Wait()
 	_ = syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL)
+	if t.tty != nil {
+		t.tty.Close()
+	}
 	t.waitErr = err
 	close(t.exited)
+}
+
+// privateTTY opens a pseudo-terminal for a server: the master stays in
+// this process, the slave becomes the server's controlling terminal. The
+// terminal is what makes a server's descendants die with tai: Pdeathsig
+// reaches only the server, but when tai dies, however it dies, the kernel
+// closes the master and hangs up the terminal, and when its session
+// leader (the server) then exits, the kernel sends SIGHUP and SIGCONT to
+// its foreground process group, which is the server's own: every
+// descendant that stayed in it and does not ignore SIGHUP ends. It also
+// keeps servers off the user's terminal: /dev/tty in a server is this
+// terminal, with no echo and no output processing.
+func privateTTY() (master, slave *os.File, err error) {
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	rc, err := m.SyscallConn()
+	if err != nil {
+		m.Close()
+		return nil, nil, err
+	}
+	var n uint32
+	var ioErr error
+	if err := rc.Control(func(fd uintptr) {
+		if ioErr = unix.IoctlSetPointerInt(int(fd), unix.TIOCSPTLCK, 0); ioErr == nil {
+			n, ioErr = unix.IoctlGetUint32(int(fd), unix.TIOCGPTN)
+		}
+	}); err != nil || ioErr != nil {
+		m.Close()
+		return nil, nil, errors.Join(err, ioErr)
+	}
+	s, err := os.OpenFile("/dev/pts/"+strconv.FormatUint(uint64(n), 10), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		m.Close()
+		return nil, nil, err
+	}
+	if tio, err := unix.IoctlGetTermios(int(s.Fd()), unix.TCGETS); err == nil {
+		tio.Oflag &^= unix.OPOST
+		tio.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.IEXTEN
+		_ = unix.IoctlSetTermios(int(s.Fd()), unix.TCSETS, tio)
+	}
+	return m, s, nil
 }
 
 func (t *StdioTransport) drainStderr(f *os.File) {
