@@ -27,7 +27,8 @@ import (
 //	tai.vault.sealed() -> bool | nil, err
 //	tai.vault.path() -> path | nil, err
 //	tai.vault.redact(text) -> text | nil, err
-//	    every known secret value replaced by [REDACTED:name]
+//	    every known secret value replaced by [REDACTED:name]; an error when
+//	    sealed secrets cannot be read (no passphrase), as they would pass
 //	tai.vault.redactor() -> r | nil, err   redaction of streamed text:
 //	    r:push(delta) -> text safe to show now (a tail that could begin a
 //	    secret or an environment value is held back); r:flush() -> the rest
@@ -322,6 +323,9 @@ func timeString(t time.Time) glua.LValue {
 func (h *Host) redact(L *glua.LState) int {
 	text := L.CheckString(1)
 	return h.withVault(L, func(s *vault.Store) int {
+		if err := s.RedactionReady(); err != nil {
+			return fail(L, err.Error())
+		}
 		L.Push(glua.LString(s.Redact(text)))
 		return 1
 	})

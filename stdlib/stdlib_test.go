@@ -476,3 +476,40 @@ func BenchmarkStreamRedactor(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(words)), "pushes/op")
 }
+
+// TestRedactRefusesWhenSealedSecretsAreUnreadable: without the passphrase
+// the sealed values are unknown, so redaction (and the history that needs
+// it) refuses instead of letting them through.
+func TestRedactRefusesWhenSealedSecretsAreUnreadable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "vault.db")
+	store, err := vault.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.SecretSet("tok", "sealed-secret-value", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Seal("a passphrase"); err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+	var out bytes.Buffer
+	h, err := lua.New(&lua.Options{Clean: true, ConfigDir: t.TempDir(), StateDir: t.TempDir(), Stdout: &out, Stderr: &out,
+		Vault: func() (*vault.Store, error) { return vault.Open(path, nil) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	got, err := h.DoString(ctx, `
+		local text, err = tai.vault.redact("it is sealed-secret-value")
+		local r, rerr = tai.vault.redactor()
+		return text, err, r, rerr`, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0] != nil || !strings.Contains(got[1].(string), "TAI_VAULT_PASSPHRASE") || got[2] != nil || got[3] == nil {
+		t.Fatalf("got %v", got)
+	}
+}
