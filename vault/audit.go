@@ -183,14 +183,12 @@ func readMark(tx *bolt.Tx, row []byte) (*auditHead, error) {
 
 // anchorTx anchors the trail to key when the vault is sealed: the head as
 // recorded (else the last entry, for a trail from before heads were
-// recorded) becomes the anchor, and both marks get their MACs. Entries up
-// to the anchor keep their plain hashes; a break already in them is still
-// reported, since the anchor keeps what the head said.
+// recorded or whose head row is unreadable) becomes the anchor, and both
+// marks get their MACs. Entries up to the anchor keep their plain hashes;
+// a break already in them is still reported, since the anchor keeps what
+// the head said.
 func anchorTx(tx *bolt.Tx, key []byte) error {
-	head, err := readMark(tx, auditHeadKey)
-	if err != nil {
-		return fmt.Errorf("vault: the recorded head of the audit trail is invalid JSON (%v): run audit_verify", err)
-	}
+	head, _ := readMark(tx, auditHeadKey)
 	var seq uint64
 	var hash string
 	switch {

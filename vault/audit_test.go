@@ -541,3 +541,25 @@ func BenchmarkAuditVerify10kSealed(b *testing.B) {
 		}
 	}
 }
+
+func TestSealAnchorsATrailWithAnUnreadableHead(t *testing.T) {
+	s := newStore(t, testOptions("pass", nil))
+	for range 2 {
+		if _, err := s.AuditAppend(AuditEntry{Kind: "tool"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	editAudit(t, s, func(b, meta *bolt.Bucket) error { return meta.Put(auditHeadKey, []byte("{broken")) })
+	if _, err := s.AuditVerify(); err == nil {
+		t.Fatal("AuditVerify missed an unreadable head")
+	}
+	if err := s.Seal("pass"); err != nil {
+		t.Fatalf("Seal with an unreadable audit head: %v", err)
+	}
+	if _, err := s.AuditAppend(AuditEntry{Kind: "tool"}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := mustOpen(t, s.Path(), "pass").AuditVerify(); n != 3 || err != nil {
+		t.Fatalf("AuditVerify after sealing = %d, %v", n, err)
+	}
+}
