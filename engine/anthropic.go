@@ -164,36 +164,18 @@ func objectArgs(args json.RawMessage) json.RawMessage {
 
 // Complete implements ChatClient.
 func (c *AnthropicClient) Complete(ctx context.Context, req Request, onText func(string)) (Response, error) {
-	stream := onText != nil
-	body, err := json.Marshal(anthropicRequest(c.cfg.Model, c.cfg.MaxTokens, req, stream))
-	if err != nil {
-		return Response{}, fmt.Errorf("%s model %q: encode request: %v", c.cfg.Provider, c.cfg.Model, err)
-	}
-	var resp Response
-	err = c.cfg.do(ctx, call{
-		url:  c.cfg.BaseURL + "/v1/messages",
-		body: body,
-		header: func(h http.Header) {
+	return c.cfg.complete(ctx, wireAPI{
+		path: "/v1/messages",
+		auth: func(h http.Header) {
 			if c.cfg.APIKey != "" {
 				h.Set("x-api-key", c.cfg.APIKey)
 			}
 			h.Set("anthropic-version", AnthropicVersion)
-			if stream {
-				h.Set("Accept", "text/event-stream")
-			}
 		},
 		parseError: parseAnthropicError,
-		read: func(ctx context.Context, r *http.Response) error {
-			var err error
-			if stream {
-				resp, err = c.readStream(r.Body, onText)
-			} else {
-				resp, err = c.readWhole(r.Body)
-			}
-			return err
-		},
-	})
-	return resp, err
+		readWhole:  c.readWhole,
+		readStream: c.readStream,
+	}, anthropicRequest(c.cfg.Model, c.cfg.MaxTokens, req, onText != nil), onText)
 }
 
 type anErrorBody struct {

@@ -148,35 +148,17 @@ func schemaOrEmpty(s map[string]any) map[string]any {
 
 // Complete implements ChatClient.
 func (c *OpenAIClient) Complete(ctx context.Context, req Request, onText func(string)) (Response, error) {
-	stream := onText != nil
-	body, err := json.Marshal(openAIRequest(c.cfg.BaseURL, c.cfg.Model, c.cfg.MaxTokens, req, stream))
-	if err != nil {
-		return Response{}, fmt.Errorf("%s model %q: encode request: %v", c.cfg.Provider, c.cfg.Model, err)
-	}
-	var resp Response
-	err = c.cfg.do(ctx, call{
-		url:  c.cfg.BaseURL + "/chat/completions",
-		body: body,
-		header: func(h http.Header) {
+	return c.cfg.complete(ctx, wireAPI{
+		path: "/chat/completions",
+		auth: func(h http.Header) {
 			if c.cfg.APIKey != "" {
 				h.Set("Authorization", "Bearer "+c.cfg.APIKey)
 			}
-			if stream {
-				h.Set("Accept", "text/event-stream")
-			}
 		},
 		parseError: parseOpenAIError,
-		read: func(ctx context.Context, r *http.Response) error {
-			var err error
-			if stream {
-				resp, err = c.readStream(r.Body, onText)
-			} else {
-				resp, err = c.readWhole(r.Body)
-			}
-			return err
-		},
-	})
-	return resp, err
+		readWhole:  c.readWhole,
+		readStream: c.readStream,
+	}, openAIRequest(c.cfg.BaseURL, c.cfg.Model, c.cfg.MaxTokens, req, onText != nil), onText)
 }
 
 func parseOpenAIError(status int, body []byte) (string, string) {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -211,6 +212,47 @@ type call struct {
 	header     func(h http.Header)
 	parseError func(status int, body []byte) (typ, msg string)
 	read       func(ctx context.Context, resp *http.Response) error
+}
+
+// wireAPI is what differs between the providers' completion endpoints.
+type wireAPI struct {
+	path       string              // appended to the base URL
+	auth       func(h http.Header) // sets the key (and any version) headers
+	parseError func(status int, body []byte) (typ, msg string)
+	readWhole  func(body io.Reader) (Response, error)
+	readStream func(body io.Reader, onText func(string)) (Response, error)
+}
+
+// complete encodes payload, posts it to api.path with retries, and reads the
+// answer as an event stream when onText is set, else whole.
+func (cfg *ProviderConfig) complete(ctx context.Context, api wireAPI, payload any, onText func(string)) (Response, error) {
+	body, err := json.Marshal(payload)
+	if err != nil {
+		return Response{}, fmt.Errorf("%s model %q: encode request: %v", cfg.Provider, cfg.Model, err)
+	}
+	stream := onText != nil
+	var resp Response
+	err = cfg.do(ctx, call{
+		url:  cfg.BaseURL + api.path,
+		body: body,
+		header: func(h http.Header) {
+			api.auth(h)
+			if stream {
+				h.Set("Accept", "text/event-stream")
+			}
+		},
+		parseError: api.parseError,
+		read: func(ctx context.Context, r *http.Response) error {
+			var err error
+			if stream {
+				resp, err = api.readStream(r.Body, onText)
+			} else {
+				resp, err = api.readWhole(r.Body)
+			}
+			return err
+		},
+	})
+	return resp, err
 }
 
 // do runs c with retries, timeouts and key redaction.
