@@ -42,6 +42,10 @@ type Events struct {
 	// OnToolStart and OnToolEnd bracket each tool call.
 	OnToolStart func(ToolEvent)
 	OnToolEnd   func(ToolEvent)
+	// OnRetry is told of each retry of a model request (rate limit,
+	// server error, refused connection) before the client waits; it wins
+	// over ClientOptions.OnRetry for this agent's turns.
+	OnRetry func(RetryNotice)
 }
 
 // Model is what an agent talks to for one turn: the client, the system
@@ -92,6 +96,19 @@ type Turn struct {
 	// Tool calls cut off earlier in the turn were answered with an error
 	// and not run; the model saw that and could recover.
 	Truncated bool
+	// FinishReason is the final answer's finish reason as normalized by
+	// the provider: "stop", "length", "content_filter" (the provider
+	// filtered or the model refused), or another provider-specific value;
+	// empty when the turn ended without a final answer (Exhausted).
+	FinishReason string
+	// Filtered reports FinishReason "content_filter": the answer was
+	// withheld or cut by the provider's content filter or refused by the
+	// model, so Text is not a complete answer.
+	Filtered bool
+	// Empty reports that the model's final answer had no text (only
+	// white space) although it finished normally; Text is then "" (or,
+	// in capture mode, only what was said before).
+	Empty bool
 }
 
 // Agent is one conversation with a model that may call tools. Its history
@@ -283,6 +300,7 @@ func (a *Agent) RunTurn(ctx context.Context, message string) (Turn, error) {
 
 	a.appendHistory(Message{Role: "user", Content: message})
 	ctx = context.WithValue(ctx, agentKey{}, a)
+	ctx = WithRetryNotice(ctx, ev.OnRetry)
 
 	var turn Turn
 	var said []string
@@ -329,7 +347,10 @@ func (a *Agent) RunTurn(ctx context.Context, message string) (Turn, error) {
 			said = append(said, msg.Content)
 		}
 		if len(msg.ToolCalls) == 0 {
+			turn.FinishReason = resp.FinishReason
 			turn.Truncated = resp.FinishReason == "length"
+			turn.Filtered = resp.FinishReason == "content_filter"
+			turn.Empty = strings.TrimSpace(msg.Content) == "" && !turn.Truncated && !turn.Filtered
 			turn.Text = msg.Content
 			if capture {
 				turn.Text = strings.Join(said, "\n\n")

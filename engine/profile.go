@@ -390,6 +390,11 @@ type ClientOptions struct {
 	// IdleTimeout bounds the silence inside a streamed answer; 0 means
 	// 2 minutes.
 	IdleTimeout time.Duration
+	// OnRetry, when set, is told of every retry before its wait, unless
+	// the request's context carries its own callback (WithRetryNotice,
+	// Events.OnRetry). A wait longer than the policy's Max is never made:
+	// the call fails at once, naming the wait the API asked for.
+	OnRetry func(RetryNotice)
 }
 
 // NewChatClient builds the ChatClient for p. It resolves the key (the vault
@@ -426,6 +431,7 @@ func NewChatClient(p Profile, s *vault.Store, opts *ClientOptions) (ChatClient, 
 		Retry:       o.Retry,
 		Timeout:     o.Timeout,
 		IdleTimeout: o.IdleTimeout,
+		OnRetry:     o.OnRetry,
 	}
 	switch p.Provider {
 	case ProviderAnthropic:

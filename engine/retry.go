@@ -30,14 +30,16 @@ const (
 // RetryPolicy bounds how a provider retries answers of 429 Too Many
 // Requests and 5xx. The zero value means DefaultRetryAttempts attempts,
 // exponential backoff from DefaultRetryBase, and no single wait longer than
-// DefaultRetryMax, whether computed or asked for by Retry-After.
+// DefaultRetryMax; an answer whose Retry-After asks for longer fails at
+// once instead of being waited out.
 type RetryPolicy struct {
 	// Attempts is the total number of tries, the first included; 1 means
 	// no retry.
 	Attempts int
 	// Base is the wait after the first failure; it doubles each time.
 	Base time.Duration
-	// Max caps every wait, a server's Retry-After included.
+	// Max caps every wait; a server's Retry-After beyond it ends the
+	// retries with an error naming the wait asked for.
 	Max time.Duration
 	// Sleep waits d or until ctx is done; nil means a timer bounded by ctx.
 	// Tests inject a recorder so that nothing really sleeps.
@@ -56,7 +58,9 @@ func (p RetryPolicy) attempts() int {
 
 // Delay returns the wait before retry number n (1 for the first retry):
 // the Retry-After header value when it parses (seconds or an HTTP date),
-// else Base·2^(n-1); either way at most Max.
+// else Base·2^(n-1); either way at most Max. (A client does not retry at
+// all when Retry-After asks for more than Max: it fails at once, saying
+// how long the API asked to wait.)
 func (p RetryPolicy) Delay(n int, retryAfter string) time.Duration {
 	base, maxWait := p.Base, p.Max
 	if base <= 0 {
@@ -77,6 +81,25 @@ func (p RetryPolicy) Delay(n int, retryAfter string) time.Duration {
 		}
 	}
 	return min(d, maxWait)
+}
+
+func (p RetryPolicy) maxWait() time.Duration {
+	if p.Max <= 0 {
+		return DefaultRetryMax
+	}
+	return p.Max
+}
+
+// tooLong reports whether retryAfter asks for a wait beyond Max, and that
+// wait: such an answer is not waited out (nor silently shortened) but
+// reported at once.
+func (p RetryPolicy) tooLong(retryAfter string) (time.Duration, bool) {
+	now := time.Now
+	if p.Now != nil {
+		now = p.Now
+	}
+	d, ok := ParseRetryAfter(retryAfter, now())
+	return d, ok && d > p.maxWait()
 }
 
 func (p RetryPolicy) sleep(ctx context.Context, d time.Duration) error {
@@ -143,6 +166,9 @@ type ProviderConfig struct {
 	// IdleTimeout bounds the silence inside a streamed answer; 0 means
 	// 2 minutes.
 	IdleTimeout time.Duration
+	// OnRetry, when set, is told of every retry before its wait (a
+	// WithRetryNotice callback in the request's context wins).
+	OnRetry func(RetryNotice)
 }
 
 // APIError is a provider's answer that was not a completion, after the
@@ -293,7 +319,26 @@ func (cfg *ProviderConfig) do(ctx context.Context, c call) error {
 			}
 			return err
 		}
-		if err := cfg.Retry.sleep(ctx, cfg.Retry.Delay(n, retryAfter)); err != nil {
+		if asked, long := cfg.Retry.tooLong(retryAfter); long {
+			reason := "the API is unavailable"
+			if apiErr != nil && apiErr.Status == http.StatusTooManyRequests {
+				reason = "rate limited"
+			}
+			if apiErr != nil {
+				apiErr.Attempts = n
+			}
+			return fmt.Errorf("%s model %q: %s; the API asks to wait %v, longer than tai waits between tries (%v): try again later\n(%w)",
+				cfg.Provider, cfg.Model, reason, asked, cfg.Retry.maxWait(), err)
+		}
+		wait := cfg.Retry.Delay(n, retryAfter)
+		if notify := retryNotifier(ctx, cfg.OnRetry); notify != nil {
+			notice := RetryNotice{Provider: cfg.Provider, Model: cfg.Model, Reason: cfg.retryReason(err), Wait: wait, Attempt: n + 1, Attempts: attempts}
+			if apiErr != nil {
+				notice.Status = apiErr.Status
+			}
+			notify(notice)
+		}
+		if err := cfg.Retry.sleep(ctx, wait); err != nil {
 			return fmt.Errorf("%s model %q: %w", cfg.Provider, cfg.Model, err)
 		}
 	}
@@ -355,6 +400,25 @@ func (cfg *ProviderConfig) attempt(ctx context.Context, hc *http.Client, c call)
 		err = &streamError{err: fmt.Errorf("%s model %q: the answer took longer than %v", cfg.Provider, cfg.Model, timeout), retry: false}
 	}
 	return "", err
+}
+
+// retryReason says in a few words why a try failed, for a RetryNotice.
+func (cfg *ProviderConfig) retryReason(err error) string {
+	var apiErr *APIError
+	if errors.As(err, &apiErr) {
+		switch {
+		case apiErr.Status == http.StatusTooManyRequests:
+			return "rate limited (429)"
+		case apiErr.Status >= 500:
+			return fmt.Sprintf("server error (%d)", apiErr.Status)
+		case apiErr.Type != "":
+			return "the API reported " + apiErr.Type
+		}
+		return "the API reported an error"
+	}
+	msg := err.Error()
+	prefix := fmt.Sprintf("%s model %q: ", cfg.Provider, cfg.Model)
+	return cfg.redact(strings.TrimPrefix(msg, prefix))
 }
 
 // retryAfter returns the wait a failed answer asks for: Retry-After, or

