@@ -52,13 +52,33 @@ var (
 	ErrNoPassphrase = errors.New("vault: the vault is sealed and no passphrase is available")
 )
 
+// PassphraseTries is how many times one access asks Options.PassphrasePrompt
+// before it gives up with ErrWrongPassphrase.
+const PassphraseTries = 3
+
 // Options tunes Open. A nil *Options means defaults.
 type Options struct {
-	// Passphrase supplies the seal passphrase. It is called lazily, at most
-	// once per Store, the first time a sealed value must be read or written
-	// (so opening a sealed vault to read a profile never prompts). Nil means
-	// the vault cannot be unsealed: sealed reads fail with a clear error.
+	// Passphrase supplies the seal passphrase from a source that gives the
+	// same answer every time (TAI_VAULT_PASSPHRASE, say). It is called
+	// lazily, at most once per Store, the first time a sealed value must be
+	// read or written (so opening a sealed vault to read a profile never
+	// prompts); a failure, empty answer or wrong passphrase is remembered,
+	// so it does not cost a key derivation per call. Nil (with
+	// PassphrasePrompt nil) means the vault cannot be unsealed: sealed reads
+	// fail with a clear error.
 	Passphrase func() (string, error)
+	// PassphrasePrompt asks a person for the seal passphrase (a terminal
+	// prompt). Unlike Passphrase, nothing it answers is remembered when it
+	// fails: each access that needs the seal key and does not hold it asks
+	// again, up to PassphraseTries times per access. try counts from 1;
+	// last is nil on the first try and otherwise says why the previous
+	// answer was refused (it wraps ErrWrongPassphrase or ErrNoPassphrase
+	// for an empty answer, and never holds the answer), fit to show before
+	// asking again. An error from PassphrasePrompt (the person cancelled,
+	// no terminal) ends the access with an error wrapping ErrNoPassphrase,
+	// and is not remembered either. Set at most one of Passphrase and
+	// PassphrasePrompt: Open refuses both.
+	PassphrasePrompt func(try int, last error) (string, error)
 	// LockTimeout bounds the wait for the file lock per transaction.
 	// Zero means 5 seconds.
 	LockTimeout time.Duration

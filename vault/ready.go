@@ -10,7 +10,8 @@ import (
 // RedactionReady reports whether Redact knows every secret value in the
 // vault. It returns nil when the vault is not sealed, holds no sealed
 // secret, or the seal key is at hand or can be derived now (asking
-// Options.Passphrase, at most once per Store, as any sealed read does).
+// Options.Passphrase, at most once per Store, or Options.PassphrasePrompt,
+// as any sealed read does).
 // Otherwise Redact would let the sealed values through, so it returns an
 // error wrapping ErrNoPassphrase or ErrWrongPassphrase that says how many
 // secrets cannot be read and what to do; anything that shows text to a
@@ -49,14 +50,17 @@ func (s *Store) RedactionReady() error {
 		what = "1 sealed secret"
 	}
 	if errors.Is(err, ErrWrongPassphrase) {
+		fix := "give the right passphrase in TAI_VAULT_PASSPHRASE"
+		if s.prompt != nil {
+			fix = "type the right passphrase when asked again"
+		}
 		return &notReadyError{err: err, msg: fmt.Sprintf("vault: the passphrase given does not open the seal, so the vault's %s "+
-			"cannot be decrypted and could not be kept out of what the model sees: give the right passphrase in "+
-			"TAI_VAULT_PASSPHRASE (or on the terminal)", what)}
+			"cannot be decrypted and could not be kept out of what the model sees: %s", what, fix)}
 	}
 	// A passphrase source's own reason (TAI_VAULT_PASSPHRASE unset, the
 	// terminal could not be read) is kept; without a source there is none.
 	why := ""
-	if s.passphrase != nil {
+	if s.passphrase != nil || s.prompt != nil {
 		why = " (" + err.Error() + ")"
 	}
 	return &notReadyError{err: err, msg: fmt.Sprintf("vault: the vault holds %s that cannot be decrypted without the passphrase%s, "+

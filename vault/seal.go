@@ -210,25 +210,73 @@ func (s *Store) unlock() error {
 	if k := s.key.Load(); k != nil && bytes.Equal(k.salt, m.Salt) {
 		return nil
 	}
+	if s.prompt != nil {
+		return s.unlockPrompt(m)
+	}
 	pass, err := s.askPassphrase()
 	if err != nil {
 		return err
 	}
-	k, err := deriveKey(pass, m)
+	k, err := openSeal(pass, m)
 	if err != nil {
 		return err
+	}
+	if k == nil {
+		// Remember the failure: the source gives the same answer every
+		// time, and a wrong one must not cost a key derivation per call.
+		s.passErr = fmt.Errorf("%w: it does not open the seal of %s; nothing was read or changed", ErrWrongPassphrase, s.path)
+		return s.passErr
+	}
+	s.key.Store(k)
+	return nil
+}
+
+// unlockPrompt asks Options.PassphrasePrompt up to PassphraseTries times
+// for a passphrase that opens seal m. A failure is not remembered: the next
+// access asks again. keyMu held, so concurrent accesses share one prompt.
+func (s *Store) unlockPrompt(m *sealMeta) error {
+	var last error
+	wrong := 0
+	for try := 1; try <= PassphraseTries; try++ {
+		pass, err := s.prompt(try, last)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrNoPassphrase, err)
+		}
+		if pass == "" {
+			last = fmt.Errorf("%w: the passphrase given is empty", ErrNoPassphrase)
+			continue
+		}
+		k, err := openSeal(pass, m)
+		if err != nil {
+			return err
+		}
+		if k != nil {
+			s.key.Store(k)
+			return nil
+		}
+		wrong++
+		last = fmt.Errorf("%w: it does not open the seal of %s", ErrWrongPassphrase, s.path)
+	}
+	if wrong == 0 {
+		return fmt.Errorf("%w: %d empty answers; nothing was read or changed, and the next use of a sealed value asks again", ErrNoPassphrase, PassphraseTries)
+	}
+	return fmt.Errorf("%w: %d tries did not open the seal of %s; nothing was read or changed, and the next use of a sealed value asks again", ErrWrongPassphrase, PassphraseTries, s.path)
+}
+
+// openSeal derives the key of seal m from pass and checks it against the
+// check value: nil (and no error) when pass is not the passphrase.
+func openSeal(pass string, m *sealMeta) (*sealKey, error) {
+	k, err := deriveKey(pass, m)
+	if err != nil {
+		return nil, err
 	}
 	got, err := k.open(m.Check, checkAAD)
 	audit, ok := parseCheck(got)
 	if err != nil || !ok {
-		// Remember the failure: the passphrase is asked for once, and a
-		// wrong one must not cost a key derivation per call.
-		s.passErr = fmt.Errorf("%w: it does not open the seal of %s; nothing was read or changed", ErrWrongPassphrase, s.path)
-		return s.passErr
+		return nil, nil
 	}
 	k.audit = audit
-	s.key.Store(k)
-	return nil
+	return k, nil
 }
 
 // Sealed reports whether the seal is on.

@@ -59,11 +59,13 @@ type Store struct {
 	path        string
 	lockTimeout time.Duration
 	passphrase  func() (string, error)
+	prompt      func(try int, last error) (string, error)
 	kdf         kdfParams
 	mu          *sync.RWMutex
 	closed      atomic.Bool
 
-	// seal state: the passphrase is asked for at most once.
+	// seal state: passphrase is asked for at most once (prompt is asked
+	// again on every access that lacks the key).
 	keyMu    sync.Mutex
 	asked    bool
 	pass     string
@@ -104,7 +106,10 @@ func Open(path string, opts *Options) (*Store, error) {
 	}
 	s := &Store{path: abs, lockTimeout: defaultLockTimeout, kdf: defaultKDF}
 	if opts != nil {
-		s.passphrase = opts.Passphrase
+		if opts.Passphrase != nil && opts.PassphrasePrompt != nil {
+			return nil, errors.New("vault: Options.Passphrase and Options.PassphrasePrompt are both set: give one passphrase source")
+		}
+		s.passphrase, s.prompt = opts.Passphrase, opts.PassphrasePrompt
 		if opts.LockTimeout > 0 {
 			s.lockTimeout = opts.LockTimeout
 		}
