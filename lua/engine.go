@@ -97,10 +97,13 @@ func (h *Host) getenv() func(string) string {
 //	tai.call(tool, args) -> {content={…}, isError=bool} | nil, err
 //	tai.tools() -> {{name=, description=, safe=, parameters=}, …}
 //	tai.tool{name=, description=, parameters=, safe=, run=}
-//	tai.chat(message [, opts]) -> text, {steps=, exhausted=, truncated=, usage=, profile=} | nil, err
+//	tai.chat(message [, opts]) -> text, {steps=, exhausted=, truncated=, filtered=,
+//	        empty=, finish_reason=, usage=, profile=} | nil, err
 //	    opts: profile, max_steps, tools (names or patterns), system, reset,
 //	    on_text(delta), on_waiting(waiting, tick), on_tool_start(ev),
-//	    on_tool_end(ev)
+//	    on_tool_end(ev), on_retry(notice)
+//	    notice: {text=, reason=, status=, wait=(seconds), attempt=, attempts=,
+//	        provider=, model=}
 //	tai.chat_reset([opts])   forgets the conversation tai.chat keeps
 //	tai.complete(messages [, opts]) -> text, {finish_reason=, usage=} | nil, err
 //	tai.prompter{confirm=fn(consent) -> bool, ask=fn(question) -> answer} | tai.prompter(nil)
@@ -499,6 +502,7 @@ type chatOpts struct {
 	onWait   *glua.LFunction
 	onStart  *glua.LFunction
 	onEnd    *glua.LFunction
+	onRetry  *glua.LFunction
 }
 
 func readChatOpts(L *glua.LState, n int) chatOpts {
@@ -563,6 +567,7 @@ func readChatOpts(L *glua.LState, n int) chatOpts {
 	o.onWait = fn("on_waiting")
 	o.onStart = fn("on_tool_start")
 	o.onEnd = fn("on_tool_end")
+	o.onRetry = fn("on_retry")
 	return o
 }
 
@@ -615,6 +620,9 @@ func (h *Host) luaChat(L *glua.LState) int {
 	d.RawSetString("steps", glua.LNumber(turn.Steps))
 	d.RawSetString("exhausted", glua.LBool(turn.Exhausted))
 	d.RawSetString("truncated", glua.LBool(turn.Truncated))
+	d.RawSetString("filtered", glua.LBool(turn.Filtered))
+	d.RawSetString("empty", glua.LBool(turn.Empty))
+	d.RawSetString("finish_reason", glua.LString(turn.FinishReason))
 	d.RawSetString("usage", usageTable(L, turn.Usage))
 	d.RawSetString("profile", glua.LString(h.chatProfile(e, o.key)))
 	L.Push(d)
@@ -699,7 +707,27 @@ func (h *Host) chatEvents(ctx context.Context, o chatOpts) engine.Events {
 			call(o.onEnd, func() []glua.LValue { return []glua.LValue{h.toolEventTable(te)} })
 		}
 	}
+	if o.onRetry != nil {
+		ev.OnRetry = func(n engine.RetryNotice) {
+			call(o.onRetry, func() []glua.LValue { return []glua.LValue{retryTable(h.L, n)} })
+		}
+	}
 	return ev
+}
+
+// retryTable is the table on_retry receives: text is the notice rendered
+// for a person ("rate limited (429); retrying in 30s, attempt 2/4").
+func retryTable(L *glua.LState, n engine.RetryNotice) *glua.LTable {
+	t := L.NewTable()
+	t.RawSetString("text", glua.LString(n.String()))
+	t.RawSetString("reason", glua.LString(n.Reason))
+	t.RawSetString("status", glua.LNumber(n.Status))
+	t.RawSetString("wait", glua.LNumber(n.Wait.Seconds()))
+	t.RawSetString("attempt", glua.LNumber(n.Attempt))
+	t.RawSetString("attempts", glua.LNumber(n.Attempts))
+	t.RawSetString("provider", glua.LString(n.Provider))
+	t.RawSetString("model", glua.LString(n.Model))
+	return t
 }
 
 // spin calls fn(true, n) every spinnerTick until ctx ends, then closes

@@ -1,0 +1,64 @@
+package lua
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"tai/engine"
+	"tai/engine/fakemodel"
+)
+
+func TestChatDetailsSayHowTheAnswerEnded(t *testing.T) {
+	tests := []struct {
+		name string
+		turn fakemodel.Turn
+		want []any // text, finish_reason, truncated, filtered, empty
+	}{
+		{"complete", fakemodel.Say("all of it"), []any{"all of it", "stop", false, false, false}},
+		{"cut off", fakemodel.Turn{Text: "half", Finish: "length"}, []any{"half", "length", true, false, false}},
+		{"filtered", fakemodel.Turn{Text: "Here is", Finish: "content_filter"}, []any{"Here is", "content_filter", false, true, false}},
+		{"empty", fakemodel.Say(""), []any{"", "stop", false, false, true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, _, _ := modelHost(t, engine.Interactive, tt.turn)
+			got := mustRun(t, h, `local text, d = tai.chat("go") return text, d.finish_reason, d.truncated, d.filtered, d.empty`)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestChatReportsRetriesToOnRetry(t *testing.T) {
+	srv := fakemodel.NewOpenAI(t, fakemodel.RateLimited("7"), fakemodel.Fail(503, "overloaded"), fakemodel.Say("at last"))
+	env := map[string]string{"OPENAI_API_KEY": "sk-test-key", "OPENAI_BASE_URL": srv.BaseURL, "TAI_MODEL": "fake-model"}
+	var waits []time.Duration
+	h := newHost(t, Options{
+		Vault: openTestVault(t, "pw"),
+		Engine: &engine.Options{
+			Dir:    t.TempDir(),
+			Getenv: func(k string) string { return env[k] },
+			Client: &engine.ClientOptions{Retry: engine.RetryPolicy{Attempts: 3, Base: 2 * time.Second,
+				Sleep: func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }}},
+		},
+	}, nil)
+	got := mustRun(t, h, `
+		local seen = {}
+		local text = tai.chat("hi", {on_retry = function(n)
+			seen[#seen + 1] = string.format("%s|%s|%d|%g|%d/%d|%s", n.text, n.reason, n.status, n.wait, n.attempt, n.attempts, n.model)
+		end})
+		return text, seen[1], seen[2], #seen`)
+	want := []any{"at last",
+		"rate limited (429); retrying in 7s, attempt 2/3|rate limited (429)|429|7|2/3|fake-model",
+		"server error (503); retrying in 4s, attempt 3/3|server error (503)|503|4|3/3|fake-model",
+		int64(2)}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got  %q\nwant %q", got, want)
+	}
+	if !reflect.DeepEqual(waits, []time.Duration{7 * time.Second, 4 * time.Second}) {
+		t.Fatalf("waits %v", waits)
+	}
+}
