@@ -70,12 +70,22 @@ function M.duration(ms)
   return string.format("%.1f s", ms / 1000)
 end
 
+-- retry_text(n) is how a retry of the model request is shown, from
+-- tai.chat's on_retry notice: "rate limited (429); retrying in 30s,
+-- attempt 2/4".
+function M.retry_text(n)
+  return M.short(n.text or n.reason or "retrying", 160)
+end
+
 -- new(o) returns a view of one turn: o.write(s) prints the answer,
 -- o.note(s) prints tool lines and the spinner (may be the same stream),
 -- o.spinner says whether to animate, o.redactor (from tai.vault.redactor())
--- redacts the answer as it streams. Everything the model sends is shown
--- through M.clean. view.opts(extra) gives tai.chat's options;
--- view.finish() ends the last line.
+-- redacts the answer as it streams. A retry of the model request (rate
+-- limit, server error) is shown as the spinner's text when animating,
+-- else (or with o.retry_lines) as a line of its own: o.retry_prefix ..
+-- text. Everything the model sends is shown through M.clean.
+-- view.opts(extra) gives tai.chat's options; view.finish() ends the last
+-- line.
 function M.new(o)
   local view = { at_start = true, open = nil }
   local same = o.note == o.write
@@ -83,6 +93,7 @@ function M.new(o)
 
   -- show(s) prints answer text, ending a spinner or an open tool line.
   local function show(s)
+    view.status = nil
     if view.spinning then
       o.note("\r\27[K")
       view.spinning = false
@@ -126,17 +137,41 @@ function M.new(o)
     show(s)
   end
 
+  -- spin(tick) draws the spinner with its status: "thinking…", or the
+  -- retry being waited for.
+  local function spin(tick)
+    if not view.at_start and same then o.write("\n") view.at_start = true end
+    if view.open then o.note("\n") view.open = nil end
+    o.note("\r" .. M.frames[(tick or 0) % #M.frames + 1] .. " " .. (view.status or "thinking…") .. "\27[K")
+    view.spinning = true
+  end
+
   local function waiting(on, tick)
     if not o.spinner then return end
     if on then
-      if not view.at_start and same then o.write("\n") view.at_start = true end
-      if view.open then o.note("\n") view.open = nil end
-      o.note("\r" .. M.frames[(tick or 0) % #M.frames + 1] .. " thinking…")
-      view.spinning = true
-    elseif view.spinning then
-      o.note("\r\27[K")
-      view.spinning = false
+      spin(tick)
+    else
+      view.status = nil
+      if view.spinning then
+        o.note("\r\27[K")
+        view.spinning = false
+      end
     end
+  end
+
+  local function retry(n)
+    local line = M.retry_text(n)
+    if o.spinner and not o.retry_lines then
+      view.status = line
+      spin(0)
+      return
+    end
+    view.newline()
+    if not view.at_start then
+      o.write("\n")
+      view.at_start = true
+    end
+    o.note((o.retry_prefix or "") .. line .. "\n")
   end
 
   local function tool_start(ev)
@@ -165,7 +200,8 @@ function M.new(o)
   end
 
   function view.opts(extra)
-    local t = { on_text = text, on_waiting = waiting, on_tool_start = tool_start, on_tool_end = tool_end }
+    local t = { on_text = text, on_waiting = waiting, on_tool_start = tool_start, on_tool_end = tool_end,
+      on_retry = retry }
     for k, v in pairs(extra or {}) do t[k] = v end
     return t
   end
@@ -252,8 +288,10 @@ function M.prompter(get_rl, say, before)
 end
 
 -- notices(d) lists what the person must be told about how a turn ended,
--- from tai.chat's details: the step limit ran out, or the model's output
--- limit cut the answer short. Either means the answer is not complete.
+-- from tai.chat's details: the step limit ran out, the model's output
+-- limit cut the answer short, the provider withheld or the model refused
+-- the answer, or the answer was empty. Each means the answer is not
+-- complete.
 function M.notices(d)
   local out = {}
   if not d then return out end
@@ -264,6 +302,13 @@ function M.notices(d)
   if d.truncated or d.finish_reason == "length" then
     out[#out + 1] = "the answer was cut off at the model's output limit (finish reason \"length\"); " ..
       "raise max_tokens in the profile or ask for a shorter answer"
+  end
+  if d.filtered or d.finish_reason == "content_filter" then
+    out[#out + 1] = "the answer was withheld or refused by the provider (finish reason \"content_filter\"); " ..
+      "what was shown is not a complete answer: rephrase the request or ask for something else"
+  end
+  if d.empty then
+    out[#out + 1] = "the model returned an empty answer; ask again, rephrase, or try another model or profile"
   end
   return out
 end
@@ -303,7 +348,7 @@ function M.oneshot(prompt)
   end
   message = M.redacted(message)
   local view = M.new({ write = tai.term.write, note = tai.term.ewrite, spinner = tai.term.isatty("stderr"),
-    redactor = tai.vault.redactor() })
+    redactor = tai.vault.redactor(), retry_lines = true, retry_prefix = "tai: " })
   local answer, d = tai.chat(message, view.opts())
   view.finish()
   tai.prompter(nil)

@@ -189,7 +189,7 @@ func TestChatView(t *testing.T) {
 		local answer, notes = render(true)
 		return one, answer, notes`
 	got := run(t, script)
-	one := "\r⠋ thinking…\r⠙ thinking…\r\x1b[KLet me look\n⚙ read_file limit=5 path=a.txt ✓ 12 ms\n⚙ shell command=" + strings.Repeat("x", 39) + "…\n⚙ write_file\n  shell ✗ denied 0 ms\n  write_file ✗ 1.5 s\nDone.\n"
+	one := "\r⠋ thinking…\x1b[K\r⠙ thinking…\x1b[K\r\x1b[KLet me look\n⚙ read_file limit=5 path=a.txt ✓ 12 ms\n⚙ shell command=" + strings.Repeat("x", 39) + "…\n⚙ write_file\n  shell ✗ denied 0 ms\n  write_file ✗ 1.5 s\nDone.\n"
 	if got[0] != one {
 		t.Errorf("one stream:\ngot  %q\nwant %q", got[0], one)
 	}
@@ -198,6 +198,41 @@ func TestChatView(t *testing.T) {
 	}
 	if s := got[2].(string); !strings.Contains(s, "⚙ read_file limit=5 path=a.txt ✓ 12 ms\n") || strings.Contains(s, "Let me look") {
 		t.Errorf("note stream: %q", s)
+	}
+}
+
+func TestChatViewShowsRetries(t *testing.T) {
+	// A retry notice is the spinner's text on a terminal (cleared with the
+	// spinner when the answer comes), a line of its own otherwise.
+	script := `
+		local chat = require("chat")
+		local function render(o)
+			local out = {}
+			o.write = function(s) out[#out + 1] = "W:" .. s end
+			o.note = o.note and function(s) out[#out + 1] = "N:" .. s end or o.write
+			local v = chat.new(o)
+			local cb = v.opts()
+			cb.on_waiting(true, 0)
+			cb.on_retry({ text = "rate limited (429); retrying in 30s, attempt 2/4", reason = "rate limited (429)" })
+			cb.on_waiting(true, 1)
+			cb.on_text("hi")
+			cb.on_waiting(true, 0)
+			v.finish()
+			return table.concat(out, "|")
+		end
+		return render({ spinner = true }),
+			render({ spinner = false }),
+			render({ spinner = true, note = true, retry_lines = true, retry_prefix = "tai: " })`
+	got := run(t, script)
+	want := []string{
+		"W:\r⠋ thinking…\x1b[K|W:\r⠋ rate limited (429); retrying in 30s, attempt 2/4\x1b[K|W:\r⠙ rate limited (429); retrying in 30s, attempt 2/4\x1b[K|W:\r\x1b[K|W:hi|W:\n|W:\r⠋ thinking…\x1b[K|W:\r\x1b[K",
+		"W:rate limited (429); retrying in 30s, attempt 2/4\n|W:hi|W:\n",
+		"N:\r⠋ thinking…\x1b[K|N:\r\x1b[K|N:tai: rate limited (429); retrying in 30s, attempt 2/4\n|N:\r⠙ thinking…\x1b[K|N:\r\x1b[K|W:hi|N:\r⠋ thinking…\x1b[K|N:\r\x1b[K|W:\n",
+	}
+	for i, w := range want {
+		if got[i] != w {
+			t.Errorf("view %d:\ngot  %q\nwant %q", i, got[i], w)
+		}
 	}
 }
 
@@ -378,6 +413,9 @@ func TestNotices(t *testing.T) {
 		{"step limit", `{exhausted = true}`, []string{"step limit"}},
 		{"output limit", `{finish_reason = "length"}`, []string{"cut off at the model's output limit"}},
 		{"both", `{exhausted = true, finish_reason = "length"}`, []string{"step limit", "output limit"}},
+		{"filtered", `{filtered = true, finish_reason = "content_filter"}`, []string{`withheld or refused by the provider (finish reason "content_filter")`}},
+		{"filtered by reason", `{finish_reason = "content_filter"}`, []string{"withheld or refused"}},
+		{"empty", `{empty = true, finish_reason = "stop"}`, []string{"the model returned an empty answer"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

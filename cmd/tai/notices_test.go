@@ -1,0 +1,110 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"tai/engine/fakemodel"
+)
+
+// An answer that is not a complete answer (withheld by a filter, refused,
+// empty) or a wait the API imposes is told to the person: on stderr with
+// exit status 1 in -p, as a note in the REPL.
+
+func TestPromptIncompleteAnswers(t *testing.T) {
+	tests := []struct {
+		name   string
+		start  func(testing.TB, ...fakemodel.Turn) *fakemodel.Server
+		turn   fakemodel.Turn
+		stdout string
+		notice string
+	}{
+		{"openai content filter", fakemodel.NewOpenAI, fakemodel.Turn{Text: "Here is how", Finish: "content_filter"},
+			"Here is how\n", `withheld or refused by the provider (finish reason "content_filter")`},
+		{"openai content filter, no text", fakemodel.NewOpenAI, fakemodel.Turn{Finish: "content_filter"},
+			"", `withheld or refused by the provider (finish reason "content_filter")`},
+		{"anthropic refusal", fakemodel.NewAnthropic, fakemodel.Turn{Text: "I can't", Finish: "refusal"},
+			"I can't\n", `withheld or refused by the provider (finish reason "content_filter")`},
+		{"openai empty answer", fakemodel.NewOpenAI, fakemodel.Say(""),
+			"", "the model returned an empty answer"},
+		{"anthropic empty answer", fakemodel.NewAnthropic, fakemodel.Say(""),
+			"", "the model returned an empty answer"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			srv := tt.start(t, tt.turn)
+			vars := e.modelVars(srv)
+			if strings.Contains(tt.name, "anthropic") {
+				vars = append(e.vars(), "ANTHROPIC_API_KEY=sk-ant-e2e", "ANTHROPIC_BASE_URL="+srv.BaseURL, "TAI_MODEL=fake-model")
+			}
+			r := e.runEnv(t, vars, "-p", "tell me")
+			if r.status != 1 {
+				t.Fatalf("status %d, want 1\nstdout %q\nstderr %q", r.status, r.stdout, r.stderr)
+			}
+			if r.stdout != tt.stdout || !strings.Contains(r.stderr, tt.notice) {
+				t.Fatalf("stdout %q (want %q)\nstderr %q (want it to hold %q)", r.stdout, tt.stdout, r.stderr, tt.notice)
+			}
+		})
+	}
+}
+
+func TestPromptShowsRetries(t *testing.T) {
+	e := newEnv(t)
+	srv := fakemodel.NewOpenAI(t, fakemodel.RateLimited("0"), fakemodel.Say("at last"))
+	r := e.runEnv(t, e.modelVars(srv), "-p", "hi")
+	if r.status != 0 || r.stdout != "at last\n" {
+		t.Fatalf("status %d\nstdout %q\nstderr %q", r.status, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "rate limited (429)") || !strings.Contains(r.stderr, "attempt 2/") {
+		t.Fatalf("stderr does not report the retry: %q", r.stderr)
+	}
+	if n := len(srv.Requests()); n != 2 {
+		t.Fatalf("%d requests, want 2", n)
+	}
+}
+
+func TestPromptLongRateLimitFailsAtOnce(t *testing.T) {
+	e := newEnv(t)
+	srv := fakemodel.NewOpenAI(t, fakemodel.RateLimited("3600"), fakemodel.Say("never"))
+	r := e.runEnv(t, e.modelVars(srv), "-p", "hi")
+	if r.status != 1 || r.stdout != "" {
+		t.Fatalf("status %d\nstdout %q\nstderr %q", r.status, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "1h0m0s") {
+		t.Fatalf("stderr does not say how long the API asks to wait: %q", r.stderr)
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Fatalf("%d requests, want 1 (no retry when the wait is too long)", n)
+	}
+}
+
+func TestREPLIncompleteAnswersAreNoted(t *testing.T) {
+	e := newEnv(t)
+	srv := fakemodel.NewOpenAI(t)
+	srv.SetRule(fromToolResults)
+	s := startREPLWith(t, e, e.modelVars(srv), "--clean")
+	s.expect("tai:default> ")
+
+	srv.Push(fakemodel.Turn{Text: "Here is how", Finish: "content_filter"})
+	s.typeKeys("tell me\r")
+	s.expect("Here is how")
+	s.expect(`(the answer was withheld or refused by the provider`)
+	s.expect("tai:default> ")
+
+	srv.Push(fakemodel.Say(""))
+	s.typeKeys("say nothing\r")
+	s.expect("(the model returned an empty answer")
+	s.expect("tai:default> ")
+
+	srv.Push(fakemodel.RateLimited("0"))
+	s.typeKeys("again\r")
+	s.expect("rate limited (429)")
+	s.expect("you said: again")
+	s.expect("tai:default> ")
+
+	s.typeKeys("\x04")
+	if status := s.wait(); status != 0 {
+		t.Fatalf("exit status %d", status)
+	}
+}
