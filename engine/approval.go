@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -167,4 +168,20 @@ func (a *Approver) Ask(ctx context.Context, question string) (string, error) {
 		return "", err
 	}
 	return p.Ask(ctx, question)
+}
+
+// Decide puts a yes/no question to the person, whatever the mode: it is for
+// decisions that --auto and --yolo do not cover, such as a model changing
+// where an API key is sent. Only an answer of "y" or "yes" (any case) is a
+// yes; with no prompter it fails with ErrNoPrompter, which counts as no.
+func (a *Approver) Decide(ctx context.Context, question string) (bool, error) {
+	answer, err := a.Ask(ctx, question)
+	if err != nil {
+		return false, err
+	}
+	switch strings.ToLower(strings.TrimSpace(answer)) {
+	case "y", "yes":
+		return true, nil
+	}
+	return false, nil
 }

@@ -177,6 +177,21 @@ func (e *Engine) UseProfile(name string) (Profile, error) {
 	return p, nil
 }
 
+// SwitchProfile makes name the profile of this engine only: unlike
+// UseProfile, nothing is remembered in the vault, so later runs keep the
+// current profile. The next model call uses it. (The profile_switch tool
+// uses it: a switch the model asked for never outlives the session.)
+func (e *Engine) SwitchProfile(name string) (Profile, error) {
+	p, err := ResolveProfile(e.store, name, e.getenv)
+	if err != nil {
+		return Profile{}, err
+	}
+	e.mu.Lock()
+	e.profile, e.client = p, nil
+	e.mu.Unlock()
+	return p, nil
+}
+
 // SaveProfile stores p; when it is the current profile, the engine picks
 // up the change on the next model call.
 func (e *Engine) SaveProfile(p Profile) error {

@@ -155,6 +155,11 @@ type Tool struct {
 	// Sensitive names arguments whose values are never shown: consent
 	// screens and tool events see "[hidden]" instead (secret_set's value).
 	Sensitive []string
+	// Decides marks a tool that puts its own question to the person
+	// (Approver.Decide) in every mode, --auto and --yolo included, and
+	// refuses when nobody can answer; the registry then does not ask for
+	// approval first, so the person is asked once.
+	Decides bool
 }
 
 // hiddenArg replaces a sensitive argument's value wherever arguments are
@@ -436,7 +441,7 @@ func (r *Registry) Prepare(ctx context.Context, name string, args map[string]any
 		// Nothing will run, so nobody is asked: Run answers the error.
 		return &Call{reg: r, tool: t, args: args, digest: digest, invalid: err}, nil
 	}
-	if !t.Safe {
+	if !t.Safe && !t.Decides {
 		ok, err := r.approver.Approve(ctx, Consent{Tool: t.Name, Origin: t.Origin, Digest: digest, Args: r.ShownArgs(t, args)})
 		if err != nil || !ok {
 			aerr := r.audit(t, digest, "denied", 0, 0)

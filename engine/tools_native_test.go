@@ -300,7 +300,8 @@ func TestVaultTools(t *testing.T) {
 }
 
 func TestProfileTools(t *testing.T) {
-	e := newEngine(t, nil, &Options{Mode: Yolo})
+	person := &prompter{answer: "yes"}
+	e := newEngine(t, nil, &Options{Mode: Yolo, Prompter: person})
 	if p := e.Profile(); p.Name != OllamaProfileName {
 		t.Fatalf("with no environment the profile is %q, want the Ollama fallback", p.Name)
 	}
@@ -321,8 +322,11 @@ func TestProfileTools(t *testing.T) {
 	if p := e.Profile(); p.Name != "work" || p.Model != "claude-y" || p.System != "be terse" {
 		t.Fatalf("current profile = %+v", p)
 	}
-	if cur, _ := CurrentProfileName(e.Store()); cur != "work" {
-		t.Fatalf("the switch was not remembered: %q", cur)
+	if cur, _ := CurrentProfileName(e.Store()); cur != "" {
+		t.Fatalf("the model's switch was remembered for later runs: %q", cur)
+	}
+	if len(person.asked) != 3 {
+		t.Fatalf("the person was asked %d times, want once per change: %q", len(person.asked), person.asked)
 	}
 	if r := dispatch(t, e, "profile_list", nil); !strings.Contains(r.Text(), "* work\tanthropic\tclaude-y") {
 		t.Fatalf("profile_list = %q", r.Text())

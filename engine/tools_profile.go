@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -30,7 +32,8 @@ func (e *Engine) profileTools() []Tool {
 			Name: "profile_create",
 			Description: "Create or update a model profile: provider (openai, anthropic or ollama), base_url, model, " +
 				"where the API key lives (key_secret: a vault secret name, or key_env: an environment variable), a " +
-				"system prompt and an optional tool selection. Fields left out keep their stored value.",
+				"system prompt and an optional tool selection. Fields left out keep their stored value. The person " +
+				"is always asked to confirm the change.",
 			Parameters: schema([]string{"name"}, map[string]any{
 				"name":       prop("string", "profile name"),
 				"provider":   prop("string", "openai, anthropic or ollama"),
@@ -42,15 +45,18 @@ func (e *Engine) profileTools() []Tool {
 				"tools":      map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "tool names or patterns (mcp_github_*) this profile may use; empty: all"},
 				"max_tokens": prop("integer", "answer token limit (0: provider default)"),
 			}),
-			Run: e.profileCreate,
+			Run:     e.profileCreate,
+			Decides: true,
 		},
 		{
-			Name:        "profile_switch",
-			Description: "Switch to another model profile; it stays current for later runs too.",
+			Name: "profile_switch",
+			Description: "Switch this session to another model profile (later runs keep the current one). The person " +
+				"is always asked to confirm the switch.",
 			Parameters: schema([]string{"name"}, map[string]any{
 				"name": prop("string", "profile name"),
 			}),
-			Run: e.profileSwitch,
+			Run:     e.profileSwitch,
+			Decides: true,
 		},
 	}
 }
@@ -96,7 +102,7 @@ func (e *Engine) profileShow(_ context.Context, args map[string]any) (Result, er
 	return TextResult(string(data)), nil
 }
 
-func (e *Engine) profileCreate(_ context.Context, args map[string]any) (Result, error) {
+func (e *Engine) profileCreate(ctx context.Context, args map[string]any) (Result, error) {
 	a := readArgs(args)
 	name := a.str("name", true)
 	if err := a.err(); err != nil {
@@ -104,11 +110,15 @@ func (e *Engine) profileCreate(_ context.Context, args map[string]any) (Result, 
 	}
 	p, err := LoadProfile(e.store, name)
 	verb := "updated"
+	var old *Profile
 	switch {
 	case errors.Is(err, ErrProfileNotFound):
 		p, verb = Profile{Name: name}, "created"
 	case err != nil:
 		return ErrorResult("profile_create: %v", err), nil
+	default:
+		prev := p
+		old = &prev
 	}
 	fields := []struct {
 		key string
@@ -129,21 +139,150 @@ func (e *Engine) profileCreate(_ context.Context, args map[string]any) (Result, 
 	if err := a.err(); err != nil {
 		return ErrorResult("%v", err), nil
 	}
+	if err := p.Validate(); err != nil {
+		return ErrorResult("profile_create: %v", err), nil
+	}
+	question := e.profileChangeQuestion(old, p)
+	if ok, err := e.approver.Decide(ctx, question); err != nil || !ok {
+		return ErrorResult("profile_create: not done: %s", refusal(err)), nil
+	}
 	if err := e.SaveProfile(p); err != nil {
 		return ErrorResult("profile_create: %v", err), nil
 	}
 	return TextResult(fmt.Sprintf("%s profile %s (%s %s); switch to it with profile_switch", verb, p.Name, p.Provider, p.Model)), nil
 }
 
-func (e *Engine) profileSwitch(_ context.Context, args map[string]any) (Result, error) {
+func (e *Engine) profileSwitch(ctx context.Context, args map[string]any) (Result, error) {
 	a := readArgs(args)
 	name := a.str("name", true)
 	if err := a.err(); err != nil {
 		return ErrorResult("%v", err), nil
 	}
-	p, err := e.UseProfile(name)
+	p, err := ResolveProfile(e.store, name, e.getenv)
 	if err != nil {
 		return ErrorResult("profile_switch: %v", err), nil
 	}
-	return TextResult(fmt.Sprintf("switched to profile %s (%s %s)", p.Name, p.Provider, p.Model)), nil
+	var b strings.Builder
+	fmt.Fprintf(&b, "The model asks to switch this session to profile %q: %s model %q at %s, API key %s.",
+		p.Name, p.Provider, p.Model, p.BaseURLOrDefault(), keySourceText(p))
+	for _, w := range e.keyWarnings(p) {
+		b.WriteString("\n  ! " + w)
+	}
+	b.WriteString("\nThe switch lasts for this session only. Allow it? Answer yes to allow; anything else refuses.")
+	if ok, err := e.approver.Decide(ctx, b.String()); err != nil || !ok {
+		return ErrorResult("profile_switch: not done: %s", refusal(err)), nil
+	}
+	if p, err = e.SwitchProfile(name); err != nil {
+		return ErrorResult("profile_switch: %v", err), nil
+	}
+	return TextResult(fmt.Sprintf("switched this session to profile %s (%s %s)", p.Name, p.Provider, p.Model)), nil
+}
+
+// refusal says why a profile change was not made.
+func refusal(err error) string {
+	if err != nil {
+		return fmt.Sprintf("the person must confirm profile changes, and could not be asked (%v); ask them to make the change themselves", err)
+	}
+	return "the person refused it"
+}
+
+// profileChangeQuestion describes a profile change the model asks for:
+// what changes and, above all, where an API key would be sent that it was
+// not sent before.
+func (e *Engine) profileChangeQuestion(old *Profile, p Profile) string {
+	var b strings.Builder
+	if old == nil {
+		fmt.Fprintf(&b, "The model asks to create profile %q: %s model %q at %s, API key %s.", p.Name, p.Provider, p.Model, p.BaseURLOrDefault(), keySourceText(p))
+	} else {
+		fmt.Fprintf(&b, "The model asks to change profile %q:", p.Name)
+		diff := []struct{ key, was, now string }{
+			{"provider", old.Provider, p.Provider}, {"base_url", old.BaseURLOrDefault(), p.BaseURLOrDefault()},
+			{"model", old.Model, p.Model}, {"API key", keySourceText(*old), keySourceText(p)},
+			{"system", old.System, p.System}, {"tools", strings.Join(old.Tools, ","), strings.Join(p.Tools, ",")},
+			{"max_tokens", fmt.Sprint(old.MaxTokens), fmt.Sprint(p.MaxTokens)},
+		}
+		changed := false
+		for _, d := range diff {
+			if d.was != d.now {
+				fmt.Fprintf(&b, "\n  %s: %s -> %s", d.key, shortText(d.was), shortText(d.now))
+				changed = true
+			}
+		}
+		if !changed {
+			b.WriteString(" (no field changes)")
+		}
+		if old.BaseURLOrDefault() != p.BaseURLOrDefault() && keySource(p) != "" && keySource(p) == keySource(*old) {
+			fmt.Fprintf(&b, "\n  ! the profile keeps its API key (%s), which would then be sent to %s instead of %s",
+				keySourceText(p), urlHost(p.BaseURLOrDefault()), urlHost(old.BaseURLOrDefault()))
+		}
+	}
+	for _, w := range e.keyWarnings(p) {
+		b.WriteString("\n  ! " + w)
+	}
+	b.WriteString("\nThe change is saved for later runs. Allow it? Answer yes to allow; anything else refuses.")
+	return b.String()
+}
+
+// keyWarnings names the other profiles that send p's API key to a host
+// other than p's: a profile pointing an existing key somewhere new.
+func (e *Engine) keyWarnings(p Profile) []string {
+	src := keySource(p)
+	if src == "" {
+		return nil
+	}
+	host := urlHost(p.BaseURLOrDefault())
+	others, _ := ListProfiles(e.store)
+	if env, ok := EnvProfile(e.getenv); ok && !slices.ContainsFunc(others, func(q Profile) bool { return q.Name == env.Name }) {
+		others = append(others, env)
+	}
+	var out []string
+	for _, q := range others {
+		if q.Name == p.Name || keySource(q) != src || urlHost(q.BaseURLOrDefault()) == host {
+			continue
+		}
+		out = append(out, fmt.Sprintf("the API key %s is the one profile %q sends to %s; it would also be sent to %s",
+			keySourceText(p), q.Name, urlHost(q.BaseURLOrDefault()), host))
+	}
+	return out
+}
+
+// keySource identifies where p's API key comes from ("" for none).
+func keySource(p Profile) string {
+	switch {
+	case p.KeySecret != "":
+		return "secret:" + p.KeySecret
+	case p.KeyEnv != "":
+		return "env:" + p.KeyEnv
+	}
+	return ""
+}
+
+func keySourceText(p Profile) string {
+	switch {
+	case p.KeySecret != "":
+		return "from vault secret " + p.KeySecret
+	case p.KeyEnv != "":
+		return "from environment variable " + p.KeyEnv
+	}
+	return "none"
+}
+
+// urlHost returns the scheme and host (with port) of u, where a key sent
+// to it ends up.
+func urlHost(u string) string {
+	pu, err := url.Parse(u)
+	if err != nil || pu.Host == "" {
+		return u
+	}
+	return strings.ToLower(pu.Scheme + "://" + pu.Host)
+}
+
+func shortText(s string) string {
+	if s == "" {
+		return "(empty)"
+	}
+	if r := []rune(s); len(r) > 80 {
+		return string(r[:77]) + "..."
+	}
+	return s
 }
