@@ -9,6 +9,28 @@
 //	_ = s.SecretSet("github-token", "ghp_…", nil)
 //	fmt.Println(s.Redact("token is ghp_…")) // token is [REDACTED:github-token]
 //
+// # Records
+//
+// Records are stored texts (spilled tool results, mostly), addressed by
+// ids like "r12" that are never reused. The vault keeps them under a
+// retention policy applied by every RecordPut, in the same transaction:
+// records older than Options.RecordMaxAge (if set) are dropped, then the
+// oldest records go until the new one fits under Options.RecordLimit
+// (DefaultRecordLimit, 256 MiB, unless set). A text larger than the limit on
+// its own is refused. RecordDelete removes one record, RecordPrune applies
+// the policy on demand, and RecordGet or RecordDelete on a missing id says
+// whether it was never stored, dropped by the policy, or deleted. bbolt
+// never shrinks its file, but it reuses the pages freed, so the file stays
+// near the limit instead of growing with every put.
+//
+// # Interactive passphrases
+//
+// Options.Passphrase is a source that answers the same every time
+// (TAI_VAULT_PASSPHRASE): it is asked once, and a wrong answer is
+// remembered. Options.PassphrasePrompt asks a person: each access that
+// needs the seal key asks up to PassphraseTries times, and a wrong, empty
+// or cancelled answer is forgotten, so the next access asks again.
+//
 // # The audit trail
 //
 // Every entry carries a SHA-256 hash over its fields and the hash of the
@@ -79,6 +101,14 @@ type Options struct {
 	// and is not remembered either. Set at most one of Passphrase and
 	// PassphrasePrompt: Open refuses both.
 	PassphrasePrompt func(try int, last error) (string, error)
+	// RecordLimit caps the total bytes of record text the vault keeps:
+	// RecordPut drops the oldest records first to make room for a new one,
+	// and refuses a text larger than the limit on its own. Zero means
+	// DefaultRecordLimit; negative means no limit.
+	RecordLimit int64
+	// RecordMaxAge makes RecordPut (and RecordPrune) drop records older
+	// than this. Zero keeps records whatever their age.
+	RecordMaxAge time.Duration
 	// LockTimeout bounds the wait for the file lock per transaction.
 	// Zero means 5 seconds.
 	LockTimeout time.Duration

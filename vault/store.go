@@ -61,8 +61,12 @@ type Store struct {
 	passphrase  func() (string, error)
 	prompt      func(try int, last error) (string, error)
 	kdf         kdfParams
-	mu          *sync.RWMutex
-	closed      atomic.Bool
+	// record retention: a total size cap (<= 0: none) and a maximum age
+	// (0: none).
+	recordLimit  int64
+	recordMaxAge time.Duration
+	mu           *sync.RWMutex
+	closed       atomic.Bool
 
 	// seal state: passphrase is asked for at most once (prompt is asked
 	// again on every access that lacks the key).
@@ -104,8 +108,15 @@ func Open(path string, opts *Options) (*Store, error) {
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = real
 	}
-	s := &Store{path: abs, lockTimeout: defaultLockTimeout, kdf: defaultKDF}
+	s := &Store{path: abs, lockTimeout: defaultLockTimeout, kdf: defaultKDF, recordLimit: DefaultRecordLimit}
 	if opts != nil {
+		if opts.RecordLimit != 0 {
+			s.recordLimit = opts.RecordLimit
+		}
+		if opts.RecordMaxAge < 0 {
+			return nil, fmt.Errorf("vault: Options.RecordMaxAge %v is negative: give a positive age, or zero to keep records whatever their age", opts.RecordMaxAge)
+		}
+		s.recordMaxAge = opts.RecordMaxAge
 		if opts.Passphrase != nil && opts.PassphrasePrompt != nil {
 			return nil, errors.New("vault: Options.Passphrase and Options.PassphrasePrompt are both set: give one passphrase source")
 		}
