@@ -270,10 +270,22 @@ func (cfg *ProviderConfig) complete(ctx context.Context, api wireAPI, payload an
 		parseError: api.parseError,
 		read: func(ctx context.Context, r *http.Response) error {
 			var err error
-			if stream {
-				resp, err = api.readStream(r.Body, onText)
-			} else {
+			if !stream {
 				resp, err = api.readWhole(r.Body)
+				return err
+			}
+			// Some OpenAI-compatible servers ignore "stream": they answer
+			// with the whole completion as JSON, which is read as such.
+			switch mediaType(r.Header.Get("Content-Type")) {
+			case "text/event-stream", "":
+				resp, err = api.readStream(r.Body, onText)
+			case "application/json":
+				if resp, err = api.readWhole(r.Body); err == nil && resp.Message.Content != "" {
+					onText(resp.Message.Content)
+				}
+			default:
+				err = fmt.Errorf("%s model %q: the server answered with Content-Type %s, expected text/event-stream (a streamed answer) or application/json: check the base URL %s",
+					cfg.Provider, cfg.Model, r.Header.Get("Content-Type"), cfg.BaseURL)
 			}
 			return err
 		},
@@ -400,6 +412,13 @@ func (cfg *ProviderConfig) attempt(ctx context.Context, hc *http.Client, c call)
 		err = &streamError{err: fmt.Errorf("%s model %q: the answer took longer than %v", cfg.Provider, cfg.Model, timeout), retry: false}
 	}
 	return "", err
+}
+
+// mediaType returns the lower-cased media type of a Content-Type value,
+// without parameters.
+func mediaType(contentType string) string {
+	t, _, _ := strings.Cut(contentType, ";")
+	return strings.ToLower(strings.TrimSpace(t))
 }
 
 // retryReason says in a few words why a try failed, for a RetryNotice.
