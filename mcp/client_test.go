@@ -247,7 +247,7 @@ func TestConnectRefusesBadEntries(t *testing.T) {
 		{name: "http bad url", entry: Entry{Name: "x", Transport: "http", URL: "ftp://127.0.0.1/"}, want: "not an http:// or https:// URL"},
 		{name: "unknown transport", entry: Entry{Name: "x", Transport: "pigeon"}, want: `unknown transport "pigeon"`},
 		{name: "missing program", entry: Entry{Name: "x", Transport: "stdio", Command: "/nonexistent/tai-no-such-server"}, want: "cannot start"},
-		{name: "missing cwd", entry: Entry{Name: "x", Transport: "stdio", Command: "cat", Cwd: "/nonexistent/dir"}, want: "cwd"},
+		{name: "missing cwd", entry: Entry{Name: "x", Transport: "stdio", Command: "cat", Cwd: "/nonexistent/dir"}, want: "cwd /nonexistent/dir does not exist"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

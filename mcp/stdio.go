@@ -172,6 +172,9 @@ func (t *StdioTransport) Connect(ctx context.Context) error {
 	if t.command == "" {
 		return errors.New("mcp: stdio server has no command; set the entry's command")
 	}
+	if err := checkDir(t.opts.Dir); err != nil {
+		return fmt.Errorf("mcp: cannot start %s: %w", t.Argv(), err)
+	}
 	cmd := exec.Command(t.command, t.args...)
 	cmd.Dir = t.opts.Dir
 	base := t.opts.BaseEnv
@@ -231,6 +234,30 @@ func (t *StdioTransport) Connect(ctx context.Context) error {
 		go func() { _, _ = io.Copy(t.stderr, tty) }()
 	}
 	go t.wait()
+	return nil
+}
+
+// checkDir checks that dir (a server's cwd; "" is the parent's) is a
+// folder the server can start in, so a bad cwd is reported as such rather
+// than as exec's "no such file or directory", which blames the command.
+func checkDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		return fmt.Errorf("cwd %s does not exist: set the entry's cwd to an existing folder", dir)
+	case errors.Is(err, os.ErrPermission):
+		return fmt.Errorf("cwd %s cannot be reached (permission denied): set the entry's cwd to a folder you can enter", dir)
+	case err != nil:
+		return fmt.Errorf("cwd %s: %w: set the entry's cwd to an existing folder", dir, err)
+	case !st.IsDir():
+		return fmt.Errorf("cwd %s is not a folder: set the entry's cwd to a folder", dir)
+	}
+	if err := unix.Access(dir, unix.X_OK); err != nil {
+		return fmt.Errorf("cwd %s cannot be entered (%v): set the entry's cwd to a folder you can enter", dir, err)
+	}
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -130,6 +131,45 @@ func TestStdioCloseEscalates(t *testing.T) {
 	}
 	if !strings.Contains(st.Stderr(), "ready") {
 		t.Errorf("stderr tail %q", st.Stderr())
+	}
+}
+
+func TestStdioBadCwd(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a-file")
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "gone")
+	tests := []struct {
+		name, cwd, want string
+	}{
+		{"missing", missing, "cwd " + missing + " does not exist"},
+		{"a file", file, "cwd " + file + " is not a folder"},
+		{"missing parent", filepath.Join(file, "sub"), "cwd " + filepath.Join(file, "sub") + " does not exist"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := NewStdioTransport("cat", nil, &StdioOptions{Dir: tt.cwd})
+			defer st.Close()
+			err := st.Connect(testCtx(t))
+			if err == nil {
+				t.Fatal("Connect succeeded")
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want it to say %q", err, tt.want)
+			}
+			var pe *ProcessError
+			if errors.As(err, &pe) {
+				t.Fatalf("a bad cwd is reported as the command failing: %v", err)
+			}
+		})
+	}
+	// The same command starts in a folder that exists.
+	st := NewStdioTransport("cat", nil, &StdioOptions{Dir: dir})
+	defer st.Close()
+	if err := st.Connect(testCtx(t)); err != nil {
+		t.Fatalf("Connect with an existing cwd: %v", err)
 	}
 }
 
