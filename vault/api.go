@@ -70,7 +70,8 @@ var (
 	// (and the holder's pid when it can be found).
 	ErrLocked = errors.New("vault: locked by another process")
 	// ErrNoPassphrase reports a sealed value that must be read or written
-	// while no passphrase is available (Options.Passphrase is nil or failed).
+	// while no passphrase is available (no passphrase source, the source
+	// failed, or the person gave none).
 	ErrNoPassphrase = errors.New("vault: the vault is sealed and no passphrase is available")
 )
 

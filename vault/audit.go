@@ -93,7 +93,7 @@ func auditHash(e AuditEntry) string {
 //
 // On a sealed vault the entry and the recorded head also carry a MAC under
 // the seal's audit key, so AuditAppend needs the passphrase there (asked
-// for at most once per Store, like any sealed read). Without it the entry
+// for like any sealed read). Without it the entry
 // is not recorded and the error wraps ErrNoPassphrase (or
 // ErrWrongPassphrase): an entry anyone could have written would not be
 // evidence. On an unsealed vault AuditAppend never asks.

@@ -296,7 +296,7 @@ func (s *Store) Sealed() (bool, error) {
 // XChaCha20-Poly1305 in one transaction. It then zeroes every free page of
 // the file, so no plaintext from before the seal lingers on disk. On a
 // vault that is already sealed it changes the passphrase, which needs the
-// current one from Options.Passphrase.
+// current one from Options.Passphrase or Options.PassphrasePrompt.
 //
 // The first Seal also makes the audit trail's MAC key (random, stored
 // inside the sealed check value) and anchors the trail: the head as it

@@ -81,7 +81,8 @@ func (s *Store) SecretSet(name, value string, meta map[string]any) error {
 }
 
 // SecretGet returns the value and meta stored under name. A sealed value
-// needs the passphrase (asked once, through Options.Passphrase).
+// needs the passphrase (see Options.Passphrase and
+// Options.PassphrasePrompt).
 func (s *Store) SecretGet(name string) (string, map[string]any, error) {
 	if err := ValidSecretName(name); err != nil {
 		return "", nil, err
