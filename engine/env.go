@@ -23,14 +23,16 @@ func credentialEnv(name string, keyEnvs map[string]bool) bool {
 // one.
 func (e *Engine) keyEnvs() map[string]bool {
 	out := map[string]bool{}
-	if p := e.Profile(); p.KeyEnv != "" {
+	// A stored profile from before ValidKeyEnv may name HOME or PATH; such
+	// a name holds no key, and stripping it would break the shell.
+	if p := e.Profile(); p.KeyEnv != "" && ValidKeyEnv(p.KeyEnv) == nil {
 		out[p.KeyEnv] = true
 	}
 	// A vault that cannot list its profiles still leaves the fixed names
 	// stripped; the current profile is covered above.
 	if ps, err := ListProfiles(e.store); err == nil {
 		for _, p := range ps {
-			if p.KeyEnv != "" {
+			if p.KeyEnv != "" && ValidKeyEnv(p.KeyEnv) == nil {
 				out[p.KeyEnv] = true
 			}
 		}

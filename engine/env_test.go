@@ -120,3 +120,33 @@ func TestSealedVaultWithoutKeyRefusesTurnsAndTools(t *testing.T) {
 		t.Fatalf("Dispatch with the key = %q, %v", res.Text(), err)
 	}
 }
+
+// TestStoredProfileWithOrdinaryKeyEnv checks that a profile stored before
+// key_env was checked, naming HOME, neither strips HOME from the shell nor
+// redacts it, and that saving such a profile is refused.
+func TestStoredProfileWithOrdinaryKeyEnv(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	store := openStore(t)
+	if err := store.ProfilePut("legacy", []byte(`{"provider":"openai","model":"m","key_env":"HOME"}`)); err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(store, &Options{Mode: Yolo, Dir: t.TempDir(), Getenv: noEnv, NewClient: func(Profile) (ChatClient, error) { return nil, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Dispatch(context.Background(), "shell", map[string]any{"command": "echo \"home=$HOME\""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Text(), "home="+home) {
+		t.Errorf("the shell lost HOME: %q", res.Text())
+	}
+	if got := store.Redact(home); got != home {
+		t.Errorf("HOME's value is redacted: %q", got)
+	}
+	err = e.SaveProfile(Profile{Name: "bad", Provider: ProviderOpenAI, Model: "m", KeyEnv: "PATH"})
+	if err == nil || !strings.Contains(err.Error(), "key_env PATH is not an API key variable") {
+		t.Errorf("saving key_env PATH: %v", err)
+	}
+}

@@ -130,6 +130,11 @@ func (p Profile) Validate() error {
 	if p.KeySecret != "" && p.KeyEnv != "" {
 		return fmt.Errorf("profile %q: both key_secret and key_env are set: keep one", p.Name)
 	}
+	if p.KeyEnv != "" {
+		if err := ValidKeyEnv(p.KeyEnv); err != nil {
+			return fmt.Errorf("profile %q: %w", p.Name, err)
+		}
+	}
 	if p.KeySecret != "" {
 		if err := vault.ValidSecretName(p.KeySecret); err != nil {
 			return fmt.Errorf("profile %q: key_secret: %w", p.Name, err)
@@ -142,6 +147,48 @@ func (p Profile) Validate() error {
 		return fmt.Errorf("profile %q: max_tokens is %d: use 0 (provider default) or a positive count", p.Name, p.MaxTokens)
 	}
 	return nil
+}
+
+// notKeyEnvs are environment variables that never hold an API key: naming
+// one as key_env would send it to the model's API and hide it from the
+// shell tool (every key_env is stripped and redacted).
+var notKeyEnvs = map[string]bool{
+	"HOME": true, "PATH": true, "USER": true, "LOGNAME": true, "SHELL": true, "PWD": true, "OLDPWD": true,
+	"TERM": true, "LANG": true, "LANGUAGE": true, "TMPDIR": true, "TMP": true, "TEMP": true, "EDITOR": true,
+	"VISUAL": true, "PAGER": true, "DISPLAY": true, "HOSTNAME": true, "MAIL": true, "TZ": true,
+	vaultPassphraseEnv: true,
+}
+
+// credentialWords are the name parts of an environment variable that says
+// it holds a credential.
+var credentialWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH"}
+
+// ValidKeyEnv checks that name can be a profile's key_env: a variable name
+// that says it holds a credential (it contains KEY, TOKEN, SECRET,
+// PASSWORD, CREDENTIAL or AUTH, or ends in _PAT, as OPENAI_API_KEY or
+// HF_TOKEN do), and not one of the ordinary variables such as HOME, PATH,
+// LANG, LC_* or XDG_*, nor the vault passphrase.
+func ValidKeyEnv(name string) error {
+	const accepted = "name a variable that holds the API key and says so, such as OPENAI_API_KEY, MY_TOKEN, ROUTER_SECRET or GH_PAT"
+	for i, r := range name {
+		ok := r == '_' || (r >= 'A' && r <= 'Z') || (r >= 'a' && r <= 'z') || (i > 0 && r >= '0' && r <= '9')
+		if !ok {
+			return fmt.Errorf("key_env %q is not an environment variable name: use letters, digits and '_', not starting with a digit", name)
+		}
+	}
+	up := strings.ToUpper(name)
+	if notKeyEnvs[up] || strings.HasPrefix(up, "LC_") || strings.HasPrefix(up, "XDG_") {
+		return fmt.Errorf("key_env %s is not an API key variable (it would be sent to the model's API and hidden from commands): %s", name, accepted)
+	}
+	if up == "PAT" || strings.HasSuffix(up, "_PAT") || strings.HasPrefix(up, "PAT_") {
+		return nil
+	}
+	for _, w := range credentialWords {
+		if strings.Contains(up, w) {
+			return nil
+		}
+	}
+	return fmt.Errorf("key_env %s does not look like an API key variable: %s", name, accepted)
 }
 
 // BaseURLOrDefault returns p.BaseURL, or the provider's default when empty.

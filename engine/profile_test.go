@@ -46,6 +46,17 @@ func TestProfileValidate(t *testing.T) {
 		{"bad secret name", func(p *Profile) { p.KeySecret = "a b" }, "key_secret"},
 		{"bad base url", func(p *Profile) { p.BaseURL = "api.openai.com" }, "not an http"},
 		{"negative max tokens", func(p *Profile) { p.MaxTokens = -1 }, "max_tokens"},
+		{"key_env api key", func(p *Profile) { p.KeyEnv = "OPENAI_API_KEY" }, ""},
+		{"key_env token", func(p *Profile) { p.KeyEnv = "hf_token" }, ""},
+		{"key_env pat", func(p *Profile) { p.KeyEnv = "GH_PAT" }, ""},
+		{"key_env HOME", func(p *Profile) { p.KeyEnv = "HOME" }, "key_env HOME is not an API key variable"},
+		{"key_env PATH", func(p *Profile) { p.KeyEnv = "PATH" }, "such as OPENAI_API_KEY"},
+		{"key_env LC_ALL", func(p *Profile) { p.KeyEnv = "LC_ALL" }, "not an API key variable"},
+		{"key_env XDG", func(p *Profile) { p.KeyEnv = "XDG_CONFIG_HOME" }, "not an API key variable"},
+		{"key_env passphrase", func(p *Profile) { p.KeyEnv = "TAI_VAULT_PASSPHRASE" }, "not an API key variable"},
+		{"key_env plain", func(p *Profile) { p.KeyEnv = "EDITOR_MODE" }, "does not look like an API key variable"},
+		{"key_env syntax", func(p *Profile) { p.KeyEnv = "MY-KEY" }, "not an environment variable name"},
+		{"key_env digit", func(p *Profile) { p.KeyEnv = "1_KEY" }, "not an environment variable name"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -174,7 +185,7 @@ func TestResolveProfile(t *testing.T) {
 		{name: "env default", env: withKey, want: "default/openai"},
 		{name: "ollama when nothing else", want: "ollama/ollama"},
 		{name: "explicit ollama", env: withKey, ask: "ollama", want: "ollama/ollama"},
-		{name: "stored default beats env", stored: []Profile{{Name: "default", Provider: ProviderAnthropic, Model: "c", KeyEnv: "K"}}, env: withKey, want: "default/anthropic"},
+		{name: "stored default beats env", stored: []Profile{{Name: "default", Provider: ProviderAnthropic, Model: "c", KeyEnv: "K_KEY"}}, env: withKey, want: "default/anthropic"},
 		{name: "current beats env", stored: []Profile{{Name: "w", Provider: ProviderAnthropic, Model: "c"}}, current: "w", env: withKey, want: "w/anthropic"},
 		{name: "explicit beats current", stored: []Profile{{Name: "w", Provider: ProviderAnthropic, Model: "c"}, {Name: "v", Provider: ProviderOllama}}, current: "w", ask: "v", want: "v/ollama"},
 		{name: "current built-in ollama", current: "ollama", env: withKey, want: "ollama/ollama"},
