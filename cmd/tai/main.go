@@ -18,6 +18,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -79,7 +80,8 @@ Models:
   /profile new NAME provider=… model=… in the REPL, then /profile use NAME.
 
 Environment:
-  TAI_VAULT, TAI_VAULT_PASSPHRASE (for a sealed vault; else a hidden prompt),
+  TAI_VAULT, TAI_VAULT_PASSPHRASE (for a sealed vault; else a hidden prompt,
+  asked up to 3 times),
   XDG_CONFIG_HOME (init.lua and lua/ under tai/), XDG_STATE_HOME (history),
   XDG_DATA_HOME (the vault), NO_COLOR.
 
@@ -181,18 +183,25 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		}
 	}
 
+	var h *lua.Host
 	h, err := lua.New(&lua.Options{
 		Version:    version,
 		Profile:    o.profile,
 		Mode:       mode,
 		Clean:      o.clean,
-		Passphrase: passphrase,
+		Passphrase: newPassphrase,
 		Vault: func() (*vault.Store, error) {
 			path := o.vault
 			if path == "" {
 				path = vault.DefaultPath()
 			}
-			return vault.Open(path, &vault.Options{Passphrase: passphrase})
+			// Ctrl-C at the prompt stops the command that needed the
+			// vault, as it would anywhere else.
+			return vault.Open(path, passphraseOptions(func() {
+				if h != nil {
+					h.Interrupt()
+				}
+			}))
 		},
 		Stdout: stdout,
 		Stderr: stderr,
@@ -222,37 +231,127 @@ func usageError(stderr io.Writer, msg string) int {
 	return lua.ExitUsage
 }
 
-// passphrase returns $TAI_VAULT_PASSPHRASE, else asks on the terminal
-// without echo.
-func passphrase() (string, error) {
+// passphraseOptions gives the vault its passphrase source:
+// $TAI_VAULT_PASSPHRASE when set (asked once; a wrong one stays wrong), else
+// a hidden prompt on the terminal, asked again after a wrong or empty
+// answer. interrupt is called when the person presses Ctrl-C there.
+func passphraseOptions(interrupt func()) *vault.Options {
+	if p, ok := os.LookupEnv("TAI_VAULT_PASSPHRASE"); ok {
+		return &vault.Options{Passphrase: func() (string, error) { return p, nil }}
+	}
+	return &vault.Options{PassphrasePrompt: func(try int, last error) (string, error) {
+		tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+		if err != nil {
+			return "", errNoTerminal
+		}
+		defer tty.Close()
+		if last != nil {
+			why := last.Error()
+			switch {
+			case errors.Is(last, vault.ErrWrongPassphrase):
+				why = "wrong passphrase"
+			case errors.Is(last, vault.ErrNoPassphrase):
+				why = "the passphrase is empty"
+			}
+			fmt.Fprintf(tty, "%s; try %d of %d\n", why, try, vault.PassphraseTries)
+		}
+		pass, err := readHidden(tty, "vault passphrase: ")
+		if errors.Is(err, errCancelled) && interrupt != nil {
+			interrupt()
+		}
+		return pass, err
+	}}
+}
+
+// newPassphrase is the passphrase tai.vault.seal() seals with:
+// $TAI_VAULT_PASSPHRASE, else typed twice on the terminal, since a typo
+// there would lock the vault for good.
+func newPassphrase() (string, error) {
 	if p, ok := os.LookupEnv("TAI_VAULT_PASSPHRASE"); ok {
 		return p, nil
 	}
 	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
 	if err != nil {
-		return "", errors.New("the vault needs a passphrase: set TAI_VAULT_PASSPHRASE (no terminal to ask on)")
+		return "", errNoTerminal
 	}
 	defer tty.Close()
+	first, err := readHidden(tty, "new vault passphrase: ")
+	if err != nil || first == "" {
+		return first, err
+	}
+	again, err := readHidden(tty, "the same again: ")
+	if err != nil {
+		return "", err
+	}
+	if again != first {
+		return "", errors.New("the two passphrases typed differ; nothing was sealed: try again")
+	}
+	return first, nil
+}
+
+var (
+	errNoTerminal = errors.New("the vault needs a passphrase: set TAI_VAULT_PASSPHRASE (no terminal to ask on)")
+	errCancelled  = errors.New("cancelled at the passphrase prompt")
+)
+
+// readHidden shows prompt on tty and reads one line without echo. Enter
+// ends it; Backspace and Ctrl-U edit it; Ctrl-C cancels (errCancelled);
+// Ctrl-D on an empty line ends the input with no answer.
+func readHidden(tty *os.File, prompt string) (string, error) {
 	// Echo goes off before the prompt appears, so nothing typed as soon as
-	// the prompt shows can be echoed.
+	// the prompt shows can be echoed. The line is read byte by byte, so
+	// Ctrl-C is seen at once rather than after Enter.
 	fd := int(tty.Fd())
 	saved, err := unix.IoctlGetTermios(fd, unix.TCGETS)
 	if err != nil {
 		return "", fmt.Errorf("reading the passphrase: %w", err)
 	}
 	quiet := *saved
-	quiet.Lflag &^= unix.ECHO
-	quiet.Lflag |= unix.ICANON | unix.ISIG
+	quiet.Lflag &^= unix.ECHO | unix.ICANON | unix.ISIG
 	quiet.Iflag |= unix.ICRNL
+	quiet.Cc[unix.VMIN], quiet.Cc[unix.VTIME] = 1, 0
 	if err := unix.IoctlSetTermios(fd, unix.TCSETS, &quiet); err != nil {
 		return "", fmt.Errorf("reading the passphrase: %w", err)
 	}
 	defer unix.IoctlSetTermios(fd, unix.TCSETS, saved)
-	fmt.Fprint(tty, "vault passphrase: ")
-	line, err := bufio.NewReader(tty).ReadString('\n')
-	fmt.Fprintln(tty)
-	if err != nil && !(errors.Is(err, io.EOF) && line != "") {
-		return "", fmt.Errorf("reading the passphrase: %w", err)
+	fmt.Fprint(tty, prompt)
+	defer fmt.Fprintln(tty)
+	return readLine(bufio.NewReader(tty))
+}
+
+// readLine reads a line typed on a terminal with echo and line editing
+// off: see readHidden.
+func readLine(r io.ByteReader) (string, error) {
+	var line []byte
+	for {
+		b, err := r.ReadByte()
+		if err != nil {
+			if errors.Is(err, io.EOF) && len(line) > 0 {
+				return string(line), nil
+			}
+			if errors.Is(err, io.EOF) {
+				return "", errors.New("no passphrase given (end of input)")
+			}
+			return "", fmt.Errorf("reading the passphrase: %w", err)
+		}
+		switch b {
+		case '\n', '\r':
+			return string(line), nil
+		case 0x03: // Ctrl-C
+			return "", errCancelled
+		case 0x04: // Ctrl-D
+			if len(line) == 0 {
+				return "", errors.New("no passphrase given (Ctrl-D)")
+			}
+		case 0x7f, 0x08: // Backspace
+			if len(line) > 0 {
+				_, size := utf8.DecodeLastRune(line)
+				line = line[:len(line)-size]
+			}
+		case 0x15: // Ctrl-U
+			line = line[:0]
+		default:
+			line = append(line, b)
+		}
 	}
-	return strings.TrimRight(line, "\r\n"), nil
 }

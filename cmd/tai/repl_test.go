@@ -267,3 +267,103 @@ func TestREPLAsksForThePassphraseOnTheTerminal(t *testing.T) {
 		t.Fatalf("exit status %d, want 0", status)
 	}
 }
+
+func TestREPLAsksAgainAfterAWrongPassphrase(t *testing.T) {
+	e := newEnv(t)
+	seal := e.runEnv(t, append(e.vars(), "TAI_VAULT_PASSPHRASE=open sesame"), "-e",
+		`assert(tai.vault.secret_set("k", "the value")) assert(tai.vault.seal())`)
+	if seal.status != 0 {
+		t.Fatalf("sealing: %s", seal.stderr)
+	}
+	s := startREPL(t, e, "--clean")
+	s.expect("tai:ollama> ")
+
+	// A typo is asked again at once.
+	s.typeKeys("= tai.vault.secret_get('k')\r")
+	s.expect("vault passphrase: ")
+	s.typeKeys("open sesam\r")
+	s.expect("wrong passphrase; try 2 of 3")
+	s.expect("vault passphrase: ")
+	s.typeKeys("open sesame\r")
+	s.expect(`"the value"`)
+	s.expect("tai:ollama> ")
+	s.typeKeys("\x04")
+	if status := s.wait(); status != 0 {
+		t.Fatalf("exit status %d, want 0", status)
+	}
+	if strings.Contains(s.seen.String(), "open sesam") {
+		t.Fatal("a passphrase was echoed")
+	}
+
+	// Ctrl-C at the prompt stops the command at once, without waiting for
+	// Enter; the REPL carries on.
+	s = startREPL(t, e, "--clean")
+	s.expect("tai:ollama> ")
+	s.typeKeys("= tai.vault.secret_get('k')\r")
+	s.expect("vault passphrase: ")
+	from := s.mark
+	s.typeKeys("\x03")
+	s.expect("tai:ollama> ")
+	if shown := s.seen.String()[from:s.mark]; strings.Contains(shown, "vault passphrase: ") || strings.Contains(shown, "the value") {
+		t.Fatalf("the command went on after Ctrl-C at the passphrase prompt:\n%s", shown)
+	}
+
+	// Three wrong answers fail that access only: the next one asks again.
+	s.typeKeys("= tai.vault.secret_get('k')\r")
+	s.expect("vault passphrase: ")
+	s.typeKeys("nope\r")
+	for _, again := range []string{"wrong passphrase; try 2 of 3", "wrong passphrase; try 3 of 3"} {
+		s.expect(again)
+		s.expect("vault passphrase: ")
+		s.typeKeys("nope\r")
+	}
+	from = s.mark
+	s.expect("vault passphrase: ")
+	if between := s.seen.String()[from:s.mark]; strings.Contains(between, "try") {
+		t.Fatalf("a fourth try in the same access: %q", between)
+	}
+	s.typeKeys("open sesame\r")
+	s.expect(`"the value"`)
+	s.expect("tai:ollama> ")
+	s.typeKeys("\x04")
+	if status := s.wait(); status != 0 {
+		t.Fatalf("exit status %d, want 0", status)
+	}
+	if strings.Contains(s.seen.String(), "nope") {
+		t.Fatal("a passphrase was echoed")
+	}
+}
+
+func TestREPLSealAsksForTheNewPassphraseTwice(t *testing.T) {
+	e := newEnv(t)
+	s := startREPL(t, e, "--clean")
+	s.expect("tai:ollama> ")
+	s.typeKeys("= tai.vault.secret_set('k', 'the value')\r")
+	s.expect("true")
+	s.typeKeys("= tai.vault.seal()\r")
+	s.expect("new vault passphrase: ")
+	s.typeKeys("open sesame\r")
+	s.expect("the same again: ")
+	s.typeKeys("open sesam\r")
+	s.expect("the two passphrases typed differ; nothing was sealed")
+	s.typeKeys("= tai.vault.sealed()\r")
+	s.expect("false")
+	s.typeKeys("= tai.vault.seal()\r")
+	s.expect("new vault passphrase: ")
+	s.typeKeys("open\x7f\x7f\x7f\x7fxx\x15open sesame\r")
+	s.expect("the same again: ")
+	s.typeKeys("open sesame\r")
+	s.expect("true")
+	s.expect("tai:ollama> ")
+	s.typeKeys("\x04")
+	if status := s.wait(); status != 0 {
+		t.Fatalf("exit status %d, want 0", status)
+	}
+	if strings.Contains(s.seen.String(), "sesam") {
+		t.Fatal("a passphrase was echoed")
+	}
+	r := e.runEnv(t, append(e.vars(), "TAI_VAULT_PASSPHRASE=open sesame"), "-e", `print(tai.vault.sealed(), (tai.vault.secret_get("k")))`)
+	if r.status != 0 || r.stdout != "true\tthe value\n" {
+		t.Fatalf("reading the sealed vault: %d %q %q", r.status, r.stdout, r.stderr)
+	}
+}
