@@ -536,9 +536,9 @@ var errCutCall = errors.New("not run: the answer was cut off at the model's outp
 	"(split large content over several calls)")
 
 // historyArgs returns arguments fit to send back to a provider: a JSON
-// object. Anything else (a model may emit broken JSON) is kept as text
-// inside an object, so the history stays sendable and the model still sees
-// what it sent.
+// object. Anything else (a model may emit broken JSON) is kept, as the text
+// it sent, under invalid_arguments, so the history stays sendable and the
+// model still sees what it sent.
 func historyArgs(raw json.RawMessage) json.RawMessage {
 	s := strings.TrimSpace(string(raw))
 	if s == "" || s == "null" {
@@ -548,22 +548,41 @@ func historyArgs(raw json.RawMessage) json.RawMessage {
 	if json.Unmarshal([]byte(s), &obj) == nil && obj != nil {
 		return raw
 	}
-	b, _ := json.Marshal(map[string]string{"invalid_arguments": string(raw)})
+	b, _ := json.Marshal(map[string]string{"invalid_arguments": s})
 	return b
 }
 
 // parseArgs decodes a tool call's arguments; empty means no arguments.
+// Arguments that are not valid JSON are reported with the offset where the
+// syntax breaks; valid JSON that is not an object, with what it is.
 func parseArgs(raw json.RawMessage) (map[string]any, error) {
 	s := strings.TrimSpace(string(raw))
 	if s == "" || s == "null" {
 		return map[string]any{}, nil
 	}
+	const fix = "send the arguments as one JSON object matching the tool's parameters"
 	var args map[string]any
-	if err := json.Unmarshal([]byte(s), &args); err != nil {
-		return map[string]any{}, fmt.Errorf("the arguments are not a JSON object (%v): send the arguments as one JSON object matching the tool's parameters", err)
+	err := json.Unmarshal([]byte(s), &args)
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return map[string]any{}, fmt.Errorf("the arguments are not valid JSON: %s at byte %d (near %q): %s", syn.Error(), syn.Offset, around(s, int(syn.Offset)), fix)
+	case errors.As(err, &typ) && typ.Field == "":
+		return map[string]any{}, fmt.Errorf("the arguments are a JSON %s, not an object: %s", typ.Value, fix)
+	case err != nil:
+		return map[string]any{}, fmt.Errorf("the arguments are not a JSON object (%v): %s", err, fix)
 	}
 	if args == nil {
 		args = map[string]any{}
 	}
 	return args, nil
+}
+
+// around returns up to 20 bytes of s either side of offset, for an error
+// that points at a place in it.
+func around(s string, offset int) string {
+	lo, hi := max(offset-20, 0), min(offset+20, len(s))
+	lo = min(lo, hi)
+	return strings.ToValidUTF8(s[lo:hi], "")
 }

@@ -171,7 +171,7 @@ func TestAgentToolErrorsReachTheModel(t *testing.T) {
 	results := msgs[len(msgs)-4:]
 	want := []struct {
 		text string
-	}{{"disk on fire"}, {`unknown tool "no_such_tool"`}, {"not a JSON object"}, {"denied"}}
+	}{{"disk on fire"}, {`unknown tool "no_such_tool"`}, {"not valid JSON"}, {"denied"}}
 	for i, w := range want {
 		if !results[i].IsError || !strings.Contains(results[i].Content, w.text) {
 			t.Errorf("result %d = %+v; want isError containing %q", i, results[i], w.text)

@@ -17,9 +17,30 @@ type Message struct {
 
 // ToolCall is a model's request to run one tool.
 type ToolCall struct {
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"` // a JSON object
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Arguments is a JSON object, or, when the model sent text that is not
+	// valid JSON, that text as sent (then encoded as a JSON string by
+	// MarshalJSON).
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// MarshalJSON encodes tc, with arguments that are not valid JSON as a JSON
+// string of their text, so a call the model garbled never makes encoding
+// fail.
+func (tc ToolCall) MarshalJSON() ([]byte, error) {
+	args := tc.Arguments
+	if len(args) == 0 {
+		args = json.RawMessage("null")
+	} else if !json.Valid(args) {
+		q, err := json.Marshal(string(args))
+		if err != nil {
+			return nil, err
+		}
+		args = q
+	}
+	type plain ToolCall
+	return json.Marshal(plain{ID: tc.ID, Name: tc.Name, Arguments: args})
 }
 
 // ToolSpec is a tool as offered to a model.

@@ -329,19 +329,15 @@ func callID(id string, i int) string {
 	return "call_" + strconv.Itoa(i)
 }
 
-// jsonArgs turns a tool call's argument text into JSON: empty becomes {},
-// text that is not JSON becomes a JSON string (which the tool registry then
-// rejects as not an object, with a message the model can act on).
+// jsonArgs turns a tool call's argument text into Arguments: empty becomes
+// {}, anything else is kept as sent, so that text which is not JSON reaches
+// the agent unchanged and the model is told where its syntax breaks.
 func jsonArgs(s string) json.RawMessage {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return json.RawMessage("{}")
 	}
-	if json.Valid([]byte(s)) {
-		return json.RawMessage(s)
-	}
-	q, _ := json.Marshal(s)
-	return q
+	return json.RawMessage(s)
 }
 
 // normalizeFinish maps provider finish reasons onto "stop", "tool_calls",
