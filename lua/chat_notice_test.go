@@ -3,6 +3,7 @@ package lua
 import (
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,5 +61,18 @@ func TestChatReportsRetriesToOnRetry(t *testing.T) {
 	}
 	if !reflect.DeepEqual(waits, []time.Duration{7 * time.Second, 4 * time.Second}) {
 		t.Fatalf("waits %v", waits)
+	}
+
+	// tai.complete takes the same callback.
+	srv.Push(fakemodel.RateLimited("1"), fakemodel.Say("done"))
+	got = mustRun(t, h, `
+		local seen = {}
+		local text = tai.complete({{role = "user", content = "hi"}}, {on_retry = function(n) seen[#seen + 1] = n.text end})
+		return text, table.concat(seen, ";")`)
+	if want := []any{"done", "rate limited (429); retrying in 1s, attempt 2/3"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("tai.complete: got %q, want %q", got, want)
+	}
+	if _, err := h.DoString(ctxT(t), `tai.complete({{role = "user", content = "x"}}, {on_retry = 1})`, "bad"); err == nil || !strings.Contains(err.Error(), "on_retry must be a function") {
+		t.Fatalf("a bad on_retry gives %v", err)
 	}
 }

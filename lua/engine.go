@@ -106,6 +106,7 @@ func (h *Host) getenv() func(string) string {
 //	        provider=, model=}
 //	tai.chat_reset([opts])   forgets the conversation tai.chat keeps
 //	tai.complete(messages [, opts]) -> text, {finish_reason=, usage=} | nil, err
+//	    opts: on_retry(notice), as for tai.chat
 //	tai.prompter{confirm=fn(consent) -> bool, ask=fn(question) -> answer} | tai.prompter(nil)
 //	tai.profiles.list() / current() / get(name) / use(name) / save(t) / delete(name)
 //	tai.mode   the approval mode: "interactive", "auto" or "yolo"
@@ -810,11 +811,24 @@ func (h *Host) luaComplete(L *glua.LState) int {
 		}
 		msgs = append(msgs, engine.Message{Role: string(role), Content: string(content)})
 	}
+	var onRetry *glua.LFunction
+	if t := L.OptTable(2, nil); t != nil {
+		switch v := t.RawGetString("on_retry").(type) {
+		case *glua.LFunction:
+			onRetry = v
+		case *glua.LNilType:
+		default:
+			L.ArgError(2, "on_retry must be a function, not a "+v.Type().String())
+		}
+	}
 	e, err := h.Engine()
 	if err != nil {
 		return fail(L, err.Error())
 	}
 	ctx := luaContext(L)
+	if onRetry != nil {
+		ctx = engine.WithRetryNotice(ctx, h.chatEvents(ctx, chatOpts{onRetry: onRetry}).OnRetry)
+	}
 	var resp engine.Response
 	var cerr error
 	h.Await(func() { resp, cerr = e.Complete(ctx, msgs) })
