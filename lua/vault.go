@@ -263,6 +263,18 @@ func (h *Host) seal(L *glua.LState) int {
 		if h.opts.Passphrase == nil {
 			return fail(L, "no passphrase source: set TAI_VAULT_PASSPHRASE and try again")
 		}
+		// Changing the passphrase needs the current one: it is asked for
+		// (or found wrong) before the new one, not after.
+		if on, err := s.Sealed(); err != nil {
+			return fail(L, err.Error())
+		} else if on {
+			if err := s.RedactionReady(); err != nil {
+				if inner := errors.Unwrap(err); inner != nil {
+					err = inner
+				}
+				return fail(L, "changing the passphrase needs the current one: "+err.Error())
+			}
+		}
 		pass, err := h.opts.Passphrase()
 		if err != nil {
 			return fail(L, err.Error())

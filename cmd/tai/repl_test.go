@@ -367,3 +367,44 @@ func TestREPLSealAsksForTheNewPassphraseTwice(t *testing.T) {
 		t.Fatalf("reading the sealed vault: %d %q %q", r.status, r.stdout, r.stderr)
 	}
 }
+
+func TestChangingThePassphraseAsksForTheCurrentOneFirst(t *testing.T) {
+	e := newEnv(t)
+	seal := e.runEnv(t, append(e.vars(), "TAI_VAULT_PASSPHRASE=open sesame"), "-e",
+		`assert(tai.vault.secret_set("k", "the value")) assert(tai.vault.seal())`)
+	if seal.status != 0 {
+		t.Fatalf("sealing: %s", seal.stderr)
+	}
+	s := startREPL(t, e, "-e", `print(tai.vault.seal())`)
+	s.expect("vault passphrase: ")
+	s.typeKeys("open sesame\r")
+	s.expect("new vault passphrase: ")
+	s.typeKeys("new words\r")
+	s.expect("the same again: ")
+	s.typeKeys("new words\r")
+	s.expect("true")
+	if status := s.wait(); status != 0 {
+		t.Fatalf("exit status %d, want 0", status)
+	}
+	r := e.runEnv(t, append(e.vars(), "TAI_VAULT_PASSPHRASE=new words"), "-e", `print((tai.vault.secret_get("k")))`)
+	if r.status != 0 || r.stdout != "the value\n" {
+		t.Fatalf("reading with the new passphrase: %d %q %q", r.status, r.stdout, r.stderr)
+	}
+
+	// Three wrong answers for the current one: the new one is never asked.
+	s = startREPL(t, e, "-e", `print(tai.vault.seal())`)
+	s.expect("vault passphrase: ")
+	s.typeKeys("open sesame\r")
+	for _, again := range []string{"try 2 of 3", "try 3 of 3"} {
+		s.expect(again)
+		s.expect("vault passphrase: ")
+		s.typeKeys("open sesame\r")
+	}
+	s.expect("changing the passphrase needs the current one")
+	if status := s.wait(); status != 0 {
+		t.Fatalf("exit status %d, want 0", status)
+	}
+	if strings.Contains(s.seen.String(), "new vault passphrase") {
+		t.Fatal("the new passphrase was asked for without the current one")
+	}
+}
