@@ -386,12 +386,7 @@ func (cfg *ProviderConfig) attempt(ctx context.Context, hc *http.Client, c call)
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		typ, msg := c.parseError(resp.StatusCode, data)
 		if resp.StatusCode == http.StatusNotFound {
-			msg = strings.TrimSpace(msg + fmt.Sprintf(" (POST %s: check the base URL", c.url))
-			if cfg.Provider == ProviderAnthropic {
-				msg += "; it is the API root, without /v1)"
-			} else {
-				msg += "; OpenAI-compatible servers usually end in /v1)"
-			}
+			msg = strings.TrimSpace(msg + " " + cfg.notFoundHint(c.url, data))
 		}
 		return retryAfter(resp.Header), &APIError{
 			Provider: cfg.Provider, Model: cfg.Model, Status: resp.StatusCode,
@@ -412,6 +407,37 @@ func (cfg *ProviderConfig) attempt(ctx context.Context, hc *http.Client, c call)
 		err = &streamError{err: fmt.Errorf("%s model %q: the answer took longer than %v", cfg.Provider, cfg.Model, timeout), retry: false}
 	}
 	return "", err
+}
+
+// notFoundHint says what to check after a 404. An API error object that
+// speaks of the model means the endpoint exists and does not serve that
+// model; anything else (an HTML page, a bare "404 page not found", an
+// API's "Invalid URL") means the URL reached no completion endpoint.
+func (cfg *ProviderConfig) notFoundHint(url string, body []byte) string {
+	if apiErrorBody(body) && strings.Contains(strings.ToLower(string(body)), "model") {
+		return fmt.Sprintf("(check the model name %q: set TAI_MODEL or the profile's model to one this API serves)", cfg.Model)
+	}
+	hint := fmt.Sprintf("(POST %s: check the base URL", url)
+	if cfg.Provider == ProviderAnthropic {
+		return hint + "; it is the API root, without /v1)"
+	}
+	return hint + "; OpenAI-compatible servers usually end in /v1)"
+}
+
+// apiErrorBody reports whether body is an API's JSON error object
+// (OpenAI's and Anthropic's {"error": …}, vLLM's {"object": "error",
+// "message": …}, FastAPI's {"detail": …}).
+func apiErrorBody(body []byte) bool {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(body, &obj) != nil {
+		return false
+	}
+	for _, k := range []string{"error", "message", "detail"} {
+		if _, ok := obj[k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // mediaType returns the lower-cased media type of a Content-Type value,
