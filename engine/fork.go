@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -53,6 +56,9 @@ func (e *Engine) Fork(ctx context.Context, o ForkOptions) (Turn, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
+	if err := e.checkForkTools(o.Tools); err != nil {
+		return Turn{}, err
+	}
 	tools := o.Tools
 	if len(tools) == 0 {
 		tools = []string{"*"}
@@ -78,6 +84,42 @@ func (e *Engine) Fork(ctx context.Context, o ForkOptions) (Turn, error) {
 		return turn, fmt.Errorf("fork: the subagent ran past its deadline of %s after %d steps", o.Timeout, turn.Steps)
 	}
 	return turn, err
+}
+
+// forkListMax bounds the tool names an unmatched-tools error lists.
+const forkListMax = 40
+
+// checkForkTools refuses a tool list with a name or pattern that matches
+// none of the tools a fork may use: the subagent would silently go without.
+func (e *Engine) checkForkTools(tools []string) error {
+	if len(tools) == 0 {
+		return nil
+	}
+	var names []string
+	for _, s := range e.reg.Specs() {
+		if s.Name != "fork" {
+			names = append(names, s.Name)
+		}
+	}
+	var unmatched []string
+	for _, pat := range tools {
+		if _, err := path.Match(pat, ""); err != nil {
+			return fmt.Errorf("fork: tool pattern %q is malformed (%v): use names or patterns such as mcp_github_*", pat, err)
+		}
+		if !slices.ContainsFunc(names, func(n string) bool { ok, _ := path.Match(pat, n); return ok }) {
+			unmatched = append(unmatched, strconv.Quote(pat))
+		}
+	}
+	if len(unmatched) == 0 {
+		return nil
+	}
+	shown := names
+	more := ""
+	if len(shown) > forkListMax {
+		shown, more = shown[:forkListMax], fmt.Sprintf(", … and %d more (find them with tool_search)", len(names)-forkListMax)
+	}
+	return fmt.Errorf("fork: no tool matches %s (fork itself is never available to a subagent); the tools are: %s%s",
+		strings.Join(unmatched, ", "), strings.Join(shown, ", "), more)
 }
 
 func (e *Engine) forkTool() Tool {

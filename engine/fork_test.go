@@ -91,3 +91,41 @@ func TestForkToolInAgent(t *testing.T) {
 		t.Fatalf("max_steps over the bound accepted: %s", bad.Text())
 	}
 }
+
+func TestForkUnmatchedTools(t *testing.T) {
+	cases := []struct {
+		name  string
+		tools []string
+		want  []string // "" in want: the fork runs
+	}{
+		{name: "typo", tools: []string{"echo", "reed_file", "mcp_nope_*"}, want: []string{`no tool matches "reed_file", "mcp_nope_*"`, "the tools are:", "read_file", "echo"}},
+		{name: "fork itself", tools: []string{"fork"}, want: []string{`no tool matches "fork"`, "never available to a subagent"}},
+		{name: "malformed", tools: []string{"read_[file"}, want: []string{`tool pattern "read_[file" is malformed`}},
+		{name: "all match", tools: []string{"echo", "read_*"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){say("done")}}
+			e := newEngine(t, client, &Options{Mode: Yolo})
+			addTool(t, e.Tools(), textTool("echo", "echo back", true, "echoed"))
+			turn, err := e.Fork(turnCtx(t), ForkOptions{Task: "research", Tools: tc.tools})
+			if len(tc.want) == 0 {
+				if err != nil || turn.Text != "done" {
+					t.Fatalf("fork: %+v, %v", turn, err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("fork ran with tools %v: %+v", tc.tools, turn)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			if n := len(client.requests()); n != 0 {
+				t.Errorf("the model was asked %d times", n)
+			}
+		})
+	}
+}
