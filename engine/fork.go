@@ -156,7 +156,16 @@ func (e *Engine) forkTool() Tool {
 				}
 				return ErrorResult("%v", err), nil
 			}
-			return Result{Content: []Content{{Type: "text", Text: turn.Text}}, IsError: turn.Exhausted}, nil
+			text, failed := turn.Text, turn.Exhausted
+			switch {
+			case turn.Filtered:
+				text, failed = strings.TrimSpace(text+"\n[the subagent's answer was withheld or cut by the provider's content filter, or refused]"), true
+			case turn.Truncated:
+				text += "\n[the subagent's answer was cut off at the model's output token limit]"
+			case turn.Empty:
+				text, failed = "[the subagent returned an empty answer]", true
+			}
+			return Result{Content: []Content{{Type: "text", Text: text}}, IsError: failed}, nil
 		},
 	}
 }

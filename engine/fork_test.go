@@ -129,3 +129,31 @@ func TestForkUnmatchedTools(t *testing.T) {
 		})
 	}
 }
+
+func TestForkToolReportsHowTheSubagentEnded(t *testing.T) {
+	answer := func(text, reason string) func(context.Context, Request, func(string)) (Response, error) {
+		return func(context.Context, Request, func(string)) (Response, error) {
+			return Response{Message: Message{Role: "assistant", Content: text}, FinishReason: reason}, nil
+		}
+	}
+	cases := []struct {
+		name    string
+		step    func(context.Context, Request, func(string)) (Response, error)
+		want    string
+		isError bool
+	}{
+		{name: "answer", step: answer("found it", "stop"), want: "found it"},
+		{name: "empty", step: answer("", "stop"), want: "[the subagent returned an empty answer]", isError: true},
+		{name: "filtered", step: answer("partial", "content_filter"), want: "partial\n[the subagent's answer was withheld", isError: true},
+		{name: "truncated", step: answer("long", "length"), want: "long\n[the subagent's answer was cut off"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEngine(t, &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){tc.step}}, &Options{Mode: Yolo})
+			res := dispatch(t, e, "fork", map[string]any{"task": "look"})
+			if !strings.HasPrefix(res.Text(), tc.want) || res.IsError != tc.isError {
+				t.Errorf("fork result %q (error %v), want %q (error %v)", res.Text(), res.IsError, tc.want, tc.isError)
+			}
+		})
+	}
+}
