@@ -75,4 +75,15 @@ func TestChatReportsRetriesToOnRetry(t *testing.T) {
 	if _, err := h.DoString(ctxT(t), `tai.complete({{role = "user", content = "x"}}, {on_retry = 1})`, "bad"); err == nil || !strings.Contains(err.Error(), "on_retry must be a function") {
 		t.Fatalf("a bad on_retry gives %v", err)
 	}
+	if h.errOut.Len() != 0 {
+		t.Fatalf("retries with on_retry also went to stderr: %q", h.errOut)
+	}
+
+	// Without on_retry, retries are reported on stderr rather than waited
+	// out in silence.
+	srv.Push(fakemodel.RateLimited("2"), fakemodel.Say("ok"))
+	got = mustRun(t, h, `return (tai.chat("again"))`)
+	if got[0] != "ok" || h.errOut.String() != "tai: rate limited (429); retrying in 2s, attempt 2/3\n" {
+		t.Fatalf("got %v, stderr %q", got, h.errOut)
+	}
 }

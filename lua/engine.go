@@ -37,6 +37,7 @@ func (h *Host) Engine() (*engine.Engine, error) {
 	o.Mode = h.opts.Mode
 	o.Profile = h.profileFlag
 	o.Prompter = hostPrompter{h}
+	o.Client = h.clientOptions()
 	if o.LuaRunner == nil {
 		o.LuaRunner = RunSandboxed
 	}
@@ -453,14 +454,30 @@ func (h *Host) chatAgent(e *engine.Engine, key chatKey, tools []string) (*engine
 	return a, nil
 }
 
+// clientOptions are the model clients' options: the host's Engine.Client,
+// with retries reported on Stderr ("tai: rate limited (429); retrying in
+// 30s, attempt 2/4") unless a turn has its own on_retry or the options
+// their own OnRetry, so that no wait passes in silence.
+func (h *Host) clientOptions() *engine.ClientOptions {
+	var c engine.ClientOptions
+	if o := h.opts.Engine; o != nil && o.Client != nil {
+		c = *o.Client
+	}
+	if c.OnRetry == nil {
+		c.OnRetry = func(n engine.RetryNotice) {
+			fmt.Fprintf(h.opts.Stderr, "tai: %s\n", n)
+		}
+	}
+	return &c
+}
+
 // profileModel is a ModelSource for a named profile other than the current
 // one; its client is built on the first turn.
 func (h *Host) profileModel(e *engine.Engine, name string) (engine.ModelSource, error) {
 	getenv := h.getenv()
-	var copts *engine.ClientOptions
+	copts := h.clientOptions()
 	var newClient func(engine.Profile) (engine.ChatClient, error)
 	if o := h.opts.Engine; o != nil {
-		copts = o.Client
 		newClient = o.NewClient
 	}
 	p, err := engine.ResolveProfile(e.Store(), name, getenv)
@@ -468,10 +485,7 @@ func (h *Host) profileModel(e *engine.Engine, name string) (engine.ModelSource, 
 		return nil, err
 	}
 	if newClient == nil {
-		var c engine.ClientOptions
-		if copts != nil {
-			c = *copts
-		}
+		c := *copts
 		if c.Getenv == nil {
 			c.Getenv = getenv
 		}
