@@ -340,6 +340,15 @@ func TestVaultBinding(t *testing.T) {
 	if want := []any{"rec", int64(12), "x", "second", int64(2), true, true}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("records: got %v, want %v", got, want)
 	}
+	got = run(`
+		local id = tai.vault.record_put("to be deleted")
+		local ok = tai.vault.record_delete(id)
+		local text, err = tai.vault.record_get(id)
+		local again, err2 = tai.vault.record_delete(id)
+		return ok, text, err ~= nil and err:match("deleted") ~= nil, again, err2 ~= nil, #tai.vault.record_list(10)`)
+	if want := []any{true, nil, true, nil, true, int64(2)}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("record_delete: got %v, want %v", got, want)
+	}
 	if got := run(`return tai.vault.secret_delete("gh"), (tai.vault.secret_get("gh"))`); !reflect.DeepEqual(got, []any{true, nil}) {
 		t.Fatalf("secret_delete: %v", got)
 	}

@@ -21,6 +21,7 @@ import (
 //	tai.vault.record_put(text [, meta]) -> id | nil, err
 //	tai.vault.record_get(id [, offset, length]) -> text, {id=, size=, created=, meta=} | nil, err
 //	tai.vault.record_list(n) -> {{id=, size=, created=, meta=}, …} (newest first) | nil, err
+//	tai.vault.record_delete(id) -> true | nil, err
 //	tai.vault.audit_tail(n [, kind]) -> {{seq=, time=, kind=, subject=, …}, …} | nil, err
 //	tai.vault.audit_verify() -> count | nil, err
 //	tai.vault.seal() -> true | nil, err   (with the current passphrase)
@@ -41,6 +42,7 @@ func (h *Host) openVault(L *glua.LState, tai *glua.LTable) {
 		"record_put":    h.recordPut,
 		"record_get":    h.recordGet,
 		"record_list":   h.recordList,
+		"record_delete": h.recordDelete,
 		"audit_tail":    h.auditTail,
 		"audit_verify":  h.auditVerify,
 		"seal":          h.seal,
@@ -185,6 +187,17 @@ func (h *Host) recordGet(L *glua.LState) int {
 		L.Push(glua.LString(text))
 		L.Push(recordTable(L, rec))
 		return 2
+	})
+}
+
+func (h *Host) recordDelete(L *glua.LState) int {
+	id := L.CheckString(1)
+	return h.withVault(L, func(s *vault.Store) int {
+		if err := s.RecordDelete(id); err != nil {
+			return fail(L, err.Error())
+		}
+		L.Push(glua.LTrue)
+		return 1
 	})
 }
 
