@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -142,6 +143,11 @@ func (p Profile) Validate() error {
 	}
 	if p.BaseURL != "" && !strings.HasPrefix(p.BaseURL, "http://") && !strings.HasPrefix(p.BaseURL, "https://") {
 		return fmt.Errorf("profile %q: base_url %q is not an http:// or https:// URL", p.Name, p.BaseURL)
+	}
+	if p.BaseURL != "" {
+		if u, err := url.Parse(p.BaseURL); err != nil || u.Host == "" || strings.ContainsFunc(p.BaseURL, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+			return fmt.Errorf("profile %q: base_url %q is not a valid URL: give scheme and host, without spaces or control characters", p.Name, p.BaseURL)
+		}
 	}
 	if p.MaxTokens < 0 {
 		return fmt.Errorf("profile %q: max_tokens is %d: use 0 (provider default) or a positive count", p.Name, p.MaxTokens)

@@ -45,6 +45,8 @@ func TestProfileValidate(t *testing.T) {
 		{"two key sources", func(p *Profile) { p.KeySecret, p.KeyEnv = "k", "K" }, "keep one"},
 		{"bad secret name", func(p *Profile) { p.KeySecret = "a b" }, "key_secret"},
 		{"bad base url", func(p *Profile) { p.BaseURL = "api.openai.com" }, "not an http"},
+		{"base url with a newline", func(p *Profile) { p.BaseURL = "http://evil.example\n  safe" }, "not a valid URL"},
+		{"base url without host", func(p *Profile) { p.BaseURL = "http:///v1" }, "not a valid URL"},
 		{"negative max tokens", func(p *Profile) { p.MaxTokens = -1 }, "max_tokens"},
 		{"key_env api key", func(p *Profile) { p.KeyEnv = "OPENAI_API_KEY" }, ""},
 		{"key_env token", func(p *Profile) { p.KeyEnv = "hf_token" }, ""},

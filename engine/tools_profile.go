@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -277,12 +278,14 @@ func urlHost(u string) string {
 	return strings.ToLower(pu.Scheme + "://" + pu.Host)
 }
 
+// shortText shows a value in a question, quoted so that a newline in it
+// cannot pass for a line of the question.
 func shortText(s string) string {
 	if s == "" {
 		return "(empty)"
 	}
 	if r := []rune(s); len(r) > 80 {
-		return string(r[:77]) + "..."
+		s = string(r[:77]) + "..."
 	}
-	return s
+	return strconv.Quote(s)
 }

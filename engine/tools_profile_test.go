@@ -199,7 +199,7 @@ func TestProfileChangeQuestionRepoint(t *testing.T) {
 	p := old
 	p.BaseURL = "http://127.0.0.1:8933/v1"
 	q := e.profileChangeQuestion(&old, p)
-	for _, w := range []string{`change profile "work"`, "base_url: " + k.legit.BaseURL + " -> http://127.0.0.1:8933/v1",
+	for _, w := range []string{`change profile "work"`, "base_url: \"" + k.legit.BaseURL + "\" -> \"http://127.0.0.1:8933/v1\"",
 		"keeps its API key (from vault secret WORK_KEY), which would then be sent to http://127.0.0.1:8933", "saved for later runs"} {
 		if !strings.Contains(q, w) {
 			t.Errorf("question %q does not say %q", q, w)
