@@ -18,7 +18,10 @@
 // mode, automatic in Auto, silent in Yolo), the run, an audit entry,
 // redaction of known secrets, and a spill to a vault record when the result
 // exceeds ResultMax. Native tools refuse argument names their schema does
-// not declare. While the vault holds sealed secrets it cannot decrypt,
+// not declare. The profile tools are the exception to the modes: a profile
+// change the model asks for decides where an API key is sent, so the person
+// is asked (Approver.Decide) in every mode and nobody answering refuses it;
+// a switch the model makes lasts for its engine only. While the vault holds sealed secrets it cannot decrypt,
 // redaction could not catch them, so tool calls, agent turns and
 // completions are refused until the passphrase is given. Commands the shell
 // tool runs never see TAI_VAULT_PASSPHRASE, *_API_KEY or a profile's
