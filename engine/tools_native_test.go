@@ -94,6 +94,12 @@ func TestShellSpillsToRecordAndRecordReadReadsIt(t *testing.T) {
 	if r := dispatch(t, e, "record_read", map[string]any{"id": "nope"}); !r.IsError {
 		t.Fatalf("unknown record: %s", r.Text())
 	}
+	if err := e.Store().RecordDelete(id); err != nil {
+		t.Fatal(err)
+	}
+	if r := dispatch(t, e, "record_read", map[string]any{"id": id}); !r.IsError || !strings.Contains(r.Text(), "deleted") {
+		t.Fatalf("deleted record: the model should be told why it is missing: %s", r.Text())
+	}
 }
 
 func TestCappedBufferReportsWhatItDrops(t *testing.T) {

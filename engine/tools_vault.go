@@ -150,9 +150,8 @@ func (e *Engine) recordRead(_ context.Context, args map[string]any) (Result, err
 	}
 	text, rec, err := e.store.RecordGet(id, offset, length)
 	if err != nil {
-		if errors.Is(err, vault.ErrNotFound) {
-			return ErrorResult("record_read: no record %q", id), nil
-		}
+		// The vault says why an id is missing (never stored, deleted, or
+		// dropped by the retention limit); the model needs that to act.
 		return ErrorResult("record_read: %v", err), nil
 	}
 	end := offset + len(text)
