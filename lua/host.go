@@ -156,24 +156,17 @@ func New(opts *Options) (*Host, error) {
 	}
 
 	L := glua.NewState(glua.Options{SkipOpenLibs: true})
-	for _, lib := range []struct {
-		name string
-		open glua.LGFunction
-	}{
-		{glua.LoadLibName, glua.OpenPackage},
-		{glua.BaseLibName, glua.OpenBase},
-		{glua.TabLibName, glua.OpenTable},
-		{glua.IoLibName, glua.OpenIo},
-		{glua.OsLibName, glua.OpenOs},
-		{glua.StringLibName, glua.OpenString},
-		{glua.MathLibName, glua.OpenMath},
-		{glua.DebugLibName, glua.OpenDebug},
-		{glua.CoroutineLibName, glua.OpenCoroutine},
-	} {
-		L.Push(L.NewFunction(lib.open))
-		L.Push(glua.LString(lib.name))
-		L.Call(1, 0)
-	}
+	openLibs(L,
+		lib{glua.LoadLibName, glua.OpenPackage},
+		lib{glua.BaseLibName, glua.OpenBase},
+		lib{glua.TabLibName, glua.OpenTable},
+		lib{glua.IoLibName, glua.OpenIo},
+		lib{glua.OsLibName, glua.OpenOs},
+		lib{glua.StringLibName, glua.OpenString},
+		lib{glua.MathLibName, glua.OpenMath},
+		lib{glua.DebugLibName, glua.OpenDebug},
+		lib{glua.CoroutineLibName, glua.OpenCoroutine},
+	)
 	h.L = L
 	installMarkers(L)
 	L.SetGlobal("print", L.NewFunction(printTo(h.opts.Stdout)))
@@ -469,4 +462,19 @@ func splitTraceback(msg string) (string, string) {
 		return msg[:i], msg[i+1:]
 	}
 	return msg, ""
+}
+
+// lib is one standard library to open: its name and its opener.
+type lib struct {
+	name string
+	open glua.LGFunction
+}
+
+// openLibs opens libs in L, in order, as glua.OpenLibs does for all of them.
+func openLibs(L *glua.LState, libs ...lib) {
+	for _, l := range libs {
+		L.Push(L.NewFunction(l.open))
+		L.Push(glua.LString(l.name))
+		L.Call(1, 0)
+	}
 }

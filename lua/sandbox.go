@@ -314,21 +314,14 @@ func runChunk(chunk string, w io.Writer) (results []any, err error) {
 // newSandbox builds the restricted state RunSandboxed uses.
 func newSandbox() *glua.LState {
 	L := glua.NewState(glua.Options{SkipOpenLibs: true, CallStackSize: 200, RegistrySize: 1024, RegistryMaxSize: 1024 * 256, RegistryGrowStep: 1024})
-	for _, lib := range []struct {
-		name string
-		open glua.LGFunction
-	}{
-		{glua.BaseLibName, glua.OpenBase},
-		{glua.TabLibName, glua.OpenTable},
-		{glua.StringLibName, glua.OpenString},
-		{glua.MathLibName, glua.OpenMath},
-		{glua.CoroutineLibName, glua.OpenCoroutine},
-		{glua.OsLibName, glua.OpenOs},
-	} {
-		L.Push(L.NewFunction(lib.open))
-		L.Push(glua.LString(lib.name))
-		L.Call(1, 0)
-	}
+	openLibs(L,
+		lib{glua.BaseLibName, glua.OpenBase},
+		lib{glua.TabLibName, glua.OpenTable},
+		lib{glua.StringLibName, glua.OpenString},
+		lib{glua.MathLibName, glua.OpenMath},
+		lib{glua.CoroutineLibName, glua.OpenCoroutine},
+		lib{glua.OsLibName, glua.OpenOs},
+	)
 	for _, name := range []string{"dofile", "loadfile", "require", "module", "_printregs", "collectgarbage", "newproxy", "getfenv", "setfenv"} {
 		L.SetGlobal(name, glua.LNil)
 	}
