@@ -182,25 +182,24 @@ func (s *Store) Path() string { return s.path }
 // without the key makes fn return errNeedKey; view then asks for the
 // passphrase (outside the lock) and runs fn once more.
 func (s *Store) view(fn func(tx *bolt.Tx) error) error {
-	err := s.viewOnce(fn)
-	if errors.Is(err, errNeedKey) {
-		if err := s.unlock(); err != nil {
-			return err
-		}
-		err = s.viewOnce(fn)
-	}
-	return err
+	return s.withKey(s.viewOnce, fn)
 }
 
 // update is view's read-write counterpart; fn's changes commit atomically
 // or not at all.
 func (s *Store) update(fn func(tx *bolt.Tx) error) error {
-	err := s.updateOnce(fn)
+	return s.withKey(s.updateOnce, fn)
+}
+
+// withKey runs fn through once; when fn needed the seal key (errNeedKey), it
+// unlocks the seal outside the file lock and runs fn once more.
+func (s *Store) withKey(once func(func(*bolt.Tx) error) error, fn func(tx *bolt.Tx) error) error {
+	err := once(fn)
 	if errors.Is(err, errNeedKey) {
 		if err := s.unlock(); err != nil {
 			return err
 		}
-		err = s.updateOnce(fn)
+		err = once(fn)
 	}
 	return err
 }
