@@ -593,36 +593,7 @@ func TestClientCallsSurviveNeighboursCancelling(t *testing.T) {
 // TestServerDiesWithTai kills a process that runs a stdio server without
 // any chance to clean up: Pdeathsig must take the server down with it.
 func TestServerDiesWithTai(t *testing.T) {
-	ctx := testCtx(t)
-	e := fakeEntry(t, "parent")
-	cmd := exec.CommandContext(ctx, e.Command, e.Args...)
-	cmd.Env = mergeEnv(os.Environ(), e.Env)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var child int
-	if _, err := fmt.Fscan(out, &child); err != nil || child <= 0 {
-		t.Fatalf("reading the server's pid: %d %v", child, err)
-	}
-	fd, err := unix.PidfdOpen(child, 0)
-	if err != nil {
-		t.Fatalf("server %d not running: %v", child, err)
-	}
-	t.Cleanup(func() { // should the test fail, leave nothing behind
-		unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
-		unix.Close(fd)
-	})
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait()
-	if err := waitExit(ctx, child); err != nil {
-		t.Errorf("server outlived the killed tai: %v", err)
-	}
+	killTaiAndWaitFor(t, "parent", "server outlived the killed tai")
 }
 
 // TestServerHasAPrivateTerminal: a stdio server leads a session of its own
@@ -647,8 +618,15 @@ func TestServerHasAPrivateTerminal(t *testing.T) {
 // process of its own: Pdeathsig reaches only the server, so the server's
 // private terminal must hang up the rest of its process group.
 func TestGrandchildDiesWithTai(t *testing.T) {
+	killTaiAndWaitFor(t, "grandparent", "the server's child outlived the killed tai")
+}
+
+// killTaiAndWaitFor runs the fake in mode as a stand-in for tai; it prints
+// the pid of a process it started (its server, or the server's child).
+// The stand-in is SIGKILLed and that process must then exit.
+func killTaiAndWaitFor(t *testing.T, mode, failure string) {
 	ctx := testCtx(t)
-	e := fakeEntry(t, "grandparent")
+	e := fakeEntry(t, mode)
 	cmd := exec.CommandContext(ctx, e.Command, e.Args...)
 	cmd.Env = mergeEnv(os.Environ(), e.Env)
 	cmd.Stderr = os.Stderr
@@ -659,13 +637,13 @@ func TestGrandchildDiesWithTai(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var grandchild int
-	if _, err := fmt.Fscan(out, &grandchild); err != nil || grandchild <= 0 {
-		t.Fatalf("reading the grandchild's pid: %d %v", grandchild, err)
+	var pid int
+	if _, err := fmt.Fscan(out, &pid); err != nil || pid <= 0 {
+		t.Fatalf("reading the pid: %d %v", pid, err)
 	}
-	fd, err := unix.PidfdOpen(grandchild, 0)
+	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
-		t.Fatalf("grandchild %d not running: %v", grandchild, err)
+		t.Fatalf("process %d not running: %v", pid, err)
 	}
 	t.Cleanup(func() { // should the test fail, leave nothing behind
 		unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
@@ -675,8 +653,8 @@ func TestGrandchildDiesWithTai(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd.Wait()
-	if err := waitExit(ctx, grandchild); err != nil {
-		t.Errorf("the server's child outlived the killed tai: %v", err)
+	if err := waitExit(ctx, pid); err != nil {
+		t.Errorf("%s: %v", failure, err)
 	}
 }
 
