@@ -1,0 +1,443 @@
+package lua
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	glua "github.com/yuin/gopher-lua"
+
+	"tai/engine"
+)
+
+// chatKey names one of the host's agents: tai.chat keeps one conversation
+// per profile, tool subset and system prompt.
+type chatKey struct{ profile, tools, system string }
+
+// chatAgent returns the agent for key, creating it.
+func (h *Host) chatAgent(e *engine.Engine, key chatKey, tools []string) (*engine.Agent, error) {
+	if a, ok := h.agents[key]; ok {
+		return a, nil
+	}
+	opts := &engine.AgentOptions{Tools: tools, System: key.system}
+	var a *engine.Agent
+	if key.profile == "" {
+		a = e.NewAgent(opts)
+	} else {
+		src, err := h.profileModel(e, key.profile)
+		if err != nil {
+			return nil, err
+		}
+		a = engine.NewAgent(e.Tools(), src, opts)
+	}
+	h.agents[key] = a
+	return a, nil
+}
+
+// clientOptions are the model clients' options: the host's Engine.Client,
+// with retries reported on Stderr ("tai: rate limited (429); retrying in
+// 30s, attempt 2/4") unless a turn has its own on_retry or the options
+// their own OnRetry, so that no wait passes in silence.
+func (h *Host) clientOptions() *engine.ClientOptions {
+	var c engine.ClientOptions
+	if o := h.opts.Engine; o != nil && o.Client != nil {
+		c = *o.Client
+	}
+	if c.OnRetry == nil {
+		c.OnRetry = func(n engine.RetryNotice) {
+			fmt.Fprintf(h.opts.Stderr, "tai: %s\n", n)
+		}
+	}
+	return &c
+}
+
+// profileModel is a ModelSource for a named profile other than the current
+// one; its client is built on the first turn.
+func (h *Host) profileModel(e *engine.Engine, name string) (engine.ModelSource, error) {
+	getenv := h.getenv()
+	copts := h.clientOptions()
+	var newClient func(engine.Profile) (engine.ChatClient, error)
+	if o := h.opts.Engine; o != nil {
+		newClient = o.NewClient
+	}
+	p, err := engine.ResolveProfile(e.Store(), name, getenv)
+	if err != nil {
+		return nil, err
+	}
+	if newClient == nil {
+		c := *copts
+		if c.Getenv == nil {
+			c.Getenv = getenv
+		}
+		newClient = func(p engine.Profile) (engine.ChatClient, error) { return engine.NewChatClient(p, e.Store(), &c) }
+	}
+	var mu sync.Mutex
+	var client engine.ChatClient
+	return func(context.Context) (engine.Model, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if client == nil {
+			c, err := newClient(p)
+			if err != nil {
+				return engine.Model{}, err
+			}
+			client = c
+		}
+		return engine.Model{Client: client, System: p.System, Tools: p.Tools, MaxTokens: p.MaxTokens}, nil
+	}, nil
+}
+
+// chatOpts is tai.chat's option table.
+type chatOpts struct {
+	key      chatKey
+	tools    []string
+	maxSteps int
+	reset    bool
+	onText   *glua.LFunction
+	onWait   *glua.LFunction
+	onStart  *glua.LFunction
+	onEnd    *glua.LFunction
+	onRetry  *glua.LFunction
+}
+
+func readChatOpts(L *glua.LState, n int) chatOpts {
+	var o chatOpts
+	t := L.OptTable(n, nil)
+	if t == nil {
+		return o
+	}
+	str := func(field string) string {
+		switch v := t.RawGetString(field).(type) {
+		case glua.LString:
+			return string(v)
+		case *glua.LNilType:
+			return ""
+		default:
+			L.ArgError(n, field+" must be a string, not a "+v.Type().String())
+		}
+		return ""
+	}
+	fn := func(field string) *glua.LFunction {
+		switch v := t.RawGetString(field).(type) {
+		case *glua.LFunction:
+			return v
+		case *glua.LNilType:
+			return nil
+		default:
+			L.ArgError(n, field+" must be a function, not a "+v.Type().String())
+		}
+		return nil
+	}
+	o.key.profile = str("profile")
+	o.key.system = str("system")
+	switch v := t.RawGetString("max_steps").(type) {
+	case glua.LNumber:
+		if v < 1 || v > 1000 || float64(v) != float64(int(v)) {
+			L.ArgError(n, "max_steps must be a whole number from 1 to 1000")
+		}
+		o.maxSteps = int(v)
+	case *glua.LNilType:
+	default:
+		L.ArgError(n, "max_steps must be a number")
+	}
+	switch v := t.RawGetString("tools").(type) {
+	case *glua.LTable:
+		for i := 1; i <= v.Len(); i++ {
+			s, ok := v.RawGetInt(i).(glua.LString)
+			if !ok {
+				L.ArgError(n, "tools must be a list of tool names or patterns (strings)")
+			}
+			o.tools = append(o.tools, string(s))
+		}
+		if len(o.tools) == 0 {
+			L.ArgError(n, "tools is an empty list; leave it out to offer every tool")
+		}
+		o.key.tools = strings.Join(o.tools, "\x00")
+	case *glua.LNilType:
+	default:
+		L.ArgError(n, "tools must be a list of tool names or patterns")
+	}
+	o.reset = glua.LVAsBool(t.RawGetString("reset"))
+	o.onText = fn("on_text")
+	o.onWait = fn("on_waiting")
+	o.onStart = fn("on_tool_start")
+	o.onEnd = fn("on_tool_end")
+	o.onRetry = fn("on_retry")
+	return o
+}
+
+// spinnerTick is how often on_waiting is called again while the model is
+// silent, so a front end can animate a spinner.
+const spinnerTick = 100 * time.Millisecond
+
+// luaChat is tai.chat(message [, opts]).
+func (h *Host) luaChat(L *glua.LState) int {
+	message := L.CheckString(1)
+	o := readChatOpts(L, 2)
+	if strings.TrimSpace(message) == "" {
+		L.ArgError(1, "the message is empty")
+	}
+	e, err := h.Engine()
+	if err != nil {
+		return fail(L, err.Error())
+	}
+	agent, err := h.chatAgent(e, o.key, o.tools)
+	if err != nil {
+		return fail(L, err.Error())
+	}
+	if h.busy[agent] {
+		// A Lua tool called during a turn asked for a turn on the same
+		// conversation: it would wait for itself forever.
+		return fail(L, "tai.chat is already running a turn on this conversation (called from a tool of that turn?); "+
+			"give a different profile, tools or system option for a separate conversation")
+	}
+	h.busy[agent] = true
+	defer delete(h.busy, agent)
+	if o.reset {
+		agent.Reset()
+	}
+	agent.SetMaxSteps(o.maxSteps)
+	ctx := luaContext(L)
+	agent.SetEvents(h.chatEvents(ctx, o))
+	defer agent.SetEvents(engine.Events{})
+
+	var turn engine.Turn
+	var terr error
+	h.Await(func() { turn, terr = agent.RunTurn(ctx, message) })
+	if terr != nil {
+		if ctx.Err() != nil {
+			return fail(L, "interrupted")
+		}
+		return fail(L, terr.Error())
+	}
+	L.Push(glua.LString(turn.Text))
+	d := L.NewTable()
+	d.RawSetString("steps", glua.LNumber(turn.Steps))
+	d.RawSetString("exhausted", glua.LBool(turn.Exhausted))
+	d.RawSetString("truncated", glua.LBool(turn.Truncated))
+	d.RawSetString("filtered", glua.LBool(turn.Filtered))
+	d.RawSetString("empty", glua.LBool(turn.Empty))
+	d.RawSetString("finish_reason", glua.LString(turn.FinishReason))
+	d.RawSetString("usage", usageTable(L, turn.Usage))
+	d.RawSetString("profile", glua.LString(h.chatProfile(e, o.key)))
+	L.Push(d)
+	return 2
+}
+
+func (h *Host) chatProfile(e *engine.Engine, key chatKey) string {
+	if key.profile != "" {
+		return key.profile
+	}
+	return e.Profile().Name
+}
+
+func usageTable(L *glua.LState, u engine.Usage) *glua.LTable {
+	t := L.NewTable()
+	t.RawSetString("input_tokens", glua.LNumber(u.InputTokens))
+	t.RawSetString("output_tokens", glua.LNumber(u.OutputTokens))
+	return t
+}
+
+// chatEvents forwards the agent's events to the Lua callbacks of o, on the
+// goroutine that owns the state. A callback that fails is reported once on
+// stderr and not called again in this turn.
+func (h *Host) chatEvents(ctx context.Context, o chatOpts) engine.Events {
+	var ev engine.Events
+	var mu sync.Mutex
+	broken := map[*glua.LFunction]bool{}
+	call := func(fn *glua.LFunction, args func() []glua.LValue) {
+		_ = h.onLua(ctx, func() {
+			mu.Lock()
+			skip := broken[fn]
+			mu.Unlock()
+			if skip {
+				return
+			}
+			if _, err := h.callLua(fn, 0, args()...); err != nil && ctx.Err() == nil {
+				mu.Lock()
+				broken[fn] = true
+				mu.Unlock()
+				fmt.Fprintf(h.opts.Stderr, "tai: chat callback failed (not called again this turn): %v\n", err)
+			}
+		})
+	}
+	if o.onText != nil {
+		ev.OnText = func(d string) {
+			call(o.onText, func() []glua.LValue { return []glua.LValue{glua.LString(d)} })
+		}
+	}
+	if o.onWait != nil {
+		var wmu sync.Mutex
+		var stop context.CancelFunc
+		var stopped chan struct{}
+		ev.OnWaiting = func(waiting bool) {
+			wmu.Lock()
+			defer wmu.Unlock()
+			if stop != nil {
+				stop()
+				<-stopped
+				stop, stopped = nil, nil
+			}
+			if !waiting {
+				call(o.onWait, func() []glua.LValue { return []glua.LValue{glua.LFalse} })
+				return
+			}
+			call(o.onWait, func() []glua.LValue { return []glua.LValue{glua.LTrue, glua.LNumber(0)} })
+			tctx, cancel := context.WithCancel(ctx)
+			stop, stopped = cancel, make(chan struct{})
+			go h.spin(tctx, o.onWait, stopped, func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return broken[o.onWait]
+			})
+		}
+	}
+	if o.onStart != nil {
+		ev.OnToolStart = func(te engine.ToolEvent) {
+			call(o.onStart, func() []glua.LValue { return []glua.LValue{h.toolEventTable(te)} })
+		}
+	}
+	if o.onEnd != nil {
+		ev.OnToolEnd = func(te engine.ToolEvent) {
+			call(o.onEnd, func() []glua.LValue { return []glua.LValue{h.toolEventTable(te)} })
+		}
+	}
+	if o.onRetry != nil {
+		ev.OnRetry = func(n engine.RetryNotice) {
+			call(o.onRetry, func() []glua.LValue { return []glua.LValue{retryTable(h.L, n)} })
+		}
+	}
+	return ev
+}
+
+// retryTable is the table on_retry receives: text is the notice rendered
+// for a person ("rate limited (429); retrying in 30s, attempt 2/4").
+func retryTable(L *glua.LState, n engine.RetryNotice) *glua.LTable {
+	t := L.NewTable()
+	t.RawSetString("text", glua.LString(n.String()))
+	t.RawSetString("reason", glua.LString(n.Reason))
+	t.RawSetString("status", glua.LNumber(n.Status))
+	t.RawSetString("wait", glua.LNumber(n.Wait.Seconds()))
+	t.RawSetString("attempt", glua.LNumber(n.Attempt))
+	t.RawSetString("attempts", glua.LNumber(n.Attempts))
+	t.RawSetString("provider", glua.LString(n.Provider))
+	t.RawSetString("model", glua.LString(n.Model))
+	return t
+}
+
+// spin calls fn(true, n) every spinnerTick until ctx ends, then closes
+// stopped.
+func (h *Host) spin(ctx context.Context, fn *glua.LFunction, stopped chan struct{}, broken func() bool) {
+	defer close(stopped)
+	tick := time.NewTicker(spinnerTick)
+	defer tick.Stop()
+	for n := 1; ; n++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		_ = h.onLua(ctx, func() {
+			if !broken() {
+				_, _ = h.callLua(fn, 0, glua.LTrue, glua.LNumber(n))
+			}
+		})
+	}
+}
+
+// toolEventTable converts a tool event: {id=, name=, digest=, args=,
+// outcome=, duration_ms=}. args are already redacted by the engine.
+func (h *Host) toolEventTable(te engine.ToolEvent) *glua.LTable {
+	L := h.L
+	t := L.NewTable()
+	t.RawSetString("id", glua.LString(te.ID))
+	t.RawSetString("name", glua.LString(te.Name))
+	t.RawSetString("digest", glua.LString(te.Digest))
+	if args, err := ToLua(L, te.Args); err == nil {
+		t.RawSetString("args", args)
+	}
+	if te.Outcome != "" {
+		t.RawSetString("outcome", glua.LString(te.Outcome))
+		t.RawSetString("duration_ms", glua.LNumber(float64(te.Duration.Microseconds())/1000))
+	}
+	return t
+}
+
+// luaChatReset is tai.chat_reset([opts]): forgets the conversation of the
+// agent opts names (profile, tools, system), or of every agent.
+func (h *Host) luaChatReset(L *glua.LState) int {
+	if L.GetTop() == 0 || L.Get(1) == glua.LNil {
+		for _, a := range h.agents {
+			a.Reset()
+		}
+		return 0
+	}
+	o := readChatOpts(L, 1)
+	if a, ok := h.agents[o.key]; ok {
+		a.Reset()
+	}
+	return 0
+}
+
+// luaComplete is tai.complete(messages): one stateless completion with the
+// current profile and no tools.
+func (h *Host) luaComplete(L *glua.LState) int {
+	list := L.CheckTable(1)
+	n := list.Len()
+	if n == 0 {
+		L.ArgError(1, "messages must be a non-empty list of {role=, content=}")
+	}
+	msgs := make([]engine.Message, 0, n)
+	for i := 1; i <= n; i++ {
+		m, ok := list.RawGetInt(i).(*glua.LTable)
+		if !ok {
+			L.ArgError(1, fmt.Sprintf("messages[%d] must be a table {role=, content=}", i))
+		}
+		role, _ := m.RawGetString("role").(glua.LString)
+		switch role {
+		case "system", "user", "assistant":
+		default:
+			L.ArgError(1, fmt.Sprintf("messages[%d].role is %q; use \"system\", \"user\" or \"assistant\"", i, string(role)))
+		}
+		content, ok := m.RawGetString("content").(glua.LString)
+		if !ok {
+			L.ArgError(1, fmt.Sprintf("messages[%d].content must be a string", i))
+		}
+		msgs = append(msgs, engine.Message{Role: string(role), Content: string(content)})
+	}
+	var onRetry *glua.LFunction
+	if t := L.OptTable(2, nil); t != nil {
+		switch v := t.RawGetString("on_retry").(type) {
+		case *glua.LFunction:
+			onRetry = v
+		case *glua.LNilType:
+		default:
+			L.ArgError(2, "on_retry must be a function, not a "+v.Type().String())
+		}
+	}
+	e, err := h.Engine()
+	if err != nil {
+		return fail(L, err.Error())
+	}
+	ctx := luaContext(L)
+	if onRetry != nil {
+		ctx = engine.WithRetryNotice(ctx, h.chatEvents(ctx, chatOpts{onRetry: onRetry}).OnRetry)
+	}
+	var resp engine.Response
+	var cerr error
+	h.Await(func() { resp, cerr = e.Complete(ctx, msgs) })
+	if cerr != nil {
+		if ctx.Err() != nil {
+			return fail(L, "interrupted")
+		}
+		return fail(L, cerr.Error())
+	}
+	L.Push(glua.LString(resp.Message.Content))
+	d := L.NewTable()
+	d.RawSetString("finish_reason", glua.LString(resp.FinishReason))
+	d.RawSetString("usage", usageTable(L, resp.Usage))
+	L.Push(d)
+	return 2
+}

@@ -1,0 +1,167 @@
+package lua
+
+import (
+	"encoding/json"
+	"os"
+	"sort"
+	"strings"
+
+	glua "github.com/yuin/gopher-lua"
+
+	"tai/engine"
+)
+
+// luaProfileField answers tai.profile: the engine's profile once it is
+// built, else the --profile flag, else the current profile remembered in the
+// vault, else "default". It is computed on each read, so a switch made by
+// tai.profiles.use or by another process shows at once.
+func (h *Host) luaProfileField(L *glua.LState) int {
+	if L.CheckString(2) != "profile" {
+		L.Push(glua.LNil)
+		return 1
+	}
+	L.Push(glua.LString(h.currentProfileName()))
+	return 1
+}
+
+func (h *Host) currentProfileName() string {
+	if h.eng != nil {
+		return h.eng.Profile().Name
+	}
+	s, err := h.Vault()
+	if err == nil {
+		var p engine.Profile
+		if p, err = engine.ResolveProfile(s, h.profileFlag, h.getenv()); err == nil {
+			return p.Name
+		}
+	}
+	if h.profileFlag != "" {
+		return h.profileFlag
+	}
+	return h.opts.Profile
+}
+
+// profileTable converts a profile; keys are named by where they live,
+// never shown.
+func profileTable(L *glua.LState, p engine.Profile) *glua.LTable {
+	b, _ := json.Marshal(p)
+	v, err := ToLua(L, json.RawMessage(b))
+	if t, ok := v.(*glua.LTable); ok && err == nil {
+		return t
+	}
+	t := L.NewTable()
+	t.RawSetString("name", glua.LString(p.Name))
+	return t
+}
+
+func (h *Host) profilesList(L *glua.LState) int {
+	e, err := h.Engine()
+	if err != nil {
+		return fail(L, err.Error())
+	}
+	list, err := engine.ListProfiles(e.Store())
+	if err != nil {
+		return fail(L, err.Error())
+	}
+	cur := e.Profile()
+	found := false
+	for _, p := range list {
+		found = found || p.Name == cur.Name
+	}
+	if !found {
+		list = append(list, cur)
+		sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+	}
+	out := L.NewTable()
+	for _, p := range list {
+		t := profileTable(L, p)
+		t.RawSetString("current", glua.LBool(p.Name == cur.Name))
+		out.Append(t)
+	}
+	L.Push(out)
+	return 1
+}
+
+func (h *Host) profilesCurrent(L *glua.LState) int {
+	e, err := h.Engine()
+	if err != nil {
+		return fail(L, err.Error())
+	}
+	L.Push(profileTable(L, e.Profile()))
+	return 1
+}
+
+func (h *Host) profilesGet(L *glua.LState) int {
+	name := L.CheckString(1)
+	e, err := h.Engine()
+	if err != nil {
+		return fail(L, err.Error())
+	}
+	if name == e.Profile().Name {
+		L.Push(profileTable(L, e.Profile()))
+		return 1
+	}
+	getenv := os.Getenv
+	if h.opts.Engine != nil && h.opts.Engine.Getenv != nil {
+		getenv = h.opts.Engine.Getenv
+	}
+	p, err := engine.ResolveProfile(e.Store(), name, getenv)
+	if err != nil {
+		return fail(L, err.Error())
+	}
+	L.Push(profileTable(L, p))
+	return 1
+}
+
+func (h *Host) profilesUse(L *glua.LState) int {
+	name := L.CheckString(1)
+	e, err := h.Engine()
+	if err != nil {
+		return fail(L, err.Error())
+	}
+	p, err := e.UseProfile(name)
+	if err != nil {
+		return fail(L, err.Error())
+	}
+	L.Push(profileTable(L, p))
+	return 1
+}
+
+func (h *Host) profilesSave(L *glua.LState) int {
+	fields := argsTable(L, 1, "profile")
+	b, err := json.Marshal(fields)
+	if err != nil {
+		L.ArgError(1, err.Error())
+	}
+	var p engine.Profile
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		L.ArgError(1, "profile fields are name, provider, base_url, model, key_secret, key_env, system, tools, max_tokens: "+err.Error())
+	}
+	if err := p.Validate(); err != nil {
+		return fail(L, err.Error())
+	}
+	e, err := h.Engine()
+	if err != nil {
+		return fail(L, err.Error())
+	}
+	if err := e.SaveProfile(p); err != nil {
+		return fail(L, err.Error())
+	}
+	L.Push(glua.LTrue)
+	return 1
+}
+
+func (h *Host) profilesDelete(L *glua.LState) int {
+	name := L.CheckString(1)
+	e, err := h.Engine()
+	if err != nil {
+		return fail(L, err.Error())
+	}
+	if err := e.DeleteProfile(name); err != nil {
+		return fail(L, err.Error())
+	}
+	L.Push(glua.LTrue)
+	return 1
+}
