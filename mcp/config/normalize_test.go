@@ -1,0 +1,90 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"tai/mcp"
+)
+
+func TestNormalizeCanonical(t *testing.T) {
+	text := `{
+  // canonical entries need no rules
+  "mem": {"transport": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"],},
+  "web": {"transport": "http", "url": "https://mcp.example.net/mcp", "headers": {"Authorization": "Bearer YOUR_API_KEY"}},
+  "old": {"transport": "sse", "url": "https://mcp.asana.com/sse"},
+}`
+	entries, notes, err := Normalize(text, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 2 || entries[0].Name != "mem" || entries[1].Name != "web" {
+		t.Fatalf("entries = %+v", entries)
+	}
+	if entries[0].Source != SourceJSON || !entries[0].Enabled || entries[0].Args[1] != "@modelcontextprotocol/server-memory" {
+		t.Errorf("mem = %+v", entries[0])
+	}
+	var refused, placeholder bool
+	for _, n := range notes {
+		refused = refused || n.Server == "old" && n.Level == LevelRefused && strings.Contains(n.Text, "/mcp instead of /sse")
+		placeholder = placeholder || n.Server == "web" && n.Level == LevelWarn && strings.Contains(n.Text, "headers.Authorization") && strings.Contains(n.Text, "YOUR_API_KEY")
+	}
+	if !refused || !placeholder {
+		t.Errorf("notes = %+v", notes)
+	}
+}
+
+func TestNormalizeInputs(t *testing.T) {
+	stored := func(name string) (mcp.Entry, bool) {
+		if name == "memory" {
+			return mcp.Entry{Name: "memory", Transport: "stdio", Command: "npx", Source: "github:o/r"}, true
+		}
+		return mcp.Entry{}, false
+	}
+	tests := []struct {
+		name, text string
+		wantErr    string
+		is         error
+		want       string // first entry name
+	}{
+		{name: "empty", text: "  \n", wantErr: "nothing to normalize"},
+		{name: "stored word", text: "memory\n", want: "memory"},
+		{name: "unknown word", text: "nosuch", wantErr: "no stored server"},
+		{name: "github", text: "https://github.com/upstash/context7", is: ErrGitHubURL},
+		{name: "no servers", text: `{}`, is: ErrNoServers},
+		{name: "smart quotes", text: "{\n  “mcpServers”: {}\n}", wantErr: "line 2, column 3"},
+		{name: "toml error", text: "[mcp_servers.x]\ncommand = \n", wantErr: "TOML, line 2"},
+		{name: "neither", text: "hello there, world", wantErr: "neither JSON nor TOML"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			entries, _, err := Normalize(tt.text, &Options{Stored: stored})
+			switch {
+			case tt.is != nil:
+				if !errors.Is(err, tt.is) {
+					t.Errorf("err = %v, want %v", err, tt.is)
+				}
+			case tt.wantErr != "":
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("err = %v, want %q", err, tt.wantErr)
+				}
+			default:
+				if err != nil || len(entries) == 0 || entries[0].Name != tt.want {
+					t.Errorf("entries = %+v, err = %v", entries, err)
+				}
+			}
+		})
+	}
+}
+
+func TestSyntaxErrorQuotesLine(t *testing.T) {
+	_, _, err := Parse("{\n  \"a\": [\n    \"b\": 1\n  ]\n}")
+	var se *SyntaxError
+	if !errors.As(err, &se) {
+		t.Fatalf("err = %v", err)
+	}
+	if se.Line != 3 || se.Column != 8 || !strings.Contains(se.Error(), "  3 |     \"b\": 1\n    |        ^") || !strings.Contains(se.Hint, "{ }") {
+		t.Errorf("error = %q (line %d col %d)", se.Error(), se.Line, se.Column)
+	}
+}

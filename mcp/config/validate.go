@@ -1,0 +1,359 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+
+	"tai/mcp"
+)
+
+// NameRule says what a server name may be, for messages.
+const NameRule = "1 to 64 lowercase letters, digits, '-' and '_', starting with a letter or digit"
+
+var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+// ValidName reports whether name follows NameRule.
+func ValidName(name string) bool { return validName.MatchString(name) }
+
+// canonicalKeys are the fields of a raw entry that validate reads.
+var canonicalKeys = []string{"name", "transport", "command", "args", "env", "cwd", "url", "headers", "allow", "deny", "enabled"}
+
+// validate turns raw entries into mcp.Entry values, refusing (as a note)
+// those that cannot be used and noting what needs a look.
+func validate(raws []map[string]any, source string) ([]mcp.Entry, []Note) {
+	var entries []mcp.Entry
+	var notes []Note
+	taken := map[string]bool{}
+	for i, raw := range raws {
+		v := &checker{}
+		e := v.entry(raw, source, i)
+		if v.refusal == "" {
+			switch {
+			case taken[e.Name]:
+				v.refuse(fmt.Sprintf("another entry in this paste is already named %q: rename one of them", e.Name))
+			case e.Transport == "sse" || e.Transport == "ws" || e.Transport == "websocket":
+				hint := ""
+				if strings.HasSuffix(strings.TrimRight(e.URL, "/"), "/sse") {
+					hint = "; many servers offer Streamable HTTP at the same address ending in /mcp instead of /sse: paste that URL if yours does"
+				}
+				v.refuse(fmt.Sprintf("transport %q is not supported: tai speaks stdio and Streamable HTTP (\"http\") only, not the legacy HTTP+SSE or WebSocket transports%s", e.Transport, hint))
+			default:
+				if err := validEntry(e); err != nil {
+					v.refuse(strings.TrimPrefix(err.Error(), fmt.Sprintf("mcp entry %q: ", e.Label())))
+				}
+			}
+		}
+		name := e.Name
+		if name == "" {
+			name = fmt.Sprintf("entry %d", i+1)
+		}
+		for _, n := range v.notes {
+			n.Server = name
+			notes = append(notes, n)
+		}
+		if v.refusal != "" {
+			notes = append(notes, Note{Server: name, Level: LevelRefused, Text: v.refusal})
+			continue
+		}
+		taken[e.Name] = true
+		for _, n := range check(e) {
+			n.Server = name
+			notes = append(notes, n)
+		}
+		entries = append(entries, e)
+	}
+	return entries, notes
+}
+
+// checker collects the notes on one entry and the first reason to refuse
+// it.
+type checker struct {
+	notes   []Note
+	refusal string
+}
+
+func (c *checker) note(level, format string, args ...any) {
+	c.notes = append(c.notes, Note{Level: level, Text: fmt.Sprintf(format, args...)})
+}
+
+func (c *checker) refuse(why string) {
+	if c.refusal == "" {
+		c.refusal = why
+	}
+}
+
+func (c *checker) entry(raw map[string]any, source string, i int) mcp.Entry {
+	e := mcp.Entry{Enabled: true, Source: source}
+	e.Name = c.str(raw, "name")
+	switch {
+	case e.Name == "":
+		c.refuse(fmt.Sprintf("entry %d has no name: give it one (%s)", i+1, NameRule))
+	case !ValidName(e.Name):
+		c.refuse(fmt.Sprintf("name %q does not follow the rule for names: %s", e.Name, NameRule))
+	}
+	e.Transport = strings.ToLower(c.str(raw, "transport"))
+	e.Command = c.str(raw, "command")
+	e.Args = c.list(raw, "args")
+	e.Env = c.dict(raw, "env")
+	e.Cwd = c.str(raw, "cwd")
+	e.URL = c.str(raw, "url")
+	e.Headers = c.dict(raw, "headers")
+	e.Allow = c.list(raw, "allow")
+	e.Deny = c.list(raw, "deny")
+	if v, ok := raw["enabled"]; ok && v != nil {
+		if b, ok := v.(bool); ok {
+			e.Enabled = b
+		} else {
+			c.note(LevelWarn, "enabled is a %s, not true or false; the entry is enabled", kindOf(v))
+		}
+	}
+	var unknown []string
+	for k := range raw {
+		if !slices.Contains(canonicalKeys, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	slices.Sort(unknown)
+	for _, k := range unknown {
+		c.note(LevelWarn, "field %q is not one tai knows; it is ignored", k)
+	}
+	return e
+}
+
+// scalar turns a string, number or boolean into its text.
+func scalar(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case int64:
+		return fmt.Sprint(x), true
+	case float64:
+		return fmt.Sprint(x), true
+	case int:
+		return fmt.Sprint(x), true
+	case bool:
+		return fmt.Sprint(x), true
+	}
+	return "", false
+}
+
+func (c *checker) str(raw map[string]any, key string) string {
+	v, ok := raw[key]
+	if !ok || v == nil {
+		return ""
+	}
+	s, ok := scalar(v)
+	if !ok {
+		c.refuse(fmt.Sprintf("%s is a %s; it must be a string", key, kindOf(v)))
+	}
+	return s
+}
+
+func (c *checker) list(raw map[string]any, key string) []string {
+	v, ok := raw[key]
+	if !ok || v == nil {
+		return nil
+	}
+	var items []any
+	switch x := v.(type) {
+	case []any:
+		items = x
+	case *Object:
+		if len(x.Keys) > 0 {
+			c.refuse(fmt.Sprintf("%s is an object; it must be a list of strings", key))
+		}
+		return nil
+	case map[string]any:
+		if len(x) > 0 {
+			c.refuse(fmt.Sprintf("%s is an object; it must be a list of strings", key))
+		}
+		return nil
+	default:
+		c.refuse(fmt.Sprintf("%s is a %s; it must be a list of strings", key, kindOf(v)))
+		return nil
+	}
+	out := make([]string, 0, len(items))
+	for j, it := range items {
+		s, ok := scalar(it)
+		if !ok {
+			c.refuse(fmt.Sprintf("%s[%d] is a %s; it must be a string", key, j+1, kindOf(it)))
+			continue
+		}
+		if _, isString := it.(string); !isString {
+			c.note(LevelInfo, "%s[%d] is a %s; it is passed as the text %q", key, j+1, kindOf(it), s)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func (c *checker) dict(raw map[string]any, key string) map[string]string {
+	v, ok := raw[key]
+	if !ok || v == nil {
+		return nil
+	}
+	var m map[string]any
+	switch x := v.(type) {
+	case *Object:
+		m = x.Values
+	case map[string]any:
+		m = x
+	case []any:
+		if len(x) > 0 {
+			c.refuse(fmt.Sprintf("%s is a list; it must be an object of names to strings", key))
+		}
+		return nil
+	default:
+		c.refuse(fmt.Sprintf("%s is a %s; it must be an object of names to strings", key, kindOf(v)))
+		return nil
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		val := m[k]
+		if val == nil {
+			c.note(LevelInfo, "%s.%s is null; it is left out", key, k)
+			continue
+		}
+		s, ok := scalar(val)
+		if !ok {
+			c.refuse(fmt.Sprintf("%s.%s is a %s; it must be a string", key, k, kindOf(val)))
+			continue
+		}
+		if _, isString := val.(string); !isString {
+			c.note(LevelInfo, "%s.%s is a %s; it is passed as the text %q", key, k, kindOf(val), s)
+		}
+		out[k] = s
+	}
+	return out
+}
+
+// validEntry is Entry.Validate, with a URL holding ${…} references checked
+// as its defaults would make it, or not at all when it starts with one
+// that has none.
+func validEntry(e mcp.Entry) error {
+	if e.Transport == mcp.TransportHTTP && strings.Contains(e.URL, "${") {
+		probe := expandString(e.URL, nil, func(string) {}, 0)
+		if strings.HasPrefix(probe, "${") {
+			e.URL = "https://checked.when.expanded/"
+		} else {
+			e.URL = probe
+			for _, r := range Refs(probe) {
+				e.URL = strings.ReplaceAll(e.URL, r.Text, "x")
+			}
+		}
+	}
+	return e.Validate()
+}
+
+// check returns the warnings and remarks on a valid entry: placeholders a
+// README left, the variables it needs at connect time.
+func check(e mcp.Entry) []Note {
+	var notes []Note
+	add := func(level, format string, args ...any) {
+		notes = append(notes, Note{Level: level, Text: fmt.Sprintf(format, args...)})
+	}
+	type field struct{ name, value string }
+	var fields []field
+	fields = append(fields, field{"command", e.Command})
+	for i, a := range e.Args {
+		fields = append(fields, field{fmt.Sprintf("args[%d]", i+1), a})
+	}
+	for _, k := range slices.Sorted(maps.Keys(e.Env)) {
+		fields = append(fields, field{"env." + k, e.Env[k]})
+	}
+	fields = append(fields, field{"cwd", e.Cwd}, field{"url", e.URL})
+	for _, k := range slices.Sorted(maps.Keys(e.Headers)) {
+		fields = append(fields, field{"headers." + k, e.Headers[k]})
+	}
+	var needs []string
+	folder := map[string]bool{}
+	for _, f := range fields {
+		if f.value == "" {
+			continue
+		}
+		if p := Placeholder(f.value); p != "" {
+			fix := "replace it with the real value"
+			if strings.HasPrefix(f.name, "env.") || strings.HasPrefix(f.name, "headers.") {
+				name := strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(f.name[strings.IndexByte(f.name, '.')+1:]))
+				fix = fmt.Sprintf("store the real value with tai.vault.secret_set(%q, \"…\") and write ${%s} here, or replace it", name, name)
+			}
+			add(LevelWarn, "%s holds the placeholder %q left for you to fill in: %s", f.name, p, fix)
+		}
+		if strings.Contains(f.value, "${") {
+			for _, r := range Refs(f.value) {
+				switch {
+				case IsFolderVar(r.Name):
+					folder[r.Name] = true
+				case !r.HasDefault && !slices.Contains(needs, r.Name):
+					needs = append(needs, r.Name)
+				}
+			}
+			if strings.Count(f.value, "${") > len(Refs(f.value)) {
+				add(LevelWarn, "%s has a ${ that does not start a well-formed ${NAME} reference; it is passed as written", f.name)
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(folder)) {
+		if name == "CLAUDE_PLUGIN_ROOT" {
+			add(LevelWarn, "${%s} stands for a Claude Code plugin's folder; tai puts the folder it runs in there, so start tai in the plugin's folder or write the path instead", name)
+		} else {
+			add(LevelInfo, "${%s} stands for the project folder: tai puts the folder it runs in there", name)
+		}
+	}
+	if len(needs) > 0 {
+		refs := make([]string, len(needs))
+		for i, n := range needs {
+			refs[i] = "${" + n + "}"
+		}
+		add(LevelInfo, "needs %s when it starts: set each in the environment, or in the vault with tai.vault.secret_set(%q, \"…\")", strings.Join(refs, ", "), needs[0])
+	}
+	if e.Transport == mcp.TransportHTTP {
+		if u, err := url.Parse(e.URL); err == nil && (u.Scheme == "http") && !loopback(u.Hostname()) && !strings.Contains(u.Host, "${") {
+			add(LevelWarn, "url uses plain http:// to a host that is not this machine; headers and results travel unencrypted")
+		}
+	}
+	return notes
+}
+
+func loopback(host string) bool {
+	return host == "localhost" || host == "127.0.0.1" || host == "::1" || strings.HasSuffix(host, ".localhost")
+}
+
+// placeholderPatterns match the stand-ins READMEs leave for a value the
+// person must supply.
+var placeholderPatterns = []*regexp.Regexp{
+	regexp.MustCompile(`<<?[^<>]{1,80}>>?`),                                    // <token>, <<PASTE_HERE>>, <your GHES domain>
+	regexp.MustCompile(`(?i)(^|[^a-z0-9])(your[-_. ]?|my[-_])[a-z][a-z0-9_.-]*`), // YOUR_API_KEY, your-token, my_server
+	regexp.MustCompile(`(?i)(^|[^a-z0-9])(/)?path/to(/[^\s,"]*)?`),             // /path/to/allowed/files
+	regexp.MustCompile(`(?i)[a-z0-9]+[_-](x{3,}|\*{3,}|\.{3,}|…)`),              // ghp_xxx, ntn_****, xoxp-...
+	regexp.MustCompile(`(?i)^(x{3,}|\*{3,}|\.{3,}|…)$`),                        // xxx
+	regexp.MustCompile(`(?i)[a-z0-9_]*PASTE[a-z0-9_]*|[a-z0-9_]*_HERE\b`),     // PASTE_TOKEN_HERE
+	regexp.MustCompile(`(?i)(/Users|/home|C:\\Users)[/\\](username|user|you|me|name)\b`), // /Users/username
+	regexp.MustCompile(`(?i)^(value|header_value|header_name|env_var|changeme|change_me|replace_me|todo|token|api_key|apikey|secret|password)$`),
+	regexp.MustCompile(`(?i)(^|[./@])example\.(com|org|net)\b`), // hosts reserved for examples
+}
+
+// Placeholder returns the placeholder a README left in s (YOUR_API_KEY,
+// <token>, /path/to/…, ghp_xxx), or "" when s holds none it knows.
+func Placeholder(s string) string {
+	if strings.HasPrefix(s, "${") && len(Refs(s)) == 1 && Refs(s)[0].Text == s {
+		return ""
+	}
+	for _, p := range placeholderPatterns {
+		if m := p.FindString(s); m != "" {
+			m = strings.TrimLeft(m, " ./@:=-_")
+			if len(m) > 60 {
+				m = m[:60] + "…"
+			}
+			return m
+		}
+	}
+	return ""
+}
