@@ -329,12 +329,12 @@ func loopback(host string) bool {
 // placeholderPatterns match the stand-ins READMEs leave for a value the
 // person must supply.
 var placeholderPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`<<?[^<>]{1,80}>>?`),                                    // <token>, <<PASTE_HERE>>, <your GHES domain>
-	regexp.MustCompile(`(?i)(^|[^a-z0-9])(your[-_. ]?|my[-_])[a-z][a-z0-9_.-]*`), // YOUR_API_KEY, your-token, my_server
-	regexp.MustCompile(`(?i)(^|[^a-z0-9])(/)?path/to(/[^\s,"]*)?`),             // /path/to/allowed/files
-	regexp.MustCompile(`(?i)[a-z0-9]+[_-](x{3,}|\*{3,}|\.{3,}|…)`),              // ghp_xxx, ntn_****, xoxp-...
-	regexp.MustCompile(`(?i)^(x{3,}|\*{3,}|\.{3,}|…)$`),                        // xxx
-	regexp.MustCompile(`(?i)[a-z0-9_]*PASTE[a-z0-9_]*|[a-z0-9_]*_HERE\b`),     // PASTE_TOKEN_HERE
+	regexp.MustCompile(`<<?[^<>]{1,80}>>?`),                                              // <token>, <<PASTE_HERE>>, <your GHES domain>
+	regexp.MustCompile(`(?i)(^|[^a-z0-9])(your[-_. ]?|my[-_])[a-z][a-z0-9_.-]*`),         // YOUR_API_KEY, your-token, my_server
+	regexp.MustCompile(`(?i)(^|[^a-z0-9])(/)?path/to(/[^\s,"]*)?`),                       // /path/to/allowed/files
+	regexp.MustCompile(`(?i)[a-z0-9]+[_-](x{3,}|\*{3,}|\.{3,}|…)`),                       // ghp_xxx, ntn_****, xoxp-...
+	regexp.MustCompile(`(?i)^(x{3,}|\*{3,}|\.{3,}|…)$`),                                  // xxx
+	regexp.MustCompile(`(?i)[a-z0-9_]*PASTE[a-z0-9_]*|[a-z0-9_]*_HERE\b`),                // PASTE_TOKEN_HERE
 	regexp.MustCompile(`(?i)(/Users|/home|C:\\Users)[/\\](username|user|you|me|name)\b`), // /Users/username
 	regexp.MustCompile(`(?i)^(value|header_value|header_name|env_var|changeme|change_me|replace_me|todo|token|api_key|apikey|secret|password)$`),
 	regexp.MustCompile(`(?i)(^|[./@])example\.(com|org|net)\b`), // hosts reserved for examples
