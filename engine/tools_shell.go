@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
+	"io"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Shell tool limits.
@@ -28,7 +30,7 @@ func (e *Engine) shellTool() Tool {
 		Name: "shell",
 		Description: "Run a shell command and return its exit status, stdout and stderr. Give either command " +
 			"(a string run with sh -c) or argv (program and arguments, no shell). Optional cwd and timeout in seconds " +
-			"(default 120). Background processes (cmd &) are stopped when the command ends. " +
+			"(default 120). Background processes (cmd &, setsid, nohup) are stopped when the command ends. " +
 			"Large output is stored as a record to read with record_read.",
 		Parameters: schema(nil, map[string]any{
 			"command": prop("string", "command line run with sh -c"),
@@ -71,35 +73,21 @@ func (e *Engine) runShell(ctx context.Context, args map[string]any) (Result, err
 	return runCommand(ctx, argv, resolvePath(e.dir, cwd), e.shellEnv(), timeout), nil
 }
 
-// runCommand runs argv in dir with the environment env, in its own process
-// group, killing the whole group on timeout or cancellation, and reports
-// status and output.
+// runCommand runs argv in dir with the environment env under the shell
+// keeper (see tools_shell_reaper.go), in its own process group, stopping
+// it and everything it started on timeout or cancellation, and reports
+// status and output. Whatever the command leaves running, in its group
+// (cmd &) or detached from it (setsid), is stopped when it ends.
 func runCommand(ctx context.Context, argv []string, dir string, env []string, timeout time.Duration) Result {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = dir
-	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-	cmd.WaitDelay = 2 * time.Second
 	stdout, stderr := &cappedBuffer{max: ShellOutputMax}, &cappedBuffer{max: ShellOutputMax}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
 	start := time.Now()
-	err := cmd.Run()
+	rep, err := keep(ctx, argv, dir, env, stdout, stderr)
 	elapsed := time.Since(start).Round(time.Millisecond)
-	// Whatever the command left running in its group (cmd &) is stopped:
-	// nothing the model starts outlives its call.
-	leftover := false
-	if cmd.Process != nil && ctx.Err() == nil && syscall.Kill(-cmd.Process.Pid, 0) == nil {
-		leftover = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) == nil
-	}
 
 	var b strings.Builder
 	isErr := false
-	var exitErr *exec.ExitError
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		fmt.Fprintf(&b, "killed: the command ran longer than its timeout of %s\n", timeout)
@@ -107,28 +95,71 @@ func runCommand(ctx context.Context, argv []string, dir string, env []string, ti
 	case ctx.Err() != nil:
 		fmt.Fprintf(&b, "killed: cancelled after %s\n", elapsed)
 		isErr = true
-	case errors.As(err, &exitErr):
-		fmt.Fprintf(&b, "exit status %d (%s)\n", exitErr.ExitCode(), elapsed)
-		isErr = true
-	case errors.Is(err, exec.ErrWaitDelay) && cmd.ProcessState != nil:
-		// The command itself ended; background processes kept its output
-		// open until the wait delay ran out.
-		code := cmd.ProcessState.ExitCode()
-		fmt.Fprintf(&b, "exit status %d (%s)\n", code, elapsed)
-		fmt.Fprintf(&b, "[background processes still held the output %s after the command ended; they were stopped and their later output is lost]\n", cmd.WaitDelay)
-		isErr, leftover = code != 0, false
 	case err != nil:
 		fmt.Fprintf(&b, "could not run %q: %v\n", argv[0], err)
 		isErr = true
+	case rep.Error != "":
+		fmt.Fprintf(&b, "could not run %q: %s\n", argv[0], rep.Error)
+		isErr = true
+	case rep.Signal != 0:
+		fmt.Fprintf(&b, "killed by signal %s (%s)\n", unix.SignalName(syscall.Signal(rep.Signal)), elapsed)
+		isErr = true
 	default:
-		fmt.Fprintf(&b, "exit status 0 (%s)\n", elapsed)
+		fmt.Fprintf(&b, "exit status %d (%s)\n", rep.Exit, elapsed)
+		isErr = rep.Exit != 0
 	}
-	if leftover {
+	if rep.Stopped > 0 && ctx.Err() == nil {
 		b.WriteString("[background processes were still running when the command ended; they were stopped]\n")
 	}
 	stdout.section(&b, "stdout")
 	stderr.section(&b, "stderr")
 	return Result{Content: []Content{{Type: "text", Text: b.String()}}, IsError: isErr}
+}
+
+// keep runs argv under the shell keeper and returns its reply. Cancelling
+// ctx asks the keeper to stop the command and all it started (SIGTERM);
+// a keeper that does not end within two seconds is killed with its group.
+func keep(ctx context.Context, argv []string, dir string, env []string, stdout, stderr *cappedBuffer) (keeperReply, error) {
+	cmd, replyR, replyW, err := keeperCommand(argv, dir, env)
+	if err != nil {
+		return keeperReply{}, err
+	}
+	defer replyR.Close()
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	// Should a keeper killed on cancellation leave a process holding the
+	// output open, the wait for the output ends 2 s after the keeper.
+	cmd.WaitDelay = 2 * time.Second
+	if err := cmd.Start(); err != nil {
+		replyW.Close()
+		return keeperReply{}, err
+	}
+	replyW.Close()
+	replyBuf := &cappedBuffer{max: 4096}
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		io.Copy(replyBuf, replyR)
+	}()
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	var waitErr error
+	select {
+	case waitErr = <-waited:
+	case <-ctx.Done():
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case waitErr = <-waited:
+		case <-time.After(2 * time.Second):
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			waitErr = <-waited
+		}
+	}
+	<-copied
+	rep, err := readKeeperReply(replyBuf.buf)
+	if err != nil && waitErr != nil {
+		return rep, fmt.Errorf("%w (%v)", err, waitErr)
+	}
+	return rep, err
 }
 
 // cappedBuffer keeps the first max bytes written and counts the rest.

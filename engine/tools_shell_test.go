@@ -23,6 +23,10 @@ func TestShellBackgroundJobs(t *testing.T) {
 			want: []string{"exit status 0", "started", "background processes", "stopped"}},
 		{name: "output redirected", command: "sleep 30 >/dev/null 2>&1 & echo $!",
 			want: []string{"exit status 0", "background processes", "stopped"}},
+		{name: "detached into its own session", command: "setsid sleep 778 >/dev/null 2>&1 </dev/null & echo $!",
+			want: []string{"exit status 0", "background processes", "stopped"}},
+		{name: "double fork", command: "(setsid sh -c 'sleep 779 & echo $!' &) | head -1",
+			want: []string{"exit status 0"}},
 		{name: "failing leader", command: "sleep 30 & echo $!; exit 3",
 			want: []string{"exit status 3", "background processes"}, errRes: true},
 	}
@@ -45,6 +49,11 @@ func TestShellBackgroundJobs(t *testing.T) {
 			pid, err := strconv.Atoi(strings.SplitN(out, "\n", 2)[0])
 			if err != nil {
 				t.Fatalf("no pid in the output:\n%s", text)
+			}
+			// The call returns only once everything it started has ended
+			// and been reaped.
+			if err := unix.Kill(pid, 0); !errors.Is(err, unix.ESRCH) {
+				t.Errorf("process %d is still there after the call returned (kill 0: %v)", pid, err)
 			}
 			waitGone(t, pid)
 		})
@@ -76,4 +85,22 @@ func waitGone(t *testing.T, pid int) {
 		}
 		return
 	}
+}
+
+// TestShellTimeoutStopsDetached: a command killed at its timeout takes
+// down what it detached too.
+func TestShellTimeoutStopsDetached(t *testing.T) {
+	e := newEngine(t, nil, &Options{Mode: Yolo})
+	res := dispatch(t, e, "shell", map[string]any{"timeout": 1.0,
+		"command": "setsid sleep 781 >/dev/null 2>&1 </dev/null & echo $!; exec sleep 30"})
+	text := res.Text()
+	if !res.IsError || !strings.Contains(text, "longer than its timeout") {
+		t.Fatalf("not reported as timed out:\n%s", text)
+	}
+	_, out, _ := strings.Cut(text, "--- stdout ---\n")
+	pid, err := strconv.Atoi(strings.SplitN(out, "\n", 2)[0])
+	if err != nil {
+		t.Fatalf("no pid in the output:\n%s", text)
+	}
+	waitGone(t, pid)
 }

@@ -18,6 +18,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
@@ -108,7 +109,18 @@ func newFlags(o *options, out io.Writer) *flag.FlagSet {
 }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	// Before anything reads a key: children of the same user must not read
+	// tai's environment or memory, and what they leave running stays ours
+	// to stop.
+	if err := engine.ProtectProcess(); err != nil {
+		fmt.Fprintf(os.Stderr, "tai: %v\n", err)
+		os.Exit(lua.ExitError)
+	}
+	code := run(os.Args[1:], os.Stdout, os.Stderr)
+	// Whatever a command, a server or a script left running (detached or
+	// not) ends with tai.
+	engine.StopChildren(5 * time.Second)
+	os.Exit(code)
 }
 
 func run(argv []string, stdout, stderr io.Writer) int {
