@@ -14,6 +14,7 @@
 package lua
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -88,7 +89,8 @@ type Host struct {
 	confirmFn   *glua.LFunction
 	askFn       *glua.LFunction // guarded by mu, like confirmFn
 
-	clients *clientSet // tai.mcp.connect sessions, closed with the host
+	clients *clientSet    // tai.mcp.connect sessions, closed with the host
+	stdin   *bufio.Reader // io.read's buffer over Stdin (see installStdin)
 	closed  bool
 
 	mu       sync.Mutex
@@ -169,6 +171,7 @@ func New(opts *Options) (*Host, error) {
 	)
 	h.L = L
 	installMarkers(L)
+	h.installStdin(L)
 	L.SetGlobal("print", L.NewFunction(printTo(h.opts.Stdout)))
 	h.installLoader()
 

@@ -62,7 +62,9 @@ func (h *Host) search(L *glua.LState) int {
 			if err != nil {
 				L.RaiseError("error loading module '%s' from %s:\n\t%s", name, p, err.Error())
 			}
-			if embErr == nil {
+			// A copy identical to the built-in file (what --dump-stdlib
+			// wrote, unedited) changes nothing and is not worth a notice.
+			if embErr == nil && !bytes.Equal(src, embedded) {
 				fmt.Fprintf(h.opts.Stderr, "tai: %s overrides the built-in %s\n", p, rel)
 			}
 			L.Push(fn)

@@ -44,14 +44,19 @@ const readlineType = "tai.readline"
 //	    candidates for its last word (whole words); output is where the
 //	    prompt and the edited line are drawn (stderr keeps stdout clean
 //	    for tai -p)
-//	rl:read(prompt) -> line | nil, "interrupt" | nil, "eof"
-//	rl:add_history(line)
+//	rl:read(prompt) -> line | line, "more" | nil, "interrupt" | nil, "eof"
+//	    a bracketed paste is one line however many lines it holds (its
+//	    newlines are in line); "more" says the person ended the line
+//	    with Ctrl-J or Alt-Enter to type a further one
+//	rl:add_history(line)         a multi-line entry is recalled whole
+//	rl:suspend()                 bracketed paste off until the next read
 //	rl:close()
 func (h *Host) openTerm(L *glua.LState, tai *glua.LTable) {
 	mt := L.NewTypeMetatable(readlineType)
 	L.SetField(mt, "__index", L.SetFuncs(L.NewTable(), map[string]glua.LGFunction{
 		"read":        h.rlRead,
 		"add_history": rlAddHistory,
+		"suspend":     rlSuspend,
 		"close":       rlClose,
 	}))
 	tai.RawSetString("term", L.SetFuncs(L.NewTable(), map[string]glua.LGFunction{
@@ -248,6 +253,9 @@ func unsafeRune(r rune) bool {
 // owns the Lua state: the readline goroutine asks through reqs.
 type rl struct {
 	inst     *readline.Instance
+	out      io.Writer // where the editor draws; bracketed paste is switched on it
+	bracket  bool      // out is a terminal: bracketed paste is used
+	pasteOn  bool      // bracketed paste was switched on and not off since
 	complete *glua.LFunction
 	reqs     chan completeReq
 	closed   bool
@@ -298,6 +306,8 @@ func (h *Host) newReadline(L *glua.LState) int {
 		}
 	}
 	cfg := &readline.Config{
+		Stdin:                  newPasteFilter(readline.NewCancelableStdin(readline.Stdin)),
+		Painter:                painter{},
 		HistoryFile:            history,
 		DisableAutoSaveHistory: true,
 		HistoryLimit:           1000,
@@ -307,13 +317,16 @@ func (h *Host) newReadline(L *glua.LState) int {
 	if r.complete != nil {
 		cfg.AutoComplete = completer{reqs: r.reqs}
 	}
+	r.out = os.Stdout
 	switch out := opts.RawGetString("output"); out {
 	case glua.LNil, glua.LString("stdout"):
 	case glua.LString("stderr"):
 		cfg.Stdout = os.Stderr
+		r.out = os.Stderr
 	default:
 		L.ArgError(1, "output must be \"stdout\" or \"stderr\"")
 	}
+	r.bracket = isTerminal(r.out) && isTerminal(os.Stdin)
 	inst, err := readline.NewEx(cfg)
 	if err != nil {
 		return fail(L, "readline: "+err.Error())
@@ -369,6 +382,13 @@ func (h *Host) rlRead(L *glua.LState) int {
 	r := checkRL(L)
 	prompt := L.OptString(2, "> ")
 	r.inst.SetPrompt(prompt)
+	if r.bracket && !r.pasteOn {
+		// A paste arrives whole, however many lines it holds, also one
+		// made while a turn runs (it waits for the next read). The mode
+		// goes off with rl:close() and rl:suspend().
+		io.WriteString(r.out, bracketOn)
+		r.pasteOn = true
+	}
 	done := make(chan readResult, 1)
 	go func() {
 		line, err := r.inst.Readline()
@@ -379,7 +399,12 @@ func (h *Host) rlRead(L *glua.LState) int {
 		case res := <-done:
 			switch {
 			case res.err == nil:
-				L.Push(glua.LString(res.line))
+				text, more := fromEditor(res.line)
+				L.Push(glua.LString(text))
+				if more {
+					L.Push(glua.LString("more"))
+					return 2
+				}
 				return 1
 			case errors.Is(res.err, readline.ErrInterrupt):
 				return fail(L, "interrupt")
@@ -417,7 +442,7 @@ func (h *Host) runComplete(L *glua.LState, fn *glua.LFunction, line string) []st
 
 func rlAddHistory(L *glua.LState) int {
 	r := checkRL(L)
-	line := L.CheckString(2)
+	line := toEditor(L.CheckString(2))
 	if err := r.inst.SaveHistory(line); err != nil {
 		return fail(L, "history: "+err.Error())
 	}
@@ -425,10 +450,26 @@ func rlAddHistory(L *glua.LState) int {
 	return 1
 }
 
+// pasteOff switches bracketed paste off if rlRead switched it on.
+func (r *rl) pasteOff() {
+	if r.pasteOn {
+		io.WriteString(r.out, bracketOff)
+		r.pasteOn = false
+	}
+}
+
+// rlSuspend is rl:suspend(): bracketed paste goes off until the next
+// read, for a program that takes over the terminal (a !command).
+func rlSuspend(L *glua.LState) int {
+	checkRL(L).pasteOff()
+	return 0
+}
+
 func rlClose(L *glua.LState) int {
 	ud := L.CheckUserData(1)
 	if r, ok := ud.Value.(*rl); ok && !r.closed {
 		r.closed = true
+		r.pasteOff()
 		r.inst.Close()
 	}
 	return 0

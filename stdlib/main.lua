@@ -31,15 +31,40 @@ end
 -- a non-safe tool, a tai.chat turn) be asked on the terminal when there is
 -- one; otherwise such calls are denied. The line editor is opened only when
 -- a question comes.
+-- It returns the function that closes the line editor again.
 local function ask_on_terminal()
+  local rl
   if tai.term.isatty("stdin") and tai.term.isatty("stderr") then
-    local rl
     local function get_rl()
       rl = rl or tai.term.readline({ output = "stderr" })
       return rl
     end
     tai.prompter(require("chat").prompter(get_rl, function(s) tai.term.ewrite(s .. "\n") end))
   end
+  return function()
+    if rl then rl:close() end
+  end
+end
+
+-- run_user(fn, args) runs the user's script or chunk: an error is reported
+-- with the traceback of the user's code only (not of this file), and the
+-- exit status says how it ended.
+local function run_user(fn, args)
+  local ok, err = tai.term.protect(fn, unpack(args))
+  if ok then return 0 end
+  if err == "interrupted" then
+    tai.term.warn("tai: interrupted")
+    return 130
+  end
+  tai.term.warn("tai: " .. tostring(err))
+  return 1
+end
+
+-- compile_error reports a script or chunk that does not compile: the
+-- message names the user's file and line; there is no traceback to give.
+local function compile_error(err)
+  tai.term.warn("tai: " .. tostring(err))
+  return 1
 end
 
 return function(inv)
@@ -50,20 +75,22 @@ return function(inv)
     arg = { [0] = "-e" }
     for i, a in ipairs(args) do arg[i] = a end
     local fn, err = loadstring(inv.chunk, "(command line)")
-    if not fn then error(err, 0) end
-    ask_on_terminal()
-    fn(unpack(args))
-    return 0
+    if not fn then return compile_error(err) end
+    local close = ask_on_terminal()
+    local status = run_user(fn, args)
+    close()
+    return status
   elseif inv.mode == "script" then
     arg = { [0] = inv.script }
     for i, a in ipairs(args) do arg[i] = a end
     local fn, err = load_script(inv.script)
-    if not fn then error(err, 0) end
-    ask_on_terminal()
-    fn(unpack(args))
-    return 0
+    if not fn then return compile_error(err) end
+    local close = ask_on_terminal()
+    local status = run_user(fn, args)
+    close()
+    return status
   elseif inv.mode == "prompt" then
-    return require("chat").oneshot(inv.prompt)
+    return require("chat").oneshot(inv.prompt, inv)
   end
-  return require("repl").run()
+  return require("repl").run(inv)
 end

@@ -9,12 +9,15 @@ local chatview = require("chat")
 
 local M = {}
 
--- prompt() -> string shown before each line.
+-- prompt() -> string shown before each line: the profile, and the
+-- approval mode when tools run without asking ("tai:default [auto]> ").
 function M.prompt()
-  return M.paint("1;36", "tai:" .. tai.profile) .. "> "
+  local mode = ""
+  if tai.mode ~= "interactive" then mode = " [" .. tai.mode .. "]" end
+  return M.paint("1;36", "tai:" .. tai.profile) .. mode .. "> "
 end
 
--- continuation is the prompt for the further lines of a block.
+-- continuation is the prompt for the further lines of a message or block.
 M.continuation = "... "
 
 -- paint(code, text) wraps text in an ANSI colour when colour is on.
@@ -234,12 +237,16 @@ function M.describe(v)
   return "an object with keys: " .. table.concat(keys, ", ")
 end
 
--- config_block(first, kind) reads the rest of a pasted block, parses it and
--- reports what it holds. (Registering the servers it names comes with the
--- MCP commands.)
-function M.config_block(first, kind)
+-- config_block(first, kind [, whole]) reads the rest of a pasted block
+-- (or takes the whole paste, when given), parses it and reports what it
+-- holds. (Registering the servers it names comes with the MCP commands.)
+function M.config_block(first, kind, whole)
   local lines
-  if kind == "toml" then
+  if whole then
+    lines = {}
+    for l in (whole .. "\n"):gmatch("([^\n]*)\n") do lines[#lines + 1] = l end
+    while #lines > 0 and lines[#lines]:match("^%s*$") do lines[#lines] = nil end
+  elseif kind == "toml" then
     lines = M.read_lines(first, function() return false end)
   else
     lines = M.read_lines(first, balance())
@@ -526,13 +533,43 @@ function M.handle(line)
     M.remember(s)
     return M.eval(s:sub(2))
   end
-  local kind = M.block_kind(s)
+  local first = s:match("^[^\n]*")
+  local kind = M.block_kind(first)
   if kind then
-    -- pasted configs often hold tokens: they never go into the history
+    -- pasted configs often hold tokens: they never go into the history.
+    -- A bracketed paste holds the whole block; a line-by-line one (a
+    -- terminal without bracketed paste) is read on until it is complete.
+    if s:find("\n", 1, true) then return M.config_block(first, kind, s) end
     return M.config_block(line, kind)
   end
   M.remember(s)
   return M.chat(s)
+end
+
+-- read_message(prompt) reads one message: a line, or several when the
+-- person ends a line with Ctrl-J, Alt-Enter or a trailing backslash (the
+-- further lines get the continuation prompt). A bracketed paste arrives
+-- whole, newlines included. Returns the text, or nil and "interrupt" or
+-- "eof" (Ctrl-C on a further line drops the whole message).
+function M.read_message(prompt)
+  local line, err = M.rl:read(prompt)
+  if not line then return nil, err end
+  local parts = {}
+  while true do
+    local more = err == "more"
+    if not more and line:match("\\$") and not line:match("\\\\$") and not line:find("\n", 1, true) then
+      line = line:sub(1, -2)
+      more = true
+    end
+    parts[#parts + 1] = line
+    if not more then break end
+    line, err = M.rl:read(M.continuation)
+    if not line then
+      if err == "interrupt" then return nil, err end
+      break
+    end
+  end
+  return table.concat(parts, "\n")
 end
 
 -- run() is the loop: it returns the exit status when the person quits.
@@ -546,7 +583,7 @@ function M.run()
   while not M.done do
     local okp, prompt = pcall(M.prompt)
     if not okp then prompt = "tai> " end
-    local line, err = M.rl:read(prompt)
+    local line, err = M.read_message(prompt)
     if not line then
       if err == "eof" then break end
       if err ~= "interrupt" then M.warn(err) break end

@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -63,9 +64,10 @@ Options:
   -e CHUNK            run CHUNK instead of the REPL
   -p PROMPT           one agent turn on the current profile, then exit
   --auto              run non-safe tools without asking (each call is shown)
-  --yolo              run non-safe tools without asking or showing
-                      (without either, calls are asked on a terminal and
-                      denied when nobody can answer)
+  --yolo              run non-safe tools without asking, as --auto does
+                      (tool lines are still shown; without either, calls
+                      are asked on a terminal and denied when nobody can
+                      answer)
   --profile NAME      the model profile to use (default: the current one)
   --vault PATH        the vault file (default $TAI_VAULT, else
                       $XDG_DATA_HOME/tai/vault.db)
@@ -97,7 +99,7 @@ func newFlags(o *options, out io.Writer) *flag.FlagSet {
 	fs.Func("e", "run `CHUNK`", func(s string) error { o.eval, o.evalSet = s, true; return nil })
 	fs.Func("p", "one agent turn on `PROMPT`", func(s string) error { o.prompt, o.promptSet = s, true; return nil })
 	fs.BoolVar(&o.auto, "auto", false, "approve non-safe tools, showing each call")
-	fs.BoolVar(&o.yolo, "yolo", false, "approve non-safe tools silently")
+	fs.BoolVar(&o.yolo, "yolo", false, "approve non-safe tools without asking")
 	fs.StringVar(&o.profile, "profile", "", "the model profile `NAME`")
 	fs.StringVar(&o.vault, "vault", "", "vault `PATH`")
 	fs.BoolVar(&o.clean, "clean", false, "ignore user overrides")
@@ -191,7 +193,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	case len(o.args) > 0:
 		inv = lua.Invocation{Mode: lua.ModeScript, Script: o.args[0], Args: o.args[1:]}
 		if st, err := os.Stat(inv.Script); err != nil || st.IsDir() {
-			return usageError(stderr, fmt.Sprintf("cannot run %q: not a readable file", inv.Script))
+			return usageError(stderr, notAScript(inv.Script, err))
 		}
 	}
 
@@ -235,6 +237,18 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return h.Run(context.Background(), inv)
+}
+
+// notAScript says why name, given where a script belongs, cannot run. tai
+// has no subcommands, so a bare word such as "help" is pointed at --help.
+func notAScript(name string, statErr error) string {
+	switch {
+	case statErr == nil:
+		return fmt.Sprintf("cannot run %q: it is a folder, not a Lua script", name)
+	case !strings.ContainsAny(name, "/.") && errors.Is(statErr, fs.ErrNotExist):
+		return fmt.Sprintf("cannot run %q: there is no such script, and tai has no subcommands (for help: tai --help)", name)
+	}
+	return fmt.Sprintf("cannot run %q: not a readable file", name)
 }
 
 // usageError reports bad command-line usage.

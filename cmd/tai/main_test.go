@@ -118,7 +118,9 @@ func TestExitStatusAndOutput(t *testing.T) {
 		{name: "empty eval", args: []string{"-e", ""}, status: 0},
 		{name: "eval args", args: []string{"-e", `print(...)`, "a", "b"}, status: 0, stdout: "a\tb\n"},
 		{name: "eval error", args: []string{"-e", `error("kaput")`}, status: 1, stderr: "kaput", noStdout: "kaput"},
-		{name: "eval syntax error", args: []string{"-e", `print(`}, status: 1, stderr: "(command line)"},
+		{name: "eval syntax error", args: []string{"-e", `print(`}, status: 1, stderr: "(command line)", noLeak: "main.lua"},
+		{name: "eval error names no tai file", args: []string{"-e", `error("kaput")`}, status: 1, stderr: "(command line):1: in main chunk", noLeak: "stdlib/"},
+		{name: "a bare word is not a subcommand", args: []string{"help"}, status: 2, stderr: "tai --help"},
 		{name: "script", args: []string{script, "x", "y"}, status: 0, stdout: "false\tx\ty\t2\n"},
 		{name: "script error has traceback", args: []string{failing}, status: 1, stderr: "fail.lua:2: in function 'f'"},
 		{name: "shebang line is skipped, lines still count", args: []string{shebang}, status: 1, stdout: "ran\n", stderr: "shebang.lua:3: on line 3"},
@@ -155,7 +157,7 @@ func TestExitStatusAndOutput(t *testing.T) {
 			if tt.noLeak != "" && strings.Contains(r.stdout+r.stderr, tt.noLeak) {
 				t.Errorf("output leaks %q", tt.noLeak)
 			}
-			if tt.status == 1 && len(tt.args) > 0 && tt.args[0] != "-p" && !strings.Contains(r.stderr, "stack traceback:") {
+			if tt.status == 1 && len(tt.args) > 0 && tt.args[0] != "-p" && !strings.Contains(tt.name, "syntax") && !strings.Contains(r.stderr, "stack traceback:") {
 				t.Errorf("stderr lacks a traceback: %q", r.stderr)
 			}
 		})
@@ -288,6 +290,14 @@ func TestDumpedStdlibRunsAsOverride(t *testing.T) {
 	}
 	if r := e.run(t, "-e", `print("chunk")`); r.stdout != "user main\nchunk\n" || !strings.Contains(r.stderr, "overrides the built-in main.lua") {
 		t.Fatalf("override: stdout %q stderr %q", r.stdout, r.stderr)
+	}
+	// Files left as dumped change nothing and say nothing.
+	fresh := newEnv(t)
+	if r := fresh.run(t, "--dump-stdlib", filepath.Join(fresh.config, "tai", "lua")); r.status != 0 {
+		t.Fatalf("dump: %s", r.stderr)
+	}
+	if r := fresh.run(t, "-e", `require("inspect") require("chat")`); r.status != 0 || r.stderr != "" {
+		t.Fatalf("unedited copies: status %d stderr %q, want no notice", r.status, r.stderr)
 	}
 	if r := e.run(t, "--clean", "-e", `print("chunk")`); r.stdout != "chunk\n" || r.stderr != "" {
 		t.Fatalf("--clean: stdout %q stderr %q", r.stdout, r.stderr)

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"tai/engine/fakemodel"
+)
+
+// TestREPLPasteIsOneMessage pastes five lines the way a terminal does in
+// bracketed-paste mode: the model gets them as one message, in one
+// request. A newline typed with Alt-Enter or a trailing backslash
+// continues the message on a further line.
+func TestREPLPasteIsOneMessage(t *testing.T) {
+	e := newEnv(t)
+	srv := fakemodel.NewOpenAI(t)
+	srv.SetRule(fromToolResults)
+	s := startREPLWith(t, e, e.modelVars(srv))
+	s.expect("\x1b[?2004h") // the REPL asks for bracketed paste
+	s.expect("tai:default> ")
+
+	trace := "panic: boom\n\ngoroutine 1 [running]:\nmain.main()\n\t/src/main.go:5 +0x1d"
+	s.typeKeys("\x1b[200~" + strings.ReplaceAll(trace, "\n", "\r") + "\r\x1b[201~")
+	s.expect("↵")
+	s.typeKeys(" what broke?\r")
+	s.expect("you said: panic: boom")
+	s.expect("tai:default> ")
+	reqs := srv.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests for one paste", len(reqs))
+	}
+	if got, want := reqs[0].LastUser(), trace+"\n what broke?"; got != want {
+		t.Fatalf("message %q, want %q", got, want)
+	}
+
+	// Alt-Enter and a trailing backslash each start a further line.
+	s.typeKeys("first line\x1b\r")
+	s.expect("... ")
+	s.typeKeys("second line \\\r")
+	s.expect("... ")
+	s.typeKeys("third\r")
+	s.expect("you said: first line")
+	s.expect("tai:default> ")
+	reqs = srv.Requests()
+	if len(reqs) != 2 || reqs[1].LastUser() != "first line\nsecond line \nthird" {
+		t.Fatalf("%d requests; last message %q", len(reqs), reqs[len(reqs)-1].LastUser())
+	}
+
+	// A pasted MCP config is still read as one config.
+	s.typeKeys("\x1b[200~{\r  \"mcpServers\": {\r    \"fetch\": {\"command\": \"uvx\", \"args\": [\"mcp-server-fetch\"]}\r  }\r}\x1b[201~\r")
+	s.expect("config block received (5 lines, JSON): mcpServers with 1 server: fetch")
+	s.expect("tai:default> ")
+	if n := len(srv.Requests()); n != 2 {
+		t.Fatalf("a pasted config reached the model (%d requests)", n)
+	}
+	s.typeKeys("\x04")
+	s.wait()
+}
+
+// TestREPLCtrlCStopsARead: Ctrl-C stops a Lua read of the terminal
+// (= io.read()) and the REPL goes on.
+func TestREPLCtrlCStopsARead(t *testing.T) {
+	e := newEnv(t)
+	s := startREPL(t, e)
+	s.expect("> ")
+	s.typeKeys("= io.read()\r")
+	s.expect("= io.read()")
+	s.typeKeys("\x03")
+	s.expect("interrupted")
+	s.expect("> ")
+	s.typeKeys("= 40 + 2\r")
+	s.expect("42")
+	s.typeKeys("\x04")
+	if status := s.wait(); status != 0 {
+		t.Fatalf("exit status %d", status)
+	}
+}

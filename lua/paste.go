@@ -1,0 +1,205 @@
+package lua
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"sync"
+)
+
+// The line editor edits one line. Multi-line input reaches it as one line
+// holding these private-use characters, which the Lua side never sees:
+// rlRead turns them back into newlines and tabs.
+const (
+	// markNewline stands for a newline inside a bracketed paste.
+	markNewline = '\uE00A'
+	// markTab stands for a tab inside a bracketed paste (a typed tab
+	// completes).
+	markTab = '\uE009'
+	// markMore ends a line the person ended with Ctrl-J or Alt-Enter: the
+	// message goes on on the next line.
+	markMore = '\uE00D'
+)
+
+// Bracketed paste (xterm; every common terminal): while it is on, a paste
+// arrives between pasteStart and pasteEnd.
+const (
+	bracketOn  = "\x1b[?2004h"
+	bracketOff = "\x1b[?2004l"
+	pasteStart = "\x1b[200~"
+	pasteEnd   = "\x1b[201~"
+)
+
+// pasteFilter sits between the terminal and the line editor. Inside a
+// bracketed paste it turns newlines (CR, LF or CRLF) and tabs into marks
+// and drops other control characters, so a paste is one line whatever it
+// holds; outside one, Ctrl-J (LF) and Alt-Enter (ESC CR) become markMore
+// followed by Enter (see filter). Everything else passes through
+// unchanged.
+type pasteFilter struct {
+	in io.ReadCloser
+
+	mu      sync.Mutex
+	pending []byte // read from in, not yet filtered (an incomplete escape)
+	out     []byte // filtered, not yet handed out
+	inPaste bool
+	lastCR  bool // inside a paste, the last byte was CR (so LF is its pair)
+	err     error
+}
+
+func newPasteFilter(in io.ReadCloser) *pasteFilter { return &pasteFilter{in: in} }
+
+// Read implements io.Reader.
+func (p *pasteFilter) Read(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for len(p.out) == 0 {
+		if p.err != nil {
+			if len(p.pending) > 0 { // an ESC left waiting at the end
+				p.out, p.pending = p.pending, nil
+				break
+			}
+			return 0, p.err
+		}
+		buf := make([]byte, 4096)
+		n, err := p.in.Read(buf)
+		p.pending = append(p.pending, buf[:n]...)
+		p.err = err
+		p.filter(n == 1)
+	}
+	n := copy(b, p.out)
+	p.out = p.out[n:]
+	return n, nil
+}
+
+// Close implements io.Closer.
+func (p *pasteFilter) Close() error { return p.in.Close() }
+
+// filter moves what it can from pending to out, keeping an escape
+// sequence that may still grow into a paste marker or Alt-Enter.
+//
+// lone says the bytes came in a read of one byte. Only a lone LF is
+// Ctrl-J: a line typed ahead while the terminal was not in raw mode (a
+// turn running) reaches the editor whole, its Enter turned into LF by
+// the terminal, and must stay an Enter.
+func (p *pasteFilter) filter(lone bool) {
+	in := p.pending
+	i := 0
+	for i < len(in) {
+		c := in[i]
+		if c == 0x1b {
+			rest := in[i:]
+			if p.inPaste && hasPrefixOrPartial(rest, pasteEnd) || !p.inPaste && hasPrefixOrPartial(rest, pasteStart) {
+				marker := pasteStart
+				if p.inPaste {
+					marker = pasteEnd
+				}
+				if len(rest) < len(marker) {
+					break // wait for the rest of it
+				}
+				p.inPaste = !p.inPaste
+				p.lastCR = false
+				i += len(marker)
+				continue
+			}
+			if !p.inPaste {
+				if len(rest) == 1 {
+					break // ESC alone: wait for what follows
+				}
+				if rest[1] == '\r' || rest[1] == '\n' {
+					p.out = append(p.out, string(markMore)+"\r"...)
+					i += 2
+					continue
+				}
+				p.out = append(p.out, c)
+				i++
+				continue
+			}
+			i++ // a stray escape inside a paste is dropped
+			continue
+		}
+		if p.inPaste {
+			switch {
+			case c == '\n' && p.lastCR:
+				// the LF of a CRLF pair already counted
+			case c == '\r' || c == '\n':
+				p.out = append(p.out, string(markNewline)...)
+			case c == '\t':
+				p.out = append(p.out, string(markTab)...)
+			case c < 0x20 || c == 0x7f:
+				// other controls in a paste would act as editing keys
+			default:
+				p.out = append(p.out, c)
+			}
+			p.lastCR = c == '\r'
+			i++
+			continue
+		}
+		if c == '\n' && lone && len(in) == 1 {
+			p.out = append(p.out, string(markMore)+"\r"...)
+		} else {
+			p.out = append(p.out, c)
+		}
+		i++
+	}
+	p.pending = append([]byte(nil), in[i:]...)
+}
+
+// hasPrefixOrPartial reports whether s starts with marker, or is a
+// beginning of it.
+func hasPrefixOrPartial(s []byte, marker string) bool {
+	if len(s) >= len(marker) {
+		return bytes.HasPrefix(s, []byte(marker))
+	}
+	return strings.HasPrefix(marker, string(s))
+}
+
+// painter shows the marks: a paste's newlines as ↵ and its tabs as ⇥, one
+// column each, as the marks themselves take.
+type painter struct{}
+
+// Paint implements readline.Painter.
+func (painter) Paint(line []rune, _ int) []rune {
+	out := line
+	copied := false
+	for i, r := range line {
+		var show rune
+		switch r {
+		case markNewline:
+			show = '↵'
+		case markTab:
+			show = '⇥'
+		case markMore:
+			show = ' '
+		default:
+			continue
+		}
+		if !copied {
+			out = append([]rune(nil), line...)
+			copied = true
+		}
+		out[i] = show
+	}
+	return out
+}
+
+// fromEditor turns a line from the editor into the text typed or pasted,
+// and reports whether the person asked for a further line (Ctrl-J,
+// Alt-Enter).
+func fromEditor(line string) (text string, more bool) {
+	if strings.HasSuffix(line, string(markMore)) {
+		line, more = strings.TrimSuffix(line, string(markMore)), true
+	}
+	line = strings.ReplaceAll(line, string(markMore), "")
+	line = strings.ReplaceAll(line, string(markNewline), "\n")
+	line = strings.ReplaceAll(line, string(markTab), "\t")
+	return line, more
+}
+
+// toEditor is the inverse of fromEditor for the history: a multi-line
+// entry is kept as one line, its newlines and tabs as marks.
+func toEditor(text string) string {
+	text = strings.ReplaceAll(text, "\r\n", "\n")
+	text = strings.ReplaceAll(text, "\n", string(markNewline))
+	return strings.ReplaceAll(text, "\t", string(markTab))
+}
