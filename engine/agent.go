@@ -75,8 +75,20 @@ type AgentOptions struct {
 	Tools []string
 	// Select tunes the per-turn tool selection (Allow is set from Tools).
 	Select SelectOptions
+}
+
+// TurnOptions are the settings of one turn. A nil *TurnOptions means
+// defaults.
+type TurnOptions struct {
 	// Events receives the turn's progress.
 	Events Events
+	// MaxSteps bounds the model calls of this turn (the served chat's
+	// max_steps); zero means the agent's AgentOptions.MaxSteps.
+	MaxSteps int
+	// Capture makes Turn.Text hold everything the model said during the
+	// turn, joined with blank lines, not only its final answer (the served
+	// chat uses it).
+	Capture bool
 }
 
 // Turn is the outcome of RunTurn.
@@ -113,18 +125,19 @@ type Turn struct {
 
 // Agent is one conversation with a model that may call tools. Its history
 // persists across turns. Only one turn runs at a time; the methods are safe
-// to call from several goroutines.
+// to call from several goroutines. An agent made by Session.NewAgent runs
+// its tool calls under its session (see WithSession); one made by NewAgent
+// has none, so the registry's own approver decides its calls.
 type Agent struct {
-	reg    *Registry
-	model  ModelSource
-	opts   AgentOptions
-	events Events
+	reg     *Registry
+	model   ModelSource
+	opts    AgentOptions
+	session *Session // nil for an agent outside of any session
 
 	turnMu  sync.Mutex // held for the length of a turn
 	mu      sync.Mutex // guards the fields below
 	history []Message
 	enabled []string
-	capture bool
 	denied  map[string]bool // names never allowed, whatever the patterns say
 }
 
@@ -138,7 +151,6 @@ func NewAgent(reg *Registry, model ModelSource, opts *AgentOptions) *Agent {
 	if a.opts.MaxSteps <= 0 {
 		a.opts.MaxSteps = DefaultMaxSteps
 	}
-	a.events = a.opts.Events
 	return a
 }
 
@@ -148,32 +160,8 @@ func StaticModel(client ChatClient, system string) ModelSource {
 	return func(context.Context) (Model, error) { return Model{Client: client, System: system}, nil }
 }
 
-// SetEvents replaces the event callbacks.
-func (a *Agent) SetEvents(ev Events) {
-	a.mu.Lock()
-	a.events = ev
-	a.mu.Unlock()
-}
-
-// SetMaxSteps changes the step limit of the following turns (the served
-// chat's max_steps); n <= 0 restores DefaultMaxSteps.
-func (a *Agent) SetMaxSteps(n int) {
-	if n <= 0 {
-		n = DefaultMaxSteps
-	}
-	a.mu.Lock()
-	a.opts.MaxSteps = n
-	a.mu.Unlock()
-}
-
-// SetCapture turns capture mode on or off. In capture mode Turn.Text holds
-// everything the model said during the turn, not only its final answer (the
-// served chat uses it).
-func (a *Agent) SetCapture(on bool) {
-	a.mu.Lock()
-	a.capture = on
-	a.mu.Unlock()
-}
+// Session returns the session the agent belongs to, or nil.
+func (a *Agent) Session() *Session { return a.session }
 
 // History returns a copy of the conversation so far (without the system
 // prompt).
@@ -272,13 +260,20 @@ func AgentFrom(ctx context.Context) (*Agent, bool) {
 // consistent: every tool call has a result and the turn ends with an
 // assistant note. A vault holding sealed secrets it cannot decrypt
 // refuses the turn before the model is asked (the error wraps
-// vault.ErrNoPassphrase or vault.ErrWrongPassphrase).
-func (a *Agent) RunTurn(ctx context.Context, message string) (Turn, error) {
+// vault.ErrNoPassphrase or vault.ErrWrongPassphrase). opts holds this
+// turn's settings; nil means defaults.
+func (a *Agent) RunTurn(ctx context.Context, message string, opts *TurnOptions) (Turn, error) {
+	var o TurnOptions
+	if opts != nil {
+		o = *opts
+	}
+	ev, capture := o.Events, o.Capture
+	maxSteps := o.MaxSteps
+	if maxSteps <= 0 {
+		maxSteps = a.opts.MaxSteps
+	}
 	a.turnMu.Lock()
 	defer a.turnMu.Unlock()
-	a.mu.Lock()
-	ev, capture := a.events, a.capture
-	a.mu.Unlock()
 
 	// Redaction must know every secret before anything reaches the model.
 	if err := redactionReady(a.reg.store); err != nil {
@@ -300,13 +295,13 @@ func (a *Agent) RunTurn(ctx context.Context, message string) (Turn, error) {
 
 	a.appendHistory(Message{Role: "user", Content: message})
 	ctx = context.WithValue(ctx, agentKey{}, a)
+	if a.session != nil {
+		ctx = WithSession(ctx, a.session)
+	}
 	ctx = WithRetryNotice(ctx, ev.OnRetry)
 
 	var turn Turn
 	var said []string
-	a.mu.Lock()
-	maxSteps := a.opts.MaxSteps
-	a.mu.Unlock()
 	for turn.Steps < maxSteps {
 		hist := a.History()
 		sel.Enabled = a.Enabled()

@@ -30,8 +30,9 @@ func TestAgentInvalidToolArguments(t *testing.T) {
 			t.Run(p.name+"/"+tc.name, func(t *testing.T) {
 				srv := p.fake(t, fakemodel.Calls(fakemodel.Call("read_file", tc.args)), fakemodel.Say("ok"))
 				e := fakeProfileEngine(t, p.name, srv.BaseURL, &Options{Mode: Yolo})
-				ag := e.NewAgent(&AgentOptions{Events: Events{OnText: func(string) {}}})
-				if _, err := ag.RunTurn(turnCtx(t), "read it"); err != nil {
+				ev := Events{OnText: func(string) {}}
+				ag := newSession(t, e).NewAgent(nil)
+				if _, err := ag.RunTurn(turnCtx(t), "read it", &TurnOptions{Events: ev}); err != nil {
 					t.Fatal(err)
 				}
 				hist := ag.History()

@@ -67,13 +67,14 @@ func TestAgentMultiStep(t *testing.T) {
 	var mu sync.Mutex
 	var text strings.Builder
 	var log []string
-	a := e.NewAgent(&AgentOptions{Events: Events{
+	ev := Events{
 		OnText:      func(d string) { mu.Lock(); text.WriteString(d); mu.Unlock() },
 		OnWaiting:   func(w bool) { mu.Lock(); log = append(log, fmt.Sprint("wait:", w)); mu.Unlock() },
 		OnToolStart: func(ev ToolEvent) { mu.Lock(); log = append(log, "start:"+ev.Name+":"+ev.Digest); mu.Unlock() },
 		OnToolEnd:   func(ev ToolEvent) { mu.Lock(); log = append(log, "end:"+ev.Name+":"+ev.Outcome); mu.Unlock() },
-	}})
-	turn, err := a.RunTurn(turnCtx(t), "what are a and b?")
+	}
+	a := newSession(t, e).NewAgent(nil)
+	turn, err := a.RunTurn(turnCtx(t), "what are a and b?", &TurnOptions{Events: ev})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,8 +131,8 @@ func TestAgentParallelCallsRunConcurrentlyInOrder(t *testing.T) {
 	addTool(t, e.Tools(), Tool{Name: "echo", Run: func(_ context.Context, args map[string]any) (Result, error) {
 		return TextResult(args["v"].(string)), nil
 	}})
-	a := e.NewAgent(nil)
-	if _, err := a.RunTurn(turnCtx(t), "go"); err != nil {
+	a := newSession(t, e).NewAgent(nil)
+	if _, err := a.RunTurn(turnCtx(t), "go", nil); err != nil {
 		t.Fatal(err)
 	}
 	var order []string
@@ -162,8 +163,9 @@ func TestAgentToolErrorsReachTheModel(t *testing.T) {
 	}})
 	addTool(t, e.Tools(), textTool("guarded", "", false, "should not run"))
 	var outcomes []string
-	a := e.NewAgent(&AgentOptions{Events: Events{OnToolEnd: func(ev ToolEvent) { outcomes = append(outcomes, ev.Outcome) }}})
-	turn, err := a.RunTurn(turnCtx(t), "try")
+	ev := Events{OnToolEnd: func(ev ToolEvent) { outcomes = append(outcomes, ev.Outcome) }}
+	a := newSession(t, e).NewAgent(nil)
+	turn, err := a.RunTurn(turnCtx(t), "try", &TurnOptions{Events: ev})
 	if err != nil || turn.Text != "I see the errors" {
 		t.Fatalf("turn = %+v, %v", turn, err)
 	}
@@ -189,9 +191,8 @@ func TestAgentStepExhaustion(t *testing.T) {
 	client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){loop, loop, loop, say("never")}}
 	e := newEngine(t, client, &Options{Mode: Yolo})
 	addTool(t, e.Tools(), textTool("echo", "", true, "again"))
-	a := e.NewAgent(nil)
-	a.SetMaxSteps(3)
-	turn, err := a.RunTurn(turnCtx(t), "loop forever")
+	a := newSession(t, e).NewAgent(nil)
+	turn, err := a.RunTurn(turnCtx(t), "loop forever", &TurnOptions{MaxSteps: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +203,7 @@ func TestAgentStepExhaustion(t *testing.T) {
 		t.Fatalf("model called %d times, want 3", len(client.requests()))
 	}
 	checkHistory(t, a.History())
-	if turn, err := a.RunTurn(turnCtx(t), "ok, stop"); err != nil || turn.Text != "never" {
+	if turn, err := a.RunTurn(turnCtx(t), "ok, stop", nil); err != nil || turn.Text != "never" {
 		t.Fatalf("next turn = %+v, %v", turn, err)
 	}
 }
@@ -220,8 +221,8 @@ func TestAgentCancellation(t *testing.T) {
 			<-ctx.Done()
 			return Result{}, ctx.Err()
 		}})
-		a := e.NewAgent(nil)
-		_, err := a.RunTurn(ctx, "go")
+		a := newSession(t, e).NewAgent(nil)
+		_, err := a.RunTurn(ctx, "go", nil)
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v, want context.Canceled", err)
 		}
@@ -230,7 +231,7 @@ func TestAgentCancellation(t *testing.T) {
 		if !strings.Contains(hist[len(hist)-1].Content, "interrupted") {
 			t.Fatalf("last message = %+v", hist[len(hist)-1])
 		}
-		if turn, err := a.RunTurn(turnCtx(t), "again"); err != nil || turn.Text != "after" {
+		if turn, err := a.RunTurn(turnCtx(t), "again", nil); err != nil || turn.Text != "after" {
 			t.Fatalf("the agent is not usable after a cancel: %+v, %v", turn, err)
 		}
 		checkHistory(t, a.History())
@@ -245,16 +246,17 @@ func TestAgentCancellation(t *testing.T) {
 			say("fine"),
 		}}
 		e := newEngine(t, client, nil)
-		a := e.NewAgent(&AgentOptions{Events: Events{OnWaiting: func(w bool) {
+		ev := Events{OnWaiting: func(w bool) {
 			if w {
 				cancel()
 			}
-		}}})
-		if _, err := a.RunTurn(ctx, "hello"); !errors.Is(err, context.Canceled) {
+		}}
+		a := newSession(t, e).NewAgent(nil)
+		if _, err := a.RunTurn(ctx, "hello", &TurnOptions{Events: ev}); !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v", err)
 		}
 		checkHistory(t, a.History())
-		if turn, err := a.RunTurn(turnCtx(t), "hello again"); err != nil || turn.Text != "fine" {
+		if turn, err := a.RunTurn(turnCtx(t), "hello again", &TurnOptions{Events: ev}); err != nil || turn.Text != "fine" {
 			t.Fatalf("next turn = %+v, %v", turn, err)
 		}
 	})
@@ -272,8 +274,8 @@ func TestAgentDuplicateCallIDs(t *testing.T) {
 	}}
 	e := newEngine(t, client, &Options{Mode: Yolo})
 	addTool(t, e.Tools(), textTool("echo", "", true, "e"))
-	a := e.NewAgent(nil)
-	if _, err := a.RunTurn(turnCtx(t), "go"); err != nil {
+	a := newSession(t, e).NewAgent(nil)
+	if _, err := a.RunTurn(turnCtx(t), "go", nil); err != nil {
 		t.Fatal(err)
 	}
 	checkHistory(t, a.History())
@@ -288,9 +290,8 @@ func TestAgentCaptureMode(t *testing.T) {
 	}}
 	e := newEngine(t, client, &Options{Mode: Yolo})
 	addTool(t, e.Tools(), textTool("echo", "", true, "ok"))
-	a := e.NewAgent(nil)
-	a.SetCapture(true)
-	turn, err := a.RunTurn(turnCtx(t), "check")
+	a := newSession(t, e).NewAgent(nil)
+	turn, err := a.RunTurn(turnCtx(t), "check", &TurnOptions{Capture: true})
 	if err != nil || turn.Text != "Let me check.\n\nIt is fine." {
 		t.Fatalf("capture = %q, %v", turn.Text, err)
 	}
@@ -302,7 +303,7 @@ func TestAgentSystemPromptAndProfileTools(t *testing.T) {
 	a := NewAgent(e.Tools(), func(context.Context) (Model, error) {
 		return Model{Client: client, System: "be brief", Tools: []string{"read_*", "glob"}}, nil
 	}, nil)
-	if _, err := a.RunTurn(turnCtx(t), "read the file"); err != nil {
+	if _, err := a.RunTurn(turnCtx(t), "read the file", nil); err != nil {
 		t.Fatal(err)
 	}
 	req := client.requests()[0]
@@ -367,10 +368,9 @@ func TestAgentEndToEndRedaction(t *testing.T) {
 				return TextResult("GITHUB_TOKEN=" + secret), nil
 			}})
 			t.Setenv("TOKEN", secret)
-			a := e.NewAgent(nil)
+			a := newSession(t, e).NewAgent(nil)
 			var streamed strings.Builder
-			a.SetEvents(Events{OnText: func(d string) { streamed.WriteString(d) }})
-			turn, err := a.RunTurn(turnCtx(t), "show me the token")
+			turn, err := a.RunTurn(turnCtx(t), "show me the token", &TurnOptions{Events: Events{OnText: func(d string) { streamed.WriteString(d) }}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -405,13 +405,13 @@ func BenchmarkAgentStep(b *testing.B) {
 	srv := fakemodel.NewOpenAI(b)
 	srv.SetRule(func(fakemodel.Request) fakemodel.Turn { return fakemodel.Say("ok") })
 	e := fakeProfileEngine(b, ProviderOpenAI, srv.BaseURL, &Options{Mode: Yolo})
-	a := e.NewAgent(nil)
+	a := newSession(b, e).NewAgent(nil)
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
 		a.Reset()
-		if _, err := a.RunTurn(ctx, "list the files in the current directory"); err != nil {
+		if _, err := a.RunTurn(ctx, "list the files in the current directory", nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -428,7 +428,7 @@ func BenchmarkAgentStepOverhead(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		a.Reset()
-		if _, err := a.RunTurn(ctx, "list the files in the current directory"); err != nil {
+		if _, err := a.RunTurn(ctx, "list the files in the current directory", nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -30,8 +30,9 @@ func TestAgentTruncatedAnswers(t *testing.T) {
 		}}
 		e := newEngine(t, client, &Options{Mode: Yolo})
 		var outcomes []string
-		a := e.NewAgent(&AgentOptions{Events: Events{OnToolEnd: func(ev ToolEvent) { outcomes = append(outcomes, ev.Name+":"+ev.Outcome) }}})
-		turn, err := a.RunTurn(turnCtx(t), "write the report")
+		ev := Events{OnToolEnd: func(ev ToolEvent) { outcomes = append(outcomes, ev.Name+":"+ev.Outcome) }}
+		a := newSession(t, e).NewAgent(nil)
+		turn, err := a.RunTurn(turnCtx(t), "write the report", &TurnOptions{Events: ev})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,15 +58,15 @@ func TestAgentTruncatedAnswers(t *testing.T) {
 			say("Complete this time."),
 		}}
 		e := newEngine(t, client, &Options{Mode: Yolo})
-		a := e.NewAgent(nil)
-		turn, err := a.RunTurn(turnCtx(t), "explain")
+		a := newSession(t, e).NewAgent(nil)
+		turn, err := a.RunTurn(turnCtx(t), "explain", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !turn.Truncated || turn.Text != "The answer begins and then" || turn.Exhausted {
 			t.Fatalf("turn = %+v; want the cut text with Truncated", turn)
 		}
-		if turn, err := a.RunTurn(turnCtx(t), "go on"); err != nil || turn.Truncated {
+		if turn, err := a.RunTurn(turnCtx(t), "go on", nil); err != nil || turn.Truncated {
 			t.Fatalf("next turn = %+v, %v; want it not truncated", turn, err)
 		}
 		checkHistory(t, a.History())

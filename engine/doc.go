@@ -8,10 +8,17 @@
 //	store, _ := vault.Open(vault.DefaultPath(), nil)
 //	eng, err := engine.New(store, &engine.Options{Mode: engine.Auto})
 //	if err != nil { ... }
-//	agent := eng.NewAgent(&engine.AgentOptions{Events: engine.Events{
-//		OnText: func(d string) { fmt.Print(d) },
-//	}})
-//	turn, err := agent.RunTurn(ctx, "list the Go files here")
+//	sess, err := eng.NewSession(nil) // its own profile, approver, history
+//	if err != nil { ... }
+//	turn, err := sess.RunTurn(ctx, "list the Go files here", &engine.TurnOptions{
+//		Events: engine.Events{OnText: func(d string) { fmt.Print(d) }},
+//	})
+//
+// Every conversation is a Session of one Engine (the REPL, tai -p,
+// tai.chat, each served MCP session): it owns its profile, model client,
+// approver (with its mode) and history, and nothing it does reaches another
+// session except through the vault. A tool call learns its session from
+// its context (SessionFrom); the registry asks that session's approver.
 //
 // Every tool call, from the model, a script or the MCP server, goes through
 // Registry.Dispatch: approval for non-safe tools (asked in Interactive
@@ -21,7 +28,7 @@
 // not declare. The profile tools are the exception to the modes: a profile
 // change the model asks for decides where an API key is sent, so the person
 // is asked (Approver.Decide) in every mode and nobody answering refuses it;
-// a switch the model makes lasts for its engine only. While the vault holds sealed secrets it cannot decrypt,
+// a switch the model makes lasts for its session only. While the vault holds sealed secrets it cannot decrypt,
 // redaction could not catch them, so tool calls, agent turns and
 // completions are refused until the passphrase is given. Commands the shell
 // tool runs never see TAI_VAULT_PASSPHRASE, *_API_KEY or a profile's

@@ -29,14 +29,15 @@ func TestEngineBuildsClientsLazily(t *testing.T) {
 	if len(built) != 0 {
 		t.Fatalf("New built clients %v before any model was needed", built)
 	}
-	a := e.NewAgent(nil)
-	if _, err := a.RunTurn(turnCtx(t), "hi"); err != nil {
+	s := newSession(t, e)
+	a := s.Agent()
+	if _, err := a.RunTurn(turnCtx(t), "hi", nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.UseProfile("p2"); err != nil {
+	if _, err := s.UseProfile("p2"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.RunTurn(turnCtx(t), "again"); err != nil {
+	if _, err := a.RunTurn(turnCtx(t), "again", nil); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Join(built, ",") != "p1,p2" {
@@ -56,13 +57,14 @@ func TestEngineDeleteCurrentProfile(t *testing.T) {
 	if err := e.SaveProfile(Profile{Name: "tmp", Provider: ProviderOpenAI, Model: "m"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.UseProfile("tmp"); err != nil {
+	s := newSession(t, e)
+	if _, err := s.UseProfile("tmp"); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.DeleteProfile("tmp"); err != nil {
 		t.Fatal(err)
 	}
-	if p := e.Profile(); p.Name != OllamaProfileName {
+	if p := s.Profile(); p.Name != OllamaProfileName {
 		t.Fatalf("after deleting the current profile the engine uses %q", p.Name)
 	}
 	if err := e.DeleteProfile("tmp"); !errors.Is(err, ErrProfileNotFound) {
@@ -79,7 +81,7 @@ func TestEngineErrors(t *testing.T) {
 		t.Fatalf("a missing --profile: %v", err)
 	}
 	e := newEngine(t, nil, &Options{NewClient: func(Profile) (ChatClient, error) { return nil, ErrNoModel }})
-	_, err = e.NewAgent(nil).RunTurn(turnCtx(t), "hi")
+	_, err = newSession(t, e).NewAgent(nil).RunTurn(turnCtx(t), "hi", nil)
 	if !errors.Is(err, ErrNoModel) {
 		t.Fatalf("no model: %v", err)
 	}
@@ -112,7 +114,7 @@ func TestNativeToolSafety(t *testing.T) {
 func TestEngineCompleteIsStatelessWithoutTools(t *testing.T) {
 	srv := fakemodel.NewAnthropic(t, fakemodel.Say("pong"))
 	e := fakeProfileEngine(t, ProviderAnthropic, srv.BaseURL, nil)
-	resp, err := e.Complete(turnCtx(t), []Message{{Role: "system", Content: "terse"}, {Role: "user", Content: "ping"}})
+	resp, err := newSession(t, e).Complete(turnCtx(t), []Message{{Role: "system", Content: "terse"}, {Role: "user", Content: "ping"}})
 	if err != nil || resp.Message.Content != "pong" {
 		t.Fatalf("Complete = %+v, %v", resp, err)
 	}

@@ -30,7 +30,7 @@ func TestShellEnvironmentHoldsNoCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.Dispatch(context.Background(), "shell", map[string]any{"command": "env"})
+	res, err := newSession(t, e).Dispatch(context.Background(), "shell", map[string]any{"command": "env"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestShellEnvironmentHoldsNoCredentials(t *testing.T) {
 	if err := e.SaveProfile(Profile{Name: "later", Provider: ProviderOpenAI, Model: "m", KeyEnv: "LATER_SECRET"}); err != nil {
 		t.Fatal(err)
 	}
-	res, err = e.Dispatch(context.Background(), "shell", map[string]any{"argv": []any{"env"}})
+	res, err = newSession(t, e).Dispatch(context.Background(), "shell", map[string]any{"argv": []any{"env"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,17 +89,17 @@ func TestSealedVaultWithoutKeyRefusesTurnsAndTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.Dispatch(context.Background(), "read_file", map[string]any{"path": "leak.txt"})
+	res, err := newSession(t, e).Dispatch(context.Background(), "read_file", map[string]any{"path": "leak.txt"})
 	if !errors.Is(err, vault.ErrNoPassphrase) || !strings.Contains(err.Error(), "TAI_VAULT_PASSPHRASE") {
 		t.Fatalf("Dispatch = %q, %v; want a refusal naming TAI_VAULT_PASSPHRASE", res.Text(), err)
 	}
 	if strings.Contains(res.Text()+err.Error(), "sealed-db-password") {
 		t.Fatalf("the sealed secret leaked: %q %v", res.Text(), err)
 	}
-	if _, err := e.NewAgent(nil).RunTurn(context.Background(), "read leak.txt"); !errors.Is(err, vault.ErrNoPassphrase) {
+	if _, err := newSession(t, e).NewAgent(nil).RunTurn(context.Background(), "read leak.txt", nil); !errors.Is(err, vault.ErrNoPassphrase) {
 		t.Fatalf("RunTurn err = %v, want a refusal", err)
 	}
-	if _, err := e.Complete(context.Background(), []Message{{Role: "user", Content: "hi"}}); !errors.Is(err, vault.ErrNoPassphrase) {
+	if _, err := newSession(t, e).Complete(context.Background(), []Message{{Role: "user", Content: "hi"}}); !errors.Is(err, vault.ErrNoPassphrase) {
 		t.Fatalf("Complete err = %v, want a refusal", err)
 	}
 	if n := len(client.requests()); n != 0 {
@@ -115,7 +115,7 @@ func TestSealedVaultWithoutKeyRefusesTurnsAndTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err = e.Dispatch(context.Background(), "read_file", map[string]any{"path": "leak.txt"})
+	res, err = newSession(t, e).Dispatch(context.Background(), "read_file", map[string]any{"path": "leak.txt"})
 	if err != nil || strings.Contains(res.Text(), "sealed-db-password") || !strings.Contains(res.Text(), "[REDACTED:db-password]") {
 		t.Fatalf("Dispatch with the key = %q, %v", res.Text(), err)
 	}
@@ -135,7 +135,7 @@ func TestStoredProfileWithOrdinaryKeyEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.Dispatch(context.Background(), "shell", map[string]any{"command": "echo \"home=$HOME\""})
+	res, err := newSession(t, e).Dispatch(context.Background(), "shell", map[string]any{"command": "echo \"home=$HOME\""})
 	if err != nil {
 		t.Fatal(err)
 	}

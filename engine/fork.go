@@ -40,11 +40,13 @@ type ForkOptions struct {
 	Events Events
 }
 
-// Fork runs a bounded subagent: its own history, the engine's current
-// profile, a tool subset, a step limit and a deadline. Its tool calls are
-// approved one by one like any other. It returns the subagent's final turn;
-// an exhausted step limit is a Turn with Exhausted, a deadline an error.
-func (e *Engine) Fork(ctx context.Context, o ForkOptions) (Turn, error) {
+// Fork runs a bounded subagent of the session: its own history, the
+// session's profile and approver, a tool subset, a step limit and a
+// deadline. Its tool calls are approved one by one like any other. It
+// returns the subagent's final turn; an exhausted step limit is a Turn
+// with Exhausted, a deadline an error.
+func (s *Session) Fork(ctx context.Context, o ForkOptions) (Turn, error) {
+	e := s.eng
 	if o.Task == "" {
 		return Turn{}, errors.New("fork: the task is empty: say what the subagent should do")
 	}
@@ -71,15 +73,14 @@ func (e *Engine) Fork(ctx context.Context, o ForkOptions) (Turn, error) {
 			core = append(core, t)
 		}
 	}
-	a := NewAgent(e.reg, e.Model, &AgentOptions{
+	a := s.NewAgent(&AgentOptions{
 		MaxSteps: o.MaxSteps,
 		System:   o.System,
 		Tools:    tools,
-		Events:   o.Events,
 		Select:   SelectOptions{Core: core},
 	})
 	a.forbid("fork")
-	turn, err := a.RunTurn(ctx, o.Task)
+	turn, err := a.RunTurn(ctx, o.Task, &TurnOptions{Events: o.Events})
 	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return turn, fmt.Errorf("fork: the subagent ran past its deadline of %s after %d steps", o.Timeout, turn.Steps)
 	}
@@ -149,7 +150,11 @@ func (e *Engine) forkTool() Tool {
 			if secs <= 0 || time.Duration(secs)*time.Second > ForkMaxTimeout {
 				return ErrorResult("timeout %d s is out of range: give 1 to %d", secs, int(ForkMaxTimeout/time.Second)), nil
 			}
-			turn, err := e.Fork(ctx, ForkOptions{Task: task, Tools: tools, MaxSteps: steps, Timeout: time.Duration(secs) * time.Second})
+			s, noSession := sessionOf(ctx, "fork")
+			if noSession != nil {
+				return *noSession, nil
+			}
+			turn, err := s.Fork(ctx, ForkOptions{Task: task, Tools: tools, MaxSteps: steps, Timeout: time.Duration(secs) * time.Second})
 			if err != nil {
 				if ctx.Err() != nil {
 					return Result{}, ctx.Err()

@@ -15,7 +15,7 @@ func TestForkToolSubsetAndSteps(t *testing.T) {
 	}}
 	e := newEngine(t, client, &Options{Mode: Yolo})
 	addTool(t, e.Tools(), textTool("echo", "echo back", true, "echoed"))
-	turn, err := e.Fork(turnCtx(t), ForkOptions{Task: "research", System: "brief", Tools: []string{"echo"}, MaxSteps: 2})
+	turn, err := newSession(t, e).Fork(turnCtx(t), ForkOptions{Task: "research", System: "brief", Tools: []string{"echo"}, MaxSteps: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,11 +48,11 @@ func TestForkDeadline(t *testing.T) {
 		},
 	}}
 	e := newEngine(t, client, nil)
-	_, err := e.Fork(turnCtx(t), ForkOptions{Task: "hang", Timeout: 50 * time.Millisecond})
+	_, err := newSession(t, e).Fork(turnCtx(t), ForkOptions{Task: "hang", Timeout: 50 * time.Millisecond})
 	if err == nil || !strings.Contains(err.Error(), "deadline of 50ms") {
 		t.Fatalf("err = %v; want the deadline named", err)
 	}
-	if _, err := e.Fork(turnCtx(t), ForkOptions{}); err == nil {
+	if _, err := newSession(t, e).Fork(turnCtx(t), ForkOptions{}); err == nil {
 		t.Fatal("an empty task was accepted")
 	}
 }
@@ -67,8 +67,8 @@ func TestForkToolInAgent(t *testing.T) {
 	p := &prompter{allow: true}
 	e := newEngine(t, client, &Options{Prompter: p})
 	addTool(t, e.Tools(), textTool("echo", "echo back", false, "echoed"))
-	a := e.NewAgent(nil)
-	turn, err := a.RunTurn(turnCtx(t), "delegate it")
+	a := newSession(t, e).NewAgent(nil)
+	turn, err := a.RunTurn(turnCtx(t), "delegate it", nil)
 	if err != nil || turn.Text != "the subagent says: the answer is echoed" {
 		t.Fatalf("turn = %+v, %v", turn, err)
 	}
@@ -108,7 +108,7 @@ func TestForkUnmatchedTools(t *testing.T) {
 			client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){say("done")}}
 			e := newEngine(t, client, &Options{Mode: Yolo})
 			addTool(t, e.Tools(), textTool("echo", "echo back", true, "echoed"))
-			turn, err := e.Fork(turnCtx(t), ForkOptions{Task: "research", Tools: tc.tools})
+			turn, err := newSession(t, e).Fork(turnCtx(t), ForkOptions{Task: "research", Tools: tc.tools})
 			if len(tc.want) == 0 {
 				if err != nil || turn.Text != "done" {
 					t.Fatalf("fork: %+v, %v", turn, err)

@@ -145,3 +145,13 @@ func textTool(name, desc string, safe bool, out string) Tool {
 		return TextResult(out), nil
 	}}
 }
+
+// newSession makes a session on e with default options, or fails the test.
+func newSession(t testing.TB, e *Engine) *Session {
+	t.Helper()
+	s, err := e.NewSession(nil)
+	if err != nil {
+		t.Fatalf("NewSession: %v", err)
+	}
+	return s
+}

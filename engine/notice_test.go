@@ -116,8 +116,9 @@ func TestAgentRetryNoticeEvent(t *testing.T) {
 	rec := &sleepRecorder{}
 	e := fakeProfileEngine(t, ProviderOpenAI, srv.BaseURL, &Options{Client: &ClientOptions{Retry: RetryPolicy{Sleep: rec.sleep}}})
 	notes := &noticeRecorder{}
-	ag := e.NewAgent(&AgentOptions{Events: Events{OnRetry: notes.add}})
-	turn, err := ag.RunTurn(turnCtx(t), "hi")
+	ev := Events{OnRetry: notes.add}
+	ag := newSession(t, e).NewAgent(nil)
+	turn, err := ag.RunTurn(turnCtx(t), "hi", &TurnOptions{Events: ev})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +152,7 @@ func TestTurnFinishReason(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEngine(t, &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){tc.step}}, nil)
-			turn, err := e.NewAgent(nil).RunTurn(turnCtx(t), "hi")
+			turn, err := newSession(t, e).NewAgent(nil).RunTurn(turnCtx(t), "hi", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -177,14 +178,13 @@ func TestTurnFinishReasonFromProviders(t *testing.T) {
 			}
 			srv := fake(t, fakemodel.Turn{Text: "I can't", Finish: tc.wire}, fakemodel.Turn{Finish: tc.wire})
 			e := fakeProfileEngine(t, tc.provider, srv.BaseURL, nil)
-			ag := e.NewAgent(nil)
+			ag := newSession(t, e).NewAgent(nil)
 			for i, stream := range []bool{true, false} {
+				var ev Events
 				if stream {
-					ag.SetEvents(Events{OnText: func(string) {}})
-				} else {
-					ag.SetEvents(Events{})
+					ev.OnText = func(string) {}
 				}
-				turn, err := ag.RunTurn(turnCtx(t), "hi")
+				turn, err := ag.RunTurn(turnCtx(t), "hi", &TurnOptions{Events: ev})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -239,8 +239,9 @@ type Registry struct {
 }
 
 // NewRegistry returns an empty registry that audits, redacts and spills
-// through store and asks approval through approver. A nil approver denies
-// every non-safe call. It panics on a nil store: without one nothing could
+// through store. Calls made under a session (see WithSession) are approved
+// by the session's approver; approver decides the others, and a nil one
+// denies every non-safe call. It panics on a nil store: without one nothing could
 // be redacted or audited.
 func NewRegistry(store *vault.Store, approver *Approver) *Registry {
 	if store == nil {
@@ -258,8 +259,19 @@ func NewRegistry(store *vault.Store, approver *Approver) *Registry {
 	}
 }
 
-// Approver returns the registry's approver.
+// Approver returns the registry's own approver: the one that decides calls
+// made outside of any session. A call under a session (see WithSession) is
+// decided by the session's approver.
 func (r *Registry) Approver() *Approver { return r.approver }
+
+// approverFor returns the approver that decides a call made in ctx: the
+// calling session's, else the registry's own.
+func (r *Registry) approverFor(ctx context.Context) *Approver {
+	if s, ok := SessionFrom(ctx); ok {
+		return s.approver
+	}
+	return r.approver
+}
 
 // Add registers t, replacing any tool of the same name.
 func (r *Registry) Add(t Tool) error {
@@ -442,7 +454,7 @@ func (r *Registry) Prepare(ctx context.Context, name string, args map[string]any
 		return &Call{reg: r, tool: t, args: args, digest: digest, invalid: err}, nil
 	}
 	if !t.Safe && !t.Decides {
-		ok, err := r.approver.Approve(ctx, Consent{Tool: t.Name, Origin: t.Origin, Digest: digest, Args: r.ShownArgs(t, args)})
+		ok, err := r.approverFor(ctx).Approve(ctx, Consent{Tool: t.Name, Origin: t.Origin, Digest: digest, Args: r.ShownArgs(t, args)})
 		if err != nil || !ok {
 			aerr := r.audit(t, digest, "denied", 0, 0)
 			if err != nil {

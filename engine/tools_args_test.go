@@ -115,7 +115,7 @@ func TestUnknownArgumentsAreRejected(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.tool, func(t *testing.T) {
 			ran = false
-			res, err := e.Dispatch(turnCtx(t), tt.tool, tt.args)
+			res, err := newSession(t, e).Dispatch(turnCtx(t), tt.tool, tt.args)
 			if err != nil {
 				t.Fatalf("Dispatch: %v", err)
 			}

@@ -37,7 +37,7 @@ func TestFileToolsRefuseNonRegularFiles(t *testing.T) {
 			defer cancel()
 			done := make(chan Result, 1)
 			go func() {
-				res, err := e.Dispatch(context.Background(), tt.tool, tt.args)
+				res, err := newSession(t, e).Dispatch(context.Background(), tt.tool, tt.args)
 				if err != nil {
 					res = ErrorResult("Go error: %v", err)
 				}

@@ -28,7 +28,7 @@ func (e *Engine) askUserTool() Tool {
 			if err := a.err(); err != nil {
 				return ErrorResult("%v", err), nil
 			}
-			answer, err := e.approver.Ask(ctx, q)
+			answer, err := e.approverFor(ctx).Ask(ctx, q)
 			if err != nil {
 				if ctx.Err() != nil {
 					return Result{}, ctx.Err()

@@ -51,7 +51,7 @@ func TestLuaToolDeadline(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			done := make(chan Result, 1)
 			go func() {
-				res, err := e.Dispatch(context.Background(), "lua", tt.args)
+				res, err := newSession(t, e).Dispatch(context.Background(), "lua", tt.args)
 				if err != nil {
 					res = ErrorResult("Go error: %v", err)
 				}

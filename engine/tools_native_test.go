@@ -11,10 +11,18 @@ import (
 	"testing"
 )
 
-// call dispatches a tool on e and fails the test on a Go error.
+// dispatch dispatches a tool on a new session of e and fails the test on a
+// Go error.
 func dispatch(t *testing.T, e *Engine, name string, args map[string]any) Result {
 	t.Helper()
-	res, err := e.Dispatch(turnCtx(t), name, args)
+	return dispatchIn(t, newSession(t, e), name, args)
+}
+
+// dispatchIn dispatches a tool in the session s and fails the test on a Go
+// error.
+func dispatchIn(t *testing.T, s *Session, name string, args map[string]any) Result {
+	t.Helper()
+	res, err := s.Dispatch(turnCtx(t), name, args)
 	if err != nil {
 		t.Fatalf("%s(%v): %v", name, args, err)
 	}
@@ -308,24 +316,25 @@ func TestVaultTools(t *testing.T) {
 func TestProfileTools(t *testing.T) {
 	person := &prompter{answer: "yes"}
 	e := newEngine(t, nil, &Options{Mode: Yolo, Prompter: person})
-	if p := e.Profile(); p.Name != OllamaProfileName {
+	s := newSession(t, e)
+	if p := s.Profile(); p.Name != OllamaProfileName {
 		t.Fatalf("with no environment the profile is %q, want the Ollama fallback", p.Name)
 	}
-	res := dispatch(t, e, "profile_create", map[string]any{"name": "work", "provider": "anthropic", "model": "claude-x", "key_env": "WORK_KEY", "system": "be terse"})
+	res := dispatchIn(t, s, "profile_create", map[string]any{"name": "work", "provider": "anthropic", "model": "claude-x", "key_env": "WORK_KEY", "system": "be terse"})
 	if res.IsError || !strings.Contains(res.Text(), "created profile work") {
 		t.Fatalf("profile_create = %q", res.Text())
 	}
-	res = dispatch(t, e, "profile_create", map[string]any{"name": "work", "model": "claude-y"})
+	res = dispatchIn(t, s, "profile_create", map[string]any{"name": "work", "model": "claude-y"})
 	if !strings.Contains(res.Text(), "updated profile work (anthropic claude-y)") {
 		t.Fatalf("update = %q", res.Text())
 	}
-	if r := dispatch(t, e, "profile_create", map[string]any{"name": "bad", "provider": "nope"}); !r.IsError || !strings.Contains(r.Text(), "unknown provider") {
+	if r := dispatchIn(t, s, "profile_create", map[string]any{"name": "bad", "provider": "nope"}); !r.IsError || !strings.Contains(r.Text(), "unknown provider") {
 		t.Fatalf("a bad provider: %q", r.Text())
 	}
-	if r := dispatch(t, e, "profile_switch", map[string]any{"name": "work"}); r.IsError {
+	if r := dispatchIn(t, s, "profile_switch", map[string]any{"name": "work"}); r.IsError {
 		t.Fatal(r.Text())
 	}
-	if p := e.Profile(); p.Name != "work" || p.Model != "claude-y" || p.System != "be terse" {
+	if p := s.Profile(); p.Name != "work" || p.Model != "claude-y" || p.System != "be terse" {
 		t.Fatalf("current profile = %+v", p)
 	}
 	if cur, _ := CurrentProfileName(e.Store()); cur != "" {
@@ -334,13 +343,13 @@ func TestProfileTools(t *testing.T) {
 	if len(person.asked) != 3 {
 		t.Fatalf("the person was asked %d times, want once per change: %q", len(person.asked), person.asked)
 	}
-	if r := dispatch(t, e, "profile_list", nil); !strings.Contains(r.Text(), "* work\tanthropic\tclaude-y") {
+	if r := dispatchIn(t, s, "profile_list", nil); !strings.Contains(r.Text(), "* work\tanthropic\tclaude-y") {
 		t.Fatalf("profile_list = %q", r.Text())
 	}
-	if r := dispatch(t, e, "profile_show", nil); !strings.Contains(r.Text(), `"key_env": "WORK_KEY"`) {
+	if r := dispatchIn(t, s, "profile_show", nil); !strings.Contains(r.Text(), `"key_env": "WORK_KEY"`) {
 		t.Fatalf("profile_show = %q", r.Text())
 	}
-	if r := dispatch(t, e, "profile_switch", map[string]any{"name": "missing"}); !r.IsError || !strings.Contains(r.Text(), "work") {
+	if r := dispatchIn(t, s, "profile_switch", map[string]any{"name": "missing"}); !r.IsError || !strings.Contains(r.Text(), "work") {
 		t.Fatalf("switching to a missing profile: %q", r.Text())
 	}
 }
@@ -357,7 +366,7 @@ func TestLuaToolIsGated(t *testing.T) {
 	}
 	p := &prompter{allow: false}
 	e := newEngine(t, nil, &Options{LuaRunner: runner, Prompter: p})
-	if _, err := e.Dispatch(turnCtx(t), "lua", map[string]any{"chunk": "return 42"}); err == nil {
+	if _, err := newSession(t, e).Dispatch(turnCtx(t), "lua", map[string]any{"chunk": "return 42"}); err == nil {
 		t.Fatal("the lua tool ran without approval")
 	}
 	if len(p.seen()) != 1 || p.seen()[0].Tool != "lua" {
@@ -380,8 +389,8 @@ func TestToolSearchEnablesTools(t *testing.T) {
 	}}
 	e := newEngine(t, client, &Options{Mode: Yolo})
 	addTool(t, e.Tools(), textTool("currency_convert", "Convert an amount between currencies at today's exchange rate", true, "3 EUR"))
-	a := e.NewAgent(nil)
-	if _, err := a.RunTurn(turnCtx(t), "hi"); err != nil {
+	a := newSession(t, e).NewAgent(nil)
+	if _, err := a.RunTurn(turnCtx(t), "hi", nil); err != nil {
 		t.Fatal(err)
 	}
 	reqs := client.requests()

@@ -62,12 +62,12 @@ func (e *Engine) profileTools() []Tool {
 	}
 }
 
-func (e *Engine) profileList(context.Context, map[string]any) (Result, error) {
+func (e *Engine) profileList(ctx context.Context, _ map[string]any) (Result, error) {
 	list, err := ListProfiles(e.store)
 	if err != nil {
 		return ErrorResult("profile_list: %v", err), nil
 	}
-	cur := e.Profile()
+	cur := e.profileFor(ctx)
 	var b strings.Builder
 	found := false
 	for _, p := range list {
@@ -83,13 +83,13 @@ func (e *Engine) profileList(context.Context, map[string]any) (Result, error) {
 	return TextResult(b.String()), nil
 }
 
-func (e *Engine) profileShow(_ context.Context, args map[string]any) (Result, error) {
+func (e *Engine) profileShow(ctx context.Context, args map[string]any) (Result, error) {
 	a := readArgs(args)
 	name := a.str("name", false)
 	if err := a.err(); err != nil {
 		return ErrorResult("%v", err), nil
 	}
-	p := e.Profile()
+	p := e.profileFor(ctx)
 	if name != "" && name != p.Name {
 		var err error
 		if p, err = ResolveProfile(e.store, name, e.getenv); err != nil {
@@ -144,7 +144,7 @@ func (e *Engine) profileCreate(ctx context.Context, args map[string]any) (Result
 		return ErrorResult("profile_create: %v", err), nil
 	}
 	question := e.profileChangeQuestion(old, p)
-	if ok, err := e.approver.Decide(ctx, question); err != nil || !ok {
+	if ok, err := e.approverFor(ctx).Decide(ctx, question); err != nil || !ok {
 		return ErrorResult("profile_create: not done: %s", refusal(err)), nil
 	}
 	if err := e.SaveProfile(p); err != nil {
@@ -159,6 +159,10 @@ func (e *Engine) profileSwitch(ctx context.Context, args map[string]any) (Result
 	if err := a.err(); err != nil {
 		return ErrorResult("%v", err), nil
 	}
+	s, noSession := sessionOf(ctx, "profile_switch")
+	if noSession != nil {
+		return *noSession, nil
+	}
 	p, err := ResolveProfile(e.store, name, e.getenv)
 	if err != nil {
 		return ErrorResult("profile_switch: %v", err), nil
@@ -170,10 +174,10 @@ func (e *Engine) profileSwitch(ctx context.Context, args map[string]any) (Result
 		b.WriteString("\n  ! " + w)
 	}
 	b.WriteString("\nThe switch lasts for this session only. Allow it? Answer yes to allow; anything else refuses.")
-	if ok, err := e.approver.Decide(ctx, b.String()); err != nil || !ok {
+	if ok, err := s.approver.Decide(ctx, b.String()); err != nil || !ok {
 		return ErrorResult("profile_switch: not done: %s", refusal(err)), nil
 	}
-	if p, err = e.SwitchProfile(name); err != nil {
+	if p, err = s.SwitchProfile(name); err != nil {
 		return ErrorResult("profile_switch: %v", err), nil
 	}
 	return TextResult(fmt.Sprintf("switched this session to profile %s (%s %s)", p.Name, p.Provider, p.Model)), nil

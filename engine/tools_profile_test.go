@@ -99,22 +99,23 @@ func TestModelProfileChangesNeverMoveTheKey(t *testing.T) {
 					k.legit.Push(sc.calls(k.capture.BaseURL)...)
 					p := pr.p()
 					e := k.engine(t, mode, p)
-					turn, err := e.NewAgent(nil).RunTurn(turnCtx(t), "go")
+					s := newSession(t, e)
+					turn, err := s.RunTurn(turnCtx(t), "go", nil)
 					if err != nil {
 						t.Fatal(err)
 					}
 					if turn.Text != "done" {
 						t.Errorf("answer %q, want the legit model's", turn.Text)
 					}
-					if e.Profile().Name != "work" || e.Profile().BaseURL != k.legit.BaseURL {
-						t.Errorf("engine profile is now %+v", e.Profile())
+					if s.Profile().Name != "work" || s.Profile().BaseURL != k.legit.BaseURL {
+						t.Errorf("session profile is now %+v", s.Profile())
 					}
-					// The next turn of this engine, then a later run on the same vault.
-					if turn, err := e.NewAgent(nil).RunTurn(turnCtx(t), "next"); err != nil || turn.Text != "done" {
+					// The next turn of this session, then a later run on the same vault.
+					if turn, err := s.RunTurn(turnCtx(t), "next", nil); err != nil || turn.Text != "done" {
 						t.Errorf("next turn: %q, %v", turn.Text, err)
 					}
 					later := k.engine(t, mode, nil)
-					if turn, err := later.NewAgent(nil).RunTurn(turnCtx(t), "again"); err != nil || turn.Text != "done" {
+					if turn, err := newSession(t, later).RunTurn(turnCtx(t), "again", nil); err != nil || turn.Text != "done" {
 						t.Errorf("later run: %q, %v", turn.Text, err)
 					}
 					if n := len(k.capture.Requests()); n != 0 {
@@ -150,15 +151,16 @@ func TestModelProfileChangeConfirmed(t *testing.T) {
 			)
 			p := &prompter{answer: "yes"}
 			e := k.engine(t, mode, p)
-			turn, err := e.NewAgent(nil).RunTurn(turnCtx(t), "go")
+			s := newSession(t, e)
+			turn, err := s.RunTurn(turnCtx(t), "go", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if turn.Text != "done" || e.Profile().Name != "evil" {
-				t.Errorf("confirmed switch not made: answer %q, profile %q", turn.Text, e.Profile().Name)
+			if turn.Text != "done" || s.Profile().Name != "evil" {
+				t.Errorf("confirmed switch not made: answer %q, profile %q", turn.Text, s.Profile().Name)
 			}
-			// The switch applies from the next turn of this engine.
-			if turn, err := e.NewAgent(nil).RunTurn(turnCtx(t), "next"); err != nil || turn.Text != "captured" {
+			// The switch applies from the next turn of this session only.
+			if turn, err := s.RunTurn(turnCtx(t), "next", nil); err != nil || turn.Text != "captured" {
 				t.Errorf("next turn: %q, %v; want the switched-to model", turn.Text, err)
 			}
 			if len(p.asked) != 2 {

@@ -267,7 +267,7 @@ func TestAskUser(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEngine(t, nil, &Options{Prompter: tt.prompter, Mode: tt.mode})
-			res, err := e.Dispatch(context.Background(), "ask_user", map[string]any{"question": "colour?"})
+			res, err := newSession(t, e).Dispatch(context.Background(), "ask_user", map[string]any{"question": "colour?"})
 			if err != nil || res.IsError != tt.isErr || !strings.Contains(res.Text(), tt.want) {
 				t.Fatalf("ask_user = %q (isError %v), %v; want %q isError %v", res.Text(), res.IsError, err, tt.want, tt.isErr)
 			}
@@ -282,10 +282,10 @@ func TestConsentHidesSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	addTool(t, e.Tools(), textTool("post", "", false, "ok"))
-	if _, err := e.Dispatch(context.Background(), "secret_set", map[string]any{"name": "new", "value": "brand-new-value-2"}); err != nil {
+	if _, err := newSession(t, e).Dispatch(context.Background(), "secret_set", map[string]any{"name": "new", "value": "brand-new-value-2"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Dispatch(context.Background(), "post", map[string]any{"body": "auth known-secret-value-1"}); err != nil {
+	if _, err := newSession(t, e).Dispatch(context.Background(), "post", map[string]any{"body": "auth known-secret-value-1"}); err != nil {
 		t.Fatal(err)
 	}
 	seen := p.seen()
@@ -345,17 +345,18 @@ func TestModesAndRunTimeSwitch(t *testing.T) {
 	}
 	e := newEngine(t, nil, nil)
 	addTool(t, e.Tools(), textTool("act", "", false, "done"))
-	if _, err := e.Dispatch(context.Background(), "act", nil); !errors.Is(err, ErrDenied) {
+	s := newSession(t, e)
+	if _, err := s.Dispatch(context.Background(), "act", nil); !errors.Is(err, ErrDenied) {
 		t.Fatalf("interactive without prompter: %v", err)
 	}
-	e.Approver().SetMode(Yolo)
-	if res, err := e.Dispatch(context.Background(), "act", nil); err != nil || res.Text() != "done" {
+	s.Approver().SetMode(Yolo)
+	if res, err := s.Dispatch(context.Background(), "act", nil); err != nil || res.Text() != "done" {
 		t.Fatalf("after switching to yolo: %q, %v", res.Text(), err)
 	}
-	e.Approver().SetMode(Interactive)
+	s.Approver().SetMode(Interactive)
 	p := &prompter{allow: true}
-	e.Approver().SetPrompter(p)
-	if _, err := e.Dispatch(context.Background(), "act", nil); err != nil || len(p.seen()) != 1 {
+	s.Approver().SetPrompter(p)
+	if _, err := s.Dispatch(context.Background(), "act", nil); err != nil || len(p.seen()) != 1 {
 		t.Fatalf("after installing a prompter: %v, %d prompts", err, len(p.seen()))
 	}
 }

@@ -16,24 +16,46 @@ import (
 // per profile, tool subset and system prompt.
 type chatKey struct{ profile, tools, system string }
 
-// chatAgent returns the agent for key, creating it.
-func (h *Host) chatAgent(e *engine.Engine, key chatKey, tools []string) (*engine.Agent, error) {
+// chatAgent returns the agent for key, creating it. Conversations without
+// a profile option are agents of the host's own session (the plain one is
+// that session's agent); those naming a profile belong to a session of
+// their own on that profile, so a profile switch made in one never moves
+// another.
+func (h *Host) chatAgent(key chatKey, tools []string) (*engine.Agent, error) {
 	if a, ok := h.agents[key]; ok {
 		return a, nil
 	}
-	opts := &engine.AgentOptions{Tools: tools, System: key.system}
-	var a *engine.Agent
-	if key.profile == "" {
-		a = e.NewAgent(opts)
-	} else {
-		src, err := h.profileModel(e, key.profile)
-		if err != nil {
-			return nil, err
-		}
-		a = engine.NewAgent(e.Tools(), src, opts)
+	s, err := h.chatSession(key.profile)
+	if err != nil {
+		return nil, err
+	}
+	a := s.Agent()
+	if key.tools != "" || key.system != "" {
+		a = s.NewAgent(&engine.AgentOptions{Tools: tools, System: key.system})
 	}
 	h.agents[key] = a
 	return a, nil
+}
+
+// chatSession returns the session tai.chat's profile option names: the
+// host's own for none, else one per profile name, made on first use.
+func (h *Host) chatSession(profile string) (*engine.Session, error) {
+	if profile == "" {
+		return h.Session()
+	}
+	if s, ok := h.sessions[profile]; ok {
+		return s, nil
+	}
+	e, err := h.Engine()
+	if err != nil {
+		return nil, err
+	}
+	s, err := e.NewSession(&engine.SessionOptions{Profile: profile})
+	if err != nil {
+		return nil, err
+	}
+	h.sessions[profile] = s
+	return s, nil
 }
 
 // clientOptions are the model clients' options: the host's Engine.Client,
@@ -51,42 +73,6 @@ func (h *Host) clientOptions() *engine.ClientOptions {
 		}
 	}
 	return &c
-}
-
-// profileModel is a ModelSource for a named profile other than the current
-// one; its client is built on the first turn.
-func (h *Host) profileModel(e *engine.Engine, name string) (engine.ModelSource, error) {
-	getenv := h.getenv()
-	copts := h.clientOptions()
-	var newClient func(engine.Profile) (engine.ChatClient, error)
-	if o := h.opts.Engine; o != nil {
-		newClient = o.NewClient
-	}
-	p, err := engine.ResolveProfile(e.Store(), name, getenv)
-	if err != nil {
-		return nil, err
-	}
-	if newClient == nil {
-		c := *copts
-		if c.Getenv == nil {
-			c.Getenv = getenv
-		}
-		newClient = func(p engine.Profile) (engine.ChatClient, error) { return engine.NewChatClient(p, e.Store(), &c) }
-	}
-	var mu sync.Mutex
-	var client engine.ChatClient
-	return func(context.Context) (engine.Model, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if client == nil {
-			c, err := newClient(p)
-			if err != nil {
-				return engine.Model{}, err
-			}
-			client = c
-		}
-		return engine.Model{Client: client, System: p.System, Tools: p.Tools, MaxTokens: p.MaxTokens}, nil
-	}, nil
 }
 
 // chatOpts is tai.chat's option table.
@@ -179,11 +165,7 @@ func (h *Host) luaChat(L *glua.LState) int {
 	if strings.TrimSpace(message) == "" {
 		L.ArgError(1, "the message is empty")
 	}
-	e, err := h.Engine()
-	if err != nil {
-		return fail(L, err.Error())
-	}
-	agent, err := h.chatAgent(e, o.key, o.tools)
+	agent, err := h.chatAgent(o.key, o.tools)
 	if err != nil {
 		return fail(L, err.Error())
 	}
@@ -198,14 +180,12 @@ func (h *Host) luaChat(L *glua.LState) int {
 	if o.reset {
 		agent.Reset()
 	}
-	agent.SetMaxSteps(o.maxSteps)
 	ctx := luaContext(L)
-	agent.SetEvents(h.chatEvents(ctx, o))
-	defer agent.SetEvents(engine.Events{})
+	topts := &engine.TurnOptions{Events: h.chatEvents(ctx, o), MaxSteps: o.maxSteps}
 
 	var turn engine.Turn
 	var terr error
-	h.Await(func() { turn, terr = agent.RunTurn(ctx, message) })
+	h.Await(func() { turn, terr = agent.RunTurn(ctx, message, topts) })
 	if terr != nil {
 		if ctx.Err() != nil {
 			return fail(L, "interrupted")
@@ -221,16 +201,9 @@ func (h *Host) luaChat(L *glua.LState) int {
 	d.RawSetString("empty", glua.LBool(turn.Empty))
 	d.RawSetString("finish_reason", glua.LString(turn.FinishReason))
 	d.RawSetString("usage", usageTable(L, turn.Usage))
-	d.RawSetString("profile", glua.LString(h.chatProfile(e, o.key)))
+	d.RawSetString("profile", glua.LString(agent.Session().Profile().Name))
 	L.Push(d)
 	return 2
-}
-
-func (h *Host) chatProfile(e *engine.Engine, key chatKey) string {
-	if key.profile != "" {
-		return key.profile
-	}
-	return e.Profile().Name
 }
 
 func usageTable(L *glua.LState, u engine.Usage) *glua.LTable {
@@ -417,7 +390,7 @@ func (h *Host) luaComplete(L *glua.LState) int {
 			L.ArgError(2, "on_retry must be a function, not a "+v.Type().String())
 		}
 	}
-	e, err := h.Engine()
+	s, err := h.Session()
 	if err != nil {
 		return fail(L, err.Error())
 	}
@@ -427,7 +400,7 @@ func (h *Host) luaComplete(L *glua.LState) int {
 	}
 	var resp engine.Response
 	var cerr error
-	h.Await(func() { resp, cerr = e.Complete(ctx, msgs) })
+	h.Await(func() { resp, cerr = s.Complete(ctx, msgs) })
 	if cerr != nil {
 		if ctx.Err() != nil {
 			return fail(L, "interrupted")

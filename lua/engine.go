@@ -12,7 +12,8 @@ import (
 // Engine returns the host's engine, building it on first use: it opens the
 // vault, resolves the profile (Options.Profile, else the current one),
 // registers the native tools, the lua tool (backed by RunSandboxed) and the
-// tools added so far with tai.tool. Nothing is built before a binding
+// tools added so far with tai.tool, and makes the host's session (see
+// Session). Nothing is built before a binding
 // needs a model or a tool, so start-up does no engine, vault or network
 // work. Call it only from the goroutine that owns the host.
 func (h *Host) Engine() (*engine.Engine, error) {
@@ -43,9 +44,24 @@ func (h *Host) Engine() (*engine.Engine, error) {
 			return nil, fmt.Errorf("tai.tool %s: %w", t.Name, err)
 		}
 	}
+	s, err := e.NewSession(nil)
+	if err != nil {
+		return nil, err
+	}
 	h.luaTools = nil
-	h.eng = e
+	h.eng, h.sess = e, s
 	return e, nil
+}
+
+// Session returns the host's own session of the engine, building both on
+// first use: the REPL, tai -p, scripts, tai.call, tai.complete and tai.chat
+// without a profile option run in it, with the host's approval mode and
+// prompter. Call it only from the goroutine that owns the host.
+func (h *Host) Session() (*engine.Session, error) {
+	if _, err := h.Engine(); err != nil {
+		return nil, err
+	}
+	return h.sess, nil
 }
 
 // getenv is the engine options' Getenv, else os.Getenv.

@@ -82,7 +82,9 @@ type Host struct {
 	// The engine, built on first use, and what tai.tool and tai.chat keep.
 	profileFlag string // Options.Profile as given: empty means the current one
 	eng         *engine.Engine
-	luaTools    []engine.Tool // added before the engine was built
+	sess        *engine.Session            // the host's own session, built with eng
+	sessions    map[string]*engine.Session // tai.chat's, by profile option
+	luaTools    []engine.Tool              // added before the engine was built
 	agents      map[chatKey]*engine.Agent
 	busy        map[*engine.Agent]bool // agents running a tai.chat turn
 	jobs        chan *job              // Lua work sent by other goroutines (see Await)
@@ -130,7 +132,7 @@ func xdgDir(env, fallback string) string {
 // loader and the tai module. It opens no files; the vault is opened on first
 // use.
 func New(opts *Options) (*Host, error) {
-	h := &Host{commands: map[string]*command{}, agents: map[chatKey]*engine.Agent{}, busy: map[*engine.Agent]bool{}, jobs: make(chan *job), clients: &clientSet{}, exit: os.Exit}
+	h := &Host{commands: map[string]*command{}, agents: map[chatKey]*engine.Agent{}, sessions: map[string]*engine.Session{}, busy: map[*engine.Agent]bool{}, jobs: make(chan *job), clients: &clientSet{}, exit: os.Exit}
 	if opts != nil {
 		h.opts = *opts
 	}

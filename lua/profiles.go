@@ -2,7 +2,6 @@ package lua
 
 import (
 	"encoding/json"
-	"os"
 	"sort"
 	"strings"
 
@@ -25,8 +24,8 @@ func (h *Host) luaProfileField(L *glua.LState) int {
 }
 
 func (h *Host) currentProfileName() string {
-	if h.eng != nil {
-		return h.eng.Profile().Name
+	if h.sess != nil {
+		return h.sess.Profile().Name
 	}
 	s, err := h.Vault()
 	if err == nil {
@@ -55,15 +54,15 @@ func profileTable(L *glua.LState, p engine.Profile) *glua.LTable {
 }
 
 func (h *Host) profilesList(L *glua.LState) int {
-	e, err := h.Engine()
+	s, err := h.Session()
 	if err != nil {
 		return fail(L, err.Error())
 	}
-	list, err := engine.ListProfiles(e.Store())
+	list, err := engine.ListProfiles(s.Engine().Store())
 	if err != nil {
 		return fail(L, err.Error())
 	}
-	cur := e.Profile()
+	cur := s.Profile()
 	found := false
 	for _, p := range list {
 		found = found || p.Name == cur.Name
@@ -83,29 +82,25 @@ func (h *Host) profilesList(L *glua.LState) int {
 }
 
 func (h *Host) profilesCurrent(L *glua.LState) int {
-	e, err := h.Engine()
+	s, err := h.Session()
 	if err != nil {
 		return fail(L, err.Error())
 	}
-	L.Push(profileTable(L, e.Profile()))
+	L.Push(profileTable(L, s.Profile()))
 	return 1
 }
 
 func (h *Host) profilesGet(L *glua.LState) int {
 	name := L.CheckString(1)
-	e, err := h.Engine()
+	s, err := h.Session()
 	if err != nil {
 		return fail(L, err.Error())
 	}
-	if name == e.Profile().Name {
-		L.Push(profileTable(L, e.Profile()))
+	if cur := s.Profile(); name == cur.Name {
+		L.Push(profileTable(L, cur))
 		return 1
 	}
-	getenv := os.Getenv
-	if h.opts.Engine != nil && h.opts.Engine.Getenv != nil {
-		getenv = h.opts.Engine.Getenv
-	}
-	p, err := engine.ResolveProfile(e.Store(), name, getenv)
+	p, err := engine.ResolveProfile(s.Engine().Store(), name, h.getenv())
 	if err != nil {
 		return fail(L, err.Error())
 	}
@@ -115,11 +110,11 @@ func (h *Host) profilesGet(L *glua.LState) int {
 
 func (h *Host) profilesUse(L *glua.LState) int {
 	name := L.CheckString(1)
-	e, err := h.Engine()
+	s, err := h.Session()
 	if err != nil {
 		return fail(L, err.Error())
 	}
-	p, err := e.UseProfile(name)
+	p, err := s.UseProfile(name)
 	if err != nil {
 		return fail(L, err.Error())
 	}

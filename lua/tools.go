@@ -43,14 +43,14 @@ func argsTable(L *glua.LState, n int, what string) map[string]any {
 func (h *Host) luaCallTool(L *glua.LState) int {
 	name := L.CheckString(1)
 	args := argsTable(L, 2, "args")
-	e, err := h.Engine()
+	s, err := h.Session()
 	if err != nil {
 		return fail(L, err.Error())
 	}
 	ctx := luaContext(L)
 	var res engine.Result
 	var derr error
-	h.Await(func() { res, derr = e.Dispatch(ctx, name, args) })
+	h.Await(func() { res, derr = s.Dispatch(ctx, name, args) })
 	if derr != nil {
 		return fail(L, derr.Error())
 	}
