@@ -3,9 +3,7 @@ package lua
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"weak"
@@ -19,23 +17,10 @@ const mcpClientType = "tai.mcp.client"
 
 // mcpHandle is the Lua side of one session opened by tai.mcp.connect.
 type mcpHandle struct {
-	c           *mcp.Client
-	name        string
-	allow, deny []string            // the entry's tool lists
-	redact      func(string) string // the vault's Redact, or the identity
-}
-
-// refusal says why the entry does not offer tool, or is empty when it does:
-// a tool on the deny list is never offered, and a non-empty allow list
-// offers only the tools it names.
-func (m *mcpHandle) refusal(tool string) string {
-	if slices.Contains(m.deny, tool) {
-		return fmt.Sprintf("tool %q of %s is on the entry's deny list; take it off deny to call it", tool, m.name)
-	}
-	if len(m.allow) > 0 && !slices.Contains(m.allow, tool) {
-		return fmt.Sprintf("tool %q of %s is not on the entry's allow list (%s); add it to allow to call it", tool, m.name, strings.Join(m.allow, ", "))
-	}
-	return ""
+	c      *mcp.Client
+	name   string
+	entry  mcp.Entry           // its allow and deny lists decide what is offered
+	redact func(string) string // the vault's Redact, or the identity
 }
 
 // fail returns nil, msg to Lua with every known secret in msg redacted.
@@ -203,7 +188,7 @@ func (h *Host) mcpConnect(L *glua.LState) int {
 	if err != nil {
 		return fail(L, redact(err.Error()))
 	}
-	handle := &mcpHandle{c: c, name: entry.Label(), allow: entry.Allow, deny: entry.Deny, redact: redact}
+	handle := &mcpHandle{c: c, name: entry.Label(), entry: entry, redact: redact}
 	h.clients.add(handle)
 	ud := L.NewUserData()
 	ud.Value = handle
@@ -229,7 +214,7 @@ func mcpTools(L *glua.LState) int {
 	}
 	out := L.NewTable()
 	for _, t := range tools {
-		if c.refusal(t.Name) != "" {
+		if c.entry.Offers(t.Name) != nil {
 			continue
 		}
 		raw := t.Raw
@@ -252,8 +237,8 @@ func mcpCall(L *glua.LState) int {
 	c := checkClient(L)
 	name := L.CheckString(2)
 	args := argsTable(L, 3, "args")
-	if why := c.refusal(name); why != "" {
-		return c.fail(L, why)
+	if err := c.entry.Offers(name); err != nil {
+		return c.fail(L, err.Error())
 	}
 	res, err := c.c.Call(luaContext(L), name, args)
 	if err != nil {

@@ -34,6 +34,12 @@ type ClientOptions struct {
 	// reading the connection (a waiting call's or the client's own) and
 	// must not block.
 	OnNotification func(*Message)
+	// OnToolsChanged, when set, is called for each
+	// notifications/tools/list_changed the server sends (the bridge then
+	// lists the tools again before the next call). Unlike OnNotification it
+	// asks for nothing more of the server. It runs on the reading goroutine
+	// and must not block.
+	OnToolsChanged func()
 	// Redact, when set, scrubs the text of every error the client returns
 	// and of Stderr (the bridge passes the vault's Redact, so a secret in
 	// an argv or a server's stderr never reaches a person or a model). The
@@ -408,6 +414,9 @@ func (c *Client) dispatch(m *Message) {
 	case m.IsRequest():
 		go c.answer(m)
 	default:
+		if m.Method == MethodToolsListChanged && c.opts.OnToolsChanged != nil {
+			c.opts.OnToolsChanged()
+		}
 		if c.opts.OnNotification != nil {
 			c.opts.OnNotification(m)
 		}

@@ -3,6 +3,7 @@ package mcp
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -81,6 +82,26 @@ func (e *Entry) Validate() error {
 		return fmt.Errorf("mcp entry %q: no transport; set transport to \"stdio\" (with command) or \"http\" (with url)", e.Label())
 	default:
 		return fmt.Errorf("mcp entry %q: unknown transport %q; use \"stdio\" or \"http\"", e.Label(), e.Transport)
+	}
+	return nil
+}
+
+// Offers is the one policy deciding whether the entry offers tool: nil when
+// it does, else an error saying why not and what to change. A tool on the
+// deny list is never offered; a non-empty allow list offers only the tools
+// it names. The bridge and tai.mcp.connect both ask it.
+func (e *Entry) Offers(tool string) error {
+	return OffersTool(e.Label(), e.Allow, e.Deny, tool)
+}
+
+// OffersTool is Entry.Offers for a server called name with the given
+// allow and deny lists (a stored row, say).
+func OffersTool(name string, allow, deny []string, tool string) error {
+	if slices.Contains(deny, tool) {
+		return fmt.Errorf("tool %q of %s is on the entry's deny list; take it off deny to call it", tool, name)
+	}
+	if len(allow) > 0 && !slices.Contains(allow, tool) {
+		return fmt.Errorf("tool %q of %s is not on the entry's allow list (%s); add it to allow to call it", tool, name, strings.Join(allow, ", "))
 	}
 	return nil
 }

@@ -58,3 +58,31 @@ func TestEntryMessagesHideURLCredentials(t *testing.T) {
 		}
 	}
 }
+
+func TestEntryOffers(t *testing.T) {
+	tests := []struct {
+		name        string
+		allow, deny []string
+		tool        string
+		want        string // "" when offered, else a fragment of the refusal
+	}{
+		{name: "no lists", tool: "echo"},
+		{name: "allowed", allow: []string{"echo"}, tool: "echo"},
+		{name: "not on allow", allow: []string{"add"}, tool: "echo", want: "not on the entry's allow list (add)"},
+		{name: "denied", deny: []string{"echo"}, tool: "echo", want: "deny list"},
+		{name: "deny wins over allow", allow: []string{"echo"}, deny: []string{"echo"}, tool: "echo", want: "deny list"},
+		{name: "other denied", deny: []string{"add"}, tool: "echo"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := Entry{Name: "srv", Allow: tt.allow, Deny: tt.deny}
+			err := e.Offers(tt.tool)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("Offers(%q) = %v, want offered", tt.tool, err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("Offers(%q) = %v, want an error with %q", tt.tool, err, tt.want)
+			}
+		})
+	}
+}

@@ -73,6 +73,10 @@ var (
 	// while no passphrase is available (no passphrase source, the source
 	// failed, or the person gave none).
 	ErrNoPassphrase = errors.New("vault: the vault is sealed and no passphrase is available")
+	// ErrExists reports a registration under a name already taken.
+	ErrExists = errors.New("vault: already exists")
+	// ErrTooMany reports a registration over a cap (Registration.MaxServers).
+	ErrTooMany = errors.New("vault: too many")
 )
 
 // PassphraseTries is how many times one access asks Options.PassphrasePrompt
@@ -177,16 +181,47 @@ type Server struct {
 	Allow     []string          `json:"allow,omitempty"`
 	Deny      []string          `json:"deny,omitempty"`
 	Source    string            `json:"source,omitempty"` // config-json, config-toml, github:o/r, explicit
-	Created   time.Time         `json:"created"`
-	Updated   time.Time         `json:"updated"`
+	// Consented is the digest of the spawn a person last consented to (the
+	// expanded argv, cwd, env names and URL), so a later spawn that differs
+	// is shown again. It never holds the values themselves.
+	Consented string    `json:"consented,omitempty"`
+	Created   time.Time `json:"created"`
+	Updated   time.Time `json:"updated"`
 }
 
-// ToolPin is one row of mcp_tool_pins.
+// ToolPin is one row of mcp_tool_pins: the hash of a tool definition a
+// person granted, with that definition (its description and schema), so a
+// later redefinition can be shown as a diff against it.
 type ToolPin struct {
-	Server  string    `json:"server"`
-	Tool    string    `json:"tool"`
-	Hash    string    `json:"hash"`
-	Updated time.Time `json:"updated"`
+	Server      string          `json:"server"`
+	Tool        string          `json:"tool"`
+	Hash        string          `json:"hash"`
+	Description string          `json:"description,omitempty"`
+	Schema      json.RawMessage `json:"schema,omitempty"`
+	Updated     time.Time       `json:"updated"`
+}
+
+// Registration is everything ServerRegister stores for one new server, in
+// one transaction: its row, the registering profile's row, its pins and
+// its tool cache.
+type Registration struct {
+	Server Server
+	// Profile is the registering profile; Enabled is its row.
+	Profile string
+	Enabled bool
+	Pins    []ToolPin
+	Tools   []ServerTool
+	// MaxServers refuses the registration (ErrTooMany) when that many
+	// servers are stored already; zero means no cap.
+	MaxServers int
+}
+
+// ServerState is one stored server with every row kept under its name.
+type ServerState struct {
+	Server   Server
+	Profiles map[string]bool // profile -> enabled
+	Pins     []ToolPin       // sorted by tool
+	Tools    []ServerTool    // sorted by tool
 }
 
 // ServerTool is one row of mcp_server_tools: a cached tool definition.

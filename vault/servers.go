@@ -361,3 +361,222 @@ func (s *Store) Tools(server string) ([]ServerTool, error) {
 	})
 	return out, err
 }
+
+// ServerRegister stores a new server with its registering profile's row,
+// its pins and its tool cache in one transaction, so a registration is
+// kept whole or not at all. A name already stored is ErrExists; with
+// r.MaxServers servers stored already it is ErrTooMany. Two processes
+// registering at once are serialized by the file lock: both land, and the
+// cap holds across them.
+func (s *Store) ServerRegister(r Registration) error {
+	srv := r.Server
+	if err := validName("server", srv.Name); err != nil {
+		return err
+	}
+	if err := validName("profile", r.Profile); err != nil {
+		return err
+	}
+	pins, err := encodePins(srv.Name, r.Pins)
+	if err != nil {
+		return err
+	}
+	tools, err := encodeTools(srv.Name, r.Tools)
+	if err != nil {
+		return err
+	}
+	return s.update(func(tx *bolt.Tx) error {
+		b, err := bucket(tx, bucketServers)
+		if err != nil {
+			return err
+		}
+		if b.Get([]byte(srv.Name)) != nil {
+			return fmt.Errorf("%w: server %q is registered already: remove it first to register it again", ErrExists, srv.Name)
+		}
+		if r.MaxServers > 0 {
+			if n := countKeys(b); n >= r.MaxServers {
+				return fmt.Errorf("%w: %d servers are registered, the most tai keeps (MCP_MAX_SERVERS): remove one first", ErrTooMany, n)
+			}
+		}
+		k, err := s.sealer(tx)
+		if err != nil {
+			return err
+		}
+		now := time.Now().UTC()
+		row := serverRow{Server: srv}
+		row.Created, row.Updated = now, now
+		if err := row.setHeaders(srv.Headers, k); err != nil {
+			return fmt.Errorf("vault: server %q headers: %w", srv.Name, err)
+		}
+		data, err := json.Marshal(row)
+		if err != nil {
+			return fmt.Errorf("vault: server %q: %w", srv.Name, err)
+		}
+		if err := b.Put([]byte(srv.Name), data); err != nil {
+			return err
+		}
+		// Rows left under the name by an interrupted removal go first.
+		for _, bn := range [][]byte{bucketServerProfiles, bucketPins, bucketTools} {
+			if err := deletePrefix(tx, bn, prefixKey(srv.Name)); err != nil {
+				return err
+			}
+		}
+		pb, err := bucket(tx, bucketServerProfiles)
+		if err != nil {
+			return err
+		}
+		if err := pb.Put(compositeKey(srv.Name, r.Profile), []byte(fmt.Sprint(r.Enabled))); err != nil {
+			return err
+		}
+		if err := putRows(tx, bucketPins, srv.Name, pins); err != nil {
+			return err
+		}
+		return putRows(tx, bucketTools, srv.Name, tools)
+	})
+}
+
+// countKeys counts b's keys.
+func countKeys(b *bolt.Bucket) int {
+	n := 0
+	c := b.Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		n++
+	}
+	return n
+}
+
+func encodePins(server string, pins []ToolPin) (map[string][]byte, error) {
+	now := time.Now().UTC()
+	rows := make(map[string][]byte, len(pins))
+	for _, p := range pins {
+		if err := validName("tool", p.Tool); err != nil {
+			return nil, err
+		}
+		p.Server = server
+		if p.Updated.IsZero() {
+			p.Updated = now
+		}
+		data, err := json.Marshal(p)
+		if err != nil {
+			return nil, fmt.Errorf("vault: pin %s/%s: %w", server, p.Tool, err)
+		}
+		rows[p.Tool] = data
+	}
+	return rows, nil
+}
+
+func encodeTools(server string, tools []ServerTool) (map[string][]byte, error) {
+	now := time.Now().UTC()
+	rows := make(map[string][]byte, len(tools))
+	for _, t := range tools {
+		if err := validName("tool", t.Tool); err != nil {
+			return nil, err
+		}
+		if _, dup := rows[t.Tool]; dup {
+			return nil, fmt.Errorf("vault: server %q lists tool %q twice: give each tool once", server, t.Tool)
+		}
+		t.Server = server
+		if t.Updated.IsZero() {
+			t.Updated = now
+		}
+		data, err := json.Marshal(t)
+		if err != nil {
+			return nil, fmt.Errorf("vault: tool %s/%s: %w", server, t.Tool, err)
+		}
+		rows[t.Tool] = data
+	}
+	return rows, nil
+}
+
+func putRows(tx *bolt.Tx, name []byte, server string, rows map[string][]byte) error {
+	b, err := bucket(tx, name)
+	if err != nil {
+		return err
+	}
+	for second, data := range rows {
+		if err := b.Put(compositeKey(server, second), data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ServerConsent records digest as the spawn a person consented to for
+// server (see Server.Consented).
+func (s *Store) ServerConsent(server, digest string) error {
+	return s.update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketServers)
+		var data []byte
+		if b != nil {
+			data = b.Get([]byte(server))
+		}
+		if data == nil {
+			return fmt.Errorf("%w: server %q: add it first (mcp_add)", ErrNotFound, server)
+		}
+		var row serverRow
+		if err := json.Unmarshal(data, &row); err != nil {
+			return fmt.Errorf("vault: server %q is stored as invalid JSON (%v): add it again", server, err)
+		}
+		row.Consented = digest
+		row.Updated = time.Now().UTC()
+		out, err := json.Marshal(row)
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte(server), out)
+	})
+}
+
+// ServerStates returns every server with its profile rows, pins and cached
+// tools, read in one transaction (so they agree), sorted by name.
+func (s *Store) ServerStates() ([]ServerState, error) {
+	var out []ServerState
+	err := s.view(func(tx *bolt.Tx) error {
+		out = out[:0]
+		b := tx.Bucket(bucketServers)
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
+			srv, err := s.decodeServer(tx, string(k), v)
+			if err != nil {
+				return err
+			}
+			st := ServerState{Server: srv, Profiles: map[string]bool{}}
+			if err := forPrefix(tx, bucketServerProfiles, srv.Name, func(profile string, v []byte) error {
+				var on bool
+				if err := json.Unmarshal(v, &on); err != nil {
+					return fmt.Errorf("vault: profile row %s/%s is invalid (%v): set it again", srv.Name, profile, err)
+				}
+				st.Profiles[profile] = on
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := forPrefix(tx, bucketPins, srv.Name, func(tool string, v []byte) error {
+				var p ToolPin
+				if err := json.Unmarshal(v, &p); err != nil {
+					return fmt.Errorf("vault: pin %s/%s is invalid JSON (%v): re-pin the server's tools", srv.Name, tool, err)
+				}
+				p.Server, p.Tool = srv.Name, tool
+				st.Pins = append(st.Pins, p)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := forPrefix(tx, bucketTools, srv.Name, func(tool string, v []byte) error {
+				var t ServerTool
+				if err := json.Unmarshal(v, &t); err != nil {
+					return fmt.Errorf("vault: cached tool %s/%s is invalid JSON (%v): list the server's tools again", srv.Name, tool, err)
+				}
+				t.Server, t.Tool = srv.Name, tool
+				st.Tools = append(st.Tools, t)
+				return nil
+			}); err != nil {
+				return err
+			}
+			out = append(out, st)
+			return nil
+		})
+	})
+	return out, err
+}

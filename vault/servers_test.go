@@ -192,3 +192,69 @@ func TestProfiles(t *testing.T) {
 		t.Fatalf("second ProfileDelete = %v", err)
 	}
 }
+
+func TestServerRegister(t *testing.T) {
+	s := newStore(t, nil)
+	reg := Registration{
+		Server:  Server{Name: "memory", Transport: "stdio", Command: "npx", Headers: nil, Source: "config-json", Allow: []string{"a"}, Deny: []string{"b"}},
+		Profile: "work", Enabled: false,
+		Pins:       []ToolPin{{Tool: "read", Hash: "h1", Description: "reads", Schema: json.RawMessage(`{"type":"object"}`)}},
+		Tools:      []ServerTool{{Tool: "read", Description: "reads", Schema: json.RawMessage(`{"type":"object"}`)}},
+		MaxServers: 2,
+	}
+	if err := s.ServerRegister(reg); err != nil {
+		t.Fatal(err)
+	}
+	states, err := s.ServerStates()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(states) != 1 {
+		t.Fatalf("states = %+v", states)
+	}
+	st := states[0]
+	if st.Server.Source != "config-json" || !reflect.DeepEqual(st.Server.Allow, []string{"a"}) || !reflect.DeepEqual(st.Server.Deny, []string{"b"}) {
+		t.Fatalf("server = %+v", st.Server)
+	}
+	if on, ok := st.Profiles["work"]; !ok || on {
+		t.Fatalf("profiles = %v, want work stored disabled", st.Profiles)
+	}
+	if len(st.Pins) != 1 || st.Pins[0].Hash != "h1" || st.Pins[0].Description != "reads" || st.Pins[0].Server != "memory" {
+		t.Fatalf("pins = %+v", st.Pins)
+	}
+	if len(st.Tools) != 1 || st.Tools[0].Tool != "read" {
+		t.Fatalf("tools = %+v", st.Tools)
+	}
+	if err := s.ServerRegister(reg); !errors.Is(err, ErrExists) {
+		t.Fatalf("second registration: %v, want ErrExists", err)
+	}
+	reg.Server.Name = "two"
+	if err := s.ServerRegister(reg); err != nil {
+		t.Fatal(err)
+	}
+	reg.Server.Name = "three"
+	if err := s.ServerRegister(reg); !errors.Is(err, ErrTooMany) {
+		t.Fatalf("over the cap: %v, want ErrTooMany", err)
+	}
+	if _, err := s.ServerGet("three"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a refused registration left a row: %v", err)
+	}
+	// A bad tool name stores nothing at all.
+	if err := s.ServerDelete("two"); err != nil {
+		t.Fatal(err)
+	}
+	reg.Server.Name = "bad"
+	reg.Tools = append(reg.Tools, ServerTool{Tool: "read"})
+	if err := s.ServerRegister(reg); err == nil {
+		t.Fatal("duplicate tool registered")
+	}
+	if _, err := s.ServerGet("bad"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a failed registration left a row: %v", err)
+	}
+	if err := s.ServerConsent("memory", "d1"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.ServerGet("memory"); got.Consented != "d1" {
+		t.Fatalf("consented = %q", got.Consented)
+	}
+}

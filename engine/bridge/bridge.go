@@ -1,0 +1,228 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"tai/engine"
+	"tai/mcp"
+	"tai/vault"
+)
+
+// Note is a remark of the normalizer about one pasted entry (a repaired
+// field, an ignored key, a refused transport).
+type Note struct {
+	Server string `json:"server"`
+	Level  string `json:"level"` // "info", "warn" or "error"
+	Text   string `json:"text"`
+}
+
+// Normalizer turns pasted text (a JSON or TOML config, a fragment, one
+// bare entry) into canonical entries and notes; name, when given, names a
+// bare entry. The lua package supplies it from normalize.lua at boot.
+type Normalizer func(text, name string) ([]mcp.Entry, []Note, error)
+
+// Expander resolves the ${VAR} references of an entry through lookup and
+// returns the entry with them expanded and the names it could not resolve.
+type Expander func(e mcp.Entry, lookup func(string) (string, bool)) (mcp.Entry, []string)
+
+// Options tunes New. A nil *Options means defaults.
+type Options struct {
+	// Normalize reads pasted configs for Add and Import; nil means Add
+	// takes only stored server names.
+	Normalize Normalizer
+	// Expand resolves ${VAR} at spawn time; nil means entries are used as
+	// stored (and an entry holding "${" is refused).
+	Expand Expander
+	// Profile returns the profile whose enablement decides what is offered
+	// (the calling session's); nil means "default".
+	Profile func() string
+	// Approver returns the approver of the session calling (spawn consent,
+	// grants, removal); nil means the registry's.
+	Approver func(ctx context.Context) *engine.Approver
+	// Getenv reads the environment for ${VAR}; nil means os.LookupEnv.
+	Getenv func(string) (string, bool)
+	// Clean makes text from a server (its stderr) safe for a terminal; nil
+	// means it is shown as it is.
+	Clean func(string) string
+	// Client is the base of every connection's options (version,
+	// timeouts, stdio base environment); Redact and OnToolsChanged are set
+	// by the bridge.
+	Client *mcp.ClientOptions
+	// MaxServers and MaxTools override mcp.MCP_MAX_SERVERS and
+	// mcp.MCP_MAX_TOOLS (tests); zero means the caps.
+	MaxServers, MaxTools int
+}
+
+// Bridge owns the registered servers of one vault for one process: their
+// snapshot, the connections opened so far and the mcp_* tools. It is safe
+// for concurrent use.
+type Bridge struct {
+	reg   *engine.Registry
+	store *vault.Store
+	opts  Options
+
+	snap   atomic.Pointer[snapshot]
+	loadMu sync.Mutex // one vault read at a time
+
+	mu     sync.Mutex
+	conns  map[string]*conn
+	closed bool
+}
+
+// New returns a bridge over store, installs it as reg's Fallback and
+// SpecSource, and registers the mcp_* agent tools in reg. It reads
+// nothing yet: the vault is read on the first selection or call.
+func New(reg *engine.Registry, store *vault.Store, opts *Options) (*Bridge, error) {
+	if reg == nil || store == nil {
+		return nil, errors.New("bridge: New needs a registry and a vault store")
+	}
+	b := &Bridge{reg: reg, store: store, conns: map[string]*conn{}}
+	if opts != nil {
+		b.opts = *opts
+	}
+	if b.opts.Getenv == nil {
+		b.opts.Getenv = os.LookupEnv
+	}
+	if b.opts.MaxServers <= 0 {
+		b.opts.MaxServers = mcp.MCP_MAX_SERVERS
+	}
+	if b.opts.MaxTools <= 0 {
+		b.opts.MaxTools = mcp.MCP_MAX_TOOLS
+	}
+	for _, t := range b.agentTools() {
+		if err := reg.Add(t); err != nil {
+			return nil, fmt.Errorf("bridge: register %s: %w", t.Name, err)
+		}
+	}
+	reg.SetFallback(b.fallback)
+	reg.SetSpecSource(b.specs)
+	return b, nil
+}
+
+// Close closes every connection the bridge opened (a stdio server: stdin
+// closed, a wait, SIGTERM, SIGKILL) and unhooks it from the registry. Later
+// calls of bridged tools fail.
+func (b *Bridge) Close() error {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil
+	}
+	b.closed = true
+	conns := b.conns
+	b.conns = map[string]*conn{}
+	b.mu.Unlock()
+	b.reg.SetFallback(nil)
+	b.reg.SetSpecSource(nil)
+	var wg sync.WaitGroup
+	for _, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.close()
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+func (b *Bridge) profile() string {
+	if b.opts.Profile != nil {
+		if p := b.opts.Profile(); p != "" {
+			return p
+		}
+	}
+	return "default"
+}
+
+func (b *Bridge) approver(ctx context.Context) *engine.Approver {
+	if b.opts.Approver != nil {
+		if a := b.opts.Approver(ctx); a != nil {
+			return a
+		}
+	}
+	return b.reg.Approver()
+}
+
+func (b *Bridge) clean(s string) string {
+	if b.opts.Clean != nil {
+		return b.opts.Clean(s)
+	}
+	return s
+}
+
+// current returns the snapshot, reading the vault when there is none yet
+// or the profile changed.
+func (b *Bridge) current() (*snapshot, error) {
+	if s := b.snap.Load(); s != nil && s.profile == b.profile() {
+		return s, nil
+	}
+	return b.reload()
+}
+
+// reload reads every server from the vault and swaps the snapshot.
+func (b *Bridge) reload() (*snapshot, error) {
+	b.loadMu.Lock()
+	defer b.loadMu.Unlock()
+	states, err := b.store.ServerStates()
+	if err != nil {
+		return nil, err
+	}
+	s := newSnapshot(states, b.profile(), b.opts.MaxTools)
+	b.snap.Store(s)
+	return s, nil
+}
+
+// specs is the registry's SpecSource: the offered tools of the enabled
+// servers, from the vault's cache (never a spawn). It reads the vault
+// once per selection, so a change made by another process shows on the
+// next turn.
+func (b *Bridge) specs() []engine.ToolSpec {
+	s, err := b.reload()
+	if err != nil {
+		if s = b.snap.Load(); s == nil {
+			return nil
+		}
+	}
+	return s.specs
+}
+
+// fallback is the registry's Fallback: every bridged name of every stored
+// server resolves, so a call of a tool that is not offered (disabled,
+// withheld, denied) is answered with the reason instead of "unknown tool".
+func (b *Bridge) fallback(name string) (engine.Tool, bool) {
+	s, err := b.current()
+	if err != nil {
+		return engine.Tool{}, false
+	}
+	bt, ok := s.byName[name]
+	if !ok {
+		// A server added by another process since the snapshot.
+		if s, err = b.reload(); err != nil {
+			return engine.Tool{}, false
+		}
+		if bt, ok = s.byName[name]; !ok {
+			return engine.Tool{}, false
+		}
+	}
+	return b.tool(bt), true
+}
+
+// tool returns the engine tool that runs bt.
+func (b *Bridge) tool(bt *bridged) engine.Tool {
+	server, tool := bt.server, bt.tool
+	return engine.Tool{
+		Name:        bt.name,
+		Description: bt.description,
+		Parameters:  bt.params,
+		Origin:      server + "/" + tool,
+		Run: func(ctx context.Context, args map[string]any) (engine.Result, error) {
+			return b.call(ctx, server, tool, args)
+		},
+	}
+}

@@ -1,0 +1,452 @@
+package bridge
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"tai/engine"
+	"tai/engine/fakemodel"
+)
+
+func TestAddVerifyEnableCall(t *testing.T) {
+	f := newFixture(t, engine.Interactive, "")
+	out := f.add(t, "srv", nil)
+	if out.Enabled || out.Profile != "work" || !slices.Contains(out.Tools, "echo") {
+		t.Fatalf("outcome = %+v", out)
+	}
+	// Consent came first and showed the exact argv.
+	qs := f.p.questions()
+	if len(qs) != 1 {
+		t.Fatalf("questions = %q", qs)
+	}
+	exe, _ := os.Executable()
+	mustContain(t, "consent", qs[0], "srv", exe, "-test.run=^$", "env:  "+serverEnv)
+
+	states, err := f.store.ServerStates()
+	if err != nil || len(states) != 1 {
+		t.Fatalf("states = %+v, %v", states, err)
+	}
+	st := states[0]
+	if on, ok := st.Profiles["work"]; !ok || on {
+		t.Fatalf("profile rows = %v, want work stored disabled", st.Profiles)
+	}
+	if len(st.Pins) != len(st.Tools) || len(st.Tools) != len(out.Tools) || st.Server.Source != "config-json" || st.Server.Consented == "" {
+		t.Fatalf("stored = %+v", st)
+	}
+	if got := f.reg.Specs(); slices.ContainsFunc(got, func(s engine.ToolSpec) bool { return strings.HasPrefix(s.Name, "mcp_srv_") }) {
+		t.Fatalf("a disabled server's tools are offered: %v", specNames(got))
+	}
+	// Calling a disabled server's tool says why.
+	res, err := f.reg.Dispatch(ctxT(t), "mcp_srv_echo", map[string]any{"text": "hi"})
+	if err != nil || !res.IsError {
+		t.Fatalf("disabled call = %+v, %v", res, err)
+	}
+	mustContain(t, "disabled call", text(res), "not enabled for profile", "mcp_enable")
+
+	if _, err := f.b.SetEnabled(ctxT(t), "srv", "", true); err != nil {
+		t.Fatal(err)
+	}
+	names := specNames(f.reg.Specs())
+	for _, want := range []string{"mcp_srv_echo", "mcp_srv_big", "mcp_srv_fail"} {
+		if !slices.Contains(names, want) {
+			t.Fatalf("specs %v lack %s", names, want)
+		}
+	}
+	sel := f.reg.SelectTools([]engine.Message{{Role: "user", Content: "please echoes text"}}, engine.SelectOptions{})
+	if !slices.Contains(specNames(sel), "mcp_srv_echo") {
+		t.Fatalf("select_tools did not pick the bridged echo: %v", specNames(sel))
+	}
+
+	tests := []struct {
+		name    string
+		tool    string
+		args    map[string]any
+		want    string
+		isError bool
+	}{
+		{name: "echo", tool: "mcp_srv_echo", args: map[string]any{"text": "héllo"}, want: "héllo"},
+		{name: "tool error stays isError", tool: "mcp_srv_fail", want: "the tool ran and failed", isError: true},
+		{name: "big result spills", tool: "mcp_srv_big", args: map[string]any{"bytes": 100000}, want: "record_read"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := f.reg.Dispatch(ctxT(t), tt.tool, tt.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.IsError != tt.isError {
+				t.Fatalf("isError = %v: %s", res.IsError, text(res))
+			}
+			mustContain(t, tt.tool, text(res), tt.want)
+		})
+	}
+	// Every call asked approval, naming the server and tool.
+	for _, c := range f.p.consents {
+		if !strings.HasPrefix(c.Origin, "srv/") {
+			t.Fatalf("consent %+v does not name the server", c)
+		}
+	}
+	calls := auditKinds(t, f.store, "mcp-call")
+	if len(calls) < 4 {
+		t.Fatalf("mcp-call audit = %+v", calls)
+	}
+	last := calls[len(calls)-1]
+	if last.Subject != "srv/big" || last.Outcome != "ok" || last.Size < 100000 || last.Digest == "" {
+		t.Fatalf("last audit = %+v", last)
+	}
+	// A JSON-RPC error stays an error: mcp_call of a tool the server lacks.
+	if _, err := f.reg.Dispatch(ctxT(t), "mcp_call", map[string]any{"server": "srv", "tool": "nope"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSpilledResultReadsBack(t *testing.T) {
+	f := newFixture(t, engine.Yolo, "")
+	f.add(t, "srv", nil)
+	if _, err := f.b.SetEnabled(ctxT(t), "srv", "", true); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.reg.Dispatch(ctxT(t), "mcp_srv_big", map[string]any{"bytes": 70000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := f.store.RecordList(1)
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("records = %v, %v", recs, err)
+	}
+	mustContain(t, "spill note", text(res), recs[0].ID)
+	text, _, err := f.store.RecordGet(recs[0].ID, 0, 0)
+	if err != nil || len(text) != 70000 {
+		t.Fatalf("record = %d bytes, %v", len(text), err)
+	}
+}
+
+func TestVerificationFailureStoresNothing(t *testing.T) {
+	f := newFixture(t, engine.Yolo, "")
+	f.b.opts.Clean = func(s string) string { return strings.ReplaceAll(s, "\x1b", `\x1b`) }
+	rep, err := f.b.Add(ctxT(t), AddRequest{Source: serverJSON(t, "broken", map[string]string{serverEnv: "fail"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Servers) != 1 || rep.Servers[0].Outcome != Refused {
+		t.Fatalf("report = %+v", rep)
+	}
+	reason := rep.Servers[0].Reason
+	mustContain(t, "reason", reason, "verification failed, nothing stored", "cannot open the database", `\x1b[31m`)
+	if strings.Contains(reason, "\x1b") {
+		t.Fatalf("reason holds a raw escape: %q", reason)
+	}
+	if list, _ := f.store.ServerList(); len(list) != 0 {
+		t.Fatalf("a failed verification stored %+v", list)
+	}
+}
+
+func TestCrashRestartsOnNextCall(t *testing.T) {
+	f := newFixture(t, engine.Yolo, "")
+	f.add(t, "srv", nil)
+	if _, err := f.b.SetEnabled(ctxT(t), "srv", "", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.reg.Dispatch(ctxT(t), "mcp_srv_echo", map[string]any{"text": "one"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.reg.Dispatch(ctxT(t), "mcp_srv_crash", nil)
+	if err == nil {
+		t.Fatal("a crash mid-call was not an error")
+	}
+	mustContain(t, "crash error", err.Error(), "crash: the server is going down", "starts it again on the next call")
+	res, err := f.reg.Dispatch(ctxT(t), "mcp_srv_echo", map[string]any{"text": "two"})
+	if err != nil || text(res) != "two" {
+		t.Fatalf("after the crash: %+v, %v", res, err)
+	}
+}
+
+func TestRugPull(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	path := filepath.Join(dir, "vault.db")
+	if err := os.WriteFile(state, []byte("v1"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{serverStateEnv: state}
+	first := newFixture(t, engine.Auto, path)
+	first.add(t, "srv", env)
+	if _, err := first.b.SetEnabled(ctxT(t), "srv", "", true); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := first.reg.Dispatch(ctxT(t), "mcp_srv_echo", map[string]any{"text": "v1"}); err != nil || res.IsError {
+		t.Fatalf("v1 echo: %+v, %v", res, err)
+	}
+	first.b.Close()
+	first.store.Close()
+
+	// Between runs the server redefines echo, drops gone and adds extra.
+	if err := os.WriteFile(state, []byte("v2"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []engine.Mode{engine.Auto, engine.Yolo} {
+		t.Run(mode.String(), func(t *testing.T) {
+			f := newFixture(t, mode, path)
+			res, err := f.reg.Dispatch(ctxT(t), "mcp_srv_echo", map[string]any{"text": "v2"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.IsError {
+				t.Fatalf("a redefined tool ran under --%s: %s", mode, text(res))
+			}
+			mustContain(t, "withheld echo", text(res), "withheld", "description changed", "/mcp grant srv echo")
+			if strings.Contains(text(res), "IMPORTANT") {
+				t.Fatalf("the model was handed the new description: %s", text(res))
+			}
+			names := specNames(f.reg.Specs())
+			if slices.Contains(names, "mcp_srv_echo") || slices.Contains(names, "mcp_srv_extra") || slices.Contains(names, "mcp_srv_gone") {
+				t.Fatalf("offered after the drift: %v", names)
+			}
+			if !slices.Contains(names, "mcp_srv_fail") {
+				t.Fatalf("an unchanged tool is no longer offered: %v", names)
+			}
+			tools, err := f.b.Tools("srv")
+			if err != nil {
+				t.Fatal(err)
+			}
+			states := map[string]string{}
+			for _, ti := range tools {
+				states[ti.Tool] = ti.State
+				if strings.Contains(ti.Description+ti.Reason, "IMPORTANT") {
+					t.Fatalf("mcp_tools shows the new description: %+v", ti)
+				}
+			}
+			if states["echo"] != StateWithheld || states["extra"] != StateWithheld || states["gone"] != StateRemoved || states["fail"] != StateGranted {
+				t.Fatalf("states = %v", states)
+			}
+			if len(f.p.questions()) != 0 {
+				t.Fatalf("--%s asked: %q", mode, f.p.questions())
+			}
+			f.b.Close()
+			f.store.Close()
+		})
+	}
+
+	// A person grants echo after seeing the diff; extra stays withheld.
+	f := newFixture(t, engine.Interactive, path)
+	f.p.answer = "n"
+	if _, err := f.b.Grant(ctxT(t), "srv", ""); err != nil {
+		t.Fatal(err)
+	}
+	f.p.answer = "y"
+	granted, err := f.b.Grant(ctxT(t), "srv", "echo")
+	if err != nil || !slices.Equal(granted, []string{"echo"}) {
+		t.Fatalf("granted %v, %v", granted, err)
+	}
+	qs := f.p.questions()
+	if len(qs) != 3 { // echo and extra refused, then echo granted
+		t.Fatalf("questions = %q", qs)
+	}
+	mustContain(t, "grant question", strings.Join(qs, "\n"), "redefined tool echo", "- echoes text", "+ echoes text. IMPORTANT")
+	res, err := f.reg.Dispatch(ctxT(t), "mcp_srv_echo", map[string]any{"text": "granted"})
+	if err != nil || res.IsError || text(res) != "granted" {
+		t.Fatalf("after the grant: %+v, %v", res, err)
+	}
+	if res, _ := f.reg.Dispatch(ctxT(t), "mcp_srv_extra", nil); !res.IsError {
+		t.Fatalf("extra ran without a grant: %s", text(res))
+	}
+}
+
+func TestListChangedRelists(t *testing.T) {
+	f := newFixture(t, engine.Yolo, "")
+	f.add(t, "srv", nil)
+	if _, err := f.b.SetEnabled(ctxT(t), "srv", "", true); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := f.reg.Dispatch(ctxT(t), "mcp_srv_grow", nil); err != nil || text(res) != "grown" {
+		t.Fatalf("grow: %+v, %v", res, err)
+	}
+	// The server announced the new tool; the next call lists again, and
+	// the new tool is withheld.
+	for range 50 {
+		if _, err := f.reg.Dispatch(ctxT(t), "mcp_srv_echo", map[string]any{"text": "x"}); err != nil {
+			t.Fatal(err)
+		}
+		tools, _ := f.b.Tools("srv")
+		for _, ti := range tools {
+			if ti.Tool == "late" {
+				if ti.State != StateWithheld || ti.Offered {
+					t.Fatalf("late = %+v", ti)
+				}
+				return
+			}
+		}
+	}
+	t.Fatal("tools/list_changed was never acted on")
+}
+
+func TestModelInServedTurnCannotAdd(t *testing.T) {
+	f := newFixture(t, engine.Yolo, "")
+	f.reg.Approver().SetPrompter(nil) // a served session: nobody to ask
+	src := serverJSON(t, "srv", nil)
+	args, _ := jsonString(map[string]any{"source": src})
+	model := fakemodel.NewOpenAI(t, fakemodel.Calls(fakemodel.Call("mcp_add", args)), fakemodel.Say("done"))
+	client, err := engine.NewChatClient(engine.Profile{Name: "t", Provider: "openai", BaseURL: model.BaseURL, Model: "fake"}, f.store, &engine.ClientOptions{Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := engine.NewAgent(f.reg, engine.StaticModel(client, ""), nil)
+	if _, err := agent.RunTurn(ctxT(t), "add it"); err != nil {
+		t.Fatal(err)
+	}
+	results := model.Requests()[1].ToolResults()
+	if len(results) != 1 {
+		t.Fatalf("tool results = %+v", results)
+	}
+	mustContain(t, "model's mcp_add", results[0].Text, "nobody is present to consent")
+	if list, _ := f.store.ServerList(); len(list) != 0 {
+		t.Fatalf("the model registered %+v", list)
+	}
+	// The key holder's own call runs.
+	res, err := f.reg.Dispatch(ctxT(t), "mcp_add", map[string]any{"source": src})
+	if err != nil || res.IsError {
+		t.Fatalf("direct mcp_add: %+v, %v", res, err)
+	}
+}
+
+func TestSecretsRedacted(t *testing.T) {
+	f := newFixture(t, engine.Yolo, "")
+	if err := f.store.SecretSet("sv", "s3cr3t-value-42", nil); err != nil {
+		t.Fatal(err)
+	}
+	f.add(t, "srv", map[string]string{"SECRET_VALUE": "${sv}"})
+	if _, err := f.b.SetEnabled(ctxT(t), "srv", "", true); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.reg.Dispatch(ctxT(t), "mcp_srv_env", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := text(res); got != "value=[REDACTED:sv]" {
+		t.Fatalf("result = %q", got)
+	}
+	row, _ := f.store.ServerGet("srv")
+	if row.Env["SECRET_VALUE"] != "${sv}" {
+		t.Fatalf("stored env = %v, want the reference kept", row.Env)
+	}
+	// A missing variable refuses the spawn, naming it.
+	rep, err := f.b.Add(ctxT(t), AddRequest{Source: serverJSON(t, "other", map[string]string{"X": "${NOPE_NOT_SET}"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Servers[0].Outcome != Refused {
+		t.Fatalf("report = %+v", rep)
+	}
+	mustContain(t, "missing var", rep.Servers[0].Reason, "NOPE_NOT_SET")
+}
+
+func TestCaps(t *testing.T) {
+	f := newFixture(t, engine.Yolo, "")
+	f.b.opts.MaxServers, f.b.opts.MaxTools = 2, 3
+	f.add(t, "one", nil)
+	f.add(t, "two", nil)
+	rep, err := f.b.Add(ctxT(t), AddRequest{Source: serverJSON(t, "three", nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Servers[0].Outcome != Refused {
+		t.Fatalf("the third server: %+v", rep)
+	}
+	mustContain(t, "cap", rep.Servers[0].Reason, "MCP_MAX_SERVERS")
+	// Already there: skipped.
+	rep, _ = f.b.Add(ctxT(t), AddRequest{Source: serverJSON(t, "one", nil)})
+	if rep.Servers[0].Outcome != Skipped {
+		t.Fatalf("again: %+v", rep)
+	}
+	f.b.opts.MaxServers = 0
+	if _, err := f.b.SetEnabled(ctxT(t), "one", "", true); err != nil {
+		t.Fatal(err)
+	}
+	f.b.reload()
+	var offered []string
+	for _, n := range specNames(f.reg.Specs()) {
+		if strings.HasPrefix(n, "mcp_one_") {
+			offered = append(offered, n)
+		}
+	}
+	if len(offered) != 3 {
+		t.Fatalf("offered %v, want MCP_MAX_TOOLS = 3", offered)
+	}
+	tools, _ := f.b.Tools("one")
+	notes := 0
+	for _, ti := range tools {
+		if strings.Contains(ti.Reason, "MCP_MAX_TOOLS") {
+			notes++
+		}
+	}
+	if notes != len(tools)-3 {
+		t.Fatalf("%d of %d tools noted as over the cap", notes, len(tools))
+	}
+}
+
+func TestRemoveAsksFirst(t *testing.T) {
+	f := newFixture(t, engine.Interactive, "")
+	f.add(t, "srv", nil)
+	f.p.answer = "n"
+	if err := f.b.Remove(ctxT(t), "srv"); err == nil {
+		t.Fatal("removed without a yes")
+	}
+	if _, err := f.store.ServerGet("srv"); err != nil {
+		t.Fatal(err)
+	}
+	f.p.answer = "y"
+	if err := f.b.Remove(ctxT(t), "srv"); err != nil {
+		t.Fatal(err)
+	}
+	qs := f.p.questions()
+	mustContain(t, "question", qs[len(qs)-1], "Remove MCP server srv")
+	if _, err := f.store.ServerGet("srv"); err == nil {
+		t.Fatal("still stored")
+	}
+	if pins, _ := f.store.Pins("srv"); len(pins) != 0 {
+		t.Fatalf("pins left: %v", pins)
+	}
+}
+
+func TestBridgedNames(t *testing.T) {
+	long := strings.Repeat("a", 80)
+	tests := []struct {
+		name, server, tool, want string
+	}{
+		{name: "plain", server: "memory", tool: "read_graph", want: "mcp_memory_read_graph"},
+		{name: "sanitized", server: "My-Server", tool: "get.Sum", want: "mcp_my_server_get_sum"},
+		{name: "unicode", server: "srv", tool: "日本", want: "mcp_srv___"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := BridgedName(tt.server, tt.tool); got != tt.want {
+				t.Fatalf("BridgedName = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	a, b := BridgedName("srv", long+"x"), BridgedName("srv", long+"y")
+	if len(a) != MaxNameLen || len(b) != MaxNameLen || a == b {
+		t.Fatalf("long names %q %q", a, b)
+	}
+	n := newNamer()
+	first, second := n.name("srv", "get-sum"), n.name("srv", "get_sum")
+	if first != "mcp_srv_get_sum" || second != "mcp_srv_get_sum_2" {
+		t.Fatalf("collision: %q %q", first, second)
+	}
+	if err := engine.ValidToolName(n.name("srv", long)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestHashIgnoresKeyOrder(t *testing.T) {
+	a := toolHash("t", "d", []byte(`{"type":"object","properties":{"a":{"type":"string"}}}`))
+	b := toolHash("t", "d", []byte(`{ "properties": {"a": {"type": "string"}}, "type": "object" }`))
+	c := toolHash("t", "d ", []byte(`{"type":"object","properties":{"a":{"type":"string"}}}`))
+	if a != b || a == c {
+		t.Fatalf("hashes %s %s %s", a, b, c)
+	}
+}
+

@@ -1,0 +1,108 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"tai/engine"
+	"tai/mcp"
+)
+
+// call runs tool on server for a bridged dispatch. Approval, audit,
+// redaction and spill happen around it in engine.Call.Run; here the
+// server must be enabled for the profile, the entry must offer the tool
+// and its pin must hold. A tool that ran and failed is a result with
+// IsError; a JSON-RPC error, a timeout or a dead server is an error.
+func (b *Bridge) call(ctx context.Context, server, tool string, args map[string]any) (engine.Result, error) {
+	s, err := b.current()
+	if err != nil {
+		return engine.Result{}, err
+	}
+	st := s.servers[server]
+	if st == nil {
+		return engine.ErrorResult("mcp server %q is not registered (any more): mcp_list shows the servers", server), nil
+	}
+	if !st.profiles[s.profile] {
+		return engine.ErrorResult("mcp server %q is not enabled for profile %q: enable it first (mcp_enable {\"server\": %q})", server, s.profile, server), nil
+	}
+	if why := st.refusal(tool); why != "" {
+		return engine.ErrorResult("%s", why), nil
+	}
+	c, err := b.client(ctx, st, true)
+	if err != nil {
+		return engine.Result{}, err
+	}
+	// The first listing of the run may have withheld the tool.
+	if s, err = b.current(); err == nil {
+		if st2 := s.servers[server]; st2 != nil {
+			if why := st2.refusal(tool); why != "" {
+				return engine.ErrorResult("%s", why), nil
+			}
+		}
+	}
+	res, err := c.Call(ctx, tool, args)
+	if err != nil {
+		if dead(err) {
+			stderr := c.Stderr()
+			b.forget(server, c)
+			return engine.Result{}, b.failure(fmt.Errorf("%w (tai starts it again on the next call)", err), stderr)
+		}
+		return engine.Result{}, err
+	}
+	return convert(res), nil
+}
+
+// refusal says why tool is not offered, or "" when it is.
+func (st *serverState) refusal(tool string) string {
+	for _, bt := range st.tools {
+		if bt.tool == tool {
+			return bt.reason
+		}
+	}
+	for _, r := range st.removed {
+		if r == tool {
+			return fmt.Sprintf("tool %q of %s is gone: the server no longer lists it", tool, st.row.Name)
+		}
+	}
+	if err := st.entry.Offers(tool); err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("withheld: the server has not listed tool %q; a person must grant it once it does (/mcp grant %s %s)", tool, st.row.Name, tool)
+}
+
+// forget drops c from the pool when it is still server's connection, so
+// the next call opens a new one.
+func (b *Bridge) forget(server string, c *mcp.Client) {
+	b.mu.Lock()
+	cn := b.conns[server]
+	b.mu.Unlock()
+	if cn == nil {
+		return
+	}
+	cn.mu.Lock()
+	if cn.c == c {
+		cn.c = nil
+	}
+	cn.mu.Unlock()
+	c.Close()
+}
+
+// convert turns a tools/call result into an engine result: text items as
+// text, every other item (image, audio, resource) passed through as its
+// JSON; structuredContent with no content becomes its JSON text. IsError
+// is kept.
+func convert(r *mcp.CallResult) engine.Result {
+	out := engine.Result{IsError: r.IsError, Content: make([]engine.Content, 0, len(r.Content))}
+	for _, raw := range r.Content {
+		var c engine.Content
+		if err := json.Unmarshal(raw, &c); err != nil {
+			c = engine.Content{Type: "text", Text: string(raw)}
+		}
+		out.Content = append(out.Content, c)
+	}
+	if len(out.Content) == 0 && len(r.StructuredContent) > 0 {
+		out.Content = append(out.Content, engine.Content{Type: "text", Text: string(r.StructuredContent)})
+	}
+	return out
+}

@@ -1,0 +1,203 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"tai/engine"
+	"tai/mcp"
+	"tai/vault"
+)
+
+// prompter is a person who answers every question with answer and
+// approves every call, keeping what was asked.
+type prompter struct {
+	mu       sync.Mutex
+	answer   string
+	asked    []string
+	consents []engine.Consent
+}
+
+func (p *prompter) Confirm(_ context.Context, c engine.Consent) (bool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.consents = append(p.consents, c)
+	return true, nil
+}
+
+func (p *prompter) Ask(_ context.Context, q string) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.asked = append(p.asked, q)
+	return p.answer, nil
+}
+
+func (p *prompter) questions() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.asked...)
+}
+
+// jsonNormalize reads {"mcpServers": {name: {command, args, env, cwd, url,
+// headers}}} (the Claude Desktop shape), the one shape these tests paste.
+func jsonNormalize(text, _ string) ([]mcp.Entry, []Note, error) {
+	var doc struct {
+		MCPServers map[string]struct {
+			Command string            `json:"command"`
+			Args    []string          `json:"args"`
+			Env     map[string]string `json:"env"`
+			Cwd     string            `json:"cwd"`
+			URL     string            `json:"url"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal([]byte(text), &doc); err != nil {
+		return nil, nil, err
+	}
+	var out []mcp.Entry
+	for name, s := range doc.MCPServers {
+		e := mcp.Entry{Name: name, Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd, URL: s.URL, Source: "config-json"}
+		e.Transport = mcp.TransportStdio
+		if s.URL != "" {
+			e.Transport = mcp.TransportHTTP
+		}
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil, nil
+}
+
+// serverJSON is a Claude Desktop config running the test server as name,
+// with env laid over its own variables.
+func serverJSON(t testing.TB, name string, env map[string]string) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := map[string]string{serverEnv: "1"}
+	for k, v := range env {
+		e[k] = v
+	}
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		name: map[string]any{"command": exe, "args": []string{"-test.run=^$"}, "env": e},
+	}})
+	return string(b)
+}
+
+type fixture struct {
+	store *vault.Store
+	reg   *engine.Registry
+	b     *Bridge
+	p     *prompter
+	path  string
+}
+
+// newFixture builds a registry and bridge in mode over a fresh vault (or
+// the one at path), with a person who answers "y".
+func newFixture(t testing.TB, mode engine.Mode, path string) *fixture {
+	t.Helper()
+	if path == "" {
+		path = filepath.Join(t.TempDir(), "vault.db")
+	}
+	store, err := vault.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &prompter{answer: "y"}
+	reg := engine.NewRegistry(store, engine.NewApprover(mode, p))
+	b, err := New(reg, store, &Options{
+		Normalize: jsonNormalize,
+		Expand:    testExpand,
+		Profile:   func() string { return "work" },
+		Client:    &mcp.ClientOptions{ConnectTimeout: 20 * time.Second, CallTimeout: 20 * time.Second},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		b.Close()
+		store.Close()
+	})
+	return &fixture{store: store, reg: reg, b: b, p: p, path: path}
+}
+
+// testExpand expands ${NAME} in env values, the one place these tests use it.
+func testExpand(e mcp.Entry, lookup func(string) (string, bool)) (mcp.Entry, []string) {
+	var missing []string
+	env := map[string]string{}
+	for k, v := range e.Env {
+		if name, ok := strings.CutPrefix(v, "${"); ok && strings.HasSuffix(name, "}") {
+			name = strings.TrimSuffix(name, "}")
+			val, found := lookup(name)
+			if !found {
+				missing = append(missing, name)
+				continue
+			}
+			v = val
+		}
+		env[k] = v
+	}
+	e.Env = env
+	return e, missing
+}
+
+func ctxT(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// add registers the test server as name and fails the test unless it was
+// added.
+func (f *fixture) add(t testing.TB, name string, env map[string]string) ServerOutcome {
+	t.Helper()
+	rep, err := f.b.Add(ctxT(t), AddRequest{Source: serverJSON(t, name, env)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Servers) != 1 || rep.Servers[0].Outcome != Added {
+		t.Fatalf("add %s: %+v", name, rep)
+	}
+	return rep.Servers[0]
+}
+
+func text(r engine.Result) string { return r.Text() }
+
+func specNames(specs []engine.ToolSpec) []string {
+	var out []string
+	for _, s := range specs {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+func mustContain(t testing.TB, what, got string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(got, w) {
+			t.Fatalf("%s = %q, want it to contain %q", what, got, w)
+		}
+	}
+}
+
+func auditKinds(t testing.TB, s *vault.Store, kind string) []vault.AuditEntry {
+	t.Helper()
+	all, err := s.AuditTail(100, kind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all
+}
+
+
+func jsonString(v any) (string, error) {
+	b, err := json.Marshal(v)
+	return string(b), err
+}

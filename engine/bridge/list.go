@@ -1,0 +1,200 @@
+package bridge
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"tai/mcp"
+)
+
+// ServerInfo describes one registered server for mcp_list and
+// tai.mcp.list.
+type ServerInfo struct {
+	Name      string   `json:"name"`
+	Transport string   `json:"transport"`
+	Target    string   `json:"target"` // the argv or URL, secrets redacted
+	Source    string   `json:"source"`
+	Profiles  []string `json:"profiles"` // the profiles it is enabled for
+	Enabled   bool     `json:"enabled"`  // for the current profile
+	Tools     int      `json:"tools"`    // listed (cached)
+	Offered   int      `json:"offered"`
+	Withheld  int      `json:"withheld"`
+	Removed   int      `json:"removed"`
+	Connected bool     `json:"connected"`
+}
+
+// ToolInfo describes one tool of a registered server for mcp_tools and
+// tai.mcp.tools. Description is the granted one: a withheld tool shows
+// only why it is withheld.
+type ToolInfo struct {
+	Name        string `json:"name"` // the bridged name
+	Server      string `json:"server"`
+	Tool        string `json:"tool"`
+	Description string `json:"description"`
+	State       string `json:"state"` // StateGranted, StateWithheld or StateRemoved
+	Offered     bool   `json:"offered"`
+	Reason      string `json:"reason,omitempty"`
+}
+
+// List returns every registered server, sorted by name.
+func (b *Bridge) List() ([]ServerInfo, error) {
+	s, err := b.reload()
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	connected := map[string]bool{}
+	for name, cn := range b.conns {
+		connected[name] = cn.c != nil
+	}
+	b.mu.Unlock()
+	out := make([]ServerInfo, 0, len(s.order))
+	for _, name := range s.order {
+		st := s.servers[name]
+		info := ServerInfo{
+			Name: name, Transport: st.row.Transport, Source: st.row.Source,
+			Target: b.store.Redact(target(st.entry)), Profiles: []string{},
+			Enabled: st.profiles[s.profile], Tools: len(st.tools), Removed: len(st.removed),
+			Connected: connected[name],
+		}
+		for p, on := range st.profiles {
+			if on {
+				info.Profiles = append(info.Profiles, p)
+			}
+		}
+		sort.Strings(info.Profiles)
+		for _, bt := range st.tools {
+			switch {
+			case bt.state == StateWithheld:
+				info.Withheld++
+			case bt.offered():
+				info.Offered++
+			}
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+func target(e mcp.Entry) string {
+	if e.Transport == mcp.TransportStdio {
+		return quoteArgv(append([]string{e.Command}, e.Args...))
+	}
+	return e.URL
+}
+
+// Tools returns the tools of server (every server when empty), sorted by
+// server and tool, removed ones last per server.
+func (b *Bridge) Tools(server string) ([]ToolInfo, error) {
+	s, err := b.reload()
+	if err != nil {
+		return nil, err
+	}
+	if server != "" && s.servers[server] == nil {
+		return nil, fmt.Errorf("mcp server %q is not registered: mcp_list shows the servers", server)
+	}
+	var out []ToolInfo
+	for _, name := range s.order {
+		if server != "" && name != server {
+			continue
+		}
+		st := s.servers[name]
+		for _, bt := range st.tools {
+			ti := ToolInfo{Name: bt.name, Server: name, Tool: bt.tool, State: bt.state, Offered: bt.offered(), Reason: bt.reason}
+			if bt.state == StateGranted {
+				ti.Description = bt.cached.Description
+			}
+			if ti.Offered && !st.profiles[s.profile] {
+				ti.Offered = false
+				ti.Reason = fmt.Sprintf("server not enabled for profile %q", s.profile)
+			}
+			out = append(out, ti)
+		}
+		for _, r := range st.removed {
+			out = append(out, ToolInfo{Name: BridgedName(name, r), Server: name, Tool: r, State: StateRemoved,
+				Reason: "the server no longer lists it"})
+		}
+	}
+	return out, nil
+}
+
+// listText renders servers for a model or a person.
+func listText(list []ServerInfo, profile string) string {
+	if len(list) == 0 {
+		return "No MCP servers are registered. Add one with mcp_add (a pasted config, a file path)."
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d MCP server(s); current profile %q:\n", len(list), profile)
+	for _, s := range list {
+		state := "disabled here"
+		if s.Enabled {
+			state = "enabled here"
+		}
+		fmt.Fprintf(&b, "- %s (%s, %s): %s\n", s.Name, s.Transport, state, s.Target)
+		fmt.Fprintf(&b, "  enabled for: %s; tools: %d listed, %d offered, %d withheld, %d removed; source %s\n",
+			orNone(s.Profiles), s.Tools, s.Offered, s.Withheld, s.Removed, s.Source)
+	}
+	return b.String()
+}
+
+// toolsText renders tools for a model or a person.
+func toolsText(list []ToolInfo) string {
+	if len(list) == 0 {
+		return "No tools are cached for that server."
+	}
+	var b strings.Builder
+	for _, t := range list {
+		fmt.Fprintf(&b, "- %s (%s/%s) [%s", t.Name, t.Server, t.Tool, t.State)
+		if t.Offered {
+			b.WriteString(", offered")
+		}
+		b.WriteString("]")
+		if t.Description != "" {
+			fmt.Fprintf(&b, ": %s", oneLine(t.Description, 200))
+		}
+		b.WriteString("\n")
+		if t.Reason != "" {
+			fmt.Fprintf(&b, "  %s\n", t.Reason)
+		}
+	}
+	return b.String()
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return s
+}
+
+// addText renders an AddReport.
+func addText(r AddReport) string {
+	var b strings.Builder
+	for _, s := range r.Servers {
+		switch s.Outcome {
+		case Added:
+			state := "stored disabled for profile " + s.Profile + "; enable it with mcp_enable"
+			if s.Enabled {
+				state = "enabled for profile " + s.Profile
+			}
+			fmt.Fprintf(&b, "added %s (%s), %s; %d tools: %s\n", s.Server, s.Transport, state, len(s.Tools), strings.Join(s.Tools, ", "))
+		case Skipped:
+			fmt.Fprintf(&b, "skipped %s: %s\n", s.Server, s.Reason)
+		default:
+			fmt.Fprintf(&b, "refused %s: %s\n", s.Server, s.Reason)
+		}
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "note (%s%s): %s\n", n.Level, serverPart(n.Server), n.Text)
+	}
+	return b.String()
+}
+
+func serverPart(s string) string {
+	if s == "" {
+		return ""
+	}
+	return ", " + s
+}

@@ -1,0 +1,357 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"tai/engine"
+	"tai/mcp"
+	"tai/vault"
+)
+
+// Outcomes of one server in an AddReport.
+const (
+	// Added means verified and stored.
+	Added = "added"
+	// Skipped means a server of that name is registered already.
+	Skipped = "skipped"
+	// Refused means not stored, for Reason.
+	Refused = "refused"
+)
+
+// AddRequest is what mcp_add and tai.mcp.add take.
+type AddRequest struct {
+	// Source is a pasted config (JSON, TOML, a fragment or one entry), the
+	// path of a file holding one, or the name of a stored server.
+	Source string
+	// Name names a bare entry (one with no name of its own).
+	Name string
+	// Profile is the registering profile (a TOML enabled applies to it);
+	// empty means the current one.
+	Profile string
+	// Origin says where the config came from in reports (an import's
+	// file); empty means the source itself.
+	Origin string
+}
+
+// ServerOutcome is what became of one server of an Add or Import.
+type ServerOutcome struct {
+	Server    string   `json:"server"`
+	Outcome   string   `json:"outcome"` // Added, Skipped or Refused
+	Reason    string   `json:"reason,omitempty"`
+	Transport string   `json:"transport,omitempty"`
+	Tools     []string `json:"tools,omitempty"` // as listed at verification
+	Profile   string   `json:"profile,omitempty"`
+	Enabled   bool     `json:"enabled"`
+}
+
+// AddReport is the result of Add or Import.
+type AddReport struct {
+	Servers []ServerOutcome `json:"servers"`
+	Notes   []Note          `json:"notes,omitempty"`
+}
+
+// Count returns how many servers had outcome o.
+func (r AddReport) Count(o string) int {
+	n := 0
+	for _, s := range r.Servers {
+		if s.Outcome == o {
+			n++
+		}
+	}
+	return n
+}
+
+// Add normalizes req.Source into entries and registers each one: a name
+// already stored is skipped; otherwise the spawn is consented to (asked in
+// interactive mode, automatic under --auto, silent under --yolo), the
+// server is started and its tools listed, and only then is its row, the
+// registering profile's row (enabled as the entry says, else disabled),
+// its pins and its tool cache stored, in one transaction. A server that
+// fails verification stores nothing; its outcome says why, with its
+// stderr tail. The error is for a source that could not be read at all.
+func (b *Bridge) Add(ctx context.Context, req AddRequest) (AddReport, error) {
+	var rep AddReport
+	text := strings.TrimSpace(req.Source)
+	if text == "" {
+		return rep, errors.New("mcp_add: source is empty: paste a server config (JSON or TOML), give a file path, or name a stored server")
+	}
+	if err := b.attended(ctx, b.approver(ctx), "add an MCP server"); err != nil {
+		return rep, err
+	}
+	s, err := b.current()
+	if err != nil {
+		return rep, err
+	}
+	if !strings.ContainsAny(text, "\n{}[]=\"") {
+		if st := s.servers[text]; st != nil {
+			rep.Servers = append(rep.Servers, ServerOutcome{Server: text, Outcome: Skipped, Transport: st.row.Transport, Reason: "already registered"})
+			return rep, nil
+		}
+		if strings.Contains(text, "github.com/") {
+			return rep, fmt.Errorf("mcp_add: %s is a GitHub repository, which this tai cannot resolve into a server entry yet: paste the config its README shows (the JSON or TOML block)", text)
+		}
+		if data, err := readSource(text); err == nil {
+			text = string(data)
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return rep, fmt.Errorf("mcp_add: %v", err)
+		} else if looksLikePath(text) {
+			return rep, fmt.Errorf("mcp_add: no file %s, and no stored server of that name: give a config, a file or a server name", text)
+		}
+	}
+	if b.opts.Normalize == nil {
+		return rep, errors.New("mcp_add: this tai has no config normalizer: only stored server names can be given")
+	}
+	entries, notes, err := b.opts.Normalize(text, req.Name)
+	rep.Notes = notes
+	if err != nil {
+		return rep, fmt.Errorf("mcp_add: %s", b.clean(b.store.Redact(err.Error())))
+	}
+	if len(entries) == 0 {
+		return rep, errors.New("mcp_add: the source holds no server entry (see the notes)")
+	}
+	profile := req.Profile
+	if profile == "" {
+		profile = b.profile()
+	}
+	for _, e := range entries {
+		rep.Servers = append(rep.Servers, b.addOne(ctx, e, profile))
+	}
+	return rep, nil
+}
+
+func looksLikePath(s string) bool {
+	return strings.ContainsAny(s, "/\\") || strings.HasSuffix(s, ".json") || strings.HasSuffix(s, ".toml") || strings.HasPrefix(s, "~")
+}
+
+// readSource reads the config file path ("~/" means the home folder).
+func readSource(path string) ([]byte, error) {
+	if rest, ok := strings.CutPrefix(path, "~/"); ok {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return nil, err
+		}
+		path = filepath.Join(home, rest)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi.IsDir() {
+		return nil, fmt.Errorf("%s is a folder, not a config file", path)
+	}
+	if fi.Size() > mcp.MCP_HTTP_MAX_BODY {
+		return nil, fmt.Errorf("%s is %d bytes, too large for a config file", path, fi.Size())
+	}
+	return os.ReadFile(path)
+}
+
+// addOne verifies and stores one entry.
+func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile string) ServerOutcome {
+	out := ServerOutcome{Server: e.Name, Transport: e.Transport, Profile: profile}
+	refuse := func(format string, a ...any) ServerOutcome {
+		out.Outcome, out.Reason = Refused, b.clean(b.store.Redact(fmt.Sprintf(format, a...)))
+		return out
+	}
+	if e.Name == "" {
+		return refuse("the entry has no name: give one (name=…)")
+	}
+	if err := e.Validate(); err != nil {
+		return refuse("%v", err)
+	}
+	s, err := b.reload()
+	if err != nil {
+		return refuse("%v", err)
+	}
+	if st := s.servers[e.Name]; st != nil {
+		out.Outcome, out.Reason, out.Transport = Skipped, "already registered", st.row.Transport
+		return out
+	}
+	if len(s.servers) >= b.opts.MaxServers {
+		return refuse("%d servers are registered, the most tai keeps (MCP_MAX_SERVERS): remove one first (mcp_remove)", len(s.servers))
+	}
+	ex, err := b.expand(e)
+	if err != nil {
+		return refuse("%v", err)
+	}
+	sp := spawnOf(ex)
+	if err := b.consentSpawn(ctx, sp, true); err != nil {
+		return refuse("%v", err)
+	}
+	c, err := mcp.Connect(ctx, ex, b.clientOptions(nil))
+	if err != nil {
+		return refuse("verification failed, nothing stored: %v", b.failure(err, ""))
+	}
+	tools, err := c.Tools(ctx)
+	stderr := c.Stderr()
+	c.Close()
+	if err != nil {
+		return refuse("verification failed, nothing stored: %v", b.failure(err, stderr))
+	}
+	rows := listing(tools)
+	pins := make([]vault.ToolPin, len(rows))
+	for i, t := range rows {
+		pins[i] = pinOf(e.Name, t)
+		out.Tools = append(out.Tools, t.Tool)
+	}
+	source := e.Source
+	if source == "" {
+		source = "explicit"
+	}
+	err = b.store.ServerRegister(vault.Registration{
+		Server: vault.Server{
+			Name: e.Name, Transport: e.Transport, Command: e.Command, Args: e.Args, Env: e.Env,
+			URL: e.URL, Headers: e.Headers, Cwd: e.Cwd, Allow: e.Allow, Deny: e.Deny,
+			Source: source, Consented: sp.digest(),
+		},
+		Profile: profile, Enabled: e.Enabled, Pins: pins, Tools: rows, MaxServers: b.opts.MaxServers,
+	})
+	switch {
+	case errors.Is(err, vault.ErrExists):
+		out.Outcome, out.Reason, out.Tools = Skipped, "already registered (by another tai meanwhile)", nil
+		return out
+	case err != nil:
+		out.Tools = nil
+		return refuse("%v", err)
+	}
+	b.auditAdmin("add", e.Name, "ok")
+	if _, err := b.reload(); err != nil {
+		return refuse("%v", err)
+	}
+	out.Outcome, out.Enabled = Added, e.Enabled
+	return out
+}
+
+// SetEnabled enables or disables server for profile (empty: the current
+// profile).
+func (b *Bridge) SetEnabled(ctx context.Context, server, profile string, on bool) (string, error) {
+	if profile == "" {
+		profile = b.profile()
+	}
+	if err := b.store.ServerProfileSet(server, profile, on); err != nil {
+		if errors.Is(err, vault.ErrNotFound) {
+			return profile, fmt.Errorf("mcp server %q is not registered: mcp_list shows the servers", server)
+		}
+		return profile, err
+	}
+	what := "disable"
+	if on {
+		what = "enable"
+	}
+	b.auditAdmin(what, server+"@"+profile, "ok")
+	_, err := b.reload()
+	return profile, err
+}
+
+// Remove deletes server with its profile rows, pins and cached tools, after
+// asking: a person answers in interactive mode; --auto and --yolo approve
+// it as they approve any call.
+func (b *Bridge) Remove(ctx context.Context, server string) error {
+	s, err := b.reload()
+	if err != nil {
+		return err
+	}
+	st := s.servers[server]
+	if st == nil {
+		return fmt.Errorf("mcp server %q is not registered: mcp_list shows the servers", server)
+	}
+	a := b.approver(ctx)
+	if a.Mode() == engine.Interactive {
+		var enabled []string
+		for p, on := range st.profiles {
+			if on {
+				enabled = append(enabled, p)
+			}
+		}
+		sort.Strings(enabled)
+		q := fmt.Sprintf("Remove MCP server %s (%s, %d tools, enabled for: %s)? Its pins go too, so adding it again asks for consent again. [y/N]",
+			server, st.row.Transport, len(st.tools), orNone(enabled))
+		ok, err := a.Decide(ctx, q)
+		if err != nil {
+			return fmt.Errorf("mcp server %q not removed: nobody could confirm (%v)", server, err)
+		}
+		if !ok {
+			return fmt.Errorf("mcp server %q not removed: the person said no", server)
+		}
+	}
+	b.dropConn(server)
+	if err := b.store.ServerDelete(server); err != nil {
+		return err
+	}
+	b.auditAdmin("remove", server, "ok")
+	_, err = b.reload()
+	return err
+}
+
+func orNone(list []string) string {
+	if len(list) == 0 {
+		return "no profile"
+	}
+	return strings.Join(list, ", ")
+}
+
+// Grant connects to server, lists its tools and asks a person, with the
+// diff against the pin, to grant each withheld tool (only tool, when
+// given). It asks in every mode and refuses when nobody can answer: pins
+// are a person's decision. It returns the tools granted.
+func (b *Bridge) Grant(ctx context.Context, server, tool string) ([]string, error) {
+	a := b.approver(ctx)
+	if _, byModel := engine.AgentFrom(ctx); byModel {
+		return nil, errors.New("a model cannot grant tools: a person grants them (/mcp grant)")
+	}
+	if a.Prompter() == nil {
+		return nil, fmt.Errorf("nobody can grant tools of %q here: grant them at the REPL (/mcp grant %s)", server, server)
+	}
+	s, err := b.current()
+	if err != nil {
+		return nil, err
+	}
+	st := s.servers[server]
+	if st == nil {
+		return nil, fmt.Errorf("mcp server %q is not registered: mcp_list shows the servers", server)
+	}
+	c, err := b.client(ctx, st, false)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := c.Tools(ctx)
+	if err != nil {
+		return nil, b.failure(err, c.Stderr())
+	}
+	rows := listing(tools)
+	if err := b.store.ToolsReplace(server, rows); err != nil {
+		return nil, err
+	}
+	if s, err = b.reload(); err != nil {
+		return nil, err
+	}
+	st = s.servers[server]
+	var granted []string
+	found := tool == ""
+	for _, bt := range st.tools {
+		if tool != "" && bt.tool != tool {
+			continue
+		}
+		found = true
+		if bt.state != StateWithheld {
+			continue
+		}
+		ok, err := b.askGrant(ctx, a, st, bt.cached)
+		if err != nil {
+			return granted, err
+		}
+		if ok {
+			granted = append(granted, bt.tool)
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("mcp server %q does not list a tool %q", server, tool)
+	}
+	_, err = b.reload()
+	return granted, err
+}

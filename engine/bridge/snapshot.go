@@ -1,0 +1,179 @@
+package bridge
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"tai/engine"
+	"tai/mcp"
+	"tai/vault"
+)
+
+// Pin states of a tool, as mcp_list and mcp_tools show them.
+const (
+	// StateGranted is a tool whose definition is the one granted.
+	StateGranted = "granted"
+	// StateWithheld is a tool added or redefined after registration, not
+	// offered until a person grants it.
+	StateWithheld = "withheld"
+	// StateRemoved is a granted tool the server no longer lists.
+	StateRemoved = "removed"
+)
+
+// snapshot is what the vault held for every server at one read, with the
+// bridged names assigned and the offered specs built for one profile. It
+// is never modified after newSnapshot.
+type snapshot struct {
+	profile string
+	servers map[string]*serverState
+	order   []string            // server names, sorted
+	byName  map[string]*bridged // bridged name -> tool
+	specs   []engine.ToolSpec   // offered to the profile, sorted by name
+}
+
+// serverState is one stored server.
+type serverState struct {
+	row      vault.Server
+	entry    mcp.Entry // as stored: ${VAR} unexpanded
+	profiles map[string]bool
+	pins     map[string]vault.ToolPin
+	tools    []*bridged // the cached listing, sorted by tool
+	removed  []string   // pinned tools the listing no longer has
+}
+
+// bridged is one cached tool of one server.
+type bridged struct {
+	name   string // mcp_<server>_<tool>
+	server string
+	tool   string
+	// description and params are what the model may see: the cached
+	// definition when it is the one granted, else only the reason.
+	description string
+	params      map[string]any
+	hash        string // of the cached definition
+	state       string // StateGranted or StateWithheld
+	reason      string // why it is not offered ("" when offered)
+	cached      vault.ServerTool
+}
+
+// offered reports whether the tool is offered at all (enablement aside).
+func (t *bridged) offered() bool { return t.reason == "" }
+
+func entryOf(srv vault.Server) mcp.Entry {
+	return mcp.Entry{
+		Name: srv.Name, Transport: srv.Transport, Command: srv.Command, Args: srv.Args,
+		Env: srv.Env, Cwd: srv.Cwd, URL: srv.URL, Headers: srv.Headers,
+		Allow: srv.Allow, Deny: srv.Deny, Source: srv.Source,
+	}
+}
+
+func newSnapshot(states []vault.ServerState, profile string, maxTools int) *snapshot {
+	s := &snapshot{profile: profile, servers: map[string]*serverState{}, byName: map[string]*bridged{}}
+	names := newNamer()
+	for _, st := range states {
+		ss := &serverState{row: st.Server, entry: entryOf(st.Server), profiles: st.Profiles, pins: map[string]vault.ToolPin{}}
+		for _, p := range st.Pins {
+			ss.pins[p.Tool] = p
+		}
+		listed := map[string]bool{}
+		sort.Slice(st.Tools, func(i, j int) bool { return st.Tools[i].Tool < st.Tools[j].Tool })
+		offered := 0
+		for _, ct := range st.Tools {
+			listed[ct.Tool] = true
+			bt := &bridged{server: st.Server.Name, tool: ct.Tool, cached: ct, hash: toolHash(ct.Tool, ct.Description, ct.Schema)}
+			bt.name = names.name(st.Server.Name, ct.Tool)
+			pin, pinned := ss.pins[ct.Tool]
+			switch {
+			case !pinned:
+				bt.state, bt.reason = StateWithheld, "withheld: the server added it after registration; a person must grant it (/mcp grant "+st.Server.Name+" "+ct.Tool+")"
+			case pin.Hash != bt.hash:
+				bt.state, bt.reason = StateWithheld, "withheld: the server redefined it ("+changed(pin, ct)+") since it was granted; a person must grant it again (/mcp grant "+st.Server.Name+" "+ct.Tool+")"
+			default:
+				bt.state = StateGranted
+			}
+			if bt.reason == "" {
+				if err := ss.entry.Offers(ct.Tool); err != nil {
+					bt.reason = err.Error()
+				}
+			}
+			if bt.reason == "" {
+				if offered >= maxTools {
+					bt.reason = fmt.Sprintf("not offered: %s lists more than %d tools (MCP_MAX_TOOLS); deny others or allow this one to offer it", st.Server.Name, maxTools)
+				} else {
+					offered++
+				}
+			}
+			if bt.reason == "" {
+				bt.description = ct.Description
+				bt.params = schemaParams(ct.Schema)
+			} else {
+				bt.description = bt.reason
+				bt.params = emptySchema()
+			}
+			ss.tools = append(ss.tools, bt)
+			s.byName[bt.name] = bt
+		}
+		for _, p := range st.Pins {
+			if !listed[p.Tool] {
+				ss.removed = append(ss.removed, p.Tool)
+			}
+		}
+		s.servers[st.Server.Name] = ss
+		s.order = append(s.order, st.Server.Name)
+		if !ss.profiles[profile] {
+			continue
+		}
+		for _, bt := range ss.tools {
+			if bt.offered() {
+				s.specs = append(s.specs, engine.ToolSpec{Name: bt.name, Description: bt.description, Parameters: bt.params})
+			}
+		}
+	}
+	sort.Strings(s.order)
+	sort.Slice(s.specs, func(i, j int) bool { return s.specs[i].Name < s.specs[j].Name })
+	return s
+}
+
+// changed names what differs between a pin and a cached definition.
+func changed(pin vault.ToolPin, ct vault.ServerTool) string {
+	var parts []string
+	if pin.Description != ct.Description {
+		parts = append(parts, "description")
+	}
+	if canonicalJSON(pin.Schema) != canonicalJSON(ct.Schema) {
+		parts = append(parts, "schema")
+	}
+	switch len(parts) {
+	case 0:
+		return "definition"
+	case 1:
+		return parts[0] + " changed"
+	}
+	return "description and schema changed"
+}
+
+func emptySchema() map[string]any {
+	return map[string]any{"type": "object", "properties": map[string]any{}}
+}
+
+// schemaParams decodes a cached inputSchema for a model: passed through as
+// sent, with the seed's default {type: object, properties: {}} when it is
+// missing or not an object schema.
+func schemaParams(raw json.RawMessage) map[string]any {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return emptySchema()
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return emptySchema()
+	}
+	if t, ok := m["type"]; !ok || t != "object" {
+		m["type"] = "object"
+	}
+	if _, ok := m["properties"]; !ok {
+		m["properties"] = map[string]any{}
+	}
+	return m
+}

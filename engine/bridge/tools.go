@@ -1,0 +1,208 @@
+package bridge
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"tai/engine"
+)
+
+func obj(required []string, props map[string]any) map[string]any {
+	s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if len(required) > 0 {
+		s["required"] = required
+	}
+	return s
+}
+
+func str(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
+
+func argString(args map[string]any, key string) (string, error) {
+	v, ok := args[key]
+	if !ok || v == nil {
+		return "", nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("%s must be a string", key)
+	}
+	return s, nil
+}
+
+// agentTools are the mcp_* tools the model (and tai.call) can use.
+func (b *Bridge) agentTools() []engine.Tool {
+	return []engine.Tool{
+		{
+			Name: "mcp_add",
+			Description: "Register MCP servers from a pasted config (Claude Desktop / VS Code / Cursor JSON, Codex TOML, a fragment or " +
+				"one entry), a config file path, or a stored server name. The person sees the exact command (or URL) and " +
+				"consents before it starts; each server is verified live (handshake and tools/list) before it is stored, " +
+				"disabled unless the config enables it. Returns the tools listed.",
+			Parameters: obj([]string{"source"}, map[string]any{
+				"source":  str("the config text, a file path, or a stored server name"),
+				"name":    str("name for a bare entry that has none"),
+				"profile": str("registering profile (default: the current one)"),
+			}),
+			Decides: true,
+			Run:     b.runAdd,
+		},
+		{
+			Name:        "mcp_list",
+			Description: "List the registered MCP servers: transport, command or URL, the profiles they are enabled for, tool counts and pin state (granted, withheld, removed).",
+			Parameters:  obj(nil, map[string]any{}),
+			Safe:        true,
+			Run: func(context.Context, map[string]any) (engine.Result, error) {
+				list, err := b.List()
+				if err != nil {
+					return engine.ErrorResult("mcp_list: %v", err), nil
+				}
+				return engine.TextResult(listText(list, b.profile())), nil
+			},
+		},
+		{
+			Name:        "mcp_enable",
+			Description: "Enable a registered MCP server for a profile (default: the current one), so its tools are offered there.",
+			Parameters: obj([]string{"server"}, map[string]any{
+				"server": str("server name"), "profile": str("profile (default: the current one)"),
+			}),
+			Run: func(ctx context.Context, args map[string]any) (engine.Result, error) {
+				return b.runEnable(ctx, args, true)
+			},
+		},
+		{
+			Name:        "mcp_disable",
+			Description: "Disable a registered MCP server for a profile (default: the current one); its tools are no longer offered there.",
+			Parameters: obj([]string{"server"}, map[string]any{
+				"server": str("server name"), "profile": str("profile (default: the current one)"),
+			}),
+			Run: func(ctx context.Context, args map[string]any) (engine.Result, error) {
+				return b.runEnable(ctx, args, false)
+			},
+		},
+		{
+			Name:        "mcp_remove",
+			Description: "Remove a registered MCP server with its profile rows, pins and cached tools. The person is asked first.",
+			Parameters:  obj([]string{"server"}, map[string]any{"server": str("server name")}),
+			Decides:     true,
+			Run: func(ctx context.Context, args map[string]any) (engine.Result, error) {
+				server, err := argString(args, "server")
+				if err != nil || server == "" {
+					return engine.ErrorResult("mcp_remove: give server (a name from mcp_list)"), nil
+				}
+				if err := b.Remove(ctx, server); err != nil {
+					return engine.ErrorResult("mcp_remove: %v", err), nil
+				}
+				return engine.TextResult("removed MCP server " + server), nil
+			},
+		},
+		{
+			Name:        "mcp_tools",
+			Description: "List the tools of one registered MCP server (default: all) with their bridged names, descriptions and pin state; a withheld tool shows why.",
+			Parameters:  obj(nil, map[string]any{"server": str("server name (default: every server)")}),
+			Safe:        true,
+			Run: func(_ context.Context, args map[string]any) (engine.Result, error) {
+				server, err := argString(args, "server")
+				if err != nil {
+					return engine.ErrorResult("mcp_tools: %v", err), nil
+				}
+				list, err := b.Tools(server)
+				if err != nil {
+					return engine.ErrorResult("mcp_tools: %v", err), nil
+				}
+				return engine.TextResult(toolsText(list)), nil
+			},
+		},
+		{
+			Name:        "mcp_call",
+			Description: "Call one tool of a registered MCP server explicitly (the same path as a bridged mcp_<server>_<tool> call: approval, audit, spill).",
+			Parameters: obj([]string{"server", "tool"}, map[string]any{
+				"server": str("server name"), "tool": str("the server's own tool name"),
+				"args": map[string]any{"type": "object", "description": "the tool's arguments"},
+			}),
+			// The bridged call it makes asks for approval and is audited.
+			Safe: true,
+			Run:  b.runCall,
+		},
+	}
+}
+
+func (b *Bridge) runAdd(ctx context.Context, args map[string]any) (engine.Result, error) {
+	var req AddRequest
+	var err error
+	for k, p := range map[string]*string{"source": &req.Source, "name": &req.Name, "profile": &req.Profile} {
+		if *p, err = argString(args, k); err != nil {
+			return engine.ErrorResult("mcp_add: %v", err), nil
+		}
+	}
+	rep, err := b.Add(ctx, req)
+	if err != nil {
+		return engine.ErrorResult("%v", err), nil
+	}
+	res := engine.TextResult(addText(rep))
+	res.IsError = rep.Count(Added)+rep.Count(Skipped) == 0
+	return res, nil
+}
+
+func (b *Bridge) runEnable(ctx context.Context, args map[string]any, on bool) (engine.Result, error) {
+	verb := map[bool]string{true: "enable", false: "disable"}[on]
+	server, err := argString(args, "server")
+	if err != nil || server == "" {
+		return engine.ErrorResult("mcp_%s: give server (a name from mcp_list)", verb), nil
+	}
+	profile, err := argString(args, "profile")
+	if err != nil {
+		return engine.ErrorResult("mcp_%s: %v", verb, err), nil
+	}
+	profile, err = b.SetEnabled(ctx, server, profile, on)
+	if err != nil {
+		return engine.ErrorResult("mcp_%s: %v", verb, err), nil
+	}
+	return engine.TextResult(fmt.Sprintf("MCP server %s %sd for profile %s", server, verb, profile)), nil
+}
+
+func (b *Bridge) runCall(ctx context.Context, args map[string]any) (engine.Result, error) {
+	server, err := argString(args, "server")
+	if err != nil || server == "" {
+		return engine.ErrorResult("mcp_call: give server (a name from mcp_list)"), nil
+	}
+	tool, err := argString(args, "tool")
+	if err != nil || tool == "" {
+		return engine.ErrorResult("mcp_call: give tool (a name from mcp_tools)"), nil
+	}
+	var targs map[string]any
+	switch a := args["args"].(type) {
+	case nil:
+	case map[string]any:
+		targs = a
+	default:
+		return engine.ErrorResult("mcp_call: args must be an object of the tool's arguments"), nil
+	}
+	name, err := b.NameOf(server, tool)
+	if err != nil {
+		return engine.ErrorResult("mcp_call: %v", err), nil
+	}
+	return b.reg.Dispatch(ctx, name, targs)
+}
+
+// NameOf returns the bridged name of server's tool.
+func (b *Bridge) NameOf(server, tool string) (string, error) {
+	s, err := b.current()
+	if err != nil {
+		return "", err
+	}
+	st := s.servers[server]
+	if st == nil {
+		return "", fmt.Errorf("mcp server %q is not registered: mcp_list shows the servers", server)
+	}
+	for _, bt := range st.tools {
+		if bt.tool == tool {
+			return bt.name, nil
+		}
+	}
+	var names []string
+	for _, bt := range st.tools {
+		names = append(names, bt.tool)
+	}
+	return "", fmt.Errorf("mcp server %q lists no tool %q (it lists: %s)", server, tool, strings.Join(names, ", "))
+}
