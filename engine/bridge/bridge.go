@@ -38,12 +38,10 @@ type Options struct {
 	// Expand resolves ${VAR} at spawn time; nil means entries are used as
 	// stored (and an entry holding "${" is refused).
 	Expand Expander
-	// Profile returns the profile whose enablement decides what is offered
-	// (the calling session's); nil means "default".
+	// Profile returns the profile whose enablement decides what
+	// select_tools offers (the main session's); nil means "default". A
+	// call made under an engine.Session checks that session's profile.
 	Profile func() string
-	// Approver returns the approver of the session calling (spawn consent,
-	// grants, removal); nil means the registry's.
-	Approver func(ctx context.Context) *engine.Approver
 	// Getenv reads the environment for ${VAR}; nil means os.LookupEnv.
 	Getenv func(string) (string, bool)
 	// Clean makes text from a server (its stderr) safe for a terminal; nil
@@ -140,11 +138,22 @@ func (b *Bridge) profile() string {
 	return "default"
 }
 
-func (b *Bridge) approver(ctx context.Context) *engine.Approver {
-	if b.opts.Approver != nil {
-		if a := b.opts.Approver(ctx); a != nil {
-			return a
+// profileFor returns the profile of the session calling in ctx, else the
+// bridge's.
+func (b *Bridge) profileFor(ctx context.Context) string {
+	if s, ok := engine.SessionFrom(ctx); ok {
+		if p := s.Profile().Name; p != "" {
+			return p
 		}
+	}
+	return b.profile()
+}
+
+// approver returns the approver of the session calling in ctx (spawn
+// consent, grants, removal), else the registry's own.
+func (b *Bridge) approver(ctx context.Context) *engine.Approver {
+	if s, ok := engine.SessionFrom(ctx); ok {
+		return s.Approver()
 	}
 	return b.reg.Approver()
 }

@@ -208,7 +208,7 @@ func TestRugPull(t *testing.T) {
 			if !slices.Contains(names, "mcp_srv_fail") {
 				t.Fatalf("an unchanged tool is no longer offered: %v", names)
 			}
-			tools, err := f.b.Tools("srv")
+			tools, err := f.b.Tools(ctxT(t), "srv")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -270,7 +270,7 @@ func TestListChangedRelists(t *testing.T) {
 		if _, err := f.reg.Dispatch(ctxT(t), "mcp_srv_echo", map[string]any{"text": "x"}); err != nil {
 			t.Fatal(err)
 		}
-		tools, _ := f.b.Tools("srv")
+		tools, _ := f.b.Tools(ctxT(t), "srv")
 		for _, ti := range tools {
 			if ti.Tool == "late" {
 				if ti.State != StateWithheld || ti.Offered {
@@ -294,7 +294,7 @@ func TestModelInServedTurnCannotAdd(t *testing.T) {
 		t.Fatal(err)
 	}
 	agent := engine.NewAgent(f.reg, engine.StaticModel(client, ""), nil)
-	if _, err := agent.RunTurn(ctxT(t), "add it"); err != nil {
+	if _, err := agent.RunTurn(ctxT(t), "add it", nil); err != nil {
 		t.Fatal(err)
 	}
 	results := model.Requests()[1].ToolResults()
@@ -375,7 +375,7 @@ func TestCaps(t *testing.T) {
 	if len(offered) != 3 {
 		t.Fatalf("offered %v, want MCP_MAX_TOOLS = 3", offered)
 	}
-	tools, _ := f.b.Tools("one")
+	tools, _ := f.b.Tools(ctxT(t), "one")
 	notes := 0
 	for _, ti := range tools {
 		if strings.Contains(ti.Reason, "MCP_MAX_TOOLS") {

@@ -23,8 +23,8 @@ func (b *Bridge) call(ctx context.Context, server, tool string, args map[string]
 	if st == nil {
 		return engine.ErrorResult("mcp server %q is not registered (any more): mcp_list shows the servers", server), nil
 	}
-	if !st.profiles[s.profile] {
-		return engine.ErrorResult("mcp server %q is not enabled for profile %q: enable it first (mcp_enable {\"server\": %q})", server, s.profile, server), nil
+	if profile := b.profileFor(ctx); !st.profiles[profile] {
+		return engine.ErrorResult("mcp server %q is not enabled for profile %q: enable it first (mcp_enable {\"server\": %q})", server, profile, server), nil
 	}
 	if why := st.refusal(tool); why != "" {
 		return engine.ErrorResult("%s", why), nil

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -37,12 +38,14 @@ type ToolInfo struct {
 	Reason      string `json:"reason,omitempty"`
 }
 
-// List returns every registered server, sorted by name.
-func (b *Bridge) List() ([]ServerInfo, error) {
+// List returns every registered server, sorted by name; Enabled is for
+// the profile of the session calling in ctx.
+func (b *Bridge) List(ctx context.Context) ([]ServerInfo, error) {
 	s, err := b.reload()
 	if err != nil {
 		return nil, err
 	}
+	profile := b.profileFor(ctx)
 	b.mu.Lock()
 	connected := map[string]bool{}
 	for name, cn := range b.conns {
@@ -55,7 +58,7 @@ func (b *Bridge) List() ([]ServerInfo, error) {
 		info := ServerInfo{
 			Name: name, Transport: st.row.Transport, Source: st.row.Source,
 			Target: b.store.Redact(target(st.entry)), Profiles: []string{},
-			Enabled: st.profiles[s.profile], Tools: len(st.tools), Removed: len(st.removed),
+			Enabled: st.profiles[profile], Tools: len(st.tools), Removed: len(st.removed),
 			Connected: connected[name],
 		}
 		for p, on := range st.profiles {
@@ -85,12 +88,14 @@ func target(e mcp.Entry) string {
 }
 
 // Tools returns the tools of server (every server when empty), sorted by
-// server and tool, removed ones last per server.
-func (b *Bridge) Tools(server string) ([]ToolInfo, error) {
+// server and tool, removed ones last per server; Offered is for the
+// profile of the session calling in ctx.
+func (b *Bridge) Tools(ctx context.Context, server string) ([]ToolInfo, error) {
 	s, err := b.reload()
 	if err != nil {
 		return nil, err
 	}
+	profile := b.profileFor(ctx)
 	if server != "" && s.servers[server] == nil {
 		return nil, fmt.Errorf("mcp server %q is not registered: mcp_list shows the servers", server)
 	}
@@ -105,9 +110,9 @@ func (b *Bridge) Tools(server string) ([]ToolInfo, error) {
 			if bt.state == StateGranted {
 				ti.Description = bt.cached.Description
 			}
-			if ti.Offered && !st.profiles[s.profile] {
+			if ti.Offered && !st.profiles[profile] {
 				ti.Offered = false
-				ti.Reason = fmt.Sprintf("server not enabled for profile %q", s.profile)
+				ti.Reason = fmt.Sprintf("server not enabled for profile %q", profile)
 			}
 			out = append(out, ti)
 		}

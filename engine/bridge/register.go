@@ -117,7 +117,7 @@ func (b *Bridge) Add(ctx context.Context, req AddRequest) (AddReport, error) {
 	}
 	profile := req.Profile
 	if profile == "" {
-		profile = b.profile()
+		profile = b.profileFor(ctx)
 	}
 	for _, e := range entries {
 		rep.Servers = append(rep.Servers, b.addOne(ctx, e, profile))
@@ -231,7 +231,7 @@ func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile string) Server
 // profile).
 func (b *Bridge) SetEnabled(ctx context.Context, server, profile string, on bool) (string, error) {
 	if profile == "" {
-		profile = b.profile()
+		profile = b.profileFor(ctx)
 	}
 	if err := b.store.ServerProfileSet(server, profile, on); err != nil {
 		if errors.Is(err, vault.ErrNotFound) {

@@ -52,12 +52,12 @@ func (b *Bridge) agentTools() []engine.Tool {
 			Description: "List the registered MCP servers: transport, command or URL, the profiles they are enabled for, tool counts and pin state (granted, withheld, removed).",
 			Parameters:  obj(nil, map[string]any{}),
 			Safe:        true,
-			Run: func(context.Context, map[string]any) (engine.Result, error) {
-				list, err := b.List()
+			Run: func(ctx context.Context, _ map[string]any) (engine.Result, error) {
+				list, err := b.List(ctx)
 				if err != nil {
 					return engine.ErrorResult("mcp_list: %v", err), nil
 				}
-				return engine.TextResult(listText(list, b.profile())), nil
+				return engine.TextResult(listText(list, b.profileFor(ctx))), nil
 			},
 		},
 		{
@@ -101,12 +101,12 @@ func (b *Bridge) agentTools() []engine.Tool {
 			Description: "List the tools of one registered MCP server (default: all) with their bridged names, descriptions and pin state; a withheld tool shows why.",
 			Parameters:  obj(nil, map[string]any{"server": str("server name (default: every server)")}),
 			Safe:        true,
-			Run: func(_ context.Context, args map[string]any) (engine.Result, error) {
+			Run: func(ctx context.Context, args map[string]any) (engine.Result, error) {
 				server, err := argString(args, "server")
 				if err != nil {
 					return engine.ErrorResult("mcp_tools: %v", err), nil
 				}
-				list, err := b.Tools(server)
+				list, err := b.Tools(ctx, server)
 				if err != nil {
 					return engine.ErrorResult("mcp_tools: %v", err), nil
 				}
