@@ -169,7 +169,20 @@ const hiddenArg = "[hidden]"
 // ShownArgs returns args as they may be shown to a person: sensitive
 // arguments hidden and known secret values redacted (inside every string,
 // however the arguments are later encoded). args is not modified.
+// When the vault's secrets cannot be read, every string that could hold
+// one is withheld.
 func (r *Registry) ShownArgs(t Tool, args map[string]any) map[string]any {
+	return shownArgs(r.redactFunc(), t, args)
+}
+
+// callDigest is the digest of a call as consent shows it and the audit
+// trail keeps it: over the shown arguments, so neither a sensitive value
+// nor a known secret can be recovered from it by hashing guesses.
+func (r *Registry) callDigest(t Tool, args map[string]any) string {
+	return Digest(r.ShownArgs(t, args))
+}
+
+func shownArgs(redact func(string) string, t Tool, args map[string]any) map[string]any {
 	out := make(map[string]any, len(args))
 	for k, v := range args {
 		out[k] = v
@@ -179,15 +192,8 @@ func (r *Registry) ShownArgs(t Tool, args map[string]any) map[string]any {
 			out[k] = hiddenArg
 		}
 	}
-	shown, _ := r.redactValue(out)
+	shown, _ := redactValue(redact, out)
 	return shown.(map[string]any)
-}
-
-// callDigest is the digest of a call as consent shows it and the audit
-// trail keeps it: over the shown arguments, so neither a sensitive value
-// nor a known secret can be recovered from it by hashing guesses.
-func (r *Registry) callDigest(t Tool, args map[string]any) string {
-	return Digest(r.ShownArgs(t, args))
 }
 
 // Spec returns the tool as offered to a model.
@@ -438,12 +444,22 @@ func (r *Registry) Prepare(ctx context.Context, name string, args map[string]any
 	if !ok {
 		t = Tool{Name: name}
 	}
-	digest := r.callDigest(t, args)
-	if err := redactionReady(r.store); err != nil {
-		// Redaction would miss the sealed secrets: no tool output may reach
-		// a model (or a person) until the passphrase is given.
+	// One look at the vault's secrets serves the whole preparation. The
+	// digest is over the shown arguments, so neither a sensitive value nor
+	// a known secret can be recovered from it by hashing guesses.
+	red, rerr := r.store.Redactor()
+	redact := red.Redact
+	if rerr != nil {
+		redact = withholdAll(rerr)
+	}
+	shown := shownArgs(redact, t, args)
+	digest := Digest(shown)
+	if rerr != nil {
+		// Redaction cannot know the secrets (sealed without the key, the
+		// vault locked or unreadable): no tool output may reach a model
+		// (or a person) until it can.
 		aerr := r.audit(t, digest, "refused", 0, 0)
-		return nil, withAuditNote(fmt.Errorf("tool %s not run: %w", name, err), aerr)
+		return nil, withAuditNote(fmt.Errorf("tool %s not run: %w", name, rerr), aerr)
 	}
 	if !ok {
 		aerr := r.audit(t, digest, "unknown", 0, 0)
@@ -454,7 +470,7 @@ func (r *Registry) Prepare(ctx context.Context, name string, args map[string]any
 		return &Call{reg: r, tool: t, args: args, digest: digest, invalid: err}, nil
 	}
 	if !t.Safe && !t.Decides {
-		ok, err := r.approverFor(ctx).Approve(ctx, Consent{Tool: t.Name, Origin: t.Origin, Digest: digest, Args: r.ShownArgs(t, args)})
+		ok, err := r.approverFor(ctx).Approve(ctx, Consent{Tool: t.Name, Origin: t.Origin, Digest: digest, Args: shown})
 		if err != nil || !ok {
 			aerr := r.audit(t, digest, "denied", 0, 0)
 			if err != nil {
@@ -489,11 +505,18 @@ func (c *Call) Run(ctx context.Context) (Result, error) {
 	case res.IsError:
 		outcome = "error"
 	}
+	red, rerr := r.store.Redactor()
+	if rerr != nil {
+		// The secrets cannot be read now: neither the result nor an error
+		// that might repeat one may go back.
+		aerr := r.audit(c.tool, c.digest, "withheld", dur, 0)
+		return Result{}, withAuditNote(fmt.Errorf("tool %s ran but its result is withheld: %w", c.tool.Name, rerr), aerr)
+	}
 	if err != nil {
 		aerr := r.audit(c.tool, c.digest, outcome, dur, 0)
-		return Result{}, withAuditNote(&redactedError{msg: "tool " + c.tool.Name + ": " + r.redact(err.Error()), err: err}, aerr)
+		return Result{}, withAuditNote(&redactedError{msg: "tool " + c.tool.Name + ": " + red.Redact(err.Error()), err: err}, aerr)
 	}
-	res = r.redactResult(res)
+	res = redactResult(red.Redact, res)
 	size := res.size()
 	res, spillErr := r.spill(c.tool, c.digest, res)
 	if aerr := r.audit(c.tool, c.digest, outcome, dur, size); aerr != nil {
@@ -553,16 +576,43 @@ func (r *Registry) Dispatch(ctx context.Context, name string, args map[string]an
 	return c.Run(ctx)
 }
 
+// redact redacts one string with the current Redactor; withheld whole
+// when the secrets cannot be read. A result takes one Redactor for all its
+// strings instead.
 func (r *Registry) redact(s string) string {
-	return r.store.Redact(s)
+	return r.redactFunc()(s)
 }
 
-func (r *Registry) redactResult(res Result) Result {
+// redactFunc returns the current Redactor's Redact, or, when the secrets
+// cannot be read, a function that withholds every string long enough to
+// hold one.
+func (r *Registry) redactFunc() func(string) string {
+	red, err := r.store.Redactor()
+	if err != nil {
+		return withholdAll(err)
+	}
+	return red.Redact
+}
+
+// withholdAll returns a redaction that withholds every string that could
+// hold a secret, naming err.
+func withholdAll(err error) func(string) string {
+	note := vault.Withheld(err)
+	return func(s string) string {
+		if len(s) < vault.MinRedactLen {
+			return s
+		}
+		return note
+	}
+}
+
+// redactResult redacts every item of res with redact.
+func redactResult(redact func(string) string, res Result) Result {
 	out := Result{IsError: res.IsError, Content: make([]Content, len(res.Content))}
 	for i, c := range res.Content {
-		c.Text = r.redact(c.Text)
+		c.Text = redact(c.Text)
 		if len(c.Raw) > 0 {
-			c.Raw = r.redactJSON(c.Raw)
+			c.Raw = redactJSON(redact, c.Raw)
 		}
 		out.Content[i] = c
 	}
@@ -573,14 +623,14 @@ func (r *Registry) redactResult(res Result) Result {
 // text itself cannot be redacted as text: an encoder may have escaped a
 // secret's & < > (as \u0026…), hiding it from a plain match. Numbers keep
 // their digits. Text that is not JSON is redacted as text.
-func (r *Registry) redactJSON(raw json.RawMessage) json.RawMessage {
+func redactJSON(redact func(string) string, raw json.RawMessage) json.RawMessage {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil || dec.More() {
-		return json.RawMessage(r.redact(string(raw)))
+		return json.RawMessage(redact(string(raw)))
 	}
-	v, changed := r.redactValue(v)
+	v, changed := redactValue(redact, v)
 	if !changed {
 		return raw
 	}
@@ -588,42 +638,56 @@ func (r *Registry) redactJSON(raw json.RawMessage) json.RawMessage {
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return json.RawMessage(r.redact(string(raw)))
+		return json.RawMessage(redact(string(raw)))
 	}
 	return json.RawMessage(bytes.TrimRight(b.Bytes(), "\n"))
+}
+
+// RedactValue returns v, a JSON-like value (what a Lua tool returned, say),
+// with every string in it (keys too) redacted with one look at the vault's
+// secrets, before anything encodes it: an encoder may escape a secret's
+// & < > and hide it from a later match. v is not modified. When the
+// secrets cannot be read it returns the error naming the cause.
+func (r *Registry) RedactValue(v any) (any, error) {
+	red, err := r.store.Redactor()
+	if err != nil {
+		return nil, err
+	}
+	out, _ := redactValue(red.Redact, v)
+	return out, nil
 }
 
 // redactValue returns v with the strings of a JSON-like value (keys too)
 // redacted, and whether any changed. v itself is never modified: it may be
 // a tool's real arguments. A value of another type is redacted through
 // its JSON form.
-func (r *Registry) redactValue(v any) (any, bool) {
+func redactValue(redact func(string) string, v any) (any, bool) {
 	switch x := v.(type) {
 	case nil, bool, float64, int, int64, json.Number:
 		return v, false
 	case string:
-		red := r.redact(x)
+		red := redact(x)
 		return red, red != x
 	case []any:
 		out, changed := make([]any, len(x)), false
 		for i, e := range x {
 			var c bool
-			out[i], c = r.redactValue(e)
+			out[i], c = redactValue(redact, e)
 			changed = changed || c
 		}
 		return out, changed
 	case []string:
 		out, changed := make([]string, len(x)), false
 		for i, e := range x {
-			out[i] = r.redact(e)
+			out[i] = redact(e)
 			changed = changed || out[i] != e
 		}
 		return out, changed
 	case map[string]any:
 		out, changed := make(map[string]any, len(x)), false
 		for k, e := range x {
-			e, c := r.redactValue(e)
-			rk := r.redact(k)
+			e, c := redactValue(redact, e)
+			rk := redact(k)
 			changed = changed || c || rk != k
 			out[rk] = e
 		}
@@ -637,7 +701,7 @@ func (r *Registry) redactValue(v any) (any, bool) {
 	if json.Unmarshal(b, &decoded) != nil {
 		return hiddenArg, true
 	}
-	red, changed := r.redactValue(decoded)
+	red, changed := redactValue(redact, decoded)
 	if !changed {
 		return v, false
 	}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"tai/vault"
 )
 
 func TestDispatchApprovalModes(t *testing.T) {
@@ -326,10 +328,27 @@ func TestDispatchReportsAuditFailureAndKeepsErrorIdentity(t *testing.T) {
 	if _, err := reg.Dispatch(context.Background(), "cancelled", nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v; want it to wrap context.Canceled", err)
 	}
-	store.Close()
+	// A sealed vault holding no sealed secret redacts without the key but
+	// cannot sign an audit entry: the call's result comes back with the
+	// audit failure beside it.
+	if err := store.Seal("pw"); err != nil {
+		t.Fatal(err)
+	}
+	keyless, err := vault.Open(store.Path(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer keyless.Close()
+	reg = NewRegistry(keyless, NewApprover(Yolo, nil))
+	addTool(t, reg, textTool("ok", "", true, "fine"))
 	res, err := reg.Dispatch(context.Background(), "ok", nil)
 	if err != nil || !strings.HasPrefix(res.Text(), "fine\n[warning: the audit trail could not record this call") {
-		t.Fatalf("with the vault closed: %q, %v", res.Text(), err)
+		t.Fatalf("with an audit that cannot be signed: %q, %v", res.Text(), err)
+	}
+	// A closed vault cannot redact: nothing runs, and the error says why.
+	store.Close()
+	if _, err := NewRegistry(store, NewApprover(Yolo, nil)).Dispatch(context.Background(), "ok", nil); err == nil || !strings.Contains(err.Error(), "store is closed") {
+		t.Fatalf("with the vault closed: %v, want a refusal naming the cause", err)
 	}
 }
 

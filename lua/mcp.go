@@ -21,6 +21,9 @@ type mcpHandle struct {
 	name   string
 	entry  mcp.Entry           // its allow and deny lists decide what is offered
 	redact func(string) string // the vault's Redact, or the identity
+	// redactor returns the redaction for one whole result: one look at the
+	// vault's secrets however many strings the result holds.
+	redactor func() (func(string) string, error)
 }
 
 // fail returns nil, msg to Lua with every known secret in msg redacted.
@@ -35,7 +38,11 @@ func (m *mcpHandle) toLua(L *glua.LState, raw json.RawMessage) (glua.LValue, err
 	if err := unmarshalJSON(raw, &v); err != nil {
 		return nil, err
 	}
-	return ToLua(L, redactStrings(v, m.redact))
+	redact, err := m.redactor()
+	if err != nil {
+		return nil, err
+	}
+	return ToLua(L, redactStrings(v, redact))
 }
 
 // redactStrings returns v with redact applied to every string in it, keys
@@ -179,16 +186,28 @@ func (h *Host) mcpConnect(L *glua.LState) int {
 		L.ArgError(1, err.Error())
 	}
 	redact := func(s string) string { return s }
+	redactor := func() (func(string) string, error) { return redact, nil }
 	if h.opts.Vault != nil {
-		if store, err := h.Vault(); err == nil {
-			redact = store.Redact
+		// Results are redacted with the vault's secrets; a vault that
+		// cannot be opened cannot redact, so nothing is connected.
+		store, err := h.Vault()
+		if err != nil {
+			return fail(L, "tai.mcp.connect: the vault's secrets are needed to redact what the server sends: "+err.Error())
+		}
+		redact = store.Redact
+		redactor = func() (func(string) string, error) {
+			red, err := store.Redactor()
+			if err != nil {
+				return nil, err
+			}
+			return red.Redact, nil
 		}
 	}
 	c, err := mcp.Connect(luaContext(L), entry, &mcp.ClientOptions{Version: h.opts.Version, Redact: redact})
 	if err != nil {
 		return fail(L, redact(err.Error()))
 	}
-	handle := &mcpHandle{c: c, name: entry.Label(), entry: entry, redact: redact}
+	handle := &mcpHandle{c: c, name: entry.Label(), entry: entry, redact: redact, redactor: redactor}
 	h.clients.add(handle)
 	ud := L.NewUserData()
 	ud.Value = handle

@@ -20,6 +20,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "fatal: bad token "+os.Getenv("LEAK"))
 		os.Exit(1)
 	}
+	if os.Getenv("TAI_LUA_TEST_MCP") == "bench" {
+		serveBenchMCP()
+		os.Exit(0)
+	}
 	if os.Getenv("TAI_LUA_TEST_MCP") == "1" {
 		serveStdioMCP(os.Stdin, os.Stdout)
 		os.Exit(0)

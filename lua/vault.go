@@ -348,10 +348,11 @@ func timeString(t time.Time) glua.LValue {
 func (h *Host) redact(L *glua.LState) int {
 	text := L.CheckString(1)
 	return h.withVault(L, func(s *vault.Store) int {
-		if err := s.RedactionReady(); err != nil {
+		red, err := s.Redactor()
+		if err != nil {
 			return fail(L, err.Error())
 		}
-		L.Push(glua.LString(s.Redact(text)))
+		L.Push(glua.LString(red.Redact(text)))
 		return 1
 	})
 }
@@ -361,33 +362,25 @@ const redactorType = "tai.redactor"
 // StreamRedactor redacts text that arrives in pieces (a streamed answer),
 // where a secret may be split across two pieces. Push returns what is safe
 // to show at once and holds back the longest tail that could begin one of
-// the values it knows (the vault's secrets and the environment's values,
-// where API keys, the passphrase and ${VAR} values come from); Flush
-// returns what is held back. What is shown is redacted by the store.
+// the values it knows (the vault's secrets as they are at each push, so a
+// secret set during the stream is covered from then on, and the values
+// given to NewStreamRedactor: the environment's, where API keys, the
+// passphrase and ${VAR} values come from); Flush returns what is held
+// back. It fails closed: when the vault's secrets cannot be read, Push and
+// Flush return an error naming the cause and show nothing.
 type StreamRedactor struct {
-	redact  func(string) string
-	values  []string
-	pending string
+	redactor func() (*vault.Redactor, error)
+	values   []string
+	pending  string
 }
 
 // NewStreamRedactor returns a StreamRedactor over s's secrets and the
 // values in extra.
 func NewStreamRedactor(s *vault.Store, extra []string) (*StreamRedactor, error) {
-	list, err := s.SecretList()
-	if err != nil {
+	if _, err := s.Redactor(); err != nil {
 		return nil, err
 	}
-	r := &StreamRedactor{redact: s.Redact}
-	for _, si := range list {
-		v, _, err := s.SecretGet(si.Name)
-		if errors.Is(err, vault.ErrNotFound) {
-			continue // deleted since it was listed
-		}
-		if err != nil {
-			return nil, err
-		}
-		extra = append(extra, v)
-	}
+	r := &StreamRedactor{redactor: s.Redactor}
 	for _, v := range extra {
 		if len(v) >= vault.MinRedactLen {
 			r.values = append(r.values, v)
@@ -398,11 +391,11 @@ func NewStreamRedactor(s *vault.Store, extra []string) (*StreamRedactor, error) 
 
 // held returns the length of the longest tail of p that is the start (not
 // the whole) of a known value.
-func (r *StreamRedactor) held(p string) int {
+func (r *StreamRedactor) held(red *vault.Redactor, p string) int {
 	if p == "" {
 		return 0
 	}
-	best := 0
+	best := red.Held(p)
 	last := p[len(p)-1]
 	for _, v := range r.values {
 		for k := min(len(v)-1, len(p)); k > best; k-- {
@@ -416,27 +409,35 @@ func (r *StreamRedactor) held(p string) int {
 }
 
 // Push adds delta and returns the redacted text that is safe to show now.
-func (r *StreamRedactor) Push(delta string) string {
+func (r *StreamRedactor) Push(delta string) (string, error) {
 	r.pending += delta
-	n := r.held(r.pending)
-	if n == len(r.pending) {
-		return ""
+	red, err := r.redactor()
+	if err != nil {
+		return "", err
 	}
-	full := r.redact(r.pending)
+	n := r.held(red, r.pending)
+	if n == len(r.pending) {
+		return "", nil
+	}
+	full := red.Redact(r.pending)
 	tail := r.pending[len(r.pending)-n:]
 	if !strings.HasSuffix(full, tail) {
 		// A secret found whole reaches into the held tail: wait for more.
-		return ""
+		return "", nil
 	}
 	r.pending = tail
-	return full[:len(full)-n]
+	return full[:len(full)-n], nil
 }
 
 // Flush returns the redacted text held back and empties the redactor.
-func (r *StreamRedactor) Flush() string {
-	out := r.redact(r.pending)
+func (r *StreamRedactor) Flush() (string, error) {
+	red, err := r.redactor()
+	if err != nil {
+		return "", err
+	}
+	out := red.Redact(r.pending)
 	r.pending = ""
-	return out
+	return out, nil
 }
 
 func (h *Host) newRedactor(L *glua.LState) int {
@@ -467,13 +468,23 @@ func checkRedactor(L *glua.LState) *StreamRedactor {
 	return r
 }
 
+// redactorPush and redactorFlush raise the redactor's error: a stream
+// whose secrets cannot be read must stop, not show its text.
 func redactorPush(L *glua.LState) int {
 	r := checkRedactor(L)
-	L.Push(glua.LString(r.Push(L.CheckString(2))))
+	out, err := r.Push(L.CheckString(2))
+	if err != nil {
+		L.RaiseError("%s", err.Error())
+	}
+	L.Push(glua.LString(out))
 	return 1
 }
 
 func redactorFlush(L *glua.LState) int {
-	L.Push(glua.LString(checkRedactor(L).Flush()))
+	out, err := checkRedactor(L).Flush()
+	if err != nil {
+		L.RaiseError("%s", err.Error())
+	}
+	L.Push(glua.LString(out))
 	return 1
 }

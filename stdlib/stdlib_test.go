@@ -508,9 +508,13 @@ func BenchmarkStreamRedactor(b *testing.B) {
 			b.Fatal(err)
 		}
 		for _, w := range words {
-			r.Push(" " + w)
+			if _, err := r.Push(" " + w); err != nil {
+				b.Fatal(err)
+			}
 		}
-		r.Flush()
+		if _, err := r.Flush(); err != nil {
+			b.Fatal(err)
+		}
 	}
 	b.ReportMetric(float64(len(words)), "pushes/op")
 }

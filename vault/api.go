@@ -118,6 +118,11 @@ type Options struct {
 	// Zero means 5 seconds.
 	LockTimeout time.Duration
 
+	// OnOpen, when set, is called every time the Store opens the bbolt
+	// file (once per transaction): tests count opens with it to check that
+	// a call path opens nothing it does not need.
+	OnOpen func()
+
 	// kdf overrides the key derivation cost of Seal (tests only).
 	kdf kdfParams
 }

@@ -58,6 +58,32 @@ func runChild(mode, path, arg string) error {
 		}
 		fmt.Println("done")
 		return nil
+	case "set":
+		// Set secret arg (name=value) and exit.
+		name, value, _ := strings.Cut(arg, "=")
+		s, err := Open(path, nil)
+		if err != nil {
+			return err
+		}
+		return s.SecretSet(name, value, nil)
+	case "set-hold":
+		// Set secret arg (name=value), then hold the file's exclusive lock
+		// until stdin closes.
+		name, value, _ := strings.Cut(arg, "=")
+		s, err := Open(path, nil)
+		if err != nil {
+			return err
+		}
+		if err := s.SecretSet(name, value, nil); err != nil {
+			return err
+		}
+		db, err := bolt.Open(path, 0o600, nil)
+		if err != nil {
+			return err
+		}
+		fmt.Println("locked")
+		_, _ = io.Copy(io.Discard, in)
+		return db.Close()
 	case "hold":
 		// Hold the file's exclusive lock until stdin closes.
 		db, err := bolt.Open(path, 0o600, nil)

@@ -1,7 +1,8 @@
 package vault
 
 import (
-	"bytes"
+	"errors"
+	"fmt"
 	"sort"
 	"strings"
 	"sync"
@@ -13,21 +14,49 @@ import (
 // an "on") would shred ordinary text.
 const MinRedactLen = 4
 
-// redactor caches the matcher built from the vault's secrets and the values
-// given to AddRedaction. It is rebuilt only when the secrets generation
-// counter (bumped in the same transaction as every secret change, by any
-// process), the set of added values or the availability of the seal key
-// changes.
+// redactor caches what Redactor needs: the vault's secret values, read
+// again only when the generation file's stamp (bumped by every process
+// that changes a secret or the seal) or the seal key changes, and the
+// Redactor built from them and the values given to AddRedaction.
 type redactor struct {
 	mu       sync.Mutex
 	extra    map[string]string // value -> name, from AddRedaction
 	extraVer uint64
 	secrets  map[string]string // value -> name, from the vault
-	m        *matcher
-	built    bool
-	gen      uint64
-	ver      uint64
-	keyed    bool
+	loaded   bool
+	stamp    genStamp
+	key      *sealKey
+	cur      *Redactor
+	curVer   uint64
+}
+
+// Redactor is a snapshot of the values to redact: the vault's secrets and
+// the values given to AddRedaction when it was taken. It is immutable and
+// safe for concurrent use; take one per result (Store.Redactor) and redact
+// every string of the result with it.
+type Redactor struct {
+	m *matcher
+}
+
+// Redact replaces every value the Redactor knows in text with
+// [REDACTED:name]. Where occurrences of several values overlap, the whole
+// overlapping stretch is replaced once, named after the longest value, so
+// no byte of any of them survives. A nil Redactor knows nothing.
+func (r *Redactor) Redact(text string) string {
+	if r == nil || r.m == nil || len(text) < MinRedactLen {
+		return text
+	}
+	return r.m.replace(text)
+}
+
+// Held returns the length of the longest tail of text that is the start,
+// but not the whole, of a value the Redactor knows: what a stream must
+// hold back until the next piece shows whether a secret follows.
+func (r *Redactor) Held(text string) int {
+	if r == nil || r.m == nil {
+		return 0
+	}
+	return r.m.held(text)
 }
 
 // AddRedaction makes Redact replace value with [REDACTED:name] from now on
@@ -50,54 +79,82 @@ func (s *Store) AddRedaction(name, value string) {
 	r.extraVer++
 }
 
-// Redact replaces every known secret value in text with [REDACTED:name]:
-// the vault's secrets and the values given to AddRedaction, ignoring
-// values shorter than MinRedactLen. Where occurrences of several values
-// overlap, the whole overlapping stretch is replaced once, named after the
-// longest value, so no byte of any of them survives. Sealed secrets are
-// known only once the passphrase is available (asked for here if needed);
-// without it Redact replaces what it knows.
+// Redact replaces every known secret value in text with [REDACTED:name]
+// (see Redactor.Redact). It fails closed: when the secrets cannot be read
+// (the vault is locked by another process past the lock timeout, the file
+// cannot be read, sealed secrets lack their key), the whole text is
+// withheld and replaced by a note naming the cause. Callers that can
+// report an error should take a Redactor instead.
 func (s *Store) Redact(text string) string {
 	if len(text) < MinRedactLen {
 		return text
 	}
-	if m := s.currentMatcher(); m != nil {
-		return m.replace(text)
+	red, err := s.Redactor()
+	if err != nil {
+		return Withheld(err)
 	}
-	return text
+	return red.Redact(text)
 }
 
-func (s *Store) currentMatcher() *matcher {
-	var gen uint64
-	var seal *sealMeta
-	err := s.viewOnce(func(tx *bolt.Tx) error {
-		gen = readGen(tx)
-		var err error
-		seal, err = readSealMeta(tx)
-		return err
-	})
-	keyed := s.keyFor(seal)
+// Withheld is the text that stands for a text that could not be redacted
+// because of err.
+func Withheld(err error) string {
+	return "[withheld: " + err.Error() + "]"
+}
+
+// Redactor returns the current snapshot of the values to redact. While no
+// process changes a secret or the seal, and the values given to
+// AddRedaction stay the same, it costs one fstat(2) of the generation file
+// and opens nothing; otherwise it reads the secrets again (sealed ones
+// with the key, asked for as any sealed read does).
+//
+// It fails closed: when the secrets cannot be read, or sealed secrets
+// cannot be decrypted, it returns an error naming the cause (wrapping
+// ErrLocked, ErrNoPassphrase or ErrWrongPassphrase where one applies), and
+// nothing bound for a model, a screen, a record or the audit trail may then
+// be passed on.
+func (s *Store) Redactor() (*Redactor, error) {
+	if s.closed.Load() {
+		return nil, errClosed
+	}
+	stamp := s.gen.stamp()
+	key := s.key.Load()
 	r := &s.redactor
 	r.mu.Lock()
-	if r.built && r.ver == r.extraVer && (err != nil || r.gen == gen && (seal == nil || r.keyed == keyed)) {
-		m := r.m
+	if r.loaded && stamp.known() && stamp == r.stamp && key == r.key {
+		if r.cur == nil || r.curVer != r.extraVer {
+			r.rebuild()
+		}
+		cur := r.cur
 		r.mu.Unlock()
-		return m
+		return cur, nil
 	}
 	r.mu.Unlock()
-	if err == nil && seal != nil && !keyed {
-		// Without a passphrase source this fails quietly: redact what is known.
-		_ = s.unlock()
+	secrets, unread, err := s.secretValues()
+	if err == nil && len(unread.sealed) > 0 {
+		if uerr := s.unlock(); uerr != nil {
+			return nil, notReady(len(unread.sealed), uerr, s.prompt != nil, s.passphrase != nil)
+		}
+		key = s.key.Load()
+		secrets, unread, err = s.secretValues()
 	}
-	var secrets map[string]string
-	if err == nil {
-		secrets, gen, keyed, err = s.secretValues()
+	if err != nil {
+		return nil, fmt.Errorf("vault: the vault's secrets could not be read, so no text can be checked for them and none is shown: %w", err)
+	}
+	if bad := unread.names(); bad != "" {
+		return nil, fmt.Errorf("vault: %s cannot be read, so no text can be checked for them and none is shown: "+
+			"the vault file was altered; set them again (secret_set) or delete them (secret_delete)", bad)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err == nil {
-		r.secrets, r.gen, r.keyed = secrets, gen, keyed
-	}
+	r.secrets, r.loaded, r.stamp, r.key = secrets, true, stamp, key
+	r.rebuild()
+	return r.cur, nil
+}
+
+// rebuild makes the current Redactor from the cached secrets and the added
+// values. r.mu held.
+func (r *redactor) rebuild() {
 	pats := make(map[string]string, len(r.secrets)+len(r.extra))
 	for v, n := range r.extra {
 		pats[v] = n
@@ -105,43 +162,64 @@ func (s *Store) currentMatcher() *matcher {
 	for v, n := range r.secrets {
 		pats[v] = n
 	}
-	r.m, r.ver, r.built = newMatcher(pats), r.extraVer, true
-	return r.m
+	r.cur, r.curVer = &Redactor{m: newMatcher(pats)}, r.extraVer
 }
 
-// keyFor reports whether the Store holds the key of seal.
-func (s *Store) keyFor(seal *sealMeta) bool {
-	k := s.key.Load()
-	return seal != nil && k != nil && bytes.Equal(k.salt, seal.Salt)
+// unreadSecrets lists the secrets secretValues could not read: sealed ones
+// without the key, and ones that are damaged (invalid JSON, or sealed
+// values the key does not open).
+type unreadSecrets struct {
+	sealed, damaged []string
+}
+
+// names lists the damaged secrets for an error, "" when there are none.
+func (u unreadSecrets) names() string {
+	switch len(u.damaged) {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf("secret %q", u.damaged[0])
+	}
+	return fmt.Sprintf("secrets %q", u.damaged)
 }
 
 // secretValues reads every secret value it can (sealed ones only with the
-// key) as value -> name, with the generation they belong to and whether
-// the seal key was at hand.
-func (s *Store) secretValues() (map[string]string, uint64, bool, error) {
+// key) as value -> name, in one read transaction, and lists those it could
+// not read.
+func (s *Store) secretValues() (map[string]string, unreadSecrets, error) {
 	out := map[string]string{}
-	var gen uint64
-	var keyed bool
+	var unread unreadSecrets
 	err := s.viewOnce(func(tx *bolt.Tx) error {
-		gen = readGen(tx)
-		k, _ := s.opener(tx)
-		keyed = k != nil
+		out, unread = map[string]string{}, unreadSecrets{}
 		b := tx.Bucket(bucketSecrets)
 		if b == nil {
 			return nil
 		}
+		var k *sealKey
+		var kerr error
+		opened := false
 		return b.ForEach(func(name, v []byte) error {
 			row, err := decodeSecret(string(name), v)
 			if err != nil {
+				unread.damaged = append(unread.damaged, string(name))
 				return nil
 			}
 			value := row.Value
 			if row.Sealed != nil {
-				if k == nil {
-					return nil
+				if !opened {
+					k, kerr = s.opener(tx)
+					opened = true
+				}
+				if kerr != nil {
+					if errors.Is(kerr, errNeedKey) {
+						unread.sealed = append(unread.sealed, string(name))
+						return nil
+					}
+					return kerr
 				}
 				plain, err := k.open(row.Sealed, secretAAD(string(name)))
 				if err != nil {
+					unread.damaged = append(unread.damaged, string(name))
 					return nil
 				}
 				value = string(plain)
@@ -155,7 +233,7 @@ func (s *Store) secretValues() (map[string]string, uint64, bool, error) {
 			return nil
 		})
 	})
-	return out, gen, keyed, err
+	return out, unread, err
 }
 
 // matcher is an Aho–Corasick automaton over the values to redact. The root
@@ -168,6 +246,9 @@ type matcher struct {
 	out   []int32 // index of the longest value ending at the state, or -1
 	vals  []string
 	names []string
+	depth []int32 // length of the prefix a state stands for
+	// maxLen is the longest value's length.
+	maxLen int
 }
 
 type edge struct {
@@ -201,7 +282,7 @@ func newMatcher(pats map[string]string) *matcher {
 	if len(pats) == 0 {
 		return nil
 	}
-	m := &matcher{edges: [][]edge{nil}, fail: []int32{0}, out: []int32{-1}}
+	m := &matcher{edges: [][]edge{nil}, fail: []int32{0}, out: []int32{-1}, depth: []int32{0}}
 	for i := range m.root {
 		m.root[i] = -1
 	}
@@ -221,6 +302,7 @@ func newMatcher(pats map[string]string) *matcher {
 				m.edges = append(m.edges, nil)
 				m.fail = append(m.fail, 0)
 				m.out = append(m.out, -1)
+				m.depth = append(m.depth, int32(j+1))
 				if st == 0 {
 					m.root[v[j]] = next
 				} else {
@@ -235,6 +317,7 @@ func newMatcher(pats map[string]string) *matcher {
 			st = next
 		}
 		m.out[st] = int32(i)
+		m.maxLen = max(m.maxLen, len(v))
 	}
 	// Breadth-first: failure links, and out inherited along them (a state's
 	// own value, when it has one, is the longest ending there).
@@ -270,6 +353,37 @@ func newMatcher(pats map[string]string) *matcher {
 		}
 	}
 	return m
+}
+
+// step is the automaton's transition from st on c.
+func (m *matcher) step(st int32, c byte) int32 {
+	for st != 0 {
+		if n := m.child(st, c); n >= 0 {
+			return n
+		}
+		st = m.fail[st]
+	}
+	return m.root[c]
+}
+
+// held returns the length of the longest tail of text that is a proper
+// prefix of a value. The automaton's state after text is the longest tail
+// that is a prefix of some value; states without children are whole
+// values only, so their failure links are followed to a shorter tail that
+// can still grow. Only the last maxLen bytes can matter.
+func (m *matcher) held(text string) int {
+	from := max(0, len(text)-m.maxLen)
+	st := int32(0)
+	for i := from; i < len(text); i++ {
+		st = m.step(st, text[i])
+	}
+	for st != 0 && len(m.edges[st]) == 0 {
+		st = m.fail[st]
+	}
+	if st == 0 {
+		return 0
+	}
+	return int(m.depth[st])
 }
 
 type span struct {

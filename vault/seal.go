@@ -360,7 +360,7 @@ func (s *Store) Seal(passphrase string) error {
 			if err := b.Put(sealMetaKey, metaJSON); err != nil {
 				return err
 			}
-			return bumpGen(tx)
+			return s.bumpGen(tx)
 		}); err != nil {
 			return err
 		}

@@ -76,7 +76,7 @@ func (s *Store) SecretSet(name, value string, meta map[string]any) error {
 		if err := b.Put([]byte(name), data); err != nil {
 			return err
 		}
-		return bumpGen(tx)
+		return s.bumpGen(tx)
 	})
 }
 
@@ -151,7 +151,7 @@ func (s *Store) SecretDelete(name string) error {
 		if err := b.Delete([]byte(name)); err != nil {
 			return err
 		}
-		return bumpGen(tx)
+		return s.bumpGen(tx)
 	})
 }
 
@@ -165,13 +165,18 @@ func decodeSecret(name string, data []byte) (secretRow, error) {
 
 func secretAAD(name string) []byte { return []byte("secret\x00" + name) }
 
-// bumpGen increments the secrets generation counter.
-func bumpGen(tx *bolt.Tx) error {
+// bumpGen increments the secrets generation counter in tx and, before tx
+// commits, grows the generation file, so every process's next Redactor
+// sees the change without opening bbolt.
+func (s *Store) bumpGen(tx *bolt.Tx) error {
 	b, err := bucket(tx, bucketMeta)
 	if err != nil {
 		return err
 	}
-	return b.Put(genKey, seqKey(readGen(tx)+1))
+	if err := b.Put(genKey, seqKey(readGen(tx)+1)); err != nil {
+		return err
+	}
+	return s.gen.bump()
 }
 
 // readGen returns the secrets generation counter (0 when never bumped).

@@ -76,6 +76,9 @@ type Store struct {
 	passErr  error
 	key      atomic.Pointer[sealKey]
 	redactor redactor
+	gen      genFile
+	// onOpen is Options.OnOpen.
+	onOpen func()
 }
 
 // DefaultPath returns $TAI_VAULT, else $XDG_DATA_HOME/tai/vault.db, else
@@ -127,10 +130,12 @@ func Open(path string, opts *Options) (*Store, error) {
 		if opts.kdf.N != 0 {
 			s.kdf = opts.kdf
 		}
+		s.onOpen = opts.OnOpen
 	}
 	mu, _ := pathLocks.LoadOrStore(abs, new(sync.RWMutex))
 	s.mu = mu.(*sync.RWMutex)
 	s.redactor.extra = map[string]string{}
+	s.gen.path = abs + GenerationSuffix
 
 	info, err := os.Stat(abs)
 	switch {
@@ -153,6 +158,7 @@ func Open(path string, opts *Options) (*Store, error) {
 		abs = filepath.Join(dir, filepath.Base(abs))
 		mu, _ := pathLocks.LoadOrStore(abs, new(sync.RWMutex))
 		s.path, s.mu = abs, mu.(*sync.RWMutex)
+		s.gen.path = abs + GenerationSuffix
 	}
 	if err := s.update(func(tx *bolt.Tx) error {
 		for _, b := range allBuckets {
@@ -168,9 +174,13 @@ func Open(path string, opts *Options) (*Store, error) {
 }
 
 // Close releases the Store. It is safe to call more than once. The Store
-// holds no file open between calls, so Close only marks it unusable.
+// holds the bbolt file open only during a call; Close closes the
+// generation file and marks the Store unusable.
 func (s *Store) Close() error {
-	s.closed.Store(true)
+	if s.closed.Swap(true) {
+		return nil
+	}
+	s.gen.close()
 	return nil
 }
 
@@ -259,6 +269,9 @@ func (s *Store) withDB(fn func(db *bolt.DB) error) error {
 // by lockedOpen (a blocking flock bounded by the lock timeout) so waiters
 // are woken as soon as the holder closes, rather than polling.
 func (s *Store) openDB(readOnly bool) (*bolt.DB, error) {
+	if s.onOpen != nil {
+		s.onOpen()
+	}
 	db, err := bolt.Open(s.path, 0o600, &bolt.Options{
 		ReadOnly:     readOnly,
 		Timeout:      s.lockTimeout,

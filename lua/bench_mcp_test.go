@@ -1,0 +1,137 @@
+package lua
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	glua "github.com/yuin/gopher-lua"
+)
+
+// serveBenchMCP is the minimal NDJSON MCP server of the benchmarks
+// (TAI_LUA_TEST_MCP=bench): initialize, ping and an echo tools/call,
+// answered with as little work as a real server could do.
+func serveBenchMCP() {
+	in := bufio.NewReaderSize(os.Stdin, 64*1024)
+	out := bufio.NewWriterSize(os.Stdout, 64*1024)
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Arguments struct {
+				Text string `json:"text"`
+			} `json:"arguments"`
+		} `json:"params"`
+	}
+	var buf []byte
+	for {
+		line, err := in.ReadBytes('\n')
+		if err != nil {
+			return
+		}
+		m.ID, m.Method, m.Params.Arguments.Text = nil, "", ""
+		if json.Unmarshal(line, &m) != nil || m.ID == nil {
+			continue
+		}
+		buf = append(buf[:0], `{"jsonrpc":"2.0","id":`...)
+		buf = append(buf, m.ID...)
+		switch m.Method {
+		case "initialize":
+			buf = append(buf, `,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"bench","version":"1"}}}`...)
+		case "tools/call":
+			buf = append(buf, `,"result":{"content":[{"type":"text","text":`...)
+			buf = strconv.AppendQuote(buf, m.Params.Arguments.Text)
+			buf = append(buf, `}]}}`...)
+		case "ping":
+			buf = append(buf, `,"result":{}}`...)
+		default:
+			buf = append(buf, `,"error":{"code":-32601,"message":"method not found"}}`...)
+		}
+		buf = append(buf, '\n')
+		out.Write(buf)
+		out.Flush()
+	}
+}
+
+const benchEcho = "hello, benchmark"
+
+// BenchmarkLuaMCPCall compares sequential echo calls over stdio against one
+// minimal server process: a Lua loop of c:call on a vault-backed host
+// (conversion and redaction included), the go-sdk client, and the raw
+// floor (write one tools/call line, read the answer line).
+func BenchmarkLuaMCPCall(b *testing.B) {
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	server := func() *exec.Cmd {
+		cmd := exec.Command(exe, "-test.run=^$")
+		cmd.Env = append(os.Environ(), "TAI_LUA_TEST_MCP=bench")
+		return cmd
+	}
+	ctx := context.Background()
+
+	b.Run("raw-ndjson", func(b *testing.B) {
+		cmd := server()
+		stdin, _ := cmd.StdinPipe()
+		stdout, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		defer func() { stdin.Close(); cmd.Wait() }()
+		r := bufio.NewReader(stdout)
+		line := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + benchEcho + `"}}}` + "\n")
+		for b.Loop() {
+			if _, err := stdin.Write(line); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := r.ReadSlice('\n'); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+	})
+
+	b.Run("go-sdk", func(b *testing.B) {
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil).
+			Connect(ctx, &sdk.CommandTransport{Command: server()}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		params := &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"text": benchEcho}}
+		for b.Loop() {
+			res, err := cs.CallTool(ctx, params)
+			if err != nil || len(res.Content) != 1 {
+				b.Fatalf("%v %v", res, err)
+			}
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+	})
+
+	b.Run("lua", func(b *testing.B) {
+		h := newHost(b, Options{Vault: openTestVault(b, "pw")}, nil)
+		if _, err := h.DoString(ctx, `tai.vault.secret_set("bench-token", "not-in-the-echo-1234")`, "setup"); err != nil {
+			b.Fatal(err)
+		}
+		fn := mustLoad(b, h, fmt.Sprintf(`local c = assert(tai.mcp.connect{name = "bench", command = %q, args = {"-test.run=^$"}, env = {TAI_LUA_TEST_MCP = "bench"}})
+			return function(n)
+				for _ = 1, n do
+					local r, err = c:call("echo", {text = %q})
+					if not r then error(err) end
+				end
+				c:close()
+			end`, exe, benchEcho))
+		b.ResetTimer()
+		if _, err := h.Call(ctx, fn, glua.LNumber(b.N)); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+	})
+}

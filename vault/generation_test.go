@@ -1,0 +1,147 @@
+package vault
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// countingStore opens path with an OnOpen hook and returns the counter.
+func countingStore(t *testing.T, path string, opts *Options) (*Store, *atomic.Int64) {
+	t.Helper()
+	if opts == nil {
+		opts = &Options{}
+	}
+	n := new(atomic.Int64)
+	opts.OnOpen = func() { n.Add(1) }
+	s, err := Open(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, n
+}
+
+// While no secret changes, Redact opens nothing; a change made by another
+// Store (another process, below) is noticed by the next Redact.
+func TestRedactOpensNothingUntilASecretChanges(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "vault.db")
+	s, opens := countingStore(t, path, nil)
+	if err := s.SecretSet("one", "value-one", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Redact("x value-one"); got != "x [REDACTED:one]" {
+		t.Fatalf("Redact = %q", got)
+	}
+	before := opens.Load()
+	for range 100 {
+		if got := s.Redact("x value-one"); got != "x [REDACTED:one]" {
+			t.Fatalf("Redact = %q", got)
+		}
+		if err := s.RedactionReady(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := opens.Load() - before; n != 0 {
+		t.Fatalf("100 Redact and RedactionReady calls opened the vault %d times, want 0", n)
+	}
+	other := mustOpen(t, path, "")
+	if err := other.SecretSet("two", "value-two", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Redact("value-one value-two"); got != "[REDACTED:one] [REDACTED:two]" {
+		t.Fatalf("after another Store's change: %q", got)
+	}
+	if err := other.SecretDelete("two"); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Redact("value-two"); got != "value-two" {
+		t.Fatalf("after another Store's delete: %q", got)
+	}
+}
+
+// A secret set by another process is redacted by this one's next Redact.
+func TestRedactSeesSecretSetByAnotherProcess(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	path := filepath.Join(t.TempDir(), "vault.db")
+	s, opens := countingStore(t, path, nil)
+	if got := s.Redact("token child-secret-42"); got != "token child-secret-42" {
+		t.Fatalf("before: %q", got)
+	}
+	before := opens.Load()
+	s.Redact("token child-secret-42")
+	if n := opens.Load() - before; n != 0 {
+		t.Fatalf("a second Redact opened the vault %d times", n)
+	}
+	c := startChild(t, ctx, "set", path, "cs=child-secret-42")
+	if err := c.cmd.Wait(); err != nil {
+		t.Fatalf("child: %v", err)
+	}
+	if got := s.Redact("token child-secret-42"); got != "token [REDACTED:cs]" {
+		t.Fatalf("after the child set it: %q", got)
+	}
+}
+
+// When another process changed the secrets and holds the lock past the
+// timeout, Redact withholds the text and Redactor names the cause: the
+// new secret is never passed through.
+func TestRedactFailsClosedWhileAnotherProcessHoldsTheLock(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	path := filepath.Join(t.TempDir(), "vault.db")
+	s, _ := countingStore(t, path, &Options{LockTimeout: 200 * time.Millisecond})
+	if err := s.SecretSet("old", "value-old", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Redact("value-old"); got != "[REDACTED:old]" {
+		t.Fatalf("before: %q", got)
+	}
+	h := startChild(t, ctx, "set-hold", path, "fresh=fresh-secret-99")
+	h.expect(t, ctx, "locked")
+	text := "file says fresh-secret-99 and value-old"
+	got := s.Redact(text)
+	if strings.Contains(got, "fresh-secret-99") || strings.Contains(got, "value-old") || !strings.Contains(got, "withheld") {
+		t.Fatalf("Redact while locked = %q, want the text withheld", got)
+	}
+	if _, err := s.Redactor(); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "could not be read") {
+		t.Fatalf("Redactor while locked = %v, want ErrLocked naming the cause", err)
+	}
+	cold, err := Open(path, &Options{LockTimeout: 100 * time.Millisecond})
+	if err == nil {
+		if _, err := cold.Redactor(); !errors.Is(err, ErrLocked) {
+			t.Fatalf("a fresh Store's Redactor while locked = %v, want ErrLocked", err)
+		}
+	}
+	h.stdin.Close()
+	_ = h.cmd.Wait()
+	if got := s.Redact(text); got != "file says [REDACTED:fresh] and [REDACTED:old]" {
+		t.Fatalf("after release: %q", got)
+	}
+}
+
+// Held finds the longest tail that could still grow into a secret.
+func TestRedactorHeld(t *testing.T) {
+	m := &Redactor{m: newMatcher(map[string]string{"secret-abc": "a", "secret-xyz-long": "b", "pass": "c"})}
+	for _, tt := range []struct {
+		text string
+		want int
+	}{
+		{"hello", 0},
+		{"hello sec", 3},
+		{"hello secret-", 7},
+		{"hello secret-xy", 9},
+		{"hello secret-abc", 0},
+		{"pas", 3},
+		{"pass", 1}, // the final "s" may start "secret-…"
+		{"", 0},
+	} {
+		if got := m.Held(tt.text); got != tt.want {
+			t.Errorf("Held(%q) = %d, want %d", tt.text, got, tt.want)
+		}
+	}
+}
