@@ -541,7 +541,9 @@ func historyArgs(raw json.RawMessage) json.RawMessage {
 	}
 	var obj map[string]json.RawMessage
 	if json.Unmarshal([]byte(s), &obj) == nil && obj != nil {
-		return raw
+		// s, not raw: TrimSpace also drops bytes JSON does not count as
+		// space (a form feed), which a provider would refuse.
+		return json.RawMessage(s)
 	}
 	b, _ := json.Marshal(map[string]string{"invalid_arguments": s})
 	return b
