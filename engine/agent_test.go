@@ -356,7 +356,7 @@ func TestAgentEndToEndRedaction(t *testing.T) {
 				start = fakemodel.NewAnthropic
 			}
 			srv := start(t,
-				fakemodel.Calls(fakemodel.Call("shell", `{"command":"printf 'token: %s\\n' \"$TOKEN\""}`), fakemodel.Call("print_env", `{}`)),
+				fakemodel.Calls(fakemodel.Call("shell", `{"command":"printf 'token: %s\\n' \"$SHOWN\""}`), fakemodel.Call("print_env", `{}`)),
 				fakemodel.Say("The token is redacted."),
 			)
 			srv.RequireKey("sk-fake-model-key-123")
@@ -367,7 +367,7 @@ func TestAgentEndToEndRedaction(t *testing.T) {
 			addTool(t, e.Tools(), Tool{Name: "print_env", Safe: true, Run: func(context.Context, map[string]any) (Result, error) {
 				return TextResult("GITHUB_TOKEN=" + secret), nil
 			}})
-			t.Setenv("TOKEN", secret)
+			t.Setenv("SHOWN", secret) // a name the shell keeps: the vault secret redacts it
 			a := newSession(t, e).NewAgent(nil)
 			var streamed strings.Builder
 			turn, err := a.RunTurn(turnCtx(t), "show me the token", &TurnOptions{Events: Events{OnText: func(d string) { streamed.WriteString(d) }}})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"sync"
 	"sync/atomic"
 
 	"tai/vault"
@@ -45,6 +46,9 @@ type Options struct {
 	// MaxSteps bounds the model calls of each agent turn; zero means
 	// DefaultMaxSteps.
 	MaxSteps int
+	// PassEnv names variables shell commands may see although their names
+	// look like credentials (see Engine.PassEnv).
+	PassEnv []string
 }
 
 // Engine is what every session shares: the vault, the tool registry, the
@@ -69,6 +73,9 @@ type Engine struct {
 	// profileGen counts the profile changes made through the engine
 	// (SaveProfile, DeleteProfile), so sessions re-read theirs.
 	profileGen atomic.Uint64
+
+	passMu  sync.Mutex
+	passEnv map[string]bool // Options.PassEnv and Engine.PassEnv
 }
 
 // New builds an Engine on store with the native tools registered and the
@@ -125,6 +132,9 @@ func New(store *vault.Store, opts *Options) (*Engine, error) {
 		return nil, err
 	}
 	e.profile = p
+	if err := e.PassEnv(o.PassEnv...); err != nil {
+		return nil, err
+	}
 	e.redactEnv()
 	for _, t := range e.nativeTools(o.LuaRunner) {
 		if err := e.reg.Add(t); err != nil {

@@ -1,8 +1,11 @@
 package engine
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"tai/vault"
@@ -11,12 +14,74 @@ import (
 // vaultPassphraseEnv is the variable tai reads the vault passphrase from.
 const vaultPassphraseEnv = "TAI_VAULT_PASSPHRASE"
 
+// scrubWords are the parts of a variable name that mark it as a
+// credential for the shell: commands never see such a variable unless a
+// person passes it through by name (Profile.PassEnv, Options.PassEnv).
+// Unlike credentialWords, AUTH is not one: SSH_AUTH_SOCK must pass.
+var scrubWords = []string{"KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL"}
+
 // credentialEnv reports whether the environment variable name may hold a
 // credential that commands the model runs must not see: the vault
-// passphrase, any *_API_KEY, or a profile's key_env (in keyEnvs).
+// passphrase, any name holding one of scrubWords (in any case), or a
+// profile's key_env (in keyEnvs).
 func credentialEnv(name string, keyEnvs map[string]bool) bool {
 	up := strings.ToUpper(name)
-	return up == vaultPassphraseEnv || up == "API_KEY" || strings.HasSuffix(up, "_API_KEY") || keyEnvs[name]
+	if up == vaultPassphraseEnv || keyEnvs[name] {
+		return true
+	}
+	for _, w := range scrubWords {
+		if strings.Contains(up, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// ValidPassEnv checks a name a person asks to pass through to shell
+// commands: a variable name, and never the vault passphrase.
+func ValidPassEnv(name string) error {
+	if name == "" {
+		return errors.New("pass_env: a variable name is empty")
+	}
+	for i, r := range name {
+		if !(r == '_' || (r >= 'A' && r <= 'Z') || (r >= 'a' && r <= 'z') || (i > 0 && r >= '0' && r <= '9')) {
+			return fmt.Errorf("pass_env: %q is not an environment variable name (letters, digits and '_', not starting with a digit)", name)
+		}
+	}
+	if strings.ToUpper(name) == vaultPassphraseEnv {
+		return fmt.Errorf("pass_env: %s is never passed to commands", vaultPassphraseEnv)
+	}
+	return nil
+}
+
+// PassEnv lets shell commands see the named variables although their
+// names look like credentials (GH_TOKEN for gh, say). Their values stay
+// registered for redaction, so output that repeats one still hides it.
+// Set it from init.lua with tai.pass_env, or per profile (pass_env).
+func (e *Engine) PassEnv(names ...string) error {
+	for _, n := range names {
+		if err := ValidPassEnv(n); err != nil {
+			return err
+		}
+	}
+	e.passMu.Lock()
+	defer e.passMu.Unlock()
+	if e.passEnv == nil {
+		e.passEnv = map[string]bool{}
+	}
+	for _, n := range names {
+		e.passEnv[n] = true
+	}
+	return nil
+}
+
+// passed reports whether name was passed through by a person: with
+// PassEnv, or in the pass_env of p (the calling session's profile).
+func (e *Engine) passed(name string, p Profile) bool {
+	e.passMu.Lock()
+	ok := e.passEnv[name]
+	e.passMu.Unlock()
+	return ok || slices.Contains(p.PassEnv, name)
 }
 
 // keyEnvs returns the key_env of every stored profile and of the current
@@ -40,15 +105,20 @@ func (e *Engine) keyEnvs() map[string]bool {
 	return out
 }
 
-// shellEnv returns tai's environment without the credential variables,
-// for the commands the shell tool runs.
-func (e *Engine) shellEnv() []string {
+// shellEnv returns tai's environment without the credential variables
+// (those a person passed through by name excepted), for the commands the
+// shell tool runs.
+func (e *Engine) shellEnv(ctx context.Context) []string {
 	keyEnvs := e.keyEnvs()
+	p := e.Profile()
+	if s, ok := SessionFrom(ctx); ok {
+		p = s.Profile()
+	}
 	env := os.Environ()
 	out := make([]string, 0, len(env))
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
-		if !credentialEnv(name, keyEnvs) {
+		if !credentialEnv(name, keyEnvs) || (e.passed(name, p) && !strings.EqualFold(name, vaultPassphraseEnv)) {
 			out = append(out, kv)
 		}
 	}

@@ -150,3 +150,97 @@ func TestStoredProfileWithOrdinaryKeyEnv(t *testing.T) {
 		t.Errorf("saving key_env PATH: %v", err)
 	}
 }
+
+// TestShellEnvironmentScrubsCredentialNames: every variable whose name
+// holds KEY, SECRET, TOKEN, PASSWORD, PASSWD or CREDENTIAL is dropped from
+// the shell's environment and its value redacted; everyday variables pass,
+// and a person can pass a dropped one through by name (engine option,
+// PassEnv, or the profile's pass_env), its value still redacted.
+func TestShellEnvironmentScrubsCredentialNames(t *testing.T) {
+	dropped := map[string]string{
+		"GITHUB_TOKEN":                   "ghp_scrubtest0000000001",
+		"AWS_SECRET_ACCESS_KEY":          "aws-secret-scrubtest-2",
+		"MY_TOKEN":                       "my-token-scrubtest-3",
+		"DB_PASSWORD":                    "db-password-scrubtest-4",
+		"FTP_PASSWD":                     "ftp-passwd-scrubtest-5",
+		"GOOGLE_APPLICATION_CREDENTIALS": "/path/to/creds-scrubtest-6.json",
+		"stripe_secret":                  "stripe-secret-scrubtest-7",
+		"SSH_PRIVATE_KEY_PATH":           "/keys/id-scrubtest-8",
+	}
+	kept := map[string]string{
+		"GIT_AUTHOR_NAME": "Ada Lovelace",
+		"SSH_AUTH_SOCK":   "/tmp/ssh-agent.sock",
+		"EDITOR":          "vi",
+		"GOPATH":          "/go-scrubtest",
+	}
+	for k, v := range dropped {
+		t.Setenv(k, v)
+	}
+	for k, v := range kept {
+		t.Setenv(k, v)
+	}
+	t.Setenv("GH_TOKEN", "gh-token-passed-9")
+	t.Setenv("NPM_TOKEN", "npm-token-passed-10")
+	store := openStore(t)
+	e, err := New(store, &Options{Mode: Yolo, Dir: t.TempDir(), Getenv: noEnv, PassEnv: []string{"GH_TOKEN"},
+		NewClient: func(Profile) (ChatClient, error) { return nil, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.PassEnv("NPM_TOKEN"); err != nil {
+		t.Fatal(err)
+	}
+	sess := newSession(t, e)
+	res, err := sess.Dispatch(context.Background(), "shell", map[string]any{"argv": []any{"env"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := res.Text()
+	for k, v := range dropped {
+		if strings.Contains(out, k+"=") || strings.Contains(out, v) {
+			t.Errorf("the shell saw %s", k)
+		}
+		if got := store.Redact("x " + v + " y"); strings.Contains(got, v) {
+			t.Errorf("%s's value is not redacted: %q", k, got)
+		}
+	}
+	for k, v := range kept {
+		if !strings.Contains(out, k+"="+v) {
+			t.Errorf("the shell lacks %s=%s", k, v)
+		}
+	}
+	for _, k := range []string{"GH_TOKEN", "NPM_TOKEN"} {
+		if !strings.Contains(out, k+"=") {
+			t.Errorf("%s was passed through by name but the shell lacks it", k)
+		}
+		if v := os.Getenv(k); strings.Contains(out, v) {
+			t.Errorf("a passed-through value reached the output unredacted: %s", k)
+		}
+	}
+	// A profile passes its own names through; the passphrase never.
+	t.Setenv("ROUTER_TOKEN", "router-token-passed-11")
+	if err := e.SaveProfile(Profile{Name: "p", Provider: ProviderOpenAI, Model: "m", PassEnv: []string{"ROUTER_TOKEN"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sess.UseProfile("p"); err != nil {
+		t.Fatal(err)
+	}
+	res, err = sess.Dispatch(context.Background(), "shell", map[string]any{"argv": []any{"env"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Text(), "ROUTER_TOKEN=") {
+		t.Errorf("the profile's pass_env did not reach the shell")
+	}
+	if strings.Contains(e.store.Redact("router-token-passed-11"), "router-token-passed-11") {
+		t.Errorf("a profile's passed-through value is not redacted")
+	}
+	for _, bad := range []string{"TAI_VAULT_PASSPHRASE", "tai_vault_passphrase", "1X", "A B", ""} {
+		if err := e.PassEnv(bad); err == nil {
+			t.Errorf("PassEnv(%q) was accepted", bad)
+		}
+		if err := (Profile{Name: "q", Provider: ProviderOpenAI, Model: "m", PassEnv: []string{bad}}).Validate(); err == nil {
+			t.Errorf("a profile passing %q validated", bad)
+		}
+	}
+}

@@ -88,6 +88,7 @@ type Profile struct {
 	System    string   `json:"system,omitempty"`     // system prompt
 	Tools     []string `json:"tools,omitempty"`      // tool names or patterns (mcp_github_*) offered; empty: all
 	MaxTokens int      `json:"max_tokens,omitempty"` // 0: the provider's default
+	PassEnv   []string `json:"pass_env,omitempty"`   // credential-looking variables shell commands may see
 }
 
 // ValidProfileName reports whether name is a usable profile name: 1–64 of
@@ -151,6 +152,11 @@ func (p Profile) Validate() error {
 	}
 	if p.MaxTokens < 0 {
 		return fmt.Errorf("profile %q: max_tokens is %d: use 0 (provider default) or a positive count", p.Name, p.MaxTokens)
+	}
+	for _, n := range p.PassEnv {
+		if err := ValidPassEnv(n); err != nil {
+			return fmt.Errorf("profile %q: %w", p.Name, err)
+		}
 	}
 	return nil
 }

@@ -70,7 +70,7 @@ func (e *Engine) runShell(ctx context.Context, args map[string]any) (Result, err
 	if len(argv) == 0 {
 		argv = []string{"sh", "-c", command}
 	}
-	return runCommand(ctx, argv, resolvePath(e.dir, cwd), e.shellEnv(), timeout), nil
+	return runCommand(ctx, argv, resolvePath(e.dir, cwd), e.shellEnv(ctx), timeout), nil
 }
 
 // runCommand runs argv in dir with the environment env under the shell

@@ -32,6 +32,7 @@ func (h *Host) Engine() (*engine.Engine, error) {
 	o.Profile = h.profileFlag
 	o.Prompter = hostPrompter{h}
 	o.Client = h.clientOptions()
+	o.PassEnv = append(append([]string(nil), o.PassEnv...), h.passEnv...)
 	if o.LuaRunner == nil {
 		o.LuaRunner = RunSandboxed
 	}
@@ -48,7 +49,7 @@ func (h *Host) Engine() (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	h.luaTools = nil
+	h.luaTools, h.passEnv = nil, nil
 	h.eng, h.sess = e, s
 	return e, nil
 }
@@ -88,6 +89,7 @@ func (h *Host) getenv() func(string) string {
 //	tai.complete(messages [, opts]) -> text, {finish_reason=, usage=} | nil, err
 //	    opts: on_retry(notice), as for tai.chat
 //	tai.prompter{confirm=fn(consent) -> bool, ask=fn(question) -> answer} | tai.prompter(nil)
+//	tai.pass_env(name, …)   shell commands may see these credential-looking variables
 //	tai.profiles.list() / current() / get(name) / use(name) / save(t) / delete(name)
 //	tai.mode   the approval mode: "interactive", "auto" or "yolo"
 func (h *Host) openEngine(L *glua.LState, tai *glua.LTable) {
@@ -98,6 +100,7 @@ func (h *Host) openEngine(L *glua.LState, tai *glua.LTable) {
 	tai.RawSetString("chat_reset", L.NewFunction(h.luaChatReset))
 	tai.RawSetString("complete", L.NewFunction(h.luaComplete))
 	tai.RawSetString("prompter", L.NewFunction(h.luaSetPrompter))
+	tai.RawSetString("pass_env", L.NewFunction(h.luaPassEnv))
 	tai.RawSetString("mode", glua.LString(h.opts.Mode.String()))
 	tai.RawSetString("profiles", L.SetFuncs(L.NewTable(), map[string]glua.LGFunction{
 		"list":    h.profilesList,
@@ -107,4 +110,27 @@ func (h *Host) openEngine(L *glua.LState, tai *glua.LTable) {
 		"save":    h.profilesSave,
 		"delete":  h.profilesDelete,
 	}))
+}
+
+// luaPassEnv is tai.pass_env(name, …): the named variables reach shell
+// commands although their names look like credentials. It does not build
+// the engine, so init.lua can call it without opening the vault.
+func (h *Host) luaPassEnv(L *glua.LState) int {
+	var names []string
+	for i := 1; i <= L.GetTop(); i++ {
+		n := L.CheckString(i)
+		if err := engine.ValidPassEnv(n); err != nil {
+			L.ArgError(i, err.Error())
+		}
+		names = append(names, n)
+	}
+	if h.eng != nil {
+		if err := h.eng.PassEnv(names...); err != nil {
+			return fail(L, err.Error())
+		}
+	} else {
+		h.passEnv = append(h.passEnv, names...)
+	}
+	L.Push(glua.LTrue)
+	return 1
 }

@@ -518,3 +518,25 @@ func TestLuaToolEmptySchemaArrays(t *testing.T) {
 		}
 	}
 }
+
+// TestPassEnv: tai.pass_env, before and after the engine is built, lets
+// shell commands see variables whose names look like credentials; their
+// values stay redacted and the vault passphrase is refused.
+func TestPassEnv(t *testing.T) {
+	t.Setenv("LUA_PASS_TOKEN", "lua-pass-token-value-1")
+	t.Setenv("LUA_LATER_SECRET", "lua-later-secret-value-2")
+	t.Setenv("LUA_DROPPED_TOKEN", "lua-dropped-token-value-3")
+	h, _, _ := modelHost(t, engine.Yolo)
+	got := mustRun(t, h, `
+		assert(tai.pass_env("LUA_PASS_TOKEN"))
+		local env = tai.call("shell", {argv = {"env"}}).content[1].text
+		assert(tai.pass_env("LUA_LATER_SECRET"))
+		local env2 = tai.call("shell", {argv = {"env"}}).content[1].text
+		local ok = pcall(tai.pass_env, "TAI_VAULT_PASSPHRASE")
+		return env:find("LUA_PASS_TOKEN=", 1, true) ~= nil, env:find("LUA_LATER_SECRET=", 1, true) == nil,
+			env2:find("LUA_LATER_SECRET=", 1, true) ~= nil, env2:find("LUA_DROPPED_TOKEN", 1, true) == nil,
+			env2:find("lua-pass-token-value-1", 1, true) == nil, ok`)
+	if want := []any{true, true, true, true, true, false}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+}

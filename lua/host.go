@@ -85,6 +85,7 @@ type Host struct {
 	sess        *engine.Session            // the host's own session, built with eng
 	sessions    map[string]*engine.Session // tai.chat's, by profile option
 	luaTools    []engine.Tool              // added before the engine was built
+	passEnv     []string                   // tai.pass_env before the engine was built
 	agents      map[chatKey]*engine.Agent
 	busy        map[*engine.Agent]bool // agents running a tai.chat turn
 	jobs        chan *job              // Lua work sent by other goroutines (see Await)
