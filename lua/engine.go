@@ -51,6 +51,9 @@ func (h *Host) Engine() (*engine.Engine, error) {
 	}
 	h.luaTools, h.passEnv = nil, nil
 	h.eng, h.sess = e, s
+	if h.bridge, err = h.newBridge(e); err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 

@@ -27,6 +27,7 @@ import (
 	glua "github.com/yuin/gopher-lua"
 
 	"tai/engine"
+	"tai/engine/bridge"
 	"tai/vault"
 )
 
@@ -92,8 +93,9 @@ type Host struct {
 	confirmFn   *glua.LFunction
 	askFn       *glua.LFunction // guarded by mu, like confirmFn
 
-	clients *clientSet    // tai.mcp.connect sessions, closed with the host
-	stdin   *bufio.Reader // io.read's buffer over Stdin (see installStdin)
+	clients *clientSet     // tai.mcp.connect sessions, closed with the host
+	bridge  *bridge.Bridge // registered MCP servers, built with the engine
+	stdin   *bufio.Reader  // io.read's buffer over Stdin (see installStdin)
 	closed  bool
 
 	mu       sync.Mutex
@@ -191,6 +193,7 @@ func New(opts *Options) (*Host, error) {
 		h.openTerm,
 		h.openEngine,
 		h.openMCP,
+		h.openServers,
 	} {
 		open(L, h.tai)
 	}
@@ -212,6 +215,9 @@ func (h *Host) Close() error {
 		return nil
 	}
 	h.closed = true
+	if h.bridge != nil {
+		h.bridge.Close()
+	}
 	h.clients.closeAll()
 	h.L.Close()
 	if h.store != nil {

@@ -10,21 +10,15 @@ import (
 
 	"tai/engine"
 	"tai/mcp"
+	"tai/mcp/config"
 	"tai/vault"
 )
 
-// Note is a remark of the normalizer about one pasted entry (a repaired
-// field, an ignored key, a refused transport).
-type Note struct {
-	Server string `json:"server"`
-	Level  string `json:"level"` // "info", "warn" or "error"
-	Text   string `json:"text"`
-}
-
 // Normalizer turns pasted text (a JSON or TOML config, a fragment, one
 // bare entry) into canonical entries and notes; name, when given, names a
-// bare entry. The lua package supplies it from normalize.lua at boot.
-type Normalizer func(text, name string) ([]mcp.Entry, []Note, error)
+// bare entry. The lua package supplies it from normalize.lua at boot
+// (config.Normalize with the Lua repair rules).
+type Normalizer func(text, name string) ([]mcp.Entry, []config.Note, error)
 
 // Expander resolves the ${VAR} references of an entry through lookup and
 // returns the entry with them expanded and the names it could not resolve.
@@ -35,9 +29,11 @@ type Options struct {
 	// Normalize reads pasted configs for Add and Import; nil means Add
 	// takes only stored server names.
 	Normalize Normalizer
-	// Expand resolves ${VAR} at spawn time; nil means entries are used as
-	// stored (and an entry holding "${" is refused).
+	// Expand resolves ${VAR} at spawn time; nil means config.Expand.
 	Expand Expander
+	// Dir is the folder ${workspaceFolder} and its kind name; empty means
+	// the process's working directory.
+	Dir string
 	// Profile returns the profile whose enablement decides what
 	// select_tools offers (the main session's); nil means "default". A
 	// call made under an engine.Session checks that session's profile.
@@ -85,6 +81,14 @@ func New(reg *engine.Registry, store *vault.Store, opts *Options) (*Bridge, erro
 	}
 	if b.opts.Getenv == nil {
 		b.opts.Getenv = os.LookupEnv
+	}
+	if b.opts.Expand == nil {
+		b.opts.Expand = config.Expand
+	}
+	if b.opts.Dir == "" {
+		if wd, err := os.Getwd(); err == nil {
+			b.opts.Dir = wd
+		}
 	}
 	if b.opts.MaxServers <= 0 {
 		b.opts.MaxServers = mcp.MCP_MAX_SERVERS

@@ -449,4 +449,3 @@ func TestHashIgnoresKeyOrder(t *testing.T) {
 		t.Fatalf("hashes %s %s %s", a, b, c)
 	}
 }
-

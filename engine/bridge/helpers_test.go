@@ -13,6 +13,7 @@ import (
 
 	"tai/engine"
 	"tai/mcp"
+	"tai/mcp/config"
 	"tai/vault"
 )
 
@@ -47,7 +48,7 @@ func (p *prompter) questions() []string {
 
 // jsonNormalize reads {"mcpServers": {name: {command, args, env, cwd, url,
 // headers}}} (the Claude Desktop shape), the one shape these tests paste.
-func jsonNormalize(text, _ string) ([]mcp.Entry, []Note, error) {
+func jsonNormalize(text, _ string) ([]mcp.Entry, []config.Note, error) {
 	var doc struct {
 		MCPServers map[string]struct {
 			Command string            `json:"command"`
@@ -114,7 +115,6 @@ func newFixture(t testing.TB, mode engine.Mode, path string) *fixture {
 	reg := engine.NewRegistry(store, engine.NewApprover(mode, p))
 	b, err := New(reg, store, &Options{
 		Normalize: jsonNormalize,
-		Expand:    testExpand,
 		Profile:   func() string { return "work" },
 		Client:    &mcp.ClientOptions{ConnectTimeout: 20 * time.Second, CallTimeout: 20 * time.Second},
 	})
@@ -126,26 +126,6 @@ func newFixture(t testing.TB, mode engine.Mode, path string) *fixture {
 		store.Close()
 	})
 	return &fixture{store: store, reg: reg, b: b, p: p, path: path}
-}
-
-// testExpand expands ${NAME} in env values, the one place these tests use it.
-func testExpand(e mcp.Entry, lookup func(string) (string, bool)) (mcp.Entry, []string) {
-	var missing []string
-	env := map[string]string{}
-	for k, v := range e.Env {
-		if name, ok := strings.CutPrefix(v, "${"); ok && strings.HasSuffix(name, "}") {
-			name = strings.TrimSuffix(name, "}")
-			val, found := lookup(name)
-			if !found {
-				missing = append(missing, name)
-				continue
-			}
-			v = val
-		}
-		env[k] = v
-	}
-	e.Env = env
-	return e, missing
 }
 
 func ctxT(t testing.TB) context.Context {
@@ -195,7 +175,6 @@ func auditKinds(t testing.TB, s *vault.Store, kind string) []vault.AuditEntry {
 	}
 	return all
 }
-
 
 func jsonString(v any) (string, error) {
 	b, err := json.Marshal(v)

@@ -192,7 +192,7 @@ func addText(r AddReport) string {
 		}
 	}
 	for _, n := range r.Notes {
-		fmt.Fprintf(&b, "note (%s%s): %s\n", n.Level, serverPart(n.Server), n.Text)
+		fmt.Fprintf(&b, "note (%s): %s%s\n", n.Level, serverPart(n.Server), n.Text)
 	}
 	return b.String()
 }
@@ -201,5 +201,5 @@ func serverPart(s string) string {
 	if s == "" {
 		return ""
 	}
-	return ", " + s
+	return s + ": "
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"tai/engine"
 	"tai/mcp"
+	"tai/mcp/config"
 	"tai/vault"
 )
 
@@ -189,27 +191,27 @@ func (b *Bridge) expand(e mcp.Entry) (mcp.Entry, error) {
 			b.store.AddRedaction(k, v)
 		}
 	}
-	if b.opts.Expand == nil {
-		if strings.Contains(fmt.Sprint(e.Command, e.Args, e.Env, e.URL, e.Headers), "${") {
-			return e, fmt.Errorf("mcp server %q uses ${…} variables but this tai has no expander: spell the values out", e.Name)
-		}
-		return e, nil
-	}
-	lookup := func(name string) (string, bool) {
-		if v, ok := b.opts.Getenv(name); ok {
+	lookup := config.Chain(
+		func(name string) (string, bool) {
+			v, ok := b.opts.Getenv(name)
+			if ok && !slices.Contains(mcp.InheritedEnv(), name) {
+				b.store.AddRedaction(name, v)
+			}
+			return v, ok
+		},
+		func(name string) (string, bool) {
+			v, _, err := b.store.SecretGet(name)
+			if err != nil {
+				return "", false
+			}
 			b.store.AddRedaction(name, v)
 			return v, true
-		}
-		if v, _, err := b.store.SecretGet(name); err == nil {
-			b.store.AddRedaction(name, v)
-			return v, true
-		}
-		return "", false
-	}
+		},
+		config.FolderVars(b.opts.Dir),
+	)
 	out, missing := b.opts.Expand(e, lookup)
 	if len(missing) > 0 {
-		return e, fmt.Errorf("mcp server %q needs %s, which is neither in the environment nor a vault secret: set it (secret_set %s …) and try again",
-			e.Name, strings.Join(missing, ", "), missing[0])
+		return e, config.MissingError(e.Name, missing)
 	}
 	return out, nil
 }

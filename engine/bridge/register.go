@@ -11,6 +11,7 @@ import (
 
 	"tai/engine"
 	"tai/mcp"
+	"tai/mcp/config"
 	"tai/vault"
 )
 
@@ -34,9 +35,6 @@ type AddRequest struct {
 	// Profile is the registering profile (a TOML enabled applies to it);
 	// empty means the current one.
 	Profile string
-	// Origin says where the config came from in reports (an import's
-	// file); empty means the source itself.
-	Origin string
 }
 
 // ServerOutcome is what became of one server of an Add or Import.
@@ -53,7 +51,7 @@ type ServerOutcome struct {
 // AddReport is the result of Add or Import.
 type AddReport struct {
 	Servers []ServerOutcome `json:"servers"`
-	Notes   []Note          `json:"notes,omitempty"`
+	Notes   []config.Note   `json:"notes,omitempty"`
 }
 
 // Count returns how many servers had outcome o.
@@ -113,7 +111,15 @@ func (b *Bridge) Add(ctx context.Context, req AddRequest) (AddReport, error) {
 		return rep, fmt.Errorf("mcp_add: %s", b.clean(b.store.Redact(err.Error())))
 	}
 	if len(entries) == 0 {
-		return rep, errors.New("mcp_add: the source holds no server entry (see the notes)")
+		var why []string
+		for _, n := range notes {
+			why = append(why, serverPart(n.Server)+n.Text)
+		}
+		msg := "mcp_add: the source holds no server entry tai can add"
+		if len(why) > 0 {
+			msg += ": " + strings.Join(why, "; ")
+		}
+		return rep, errors.New(b.clean(b.store.Redact(msg)))
 	}
 	profile := req.Profile
 	if profile == "" {

@@ -1,0 +1,280 @@
+package lua
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	glua "github.com/yuin/gopher-lua"
+
+	"tai/engine"
+	"tai/engine/bridge"
+	"tai/mcp"
+	"tai/mcp/config"
+)
+
+// Bridge returns the host's MCP bridge (registered servers, their tools in
+// the registry, the mcp_* tools), building the engine first. Call it only
+// from the goroutine that owns the host.
+func (h *Host) Bridge() (*bridge.Bridge, error) {
+	if _, err := h.Engine(); err != nil {
+		return nil, err
+	}
+	return h.bridge, nil
+}
+
+// newBridge builds the bridge over the engine's registry at engine start.
+func (h *Host) newBridge(e *engine.Engine) (*bridge.Bridge, error) {
+	store := e.Store()
+	return bridge.New(e.Tools(), store, &bridge.Options{
+		Normalize: h.mcpNormalizer(),
+		Profile: func() string {
+			if h.sess != nil {
+				return h.sess.Profile().Name
+			}
+			return e.Profile().Name
+		},
+		Dir:    e.Dir(),
+		Clean:  func(s string) string { return CleanText(s, false) },
+		Client: &mcp.ClientOptions{Version: h.opts.Version},
+	})
+}
+
+// mcpNormalizer reads pasted configs for the bridge: config.Normalize with
+// the stored servers known by name.
+func (h *Host) mcpNormalizer() bridge.Normalizer {
+	return func(text, name string) ([]mcp.Entry, []config.Note, error) {
+		return config.Normalize(text, &config.Options{Name: name})
+	}
+}
+
+// openServers installs the registry functions in tai.mcp, one per agent
+// tool, each taking one table of that tool's arguments:
+//
+//	tai.mcp.add{source=, name=, profile=} -> {servers={{server=, outcome=, reason=,
+//	        transport=, tools={…}, profile=, enabled=}, …}, notes={…}} | nil, err
+//	tai.mcp.list() -> {{name=, transport=, target=, source=, profiles={…}, enabled=,
+//	        tools=, offered=, withheld=, removed=, connected=}, …} | nil, err
+//	tai.mcp.enable{server=, profile=} -> profile | nil, err
+//	tai.mcp.disable{server=, profile=} -> profile | nil, err
+//	tai.mcp.remove{server=} -> true | nil, err       (asks first)
+//	tai.mcp.tools{server=} -> {{name=, server=, tool=, description=, state=, offered=, reason=}, …} | nil, err
+//	tai.mcp.call{server=, tool=, args=} -> {content={…}, isError=bool} | nil, err
+//	tai.mcp.grant{server=, tool=} -> {tool, …} | nil, err   (asks a person)
+//	tai.mcp.import{client= | path=} -> {files={{path=, report=, error=}, …}} | nil, err
+//
+// add, grant and import ask consent through tai.prompter; call goes
+// through the same approval, audit, redaction and spill as tai.call.
+func (h *Host) openServers(L *glua.LState, tai *glua.LTable) {
+	mod, ok := tai.RawGetString("mcp").(*glua.LTable)
+	if !ok {
+		mod = L.NewTable()
+		tai.RawSetString("mcp", mod)
+	}
+	for name, fn := range map[string]glua.LGFunction{
+		"add":     h.mcpAdd,
+		"list":    h.mcpList,
+		"enable":  func(L *glua.LState) int { return h.mcpEnable(L, true) },
+		"disable": func(L *glua.LState) int { return h.mcpEnable(L, false) },
+		"remove":  h.mcpRemove,
+		"tools":   h.mcpToolList,
+		"call":    h.mcpCallTool,
+		"grant":   h.mcpGrant,
+		"import":  h.mcpImport,
+	} {
+		mod.RawSetString(name, L.NewFunction(fn))
+	}
+}
+
+// onBridge runs fn with the bridge and a context carrying the host's
+// session, away from the Lua goroutine (so prompts can run on it).
+func (h *Host) onBridge(L *glua.LState, fn func(ctx context.Context, b *bridge.Bridge) error) error {
+	b, err := h.Bridge()
+	if err != nil {
+		return err
+	}
+	ctx := engine.WithSession(luaContext(L), h.sess)
+	h.Await(func() { err = fn(ctx, b) })
+	return err
+}
+
+// pushJSON pushes v converted to Lua through its JSON form.
+func pushJSON(L *glua.LState, v any) int {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fail(L, err.Error())
+	}
+	lv, err := ToLua(L, json.RawMessage(raw))
+	if err != nil {
+		return fail(L, err.Error())
+	}
+	L.Push(lv)
+	return 1
+}
+
+func fieldString(L *glua.LState, args map[string]any, key string, required bool) string {
+	v, ok := args[key]
+	if !ok || v == nil {
+		if required {
+			L.ArgError(1, key+" is required")
+		}
+		return ""
+	}
+	s, ok := v.(string)
+	if !ok {
+		L.ArgError(1, key+" must be a string")
+	}
+	return s
+}
+
+func checkFields(L *glua.LState, args map[string]any, allowed ...string) {
+	for k := range args {
+		ok := false
+		for _, a := range allowed {
+			ok = ok || k == a
+		}
+		if !ok {
+			L.ArgError(1, fmt.Sprintf("unknown field %q (fields: %v)", k, allowed))
+		}
+	}
+}
+
+func (h *Host) mcpAdd(L *glua.LState) int {
+	args := argsTable(L, 1, "arguments")
+	checkFields(L, args, "source", "name", "profile")
+	req := bridge.AddRequest{
+		Source:  fieldString(L, args, "source", true),
+		Name:    fieldString(L, args, "name", false),
+		Profile: fieldString(L, args, "profile", false),
+	}
+	var rep bridge.AddReport
+	if err := h.onBridge(L, func(ctx context.Context, b *bridge.Bridge) (err error) {
+		rep, err = b.Add(ctx, req)
+		return err
+	}); err != nil {
+		return fail(L, err.Error())
+	}
+	return pushJSON(L, rep)
+}
+
+func (h *Host) mcpList(L *glua.LState) int {
+	var list []bridge.ServerInfo
+	if err := h.onBridge(L, func(ctx context.Context, b *bridge.Bridge) (err error) {
+		list, err = b.List(ctx)
+		return err
+	}); err != nil {
+		return fail(L, err.Error())
+	}
+	if list == nil {
+		list = []bridge.ServerInfo{}
+	}
+	return pushJSON(L, list)
+}
+
+func (h *Host) mcpEnable(L *glua.LState, on bool) int {
+	args := argsTable(L, 1, "arguments")
+	checkFields(L, args, "server", "profile")
+	server := fieldString(L, args, "server", true)
+	profile := fieldString(L, args, "profile", false)
+	if err := h.onBridge(L, func(ctx context.Context, b *bridge.Bridge) (err error) {
+		profile, err = b.SetEnabled(ctx, server, profile, on)
+		return err
+	}); err != nil {
+		return fail(L, err.Error())
+	}
+	L.Push(glua.LString(profile))
+	return 1
+}
+
+func (h *Host) mcpRemove(L *glua.LState) int {
+	args := argsTable(L, 1, "arguments")
+	checkFields(L, args, "server")
+	server := fieldString(L, args, "server", true)
+	if err := h.onBridge(L, func(ctx context.Context, b *bridge.Bridge) error {
+		return b.Remove(ctx, server)
+	}); err != nil {
+		return fail(L, err.Error())
+	}
+	L.Push(glua.LTrue)
+	return 1
+}
+
+func (h *Host) mcpToolList(L *glua.LState) int {
+	args := argsTable(L, 1, "arguments")
+	checkFields(L, args, "server")
+	server := fieldString(L, args, "server", false)
+	var list []bridge.ToolInfo
+	if err := h.onBridge(L, func(ctx context.Context, b *bridge.Bridge) (err error) {
+		list, err = b.Tools(ctx, server)
+		return err
+	}); err != nil {
+		return fail(L, err.Error())
+	}
+	if list == nil {
+		list = []bridge.ToolInfo{}
+	}
+	return pushJSON(L, list)
+}
+
+func (h *Host) mcpCallTool(L *glua.LState) int {
+	args := argsTable(L, 1, "arguments")
+	checkFields(L, args, "server", "tool", "args")
+	server := fieldString(L, args, "server", true)
+	tool := fieldString(L, args, "tool", true)
+	targs, _ := args["args"].(map[string]any)
+	if v, ok := args["args"]; ok && targs == nil {
+		if list, isList := v.([]any); !isList || len(list) > 0 {
+			L.ArgError(1, "args must be a table of the tool's named arguments")
+		}
+	}
+	var res engine.Result
+	if err := h.onBridge(L, func(ctx context.Context, b *bridge.Bridge) error {
+		name, err := b.NameOf(server, tool)
+		if err != nil {
+			return err
+		}
+		res, err = h.sess.Dispatch(ctx, name, targs)
+		return err
+	}); err != nil {
+		return fail(L, err.Error())
+	}
+	t, err := resultTable(L, res)
+	if err != nil {
+		return fail(L, err.Error())
+	}
+	L.Push(t)
+	return 1
+}
+
+func (h *Host) mcpGrant(L *glua.LState) int {
+	args := argsTable(L, 1, "arguments")
+	checkFields(L, args, "server", "tool")
+	server := fieldString(L, args, "server", true)
+	tool := fieldString(L, args, "tool", false)
+	var granted []string
+	if err := h.onBridge(L, func(ctx context.Context, b *bridge.Bridge) (err error) {
+		granted, err = b.Grant(ctx, server, tool)
+		return err
+	}); err != nil {
+		return fail(L, err.Error())
+	}
+	if granted == nil {
+		granted = []string{}
+	}
+	return pushJSON(L, granted)
+}
+
+func (h *Host) mcpImport(L *glua.LState) int {
+	args := argsTable(L, 1, "arguments")
+	checkFields(L, args, "client", "path")
+	client := fieldString(L, args, "client", false)
+	path := fieldString(L, args, "path", false)
+	var rep bridge.ImportReport
+	if err := h.onBridge(L, func(ctx context.Context, b *bridge.Bridge) (err error) {
+		rep, err = b.Import(ctx, client, path, bridge.Places{Dir: h.eng.Dir(), Getenv: h.getenv()})
+		return err
+	}); err != nil {
+		return fail(L, err.Error())
+	}
+	return pushJSON(L, rep)
+}
