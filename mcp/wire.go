@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // MCP_PROTOCOL_VERSION is the protocol version the client sends in
@@ -843,7 +844,10 @@ func jsonString(raw []byte) (string, bool) {
 	if len(raw) < 2 || raw[0] != '"' {
 		return "", false
 	}
-	if bytes.IndexByte(raw, '\\') < 0 {
+	// The fast path only for escape-free UTF-8: invalid bytes decode to
+	// U+FFFD, as encoding/json does, so a name decoded here is the name
+	// tai sends back.
+	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
 		return string(raw[1 : len(raw)-1]), true
 	}
 	var s string
