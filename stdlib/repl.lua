@@ -273,7 +273,7 @@ function M.config_block(first, kind, whole)
     return
   end
   M.say(string.format("config block received (%d lines, %s): %s", #lines, label, M.describe(value)))
-  M.say("Adding MCP servers from a pasted config is not available in this version yet.")
+  require("mcp").offer(text)
 end
 
 -- Commands -----------------------------------------------------------------
@@ -457,6 +457,7 @@ builtin.new = {
 -- install_builtins adds the built-in commands unless init.lua already
 -- defined commands of those names.
 function M.install_builtins()
+  require("mcp").install()
   for name, c in pairs(builtin) do
     if not find_command(name) then
       tai.command(name, c.fn, c.help, c.complete)

@@ -188,6 +188,9 @@ func TestREPLChatThatLooksLikeConfig(t *testing.T) {
 	// A pasted config is still read whole.
 	s.typeKeys("[mcp_servers.docs]\rcommand = \"npx\"\r\r")
 	s.expect("config block received (2 lines, TOML)")
+	s.expect("add them to tai")
+	s.typeKeys("\r")
+	s.expect("(not added")
 	s.expect("tai:default> ")
 	s.typeKeys("\x04")
 	if status := s.wait(); status != 0 {

@@ -49,6 +49,9 @@ func TestREPLPasteIsOneMessage(t *testing.T) {
 	// A pasted MCP config is still read as one config.
 	s.typeKeys("\x1b[200~{\r  \"mcpServers\": {\r    \"fetch\": {\"command\": \"uvx\", \"args\": [\"mcp-server-fetch\"]}\r  }\r}\x1b[201~\r")
 	s.expect("config block received (5 lines, JSON): mcpServers with 1 server: fetch")
+	s.expect("add them to tai")
+	s.typeKeys("\r")
+	s.expect("(not added")
 	s.expect("tai:default> ")
 	if n := len(srv.Requests()); n != 2 {
 		t.Fatalf("a pasted config reached the model (%d requests)", n)

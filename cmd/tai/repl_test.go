@@ -152,6 +152,9 @@ func TestREPLOnATerminal(t *testing.T) {
 	// A pasted multi-line JSON block is read whole.
 	s.typeKeys("{\r  \"mcpServers\": {\r    \"fs\": {\"command\": \"npx\", \"args\": [\"-y\", \"x}\"]}\r  }\r}\r")
 	s.expect("config block received (5 lines, JSON): mcpServers with 1 server: fs")
+	s.expect("add them to tai")
+	s.typeKeys("\r")
+	s.expect("(not added")
 	s.expect("tai:ollama> ")
 
 	// A broken one gets a positioned parse error.
@@ -162,6 +165,9 @@ func TestREPLOnATerminal(t *testing.T) {
 	// A TOML block is read until a blank line.
 	s.typeKeys("[mcp_servers.docs]\rcommand = \"npx\"\r\r")
 	s.expect("config block received (2 lines, TOML): mcp_servers with 1 server: docs")
+	s.expect("add them to tai")
+	s.typeKeys("\r")
+	s.expect("(not added")
 	s.expect("tai:ollama> ")
 
 	// Plain text with no model available prints how to configure one.

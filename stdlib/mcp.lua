@@ -1,0 +1,269 @@
+-- mcp.lua: the REPL's /mcp command over tai.mcp (the registered MCP
+-- servers). repl.lua installs it; a user's own lua/mcp.lua replaces it.
+--   local mcp = require("mcp")
+--   mcp.install()          -- adds /mcp (unless init.lua defined one)
+--   mcp.offer(text)        -- offers to add the servers a pasted config holds
+local tai = require("tai")
+
+local M = {}
+
+local function repl() return require("repl") end
+local function say(text) repl().say(text) end
+local function warn(text) repl().warn(text) end
+local function clean(s) return tai.term.clean(tostring(s)) end
+
+M.subcommands = { "add", "list", "enable", "disable", "remove", "tools", "call", "grant", "import" }
+
+-- report(rep) shows what an add or an import did with each server.
+function M.report(rep)
+  for _, s in ipairs(rep.servers or {}) do
+    if s.outcome == "added" then
+      local state = s.enabled and ("enabled for profile " .. s.profile)
+        or ("stored disabled; /mcp enable " .. s.server .. " offers its tools to profile " .. s.profile)
+      say(string.format("added %s (%s), %s", clean(s.server), s.transport, state))
+      say("  " .. #(s.tools or {}) .. " tools: " .. clean(table.concat(s.tools or {}, ", ")))
+    elseif s.outcome == "skipped" then
+      say(string.format("skipped %s: %s", clean(s.server), clean(s.reason)))
+    else
+      warn(string.format("refused %s: %s", clean(s.server), clean(s.reason)))
+    end
+  end
+  for _, n in ipairs(rep.notes or {}) do
+    local who = (n.server and n.server ~= "") and (n.server .. ": ") or ""
+    say(string.format("  note (%s): %s%s", n.level, clean(who), clean(n.text)))
+  end
+end
+
+-- add(source) registers what source holds (a config, a file, a name).
+function M.add(source, name)
+  local rep, err = tai.mcp.add({ source = source, name = name })
+  if not rep then warn(clean(err)) return end
+  M.report(rep)
+end
+
+-- read_paste() reads a pasted config after /mcp add: JSON until its braces
+-- balance, TOML until a blank line.
+function M.read_paste()
+  local r = repl()
+  say("paste the server config (JSON or TOML); a blank line ends it")
+  local first, err = r.rl:read(r.continuation)
+  if not first then
+    if err == "interrupt" then return nil end
+    return nil
+  end
+  if first:find("\n", 1, true) then return first end -- a bracketed paste arrives whole
+  local kind = r.block_kind(first) or "toml"
+  local done = function() return false end
+  if kind ~= "toml" then
+    local depth = 0
+    done = function(line)
+      for c in line:gmatch("[{}%[%]]") do
+        if c == "{" or c == "[" then depth = depth + 1 else depth = depth - 1 end
+      end
+      return depth <= 0
+    end
+  end
+  local lines = r.read_lines(first, done)
+  if not lines then return nil end
+  return table.concat(lines, "\n")
+end
+
+-- offer(text) is what a pasted config block does: say what it holds and,
+-- when the person agrees, add it.
+function M.offer(text)
+  local entries, notes = tai.mcp.normalize and tai.mcp.normalize(text)
+  if tai.mcp.normalize and not entries then
+    warn(clean(notes))
+    return
+  end
+  if entries then
+    local names = {}
+    for _, e in ipairs(entries) do names[#names + 1] = e.name end
+    if #names == 0 then
+      warn("the paste holds no server tai can add")
+      for _, n in ipairs(notes or {}) do say("  note (" .. n.level .. "): " .. clean(n.text)) end
+      return
+    end
+    say("the paste holds " .. #names .. " MCP server(s): " .. clean(table.concat(names, ", ")))
+  end
+  local r = repl()
+  local answer = r.rl:read("add them to tai (you see each command before it runs)? [y/N] ")
+  if not answer or not answer:match("^%s*[yY]") then
+    say("(not added; /mcp add pastes again)")
+    return
+  end
+  M.add(text)
+end
+
+local function target(s)
+  return clean(s.target)
+end
+
+function M.list()
+  local list, err = tai.mcp.list()
+  if not list then warn(clean(err)) return end
+  if #list == 0 then
+    say("no MCP servers registered; paste a config or /mcp add")
+    return
+  end
+  for _, s in ipairs(list) do
+    local here = s.enabled and "enabled" or "disabled"
+    say(string.format("%-16s %-5s %-8s %s", clean(s.name), s.transport, here, target(s)))
+    local profiles = #s.profiles > 0 and table.concat(s.profiles, ", ") or "none"
+    say(string.format("  tools %d (offered %d, withheld %d, removed %d); enabled for: %s%s",
+      s.tools, s.offered, s.withheld, s.removed, profiles, s.connected and "; connected" or ""))
+  end
+end
+
+function M.tools(server)
+  local list, err = tai.mcp.tools({ server = server })
+  if not list then warn(clean(err)) return end
+  if #list == 0 then say("no tools cached") return end
+  for _, t in ipairs(list) do
+    local mark = t.offered and "+" or " "
+    say(string.format("%s %-40s %s", mark, t.name, t.state))
+    if t.description and t.description ~= "" then
+      say("    " .. clean(t.description):gsub("%s+", " "):sub(1, 160))
+    end
+    if t.reason and t.reason ~= "" then say("    " .. clean(t.reason)) end
+  end
+end
+
+function M.call(server, tool, json_args)
+  local args
+  if json_args and json_args:match("%S") then
+    local v, err = tai.json.decode(json_args)
+    if err or type(v) ~= "table" then
+      warn("arguments must be a JSON object: " .. tostring(err or json_args))
+      return
+    end
+    args = v
+  end
+  local res, err = tai.mcp.call({ server = server, tool = tool, args = args })
+  if not res then warn(clean(err)) return end
+  for _, c in ipairs(res.content or {}) do
+    if c.type == "text" then say(clean(c.text)) else say(clean(tai.json.encode(c))) end
+  end
+  if res.isError then warn("(the tool reported an error)") end
+end
+
+function M.import(what)
+  local args = {}
+  for _, c in ipairs({ "claude-desktop", "claude-code", "cursor", "vscode", "codex", "gemini" }) do
+    if what == c then args.client = c end
+  end
+  if not args.client then
+    if not what or what == "" then
+      warn("usage: /mcp import claude-desktop|claude-code|cursor|vscode|codex|gemini|PATH")
+      return
+    end
+    args.path = what
+  end
+  local rep, err = tai.mcp.import(args)
+  if not rep then warn(clean(err)) return end
+  local added, skipped, refused = 0, 0, 0
+  for _, f in ipairs(rep.files or {}) do
+    say(clean(f.path) .. ":")
+    if f.error and f.error ~= "" then warn("  not read: " .. clean(f.error)) end
+    M.report(f.report or {})
+    for _, s in ipairs((f.report or {}).servers or {}) do
+      if s.outcome == "added" then added = added + 1
+      elseif s.outcome == "skipped" then skipped = skipped + 1
+      else refused = refused + 1 end
+    end
+  end
+  say(string.format("import: %d added, %d skipped (already there), %d refused", added, skipped, refused))
+end
+
+local usage = "usage: /mcp [list] | add [CONFIG|FILE|NAME] | enable SERVER [PROFILE] | disable SERVER [PROFILE] | " ..
+  "remove SERVER | tools [SERVER] | call SERVER TOOL [JSON] | grant SERVER [TOOL] | import CLIENT|PATH"
+
+-- run(rest, w) is the /mcp command.
+function M.run(rest, w)
+  local sub = w[1] or "list"
+  if sub == "list" then return M.list() end
+  if sub == "add" then
+    local source = rest:match("^%s*add%s+(.-)%s*$")
+    if not source or source == "" then
+      source = M.read_paste()
+      if not source then say("(cancelled)") return end
+    end
+    return M.add(source)
+  end
+  if sub == "enable" or sub == "disable" then
+    if not w[2] then warn("usage: /mcp " .. sub .. " SERVER [PROFILE]") return end
+    local profile, err = tai.mcp[sub]({ server = w[2], profile = w[3] })
+    if not profile then warn(clean(err)) return end
+    say(string.format("%s %sd for profile %s", w[2], sub, profile))
+    return
+  end
+  if sub == "remove" then
+    if not w[2] then warn("usage: /mcp remove SERVER") return end
+    local ok, err = tai.mcp.remove({ server = w[2] })
+    if not ok then warn(clean(err)) return end
+    say("removed " .. w[2])
+    return
+  end
+  if sub == "tools" then return M.tools(w[2]) end
+  if sub == "call" then
+    if not w[3] then warn("usage: /mcp call SERVER TOOL [JSON arguments]") return end
+    return M.call(w[2], w[3], rest:match("^%s*call%s+%S+%s+%S+%s*(.-)%s*$"))
+  end
+  if sub == "grant" then
+    if not w[2] then warn("usage: /mcp grant SERVER [TOOL]") return end
+    local granted, err = tai.mcp.grant({ server = w[2], tool = w[3] })
+    if not granted then warn(clean(err)) return end
+    if #granted == 0 then say("nothing granted") else say("granted: " .. table.concat(granted, ", ")) end
+    return
+  end
+  if sub == "import" then return M.import(w[2]) end
+  warn(usage)
+end
+
+local function server_names()
+  local out = {}
+  local list = tai.mcp.list()
+  for _, s in ipairs(list or {}) do out[#out + 1] = s.name end
+  return out
+end
+
+-- complete(word, line) completes subcommands, server names and tool names.
+function M.complete(word, line)
+  local rest = line:match("^%s*/mcp%s+(.*)$") or ""
+  if not rest:find("%s") then return M.subcommands end
+  local sub, arg = rest:match("^(%S+)%s+(.*)$")
+  local n = 0
+  for _ in arg:gmatch("%S+") do n = n + 1 end
+  if arg:match("%s$") or arg == "" then n = n + 1 end
+  if sub == "import" and n == 1 then
+    return { "claude-desktop", "claude-code", "cursor", "vscode", "codex", "gemini" }
+  end
+  if (sub == "enable" or sub == "disable" or sub == "remove" or sub == "tools" or sub == "grant" or sub == "call") and n == 1 then
+    return server_names()
+  end
+  if (sub == "call" or sub == "grant") and n == 2 then
+    local server = arg:match("^(%S+)")
+    local out = {}
+    for _, t in ipairs(tai.mcp.tools({ server = server }) or {}) do out[#out + 1] = t.tool end
+    return out
+  end
+  if (sub == "enable" or sub == "disable") and n == 2 then
+    local out = {}
+    for _, p in ipairs(tai.profiles.list() or {}) do out[#out + 1] = p.name end
+    return out
+  end
+  return {}
+end
+
+M.help = "MCP servers: /mcp lists them; /mcp add (then paste), /mcp add FILE|NAME, enable|disable SERVER [PROFILE], " ..
+  "remove SERVER, tools [SERVER], call SERVER TOOL [JSON], grant SERVER [TOOL], import CLIENT|PATH"
+
+-- install() adds /mcp unless init.lua already defined a command of that name.
+function M.install()
+  for _, c in ipairs(tai.commands()) do
+    if c.name == "mcp" then return end
+  end
+  tai.command("mcp", M.run, M.help, M.complete)
+end
+
+return M
