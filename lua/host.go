@@ -96,7 +96,10 @@ type Host struct {
 	clients *clientSet     // tai.mcp.connect sessions, closed with the host
 	bridge  *bridge.Bridge // registered MCP servers, built with the engine
 	stdin   *bufio.Reader  // io.read's buffer over Stdin (see installStdin)
-	closed  bool
+
+	rulesOnce sync.Once
+	rules     *rulesState // normalize.lua's own state (see NormalizeRules)
+	closed    bool
 
 	mu       sync.Mutex
 	cancels  []runCancel // innermost interruptible run last
@@ -194,6 +197,7 @@ func New(opts *Options) (*Host, error) {
 		h.openEngine,
 		h.openMCP,
 		h.openServers,
+		h.openConfig,
 	} {
 		open(L, h.tai)
 	}
@@ -219,6 +223,7 @@ func (h *Host) Close() error {
 		h.bridge.Close()
 	}
 	h.clients.closeAll()
+	h.rules.close()
 	h.L.Close()
 	if h.store != nil {
 		return h.store.Close()

@@ -16,7 +16,8 @@ import (
 // installLoader puts the tai searcher second in package.loaders, after
 // package.preload and before the package.path search: require("x") finds
 // $ConfigDir/lua/x.lua first (unless Clean), then the embedded stdlib's
-// x.lua, then the usual disk path.
+// x.lua, then the usual disk path. require("builtin.x") finds only the
+// embedded x.lua, for a user's file that wraps the one it replaces.
 func (h *Host) installLoader() {
 	L := h.L
 	loaders, ok := L.GetField(L.Get(glua.RegistryIndex), "_LOADERS").(*glua.LTable)
@@ -52,10 +53,16 @@ func (h *Host) InitFile() string {
 // string saying where it looked.
 func (h *Host) search(L *glua.LState) int {
 	name := L.CheckString(1)
+	builtinOnly := false
+	if rest, ok := strings.CutPrefix(name, "builtin."); ok {
+		// require("builtin.x") is always the shipped x.lua, so a user's
+		// x.lua can wrap the module it replaces.
+		name, builtinOnly = rest, true
+	}
 	rel := strings.ReplaceAll(name, ".", "/") + ".lua"
 	var looked []string
 	embedded, embErr := fs.ReadFile(stdlib.Files(), rel)
-	if dir := h.UserLuaDir(); dir != "" {
+	if dir := h.UserLuaDir(); dir != "" && !builtinOnly {
 		p := filepath.Join(dir, filepath.FromSlash(rel))
 		if src, err := os.ReadFile(p); err == nil {
 			fn, err := L.Load(bytes.NewReader(src), p)

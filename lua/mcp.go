@@ -11,6 +11,7 @@ import (
 	glua "github.com/yuin/gopher-lua"
 
 	"tai/mcp"
+	"tai/mcp/config"
 )
 
 const mcpClientType = "tai.mcp.client"
@@ -151,38 +152,9 @@ var (
 )
 
 func (h *Host) mcpConnect(L *glua.LState) int {
-	fields := argsTable(L, 1, "entry")
-	for _, k := range entryLists {
-		if m, ok := fields[k].(map[string]any); ok && len(m) == 0 {
-			fields[k] = []any{}
-		}
-	}
-	for _, k := range entryMaps {
-		if a, ok := fields[k].([]any); ok && len(a) == 0 {
-			fields[k] = map[string]any{}
-		}
-	}
-	if fields["transport"] == nil {
-		_, hasCommand := fields["command"]
-		_, hasURL := fields["url"]
-		switch {
-		case hasCommand && !hasURL:
-			fields["transport"] = mcp.TransportStdio
-		case hasURL && !hasCommand:
-			fields["transport"] = mcp.TransportHTTP
-		}
-	}
-	b, err := json.Marshal(fields)
-	if err != nil {
-		L.ArgError(1, err.Error())
-	}
-	var entry mcp.Entry
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&entry); err != nil {
-		L.ArgError(1, "entry fields are "+entryFields+" ("+err.Error()+")")
-	}
-	if err := entry.Validate(); err != nil {
+	entry := checkEntry(L, 1)
+	probe, _ := config.Expand(entry, func(string) (string, bool) { return "", false })
+	if err := probe.Validate(); err != nil && !strings.Contains(probe.URL, "${") {
 		L.ArgError(1, err.Error())
 	}
 	redact := func(s string) string { return s }
@@ -202,6 +174,13 @@ func (h *Host) mcpConnect(L *glua.LState) int {
 			}
 			return red.Redact, nil
 		}
+	}
+	entry, missing := config.Expand(entry, h.ExpandLookup())
+	if err := config.MissingError(entry.Label(), missing); err != nil {
+		return fail(L, redact(err.Error()))
+	}
+	if err := entry.Validate(); err != nil {
+		return fail(L, redact(err.Error()))
 	}
 	c, err := mcp.Connect(luaContext(L), entry, &mcp.ClientOptions{Version: h.opts.Version, Redact: redact})
 	if err != nil {

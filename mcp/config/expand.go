@@ -196,6 +196,23 @@ func Refs(s string) []Ref {
 	}
 }
 
+// malformedRef reports whether s holds a ${ that starts no well-formed
+// reference (one nested in a well-formed reference's default is its
+// business).
+func malformedRef(s string) bool {
+	for {
+		i := strings.Index(s, "${")
+		if i < 0 {
+			return false
+		}
+		_, n, ok := parseRef(s[i:])
+		if !ok {
+			return true
+		}
+		s = s[i+n:]
+	}
+}
+
 // Chain returns a lookup that asks each of lookups in turn and takes the
 // first answer.
 func Chain(lookups ...func(name string) (string, bool)) func(name string) (string, bool) {

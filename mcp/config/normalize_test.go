@@ -79,12 +79,55 @@ func TestNormalizeInputs(t *testing.T) {
 }
 
 func TestSyntaxErrorQuotesLine(t *testing.T) {
-	_, _, err := Parse("{\n  \"a\": [\n    \"b\": 1\n  ]\n}")
+	_, _, err := Parse("{\n  \"a\": [\n    \"b\" \"c\"\n  ]\n}")
 	var se *SyntaxError
 	if !errors.As(err, &se) {
 		t.Fatalf("err = %v", err)
 	}
-	if se.Line != 3 || se.Column != 8 || !strings.Contains(se.Error(), "  3 |     \"b\": 1\n    |        ^") || !strings.Contains(se.Hint, "{ }") {
+	if se.Line != 3 || se.Column != 9 || !strings.Contains(se.Error(), "  3 |     \"b\" \"c\"\n    |         ^") || !strings.Contains(se.Hint, "comma is missing") {
 		t.Errorf("error = %q (line %d col %d)", se.Error(), se.Line, se.Column)
 	}
+}
+
+func TestParseRepairs(t *testing.T) {
+	tests := []struct {
+		name, text, note string
+		keys          []string
+	}{
+		{"pairs in a list", "{\"context_servers\": [\n  \"git\": {\"command\": \"uvx\"}\n],}", "read as an object", []string{"context_servers"}},
+		{"elision lines", "{\n  ...\n  \"a\": {\"command\": \"x\"},\n  …\n}", "left out", []string{"a"}},
+		{"prose after an elision", "{ ...the rest of your settings\n  \"a\": {\"url\": \"https://h/\"}\n}", "left out", []string{"a"}},
+		{"markdown fence", "```jsonc\n{\"a\": {\"command\": \"x\"}} // note\n```\n", "", []string{"a"}},
+		{"fragment", "\"a\": {\"command\": \"x\"},\n\"b\": {\"command\": \"y\"},", "fragment", []string{"a", "b"}},
+		{"non-breaking spaces", "{\u00a0\"a\": {\"command\": \"x\"}}", "non-breaking", []string{"a"}},
+		{"toml order", "[mcp_servers.zeta]\ncommand = \"z\"\n[mcp_servers.alpha]\ncommand = \"a\"\n", "", []string{"mcp_servers"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			doc, notes, err := Parse(tt.text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := doc.Value.(*Object)
+			if strings.Join(o.Keys, ",") != strings.Join(tt.keys, ",") {
+				t.Errorf("keys = %q, want %q", o.Keys, tt.keys)
+			}
+			if tt.note != "" && !slicesContainsText(notes, tt.note) {
+				t.Errorf("notes = %+v, want one saying %q", notes, tt.note)
+			}
+		})
+	}
+	doc, _, _ := Parse("[mcp_servers.zeta]\ncommand = \"z\"\n[mcp_servers.alpha]\ncommand = \"a\"\n")
+	if keys := doc.Value.(*Object).Values["mcp_servers"].(*Object).Keys; strings.Join(keys, ",") != "zeta,alpha" {
+		t.Errorf("TOML tables out of source order: %q", keys)
+	}
+}
+
+func slicesContainsText(notes []Note, s string) bool {
+	for _, n := range notes {
+		if strings.Contains(n.Text, s) {
+			return true
+		}
+	}
+	return false
 }

@@ -183,11 +183,122 @@ func parseJSON(text string, start int) (any, []Note, error) {
 		notes = append(notes, Note{Level: LevelInfo, Text: "read as a fragment: added the outer { } the README left out"})
 	}
 	v, err := hujson.Parse([]byte(src))
+	for tries := 0; err != nil && tries < 8; tries++ {
+		// A README's list of "name": {…} pairs (Zed's context_servers shown
+		// as [ … ]) is an object with the wrong brackets.
+		fixed, line, ok := listAsObject(src, err)
+		if !ok {
+			break
+		}
+		notes = append(notes, Note{Level: LevelWarn, Text: fmt.Sprintf("line %d: the list [ ] holds \"name\": value pairs, so it was read as an object { }", line)})
+		src = fixed
+		v, err = hujson.Parse([]byte(src))
+	}
 	if err != nil {
 		return nil, notes, jsonError(text, err, prefix)
 	}
 	out, err := fromHuJSON(v, src, prefix)
 	return out, notes, err
+}
+
+// listAsObject answers a hujson error at a ':' after a list item by
+// turning the innermost open [ … ] around it into { … }: the fixed text,
+// the line of the [ and whether there was such a list.
+func listAsObject(src string, err error) (string, int, bool) {
+	m := hujsonPos.FindStringSubmatch(err.Error())
+	if m == nil || !strings.Contains(m[3], "after array value") {
+		return "", 0, false
+	}
+	var line, col int
+	fmt.Sscan(m[1], &line)
+	fmt.Sscan(m[2], &col)
+	off := 0
+	for i := 1; i < line; i++ {
+		j := strings.IndexByte(src[off:], '\n')
+		if j < 0 {
+			return "", 0, false
+		}
+		off += j + 1
+	}
+	off += col - 1
+	if off >= len(src) || src[off] != ':' {
+		return "", 0, false
+	}
+	var stack []int
+	scanJSON(src, func(i int, c byte) bool {
+		if i >= off {
+			return false
+		}
+		switch c {
+		case '[', '{':
+			stack = append(stack, i)
+		case ']', '}':
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+		}
+		return true
+	})
+	if len(stack) == 0 || src[stack[len(stack)-1]] != '[' {
+		return "", 0, false
+	}
+	open := stack[len(stack)-1]
+	depth, end := 0, -1
+	scanJSON(src[open:], func(i int, c byte) bool {
+		switch c {
+		case '[', '{':
+			depth++
+		case ']', '}':
+			depth--
+			if depth == 0 {
+				end = open + i
+				return false
+			}
+		}
+		return true
+	})
+	if end < 0 || src[end] != ']' {
+		return "", 0, false
+	}
+	b := []byte(src)
+	b[open], b[end] = '{', '}'
+	return string(b), lineOf(src, open), true
+}
+
+// scanJSON calls fn with each bracket of src outside strings and
+// comments, with its offset, until fn returns false.
+func scanJSON(src string, fn func(i int, c byte) bool) {
+	inString, escaped := false, false
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '/' && i+1 < len(src) && src[i+1] == '/':
+			for i < len(src) && src[i] != '\n' {
+				i++
+			}
+		case c == '/' && i+1 < len(src) && src[i+1] == '*':
+			j := strings.Index(src[i+2:], "*/")
+			if j < 0 {
+				return
+			}
+			i += j + 3
+		case c == '[' || c == ']' || c == '{' || c == '}':
+			if !fn(i, c) {
+				return
+			}
+		}
+	}
 }
 
 var hujsonPos = regexp.MustCompile(`^hujson: line (\d+), column (\d+): (.*)$`)

@@ -279,23 +279,18 @@ func check(e mcp.Entry) []Note {
 			continue
 		}
 		if p := Placeholder(f.value); p != "" {
-			fix := "replace it with the real value"
-			if strings.HasPrefix(f.name, "env.") || strings.HasPrefix(f.name, "headers.") {
-				name := strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(f.name[strings.IndexByte(f.name, '.')+1:]))
-				fix = fmt.Sprintf("store the real value with tai.vault.secret_set(%q, \"…\") and write ${%s} here, or replace it", name, name)
-			}
-			add(LevelWarn, "%s holds the placeholder %q left for you to fill in: %s", f.name, p, fix)
+			add(LevelWarn, "%s holds the placeholder %q left for you to fill in: %s", f.name, p, placeholderFix(e.Name, f.name))
 		}
 		if strings.Contains(f.value, "${") {
 			for _, r := range Refs(f.value) {
 				switch {
 				case IsFolderVar(r.Name):
 					folder[r.Name] = true
-				case !r.HasDefault && !slices.Contains(needs, r.Name):
+				case r.Kind != "input" && !r.HasDefault && !slices.Contains(needs, r.Name):
 					needs = append(needs, r.Name)
 				}
 			}
-			if strings.Count(f.value, "${") > len(Refs(f.value)) {
+			if malformedRef(f.value) {
 				add(LevelWarn, "%s has a ${ that does not start a well-formed ${NAME} reference; it is passed as written", f.name)
 			}
 		}
@@ -322,6 +317,26 @@ func check(e mcp.Entry) []Note {
 	return notes
 }
 
+// placeholderFix says how to fill in a placeholder in field of server:
+// a secret in env or a header goes to the vault and is referenced.
+func placeholderFix(server, field string) string {
+	envName := func(s string) string {
+		return strings.ToUpper(strings.NewReplacer("-", "_", ".", "_", " ", "_").Replace(s))
+	}
+	switch {
+	case strings.HasPrefix(field, "env."):
+		name := envName(field[len("env."):])
+		return fmt.Sprintf("store the real value with tai.vault.secret_set(%q, \"…\") and write \"${%s}\" here, or write the value itself", name, name)
+	case field == "headers.Authorization" || strings.EqualFold(field, "headers.authorization"):
+		name := envName(server) + "_TOKEN"
+		return fmt.Sprintf("store the token with tai.vault.secret_set(%q, \"…\") and write \"Bearer ${%s}\" here, or write the token itself", name, name)
+	case strings.HasPrefix(field, "headers."):
+		name := envName(server + "_" + field[len("headers."):])
+		return fmt.Sprintf("store the real value with tai.vault.secret_set(%q, \"…\") and write \"${%s}\" here, or write the value itself", name, name)
+	}
+	return "replace it with the real value (a secret can go in the vault with tai.vault.secret_set(\"NAME\", \"…\") and be written ${NAME})"
+}
+
 func loopback(host string) bool {
 	return host == "localhost" || host == "127.0.0.1" || host == "::1" || strings.HasSuffix(host, ".localhost")
 }
@@ -343,12 +358,13 @@ var placeholderPatterns = []*regexp.Regexp{
 // Placeholder returns the placeholder a README left in s (YOUR_API_KEY,
 // <token>, /path/to/…, ghp_xxx), or "" when s holds none it knows.
 func Placeholder(s string) string {
-	if strings.HasPrefix(s, "${") && len(Refs(s)) == 1 && Refs(s)[0].Text == s {
-		return ""
+	for _, r := range Refs(s) {
+		// what a reference names is the person's own variable
+		s = strings.Replace(s, r.Text, " ", 1)
 	}
 	for _, p := range placeholderPatterns {
 		if m := p.FindString(s); m != "" {
-			m = strings.TrimLeft(m, " ./@:=-_")
+			m = strings.TrimLeft(m, " .@:=-_")
 			if len(m) > 60 {
 				m = m[:60] + "…"
 			}

@@ -1,0 +1,420 @@
+package lua
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	glua "github.com/yuin/gopher-lua"
+
+	"tai/mcp"
+	"tai/mcp/config"
+	"tai/vault"
+)
+
+// rulesTimeout bounds one run of the repair rules, so a user's rule that
+// loops forever fails instead of hanging the paste.
+const rulesTimeout = 5 * time.Second
+
+// rulesState runs normalize.lua in a Lua state of its own, built on first
+// use and kept for the life of the host: the module is loaded and compiled
+// once, and each Normalize call only converts the document and calls
+// M:normalize. The mutex makes the Rules value safe to call from any
+// goroutine (the bridge's tools run on the agent's).
+type rulesState struct {
+	h   *Host
+	mu  sync.Mutex
+	L   *glua.LState
+	mod *glua.LTable
+	err error
+}
+
+// NormalizeRules returns the repair rules of stdlib/normalize.lua (or the
+// user's lua/normalize.lua, which the module loader finds first) as a
+// config.Rules value. The rules run in a state with the standard library
+// only, not the tai module.
+func (h *Host) NormalizeRules() config.Rules {
+	h.rulesOnce.Do(func() { h.rules = &rulesState{h: h} })
+	return h.rules.run
+}
+
+// Normalizer returns config.Normalize with the Lua repair rules and the
+// vault's stored servers (for a bare name) filled in: what
+// tai.mcp.normalize calls, for Go callers such as the bridge. It may be
+// called from any goroutine.
+func (h *Host) Normalizer() func(text, name string) ([]mcp.Entry, []config.Note, error) {
+	rules := h.NormalizeRules()
+	return func(text, name string) ([]mcp.Entry, []config.Note, error) {
+		return config.Normalize(text, &config.Options{Name: name, Rules: rules, Stored: h.storedServer})
+	}
+}
+
+// storedServer looks a server up in the vault by name, for a paste that is
+// a bare word.
+func (h *Host) storedServer(name string) (mcp.Entry, bool) {
+	if h.opts.Vault == nil {
+		return mcp.Entry{}, false
+	}
+	store, err := h.Vault()
+	if err != nil {
+		return mcp.Entry{}, false
+	}
+	srv, err := store.ServerGet(name)
+	if err != nil {
+		return mcp.Entry{}, false
+	}
+	e := mcp.Entry{
+		Name: srv.Name, Transport: srv.Transport, Command: srv.Command, Args: srv.Args, Env: srv.Env,
+		Cwd: srv.Cwd, URL: srv.URL, Headers: srv.Headers, Allow: srv.Allow, Deny: srv.Deny, Source: srv.Source,
+	}
+	if profiles, err := store.ServerProfiles(name); err == nil {
+		e.Enabled = profiles[h.opts.Profile]
+	}
+	return e, true
+}
+
+// ExpandLookup returns the lookup ${…} references resolve through at
+// spawn and connect time: the project-folder variables (the engine's
+// folder), then the process environment, then vault secrets. Every value
+// it answers from the environment is registered with the vault for
+// redaction for the rest of the run (vault secrets are redacted already).
+func (h *Host) ExpandLookup() func(name string) (string, bool) {
+	getenv := func(name string) (string, bool) { return os.LookupEnv(name) }
+	dir := ""
+	if h.opts.Engine != nil {
+		dir = h.opts.Engine.Dir
+	}
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	var store *vault.Store
+	if h.opts.Vault != nil {
+		store, _ = h.Vault()
+	}
+	env := func(name string) (string, bool) {
+		v, ok := getenv(name)
+		if ok && v != "" && store != nil {
+			store.AddRedaction(name, v)
+		}
+		return v, ok
+	}
+	secret := func(name string) (string, bool) {
+		if store == nil {
+			return "", false
+		}
+		v, _, err := store.SecretGet(name)
+		if err != nil {
+			return "", false
+		}
+		return v, true
+	}
+	return config.Chain(config.FolderVars(dir), env, secret)
+}
+
+// run is the config.Rules value.
+func (r *rulesState) run(doc *config.Document) (*config.Repaired, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.L == nil && r.err == nil {
+		r.err = r.open()
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	L := r.L
+	ctx, cancel := context.WithTimeout(context.Background(), rulesTimeout)
+	defer cancel()
+	L.SetContext(ctx)
+	defer L.RemoveContext()
+	base := L.GetTop()
+	defer L.SetTop(base)
+
+	order := L.NewTable()
+	value, err := docToLua(L, doc.Value, order, 0)
+	if err != nil {
+		return nil, err
+	}
+	d := L.NewTable()
+	d.RawSetString("value", value)
+	d.RawSetString("format", glua.LString(doc.Format))
+	d.RawSetString("goos", glua.LString(doc.GOOS))
+	if doc.Name != "" {
+		d.RawSetString("name", glua.LString(doc.Name))
+	}
+	d.RawSetString("order", order)
+	fn := L.GetField(r.mod, "normalize")
+	if fn.Type() != glua.LTFunction {
+		return nil, errors.New("normalize.lua: the module has no normalize function")
+	}
+	err = func() (err error) {
+		defer recoverLua(L, base, &err)
+		return L.CallByParam(glua.P{Fn: fn, NRet: 2, Protect: true}, r.mod, d)
+	}()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("normalize.lua: the rules ran longer than %s and were stopped", rulesTimeout)
+		}
+		return nil, fmt.Errorf("normalize.lua: %w", luaError(err))
+	}
+	entries, err := FromLua(L, L.Get(base+1))
+	if err != nil {
+		return nil, fmt.Errorf("normalize.lua: entries: %w", err)
+	}
+	notes, err := FromLua(L, L.Get(base+2))
+	if err != nil {
+		return nil, fmt.Errorf("normalize.lua: notes: %w", err)
+	}
+	rep := &config.Repaired{}
+	list, _ := entries.([]any)
+	if m, ok := entries.(map[string]any); ok && len(m) > 0 {
+		return nil, errors.New("normalize.lua: normalize must return a list of entries")
+	}
+	for i, e := range list {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("normalize.lua: entry %d is a %T, not a table", i+1, e)
+		}
+		rep.Entries = append(rep.Entries, m)
+	}
+	nl, _ := notes.([]any)
+	for _, n := range nl {
+		m, ok := n.(map[string]any)
+		if !ok {
+			continue
+		}
+		note := config.Note{}
+		note.Server, _ = m["server"].(string)
+		note.Level, _ = m["level"].(string)
+		note.Text, _ = m["text"].(string)
+		switch note.Level {
+		case config.LevelInfo, config.LevelWarn, config.LevelRefused:
+		default:
+			note.Level = config.LevelWarn
+		}
+		rep.Notes = append(rep.Notes, note)
+	}
+	return rep, nil
+}
+
+// open builds the rules state and loads the normalize module through the
+// host's loader (user folder first, then the embedded stdlib).
+func (r *rulesState) open() error {
+	L := glua.NewState(glua.Options{SkipOpenLibs: true})
+	openLibs(L,
+		lib{glua.LoadLibName, glua.OpenPackage},
+		lib{glua.BaseLibName, glua.OpenBase},
+		lib{glua.TabLibName, glua.OpenTable},
+		lib{glua.StringLibName, glua.OpenString},
+		lib{glua.MathLibName, glua.OpenMath},
+		lib{glua.OsLibName, glua.OpenOs},
+		lib{glua.IoLibName, glua.OpenIo},
+	)
+	installMarkers(L)
+	loaders, ok := L.GetField(L.Get(glua.RegistryIndex), "_LOADERS").(*glua.LTable)
+	if !ok {
+		L.Close()
+		return errors.New("normalize.lua: package library not opened")
+	}
+	loaders.Insert(2, L.NewFunction(r.h.search))
+	base := L.GetTop()
+	err := func() (err error) {
+		defer recoverLua(L, base, &err)
+		return L.CallByParam(glua.P{Fn: L.GetGlobal("require"), NRet: 1, Protect: true}, glua.LString("normalize"))
+	}()
+	if err != nil {
+		L.Close()
+		return fmt.Errorf("normalize.lua: %w", luaError(err))
+	}
+	mod, ok := L.Get(-1).(*glua.LTable)
+	L.Pop(1)
+	if !ok {
+		L.Close()
+		return errors.New("normalize.lua: the module must return a table with a normalize function")
+	}
+	r.L, r.mod = L, mod
+	return nil
+}
+
+// close releases the rules state.
+func (r *rulesState) close() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.L != nil {
+		r.L.Close()
+		r.L = nil
+	}
+}
+
+// docToLua converts a parsed document to Lua, recording each object's keys
+// in source order in order[table]. JSON null becomes nil (the key is
+// absent).
+func docToLua(L *glua.LState, v any, order *glua.LTable, depth int) (glua.LValue, error) {
+	if depth > maxDepth {
+		return nil, fmt.Errorf("the pasted config is nested deeper than %d levels", maxDepth)
+	}
+	switch x := v.(type) {
+	case nil:
+		return glua.LNil, nil
+	case *config.Object:
+		t := NewObject(L)
+		keys := L.CreateTable(len(x.Keys), 0)
+		for _, k := range x.Keys {
+			e, err := docToLua(L, x.Values[k], order, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			t.RawSetString(k, e)
+			keys.Append(glua.LString(k))
+		}
+		order.RawSet(t, keys)
+		return t, nil
+	case []any:
+		t := NewArray(L)
+		for _, e := range x {
+			lv, err := docToLua(L, e, order, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			if lv == glua.LNil {
+				lv = Null(L)
+			}
+			t.Append(lv)
+		}
+		return t, nil
+	case string:
+		return glua.LString(x), nil
+	case bool:
+		return glua.LBool(x), nil
+	case int64:
+		return glua.LNumber(x), nil
+	case float64:
+		return glua.LNumber(x), nil
+	}
+	return nil, fmt.Errorf("unexpected value %T in the parsed config", v)
+}
+
+// openConfig installs tai.mcp.normalize and tai.mcp.expand:
+//
+//	tai.mcp.normalize(text [, name]) -> entries, notes | nil, err
+//	    entries: {{name=, transport=, command=, args=, env=, cwd=, url=,
+//	               headers=, allow=, deny=, enabled=, source=}, …}
+//	    notes:   {{server=, level="info"|"warn"|"refused", text=}, …}
+//	tai.mcp.expand(entry) -> entry, missing
+//	    missing: {"NAME", …}, the ${…} names nothing resolved (their
+//	    literal stays in the entry)
+//
+// normalize stores and spawns nothing; name names a bare entry. expand
+// resolves through the project folder, the environment, then vault
+// secrets, and registers each value from the environment for redaction.
+func (h *Host) openConfig(L *glua.LState, tai *glua.LTable) {
+	mod, ok := tai.RawGetString("mcp").(*glua.LTable)
+	if !ok {
+		mod = L.NewTable()
+		tai.RawSetString("mcp", mod)
+	}
+	mod.RawSetString("normalize", L.NewFunction(h.mcpNormalize))
+	mod.RawSetString("expand", L.NewFunction(h.mcpExpand))
+}
+
+func (h *Host) mcpNormalize(L *glua.LState) int {
+	text := L.CheckString(1)
+	name := L.OptString(2, "")
+	entries, notes, err := h.Normalizer()(text, name)
+	if err != nil {
+		return fail(L, err.Error())
+	}
+	out := NewArray(L)
+	for _, e := range entries {
+		v, err := entryToLua(L, e)
+		if err != nil {
+			return fail(L, err.Error())
+		}
+		out.Append(v)
+	}
+	nt := NewArray(L)
+	for _, n := range notes {
+		t := L.CreateTable(0, 3)
+		t.RawSetString("server", glua.LString(n.Server))
+		t.RawSetString("level", glua.LString(n.Level))
+		t.RawSetString("text", glua.LString(n.Text))
+		nt.Append(t)
+	}
+	L.Push(out)
+	L.Push(nt)
+	return 2
+}
+
+func (h *Host) mcpExpand(L *glua.LState) int {
+	e := checkEntry(L, 1)
+	out, missing := config.Expand(e, h.ExpandLookup())
+	v, err := entryToLua(L, out)
+	if err != nil {
+		L.RaiseError("%s", err.Error())
+	}
+	m := NewArray(L)
+	for _, name := range missing {
+		m.Append(glua.LString(name))
+	}
+	L.Push(v)
+	L.Push(m)
+	return 2
+}
+
+// entryToLua converts an entry to a table with its JSON field names.
+func entryToLua(L *glua.LState, e mcp.Entry) (glua.LValue, error) {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	return ToLua(L, m)
+}
+
+// checkEntry reads argument n as a canonical entry (raising on a field
+// that is not one, or a value of the wrong kind). transport may be left
+// out when only one of command and url is given.
+func checkEntry(L *glua.LState, n int) mcp.Entry {
+	fields := argsTable(L, n, "entry")
+	for _, k := range entryLists {
+		if m, ok := fields[k].(map[string]any); ok && len(m) == 0 {
+			fields[k] = []any{}
+		}
+	}
+	for _, k := range entryMaps {
+		if a, ok := fields[k].([]any); ok && len(a) == 0 {
+			fields[k] = map[string]any{}
+		}
+	}
+	if fields["transport"] == nil {
+		_, hasCommand := fields["command"]
+		_, hasURL := fields["url"]
+		switch {
+		case hasCommand && !hasURL:
+			fields["transport"] = mcp.TransportStdio
+		case hasURL && !hasCommand:
+			fields["transport"] = mcp.TransportHTTP
+		}
+	}
+	b, err := json.Marshal(fields)
+	if err != nil {
+		L.ArgError(n, err.Error())
+	}
+	var entry mcp.Entry
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&entry); err != nil {
+		L.ArgError(n, "entry fields are "+entryFields+" ("+err.Error()+")")
+	}
+	return entry
+}

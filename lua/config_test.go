@@ -1,0 +1,184 @@
+package lua
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	glua "github.com/yuin/gopher-lua"
+
+	"tai/mcp/config"
+	"tai/vault"
+)
+
+// TestNormalizeRulesLua runs each function of each testdata/rules/*.lua
+// file as a subtest, with tai.mcp.normalize and the shipped rules.
+func TestNormalizeRulesLua(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "rules", "*.lua"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no rule tests (%v)", err)
+	}
+	for _, f := range files {
+		h := newHost(t, Options{Clean: true}, nil)
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn, err := h.L.Load(strings.NewReader(string(src)), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.L.CallByParam(glua.P{Fn: fn, NRet: 1, Protect: true}); err != nil {
+			t.Fatal(err)
+		}
+		tests, ok := h.L.Get(-1).(*glua.LTable)
+		h.L.Pop(1)
+		if !ok {
+			t.Fatalf("%s does not return a table of tests", f)
+		}
+		var names []string
+		tests.ForEach(func(k, _ glua.LValue) { names = append(names, k.String()) })
+		slices.Sort(names)
+		for _, name := range names {
+			t.Run(strings.TrimSuffix(filepath.Base(f), ".lua")+"/"+name, func(t *testing.T) {
+				if _, err := h.Call(ctxT(t), tests.RawGetString(name)); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	}
+}
+
+// TestNormalizeUserOverride: a user's lua/normalize.lua replaces the
+// shipped rules, and one that wraps require("builtin.normalize") changes
+// only the step it overrides.
+func TestNormalizeUserOverride(t *testing.T) {
+	paste := `{"mcpServers": {"mem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}}}`
+	t.Run("wrap", func(t *testing.T) {
+		h := newHost(t, Options{}, map[string]string{"lua/normalize.lua": `
+local base = require("builtin.normalize")
+local M = setmetatable({}, { __index = base })
+function M:entry(name, raw, ctx)
+  local e = base.entry(self, name, raw, ctx)
+  e.args[#e.args + 1] = "--from-user-rule"
+  ctx:note(name, "info", "user rule ran")
+  return e
+end
+return M
+`})
+		entries, notes, err := h.Normalizer()(paste, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(entries) != 1 || entries[0].Name != "mem" || entries[0].Args[len(entries[0].Args)-1] != "--from-user-rule" {
+			t.Errorf("entries = %+v", entries)
+		}
+		if !slices.ContainsFunc(notes, func(n config.Note) bool { return n.Text == "user rule ran" }) {
+			t.Errorf("notes = %+v", notes)
+		}
+		if !strings.Contains(h.errOut.String(), "overrides the built-in normalize.lua") {
+			t.Errorf("stderr = %q", h.errOut.String())
+		}
+	})
+	t.Run("replace", func(t *testing.T) {
+		h := newHost(t, Options{}, map[string]string{"lua/normalize.lua": `
+return { normalize = function(self, doc)
+  return { { name = "only", transport = "stdio", command = "mine" } }, {}
+end }
+`})
+		entries, _, err := h.Normalizer()(paste, "")
+		if err != nil || len(entries) != 1 || entries[0].Name != "only" || entries[0].Command != "mine" {
+			t.Errorf("entries = %+v, err = %v", entries, err)
+		}
+	})
+	t.Run("clean ignores it", func(t *testing.T) {
+		h := newHost(t, Options{Clean: true}, map[string]string{"lua/normalize.lua": `return { normalize = function() error("user file ran") end }`})
+		entries, _, err := h.Normalizer()(paste, "")
+		if err != nil || len(entries) != 1 || entries[0].Name != "mem" {
+			t.Errorf("entries = %+v, err = %v", entries, err)
+		}
+	})
+	t.Run("a broken rule is an error naming the file", func(t *testing.T) {
+		h := newHost(t, Options{}, map[string]string{"lua/normalize.lua": `return { normalize = function() error("boom") end }`})
+		_, _, err := h.Normalizer()(paste, "")
+		if err == nil || !strings.Contains(err.Error(), "boom") || !strings.Contains(err.Error(), "normalize.lua") {
+			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("a rule that loops is stopped", func(t *testing.T) {
+		if testing.Short() {
+			return
+		}
+		h := newHost(t, Options{}, map[string]string{"lua/normalize.lua": `return { normalize = function() while true do end end }`})
+		_, _, err := h.Normalizer()(paste, "")
+		if err == nil || !strings.Contains(err.Error(), "stopped") {
+			t.Errorf("err = %v", err)
+		}
+	})
+}
+
+// TestNormalizeGOOS: the Go side passes the target OS to the rules.
+func TestNormalizeGOOS(t *testing.T) {
+	h := newHost(t, Options{Clean: true}, nil)
+	paste := `{"mcpServers": {"m": {"command": "npx", "args": ["x"]}}}`
+	for _, goos := range []string{"windows", "linux"} {
+		entries, _, err := config.Normalize(paste, &config.Options{GOOS: goos, Rules: h.NormalizeRules()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"windows": "cmd", "linux": "npx"}[goos]
+		if entries[0].Command != want {
+			t.Errorf("GOOS=%s: command %q, want %q", goos, entries[0].Command, want)
+		}
+	}
+	if runtime.GOOS != "windows" {
+		entries, _, _ := h.Normalizer()(paste, "")
+		if entries[0].Command != "npx" {
+			t.Errorf("Normalizer on %s: command %q", runtime.GOOS, entries[0].Command)
+		}
+	}
+}
+
+// TestMCPExpandLua: tai.mcp.expand resolves from the environment, then
+// the vault; what it resolved from the environment is redacted from then
+// on; what nothing resolves is returned and keeps its literal; connect is
+// refused naming it.
+func TestMCPExpandLua(t *testing.T) {
+	dir := t.TempDir()
+	var store *vault.Store
+	open := func() (*vault.Store, error) {
+		var err error
+		store, err = vault.Open(filepath.Join(dir, "vault.db"), nil)
+		return store, err
+	}
+	t.Setenv("TAI_TEST_EXPAND_TOKEN", "env-value-93817")
+	h := newHost(t, Options{Vault: open, Engine: nil}, nil)
+	res, err := h.DoString(ctxT(t), `
+tai.vault.secret_set("vault_key", "vault-value-55120")
+local e, missing = tai.mcp.expand({ name = "x", command = "srv",
+  args = { "${TAI_TEST_EXPAND_TOKEN}", "${input:vault_key}", "${NOPE_NOT_SET}", "${workspaceFolder}" },
+  headers = { Authorization = "Bearer ${env:TAI_TEST_EXPAND_TOKEN}" } })
+local c, err = tai.mcp.connect({ name = "x", command = "srv", args = { "${NOPE_NOT_SET}" } })
+return e.args[1], e.args[2], e.args[3], e.args[4], e.headers.Authorization, missing[1], #missing, c, err,
+  tai.vault.redact("leak env-value-93817 here")
+`, "expand")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	want := []any{"env-value-93817", "vault-value-55120", "${NOPE_NOT_SET}", wd, "Bearer env-value-93817", "NOPE_NOT_SET", int64(1), nil}
+	for i, w := range want {
+		if res[i] != w {
+			t.Errorf("result %d = %#v, want %#v", i+1, res[i], w)
+		}
+	}
+	if msg, _ := res[8].(string); !strings.Contains(msg, "${NOPE_NOT_SET}") || !strings.Contains(msg, `tai.vault.secret_set("NOPE_NOT_SET"`) {
+		t.Errorf("connect error = %#v", res[8])
+	}
+	if red, _ := res[9].(string); strings.Contains(red, "env-value-93817") {
+		t.Errorf("resolved value not redacted: %q", red)
+	}
+}
