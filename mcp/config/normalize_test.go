@@ -92,7 +92,7 @@ func TestSyntaxErrorQuotesLine(t *testing.T) {
 func TestParseRepairs(t *testing.T) {
 	tests := []struct {
 		name, text, note string
-		keys          []string
+		keys             []string
 	}{
 		{"pairs in a list", "{\"context_servers\": [\n  \"git\": {\"command\": \"uvx\"}\n],}", "read as an object", []string{"context_servers"}},
 		{"elision lines", "{\n  ...\n  \"a\": {\"command\": \"x\"},\n  …\n}", "left out", []string{"a"}},
