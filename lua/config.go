@@ -72,8 +72,12 @@ func (h *Host) storedServer(name string) (mcp.Entry, bool) {
 		Name: srv.Name, Transport: srv.Transport, Command: srv.Command, Args: srv.Args, Env: srv.Env,
 		Cwd: srv.Cwd, URL: srv.URL, Headers: srv.Headers, Allow: srv.Allow, Deny: srv.Deny, Source: srv.Source,
 	}
+	profile := h.opts.Profile
+	if h.sess != nil {
+		profile = h.sess.Profile().Name
+	}
 	if profiles, err := store.ServerProfiles(name); err == nil {
-		e.Enabled = profiles[h.opts.Profile]
+		e.Enabled = profiles[profile]
 	}
 	return e, true
 }

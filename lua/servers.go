@@ -10,7 +10,6 @@ import (
 	"tai/engine"
 	"tai/engine/bridge"
 	"tai/mcp"
-	"tai/mcp/config"
 )
 
 // Bridge returns the host's MCP bridge (registered servers, their tools in
@@ -41,12 +40,8 @@ func (h *Host) newBridge(e *engine.Engine) (*bridge.Bridge, error) {
 }
 
 // mcpNormalizer reads pasted configs for the bridge: config.Normalize with
-// the stored servers known by name.
-func (h *Host) mcpNormalizer() bridge.Normalizer {
-	return func(text, name string) ([]mcp.Entry, []config.Note, error) {
-		return config.Normalize(text, &config.Options{Name: name})
-	}
-}
+// the repair rules of normalize.lua and the stored servers known by name.
+func (h *Host) mcpNormalizer() bridge.Normalizer { return h.Normalizer() }
 
 // openServers installs the registry functions in tai.mcp, one per agent
 // tool, each taking one table of that tool's arguments:

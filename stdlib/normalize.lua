@@ -519,6 +519,8 @@ function M:entry(name, raw, ctx)
   end
   if e.enabled == false then
     note("info", "the paste disables this server: it is kept, not enabled")
+  elseif e.enabled == true then
+    note("info", "the paste enables this server for the profile that adds it")
   end
 
   -- known keys tai does not use

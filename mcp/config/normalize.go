@@ -33,7 +33,8 @@ type Note struct {
 // order, and the notes on what was mapped, repaired or ignored.
 type Repaired struct {
 	// Entries hold the canonical fields (name, transport, command, args,
-	// env, cwd, url, headers, allow, deny, enabled) as plain values:
+	// env, cwd, url, headers, allow, deny, enabled) as plain values
+	// (enabled is true only when the paste enables the server explicitly):
 	// map[string]any or *Object for objects, []any for lists. Any other
 	// key left in an entry is named in a note and ignored.
 	Entries []map[string]any
@@ -87,6 +88,8 @@ var (
 // Normalize parses pasted text and returns canonical entries (Source set
 // to config-json / config-toml, explicit for a bare URL, or the stored
 // entry's source) and notes; a refused entry appears only as a note.
+// Enabled is true only where the paste says so (enabled = true, disabled:
+// false): enabling is otherwise an explicit, per-profile step.
 // Nothing is stored or spawned. The error is a *SyntaxError for text that
 // does not parse, wraps ErrGitHubURL or ErrNoServers, or says why the
 // rules failed.

@@ -22,7 +22,7 @@ func TestNormalizeCanonical(t *testing.T) {
 	if len(entries) != 2 || entries[0].Name != "mem" || entries[1].Name != "web" {
 		t.Fatalf("entries = %+v", entries)
 	}
-	if entries[0].Source != SourceJSON || !entries[0].Enabled || entries[0].Args[1] != "@modelcontextprotocol/server-memory" {
+	if entries[0].Source != SourceJSON || entries[0].Enabled || entries[0].Args[1] != "@modelcontextprotocol/server-memory" {
 		t.Errorf("mem = %+v", entries[0])
 	}
 	var refused, placeholder bool

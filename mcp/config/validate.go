@@ -87,7 +87,7 @@ func (c *checker) refuse(why string) {
 }
 
 func (c *checker) entry(raw map[string]any, source string, i int) mcp.Entry {
-	e := mcp.Entry{Enabled: true, Source: source}
+	e := mcp.Entry{Source: source}
 	e.Name = c.str(raw, "name")
 	switch {
 	case e.Name == "":
@@ -108,7 +108,7 @@ func (c *checker) entry(raw map[string]any, source string, i int) mcp.Entry {
 		if b, ok := v.(bool); ok {
 			e.Enabled = b
 		} else {
-			c.note(LevelWarn, "enabled is a %s, not true or false; the entry is enabled", kindOf(v))
+			c.note(LevelWarn, "enabled is a %s, not true or false; the entry is not enabled", kindOf(v))
 		}
 	}
 	var unknown []string
