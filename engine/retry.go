@@ -9,10 +9,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"tai/mcp"
 )
 
 // Retry defaults, used when a RetryPolicy field is zero.
@@ -295,10 +298,8 @@ func (cfg *ProviderConfig) complete(ctx context.Context, api wireAPI, payload an
 
 // do runs c with retries, timeouts and key redaction.
 func (cfg *ProviderConfig) do(ctx context.Context, c call) error {
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = http.DefaultClient
-	}
+	// The key and the conversation go to the configured origin only.
+	hc := mcp.FollowSameOrigin(cfg.HTTPClient)
 	attempts := cfg.Retry.attempts()
 	for n := 1; ; n++ {
 		retryAfter, err := cfg.attempt(ctx, hc, c)
@@ -319,6 +320,8 @@ func (cfg *ProviderConfig) do(ctx context.Context, c call) error {
 			}
 		case errors.As(err, &apiErr):
 			retry = apiErr.Retryable()
+		case errors.Is(err, mcp.ErrCrossOriginRedirect):
+			retry = false // the same answer every time
 		default:
 			retry = true // transport failure: connection refused or reset
 		}
@@ -378,6 +381,13 @@ func (cfg *ProviderConfig) attempt(ctx context.Context, hc *http.Client, c call)
 	if err != nil {
 		if ctx.Err() == context.DeadlineExceeded {
 			return "", fmt.Errorf("%s model %q: no answer within %v", cfg.Provider, cfg.Model, timeout)
+		}
+		if errors.Is(err, mcp.ErrCrossOriginRedirect) {
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err // url.Error repeats the new URL, its user name included
+			}
+			return "", fmt.Errorf("%s model %q: %w", cfg.Provider, cfg.Model, err)
 		}
 		return "", fmt.Errorf("%s model %q: %s", cfg.Provider, cfg.Model, cfg.redact(transportError(err)))
 	}

@@ -42,6 +42,7 @@ const (
 type HTTPOptions struct {
 	// Client sends the requests. Nil means a client of the transport's own
 	// (no overall timeout: streams may be long; contexts bound every wait).
+	// Either way redirects follow SameOriginRedirects.
 	Client *http.Client
 	// MaxBody caps one message sent or received (default MCP_HTTP_MAX_BODY).
 	MaxBody int64
@@ -160,6 +161,8 @@ func NewHTTPTransport(rawURL string, headers map[string]string, opts *HTTPOption
 		t.own.MaxIdleConnsPerHost = 16
 		t.client = &http.Client{Transport: t.own}
 	}
+	// The entry's headers (and the key in them) go to its origin only.
+	t.client = FollowSameOrigin(t.client)
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	return t, nil
 }
