@@ -77,10 +77,9 @@ func jsonNormalize(text, _ string) ([]mcp.Entry, []config.Note, error) {
 // serverJSON is a Claude Desktop config running the test server as name,
 // with env laid over its own variables.
 func serverJSON(t testing.TB, name string, env map[string]string) string {
-	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
-		t.Fatal(err)
+		panic(err)
 	}
 	e := map[string]string{serverEnv: "1"}
 	for k, v := range env {

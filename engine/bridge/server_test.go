@@ -24,6 +24,13 @@ func TestMain(m *testing.M) {
 	if os.Getenv(serverEnv) != "" {
 		os.Exit(runTestServer())
 	}
+	if name := os.Getenv(childEnv); name != "" {
+		if err := runAddChild(name, os.Getenv(childVaultEnv)); err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
 }
 
