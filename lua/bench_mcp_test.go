@@ -15,7 +15,7 @@ import (
 )
 
 // serveBenchMCP is the minimal NDJSON MCP server of the benchmarks
-// (TAI_LUA_TEST_MCP=bench): initialize, ping and an echo tools/call,
+// (TAI_LUA_TEST_MCP=bench): initialize, ping, tools/list and an echo tools/call,
 // answered with as little work as a real server could do.
 func serveBenchMCP() {
 	in := bufio.NewReaderSize(os.Stdin, 64*1024)
@@ -44,6 +44,8 @@ func serveBenchMCP() {
 		switch m.Method {
 		case "initialize":
 			buf = append(buf, `,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"bench","version":"1"}}}`...)
+		case "tools/list":
+			buf = append(buf, `,"result":{"tools":[{"name":"echo","description":"echoes text","inputSchema":{"type":"object","properties":{"text":{"type":"string"}}}}]}}`...)
 		case "tools/call":
 			buf = append(buf, `,"result":{"content":[{"type":"text","text":`...)
 			buf = strconv.AppendQuote(buf, m.Params.Arguments.Text)

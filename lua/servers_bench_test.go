@@ -15,8 +15,9 @@ import (
 // BenchmarkMCPBridgedCall compares, in one run, a bridged echo through
 // tai.call("mcp_bench_echo") under --yolo (registry, approval, audit,
 // redaction, the bridge's lookups) with a direct c:call on a
-// tai.mcp.connect session to the same server program. The difference is
-// the cost of the bridge and the registry on top of the wire.
+// tai.mcp.connect session to the same server program, and with
+// tai.call of a Lua tool that does nothing (the registry and its audit
+// alone). bridged − direct − registry is what the bridge itself costs.
 func BenchmarkMCPBridgedCall(b *testing.B) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -32,7 +33,8 @@ func BenchmarkMCPBridgedCall(b *testing.B) {
 		local rep = assert(tai.mcp.add{source = %q})
 		assert(rep.servers[1].outcome == "added", rep.servers[1].reason)
 		assert(tai.mcp.enable{server = "bench"})
-		assert(tai.call("mcp_bench_echo", {text = "warm"}))`, string(cfg)), "setup"); err != nil {
+		assert(tai.call("mcp_bench_echo", {text = "warm"}))
+		tai.tool{name = "noop", description = "does nothing", run = function() return "ok" end}`, string(cfg)), "setup"); err != nil {
 		b.Fatal(err)
 	}
 	loops := map[string]string{
@@ -44,6 +46,12 @@ func BenchmarkMCPBridgedCall(b *testing.B) {
 				end
 				c:close()
 			end`, exe, benchEcho),
+		"registry": `return function(n)
+				for _ = 1, n do
+					local r, err = tai.call("noop", {})
+					if not r then error(err) end
+				end
+			end`,
 		"bridged": fmt.Sprintf(`return function(n)
 				for _ = 1, n do
 					local r, err = tai.call("mcp_bench_echo", {text = %q})
@@ -51,7 +59,7 @@ func BenchmarkMCPBridgedCall(b *testing.B) {
 				end
 			end`, benchEcho),
 	}
-	for _, name := range []string{"direct", "bridged"} {
+	for _, name := range []string{"direct", "registry", "bridged"} {
 		b.Run(name, func(b *testing.B) {
 			fn := mustLoad(b, h, loops[name])
 			b.ResetTimer()
