@@ -141,12 +141,24 @@ func prop(typ, desc string) map[string]any {
 	return map[string]any{"type": typ, "description": desc}
 }
 
-// checkArgNames refuses argument names a tool's schema does not declare,
-// when the schema closes its object (additionalProperties: false), with an
-// error naming them and listing the accepted ones. A schema that leaves
-// additionalProperties out or true accepts any name, as JSON Schema says.
-// Bridged tools are left to their server.
+// checkArgNames refuses arguments a call cannot succeed with, before
+// anybody is asked to approve it: names a native tool's schema does not
+// declare, when the schema closes its object (additionalProperties: false),
+// with an error naming them and listing the accepted ones (a schema that
+// leaves additionalProperties out or true accepts any name, as JSON Schema
+// says; bridged tools are left to their server there); then, for every
+// tool, missing required arguments and values of the wrong type or
+// outside an enum (checkSchema).
 func checkArgNames(t Tool, args map[string]any) error {
+	if err := unknownArgNames(t, args); err != nil {
+		return err
+	}
+	return checkSchema(t, args)
+}
+
+// unknownArgNames refuses argument names a native tool's closed schema
+// (additionalProperties false) does not list.
+func unknownArgNames(t Tool, args map[string]any) error {
 	if t.Origin != "" || t.Parameters == nil {
 		return nil
 	}

@@ -87,6 +87,7 @@ type Host struct {
 	sessions    map[string]*engine.Session // tai.chat's, by profile option
 	luaTools    []engine.Tool              // added before the engine was built
 	passEnv     []string                   // tai.pass_env before the engine was built
+	luaNames    map[string]bool            // names of the tools added with tai.tool
 	agents      map[chatKey]*engine.Agent
 	busy        map[*engine.Agent]bool // agents running a tai.chat turn
 	jobs        chan *job              // Lua work sent by other goroutines (see Await)
@@ -195,6 +196,7 @@ func New(opts *Options) (*Host, error) {
 		h.openCommands,
 		h.openTerm,
 		h.openEngine,
+		h.openConversation,
 		h.openMCP,
 		h.openServers,
 		h.openConfig,

@@ -94,6 +94,7 @@ func (h *Host) listTools(L *glua.LState) int {
 		row.RawSetString("name", glua.LString(t.Name))
 		row.RawSetString("description", glua.LString(t.Description))
 		row.RawSetString("safe", glua.LBool(t.Safe))
+		row.RawSetString("origin", glua.LString(h.toolOrigin(t)))
 		params, err := ToLua(L, t.Parameters)
 		if err != nil {
 			return fail(L, fmt.Sprintf("tool %s: parameters: %v", t.Name, err))
@@ -145,6 +146,10 @@ func (h *Host) luaAddTool(L *glua.LState) int {
 		}
 		params = schemaArrays(m)
 	}
+	if h.luaNames == nil {
+		h.luaNames = map[string]bool{}
+	}
+	h.luaNames[string(name)] = true
 	t := engine.Tool{
 		Name:        string(name),
 		Description: string(desc),
@@ -310,4 +315,17 @@ func toolResult(L *glua.LState, v glua.LValue) engine.Result {
 		return engine.ErrorResult("the tool's result does not encode: %v", err)
 	}
 	return engine.TextResult(string(b))
+}
+
+// toolOrigin says where a tool comes from, for tai.tools(): "server/tool"
+// for a bridged MCP tool, "lua" for one added with tai.tool, else
+// "built-in".
+func (h *Host) toolOrigin(t engine.Tool) string {
+	switch {
+	case t.Origin != "":
+		return t.Origin
+	case h.luaNames[t.Name]:
+		return "lua"
+	}
+	return "built-in"
 }

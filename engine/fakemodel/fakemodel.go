@@ -232,8 +232,9 @@ func (s *Server) RequireKey(key string) {
 	s.key = key
 }
 
-// SetModels sets the models GET /api/tags lists (OpenAI fake only, as a
-// local Ollama).
+// SetModels sets the models GET /v1/models lists (both fakes, as the
+// APIs do: {"data": [{"id": …}, …]}) and GET /api/tags (OpenAI fake only,
+// as a local Ollama).
 func (s *Server) SetModels(names ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -257,6 +258,10 @@ func (s *Server) Remaining() int {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if s.flavor == openAI && r.URL.Path == "/api/tags" && r.Method == http.MethodGet {
 		s.serveTags(w)
+		return
+	}
+	if r.URL.Path == "/v1/models" && r.Method == http.MethodGet {
+		s.serveModels(w, r)
 		return
 	}
 	want := "/v1/chat/completions"
@@ -394,6 +399,40 @@ func (s *Server) serveTags(w http.ResponseWriter) {
 		list[i] = model{Name: m, Model: m}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"models": list})
+}
+
+// serveModels answers GET /v1/models (with the key RequireKey set, if
+// any); with no models set it answers 404, as a server that offers no
+// list does.
+func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	models, key := append([]string(nil), s.models...), s.key
+	s.mu.Unlock()
+	got := r.Header.Get("x-api-key")
+	if s.flavor == openAI {
+		got = strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+	}
+	if key != "" && got != key {
+		s.apiError(w, http.StatusUnauthorized, "authentication_error", "Incorrect API key provided", "")
+		return
+	}
+	if len(models) == 0 {
+		s.apiError(w, http.StatusNotFound, "not_found_error", "no model list here", "")
+		return
+	}
+	type model struct {
+		ID     string `json:"id"`
+		Object string `json:"object,omitempty"`
+		Type   string `json:"type,omitempty"`
+	}
+	list := make([]model, len(models))
+	for i, m := range models {
+		list[i] = model{ID: m, Object: "model"}
+		if s.flavor == anthropic {
+			list[i] = model{ID: m, Type: "model"}
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": list, "object": "list"})
 }
 
 // apiError writes an error body shaped as the API's own.

@@ -1,0 +1,79 @@
+package engine
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+
+	"tai/engine/fakemodel"
+)
+
+func TestListModels(t *testing.T) {
+	oa := fakemodel.NewOpenAI(t)
+	oa.SetModels("gpt-b", "gpt-a")
+	oa.RequireKey("sk-list")
+	an := fakemodel.NewAnthropic(t)
+	an.SetModels("claude-x")
+	none := fakemodel.NewOpenAI(t)
+	env := func(k string) string {
+		if k == "LIST_API_KEY" {
+			return "sk-list"
+		}
+		return ""
+	}
+	tests := []struct {
+		name string
+		p    Profile
+		want []string
+		err  string
+	}{
+		{"openai", Profile{Name: "o", Provider: ProviderOpenAI, BaseURL: oa.BaseURL, Model: "m", KeyEnv: "LIST_API_KEY"}, []string{"gpt-a", "gpt-b"}, ""},
+		{"anthropic", Profile{Name: "a", Provider: ProviderAnthropic, BaseURL: an.BaseURL, Model: "m", KeyEnv: "LIST_API_KEY"}, []string{"claude-x"}, ""},
+		{"no list offered", Profile{Name: "n", Provider: ProviderOpenAI, BaseURL: none.BaseURL, Model: "m"}, nil, "404"},
+		{"wrong key", Profile{Name: "w", Provider: ProviderOpenAI, BaseURL: oa.BaseURL, Model: "m"}, nil, "401"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ListModels(context.Background(), tt.p, nil, &ClientOptions{Getenv: env})
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("got %v, %v; want an error with %q", got, err, tt.err)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("got %v, %v; want %v", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestSetHistory(t *testing.T) {
+	a := NewAgent(NewRegistry(openStore(t), nil), StaticModel(nil, ""), nil)
+	good := []Message{
+		{Role: "user", Content: "hi"},
+		{Role: "assistant", ToolCalls: []ToolCall{{ID: "c1", Name: "read_file", Arguments: []byte(`not json`)}}},
+		{Role: "tool", ToolCallID: "c1", Name: "read_file", Content: "text"},
+		{Role: "assistant", Content: "done"},
+	}
+	if err := a.SetHistory(good); err != nil {
+		t.Fatal(err)
+	}
+	h := a.History()
+	if len(h) != 4 || string(h[1].ToolCalls[0].Arguments) != `{"invalid_arguments":"not json"}` {
+		t.Fatalf("history %+v", h)
+	}
+	for _, bad := range [][]Message{
+		{{Role: "system", Content: "x"}},
+		{{Role: "tool", ToolCallID: "nope"}},
+		{{Role: "robot"}},
+	} {
+		if err := a.SetHistory(bad); err == nil {
+			t.Errorf("history %+v accepted", bad)
+		}
+	}
+	if len(a.History()) != 4 {
+		t.Fatal("a refused history replaced the conversation")
+	}
+}

@@ -1,0 +1,74 @@
+package engine
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+func TestCheckSchema(t *testing.T) {
+	params := map[string]any{
+		"type":     "object",
+		"required": []any{"mode"},
+		"properties": map[string]any{
+			"mode":  map[string]any{"type": "string", "enum": []any{"fast", "slow"}},
+			"count": map[string]any{"type": "integer"},
+			"ratio": map[string]any{"type": []any{"number", "null"}},
+			"tags":  map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
+			"opts": map[string]any{"type": "object", "required": []any{"depth"}, "properties": map[string]any{
+				"depth": map[string]any{"type": "integer"},
+			}},
+			"free": map[string]any{"description": "no type: anything goes"},
+		},
+	}
+	tests := []struct {
+		name string
+		args map[string]any
+		want string // "" means valid
+	}{
+		{"valid", map[string]any{"mode": "fast", "count": 3.0, "tags": []any{"a"}, "opts": map[string]any{"depth": 1.0}, "free": []any{1.0}}, ""},
+		{"null for an optional value", map[string]any{"mode": "fast", "ratio": nil}, ""},
+		{"a type list", map[string]any{"mode": "slow", "ratio": 0.5}, ""},
+		{"missing required", map[string]any{}, `argument "mode" is missing: give it as a string`},
+		{"outside the enum", map[string]any{"mode": "medium"}, `argument "mode" is the string "medium": give one of ["fast", "slow"]`},
+		{"fraction for an integer", map[string]any{"mode": "fast", "count": 1.5}, `argument "count" is 1.5: give a whole number`},
+		{"string for an integer", map[string]any{"mode": "fast", "count": "2"}, `argument "count" is a string: give a whole number`},
+		{"not in a type list", map[string]any{"mode": "fast", "ratio": "half"}, `argument "ratio" is a string: it is required`},
+		{"list item", map[string]any{"mode": "fast", "tags": []any{"a", 2.0}}, `argument "tags" item 1 is a float64: give a list of strings`},
+		{"string for a list", map[string]any{"mode": "fast", "tags": "a"}, `argument "tags" is a string: give a list of strings`},
+		{"nested required", map[string]any{"mode": "fast", "opts": map[string]any{}}, `argument "opts.depth" is missing: give a whole number`},
+		{"nested type", map[string]any{"mode": "fast", "opts": map[string]any{"depth": "deep"}}, `argument "opts.depth" is a string: give a whole number`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := checkSchema(Tool{Name: "t", Parameters: params}, tt.args)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("valid arguments refused: %v", err)
+			case tt.want != "" && (err == nil || err.Error() != tt.want):
+				t.Fatalf("got %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestInvalidCallIsNotAsked: a call its schema refuses is answered with
+// the error and never put to the person; a valid one is.
+func TestInvalidCallIsNotAsked(t *testing.T) {
+	p := &prompter{allow: true}
+	e := newEngine(t, nil, &Options{Prompter: p})
+	s := newSession(t, e)
+	res, err := s.Dispatch(context.Background(), "write_file", map[string]any{"path": "x.txt"})
+	if err != nil || !res.IsError || !strings.Contains(res.Text(), `argument "content" is missing`) {
+		t.Fatalf("got %v, %v", res, err)
+	}
+	if n := len(p.seen()); n != 0 {
+		t.Fatalf("the person was asked %d times about an invalid call", n)
+	}
+	if _, err := s.Dispatch(context.Background(), "write_file", map[string]any{"path": "x.txt", "content": "ok"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(p.seen()); n != 1 {
+		t.Fatalf("asked %d times about a valid call, want 1", n)
+	}
+}
