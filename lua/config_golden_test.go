@@ -103,3 +103,102 @@ func TestNormalizeGolden(t *testing.T) {
 		})
 	}
 }
+
+// goldenInputs returns the pasted texts of testdata/normalize.
+func goldenInputs(tb testing.TB) map[string]string {
+	files, err := filepath.Glob(filepath.Join(goldenDir, "*.golden"))
+	if err != nil || len(files) == 0 {
+		tb.Fatalf("no golden files (%v)", err)
+	}
+	out := map[string]string{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if i := bytes.LastIndex(data, []byte(goldenMark)); i >= 0 {
+			out[filepath.Base(f)] = string(data[:i])
+		}
+	}
+	return out
+}
+
+// BenchmarkNormalizeLargest normalizes the largest fixture with the Lua
+// rules (their state is built once and reused, as in a running tai), and
+// beside it the same text through the Go steps alone (canonical rules,
+// which find no entries in it but parse and walk the same text).
+func BenchmarkNormalizeLargest(b *testing.B) {
+	inputs := goldenInputs(b)
+	var name, text string
+	for n, in := range inputs {
+		if len(in) > len(text) {
+			name, text = n, in
+		}
+	}
+	h := newHost(b, Options{Clean: true}, nil)
+	rules := h.NormalizeRules()
+	if _, _, err := config.Normalize(text, &config.Options{GOOS: "linux", Rules: rules}); err != nil {
+		b.Fatalf("%s: %v", name, err)
+	}
+	b.Run("lua-rules/"+name, func(b *testing.B) {
+		b.SetBytes(int64(len(text)))
+		for b.Loop() {
+			config.Normalize(text, &config.Options{GOOS: "linux", Rules: rules})
+		}
+	})
+	b.Run("parse-only/"+name, func(b *testing.B) {
+		b.SetBytes(int64(len(text)))
+		for b.Loop() {
+			config.Parse(text)
+		}
+	})
+}
+
+// FuzzNormalize runs the whole parse → Lua rules → validate path on
+// arbitrary text: it must never panic, and whatever it accepts must be a
+// usable entry under a unique, valid name.
+func FuzzNormalize(f *testing.F) {
+	for _, in := range goldenInputs(f) {
+		f.Add(in)
+	}
+	for _, s := range []string{`"a": [`, "[mcp_servers.x]\ncommand = 'a b'", `{"command": "a 'b"}`, "{ ... }", `${`, "```\n{}\n```"} {
+		f.Add(s)
+	}
+	h := newHost(f, Options{Clean: true}, nil)
+	rules := h.NormalizeRules()
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, goos := range []string{"linux", "windows"} {
+			entries, notes, err := config.Normalize(text, &config.Options{GOOS: goos, Rules: rules})
+			if err != nil {
+				if entries != nil {
+					t.Fatalf("entries with an error: %v", err)
+				}
+				continue
+			}
+			seen := map[string]bool{}
+			for _, e := range entries {
+				if !config.ValidName(e.Name) || seen[e.Name] {
+					t.Fatalf("bad or repeated name %q", e.Name)
+				}
+				seen[e.Name] = true
+				probe, _ := config.Expand(e, func(string) (string, bool) { return "x", true })
+				if probe.Transport == mcp.TransportHTTP && strings.HasPrefix(e.URL, "${") {
+					continue
+				}
+				if err := probe.Validate(); err != nil && !strings.Contains(e.URL, "${") {
+					t.Fatalf("accepted an entry that does not validate: %v (%+v)", err, e)
+				}
+			}
+			for _, n := range notes {
+				switch n.Level {
+				case config.LevelInfo, config.LevelWarn, config.LevelRefused:
+				default:
+					t.Fatalf("note level %q", n.Level)
+				}
+				if n.Level == config.LevelRefused && seen[n.Server] {
+					t.Fatalf("%q both refused and accepted", n.Server)
+				}
+			}
+		}
+	})
+}

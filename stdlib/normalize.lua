@@ -603,6 +603,7 @@ end
 function M:inputs(name, e, ctx)
   local used, order = {}, {}
   rewrite(e, function(s)
+    if not s:find("${input:", 1, true) then return s end
     return (s:gsub("%${input:([%w_.%-]+)}", function(id)
       if not used[id] then used[id] = true order[#order + 1] = id end
       local input = ctx.inputs and ctx.inputs[id]
@@ -665,6 +666,9 @@ end
 
 -- slug(s) makes s follow the name rule: lowercase letters, digits, - and _.
 function M.slug(s)
+  if not s:find("[^%l%d_%-]") and not s:find("^[-_]") and not s:find("[-_]$") and #s <= 64 and not s:find("--", 1, true) then
+    return s
+  end
   s = s:lower():gsub("[^%w_%-]+", "-"):gsub("%-%-+", "-"):gsub("^[-_]+", ""):gsub("[-_]+$", "")
   if #s > 64 then s = s:sub(1, 64):gsub("[-_]+$", "") end
   return s

@@ -355,12 +355,30 @@ var placeholderPatterns = []*regexp.Regexp{
 	regexp.MustCompile(`(?i)(^|[./@])example\.(com|org|net)\b`), // hosts reserved for examples
 }
 
+// placeholderHints are substrings (lower case) of which every placeholder
+// pattern needs one, so most values are passed over without a regexp.
+var placeholderHints = []string{"<", "your", "my-", "my_", "path/to", "xxx", "***", "...", "…", "paste", "_here", "users", "home/", "example.",
+	"value", "header_", "env_var", "change", "replace", "todo", "token", "key", "secret", "password"}
+
+func mayHoldPlaceholder(s string) bool {
+	l := strings.ToLower(s)
+	for _, h := range placeholderHints {
+		if strings.Contains(l, h) {
+			return true
+		}
+	}
+	return false
+}
+
 // Placeholder returns the placeholder a README left in s (YOUR_API_KEY,
 // <token>, /path/to/…, ghp_xxx), or "" when s holds none it knows.
 func Placeholder(s string) string {
 	for _, r := range Refs(s) {
 		// what a reference names is the person's own variable
 		s = strings.Replace(s, r.Text, " ", 1)
+	}
+	if !mayHoldPlaceholder(s) {
+		return ""
 	}
 	for _, p := range placeholderPatterns {
 		if m := p.FindString(s); m != "" {
