@@ -52,10 +52,12 @@ func TestInteropMCPRegistryEndToEnd(t *testing.T) {
 		fakemodel.Calls(fakemodel.Call("mcp_memory_create_entities", string(entity))),
 		fakemodel.Calls(fakemodel.Call("mcp_memory_read_graph", `{}`)),
 	)
+	spilled := false
 	srv.SetRule(func(r fakemodel.Request) fakemodel.Turn {
 		res := r.ToolResults()
 		last := res[len(res)-1].Text
 		if m := recordID.FindStringSubmatch(last); m != nil {
+			spilled = true
 			return fakemodel.Calls(fakemodel.Call("record_read", fmt.Sprintf(`{"id":%q,"offset":70000,"length":100}`, m[1])))
 		}
 		return fakemodel.Say("read back: " + last)
@@ -83,6 +85,9 @@ func TestInteropMCPRegistryEndToEnd(t *testing.T) {
 		return table.concat(outcomes, ","), disabled, answer, table.concat(audit, ",")`, string(claude)))
 	if got[0] != "everything=added,memory=added" || got[1] != int64(2) {
 		t.Fatalf("add: %v, stored disabled: %v", got[0], got[1])
+	}
+	if !spilled {
+		t.Fatal("read_graph's large result did not spill to a record")
 	}
 	if answer := got[2].(string); !strings.HasPrefix(answer, "read back: ") || !strings.Contains(answer, "observed") {
 		t.Fatalf("answer = %.200q", answer)

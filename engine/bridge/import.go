@@ -106,7 +106,7 @@ type ImportedFile struct {
 // is skipped. Files that do not exist are left out; none at all is an
 // error naming the places looked at.
 func (b *Bridge) Import(ctx context.Context, client, path string, p Places) (ImportReport, error) {
-	var rep ImportReport
+	rep := ImportReport{Files: []ImportedFile{}}
 	var paths []string
 	switch {
 	case path != "":
@@ -127,7 +127,7 @@ func (b *Bridge) Import(ctx context.Context, client, path string, p Places) (Imp
 			continue
 		}
 		found = true
-		file := ImportedFile{Path: f}
+		file := ImportedFile{Path: f, Report: AddReport{Servers: []ServerOutcome{}}}
 		if err != nil {
 			file.Error = err.Error()
 			rep.Files = append(rep.Files, file)

@@ -74,7 +74,7 @@ func (r AddReport) Count(o string) int {
 // fails verification stores nothing; its outcome says why, with its
 // stderr tail. The error is for a source that could not be read at all.
 func (b *Bridge) Add(ctx context.Context, req AddRequest) (AddReport, error) {
-	var rep AddReport
+	rep := AddReport{Servers: []ServerOutcome{}}
 	text := strings.TrimSpace(req.Source)
 	if text == "" {
 		return rep, errors.New("mcp_add: source is empty: paste a server config (JSON or TOML), give a file path, or name a stored server")
