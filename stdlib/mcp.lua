@@ -12,7 +12,7 @@ local function say(text) repl().say(text) end
 local function warn(text) repl().warn(text) end
 local function clean(s) return tai.term.clean(tostring(s)) end
 
-M.subcommands = { "add", "list", "enable", "disable", "remove", "tools", "call", "grant", "import" }
+M.subcommands = { "add", "normalize", "list", "enable", "disable", "remove", "tools", "call", "grant", "import" }
 
 -- report(rep) shows what an add or an import did with each server.
 function M.report(rep)
@@ -68,23 +68,26 @@ function M.read_paste()
   return table.concat(lines, "\n")
 end
 
--- offer(text) is what a pasted config block does: say what it holds and,
--- when the person agrees, add it.
+-- show(entries, notes) shows what tai.mcp.normalize made of a paste, as
+-- mcpview lays it out.
+function M.show(entries, notes)
+  local view = require("mcpview")
+  say(clean(view.summary(entries, notes)))
+  for _, l in ipairs(view.lines(entries, notes)) do say(clean(l)) end
+end
+
+-- offer(text) is what a pasted config block does: show each server as
+-- the normalizer reads it and, when the person agrees, add them.
 function M.offer(text)
-  local entries, notes = tai.mcp.normalize and tai.mcp.normalize(text)
-  if tai.mcp.normalize and not entries then
+  local entries, notes = tai.mcp.normalize(text)
+  if not entries then
     warn(clean(notes))
     return
   end
-  if entries then
-    local names = {}
-    for _, e in ipairs(entries) do names[#names + 1] = e.name end
-    if #names == 0 then
-      warn("the paste holds no server tai can add")
-      for _, n in ipairs(notes or {}) do say("  note (" .. n.level .. "): " .. clean(n.text)) end
-      return
-    end
-    say("the paste holds " .. #names .. " MCP server(s): " .. clean(table.concat(names, ", ")))
+  M.show(entries, notes)
+  if #entries == 0 then
+    warn("the paste holds no server tai can add")
+    return
   end
   local r = repl()
   local answer = r.rl:read("add them to tai (you see each command before it runs)? [y/N] ")
@@ -93,6 +96,14 @@ function M.offer(text)
     return
   end
   M.add(text)
+end
+
+-- normalize(source) shows what a paste would register, storing nothing.
+function M.normalize(source)
+  local entries, notes = tai.mcp.normalize(source)
+  if not entries then warn(clean(notes)) return end
+  M.show(entries, notes)
+  say("(nothing stored; /mcp add stores them)")
 end
 
 local function target(s)
@@ -175,7 +186,7 @@ function M.import(what)
   say(string.format("import: %d added, %d skipped (already there), %d refused", added, skipped, refused))
 end
 
-local usage = "usage: /mcp [list] | add [CONFIG|FILE|NAME] | enable SERVER [PROFILE] | disable SERVER [PROFILE] | " ..
+local usage = "usage: /mcp [list] | add [CONFIG|FILE|NAME] | normalize [CONFIG] | enable SERVER [PROFILE] | disable SERVER [PROFILE] | " ..
   "remove SERVER | tools [SERVER] | call SERVER TOOL [JSON] | grant SERVER [TOOL] | import CLIENT|PATH"
 
 -- run(rest, w) is the /mcp command.
@@ -189,6 +200,14 @@ function M.run(rest, w)
       if not source then say("(cancelled)") return end
     end
     return M.add(source)
+  end
+  if sub == "normalize" then
+    local source = rest:match("^%s*normalize%s+(.-)%s*$")
+    if not source or source == "" then
+      source = M.read_paste()
+      if not source then say("(cancelled)") return end
+    end
+    return M.normalize(source)
   end
   if sub == "enable" or sub == "disable" then
     if not w[2] then warn("usage: /mcp " .. sub .. " SERVER [PROFILE]") return end
@@ -255,7 +274,7 @@ function M.complete(word, line)
   return {}
 end
 
-M.help = "MCP servers: /mcp lists them; /mcp add (then paste), /mcp add FILE|NAME, enable|disable SERVER [PROFILE], " ..
+M.help = "MCP servers: /mcp lists them; /mcp add (then paste), /mcp add FILE|NAME, /mcp normalize (then paste: show, store nothing), enable|disable SERVER [PROFILE], " ..
   "remove SERVER, tools [SERVER], call SERVER TOOL [JSON], grant SERVER [TOOL], import CLIENT|PATH"
 
 -- install() adds /mcp unless init.lua already defined a command of that name.

@@ -238,8 +238,7 @@ function M.describe(v)
 end
 
 -- config_block(first, kind [, whole]) reads the rest of a pasted block
--- (or takes the whole paste, when given), parses it and reports what it
--- holds. (Registering the servers it names comes with the MCP commands.)
+-- (or takes the whole paste, when given) and hands it to mcp.offer.
 function M.config_block(first, kind, whole)
   local lines
   if whole then
@@ -255,25 +254,9 @@ function M.config_block(first, kind, whole)
     M.say("(paste cancelled)")
     return
   end
-  local text = table.concat(lines, "\n")
-  local value, err, label
-  if kind == "toml" then
-    label = "TOML"
-    value, err = tai.toml.decode(text)
-  else
-    label = "JSON"
-    if kind == "json-fragment" then
-      label = "JSON fragment"
-      text = "{" .. text .. "}"
-    end
-    value, err = tai.json.decode(text)
-  end
-  if err then
-    M.warn(string.format("config block received (%d lines) but it is not valid %s: %s", #lines, label, (err:gsub("^%a+%.decode: ", ""))))
-    return
-  end
-  M.say(string.format("config block received (%d lines, %s): %s", #lines, label, M.describe(value)))
-  require("mcp").offer(text)
+  -- The normalizer parses it (JSONC, TOML, fragments) and says what is
+  -- wrong and where; mcp.offer shows each server before asking to add.
+  require("mcp").offer(table.concat(lines, "\n"))
 end
 
 -- Commands -----------------------------------------------------------------

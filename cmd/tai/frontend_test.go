@@ -187,7 +187,8 @@ func TestREPLChatThatLooksLikeConfig(t *testing.T) {
 	}
 	// A pasted config is still read whole.
 	s.typeKeys("[mcp_servers.docs]\rcommand = \"npx\"\r\r")
-	s.expect("config block received (2 lines, TOML)")
+	s.expect("the paste holds 1 server")
+	s.expect("runs:    npx")
 	s.expect("add them to tai")
 	s.typeKeys("\r")
 	s.expect("(not added")

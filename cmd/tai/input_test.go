@@ -48,7 +48,9 @@ func TestREPLPasteIsOneMessage(t *testing.T) {
 
 	// A pasted MCP config is still read as one config.
 	s.typeKeys("\x1b[200~{\r  \"mcpServers\": {\r    \"fetch\": {\"command\": \"uvx\", \"args\": [\"mcp-server-fetch\"]}\r  }\r}\x1b[201~\r")
-	s.expect("config block received (5 lines, JSON): mcpServers with 1 server: fetch")
+	s.expect("the paste holds 1 server")
+	s.expect("fetch  (stdio, disabled until /mcp enable, from config-json)")
+	s.expect("runs:    uvx mcp-server-fetch")
 	s.expect("add them to tai")
 	s.typeKeys("\r")
 	s.expect("(not added")

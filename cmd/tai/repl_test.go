@@ -151,7 +151,8 @@ func TestREPLOnATerminal(t *testing.T) {
 
 	// A pasted multi-line JSON block is read whole.
 	s.typeKeys("{\r  \"mcpServers\": {\r    \"fs\": {\"command\": \"npx\", \"args\": [\"-y\", \"x}\"]}\r  }\r}\r")
-	s.expect("config block received (5 lines, JSON): mcpServers with 1 server: fs")
+	s.expect("the paste holds 1 server")
+	s.expect("runs:    npx -y 'x}'")
 	s.expect("add them to tai")
 	s.typeKeys("\r")
 	s.expect("(not added")
@@ -159,12 +160,14 @@ func TestREPLOnATerminal(t *testing.T) {
 
 	// A broken one gets a positioned parse error.
 	s.typeKeys("{\r  \"a\": x\r}\r")
-	s.expect("not valid JSON: line 2, column 8")
+	s.expect("JSON, line 2, column 8: invalid literal: x")
+	s.expect("fix: a value must be")
 	s.expect("tai:ollama> ")
 
 	// A TOML block is read until a blank line.
 	s.typeKeys("[mcp_servers.docs]\rcommand = \"npx\"\r\r")
-	s.expect("config block received (2 lines, TOML): mcp_servers with 1 server: docs")
+	s.expect("the paste holds 1 server")
+	s.expect("docs  (stdio, disabled until /mcp enable, from config-toml)")
 	s.expect("add them to tai")
 	s.typeKeys("\r")
 	s.expect("(not added")

@@ -140,7 +140,7 @@ func jsonHint(msg string, ch rune, line string) string {
 		return "fix: object keys need double quotes, as in \"command\": \"npx\"."
 	case strings.Contains(msg, "after object name"):
 		return "fix: a colon (:) must follow each key."
-	case strings.Contains(msg, "at start of value"):
+	case strings.Contains(msg, "at start of value") || strings.HasPrefix(msg, "invalid literal"):
 		return "fix: a value must be a \"quoted string\", a number, true, false, null, an object { } or a list [ ]."
 	}
 	return "fix: check the JSON at this point."

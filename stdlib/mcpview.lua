@@ -1,0 +1,127 @@
+-- mcpview.lua: how the REPL shows MCP server entries to the person who
+-- must judge them: name, transport, the exact argv or URL, the names (never
+-- the values) of env variables and headers, tool lists, and the notes the
+-- normalizer made. A user's own lua/mcpview.lua replaces it.
+--
+--   local view = require("mcpview")
+--   for _, line in ipairs(view.lines(entries, notes)) do print(line) end
+--   view.entry(e)   -> { line, … }   one entry
+--   view.argv(e)    -> "npx -y '@scope/pkg'"  the command line, shell-quoted
+--   view.url(u)     -> the URL with userinfo and query values hidden
+local M = {}
+
+local function sorted_keys(t)
+  local out = {}
+  for k in pairs(t or {}) do out[#out + 1] = tostring(k) end
+  table.sort(out)
+  return out
+end
+
+-- quote(word) quotes a word as a POSIX shell needs it to read it back as one.
+function M.quote(word)
+  word = tostring(word)
+  if word ~= "" and not word:find("[^%w@%%+=:,./_%-]") then return word end
+  return "'" .. word:gsub("'", [['\'']]) .. "'"
+end
+
+-- argv(e) is the command line of a stdio entry, each word shell-quoted.
+function M.argv(e)
+  local words = { M.quote(e.command or "") }
+  for _, a in ipairs(e.args or {}) do words[#words + 1] = M.quote(a) end
+  return table.concat(words, " ")
+end
+
+-- url(u) hides what a URL may carry as a credential: the userinfo and
+-- every query value (names stay, so the person sees what is sent).
+function M.url(u)
+  if type(u) ~= "string" then return "" end
+  u = u:gsub("^(%a[%w+.-]*://)[^/@?#]*@", "%1…@")
+  local base, query, frag = u:match("^([^?#]*)%?([^#]*)(.*)$")
+  if not base then return u end
+  local parts = {}
+  for pair in query:gmatch("[^&]+") do
+    local k = pair:match("^([^=]*)=") or pair
+    parts[#parts + 1] = pair:find("=", 1, true) and (k .. "=…") or k
+  end
+  return base .. "?" .. table.concat(parts, "&") .. frag
+end
+
+-- state(e) says whether the entry comes enabled.
+local function state(e)
+  if e.enabled then return "enabled when added" end
+  return "disabled until /mcp enable"
+end
+
+-- entry(e [, notes]) returns the lines that show one entry, then its notes.
+function M.entry(e, notes)
+  local out = {}
+  out[#out + 1] = string.format("%s  (%s, %s, from %s)", e.name or "?", e.transport or "?", state(e), e.source or "paste")
+  if e.transport == "http" then
+    out[#out + 1] = "  url:     " .. M.url(e.url)
+  else
+    out[#out + 1] = "  runs:    " .. M.argv(e)
+    if e.cwd and e.cwd ~= "" then out[#out + 1] = "  in:      " .. M.quote(e.cwd) end
+  end
+  local env = sorted_keys(e.env)
+  if #env > 0 then out[#out + 1] = "  env:     " .. table.concat(env, ", ") .. "  (values hidden)" end
+  local headers = sorted_keys(e.headers)
+  if #headers > 0 then out[#out + 1] = "  headers: " .. table.concat(headers, ", ") .. "  (values hidden)" end
+  if e.allow and #e.allow > 0 then out[#out + 1] = "  tools:   only " .. table.concat(e.allow, ", ") end
+  if e.deny and #e.deny > 0 then out[#out + 1] = "  never:   " .. table.concat(e.deny, ", ") end
+  for _, n in ipairs(notes or {}) do
+    out[#out + 1] = string.format("  %-7s  %s", n.level, n.text)
+  end
+  return out
+end
+
+-- lines(entries, notes) shows a whole paste: notes on the text as a whole,
+-- each entry with its own notes, then each refused entry and why.
+function M.lines(entries, notes)
+  local out = {}
+  local by_server, general, refused = {}, {}, {}
+  local known = {}
+  for _, e in ipairs(entries or {}) do known[e.name or ""] = true end
+  for _, n in ipairs(notes or {}) do
+    local s = n.server or ""
+    if s == "" then
+      general[#general + 1] = n
+    elseif n.level == "refused" and not known[s] then
+      refused[#refused + 1] = n
+    else
+      by_server[s] = by_server[s] or {}
+      table.insert(by_server[s], n)
+    end
+  end
+  for _, n in ipairs(general) do out[#out + 1] = string.format("%-7s  %s", n.level, n.text) end
+  for _, e in ipairs(entries or {}) do
+    if #out > 0 then out[#out + 1] = "" end
+    for _, l in ipairs(M.entry(e, by_server[e.name or ""])) do out[#out + 1] = l end
+  end
+  -- notes about a server that has no entry and was not refused (a name
+  -- given to something the rules could not use)
+  for s, list in pairs(by_server) do
+    if not known[s] then
+      for _, n in ipairs(list) do refused[#refused + 1] = n end
+    end
+  end
+  if #refused > 0 and #out > 0 then out[#out + 1] = "" end
+  for _, n in ipairs(refused) do
+    out[#out + 1] = string.format("%s  %s: %s", n.level == "refused" and "refused" or n.level, n.server, n.text)
+  end
+  return out
+end
+
+-- summary(entries, notes) is one line: how many entries, how many refused,
+-- how many warnings.
+function M.summary(entries, notes)
+  local refused, warns = 0, 0
+  for _, n in ipairs(notes or {}) do
+    if n.level == "refused" then refused = refused + 1 elseif n.level == "warn" then warns = warns + 1 end
+  end
+  local parts = { string.format("%d server%s", #(entries or {}), #(entries or {}) == 1 and "" or "s") }
+  if refused > 0 then parts[#parts + 1] = refused .. " refused" end
+  if warns > 0 then parts[#parts + 1] = warns .. " warning" .. (warns == 1 and "" or "s") .. " to read" end
+  return "the paste holds " .. table.concat(parts, ", ")
+end
+
+return M
