@@ -39,8 +39,10 @@ func TestMCPImport(t *testing.T) {
 		reason  string // a fragment of the first refusal
 	}{
 		{client: "claude-desktop", fixture: "001-claude-desktop-memory.json",
-			place: func(home, _ string) string { return filepath.Join(home, ".config", "Claude", "claude_desktop_config.json") },
-			want:  "memory=added"},
+			place: func(home, _ string) string {
+				return filepath.Join(home, ".config", "Claude", "claude_desktop_config.json")
+			},
+			want: "memory=added"},
 		{client: "claude-code", fixture: "073-claude-code-mcpjson-sse-var-default.json",
 			place: func(_, dir string) string { return filepath.Join(dir, ".mcp.json") },
 			want:  "", reason: "sse"},
