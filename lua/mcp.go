@@ -182,7 +182,8 @@ func (h *Host) mcpConnect(L *glua.LState) int {
 	if err := entry.Validate(); err != nil {
 		return fail(L, redact(err.Error()))
 	}
-	c, err := mcp.Connect(luaContext(L), entry, &mcp.ClientOptions{Version: h.opts.Version, Redact: redact})
+	c, err := mcp.Connect(luaContext(L), entry, &mcp.ClientOptions{Version: h.opts.Version, Redact: redact,
+		OnWarning: func(msg string) { h.mcpWarning(redact(msg)) }})
 	if err != nil {
 		return fail(L, redact(err.Error()))
 	}

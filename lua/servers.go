@@ -35,7 +35,7 @@ func (h *Host) newBridge(e *engine.Engine) (*bridge.Bridge, error) {
 		},
 		Dir:    e.Dir(),
 		Clean:  func(s string) string { return CleanText(s, false) },
-		Client: &mcp.ClientOptions{Version: h.opts.Version},
+		Client: &mcp.ClientOptions{Version: h.opts.Version, OnWarning: h.mcpWarning},
 	})
 }
 
@@ -272,4 +272,10 @@ func (h *Host) mcpImport(L *glua.LState) int {
 		return fail(L, err.Error())
 	}
 	return pushJSON(L, rep)
+}
+
+// mcpWarning shows what a server did wrong without ending its session (a
+// flood of requests), cleaned, on stderr.
+func (h *Host) mcpWarning(msg string) {
+	fmt.Fprintf(h.opts.Stderr, "tai: %s\n", CleanText(msg, false))
 }

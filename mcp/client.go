@@ -45,6 +45,10 @@ type ClientOptions struct {
 	// an argv or a server's stderr never reaches a person or a model). The
 	// errors still unwrap to their typed causes.
 	Redact func(string) string
+	// OnWarning, when set, is told once per session of what the server
+	// did wrong without ending it: sending more than MaxServerRequests
+	// requests at once (the excess is refused). It must not block.
+	OnWarning func(string)
 	// Stdio tunes a stdio leg; the entry's env and cwd are laid over it.
 	Stdio *StdioOptions
 	// HTTP tunes a Streamable HTTP leg.
@@ -147,14 +151,28 @@ type Client struct {
 	instr     string
 	closeOnce sync.Once
 	closeErr  error
+
+	// Server-to-client requests: serving holds one token per request being
+	// answered; the excess waits in refusals for one goroutine to refuse
+	// it, and is dropped when even that queue is full.
+	serving    chan struct{}
+	refusals   chan *Message
+	refuseOnce sync.Once
+	warnOnce   sync.Once
 }
+
+// MaxServerRequests bounds the server-to-client requests (ping and the
+// like) a client answers at once. More are refused with a JSON-RPC error,
+// so a server flooding them cannot grow tai's memory without bound.
+const MaxServerRequests = 16
 
 // NewClient returns an unstarted client for the server called name (used in
 // errors) over t. Start runs the handshake.
 func NewClient(name string, t Transport, opts *ClientOptions) *Client {
 	c := &Client{name: name, t: t, pending: make(map[ID]chan reply),
 		done: make(chan struct{}), readEnd: make(chan struct{}),
-		readTok: make(chan struct{}, 1), epoch: time.Now()}
+		readTok: make(chan struct{}, 1), epoch: time.Now(),
+		serving: make(chan struct{}, MaxServerRequests), refusals: make(chan *Message, MaxServerRequests)}
 	if opts != nil {
 		c.opts = *opts
 	}
@@ -412,7 +430,15 @@ func (c *Client) dispatch(m *Message) {
 			ch <- reply{m: m}
 		}
 	case m.IsRequest():
-		go c.answer(m)
+		select {
+		case c.serving <- struct{}{}:
+			go func() {
+				defer func() { <-c.serving }()
+				c.answer(m)
+			}()
+		default:
+			c.refuse(m)
+		}
 	default:
 		if m.Method == MethodToolsListChanged && c.opts.OnToolsChanged != nil {
 			c.opts.OnToolsChanged()
@@ -459,6 +485,38 @@ func (c *Client) answer(req *Message) {
 	ctx, cancel := context.WithTimeout(c.ctx, c.opts.ConnectTimeout)
 	defer cancel()
 	_ = c.t.Send(ctx, resp)
+}
+
+// refuse answers a server request beyond MaxServerRequests with an error,
+// from one goroutine for all of them, and warns once. When the refusals
+// queue up too (the server reads nothing), the request is dropped.
+func (c *Client) refuse(req *Message) {
+	c.warnOnce.Do(func() {
+		if c.opts.OnWarning != nil {
+			c.opts.OnWarning(fmt.Sprintf("mcp server %q sent more than %d requests at once; tai refuses the excess", c.name, MaxServerRequests))
+		}
+	})
+	c.refuseOnce.Do(func() { go c.refuser() })
+	select {
+	case c.refusals <- req:
+	default:
+	}
+}
+
+// refuser sends the refusals until the session ends.
+func (c *Client) refuser() {
+	for {
+		select {
+		case req := <-c.refusals:
+			resp := &Message{ID: req.ID, Error: &WireError{Code: CodeInternalError,
+				Message: fmt.Sprintf("tai is already answering %d requests from this server; send fewer at once", MaxServerRequests)}}
+			ctx, cancel := context.WithTimeout(c.ctx, c.opts.ConnectTimeout)
+			_ = c.t.Send(ctx, resp)
+			cancel()
+		case <-c.ctx.Done():
+			return
+		}
+	}
 }
 
 // fail ends the session with err and wakes every waiting request.
