@@ -770,6 +770,14 @@ function M:name(name, e, ctx)
   end
   local s = M.slug(name)
   if s ~= name and s ~= "" then
+    ctx.slugged = ctx.slugged or {}
+    if ctx.slugged[s] or (ctx.names and ctx.names[s]) then
+      -- two pasted names that differ only in case or punctuation
+      local n = 2
+      while ctx.slugged[s .. "-" .. n] or (ctx.names and ctx.names[s .. "-" .. n]) do n = n + 1 end
+      s = s .. "-" .. n
+    end
+    ctx.slugged[s] = true
     ctx:note(s, "info", string.format("named %q (from %q): names are lowercase letters, digits, - and _", s, name))
   end
   return s ~= "" and s or name
@@ -785,7 +793,12 @@ function M:normalize(doc)
   end
   function ctx:refuse(server, text) self:note(server, "refused", text) end
   local entries = {}
-  for _, s in ipairs(self:servers(doc, ctx)) do
+  local servers = self:servers(doc, ctx)
+  ctx.names = {}
+  for _, s in ipairs(servers) do
+    if type(s.name) == "string" then ctx.names[s.name] = true end
+  end
+  for _, s in ipairs(servers) do
     local raw_name = s.name
     ctx.bare_names = s.name == nil or s.bare
     local label = type(raw_name) == "string" and raw_name ~= "" and raw_name or "entry " .. (#entries + 1)

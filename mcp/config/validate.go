@@ -57,6 +57,10 @@ func validate(raws []map[string]any, source string) ([]mcp.Entry, []Note) {
 		}
 		if v.refusal != "" {
 			notes = append(notes, Note{Server: name, Level: LevelRefused, Text: v.refusal})
+			if e.Name != "" {
+				// the name stays taken, so no note is about two entries
+				taken[e.Name] = true
+			}
 			continue
 		}
 		taken[e.Name] = true

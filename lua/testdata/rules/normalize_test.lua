@@ -213,6 +213,11 @@ cwd = "/tmp"
 
   ["names follow the rule and are unique"] = function()
     local es, notes = normalize([[{"mcpServers": {"Context7": {"command": "a"}, "context7": {"command": "b"}}}]])
+    eq(#es, 2, "both kept")
+    eq(es[1].name, "context7-2", "the one renamed by the rule gives way")
+    eq(es[2].name, "context7", "the one already following the rule keeps its name")
+    has_note(notes, 'named "context7%-2" %(from "Context7"%)')
+    es, notes = normalize([[{"mcpServers": {"x": {"command": "a"}}, "servers": {"x": {"command": "b"}}}]])
     eq(#es, 1, "one survives")
     eq(es[1].command, "a", "the first")
     local n = has_note(notes, "already named")
