@@ -180,7 +180,10 @@ func runSandbox(ctx context.Context, chunk string) (sandboxRun, error) {
 
 // childFailure explains a sandbox process that ended without a reply.
 func childFailure(ps *os.ProcessState, waitErr error, stderr string, cpu time.Duration) error {
-	for _, oom := range []string{"out of memory", "cannot allocate memory", "failed to allocate", "failed to create new OS thread"} {
+	// Under the sandbox's RLIMIT_DATA a new thread's stack is memory too:
+	// the runtime then reports pthread_create failing (EAGAIN).
+	for _, oom := range []string{"out of memory", "cannot allocate memory", "failed to allocate", "failed to create new OS thread",
+		"pthread_create failed", "newosproc"} {
 		if strings.Contains(stderr, oom) {
 			return ErrSandboxMemory
 		}

@@ -187,6 +187,8 @@ func TestSandboxBoundsMemory(t *testing.T) {
 	}{
 		{"table of big strings", `local t = {} local i = 0 while true do i = i + 1 t[i] = string.rep("x", 16*1024*1024 - 8) .. i end`},
 		{"doubling concatenation", `local s = string.rep("x", 1024*1024) while true do s = s .. s end`},
+		{"table of numbers", `local t = {} local i = 0 while true do i = i + 1 t[i] = i end`},
+		{"table of small tables", `local t = {} local i = 0 while true do i = i + 1 t[i] = {i, i + 1, tostring(i)} end`},
 		{"table.concat", `local t = {} for i = 1, 64 do t[i] = string.rep("y", 8*1024*1024) end local s = table.concat(t) local u = {} while true do u[#u+1] = s .. #u end`},
 	}
 	for _, tt := range tests {
