@@ -417,6 +417,8 @@ type Call struct {
 	tool   Tool
 	args   map[string]any
 	digest string
+	// session names the calling session in the audit trail.
+	session string
 	// invalid, when set, is why the arguments cannot be used: Run answers
 	// it as an error result without running the tool.
 	invalid error
@@ -440,10 +442,11 @@ func (r *Registry) Prepare(ctx context.Context, name string, args map[string]any
 	if args == nil {
 		args = map[string]any{}
 	}
-	t, ok := r.Get(name)
+	t, ok := r.lookup(ctx, name)
 	if !ok {
 		t = Tool{Name: name}
 	}
+	session := sessionName(ctx)
 	// One look at the vault's secrets serves the whole preparation. The
 	// digest is over the shown arguments, so neither a sensitive value nor
 	// a known secret can be recovered from it by hashing guesses.
@@ -458,28 +461,28 @@ func (r *Registry) Prepare(ctx context.Context, name string, args map[string]any
 		// Redaction cannot know the secrets (sealed without the key, the
 		// vault locked or unreadable): no tool output may reach a model
 		// (or a person) until it can.
-		aerr := r.audit(t, digest, "refused", 0, 0)
+		aerr := r.audit(session, t, digest, "refused", 0, 0)
 		return nil, withAuditNote(fmt.Errorf("tool %s not run: %w", name, rerr), aerr)
 	}
 	if !ok {
-		aerr := r.audit(t, digest, "unknown", 0, 0)
+		aerr := r.audit(session, t, digest, "unknown", 0, 0)
 		return nil, withAuditNote(fmt.Errorf("%w %q: it is not registered; list the available tools with tool_search", ErrUnknownTool, name), aerr)
 	}
 	if err := checkArgNames(t, args); err != nil {
 		// Nothing will run, so nobody is asked: Run answers the error.
-		return &Call{reg: r, tool: t, args: args, digest: digest, invalid: err}, nil
+		return &Call{reg: r, tool: t, args: args, digest: digest, session: session, invalid: err}, nil
 	}
 	if !t.Safe && !t.Decides {
 		ok, err := r.approverFor(ctx).Approve(ctx, Consent{Tool: t.Name, Origin: t.Origin, Digest: digest, Args: shown})
 		if err != nil || !ok {
-			aerr := r.audit(t, digest, "denied", 0, 0)
+			aerr := r.audit(session, t, digest, "denied", 0, 0)
 			if err != nil {
 				return nil, withAuditNote(fmt.Errorf("%w: %s (%s): %v", ErrDenied, t.Name, digest, err), aerr)
 			}
 			return nil, withAuditNote(fmt.Errorf("%w: %s (%s) was not approved", ErrDenied, t.Name, digest), aerr)
 		}
 	}
-	return &Call{reg: r, tool: t, args: args, digest: digest}, nil
+	return &Call{reg: r, tool: t, args: args, digest: digest, session: session}, nil
 }
 
 // Run runs the prepared call, audits it, redacts the result and spills it to
@@ -509,17 +512,17 @@ func (c *Call) Run(ctx context.Context) (Result, error) {
 	if rerr != nil {
 		// The secrets cannot be read now: neither the result nor an error
 		// that might repeat one may go back.
-		aerr := r.audit(c.tool, c.digest, "withheld", dur, 0)
+		aerr := r.audit(c.session, c.tool, c.digest, "withheld", dur, 0)
 		return Result{}, withAuditNote(fmt.Errorf("tool %s ran but its result is withheld: %w", c.tool.Name, rerr), aerr)
 	}
 	if err != nil {
-		aerr := r.audit(c.tool, c.digest, outcome, dur, 0)
+		aerr := r.audit(c.session, c.tool, c.digest, outcome, dur, 0)
 		return Result{}, withAuditNote(&redactedError{msg: "tool " + c.tool.Name + ": " + red.Redact(err.Error()), err: err}, aerr)
 	}
 	res = redactResult(red.Redact, res)
 	size := res.size()
 	res, spillErr := r.spill(c.tool, c.digest, res)
-	if aerr := r.audit(c.tool, c.digest, outcome, dur, size); aerr != nil {
+	if aerr := r.audit(c.session, c.tool, c.digest, outcome, dur, size); aerr != nil {
 		if spillErr != nil {
 			return Result{}, withAuditNote(spillErr, aerr)
 		}
@@ -735,14 +738,14 @@ func (r *Registry) spill(t Tool, digest string, res Result) (Result, error) {
 
 // audit appends one entry to the trail. Its error is reported alongside
 // the call's outcome, never in place of it: a finished call stays finished.
-func (r *Registry) audit(t Tool, digest, outcome string, dur time.Duration, size int) error {
+func (r *Registry) audit(session string, t Tool, digest, outcome string, dur time.Duration, size int) error {
 	kind, subject := "tool", t.Name
 	if t.Origin != "" {
 		kind, subject = "mcp-call", t.Origin
 	}
 	_, err := r.store.AuditAppend(vault.AuditEntry{
 		Time: r.now(), Kind: kind, Subject: subject, Digest: digest,
-		Outcome: outcome, Duration: dur, Size: size,
+		Outcome: outcome, Duration: dur, Size: size, Session: session,
 	})
 	return err
 }

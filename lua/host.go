@@ -200,6 +200,7 @@ func New(opts *Options) (*Host, error) {
 		h.openMCP,
 		h.openServers,
 		h.openConfig,
+		h.openServe,
 	} {
 		open(L, h.tai)
 	}

@@ -20,15 +20,17 @@ const (
 	ModeScript Mode = "script" // run Invocation.Script with Args
 	ModeEval   Mode = "eval"   // run Invocation.Chunk with Args
 	ModePrompt Mode = "prompt" // one agent turn on Invocation.Prompt (tai -p)
+	ModeServe  Mode = "serve"  // the MCP server for Invocation.Serve (tai --serve-mcp)
 )
 
 // Invocation is what the command line asked for.
 type Invocation struct {
 	Mode   Mode
-	Script string   // ModeScript: the file to run; arg[0]
-	Chunk  string   // ModeEval: the Lua text of -e
-	Args   []string // arg[1..n] and the chunk's ...
-	Prompt string   // ModePrompt: the message of the turn
+	Script string       // ModeScript: the file to run; arg[0]
+	Chunk  string       // ModeEval: the Lua text of -e
+	Args   []string     // arg[1..n] and the chunk's ...
+	Prompt string       // ModePrompt: the message of the turn
+	Serve  ServeRequest // ModeServe: key, port and bind address
 }
 
 // Exit statuses returned by Run.
@@ -120,6 +122,13 @@ func (h *Host) run(ctx context.Context, inv Invocation) (int, error) {
 		args.Append(glua.LString(a))
 	}
 	t.RawSetString("args", args)
+	if inv.Mode == ModeServe {
+		sv := L.NewTable()
+		sv.RawSetString("key", glua.LString(inv.Serve.Key))
+		sv.RawSetString("port", glua.LNumber(inv.Serve.Port))
+		sv.RawSetString("bind", glua.LString(inv.Serve.Bind))
+		t.RawSetString("serve", sv)
+	}
 	if p := h.InitFile(); p != "" {
 		t.RawSetString("init", glua.LString(p))
 	}

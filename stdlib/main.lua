@@ -1,7 +1,8 @@
 -- main.lua: start-up dispatch. The Go side calls the function this module
 -- returns with the invocation:
---   { mode = "repl" | "script" | "eval" | "prompt", script = path,
+--   { mode = "repl" | "script" | "eval" | "prompt" | "serve", script = path,
 --     chunk = text, prompt = text (tai -p), args = { ... },
+--     serve = { key =, port =, bind = } (tai --serve-mcp),
 --     init = path of init.lua or nil }
 -- A number returned becomes the exit status.
 local tai = require("tai")
@@ -91,6 +92,14 @@ return function(inv)
     return status
   elseif inv.mode == "prompt" then
     return require("chat").oneshot(inv.prompt, inv)
+  elseif inv.mode == "serve" then
+    -- After init.lua, so the tools it adds with tai.tool are served too.
+    local ok, err = tai.serve(inv.serve)
+    if not ok then
+      tai.term.warn("tai: " .. tostring(err))
+      return 1
+    end
+    return 0
   end
   return require("repl").run(inv)
 end

@@ -156,9 +156,12 @@ type AuditEntry struct {
 	Outcome  string        `json:"outcome"` // "ok", "error", "denied", …
 	Duration time.Duration `json:"duration"`
 	Size     int           `json:"size"` // bytes of the result
-	Prev     string        `json:"prev"`
-	Hash     string        `json:"hash"`
-	MAC      string        `json:"mac,omitempty"`
+	// Session names the session the call came from ("mcp:1a2b3c4d" for a
+	// served MCP session); empty for the local one.
+	Session string `json:"session,omitempty"`
+	Prev    string `json:"prev"`
+	Hash    string `json:"hash"`
+	MAC     string `json:"mac,omitempty"`
 }
 
 // AuditBreak is the error AuditVerify returns at the first entry whose chain

@@ -84,6 +84,11 @@ func auditHash(e AuditEntry) string {
 	field(strconv.FormatInt(int64(e.Duration), 10))
 	field(strconv.Itoa(e.Size))
 	field(e.Prev)
+	if e.Session != "" {
+		// Entries without a session hash as they did before the field.
+		field("session")
+		field(e.Session)
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 

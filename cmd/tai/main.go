@@ -26,6 +26,7 @@ import (
 
 	"tai/engine"
 	"tai/lua"
+	"tai/mcp/server"
 	"tai/stdlib"
 	"tai/vault"
 )
@@ -46,6 +47,10 @@ type options struct {
 	vault      string
 	clean      bool
 	dumpStdlib string
+	serveKey   string
+	serveSet   bool
+	mcpPort    string
+	mcpBind    string
 	version    bool
 	help       bool
 	args       []string
@@ -59,6 +64,10 @@ Usage:
   tai -e CHUNK [ARGS…]      run a Lua chunk, then exit
   tai -p PROMPT             one agent turn: the answer streams to stdout; piped
                             stdin is added to the message as context
+  tai --serve-mcp KEY [--mcp-port N] [--mcp-bind ADDR]
+                            serve every tool plus chat and completions over
+                            MCP (Streamable HTTP) to clients sending the key
+                            as a Bearer token; runs tool calls without asking
 
 Options:
   -e CHUNK            run CHUNK instead of the REPL
@@ -69,6 +78,11 @@ Options:
                       are asked on a terminal and denied when nobody can
                       answer)
   --profile NAME      the model profile to use (default: the current one)
+  --serve-mcp KEY     serve MCP; KEY has at least 16 characters (generate one
+                      with: openssl rand -hex 32)
+  --mcp-port N        the MCP server's port (default $TAI_MCP_PORT, else 8765)
+  --mcp-bind ADDR     the address it listens on (default $TAI_MCP_BIND, else
+                      127.0.0.1)
   --vault PATH        the vault file (default $TAI_VAULT, else
                       $XDG_DATA_HOME/tai/vault.db)
   --clean             ignore the user's init.lua and lua/ overrides
@@ -84,7 +98,7 @@ Models:
 
 Environment:
   TAI_VAULT, TAI_VAULT_PASSPHRASE (for a sealed vault; else a hidden prompt,
-  asked up to 3 times),
+  asked up to 3 times), TAI_MCP_PORT, TAI_MCP_BIND,
   XDG_CONFIG_HOME (init.lua and lua/ under tai/), XDG_STATE_HOME (history),
   XDG_DATA_HOME (the vault), NO_COLOR.
 
@@ -104,6 +118,9 @@ func newFlags(o *options, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.vault, "vault", "", "vault `PATH`")
 	fs.BoolVar(&o.clean, "clean", false, "ignore user overrides")
 	fs.StringVar(&o.dumpStdlib, "dump-stdlib", "", "write the built-in Lua files to `DIR`")
+	fs.Func("serve-mcp", "serve MCP to clients sending `KEY`", func(s string) error { o.serveKey, o.serveSet = s, true; return nil })
+	fs.StringVar(&o.mcpPort, "mcp-port", "", "the MCP server's `PORT`")
+	fs.StringVar(&o.mcpBind, "mcp-bind", "", "the MCP server's `ADDR`")
 	fs.BoolVar(&o.version, "version", false, "print the version")
 	fs.BoolVar(&o.help, "help", false, "print help")
 	fs.BoolVar(&o.help, "h", false, "print help")
@@ -178,6 +195,17 @@ func run(argv []string, stdout, stderr io.Writer) int {
 
 	inv := lua.Invocation{Mode: lua.ModeREPL}
 	switch {
+	case o.serveSet:
+		if o.promptSet || o.evalSet || len(o.args) > 0 {
+			return usageError(stderr, "--serve-mcp runs the server only; it takes no -p, -e or script")
+		}
+		req, err := serveRequest(o)
+		if err != nil {
+			return usageError(stderr, err.Error())
+		}
+		inv = lua.Invocation{Mode: lua.ModeServe, Serve: req}
+	case o.mcpPort != "" || o.mcpBind != "":
+		return usageError(stderr, "--mcp-port and --mcp-bind go with --serve-mcp KEY")
 	case o.promptSet && o.evalSet:
 		return usageError(stderr, "-p and -e exclude each other; give one")
 	case o.promptSet:
@@ -249,6 +277,30 @@ func notAScript(name string, statErr error) string {
 		return fmt.Sprintf("cannot run %q: there is no such script, and tai has no subcommands (for help: tai --help)", name)
 	}
 	return fmt.Sprintf("cannot run %q: not a readable file", name)
+}
+
+// serveRequest reads --serve-mcp, --mcp-port and --mcp-bind over the
+// environment's defaults; a weak key or a bad port is a usage error.
+func serveRequest(o options) (lua.ServeRequest, error) {
+	if err := server.CheckKey(o.serveKey); err != nil {
+		return lua.ServeRequest{}, fmt.Errorf("--serve-mcp KEY: %v", err)
+	}
+	req, err := lua.DefaultServeRequest(os.Getenv)
+	if err != nil {
+		return req, err
+	}
+	req.Key = o.serveKey
+	if o.mcpPort != "" {
+		p, err := lua.ParsePort(o.mcpPort)
+		if err != nil {
+			return req, fmt.Errorf("--mcp-port: %v", err)
+		}
+		req.Port = p
+	}
+	if o.mcpBind != "" {
+		req.Bind = o.mcpBind
+	}
+	return req, nil
 }
 
 // usageError reports bad command-line usage.

@@ -1,0 +1,104 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// KeyEnv is the environment variable the client snippets read the key
+// from, so that none of them holds the key itself.
+const KeyEnv = "TAI_MCP_KEY"
+
+// keyInput is the id of the VS Code input that asks for the key.
+const keyInput = "tai-mcp-key"
+
+// Snippet is a ready-to-paste configuration of one MCP client for this
+// server.
+type Snippet struct {
+	// Client names the MCP client ("Claude Code").
+	Client string
+	// Where says where the text goes.
+	Where string
+	// Text is what to paste.
+	Text string
+}
+
+// Snippets returns the configurations of Claude Code, Cursor, VS Code and
+// Codex for a server at url named name. The key is never in them: Claude
+// Code, Cursor and Codex read it from $TAI_MCP_KEY (KeyEnv), VS Code asks
+// for it once as a password input.
+func Snippets(name, url string) []Snippet {
+	header := "Bearer ${" + KeyEnv + "}"
+	jsonText := func(v any) string {
+		b, _ := json.MarshalIndent(v, "", "  ")
+		return string(b)
+	}
+	type entry struct {
+		Type    string            `json:"type,omitempty"`
+		URL     string            `json:"url"`
+		Headers map[string]string `json:"headers"`
+	}
+	return []Snippet{
+		{
+			Client: "Claude Code",
+			Where:  "run in a shell where " + KeyEnv + " is set",
+			Text: fmt.Sprintf(`claude mcp add --transport http %s %s --header "Authorization: %s"`,
+				name, url, header),
+		},
+		{
+			Client: "Cursor",
+			Where:  "~/.cursor/mcp.json (or .cursor/mcp.json in a project)",
+			Text: jsonText(map[string]any{"mcpServers": map[string]any{
+				name: entry{URL: url, Headers: map[string]string{"Authorization": "Bearer ${env:" + KeyEnv + "}"}},
+			}}),
+		},
+		{
+			Client: "VS Code",
+			Where:  ".vscode/mcp.json (it asks for the key once)",
+			Text: jsonText(struct {
+				Inputs  []map[string]any `json:"inputs"`
+				Servers map[string]entry `json:"servers"`
+			}{
+				Inputs: []map[string]any{{"type": "promptString", "id": keyInput, "description": "tai MCP server key", "password": true}},
+				Servers: map[string]entry{
+					name: {Type: "http", URL: url, Headers: map[string]string{"Authorization": "Bearer ${input:" + keyInput + "}"}},
+				},
+			}),
+		},
+		{
+			Client: "Codex",
+			Where:  "~/.codex/config.toml",
+			Text: fmt.Sprintf("[mcp_servers.%s]\nurl = %s\nbearer_token_env_var = %s",
+				name, strconv.Quote(url), strconv.Quote(KeyEnv)),
+		},
+	}
+}
+
+// Banner is what a server says when it starts: where it listens, that it
+// runs every tool call without asking (the equivalent of --yolo), the key
+// masked, and the snippets of Snippets for url. exposed says the bind
+// address is reachable from other machines.
+func Banner(name, url, key string, exposed bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "tai: serving MCP on %s\n", url)
+	b.WriteString("\n" +
+		"  !! WARNING: serving runs the equivalent of --yolo. Every tool call a client makes runs\n" +
+		"  !! without asking: shell commands, file writes, secrets, the network. The key is the only\n" +
+		"  !! authorization: give it only to clients you trust. Questions (ask_user) and profile\n" +
+		"  !! changes a model asks for are refused, since nobody is here to answer.\n")
+	if exposed {
+		b.WriteString("  !! The server listens beyond this machine, over plain HTTP: anyone on the network who\n" +
+			"  !! learns the key controls this account. Prefer --mcp-bind 127.0.0.1 and an SSH tunnel.\n")
+	}
+	fmt.Fprintf(&b, "\nkey: %s. The snippets read it from $%s: export %s=<the key> first.\n", MaskKey(key), KeyEnv, KeyEnv)
+	for _, s := range Snippets(name, url) {
+		fmt.Fprintf(&b, "\n%s — %s:\n", s.Client, s.Where)
+		for _, line := range strings.Split(s.Text, "\n") {
+			b.WriteString("  " + line + "\n")
+		}
+	}
+	b.WriteString("\nStop with Ctrl-C (or SIGTERM).\n")
+	return b.String()
+}
