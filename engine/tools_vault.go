@@ -181,8 +181,12 @@ func (e *Engine) auditTail(_ context.Context, args map[string]any) (Result, erro
 	}
 	var b strings.Builder
 	for _, en := range entries {
-		fmt.Fprintf(&b, "#%d %s %s %s digest=%s %s %s %dB\n", en.Seq, en.Time.UTC().Format(time.RFC3339),
+		fmt.Fprintf(&b, "#%d %s %s %s digest=%s %s %s %dB", en.Seq, en.Time.UTC().Format(time.RFC3339),
 			en.Kind, en.Subject, en.Digest, en.Outcome, en.Duration.Round(time.Millisecond), en.Size)
+		if en.Session != "" {
+			b.WriteString(" session=" + en.Session)
+		}
+		b.WriteByte('\n')
 	}
 	return TextResult(b.String()), nil
 }

@@ -22,7 +22,7 @@ import (
 //	tai.vault.record_get(id [, offset, length]) -> text, {id=, size=, created=, meta=} | nil, err
 //	tai.vault.record_list(n) -> {{id=, size=, created=, meta=}, …} (newest first) | nil, err
 //	tai.vault.record_delete(id) -> true | nil, err
-//	tai.vault.audit_tail(n [, kind]) -> {{seq=, time=, kind=, subject=, …}, …} | nil, err
+//	tai.vault.audit_tail(n [, kind]) -> {{seq=, time=, kind=, subject=, session=, …}, …} | nil, err
 //	tai.vault.audit_verify() -> count | nil, err
 //	tai.vault.seal() -> true | nil, err   (with the current passphrase)
 //	tai.vault.sealed() -> bool | nil, err
@@ -251,6 +251,9 @@ func (h *Host) auditTail(L *glua.LState) int {
 			t.RawSetString("outcome", glua.LString(e.Outcome))
 			t.RawSetString("duration_ms", glua.LNumber(e.Duration.Milliseconds()))
 			t.RawSetString("size", glua.LNumber(e.Size))
+			if e.Session != "" {
+				t.RawSetString("session", glua.LString(e.Session))
+			}
 			t.RawSetString("prev", glua.LString(e.Prev))
 			t.RawSetString("hash", glua.LString(e.Hash))
 			out.Append(t)

@@ -120,6 +120,15 @@ func TestAuditVerifyFindsTampering(t *testing.T) {
 		{"size edited", func(b, meta *bolt.Bucket) error {
 			return rewriteEntry(b, 2, func(e *AuditEntry) { e.Size++ })
 		}, 1, 2, "do not match its hash"},
+		{"session added", func(b, meta *bolt.Bucket) error {
+			return rewriteEntry(b, 3, func(e *AuditEntry) { e.Session = "mcp:forged00" })
+		}, 2, 3, "do not match its hash"},
+		{"session edited", func(b, meta *bolt.Bucket) error {
+			return rewriteEntry(b, 4, func(e *AuditEntry) { e.Session = "mcp:forged00" })
+		}, 3, 4, "do not match its hash"},
+		{"session removed", func(b, meta *bolt.Bucket) error {
+			return rewriteEntry(b, 4, func(e *AuditEntry) { e.Session = "" })
+		}, 3, 4, "do not match its hash"},
 		{"edited and rehashed", func(b, meta *bolt.Bucket) error {
 			return rewriteEntry(b, 2, func(e *AuditEntry) { e.Subject = "other"; e.Hash = auditHash(*e) })
 		}, 2, 3, "prev does not match"},
@@ -151,7 +160,11 @@ func TestAuditVerifyFindsTampering(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newStore(t, nil)
 			for i := range 5 {
-				if _, err := s.AuditAppend(AuditEntry{Kind: "tool", Subject: "t" + uitoa(uint64(i)), Outcome: "error"}); err != nil {
+				e := AuditEntry{Kind: "tool", Subject: "t" + uitoa(uint64(i)), Outcome: "error"}
+				if i == 3 {
+					e.Session = "mcp:0123abcd" // entry 4 came from a served session
+				}
+				if _, err := s.AuditAppend(e); err != nil {
 					t.Fatal(err)
 				}
 			}
