@@ -25,10 +25,10 @@ type fakeCatalog struct {
 	mu       sync.Mutex
 	sessions map[string]*fakeSession
 	opened   []string
-	closed  []string
-	calls   []string
-	release chan struct{}
-	started chan string // block's name argument, when it starts
+	closed   []string
+	calls    []string
+	release  chan struct{}
+	started  chan string // block's name argument, when it starts
 }
 
 func newFakeCatalog() *fakeCatalog {
