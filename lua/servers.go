@@ -224,7 +224,7 @@ func (h *Host) mcpCallTool(L *glua.LState) int {
 	}
 	var res engine.Result
 	if err := h.onBridge(L, func(ctx context.Context, b *bridge.Bridge) error {
-		name, err := b.NameOf(server, tool)
+		name, err := b.Callable(ctx, server, tool)
 		if err != nil {
 			return err
 		}

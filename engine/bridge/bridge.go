@@ -226,9 +226,18 @@ func (b *Bridge) fallback(name string) (engine.Tool, bool) {
 	return b.tool(bt), true
 }
 
-// tool returns the engine tool that runs bt.
+// tool returns the engine tool that runs bt. A tool that cannot be
+// called whatever the profile (withheld, refused by the entry's lists,
+// over MCP_MAX_TOOLS) answers why without asking for approval: it never
+// reaches the server.
 func (b *Bridge) tool(bt *bridged) engine.Tool {
 	server, tool := bt.server, bt.tool
+	if why := bt.reason; why != "" {
+		return engine.Tool{
+			Name: bt.name, Description: bt.description, Parameters: bt.params, Origin: server + "/" + tool, Safe: true,
+			Run: func(context.Context, map[string]any) (engine.Result, error) { return engine.ErrorResult("%s", why), nil },
+		}
+	}
 	return engine.Tool{
 		Name:        bt.name,
 		Description: bt.description,

@@ -178,11 +178,29 @@ func (b *Bridge) runCall(ctx context.Context, args map[string]any) (engine.Resul
 	default:
 		return engine.ErrorResult("mcp_call: args must be an object of the tool's arguments"), nil
 	}
-	name, err := b.NameOf(server, tool)
+	name, err := b.Callable(ctx, server, tool)
 	if err != nil {
 		return engine.ErrorResult("mcp_call: %v", err), nil
 	}
 	return b.reg.Dispatch(ctx, name, targs)
+}
+
+// Callable returns the bridged name of server's tool when the session
+// calling in ctx may call it (the server is enabled for its profile), so
+// nobody is asked to approve a call that would be refused.
+func (b *Bridge) Callable(ctx context.Context, server, tool string) (string, error) {
+	name, err := b.NameOf(server, tool)
+	if err != nil {
+		return "", err
+	}
+	s, err := b.current()
+	if err != nil {
+		return "", err
+	}
+	if profile := b.profileFor(ctx); !s.servers[server].profiles[profile] {
+		return "", fmt.Errorf("mcp server %q is not enabled for profile %q: enable it first (mcp_enable, /mcp enable %s)", server, profile, server)
+	}
+	return name, nil
 }
 
 // NameOf returns the bridged name of server's tool.
