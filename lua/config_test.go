@@ -1,8 +1,10 @@
 package lua
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	glua "github.com/yuin/gopher-lua"
 
 	"tai/mcp/config"
+	"tai/stdlib"
 	"tai/vault"
 )
 
@@ -180,5 +183,67 @@ return e.args[1], e.args[2], e.args[3], e.args[4], e.headers.Authorization, miss
 	}
 	if red, _ := res[9].(string); strings.Contains(red, "env-value-93817") {
 		t.Errorf("resolved value not redacted: %q", red)
+	}
+}
+
+// TestNormalizerDocDrift: the key table of mcp/README.md and the shipped
+// rules name the same keys: every key in the table's first column is one
+// normalize.lua reads, and every key the rules ignore is in the table.
+func TestNormalizerDocDrift(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "mcp", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(doc)
+	start := strings.Index(text, "## Normalizer (`mcp/config`)")
+	if start < 0 {
+		t.Fatal("mcp/README.md has no Normalizer section")
+	}
+	section := text[start:]
+	if end := strings.Index(section[3:], "\n## "); end >= 0 {
+		section = section[:end+3]
+	}
+	src, err := fs.ReadFile(stdlib.Files(), "normalize.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := string(src)
+	tick := regexp.MustCompile("`([^`]+)`")
+	var keys []string
+	for _, line := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		first := strings.SplitN(line, "|", 3)[1]
+		for _, m := range tick.FindAllStringSubmatch(first, -1) {
+			for _, k := range strings.Split(m[1], "/") {
+				if strings.HasPrefix(k, "_") && k != "_comment" {
+					k = strings.TrimSuffix(keys[len(keys)-1], "_sec") + k // startup_timeout_sec/_ms
+				}
+				keys = append(keys, k)
+			}
+		}
+	}
+	if len(keys) < 30 {
+		t.Fatalf("read only %d keys from the table: %q", len(keys), keys)
+	}
+	for _, k := range keys {
+		last := k[strings.LastIndex(k, ".")+1:]
+		if k == "_comment" {
+			continue // comments are any key starting with _
+		}
+		if !strings.Contains(rules, `"`+k+`"`) && !strings.Contains(rules, "\n  "+k+" = ") && !strings.Contains(rules, `"`+last+`"`) {
+			t.Errorf("mcp/README.md's normalizer table names %q, which normalize.lua does not read", k)
+		}
+	}
+	h := newHost(t, Options{Clean: true}, nil)
+	res, err := h.DoString(ctxT(t), `local out = {} for k in pairs(require("normalize").ignored) do out[#out+1] = k end return out`, "ignored")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range res[0].([]any) {
+		if !slices.Contains(keys, k.(string)) {
+			t.Errorf("normalize.lua ignores %q, but mcp/README.md's normalizer table does not say so", k)
+		}
 	}
 }
