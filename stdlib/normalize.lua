@@ -791,7 +791,11 @@ function M:normalize(doc)
   function ctx:note(server, level, text)
     notes[#notes + 1] = { server = server or "", level = level, text = text }
   end
-  function ctx:refuse(server, text) self:note(server, "refused", text) end
+  ctx.refused = {}
+  function ctx:refuse(server, text)
+    self.refused[server or ""] = true
+    self:note(server, "refused", text)
+  end
   local entries = {}
   local servers = self:servers(doc, ctx)
   ctx.names = {}
@@ -803,6 +807,9 @@ function M:normalize(doc)
     ctx.bare_names = s.name == nil or s.bare
     local label = type(raw_name) == "string" and raw_name ~= "" and raw_name or "entry " .. (#entries + 1)
     local e = self:entry(label, s.raw, ctx)
+    if e and ctx.refused[label] then
+      e = nil -- refused part way (a field of the wrong kind): the note says why
+    end
     if e then
       local name = self:name(raw_name, e, ctx)
       -- notes made under the pasted name follow the entry's final name
