@@ -23,7 +23,8 @@ import (
 //	tai.vault.record_list(n) -> {{id=, size=, created=, meta=}, …} (newest first) | nil, err
 //	tai.vault.record_delete(id) -> true | nil, err
 //	tai.vault.audit_tail(n [, kind]) -> {{seq=, time=, kind=, subject=, session=, …}, …} | nil, err
-//	tai.vault.audit_verify() -> count | nil, err
+//	tai.vault.audit_verify() -> count [, note] | nil, err
+//	    (note: the trail holds but records an unclean shutdown)
 //	tai.vault.seal() -> true | nil, err   (with the current passphrase)
 //	tai.vault.sealed() -> bool | nil, err
 //	tai.vault.path() -> path | nil, err
@@ -266,6 +267,13 @@ func (h *Host) auditTail(L *glua.LState) int {
 func (h *Host) auditVerify(L *glua.LState) int {
 	return h.withVault(L, func(s *vault.Store) int {
 		n, err := s.AuditVerify()
+		if errors.Is(err, vault.ErrUncleanShutdown) {
+			// Not tampering: entries were lost to a power loss. The count
+			// comes with the note.
+			L.Push(glua.LNumber(n))
+			L.Push(glua.LString(err.Error()))
+			return 2
+		}
 		if err != nil {
 			return fail(L, err.Error())
 		}

@@ -33,6 +33,11 @@
 //
 // # The audit trail
 //
+// AuditAppend writes each entry to a journal beside the vault file with
+// one write(2) and makes it durable within FlushDelay, folding the journal
+// into the vault in batches and at Close (see JournalSuffix for what a
+// crash and a power loss can lose).
+//
 // Every entry carries a SHA-256 hash over its fields and the hash of the
 // entry before, and a meta row records the head (the last entry's number
 // and hash). On an unsealed vault that only finds clumsy edits: anyone who
@@ -73,6 +78,10 @@ var (
 	// while no passphrase is available (no passphrase source, the source
 	// failed, or the person gave none).
 	ErrNoPassphrase = errors.New("vault: the vault is sealed and no passphrase is available")
+	// ErrUncleanShutdown is what AuditVerify's error wraps when the chain
+	// holds but records a tail of the audit journal lost to a power loss
+	// (or a crash of the machine): entries were lost, none were altered.
+	ErrUncleanShutdown = errors.New("vault: unclean shutdown")
 	// ErrExists reports a registration under a name already taken.
 	ErrExists = errors.New("vault: already exists")
 	// ErrTooMany reports a registration over a cap (Registration.MaxServers).

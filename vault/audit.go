@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
@@ -94,7 +95,13 @@ func auditHash(e AuditEntry) string {
 
 // AuditAppend adds e to the trail and returns it as stored: Seq is the next
 // number, Time is now when zero, Prev is the last entry's Hash and Hash
-// seals it all. Subject and Outcome pass through Redact first.
+// seals it all. Subject and Outcome are redacted first; when the secrets
+// cannot be read the entry is not recorded and the error says why.
+//
+// The entry is written to the audit journal beside the vault with one
+// write(2) before AuditAppend returns, and reaches the disk within
+// FlushDelay (see JournalSuffix); concurrent appends, of this process and
+// others, share that flush.
 //
 // On a sealed vault the entry and the recorded head also carry a MAC under
 // the seal's audit key, so AuditAppend needs the passphrase there (asked
@@ -103,24 +110,66 @@ func auditHash(e AuditEntry) string {
 // ErrWrongPassphrase): an entry anyone could have written would not be
 // evidence. On an unsealed vault AuditAppend never asks.
 func (s *Store) AuditAppend(e AuditEntry) (AuditEntry, error) {
-	e.Subject = s.Redact(e.Subject)
-	e.Outcome = s.Redact(e.Outcome)
+	red, err := s.Redactor()
+	if err != nil {
+		return e, fmt.Errorf("vault: the audit entry was not recorded: %w", err)
+	}
+	e.Subject = red.Redact(e.Subject)
+	e.Outcome = red.Redact(e.Outcome)
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}
 	e.Time = e.Time.UTC().Round(0)
-	err := s.update(func(tx *bolt.Tx) error {
-		k, err := s.sealer(tx)
-		if err != nil {
-			return err
+	j := &s.journal
+	var last error
+	for try := 0; try < 8; try++ {
+		if s.closed.Load() {
+			return e, errClosed
 		}
-		e, err = auditAppendTx(tx, e, k.auditKey())
-		return err
-	})
-	if errors.Is(err, ErrNoPassphrase) || errors.Is(err, ErrWrongPassphrase) {
-		err = fmt.Errorf("vault: the audit entry was not recorded: a sealed vault signs its audit trail with the seal key: %w", err)
+		j.mu.Lock()
+		salt, stamp, err := s.auditSealState()
+		if err != nil {
+			j.mu.Unlock()
+			return e, fmt.Errorf("vault: the audit entry was not recorded: %w", err)
+		}
+		var key []byte
+		if salt != nil {
+			k := s.key.Load()
+			if k == nil || !bytes.Equal(k.salt, salt) {
+				j.mu.Unlock()
+				if err := s.unlock(); err != nil {
+					if errors.Is(err, ErrNoPassphrase) || errors.Is(err, ErrWrongPassphrase) {
+						err = fmt.Errorf("vault: the audit entry was not recorded: a sealed vault signs its audit trail with the seal key: %w", err)
+					}
+					return e, err
+				}
+				continue
+			}
+			key = k.auditKey()
+		}
+		out, err := s.journalAppend(e, key, stamp)
+		switch {
+		case err == nil:
+			s.scheduleFlush(FlushDelay)
+			j.mu.Unlock()
+			return out, nil
+		case errors.Is(err, errSealChanged):
+			last = err
+		case errors.Is(err, errJournalFold):
+			// No header yet, or a tail this Store cannot continue: fold
+			// (which recovers a torn tail) and try again.
+			last = s.fold()
+			if last != nil && !errors.Is(last, errNeedKey) {
+				j.mu.Unlock()
+				return e, fmt.Errorf("vault: the audit entry was not recorded: %w", last)
+			}
+		default:
+			j.mu.Unlock()
+			return e, err
+		}
+		j.mu.Unlock()
 	}
-	return e, err
+	return e, fmt.Errorf("vault: the audit entry was not recorded: the trail kept changing under it (%v); try again", last)
 }
 
 // auditAppendTx appends e, with MACs under key when key is not nil.
@@ -215,11 +264,25 @@ func anchorTx(tx *bolt.Tx, key []byte) error {
 }
 
 // AuditTail returns the last n entries (n <= 0: all) of kind ("" for every
-// kind), in chronological order: oldest first, newest last.
+// kind), in chronological order: oldest first, newest last. Entries still
+// in the journal are included.
 func (s *Store) AuditTail(n int, kind string) ([]AuditEntry, error) {
 	var out []AuditEntry
+	j := &s.journal
+	j.mu.Lock()
+	defer j.mu.Unlock()
 	err := s.view(func(tx *bolt.Tx) error {
 		out = out[:0]
+		seq, hash, _ := trailEnd(tx)
+		pending, err := s.journalEntries(seq, hash)
+		if err != nil {
+			return err
+		}
+		for i := len(pending) - 1; i >= 0 && (n <= 0 || len(out) < n); i-- {
+			if kind == "" || pending[i].Kind == kind {
+				out = append(out, pending[i])
+			}
+		}
 		b := tx.Bucket(bucketAudit)
 		if b == nil {
 			return nil
@@ -254,10 +317,21 @@ func (s *Store) AuditTail(n int, kind string) ([]AuditEntry, error) {
 // from before the seal are protected by their hashes alone, as on an
 // unsealed vault, where anyone able to write the file can rewrite the
 // trail from any entry on and recompute every hash and the head.
+//
+// It first folds the journal into the trail. A tail of the journal torn by
+// a power loss was cut off by a fold, which recorded an "unclean shutdown"
+// entry in its place; when the chain holds and such entries exist,
+// AuditVerify returns the count with an error wrapping
+// ErrUncleanShutdown, which is not a break: entries were lost, none were
+// altered.
 func (s *Store) AuditVerify() (int, error) {
 	var n int
 	var brk error
-	err := s.view(func(tx *bolt.Tx) error {
+	var unclean []AuditEntry
+	j := &s.journal
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	err := s.update(func(tx *bolt.Tx) error {
 		m, err := readSealMeta(tx)
 		if err != nil {
 			return err
@@ -266,7 +340,10 @@ func (s *Store) AuditVerify() (int, error) {
 		if err != nil {
 			return err
 		}
-		n, brk = verifyTx(tx, m != nil, k.auditKey())
+		if err := s.foldTx(tx, k.auditKey(), nil); err != nil && !errors.Is(err, errTrailBroken) {
+			return err
+		}
+		n, unclean, brk = verifyTx(tx, m != nil, k.auditKey())
 		return nil
 	})
 	if errors.Is(err, ErrNoPassphrase) || errors.Is(err, ErrWrongPassphrase) {
@@ -275,13 +352,24 @@ func (s *Store) AuditVerify() (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if brk == nil && len(unclean) > 0 {
+		last := unclean[len(unclean)-1]
+		return n, fmt.Errorf("%w: the trail holds, but tai stopped %d time(s) before audit entries reached the disk (a power loss or a crash of the machine), last at entry %d: %s",
+			ErrUncleanShutdown, len(unclean), last.Seq, last.Outcome)
+	}
 	return n, brk
 }
 
 // verifyTx checks the trail. sealed says whether the vault has a seal
 // record; key is its audit key (nil when unsealed, or sealed by a tai that
 // kept none).
-func verifyTx(tx *bolt.Tx, sealed bool, key []byte) (int, error) {
+// It also returns the "unclean shutdown" entries it met.
+func verifyTx(tx *bolt.Tx, sealed bool, key []byte) (n int, unclean []AuditEntry, brk error) {
+	n, brk = verifyChain(tx, sealed, key, &unclean)
+	return n, unclean, brk
+}
+
+func verifyChain(tx *bolt.Tx, sealed bool, key []byte, unclean *[]AuditEntry) (int, error) {
 	head, err := readMark(tx, auditHeadKey)
 	if err != nil {
 		return 0, &AuditBreak{Reason: "the recorded head of the trail is invalid JSON"}
@@ -326,6 +414,9 @@ func verifyTx(tx *bolt.Tx, sealed bool, key []byte) (int, error) {
 				return n, &AuditBreak{Seq: seq, Reason: "it carries no MAC although the vault was sealed before it (it was added or rewritten without the passphrase)"}
 			case key != nil && seq > anchor.Seq && !macOK(key, macEntry, e.Seq, e.Hash, e.MAC):
 				return n, &AuditBreak{Seq: seq, Reason: "its MAC does not match (the entry was altered or replaced without the passphrase)"}
+			}
+			if e.Kind == auditKindAudit && e.Subject == subjectUnclean {
+				*unclean = append(*unclean, e)
 			}
 			n, want, prev = n+1, want+1, e.Hash
 		}

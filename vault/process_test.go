@@ -58,6 +58,20 @@ func runChild(mode, path, arg string) error {
 		}
 		fmt.Println("done")
 		return nil
+	case "audit":
+		// Append audit entries forever, saying each one's Seq on stdout
+		// once AuditAppend returned, until killed.
+		s, err := Open(path, nil)
+		if err != nil {
+			return err
+		}
+		for i := 0; ; i++ {
+			e, err := s.AuditAppend(AuditEntry{Kind: "test", Subject: fmt.Sprintf("%s/%d", arg, i), Outcome: "ok"})
+			if err != nil {
+				return err
+			}
+			fmt.Println(e.Seq)
+		}
 	case "set":
 		// Set secret arg (name=value) and exit.
 		name, value, _ := strings.Cut(arg, "=")

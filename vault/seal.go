@@ -332,46 +332,24 @@ func (s *Store) Seal(passphrase string) error {
 					return errNeedKey
 				}
 			}
-			values, err := resealSecrets(tx, oldKey, newKey)
-			if err != nil {
-				return err
-			}
-			if err := redactRecords(tx, values); err != nil {
-				return err
-			}
-			if err := resealServers(tx, oldKey, newKey); err != nil {
-				return err
-			}
-			if newKey.audit = oldKey.auditKey(); newKey.audit == nil {
-				newKey.audit = freshAudit
-				if err := anchorTx(tx, newKey.audit); err != nil {
-					return err
-				}
-			}
-			meta.Check = newKey.seal(checkValue(newKey.audit), checkAAD)
-			metaJSON, err := json.Marshal(meta)
-			if err != nil {
-				return err
-			}
-			b, err := bucket(tx, bucketMeta)
-			if err != nil {
-				return err
-			}
-			if err := b.Put(sealMetaKey, metaJSON); err != nil {
-				return err
-			}
-			return s.bumpGen(tx)
+			// The journal is folded first, and stays locked until the
+			// anchor is set, so no entry without a MAC follows it.
+			return s.foldTx(tx, oldKey.auditKey(), func() error { return s.resealTx(tx, oldKey, newKey, meta, freshAudit) })
 		}); err != nil {
 			return err
 		}
 		return scrubFreePages(db)
 	}
+	s.journal.mu.Lock()
 	err = s.withDB(reseal)
+	s.journal.mu.Unlock()
 	if errors.Is(err, errNeedKey) {
 		if err := s.unlock(); err != nil {
 			return fmt.Errorf("vault: changing the passphrase needs the current one: %w", err)
 		}
+		s.journal.mu.Lock()
 		err = s.withDB(reseal)
+		s.journal.mu.Unlock()
 	}
 	if err != nil {
 		return err
@@ -381,6 +359,40 @@ func (s *Store) Seal(passphrase string) error {
 	s.key.Store(newKey)
 	s.keyMu.Unlock()
 	return nil
+}
+
+// resealTx re-encrypts the secrets and headers of tx under newKey, redacts
+// the records, anchors the trail on a first seal and stores meta.
+func (s *Store) resealTx(tx *bolt.Tx, oldKey, newKey *sealKey, meta *sealMeta, freshAudit []byte) error {
+	values, err := resealSecrets(tx, oldKey, newKey)
+	if err != nil {
+		return err
+	}
+	if err := redactRecords(tx, values); err != nil {
+		return err
+	}
+	if err := resealServers(tx, oldKey, newKey); err != nil {
+		return err
+	}
+	if newKey.audit = oldKey.auditKey(); newKey.audit == nil {
+		newKey.audit = freshAudit
+		if err := anchorTx(tx, newKey.audit); err != nil {
+			return err
+		}
+	}
+	meta.Check = newKey.seal(checkValue(newKey.audit), checkAAD)
+	metaJSON, err := json.Marshal(meta)
+	if err != nil {
+		return err
+	}
+	b, err := bucket(tx, bucketMeta)
+	if err != nil {
+		return err
+	}
+	if err := b.Put(sealMetaKey, metaJSON); err != nil {
+		return err
+	}
+	return s.bumpGen(tx)
 }
 
 // resealSecrets re-encrypts every secret with newKey and returns their

@@ -227,6 +227,7 @@ func mustOpen(t *testing.T, path, pass string) *Store {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { s.Close() })
 	return s
 }
 

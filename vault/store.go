@@ -77,6 +77,7 @@ type Store struct {
 	key      atomic.Pointer[sealKey]
 	redactor redactor
 	gen      genFile
+	journal  journal
 	// onOpen is Options.OnOpen.
 	onOpen func()
 }
@@ -136,6 +137,7 @@ func Open(path string, opts *Options) (*Store, error) {
 	s.mu = mu.(*sync.RWMutex)
 	s.redactor.extra = map[string]string{}
 	s.gen.path = abs + GenerationSuffix
+	s.journal.path = abs + JournalSuffix
 
 	info, err := os.Stat(abs)
 	switch {
@@ -159,6 +161,7 @@ func Open(path string, opts *Options) (*Store, error) {
 		mu, _ := pathLocks.LoadOrStore(abs, new(sync.RWMutex))
 		s.path, s.mu = abs, mu.(*sync.RWMutex)
 		s.gen.path = abs + GenerationSuffix
+		s.journal.path = abs + JournalSuffix
 	}
 	if err := s.update(func(tx *bolt.Tx) error {
 		for _, b := range allBuckets {
@@ -174,14 +177,23 @@ func Open(path string, opts *Options) (*Store, error) {
 }
 
 // Close releases the Store. It is safe to call more than once. The Store
-// holds the bbolt file open only during a call; Close closes the
-// generation file and marks the Store unusable.
+// holds the bbolt file open only during a call; Close makes the audit
+// entries this Store wrote durable (folding the journal into the vault, or
+// syncing it), closes the generation file and the journal, and marks the
+// Store unusable.
 func (s *Store) Close() error {
+	if s.closed.Load() {
+		return nil
+	}
+	err := s.Sync()
 	if s.closed.Swap(true) {
 		return nil
 	}
+	s.journal.mu.Lock()
+	s.journal.close()
+	s.journal.mu.Unlock()
 	s.gen.close()
-	return nil
+	return err
 }
 
 // Path returns the vault file's path.
