@@ -195,9 +195,9 @@ func NewClient(name string, t Transport, opts *ClientOptions) *Client {
 // Connect opens a session on a canonical entry: it picks the transport,
 // connects it and runs the handshake, all within ConnectTimeout.
 func Connect(ctx context.Context, entry Entry, opts *ClientOptions) (*Client, error) {
-	redact := func(err error) error { return err }
+	redact := func(err error) error { return &redactedError{msg: Visible(err.Error()), err: err} }
 	if opts != nil && opts.Redact != nil {
-		redact = func(err error) error { return &redactedError{msg: opts.Redact(err.Error()), err: err} }
+		redact = func(err error) error { return &redactedError{msg: Visible(opts.Redact(err.Error())), err: err} }
 	}
 	if err := entry.Validate(); err != nil {
 		return nil, redact(err)
@@ -288,12 +288,21 @@ func (e *redactedError) Error() string { return e.msg }
 // Unwrap returns the original error.
 func (e *redactedError) Unwrap() error { return e.err }
 
-// scrub applies ClientOptions.Redact to err's text.
+// scrub applies ClientOptions.Redact to err's text and makes what a
+// terminal would act on visible (see Visible): error text carries what the
+// server sent.
 func (c *Client) scrub(err error) error {
-	if err == nil || c.opts.Redact == nil {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if c.opts.Redact != nil {
+		msg = c.opts.Redact(msg)
+	}
+	if msg = Visible(msg); msg == err.Error() {
 		return err
 	}
-	return &redactedError{msg: c.opts.Redact(err.Error()), err: err}
+	return &redactedError{msg: msg, err: err}
 }
 
 func (c *Client) start(ctx context.Context) error {
@@ -872,16 +881,17 @@ func (c *Client) Instructions() string {
 // Name returns the server name the client uses in errors.
 func (c *Client) Name() string { return c.name }
 
-// Stderr returns the kept tail of a stdio server's stderr ("" for http).
+// Stderr returns the kept tail of a stdio server's stderr ("" for http),
+// redacted and with control sequences made visible (see Visible).
 func (c *Client) Stderr() string {
 	s, ok := c.t.(StderrSource)
 	if !ok {
 		return ""
 	}
 	if c.opts.Redact != nil {
-		return c.opts.Redact(s.Stderr())
+		return Visible(c.opts.Redact(s.Stderr()))
 	}
-	return s.Stderr()
+	return Visible(s.Stderr())
 }
 
 // Transport returns the leg the client speaks over.
