@@ -247,3 +247,31 @@ func TestNormalizerDocDrift(t *testing.T) {
 		}
 	}
 }
+
+// TestNormalizeStoredName: a bare word naming a stored server returns its
+// entry; an unknown word says so.
+func TestNormalizeStoredName(t *testing.T) {
+	dir := t.TempDir()
+	open := func() (*vault.Store, error) { return vault.Open(filepath.Join(dir, "vault.db"), nil) }
+	h := newHost(t, Options{Vault: open}, nil)
+	store, err := h.Vault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.ServerPut(vault.Server{Name: "memory", Transport: "stdio", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-memory"}, Source: "config-json"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := h.DoString(ctxT(t), `
+local es = assert(tai.mcp.normalize("memory"))
+local none, err = tai.mcp.normalize("nosuch")
+return es[1].name, es[1].command, es[1].args[2], es[1].source, none, err`, "stored")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0] != "memory" || res[1] != "npx" || res[2] != "@modelcontextprotocol/server-memory" || res[3] != "config-json" || res[4] != nil {
+		t.Errorf("results = %#v", res)
+	}
+	if msg, _ := res[5].(string); !strings.Contains(msg, "no stored server") {
+		t.Errorf("unknown word: %#v", res[5])
+	}
+}

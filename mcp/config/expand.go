@@ -33,9 +33,11 @@ type Ref struct {
 
 // Expand resolves ${VAR}, ${VAR:-default}, ${env:NAME} and ${input:id} in
 // command, args, env, url and headers. lookup is asked in order (process
-// env first, then vault secrets — the caller composes it, see Chain). A
-// name it cannot answer keeps its literal ${…} and is returned in missing,
-// each once, in order of appearance. Expand does not change e.
+// env first, then vault secrets — the caller composes it, see Chain); in
+// command, args, url and headers a name the entry's env defines is that
+// env value. A name nothing answers keeps its literal ${…} and is
+// returned in missing, each once, in order of appearance. Expand does not
+// change e.
 func Expand(e mcp.Entry, lookup func(name string) (string, bool)) (mcp.Entry, []string) {
 	var missing []string
 	seen := map[string]bool{}
@@ -47,6 +49,21 @@ func Expand(e mcp.Entry, lookup func(name string) (string, bool)) (mcp.Entry, []
 	}
 	x := func(s string) string { return expandString(s, lookup, miss, 0) }
 	out := e
+	out.Env = expandMap(e.Env, x)
+	if len(out.Env) > 0 {
+		// A name the entry's own env defines means that value in the
+		// command line, URL and headers, as the server (mcp-remote's
+		// --header "Authorization: Bearer ${KEY}") would read it.
+		own := func(name string) (string, bool) {
+			v, ok := out.Env[name]
+			if ok && strings.Contains(e.Env[name], "${"+name) {
+				return "", false // env NAME = "${NAME}": from outside
+			}
+			return v, ok
+		}
+		outer := lookup
+		x = func(s string) string { return expandString(s, Chain(own, outer), miss, 0) }
+	}
 	out.Command = x(e.Command)
 	if e.Args != nil {
 		out.Args = make([]string, len(e.Args))
@@ -54,7 +71,6 @@ func Expand(e mcp.Entry, lookup func(name string) (string, bool)) (mcp.Entry, []
 			out.Args[i] = x(a)
 		}
 	}
-	out.Env = expandMap(e.Env, x)
 	out.URL = x(e.URL)
 	out.Headers = expandMap(e.Headers, x)
 	out.Allow = slices.Clone(e.Allow)

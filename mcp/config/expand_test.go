@@ -82,6 +82,17 @@ func TestExpandEntry(t *testing.T) {
 	}
 }
 
+func TestExpandOwnEnv(t *testing.T) {
+	// mcp-remote reads ${SLACK_MCP_API_KEY} in its --header from the env
+	// the entry gives it; tai resolves it the same way.
+	e := mcp.Entry{Command: "npx", Args: []string{"--header", "Authorization: Bearer ${SLACK_MCP_API_KEY}"},
+		Env: map[string]string{"SLACK_MCP_API_KEY": "my-$$e-$ecret", "PASS": "${PASS}"}}
+	got, missing := Expand(e, func(n string) (string, bool) { return map[string]string{"PASS": "outer"}[n], n == "PASS" })
+	if got.Args[1] != "Authorization: Bearer my-$$e-$ecret" || got.Env["PASS"] != "outer" || len(missing) != 0 {
+		t.Errorf("Expand = %+v, missing %q", got, missing)
+	}
+}
+
 func TestFolderVarsEmptyDir(t *testing.T) {
 	_, missing := Expand(mcp.Entry{Args: []string{"${workspaceFolder}"}}, FolderVars(""))
 	if !slices.Equal(missing, []string{"workspaceFolder"}) {

@@ -290,6 +290,8 @@ func check(e mcp.Entry) []Note {
 				switch {
 				case IsFolderVar(r.Name):
 					folder[r.Name] = true
+				case !strings.HasPrefix(f.name, "env.") && ownEnv(e, r.Name):
+					// the entry's own env gives it
 				case r.Kind != "input" && !r.HasDefault && !slices.Contains(needs, r.Name):
 					needs = append(needs, r.Name)
 				}
@@ -339,6 +341,13 @@ func placeholderFix(server, field string) string {
 		return fmt.Sprintf("store the real value with tai.vault.secret_set(%q, \"…\") and write \"${%s}\" here, or write the value itself", name, name)
 	}
 	return "replace it with the real value (a secret can go in the vault with tai.vault.secret_set(\"NAME\", \"…\") and be written ${NAME})"
+}
+
+// ownEnv reports whether the entry's env defines name itself (not as a
+// pass-through ${name}).
+func ownEnv(e mcp.Entry, name string) bool {
+	v, ok := e.Env[name]
+	return ok && !strings.Contains(v, "${"+name)
 }
 
 func loopback(host string) bool {
