@@ -89,6 +89,22 @@ func TestSyntaxErrorQuotesLine(t *testing.T) {
 	}
 }
 
+func TestParseRefusesDeepNesting(t *testing.T) {
+	for _, s := range []string{strings.Repeat("[", 1<<20), strings.Repeat(`{"a":`, 1<<17), "a = " + strings.Repeat("[", 1<<18), `{"a": "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["}`} {
+		_, _, err := Parse(s)
+		var se *SyntaxError
+		if strings.HasPrefix(s, `{"a": "`) {
+			if err != nil {
+				t.Errorf("brackets inside a string counted: %v", err)
+			}
+			continue
+		}
+		if !errors.As(err, &se) || !strings.Contains(se.Msg, "nested deeper") {
+			t.Errorf("%d bytes: err = %v", len(s), err)
+		}
+	}
+}
+
 func TestParseRepairs(t *testing.T) {
 	tests := []struct {
 		name, text, note string

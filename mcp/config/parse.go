@@ -26,6 +26,45 @@ const (
 // kilobytes; anything past this is not one.
 const MaxText = 1 << 20
 
+// MaxNesting is the deepest nesting of brackets and braces Parse reads.
+const MaxNesting = 64
+
+// tooDeep returns the offset of the first bracket or brace past
+// MaxNesting levels outside strings and comments, or -1.
+func tooDeep(text string, toml bool) int {
+	depth := 0
+	var quote byte
+	escaped := false
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case quote != 0:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\' && quote == '"':
+				escaped = true
+			case c == quote || c == '\n':
+				quote = 0
+			}
+		case c == '"' || (toml && c == '\''):
+			quote = c
+		case toml && c == '#', !toml && c == '/' && i+1 < len(text) && text[i+1] == '/':
+			for i < len(text) && text[i] != '\n' {
+				i++
+			}
+		case c == '[' || c == '{':
+			depth++
+			if depth > MaxNesting {
+				return i
+			}
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return -1
+}
+
 // Document is parsed pasted text, handed to the Rules.
 type Document struct {
 	// Value is the parsed text: an *Object for a JSON object, TOML
@@ -66,6 +105,15 @@ func Parse(text string) (*Document, []Note, error) {
 		notes = append(notes, Note{Level: LevelInfo, Text: "replaced non-breaking spaces (as web pages paste them) with plain spaces"})
 	}
 	format, start := sniff(text, label)
+	if off := tooDeep(text, format == FormatTOML); off >= 0 {
+		// The parsers recurse per level; a pasted config is a few levels
+		// deep, and a hostile one must not exhaust the stack.
+		line := lineOf(text, off)
+		src := lineAt(text, line)
+		return nil, notes, &SyntaxError{Format: strings.ToUpper(format), Line: line, Column: runeColumn(src, off-lineStart(text, off)+1), Source: src,
+			Msg:  fmt.Sprintf("brackets nested deeper than %d levels", MaxNesting),
+			Hint: "fix: an MCP config is a few levels deep; paste the server block itself."}
+	}
 	switch format {
 	case FormatTOML:
 		v, err := parseTOML(text)
