@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,7 @@ import (
 
 	"tai/engine"
 	"tai/engine/fakemodel"
+	"tai/mcp"
 )
 
 func TestAddVerifyEnableCall(t *testing.T) {
@@ -97,9 +99,19 @@ func TestAddVerifyEnableCall(t *testing.T) {
 	if last.Subject != "srv/big" || last.Outcome != "ok" || last.Size < 100000 || last.Digest == "" {
 		t.Fatalf("last audit = %+v", last)
 	}
-	// A JSON-RPC error stays an error: mcp_call of a tool the server lacks.
-	if _, err := f.reg.Dispatch(ctxT(t), "mcp_call", map[string]any{"server": "srv", "tool": "nope"}); err != nil {
-		t.Fatal(err)
+	// A JSON-RPC error stays an error, through mcp_call too.
+	for _, call := range []struct {
+		name string
+		args map[string]any
+	}{{"mcp_srv_protocol", nil}, {"mcp_call", map[string]any{"server": "srv", "tool": "protocol"}}} {
+		res, err := f.reg.Dispatch(ctxT(t), call.name, call.args)
+		var me *mcp.McpError
+		if !errors.As(err, &me) || me.Code != -32603 {
+			t.Fatalf("%s: %+v, %v; want a JSON-RPC error -32603", call.name, res, err)
+		}
+	}
+	if got := auditKinds(t, f.store, "mcp-call"); got[len(got)-1].Outcome != "error" {
+		t.Fatalf("audit of the protocol error: %+v", got[len(got)-1])
 	}
 }
 
@@ -146,7 +158,11 @@ func TestVerificationFailureStoresNothing(t *testing.T) {
 
 func TestCrashRestartsOnNextCall(t *testing.T) {
 	f := newFixture(t, engine.Yolo, "")
-	f.add(t, "srv", nil)
+	state := filepath.Join(t.TempDir(), "state")
+	if err := os.WriteFile(state, []byte("v1"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.add(t, "srv", map[string]string{serverStateEnv: state})
 	if _, err := f.b.SetEnabled(ctxT(t), "srv", "", true); err != nil {
 		t.Fatal(err)
 	}
@@ -162,6 +178,18 @@ func TestCrashRestartsOnNextCall(t *testing.T) {
 	if err != nil || text(res) != "two" {
 		t.Fatalf("after the crash: %+v, %v", res, err)
 	}
+	// When the restart fails too, the error carries the stderr tail.
+	if _, err := f.reg.Dispatch(ctxT(t), "mcp_srv_crash", nil); err == nil {
+		t.Fatal("second crash was not an error")
+	}
+	if err := os.WriteFile(state, []byte("fail"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.reg.Dispatch(ctxT(t), "mcp_srv_echo", map[string]any{"text": "three"})
+	if err == nil {
+		t.Fatal("a failed restart was not an error")
+	}
+	mustContain(t, "failed restart", err.Error(), "cannot open the database")
 }
 
 func TestRugPull(t *testing.T) {
@@ -447,5 +475,12 @@ func TestHashIgnoresKeyOrder(t *testing.T) {
 	c := toolHash("t", "d ", []byte(`{"type":"object","properties":{"a":{"type":"string"}}}`))
 	if a != b || a == c {
 		t.Fatalf("hashes %s %s %s", a, b, c)
+	}
+}
+
+func TestListingSkipsUnusableNames(t *testing.T) {
+	rows := listing([]mcp.Tool{{Name: "ok"}, {Name: "bad\nname"}, {Name: strings.Repeat("x", 300)}, {Name: "ok", Description: "again"}})
+	if len(rows) != 1 || rows[0].Tool != "ok" || rows[0].Description != "" {
+		t.Fatalf("rows = %+v", rows)
 	}
 }

@@ -346,12 +346,15 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// listing turns a tools/list answer into cache rows.
+// listing turns a tools/list answer into cache rows. A tool listed twice
+// keeps its first definition; one whose name no call could carry (control
+// characters, over 256 bytes) is left out rather than failing the whole
+// server.
 func listing(tools []mcp.Tool) []vault.ServerTool {
 	out := make([]vault.ServerTool, 0, len(tools))
 	seen := map[string]bool{}
 	for _, t := range tools {
-		if seen[t.Name] {
+		if seen[t.Name] || len(t.Name) > 256 || strings.ContainsFunc(t.Name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 			continue
 		}
 		seen[t.Name] = true

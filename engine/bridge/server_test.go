@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -62,6 +63,10 @@ func testServer(version string) *sdk.Server {
 		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
 			return nil, nil, errors.New("the tool ran and failed")
 		})
+	sdk.AddTool(s, &sdk.Tool{Name: "protocol", Description: "answers with a JSON-RPC error"},
+		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+			return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the server broke the protocol"}
+		})
 	sdk.AddTool(s, &sdk.Tool{Name: "big", Description: "returns bytes of text"},
 		func(_ context.Context, _ *sdk.CallToolRequest, in sizeIn) (*sdk.CallToolResult, any, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Repeat("x", in.Bytes)}}}, nil, nil
@@ -105,7 +110,7 @@ func runTestServer() int {
 			version = strings.TrimSpace(string(b))
 		}
 	}
-	if os.Getenv(serverEnv) == "fail" {
+	if os.Getenv(serverEnv) == "fail" || version == "fail" {
 		fmt.Fprintln(os.Stderr, "fatal: cannot open the database \x1b[31mREAD-ONLY\x1b[0m")
 		return 1
 	}
