@@ -235,7 +235,9 @@ func (b *Bridge) tool(bt *bridged) engine.Tool {
 	if why := bt.reason; why != "" {
 		return engine.Tool{
 			Name: bt.name, Description: bt.description, Parameters: bt.params, Origin: server + "/" + tool, Safe: true,
-			Run: func(context.Context, map[string]any) (engine.Result, error) { return engine.ErrorResult("%s", why), nil },
+			Run: func(context.Context, map[string]any) (engine.Result, error) {
+				return engine.ErrorResult("%s", why), nil
+			},
 		}
 	}
 	return engine.Tool{
