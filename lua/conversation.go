@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"runtime"
 	"strings"
 
 	glua "github.com/yuin/gopher-lua"
@@ -31,6 +33,8 @@ import (
 //	tai.model(name) -> profile | nil, err  this session's model (not stored)
 //	tai.estimate_tokens(text | messages) -> n   a rough token count
 //	tai.diff(old, new [, context]) -> text      unified-diff hunks
+//	tai.os                                      "linux", "darwin", …
+//	tai.cwd() -> path                           the tools' working directory
 func (h *Host) openConversation(L *glua.LState, tai *glua.LTable) {
 	tai.RawSetString("chat_history", L.NewFunction(h.luaChatHistory))
 	tai.RawSetString("chat_restore", L.NewFunction(h.luaChatRestore))
@@ -44,6 +48,23 @@ func (h *Host) openConversation(L *glua.LState, tai *glua.LTable) {
 	tai.RawSetString("model", L.NewFunction(h.luaModel))
 	tai.RawSetString("estimate_tokens", L.NewFunction(luaEstimateTokens))
 	tai.RawSetString("diff", L.NewFunction(luaDiff))
+	tai.RawSetString("os", glua.LString(runtime.GOOS))
+	tai.RawSetString("cwd", L.NewFunction(h.luaCwd))
+}
+
+// luaCwd is tai.cwd(): the working directory of the file and shell tools
+// (the engine's, else the process's).
+func (h *Host) luaCwd(L *glua.LState) int {
+	if o := h.opts.Engine; o != nil && o.Dir != "" {
+		L.Push(glua.LString(o.Dir))
+		return 1
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return fail(L, err.Error())
+	}
+	L.Push(glua.LString(wd))
+	return 1
 }
 
 // messagesTable converts messages to Lua through their JSON form.

@@ -64,8 +64,10 @@ func (h *Host) profilesList(L *glua.LState) int {
 	}
 	cur := s.Profile()
 	found := false
+	stored := map[string]bool{}
 	for _, p := range list {
 		found = found || p.Name == cur.Name
+		stored[p.Name] = true
 	}
 	if !found {
 		list = append(list, cur)
@@ -75,6 +77,7 @@ func (h *Host) profilesList(L *glua.LState) int {
 	for _, p := range list {
 		t := profileTable(L, p)
 		t.RawSetString("current", glua.LBool(p.Name == cur.Name))
+		t.RawSetString("stored", glua.LBool(stored[p.Name]))
 		out.Append(t)
 	}
 	L.Push(out)

@@ -31,6 +31,9 @@ type Invocation struct {
 	Args   []string     // arg[1..n] and the chunk's ...
 	Prompt string       // ModePrompt: the message of the turn
 	Serve  ServeRequest // ModeServe: key, port and bind address
+	// Continue (tai -c) resumes the last conversation kept in the working
+	// directory, in the REPL and with ModePrompt.
+	Continue bool
 }
 
 // Exit statuses returned by Run.
@@ -117,6 +120,7 @@ func (h *Host) run(ctx context.Context, inv Invocation) (int, error) {
 	t.RawSetString("script", glua.LString(inv.Script))
 	t.RawSetString("chunk", glua.LString(inv.Chunk))
 	t.RawSetString("prompt", glua.LString(inv.Prompt))
+	t.RawSetString("continue", glua.LBool(inv.Continue))
 	args := L.NewTable()
 	for _, a := range inv.Args {
 		args.Append(glua.LString(a))

@@ -34,6 +34,8 @@ local function cut(s, n)
   return s .. "…"
 end
 
+local cut_text = cut
+
 -- short(v, n) renders a value on one line, at most n characters.
 function M.short(v, n)
   local s
@@ -226,51 +228,221 @@ end
 function M.consent_text(c)
   local where = ""
   if c.origin and c.origin ~= "" then where = " (" .. M.short(c.origin, 80) .. ")" end
-  return string.format("⚠ %s%s wants to run · args %s", M.short(c.tool, 80), where, M.short(c.digest or "", 40))
+  return string.format("⚠ %s%s wants to run", M.short(c.tool, 80), where)
 end
 
--- full_args(c) renders the arguments in full, one per line; the further
--- lines of a multi-line value are indented under it, so they cannot pass
--- for arguments of their own.
-function M.full_args(c)
+-- fold_lines and fold_bytes bound how much of one argument the consent
+-- screen shows before "[s]how everything" is needed; diff_lines how much
+-- of a diff.
+M.fold_lines = 8
+M.fold_bytes = 600
+M.diff_lines = 40
+
+local function sorted_keys(t)
   local keys = {}
-  for k in pairs(c.args or {}) do keys[#keys + 1] = tostring(k) end
+  for k in pairs(t or {}) do keys[#keys + 1] = tostring(k) end
   table.sort(keys)
+  return keys
+end
+
+-- value_text(v) renders an argument value: strings as they are, other
+-- values as JSON.
+local function value_text(v)
+  if type(v) == "table" then
+    local compact = tai.json.encode(v) or "{…}"
+    if #compact <= 80 then return compact end
+    return tai.json.encode(v, { indent = "  " }) or compact
+  end
+  return tostring(v)
+end
+
+-- fold(text, full) returns text, or its first lines when it is long (and
+-- full is not set), and how much was left out ("" when nothing).
+function M.fold(text, full, max_lines, max_bytes)
+  if full then return text, "" end
+  max_lines, max_bytes = max_lines or M.fold_lines, max_bytes or M.fold_bytes
+  local lines, n = {}, 0
+  for line in (text .. "\n"):gmatch("([^\n]*)\n") do
+    n = n + 1
+    if n <= max_lines then lines[#lines + 1] = line end
+  end
+  if text:sub(-1) == "\n" then n = n - 1 end
+  local shown = table.concat(lines, "\n")
+  local cut = false
+  if #shown > max_bytes then
+    shown = cut_text(shown, max_bytes)
+    cut = true
+  end
+  if n > max_lines then
+    return shown, string.format("… %d more line%s (%d bytes in all)", n - max_lines, n - max_lines == 1 and "" or "s", #text)
+  elseif cut then
+    return shown, string.format("… %d bytes in all", #text)
+  end
+  return text, ""
+end
+
+-- full_args(c [, full]) renders the arguments one per line: short values
+-- after the name, long or multi-line ones below it, indented with a bar
+-- so they cannot pass for arguments of their own, folded unless full.
+function M.full_args(c, full)
   local lines = {}
-  for _, k in ipairs(keys) do
-    local v = c.args[k]
-    if type(v) == "table" then v = tai.json.encode(v) end
-    local shown = M.clean(tostring(v)):gsub("\n", "\n      │ ")
-    lines[#lines + 1] = "  " .. tai.term.clean(k, true) .. " = " .. shown
+  for _, k in ipairs(sorted_keys(c.args)) do
+    local text = M.clean(value_text(c.args[k]))
+    local name = tai.term.clean(k, true)
+    if not text:find("\n", 1, true) and #text <= 80 then
+      lines[#lines + 1] = "  " .. name .. " = " .. text
+    else
+      local shown, more = M.fold(text, full)
+      lines[#lines + 1] = "  " .. name .. " ="
+      lines[#lines + 1] = "      │ " .. shown:gsub("\n", "\n      │ ")
+      if more ~= "" then lines[#lines + 1] = "      " .. more end
+    end
   end
   if #lines == 0 then return "  (no arguments)" end
   return table.concat(lines, "\n")
 end
 
+-- read_file_text(path) reads a file the way the tools see it (relative to
+-- the working directory), nil when it cannot be read.
+local function read_file_text(path)
+  if type(path) ~= "string" or path == "" then return nil end
+  if path:sub(1, 1) ~= "/" then path = tai.cwd() .. "/" .. path end
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local text = f:read(4 * 1024 * 1024 + 1)
+  f:close()
+  if not text or #text > 4 * 1024 * 1024 then return nil end
+  return text
+end
+
+-- change(c) returns what a file tool call would do to the file, as diff
+-- hunks, with a heading ("edit_file: a.txt" …); nil for other tools.
+function M.change(c)
+  local a = c.args or {}
+  if c.origin and c.origin ~= "" then return nil end
+  if c.tool == "edit_file" and type(a.old_string) == "string" and type(a.new_string) == "string" then
+    local old = read_file_text(a.path)
+    if old then
+      local s, e = old:find(a.old_string, 1, true)
+      if s then
+        local new
+        if a.replace_all then
+          local parts, pos = {}, 1
+          while true do
+            local fs, fe = old:find(a.old_string, pos, true)
+            if not fs or a.old_string == "" then break end
+            parts[#parts + 1] = old:sub(pos, fs - 1) .. a.new_string
+            pos = fe + 1
+          end
+          parts[#parts + 1] = old:sub(pos)
+          new = table.concat(parts)
+        else
+          new = old:sub(1, s - 1) .. a.new_string .. old:sub(e + 1)
+        end
+        return "changes to " .. M.clean(a.path) .. ":", tai.diff(old, new, 3)
+      end
+      return "changes to " .. M.clean(a.path) .. " (old_string is not in the file as it is now):",
+        tai.diff(a.old_string, a.new_string, 3)
+    end
+    return "changes to " .. M.clean(tostring(a.path)) .. " (the file cannot be read):", tai.diff(a.old_string, a.new_string, 3)
+  end
+  if c.tool == "write_file" and type(a.content) == "string" then
+    local old = read_file_text(a.path)
+    if old and not a.append then
+      if old == a.content then return "writes " .. M.clean(a.path) .. " unchanged", "" end
+      return "replaces " .. M.clean(a.path) .. ":", tai.diff(old, a.content, 3)
+    elseif old then
+      return "appends to " .. M.clean(a.path) .. ":", tai.diff("", a.content, 0)
+    end
+    return "creates " .. M.clean(tostring(a.path)) .. ":", nil
+  end
+  return nil
+end
+
+-- paint_diff(hunks) colours a diff's lines when colour is on.
+function M.paint_diff(hunks)
+  local out = {}
+  for line in hunks:gmatch("([^\n]*)\n?") do
+    if line ~= "" then
+      local code = ({ ["+"] = "32", ["-"] = "31", ["@"] = "36" })[line:sub(1, 1)]
+      line = "    " .. M.clean(line)
+      if code and tai.term.color() then line = "\27[" .. code .. "m" .. line .. "\27[0m" end
+      out[#out + 1] = line
+    end
+  end
+  return table.concat(out, "\n")
+end
+
+-- consent_screen(c, full) is everything the consent screen shows above
+-- the question: the tool, its arguments, and the change to a file.
+function M.consent_screen(c, full)
+  local parts = { M.consent_text(c) }
+  local heading, hunks = M.change(c)
+  local args = c.args or {}
+  if heading then
+    -- the diff stands for the text arguments it is made of
+    local rest = {}
+    for k, v in pairs(args) do
+      if k ~= "content" and k ~= "old_string" and k ~= "new_string" then rest[k] = v end
+    end
+    parts[#parts + 1] = M.full_args({ args = rest }, full)
+    if hunks == nil then
+      local shown, more = M.fold(M.clean(args.content or ""), full)
+      parts[#parts + 1] = "  " .. heading
+      parts[#parts + 1] = M.paint_diff((shown:gsub("[^\n]*", "+%0", 1):gsub("\n", "\n+")) .. "\n")
+      if more ~= "" then parts[#parts + 1] = "    " .. more end
+    elseif hunks ~= "" then
+      parts[#parts + 1] = "  " .. heading
+      local shown, more = M.fold(hunks, full, M.diff_lines, 64 * M.diff_lines)
+      if full or more == "" then shown = hunks end
+      parts[#parts + 1] = M.paint_diff(shown .. "\n")
+      if more ~= "" and not full then parts[#parts + 1] = "    " .. more end
+    else
+      parts[#parts + 1] = "  " .. heading
+    end
+  else
+    parts[#parts + 1] = M.full_args(c, full)
+  end
+  return table.concat(parts, "\n")
+end
+
+-- consent_question is what the consent screen asks.
+M.consent_question = "  allow? [y]es / [n]o / [a]lways this tool this session / [s]how everything: "
+
 -- prompter(get_rl, say [, before]) returns the consent and question
 -- functions for tai.prompter, asking through the readline handle get_rl()
--- returns: y runs the call, n (or Enter, Ctrl-D) refuses it, a shows the
--- arguments in full and asks again; Ctrl-C refuses it and cancels the
--- whole turn. say(line) prints; before() runs first (to end a partly
--- written line).
+-- returns: y runs the call, n (or Enter, Ctrl-D) refuses it, a runs it and
+-- every later call of the same tool in this session without asking, s
+-- shows the arguments and the change in full and asks again; Ctrl-C
+-- refuses it and cancels the whole turn. say(line) prints; before() runs
+-- first (to end a partly written line). The prompter's always table holds
+-- the tools allowed for the session.
 function M.prompter(get_rl, say, before)
+  local always = {}
   local function confirm(c)
+    local key = (c.origin and c.origin ~= "") and c.origin or c.tool
+    if always[key] then return true end
     if before then before() end
-    say(M.consent_text(c))
+    say(M.consent_screen(c, false))
     while true do
-      local line, err = get_rl():read("  allow? [y]es / [n]o / [a]rguments: ")
+      local line, err = get_rl():read(M.consent_question)
       if not line then
         if err == "interrupt" then tai.term.interrupt() end
         return false
       end
       local a = line:match("^%s*(%a*)"):lower()
       if a == "y" or a == "yes" then return true end
-      if a == "a" or a == "args" or a == "arguments" then
-        say(M.full_args(c))
+      if a == "a" or a == "always" then
+        always[key] = true
+        say("  (" .. M.short(key, 80) .. " runs without asking for the rest of this session)")
+        return true
+      end
+      if a == "s" or a == "show" then
+        say(M.consent_screen(c, true))
       elseif a == "n" or a == "no" or a == "" then
         return false
       else
-        say("  answer y, n or a")
+        say("  answer y, n, a or s")
       end
     end
   end
@@ -284,7 +456,7 @@ function M.prompter(get_rl, say, before)
     end
     return line
   end
-  return { confirm = confirm, ask = ask }
+  return { confirm = confirm, ask = ask, always = always }
 end
 
 -- notices(d) lists what the person must be told about how a turn ended,
@@ -321,12 +493,166 @@ function M.redacted(text)
   return out
 end
 
--- oneshot(prompt) runs tai -p: one turn, the answer streamed to stdout,
--- tool lines (and a spinner on a terminal) on stderr. Piped stdin is added
--- to the message as context. Known secrets are redacted from the message
--- and the answer. Returns the exit status: 1 when the turn failed or its
--- answer is incomplete (the notice goes to stderr).
-function M.oneshot(prompt)
+-- Conversations ------------------------------------------------------------
+
+-- conversation() returns the state of one conversation as the REPL and
+-- tai -p keep it: its vault id once saved, its title (the first message's
+-- first line), the system message it is sent with, the usage of its turns
+-- and the notes (from !commands) waiting to go with the next message.
+--   conv.opts(extra)   tai.chat options for this conversation
+--   conv.start()       a fresh conversation (the system message rebuilt)
+--   conv.resume(c)     continue c (from tai.conversations.get)
+--   conv.latest()      the last conversation kept in this folder, or nil
+--   conv.save()        keep it in the vault (redacted); returns nil, err
+--                      when it could not be kept
+--   conv.message(text) text with the waiting notes put before it
+--   conv.count(d)      adds a turn's usage (tai.chat's details)
+--   conv.history()     its messages so far
+function M.conversation()
+  local context = require("context")
+  local conv = { usage = { input = 0, output = 0, turns = 0 }, notes = {} }
+
+  local function profile()
+    local ok, p = pcall(tai.profiles.current)
+    if ok then return p end
+  end
+
+  function conv.opts(extra)
+    local t = { system = conv.system }
+    for k, v in pairs(extra or {}) do t[k] = v end
+    return t
+  end
+
+  function conv.start()
+    if conv.system then tai.chat_reset(conv.opts()) end
+    conv.id, conv.title, conv.notes, conv.turns = nil, nil, {}, 0
+    conv.system = context.system(profile())
+    tai.chat_reset(conv.opts())
+  end
+
+  -- rebuild() makes the system message again (after a profile switch),
+  -- keeping the conversation.
+  function conv.rebuild()
+    local h = tai.chat_history(conv.opts())
+    conv.system = context.system(profile())
+    tai.chat_reset(conv.opts())
+    if #h > 0 then tai.chat_restore(h, conv.opts()) end
+  end
+
+  function conv.history()
+    return tai.chat_history(conv.opts())
+  end
+
+  function conv.resume(c)
+    if not conv.system then conv.system = context.system(profile()) end
+    local ok, err = tai.chat_restore(c.messages or {}, conv.opts())
+    if not ok then return nil, err end
+    conv.id, conv.title, conv.turns = c.id, c.title, c.turns
+    return true
+  end
+
+  function conv.latest()
+    local list = tai.conversations.list(1, tai.cwd())
+    if list and list[1] then return tai.conversations.get(list[1].id) end
+    return nil
+  end
+
+  function conv.save()
+    local h = conv.history()
+    if #h == 0 then return true end
+    if not conv.title then
+      for _, m in ipairs(h) do
+        if m.role == "user" and m.content then
+          conv.title = M.short(m.content:match("^%s*([^\n]*)") or "", 120)
+          break
+        end
+      end
+    end
+    local id, err = tai.conversations.save{ id = conv.id, dir = tai.cwd(), title = conv.title,
+      profile = tai.profile, turns = conv.turns, messages = h }
+    if not id then return nil, err end
+    conv.id = id
+    return true
+  end
+
+  function conv.message(text)
+    if #conv.notes == 0 then return text end
+    local out = table.concat(conv.notes, "\n\n") .. "\n\n" .. text
+    conv.notes = {}
+    return out
+  end
+
+  function conv.count(d)
+    local u = d and d.usage or {}
+    conv.usage.input = conv.usage.input + (u.input_tokens or 0)
+    conv.usage.output = conv.usage.output + (u.output_tokens or 0)
+    conv.usage.turns = conv.usage.turns + 1
+  end
+
+  -- turned() counts a turn of the conversation (kept with it).
+  function conv.turned()
+    conv.turns = (conv.turns or 0) + 1
+  end
+
+  return conv
+end
+
+-- thousands(n) renders a count with thousands separators: 12,345.
+function M.thousands(n)
+  local s = tostring(math.floor(n or 0))
+  local out = s:reverse():gsub("(%d%d%d)", "%1,"):reverse()
+  return (out:gsub("^,", ""))
+end
+
+-- usage_line(d, total) is the line shown after a turn: the turn's tokens
+-- from the API's usage fields and the running total of the session.
+function M.usage_line(d, total)
+  local u = d and d.usage or {}
+  return string.format("%s in · %s out · session %s in · %s out",
+    M.thousands(u.input_tokens), M.thousands(u.output_tokens), M.thousands(total.input), M.thousands(total.output))
+end
+
+-- env_key() names the provider key set in the environment, or nil.
+function M.env_key()
+  for _, k in ipairs({ "OPENAI_API_KEY", "ANTHROPIC_API_KEY" }) do
+    if (os.getenv(k) or "") ~= "" then return k end
+  end
+end
+
+-- profile_hint(err) adds to a failed turn's error which profile is in
+-- use and how to switch, so a stored profile never wins silently.
+function M.profile_hint(err)
+  if err == "interrupted" then return err end
+  local ok, p = pcall(tai.profiles.current)
+  local name = ok and p and p.name or tai.profile
+  local s = tostring(err)
+  local hint = string.format("(the profile in use is %q", name)
+  local env_key = M.env_key()
+  if env_key and name ~= "default" and s:find("no model is configured", 1, true) then
+    -- the advice to set the key the person has set would mislead
+    local why = s:match("\n(%(local Ollama[^\n]*%))") or ""
+    s = string.format("profile %q has no model to talk to %s", name, why)
+  end
+  if ok and p and p.provider == "ollama" and name == "ollama" then
+    hint = hint .. ": a local Ollama at 127.0.0.1:11434" .. (env_key and "" or ", used because no OPENAI_API_KEY or ANTHROPIC_API_KEY is set")
+  end
+  if env_key and name ~= "default" then
+    hint = hint .. "; it wins over the " .. env_key .. " set in the environment: /profile use default (or tai --profile default) uses that"
+  else
+    hint = hint .. "; /profiles lists the others, /profile use NAME switches, tai --profile NAME picks one for a run"
+  end
+  return s .. "\n" .. hint .. ")"
+end
+
+-- oneshot(prompt [, inv]) runs tai -p: one turn, the answer streamed to
+-- stdout, tool lines (and a spinner on a terminal) on stderr. Piped stdin
+-- is added to the message as context. Known secrets are redacted from the
+-- message and the answer. With inv.continue (tai -c -p) the turn goes on
+-- from the last conversation kept in this folder; either way the
+-- conversation is kept. Returns the exit status: 1 when the turn failed
+-- or its answer is incomplete (the notice goes to stderr).
+function M.oneshot(prompt, inv)
+  inv = inv or {}
   local message = prompt
   if not tai.term.isatty("stdin") then
     local input, err = tai.term.read_stdin()
@@ -338,23 +664,44 @@ function M.oneshot(prompt)
       message = prompt .. "\n\nInput (from stdin):\n" .. input
     end
   end
+  local conv = M.conversation()
+  conv.start()
+  if inv.continue then
+    local c, err = conv.latest()
+    if c then
+      local ok, rerr = conv.resume(c)
+      if not ok then
+        tai.term.warn("tai: the last conversation cannot be continued: " .. tostring(rerr))
+        return 1
+      end
+    elseif err then
+      tai.term.warn("tai: " .. tostring(err))
+      return 1
+    else
+      tai.term.warn("tai: no earlier conversation in this folder; starting a new one")
+    end
+  end
+  message = M.redacted(message)
+  local view = M.new({ write = tai.term.write, note = tai.term.ewrite, spinner = tai.term.isatty("stderr"),
+    redactor = tai.vault.redactor(), retry_lines = true, retry_prefix = "tai: " })
   local rl
   if tai.term.isatty("stdin") and tai.term.isatty("stderr") then
     local function get_rl()
       rl = rl or tai.term.readline({ output = "stderr" })
       return rl
     end
-    tai.prompter(M.prompter(get_rl, function(s) tai.term.ewrite(s .. "\n") end))
+    -- the question starts on a line of its own, after the tool line
+    tai.prompter(M.prompter(get_rl, function(s) tai.term.ewrite(s .. "\n") end, view.newline))
   end
-  message = M.redacted(message)
-  local view = M.new({ write = tai.term.write, note = tai.term.ewrite, spinner = tai.term.isatty("stderr"),
-    redactor = tai.vault.redactor(), retry_lines = true, retry_prefix = "tai: " })
-  local answer, d = tai.chat(message, view.opts())
+  local answer, d = tai.chat(message, view.opts(conv.opts()))
+  conv.turned()
   view.finish()
   tai.prompter(nil)
   if rl then rl:close() end
+  local saved, serr = conv.save()
+  if not saved then tai.term.warn("tai: the conversation was not kept: " .. M.clean(tostring(serr))) end
   if not answer then
-    tai.term.warn("tai: " .. M.clean(M.redacted(tostring(d))))
+    tai.term.warn("tai: " .. M.clean(M.redacted(M.profile_hint(d))))
     return 1
   end
   local notes = M.notices(d)

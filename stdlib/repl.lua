@@ -39,27 +39,63 @@ end
 -- view is the display of the running turn (nil between turns).
 M.view = nil
 
+-- conv is the conversation (see chat.conversation): kept in the vault as
+-- it goes, resumed by tai -c and /resume.
+M.conv = nil
+
+-- context_limit is the size in tokens of the model's context that the
+-- warning before it fills up counts against; warn_at the share of it.
+M.context_limit = 128000
+M.warn_at = 0.8
+
+-- show_usage says whether each turn ends with its token usage.
+M.show_usage = true
+
+-- context_size() estimates the tokens the next request starts with: the
+-- system message and the history.
+function M.context_size()
+  return tai.estimate_tokens(M.conv.system or "") + tai.estimate_tokens(M.conv.history())
+end
+
 -- chat(text) handles a line that is neither a command, an expression nor a
 -- config block: one agent turn on the current profile, the answer streamed,
--- tool calls shown as they happen. Known secrets are redacted from the
--- message and the answer. Ctrl-C cancels the turn. A turn that ended at
--- the step limit or was cut off at the output limit says so.
+-- tool calls shown as they happen, the token usage after it. Known secrets
+-- are redacted from the message and the answer. Ctrl-C cancels the turn.
+-- A turn that ended at the step limit or was cut off at the output limit
+-- says so. The conversation is kept in the vault after each turn.
 function M.chat(text)
   local tty = tai.term.isatty()
   M.view = chatview.new({ write = tai.term.write, note = tai.term.write, spinner = tty,
     redactor = tai.vault.redactor() })
-  local answer, d = tai.chat(chatview.redacted(text), M.view.opts())
+  local answer, d = tai.chat(chatview.redacted(M.conv.message(text)), M.view.opts(M.conv.opts()))
+  M.conv.turned()
   M.view.finish()
   M.view = nil
+  local saved, serr = M.conv.save()
+  if not saved then M.warn("(the conversation is not kept: " .. chatview.clean(tostring(serr)) .. ")") end
   if not answer then
     if d == "interrupted" then
       M.say("(turn cancelled)")
     else
-      M.warn(chatview.clean(chatview.redacted(tostring(d))))
+      M.warn(chatview.clean(chatview.redacted(chatview.profile_hint(d))))
     end
     return
   end
+  M.conv.count(d)
   for _, n in ipairs(chatview.notices(d)) do M.warn("(" .. n .. ")") end
+  if M.show_usage then M.say(M.paint("2", "  " .. chatview.usage_line(d, M.conv.usage))) end
+  M.check_context()
+end
+
+-- check_context() warns when the conversation nears the model's context
+-- and offers to compact it.
+function M.check_context()
+  local n = M.context_size()
+  if n < M.context_limit * M.warn_at then return end
+  M.warn(string.format("(the conversation is about %s tokens, %d%% of the %s the model's context holds (repl.context_limit))",
+    chatview.thousands(n), math.floor(n * 100 / M.context_limit), chatview.thousands(M.context_limit)))
+  local answer = M.rl:read("  compact it now (the model summarizes it and tai continues from the summary)? [y/N] ")
+  if answer and answer:match("^%s*[yY]") then M.compact() end
 end
 
 -- before_prompt() ends the partly written line of a running turn before a
@@ -285,6 +321,8 @@ builtin.help = {
     M.say("")
     M.say("  plain text    one turn with the model of the current profile (/profile)")
     M.say("  = expr        evaluate Lua and print the result (tables pretty-printed)")
+    M.say("  !command      run a shell command yourself; its output goes with your next message")
+    M.say("  Alt-Enter, Ctrl-J or a trailing \\ start a further line; a paste is one message")
     M.say("  paste a JSON or TOML MCP config: it is read whole (JSON until the braces")
     M.say("                balance, TOML until a blank line) and checked")
     M.say("  Tab completes commands and their arguments; Ctrl-C cancels the line or the")
@@ -351,29 +389,85 @@ function M.parse_fields(text)
   return out
 end
 
+-- builtin_profiles are the profiles that exist without being stored:
+-- default (the environment's key, else a local Ollama) and ollama.
+M.builtin_profiles = { "default", "ollama" }
+
+local function all_profiles()
+  local list, err = tai.profiles.list()
+  if not list then return nil, err end
+  local seen = {}
+  for _, p in ipairs(list) do
+    seen[p.name] = true
+    p.builtin = p.stored == false
+  end
+  for _, name in ipairs(M.builtin_profiles) do
+    if not seen[name] then
+      local p = tai.profiles.get(name)
+      if p then
+        p.builtin = true
+        p.current = p.name == tai.profile or (name == "default" and tai.profile == p.name)
+        if p.name ~= name then p.resolves_to = p.name p.name = name p.current = false end
+        list[#list + 1] = p
+        seen[name] = true
+      end
+    end
+  end
+  table.sort(list, function(a, b) return a.name < b.name end)
+  return list
+end
+
 local function profile_names()
   local out = {}
-  local list = tai.profiles.list()
-  for _, p in ipairs(list or {}) do out[#out + 1] = p.name end
+  for _, p in ipairs(all_profiles() or {}) do out[#out + 1] = p.name end
   return out
 end
 
+-- listed_profile(p [, asked]) is p as /profiles lists it (with whether it
+-- is built-in), found by the name asked for or its own.
+function M.listed_profile(p, asked)
+  for _, q in ipairs(all_profiles() or {}) do
+    if q.name == (asked or p.name) then return q end
+  end
+  return p
+end
+
+-- profile_note(p) says where a built-in profile's model comes from.
+function M.profile_note(p)
+  if p.provider == "ollama" and p.resolves_to == "ollama" and not chatview.env_key() then
+    return "a local Ollama at 127.0.0.1:11434, as no OPENAI_API_KEY or ANTHROPIC_API_KEY is set"
+  end
+  if p.provider == "ollama" and p.name == "ollama" then
+    return "a local Ollama at 127.0.0.1:11434"
+  end
+  if (p.builtin or p.stored == false) and p.key_env then
+    return "from the environment: " .. tostring(p.key_env)
+  end
+  return nil
+end
+
 builtin.profile = {
-  help = "show the current profile; /profile use NAME switches; /profile new NAME provider=… model=… [base_url=… key_env=…|key_secret=… system=\"…\"] creates one",
+  help = "show the current profile; /profile show [NAME], /profile use NAME switches, /profile delete NAME, /profile new NAME provider=… model=… [base_url=… key_env=…|key_secret=… system=\"…\"] creates one",
   fn = function(rest, w)
     local sub = w[1]
-    if not sub then
+    if not sub or (sub == "show" and not w[2]) then
       local p, err = tai.profiles.current()
       if not p then M.warn(err) return end
       p.current = true
       M.say(M.describe_profile(p))
+      local note = M.profile_note(M.listed_profile(p))
+      if note then M.say("  (" .. note .. ")") end
       return
     end
     if sub == "use" then
       if not w[2] then M.warn("usage: /profile use NAME (/profiles lists them)") return end
       local p, err = tai.profiles.use(w[2])
       if not p then M.warn(err) return end
+      M.conv.rebuild()
       M.say("now using profile " .. p.name .. " (" .. p.provider .. (p.model and p.model ~= "" and (", " .. p.model) or "") .. ")")
+      if w[2] == "default" and p.name == "ollama" then
+        M.say("(default resolves to a local Ollama at 127.0.0.1:11434: no OPENAI_API_KEY or ANTHROPIC_API_KEY is set)")
+      end
       return
     end
     if sub == "new" then
@@ -397,18 +491,33 @@ builtin.profile = {
       M.say("saved profile " .. name .. "; /profile use " .. name .. " switches to it")
       return
     end
-    if sub == "show" and w[2] then
+    if sub == "show" then
       local p, err = tai.profiles.get(w[2])
       if not p then M.warn(err) return end
+      p.current = p.name == tai.profile
       M.say(M.describe_profile(p))
+      local note = M.profile_note(M.listed_profile(p, w[2]))
+      if note then M.say("  (" .. note .. ")") end
       return
     end
-    M.warn("unknown /profile subcommand " .. sub .. "; use /profile, /profile use NAME, /profile show NAME or /profile new NAME …")
+    if sub == "delete" then
+      if not w[2] then M.warn("usage: /profile delete NAME") return end
+      local ok, err = tai.profiles.delete(w[2])
+      if not ok then M.warn(err) return end
+      M.say("deleted profile " .. w[2] .. "; now using " .. tai.profile)
+      return
+    end
+    M.warn("unknown /profile subcommand " .. sub .. "; use /profile, /profile use NAME, /profile show [NAME], /profile delete NAME or /profile new NAME …")
   end,
   complete = function(word, line)
     local rest = line:match("^%s*/profile%s+(.*)$") or ""
-    if not rest:find("%s") then return { "use", "new", "show" } end
+    if not rest:find("%s") then return { "use", "new", "show", "delete" } end
     if rest:match("^use%s+%S*$") or rest:match("^show%s+%S*$") then return profile_names() end
+    if rest:match("^delete%s+%S*$") then
+      local out = {}
+      for _, p in ipairs(all_profiles() or {}) do if not p.builtin then out[#out + 1] = p.name end end
+      return out
+    end
     if rest:match("^new%s+%S+%s") then
       local out = {}
       for _, k in ipairs(profile_fields) do out[#out + 1] = k .. "=" end
@@ -419,23 +528,264 @@ builtin.profile = {
 }
 
 builtin.profiles = {
-  help = "list the model profiles (* marks the current one)",
+  help = "list the model profiles (* marks the current one), the built-in ones included",
   fn = function()
-    local list, err = tai.profiles.list()
+    local list, err = all_profiles()
     if not list then M.warn(err) return end
     for _, p in ipairs(list) do
-      M.say(string.format("%s %-16s %-9s %s", p.current and "*" or " ", p.name, p.provider, p.model or ""))
+      local note = ""
+      if p.builtin then note = "  (built-in: " .. (M.profile_note(p) or "from the environment") .. ")" end
+      M.say(string.format("%s %-16s %-9s %s%s", p.current and "*" or " ", p.name, p.provider, p.model or "", note))
     end
   end,
 }
 
 builtin.new = {
-  help = "start a new conversation (forget the current one)",
+  help = "start a new conversation (the current one stays kept; /resume finds it)",
   fn = function()
-    tai.chat_reset()
+    M.conv.start()
     M.say("(new conversation)")
   end,
 }
+
+builtin.clear = {
+  help = "clear the screen and start a new conversation",
+  fn = function()
+    M.conv.start()
+    if tai.term.isatty() then tai.term.write("\27[H\27[2J\27[3J") end
+    M.say("(new conversation)")
+  end,
+}
+
+-- ago(t) renders how long ago the Unix time t was.
+local function ago(t)
+  local d = os.time() - t
+  if d < 90 then return "just now" end
+  if d < 3600 then return math.floor(d / 60) .. " min ago" end
+  if d < 86400 then return math.floor(d / 3600) .. " h ago" end
+  return math.floor(d / 86400) .. " days ago"
+end
+
+-- home_relative(dir) shortens a path under $HOME to ~/….
+local function home_relative(dir)
+  local home = os.getenv("HOME")
+  if home and home ~= "" and dir:sub(1, #home) == home then return "~" .. dir:sub(#home + 1) end
+  return dir
+end
+
+builtin.resume = {
+  help = "list recent conversations (when, where, first line, turns); /resume N or /resume ID continues one",
+  fn = function(rest, w)
+    local list, err = tai.conversations.list(20)
+    if not list then M.warn(err) return end
+    if not w[1] then
+      if #list == 0 then M.say("(no conversations kept yet)") return end
+      for i, c in ipairs(list) do
+        M.say(string.format("%3d  %-12s %-30s %s  (%d turn%s)%s", i, ago(c.updated), chatview.short(home_relative(c.dir), 30),
+          chatview.short(c.title ~= "" and c.title or "(empty)", 60), c.turns, c.turns == 1 and "" or "s",
+          c.id == M.conv.id and "  ← this one" or ""))
+      end
+      M.say("/resume N continues one")
+      return
+    end
+    local id = w[1]
+    if tonumber(id) then
+      local c = list[tonumber(id)]
+      if not c then M.warn("no conversation " .. id .. " in the list; /resume lists them") return end
+      id = c.id
+    end
+    local c, gerr = tai.conversations.get(id)
+    if not c then M.warn(gerr) return end
+    M.conv.start()
+    local ok, rerr = M.conv.resume(c)
+    if not ok then M.warn(rerr) return end
+    M.say(string.format("(resumed %s: %s, %d turn%s, %s)", c.id, chatview.short(c.title, 60), c.turns, c.turns == 1 and "" or "s", ago(c.updated)))
+    M.show_last(c.messages)
+  end,
+  complete = function()
+    local out = {}
+    for _, c in ipairs(tai.conversations.list(20) or {}) do out[#out + 1] = c.id end
+    return out
+  end,
+}
+
+-- show_last(messages) prints the last exchange of a resumed conversation.
+function M.show_last(messages)
+  local last_user, last_answer
+  for _, m in ipairs(messages or {}) do
+    if m.role == "user" then last_user = m.content end
+    if m.role == "assistant" and m.content and m.content ~= "" then last_answer = m.content end
+  end
+  if last_user then M.say(M.paint("2", "  you: " .. chatview.short(last_user, 160))) end
+  if last_answer then M.say(M.paint("2", "  model: " .. chatview.short(last_answer, 160))) end
+end
+
+-- model_cache holds the model lists seen, by profile name.
+local model_cache = {}
+
+local function model_names()
+  local key = tai.profile
+  if model_cache[key] == nil then
+    local list = tai.models()
+    model_cache[key] = list or false
+  end
+  return model_cache[key] or {}
+end
+
+builtin.model = {
+  help = "show the model; /model NAME switches to it for this session (Tab completes from the provider's list)",
+  fn = function(rest, w)
+    if not w[1] then
+      local p, err = tai.profiles.current()
+      if not p then M.warn(err) return end
+      M.say("model " .. (p.model ~= "" and p.model or "(the provider's default)") .. " on profile " .. p.name .. " (" .. p.provider .. ")")
+      local list, lerr = tai.models()
+      if list and #list > 0 then
+        model_cache[tai.profile] = list
+        M.say("the provider lists: " .. table.concat(list, ", "))
+      elseif not list then
+        M.say("(the provider offers no model list: " .. chatview.short(lerr, 160) .. ")")
+      end
+      return
+    end
+    local p, err = tai.model(w[1])
+    if not p then M.warn(err) return end
+    M.say("now using model " .. p.model .. " for this session (profile " .. p.name .. " keeps " .. "its own; /profile new saves one)")
+  end,
+  complete = function() return model_names() end,
+}
+
+builtin.tools = {
+  help = "list the tools the model may call: safe (runs at once) or asks first, and where each comes from",
+  fn = function()
+    local list, err = tai.tools()
+    if not list then M.warn(err) return end
+    table.sort(list, function(a, b) return a.name < b.name end)
+    local width = 0
+    for _, t in ipairs(list) do width = math.max(width, #t.name) end
+    for _, t in ipairs(list) do
+      local first = (t.description or ""):match("^(.-%.)%s") or (t.description or ""):match("^[^\n]*")
+      M.say(string.format("  %-" .. width .. "s  %-6s  %-10s %s", t.name, t.safe and "safe" or "asks", t.origin or "",
+        chatview.short(first, 70)))
+    end
+    M.say(string.format("%d tools; \"asks\" ones run only after you approve them (unless --auto or --yolo)", #list))
+  end,
+}
+
+builtin.usage = {
+  help = "token usage of this session (from the API's usage fields) and the size of the conversation",
+  fn = function()
+    local u = M.conv.usage
+    M.say(string.format("session: %s tokens in, %s out, over %d turn%s", chatview.thousands(u.input), chatview.thousands(u.output),
+      u.turns, u.turns == 1 and "" or "s"))
+    M.say(string.format("the next request starts with about %s tokens (estimated; repl.context_limit is %s)",
+      chatview.thousands(M.context_size()), chatview.thousands(M.context_limit)))
+  end,
+}
+
+builtin.context = {
+  help = "show what is sent with each message (system prompt, profile, AGENTS.md files, history) and its size in tokens (estimated)",
+  fn = function(rest, w)
+    local ok, p = pcall(tai.profiles.current)
+    local parts = require("context").parts(ok and p or nil)
+    local total = 0
+    for _, part in ipairs(parts) do
+      local n = tai.estimate_tokens(part.text)
+      total = total + n
+      M.say(string.format("── %s · ~%s tokens", part.name, chatview.thousands(n)))
+      local shown, more = chatview.fold(chatview.clean(part.text), w[1] == "all", 12, 1200)
+      M.say(shown)
+      if more ~= "" then M.say(M.paint("2", "   " .. more .. "; /context all shows everything")) end
+    end
+    local h = M.conv.history()
+    local hn = tai.estimate_tokens(h)
+    total = total + hn
+    M.say(string.format("── history: %d message%s · ~%s tokens", #h, #h == 1 and "" or "s", chatview.thousands(hn)))
+    if #M.conv.notes > 0 then M.say(string.format("── %d note%s from !commands go with the next message", #M.conv.notes, #M.conv.notes == 1 and "" or "s")) end
+    M.say(string.format("in all about %s tokens (estimated at 4 bytes a token), before tool definitions", chatview.thousands(total)))
+  end,
+  complete = function() return { "all" } end,
+}
+
+-- compact_prompt asks the model for the summary that /compact continues
+-- from.
+M.compact_prompt = "Summarize the conversation below so that it can be continued from the summary alone: the " ..
+  "person's goals and requests, decisions taken, files and commands involved (with paths), what was done, what " ..
+  "failed, and what remains open. Be complete but brief; write it as notes, not as a dialogue."
+
+-- transcript(messages) renders a conversation as text for the summary.
+function M.transcript(messages)
+  local out = {}
+  for _, m in ipairs(messages) do
+    if m.role == "tool" then
+      out[#out + 1] = "tool result (" .. tostring(m.name) .. "): " .. chatview.short(m.content or "", 1500)
+    else
+      if m.content and m.content ~= "" then out[#out + 1] = m.role .. ": " .. m.content end
+      for _, tc in ipairs(m.tool_calls or {}) do
+        out[#out + 1] = "assistant calls " .. tostring(tc.name) .. " " .. chatview.short(tc.arguments, 400)
+      end
+    end
+  end
+  return table.concat(out, "\n\n")
+end
+
+-- compact() has the model summarize the conversation and continues from
+-- the summary: the history becomes that summary.
+function M.compact()
+  local h = M.conv.history()
+  if #h == 0 then M.say("(nothing to compact: the conversation is empty)") return end
+  local before = M.context_size()
+  M.say("(summarizing " .. #h .. " messages…)")
+  local summary, d = tai.complete({
+    { role = "system", content = M.compact_prompt },
+    { role = "user", content = M.transcript(h) },
+  })
+  if not summary then
+    M.warn("the summary failed; the conversation is unchanged: " .. chatview.clean(tostring(d)))
+    return
+  end
+  local ok, err = tai.chat_restore({
+    { role = "user", content = "[The conversation so far, summarized to save context:]\n\n" .. summary },
+    { role = "assistant", content = "Understood. I will continue from this summary." },
+  }, M.conv.opts())
+  if not ok then M.warn(err) return end
+  M.conv.count(d)
+  M.conv.save()
+  M.say(string.format("(compacted: about %s tokens before, %s now)", chatview.thousands(before), chatview.thousands(M.context_size())))
+end
+
+builtin.compact = {
+  help = "have the model summarize the conversation so far and continue from the summary",
+  fn = function() M.compact() end,
+}
+
+-- shell_note_max bounds the output of a !command kept for the model.
+M.shell_note_max = 16 * 1024
+
+-- shell(command) runs a !command: the output is shown and a note of it
+-- goes with the next message to the model. Nothing is sent now.
+function M.shell(command)
+  if command:match("^%s*$") then M.warn("usage: !COMMAND runs COMMAND in the shell") return end
+  M.rl:suspend()
+  local f, err = io.popen("(" .. command .. ") 2>&1", "r")
+  if not f then M.warn(err) return end
+  local chunks = {}
+  while true do
+    local chunk = f:read(4096)
+    if not chunk then break end
+    tai.term.write(chatview.clean(chunk))
+    chunks[#chunks + 1] = chunk
+  end
+  local ok, how, code = f:close()
+  local out = table.concat(chunks)
+  if out ~= "" and out:sub(-1) ~= "\n" then tai.term.write("\n") end
+  local status = code or (ok and 0 or 1)
+  if status ~= 0 then M.warn("(exit status " .. tostring(status) .. ")") end
+  local kept = out
+  if #kept > M.shell_note_max then kept = kept:sub(1, M.shell_note_max) .. "\n[… " .. (#out - M.shell_note_max) .. " more bytes not kept]" end
+  M.conv.notes[#M.conv.notes + 1] = string.format("[The person ran a shell command themselves: `%s` (exit status %s). Its output:\n%s]",
+    command, tostring(status), kept)
+end
 
 -- install_builtins adds the built-in commands unless init.lua already
 -- defined commands of those names.
@@ -517,6 +867,10 @@ function M.handle(line)
     M.remember(s)
     return M.eval(s:sub(2))
   end
+  if s:sub(1, 1) == "!" then
+    M.remember(s)
+    return M.shell(s:sub(2))
+  end
   local first = s:match("^[^\n]*")
   local kind = M.block_kind(first)
   if kind then
@@ -557,13 +911,39 @@ function M.read_message(prompt)
 end
 
 -- run() is the loop: it returns the exit status when the person quits.
-function M.run()
+function M.run(inv)
+  inv = inv or {}
   M.install_builtins()
   M.rl = tai.term.readline({ history = tai.term.history_file(), complete = M.complete })
   tai.prompter(chatview.prompter(function() return M.rl end, M.say, M.before_prompt))
   -- the prompt shows the current profile, which lives in the vault
-  pcall(tai.profiles.current)
+  local okp, p = pcall(tai.profiles.current)
+  M.conv = chatview.conversation()
+  local oks, serr = pcall(M.conv.start)
+  if not oks then M.warn(tostring(serr)) end
   M.say(string.format("tai %s. /help lists commands; Ctrl-D quits.", tai.version))
+  local env_key = chatview.env_key()
+  if okp and p and p.provider == "ollama" and p.name == "ollama" and not env_key then
+    M.say("(no OPENAI_API_KEY or ANTHROPIC_API_KEY is set: the model is a local Ollama at 127.0.0.1:11434; /profile new adds another)")
+  elseif okp and p and env_key and p.name ~= "default" then
+    M.say("(profile " .. p.name .. " is in use, not the " .. env_key .. " in the environment; /profile use default switches to that)")
+  end
+  if inv.continue then
+    local c, err = M.conv.latest()
+    if c then
+      local ok, rerr = M.conv.resume(c)
+      if ok then
+        M.say(string.format("(continuing %s: %s, %d turn%s)", c.id, chatview.short(c.title, 60), c.turns, c.turns == 1 and "" or "s"))
+        M.show_last(c.messages)
+      else
+        M.warn("the last conversation cannot be continued: " .. tostring(rerr))
+      end
+    elseif err then
+      M.warn(tostring(err))
+    else
+      M.say("(no earlier conversation in this folder; /resume lists the others)")
+    end
+  end
   while not M.done do
     local okp, prompt = pcall(M.prompt)
     if not okp then prompt = "tai> " end

@@ -129,7 +129,7 @@ func TestComplete(t *testing.T) {
 		local function join(t) return table.concat(t, ",") end
 		return join(repl.complete("/")), join(repl.complete("/h")), join(repl.complete("/greet al")),
 			join(repl.complete("/help gr")), join(repl.complete("plain text"))`)
-	want := []any{"/greet,/help,/lua,/mcp,/new,/profile,/profiles,/quit", "/help", "alice,albert", "greet", ""}
+	want := []any{"/clear,/compact,/context,/greet,/help,/lua,/mcp,/model,/new,/profile,/profiles,/quit,/resume,/tools,/usage", "/help", "alice,albert", "greet", ""}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
@@ -237,23 +237,29 @@ func TestChatViewShowsRetries(t *testing.T) {
 }
 
 func TestConsentPrompter(t *testing.T) {
-	// A fake line editor answers a, then y; then n; then a question.
+	// A fake line editor answers s (show everything), then y; then
+	// something unknown and Enter (no); then a (always: the next call of
+	// the tool is not asked about, another tool is); then a question.
 	got := run(t, `
 		local chat = require("chat")
-		local answers = { "a", "y", "maybe", "", "blue" }
+		local answers = { "s", "y", "maybe", "", "a", "n", "blue" }
 		local asked, said = {}, {}
 		local rl = { read = function(_, prompt) asked[#asked + 1] = prompt return table.remove(answers, 1) end }
 		local p = chat.prompter(function() return rl end, function(s) said[#said + 1] = s end)
 		local c = { tool = "shell", origin = "", digest = "abc123", args = { command = "rm -rf build", env = { A = "1" } } }
 		local first = p.confirm(c)
 		local second = p.confirm(c)
+		local third = p.confirm(c)
+		local fourth = p.confirm(c)
+		local other = p.confirm({ tool = "write_file", args = { path = "x", content = "y" } })
 		local answer = p.ask("colour?")
-		return first, second, answer, #asked, table.concat(said, "\n")`)
-	if got[0] != true || got[1] != false || got[2] != "blue" || got[3] != int64(5) {
-		t.Fatalf("got %v", got)
+		return first, second, third, fourth, other, answer, #asked, table.concat(said, "\n")`)
+	if want := []any{true, false, true, true, false, "blue", int64(7)}; !reflect.DeepEqual(got[:7], want) {
+		t.Fatalf("got %v, want %v", got[:7], want)
 	}
-	said := got[4].(string)
-	for _, want := range []string{"⚠ shell wants to run · args abc123", "  command = rm -rf build", `  env = {"A":"1"}`, "answer y, n or a", "? colour?"} {
+	said := got[7].(string)
+	for _, want := range []string{"⚠ shell wants to run", "  command = rm -rf build", `  env = {"A":"1"}`, "answer y, n, a or s",
+		"shell runs without asking for the rest of this session", "⚠ write_file wants to run", "? colour?"} {
 		if !strings.Contains(said, want) {
 			t.Errorf("screen lacks %q:\n%s", want, said)
 		}
@@ -347,7 +353,7 @@ func TestChatViewShowsControlsVisibly(t *testing.T) {
 		t.Errorf("consent %q, want prefix %q", got[1], want)
 	}
 	full := got[2].(string)
-	if !strings.Contains(full, `  command = rm -rf /victim \x1b[2K\x0d\x1b[1Aecho harmless`) || !strings.Contains(full, "  multi = one\n      │   path = fake") {
+	if !strings.Contains(full, `  command = rm -rf /victim \x1b[2K\x0d\x1b[1Aecho harmless`) || !strings.Contains(full, "  multi =\n      │ one\n      │   path = fake") {
 		t.Errorf("full args:\n%s", full)
 	}
 }

@@ -41,6 +41,7 @@ type options struct {
 	evalSet    bool
 	prompt     string
 	promptSet  bool
+	cont       bool
 	auto       bool
 	yolo       bool
 	profile    string
@@ -68,10 +69,13 @@ Usage:
                             serve every tool plus chat and completions over
                             MCP (Streamable HTTP) to clients sending the key
                             as a Bearer token; runs tool calls without asking
+  tai -c [-p PROMPT]        continue the last conversation held in this folder
 
 Options:
   -e CHUNK            run CHUNK instead of the REPL
   -p PROMPT           one agent turn on the current profile, then exit
+  -c, --continue      resume the last conversation kept in this folder (the
+                      REPL's /resume lists and resumes any of them)
   --auto              run non-safe tools without asking (each call is shown)
   --yolo              run non-safe tools without asking, as --auto does
                       (tool lines are still shown; without either, calls
@@ -112,6 +116,8 @@ func newFlags(o *options, out io.Writer) *flag.FlagSet {
 	fs.Usage = func() {}
 	fs.Func("e", "run `CHUNK`", func(s string) error { o.eval, o.evalSet = s, true; return nil })
 	fs.Func("p", "one agent turn on `PROMPT`", func(s string) error { o.prompt, o.promptSet = s, true; return nil })
+	fs.BoolVar(&o.cont, "c", false, "continue the last conversation")
+	fs.BoolVar(&o.cont, "continue", false, "continue the last conversation")
 	fs.BoolVar(&o.auto, "auto", false, "approve non-safe tools, showing each call")
 	fs.BoolVar(&o.yolo, "yolo", false, "approve non-safe tools without asking")
 	fs.StringVar(&o.profile, "profile", "", "the model profile `NAME`")
@@ -193,7 +199,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		}
 	}
 
-	inv := lua.Invocation{Mode: lua.ModeREPL}
+	inv := lua.Invocation{Mode: lua.ModeREPL, Continue: o.cont}
 	switch {
 	case o.serveSet:
 		if o.promptSet || o.evalSet || len(o.args) > 0 {
@@ -215,7 +221,9 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		if len(o.args) > 0 {
 			return usageError(stderr, fmt.Sprintf("-p takes one prompt, but %q follows it; quote the whole prompt", o.args[0]))
 		}
-		inv = lua.Invocation{Mode: lua.ModePrompt, Prompt: o.prompt}
+		inv = lua.Invocation{Mode: lua.ModePrompt, Prompt: o.prompt, Continue: o.cont}
+	case o.cont && (o.evalSet || len(o.args) > 0):
+		return usageError(stderr, "-c continues a conversation: use it alone (the REPL) or with -p")
 	case o.evalSet:
 		inv = lua.Invocation{Mode: lua.ModeEval, Chunk: o.eval, Args: o.args}
 	case len(o.args) > 0:

@@ -31,9 +31,15 @@ func startREPL(t *testing.T, e env, args ...string) *screen {
 
 func startREPLWith(t *testing.T, e env, vars []string, args ...string) *screen {
 	t.Helper()
+	return startREPLIn(t, e.root, vars, args...)
+}
+
+// startREPLIn starts tai in the folder dir.
+func startREPLIn(t *testing.T, dir string, vars []string, args ...string) *screen {
+	t.Helper()
 	cmd := exec.Command(taiBin, args...)
 	cmd.Env = vars
-	cmd.Dir = e.root
+	cmd.Dir = dir
 	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 50, Cols: 200})
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +116,11 @@ func (s *screen) wait() int {
 		}
 		return 0
 	case <-time.After(10 * time.Second):
-		s.t.Fatal("tai did not exit")
+		tail := s.seen.String()
+		if len(tail) > 600 {
+			tail = tail[len(tail)-600:]
+		}
+		s.t.Fatalf("tai did not exit; the screen ends:\n%s", tail)
 		return -1
 	}
 }
