@@ -859,6 +859,18 @@ end
 function M.handle(line)
   local s = line:match("^%s*(.-)%s*$")
   if s == "" then return end
+  if s:find("\n", 1, true) and (s:match("^//") or s:match("^/%*") or s:match("^#") or s:match("^```")) then
+    -- a pasted block that opens with a comment or a code fence (as
+    -- READMEs show them) is still a config when its first real line is
+    for l in s:gmatch("[^\n]+") do
+      local t = l:match("^%s*(.-)%s*$")
+      if t ~= "" and not (t:match("^//") or t:match("^/%*") or t:match("^#") or t:match("^```")) then
+        local kind = M.block_kind(t)
+        if kind then return M.config_block(t, kind, s) end
+        break
+      end
+    end
+  end
   if s:sub(1, 1) == "/" then
     M.remember(s)
     return M.command(s)
