@@ -115,6 +115,29 @@ func (r *CallResult) Text() string {
 	return strings.Join(parts, "\n")
 }
 
+// TextOf returns the text of a text content item of a result (one
+// element of CallResult.Content): {"type": "text", "text": …} with no
+// other member, which is most of what servers send. ok is false for any
+// other item (an image, a resource, a text item with annotations), which
+// a caller keeps as its JSON. It does not re-validate item, which Client
+// results already are.
+func TextOf(item json.RawMessage) (text string, ok bool) {
+	var typ, txt []byte
+	n := 0
+	if eachMember(item, trusted, func(key, val []byte) {
+		n++
+		switch string(key) {
+		case "type":
+			typ = val
+		case "text":
+			txt = val
+		}
+	}) != nil || n != 2 || string(typ) != `"text"` || txt == nil {
+		return "", false
+	}
+	return jsonString(txt)
+}
+
 // Client is one MCP client session over a Transport. Its methods are safe
 // for concurrent use; several calls may be in flight at once.
 type Client struct {

@@ -680,3 +680,24 @@ func TestClientAnswersPingBetweenCalls(t *testing.T) {
 		t.Fatal("the server's ping between calls was never answered")
 	}
 }
+
+func TestTextOf(t *testing.T) {
+	tests := []struct {
+		name, item, want string
+		ok               bool
+	}{
+		{name: "text", item: `{"type":"text","text":"hi"}`, want: "hi", ok: true},
+		{name: "order and spaces", item: `{ "text" : "a\nb\u00e9", "type" : "text" }`, want: "a\nbé", ok: true},
+		{name: "annotated", item: `{"type":"text","text":"hi","annotations":{}}`},
+		{name: "image", item: `{"type":"image","data":"AA==","mimeType":"image/png"}`},
+		{name: "text not a string", item: `{"type":"text","text":1}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := TextOf(json.RawMessage(tt.item))
+			if got != tt.want || ok != tt.ok {
+				t.Fatalf("TextOf = %q, %v; want %q, %v", got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}

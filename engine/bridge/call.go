@@ -95,6 +95,10 @@ func (b *Bridge) forget(server string, c *mcp.Client) {
 func convert(r *mcp.CallResult) engine.Result {
 	out := engine.Result{IsError: r.IsError, Content: make([]engine.Content, 0, len(r.Content))}
 	for _, raw := range r.Content {
+		if text, ok := mcp.TextOf(raw); ok {
+			out.Content = append(out.Content, engine.Content{Type: "text", Text: text})
+			continue
+		}
 		var c engine.Content
 		if err := json.Unmarshal(raw, &c); err != nil {
 			c = engine.Content{Type: "text", Text: string(raw)}

@@ -1,0 +1,103 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"tai/engine"
+	"tai/mcp"
+)
+
+// BenchmarkBridgedEcho compares, in one run, an echo through the registry
+// and the bridge under --yolo (Dispatch of mcp_srv_echo: approval, the
+// bridge's lookups, audit, redaction) with a direct mcp.Client call to the
+// same server program, and with Dispatch of a native no-op tool (the
+// registry and its audit alone).
+func BenchmarkBridgedEcho(b *testing.B) {
+	f := newFixture(b, engine.Yolo, "")
+	f.add(b, "srv", nil)
+	ctx := context.Background()
+	if _, err := f.b.SetEnabled(ctx, "srv", "", true); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.reg.Add(engine.Tool{Name: "noop", Description: "does nothing",
+		Run: func(context.Context, map[string]any) (engine.Result, error) { return engine.TextResult("ok"), nil }}); err != nil {
+		b.Fatal(err)
+	}
+	args := map[string]any{"text": "hello, benchmark"}
+	b.Run("direct", func(b *testing.B) {
+		entries, _, err := jsonNormalize(serverJSON(b, "srv", nil), "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, err := mcp.Connect(ctx, entries[0], nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		for b.Loop() {
+			if _, err := c.Call(ctx, "echo", args); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("registry", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := f.reg.Dispatch(ctx, "noop", args); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("bridged", func(b *testing.B) {
+		for b.Loop() {
+			res, err := f.reg.Dispatch(ctx, "mcp_srv_echo", args)
+			if err != nil || res.IsError {
+				b.Fatal(err, res)
+			}
+		}
+	})
+}
+
+// BenchmarkBridgeOwnWork measures the bridge's own work per call, without
+// the wire: resolving the bridged name (Fallback), the checks before the
+// call (profile, policy, pin) and turning a server's result into the
+// engine's.
+func BenchmarkBridgeOwnWork(b *testing.B) {
+	f := newFixture(b, engine.Yolo, "")
+	f.add(b, "srv", nil)
+	ctx := context.Background()
+	if _, err := f.b.SetEnabled(ctx, "srv", "", true); err != nil {
+		b.Fatal(err)
+	}
+	raw := []byte(`{"content":[{"type":"text","text":"hello, benchmark"}]}`)
+	res, err := decodeForBench(raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		t, ok := f.b.fallback("mcp_srv_echo")
+		if !ok || t.Run == nil {
+			b.Fatal("not resolved")
+		}
+		s, err := f.b.current()
+		if err != nil {
+			b.Fatal(err)
+		}
+		st := s.servers["srv"]
+		if !st.profiles[f.b.profileFor(ctx)] || st.refusal("echo") != "" {
+			b.Fatal("not callable")
+		}
+		if out := convert(res); len(out.Content) != 1 {
+			b.Fatal("convert")
+		}
+	}
+}
+
+func decodeForBench(raw []byte) (*mcp.CallResult, error) {
+	var r mcp.CallResult
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
