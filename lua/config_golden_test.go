@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tailscale/hujson"
+
 	"tai/mcp"
 	"tai/mcp/config"
 )
@@ -124,9 +126,9 @@ func goldenInputs(tb testing.TB) map[string]string {
 }
 
 // BenchmarkNormalizeLargest normalizes the largest fixture with the Lua
-// rules (their state is built once and reused, as in a running tai), and
-// beside it the same text through the Go steps alone (canonical rules,
-// which find no entries in it but parse and walk the same text).
+// rules (their state is built once and reused, as in a running tai),
+// beside Parse alone and beside the floor of the libraries alone (hujson
+// to standard JSON, then encoding/json into maps).
 func BenchmarkNormalizeLargest(b *testing.B) {
 	inputs := goldenInputs(b)
 	var name, text string
@@ -150,6 +152,21 @@ func BenchmarkNormalizeLargest(b *testing.B) {
 		b.SetBytes(int64(len(text)))
 		for b.Loop() {
 			config.Parse(text)
+		}
+	})
+	// The floor: what reading the same JSONC into Go maps costs with the
+	// libraries alone (hujson to standard JSON, then encoding/json).
+	b.Run("hujson+encoding-json/"+name, func(b *testing.B) {
+		b.SetBytes(int64(len(text)))
+		for b.Loop() {
+			std, err := hujson.Standardize([]byte(text))
+			if err != nil {
+				b.Fatal(err)
+			}
+			var v any
+			if err := json.Unmarshal(std, &v); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 }
