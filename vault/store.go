@@ -67,6 +67,7 @@ type Store struct {
 	recordMaxAge time.Duration
 	mu           *sync.RWMutex
 	closed       atomic.Bool
+	creating     bool // set by Open while it lays out a new vault: the file may be empty
 
 	// seal state: passphrase is asked for at most once (prompt is asked
 	// again on every access that lacks the key).
@@ -105,12 +106,14 @@ func Open(path string, opts *Options) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("vault: no vault path: set TAI_VAULT or HOME, or pass --vault PATH")
 	}
-	abs, err := filepath.Abs(path)
+	// The real file, reached through links only when they are ours and
+	// lead somewhere, and nobody else's to read or write.
+	abs, err := resolvePath(path)
 	if err != nil {
-		return nil, fmt.Errorf("vault: resolve path %q: %w", path, err)
+		return nil, err
 	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
+	if err := checkPlace(abs); err != nil {
+		return nil, err
 	}
 	s := &Store{path: abs, lockTimeout: defaultLockTimeout, kdf: defaultKDF, recordLimit: DefaultRecordLimit}
 	if opts != nil {
@@ -141,8 +144,8 @@ func Open(path string, opts *Options) (*Store, error) {
 
 	info, err := os.Stat(abs)
 	switch {
-	case err == nil && info.IsDir():
-		return nil, fmt.Errorf("vault: %s is a folder: point TAI_VAULT or --vault at a file", abs)
+	case err == nil && !info.Mode().IsRegular():
+		return nil, notRegularError(abs, info.Mode())
 	case err == nil && info.Size() > 0:
 		// An existing vault: check that it is one with a read-only open.
 		if err := s.view(func(*bolt.Tx) error { return nil }); err != nil {
@@ -163,6 +166,9 @@ func Open(path string, opts *Options) (*Store, error) {
 		s.gen.path = abs + GenerationSuffix
 		s.journal.path = abs + JournalSuffix
 	}
+	// Only now may the file be empty: bbolt lays out a new vault in it.
+	s.creating = true
+	defer func() { s.creating = false }()
 	if err := s.update(func(tx *bolt.Tx) error {
 		for _, b := range allBuckets {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
@@ -237,7 +243,7 @@ func (s *Store) viewOnce(fn func(tx *bolt.Tx) error) error {
 		return err
 	}
 	defer db.Close()
-	return db.View(fn)
+	return guard(s.path, func() error { return db.View(fn) })
 }
 
 func (s *Store) updateOnce(fn func(tx *bolt.Tx) error) error {
@@ -250,7 +256,7 @@ func (s *Store) updateOnce(fn func(tx *bolt.Tx) error) error {
 	if err != nil {
 		return err
 	}
-	err = db.Update(fn)
+	err = guard(s.path, func() error { return db.Update(fn) })
 	if cerr := db.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("vault: close %s: %w", s.path, cerr)
 	}
@@ -270,7 +276,7 @@ func (s *Store) withDB(fn func(db *bolt.DB) error) error {
 	if err != nil {
 		return err
 	}
-	err = fn(db)
+	err = guard(s.path, func() error { return fn(db) })
 	if cerr := db.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("vault: close %s: %w", s.path, cerr)
 	}
@@ -284,18 +290,33 @@ func (s *Store) openDB(readOnly bool) (*bolt.DB, error) {
 	if s.onOpen != nil {
 		s.onOpen()
 	}
-	db, err := bolt.Open(s.path, 0o600, &bolt.Options{
-		ReadOnly:     readOnly,
-		Timeout:      s.lockTimeout,
-		NoStatistics: true,
-		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
-			return lockedOpen(name, flag, perm, !readOnly, s.lockTimeout)
-		},
+	var db *bolt.DB
+	err := guard(s.path, func() (err error) {
+		db, err = bolt.Open(s.path, 0o600, &bolt.Options{
+			ReadOnly:     readOnly,
+			Timeout:      s.lockTimeout,
+			NoStatistics: true,
+			OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
+				f, err := lockedOpen(name, flag, perm, !readOnly, s.lockTimeout)
+				if err != nil {
+					return nil, err
+				}
+				// Checked against its header before bbolt maps it.
+				if err := checkHeader(f, name, s.creating); err != nil {
+					f.Close()
+					return nil, err
+				}
+				return f, nil
+			},
+		})
+		return err
 	})
 	if err == nil {
 		return db, nil
 	}
 	switch {
+	case errors.Is(err, ErrDamaged):
+		return nil, err
 	case errors.Is(err, ErrLocked):
 		return nil, err
 	case errors.Is(err, berrors.ErrTimeout):
