@@ -307,11 +307,8 @@ end
 local function read_file_text(path)
   if type(path) ~= "string" or path == "" then return nil end
   if path:sub(1, 1) ~= "/" then path = tai.cwd() .. "/" .. path end
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local text = f:read(4 * 1024 * 1024 + 1)
-  f:close()
-  if not text or #text > 4 * 1024 * 1024 then return nil end
+  local text, truncated = tai.read_text(path, 4 * 1024 * 1024)
+  if not text or truncated then return nil end
   return text
 end
 

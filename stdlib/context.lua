@@ -51,9 +51,7 @@ function M.prompt(env)
 end
 
 local function exists(path)
-  local f = io.open(path, "rb")
-  if f then f:close() return true end
-  return false
+  return tai.file_kind(path) ~= nil
 end
 
 -- root(dir) is the repository root above dir (the nearest folder holding
@@ -89,12 +87,8 @@ function M.instructions(dir)
   for _, folder in ipairs(M.folders(dir)) do
     for _, name in ipairs(M.files) do
       local path = (folder == "/" and "" or folder) .. "/" .. name
-      local f = io.open(path, "rb")
-      if f then
-        local text = f:read(M.max_file_bytes + 1) or ""
-        f:close()
-        local truncated = #text > M.max_file_bytes
-        if truncated then text = text:sub(1, M.max_file_bytes) end
+      local text, truncated = tai.read_text(path, M.max_file_bytes)
+      if text then
         found[#found + 1] = { path = path, text = text, truncated = truncated }
       end
     end

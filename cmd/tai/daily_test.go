@@ -288,6 +288,19 @@ func TestREPLConsentScreen(t *testing.T) {
 	s.typeKeys("y\r")
 	s.expect("the tool said: ")
 	s.expect("tai:default> ")
+
+	// A hostile path (a FIFO, which a read would wait on forever) does not
+	// hold the screen up.
+	if err := syscall.Mkfifo(filepath.Join(e.root, "trap"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv.Push(fakemodel.Calls(fakemodel.Call("write_file", `{"path":"trap","content":"x"}`)))
+	s.typeKeys("write the trap\r")
+	s.expect("⚠ write_file wants to run")
+	s.expect("[s]how everything: ")
+	s.typeKeys("n\r")
+	s.expect("✗ denied")
+	s.expect("tai:default> ")
 	s.typeKeys("\x04")
 	s.wait()
 }
@@ -326,4 +339,51 @@ func TestProfilesWithoutSurprises(t *testing.T) {
 		strings.Contains(r.stderr, "set OPENAI_API_KEY") {
 		t.Fatalf("status %d, stderr:\n%s", r.status, r.stderr)
 	}
+}
+
+// TestPromptConsentStartsOnItsOwnLine: under tai -p on a terminal the
+// consent screen starts on a line of its own, after the tool line, and
+// the result names the tool.
+func TestPromptConsentStartsOnItsOwnLine(t *testing.T) {
+	e := newEnv(t)
+	srv := fakemodel.NewOpenAI(t, fakemodel.Calls(fakemodel.Call("write_file", `{"path":"a.txt","content":"x"}`)))
+	srv.SetRule(fromToolResults)
+	s := startREPLIn(t, e.root, e.modelVars(srv), "-p", "make a.txt")
+	s.expect("⚙ write_file content=x path=a.txt\r\n⚠ write_file wants to run")
+	s.expect("[s]how everything: ")
+	s.typeKeys("y\r")
+	s.expect("  write_file ✓")
+	s.expect("the tool said: ")
+	if status := s.wait(); status != 0 {
+		t.Fatalf("exit status %d", status)
+	}
+}
+
+// TestREPLOffersToCompact: near repl.context_limit the REPL says so and
+// offers /compact; Ctrl-J continues a message on a further line.
+func TestREPLOffersToCompact(t *testing.T) {
+	e := newEnv(t)
+	e.write(t, "init.lua", `require("repl").context_limit = 400`)
+	srv := fakemodel.NewOpenAI(t)
+	srv.SetRule(fromToolResults)
+	s := startREPLIn(t, e.root, e.modelVars(srv))
+	s.expect("tai:default> ")
+	s.typeKeys("one")
+	s.expect("one")
+	s.typeKeys("\n")
+	s.expect("... ")
+	s.typeKeys("two\r")
+	s.expect("you said: one")
+	s.expect("% of the 400 the model's context holds")
+	s.expect("compact it now")
+	srv.Push(fakemodel.Say("SUMMARY: one two"))
+	s.typeKeys("y\r")
+	s.expect("(compacted")
+	s.expect("tai:default> ")
+	reqs := srv.Requests()
+	if reqs[0].LastUser() != "one\ntwo" {
+		t.Fatalf("message %q", reqs[0].LastUser())
+	}
+	s.typeKeys("\x04")
+	s.wait()
 }
