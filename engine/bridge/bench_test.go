@@ -12,8 +12,10 @@ import (
 // BenchmarkBridgedEcho compares, in one run, an echo through the registry
 // and the bridge under --yolo (Dispatch of mcp_srv_echo: approval, the
 // bridge's lookups, audit, redaction) with a direct mcp.Client call to the
-// same server program, and with Dispatch of a native no-op tool (the
-// registry and its audit alone).
+// same server program, the bridge's call alone (no registry), and
+// Dispatch of a native no-op tool (the registry and its audit alone).
+// bridge-call − direct is the bridge's overhead; bridged − bridge-call is
+// the registry's.
 func BenchmarkBridgedEcho(b *testing.B) {
 	f := newFixture(b, engine.Yolo, "")
 	f.add(b, "srv", nil)
@@ -45,6 +47,13 @@ func BenchmarkBridgedEcho(b *testing.B) {
 	b.Run("registry", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := f.reg.Dispatch(ctx, "noop", args); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("bridge-call", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := f.b.call(ctx, "srv", "echo", args); err != nil {
 				b.Fatal(err)
 			}
 		}
