@@ -8,6 +8,7 @@
 --   view.entry(e)   -> { line, … }   one entry
 --   view.argv(e)    -> "npx -y '@scope/pkg'"  the command line, shell-quoted
 --   view.url(u)     -> the URL with userinfo and query values hidden
+--   view.reference(v) -> "Bearer ${TOKEN}" for a value naming variables, else nil
 local M = {}
 
 local function sorted_keys(t)
@@ -40,10 +41,46 @@ function M.url(u)
   if not base then return u end
   local parts = {}
   for pair in query:gmatch("[^&]+") do
-    local k = pair:match("^([^=]*)=") or pair
-    parts[#parts + 1] = pair:find("=", 1, true) and (k .. "=…") or k
+    local k, v = pair:match("^([^=]*)=(.*)$")
+    if not k then
+      parts[#parts + 1] = pair
+    else
+      parts[#parts + 1] = k .. "=" .. (M.reference(v) or "…")
+    end
   end
   return base .. "?" .. table.concat(parts, "&") .. frag
+end
+
+-- reference(v) shows a value only as far as it names variables: each
+-- ${…} reference as written (it names a secret, it is not one), and the
+-- text around them as "…" unless it is a scheme word such as "Bearer ".
+-- A value with no reference gives nil: it stays hidden.
+function M.reference(v)
+  if type(v) ~= "string" or not v:find("${", 1, true) then return nil end
+  local out, i = {}, 1
+  while i <= #v do
+    local s, e = v:find("%${[^{}]*}", i)
+    if not s then s = #v + 1 end
+    if s > i then
+      local lit = v:sub(i, s - 1)
+      if lit:match("^%a+ $") or lit:match("^[%p%s]?$") then out[#out + 1] = lit else out[#out + 1] = "…" end
+    end
+    if s > #v then break end
+    out[#out + 1] = v:sub(s, e)
+    i = e + 1
+  end
+  return table.concat(out)
+end
+
+-- names(t) lists t's keys, with NAME=${REF} for values that reference
+-- variables; other values are hidden.
+local function names(t)
+  local out = {}
+  for _, k in ipairs(sorted_keys(t)) do
+    local r = M.reference(t[k])
+    out[#out + 1] = r and (k .. "=" .. r) or k
+  end
+  return table.concat(out, ", ")
 end
 
 -- state(e) says whether the entry comes enabled.
@@ -62,10 +99,8 @@ function M.entry(e, notes)
     out[#out + 1] = "  runs:    " .. M.argv(e)
     if e.cwd and e.cwd ~= "" then out[#out + 1] = "  in:      " .. M.quote(e.cwd) end
   end
-  local env = sorted_keys(e.env)
-  if #env > 0 then out[#out + 1] = "  env:     " .. table.concat(env, ", ") .. "  (values hidden)" end
-  local headers = sorted_keys(e.headers)
-  if #headers > 0 then out[#out + 1] = "  headers: " .. table.concat(headers, ", ") .. "  (values hidden)" end
+  if next(e.env or {}) then out[#out + 1] = "  env:     " .. names(e.env) .. "  (values hidden)" end
+  if next(e.headers or {}) then out[#out + 1] = "  headers: " .. names(e.headers) .. "  (values hidden)" end
   if e.allow and #e.allow > 0 then out[#out + 1] = "  tools:   only " .. table.concat(e.allow, ", ") end
   if e.deny and #e.deny > 0 then out[#out + 1] = "  never:   " .. table.concat(e.deny, ", ") end
   for _, n in ipairs(notes or {}) do

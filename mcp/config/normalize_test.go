@@ -35,6 +35,18 @@ func TestNormalizeCanonical(t *testing.T) {
 	}
 }
 
+func TestNormalizeTaiCredentials(t *testing.T) {
+	text := `{"a": {"transport": "http", "url": "https://x.example.net/mcp?k=${OPENAI_API_KEY}"},
+	          "b": {"transport": "stdio", "command": "srv", "env": {"P": "${env:TAI_VAULT_PASSPHRASE}"}}}`
+	entries, notes, err := Normalize(text, nil)
+	if err != nil || len(entries) != 1 || entries[0].Name != "a" {
+		t.Fatalf("entries = %+v, err = %v", entries, err)
+	}
+	if !slicesContainsText(notes, "hands tai's own credential ${OPENAI_API_KEY}") || !slicesContainsText(notes, "the vault's passphrase") {
+		t.Errorf("notes = %+v", notes)
+	}
+}
+
 func TestNormalizeInputs(t *testing.T) {
 	stored := func(name string) (mcp.Entry, bool) {
 		if name == "memory" {

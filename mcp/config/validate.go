@@ -41,6 +41,8 @@ func validate(raws []map[string]any, source string) ([]mcp.Entry, []Note) {
 					hint = "; many servers offer Streamable HTTP at the same address ending in /mcp instead of /sse: paste that URL if yours does"
 				}
 				v.refuse(fmt.Sprintf("transport %q is not supported: tai speaks stdio and Streamable HTTP (\"http\") only, not the legacy HTTP+SSE or WebSocket transports%s", e.Transport, hint))
+			case refersTo(e, "TAI_VAULT_PASSPHRASE"):
+				v.refuse("the entry refers to ${TAI_VAULT_PASSPHRASE}, the vault's passphrase, which no server is given")
 			default:
 				if err := validEntry(e); err != nil {
 					v.refuse(strings.TrimPrefix(err.Error(), fmt.Sprintf("mcp entry %q: ", e.Label())))
@@ -278,6 +280,7 @@ func check(e mcp.Entry) []Note {
 	}
 	var needs []string
 	folder := map[string]bool{}
+	own := map[string][]string{} // tai's own credentials referenced, by field
 	for _, f := range fields {
 		if f.value == "" {
 			continue
@@ -287,6 +290,9 @@ func check(e mcp.Entry) []Note {
 		}
 		if strings.Contains(f.value, "${") {
 			for _, r := range Refs(f.value) {
+				if slices.Contains(taiCredentials, r.Name) {
+					own[r.Name] = append(own[r.Name], f.name)
+				}
 				switch {
 				case IsFolderVar(r.Name):
 					folder[r.Name] = true
@@ -300,6 +306,9 @@ func check(e mcp.Entry) []Note {
 				add(LevelWarn, "%s has a ${ that does not start a well-formed ${NAME} reference; it is passed as written", f.name)
 			}
 		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(own)) {
+		add(LevelWarn, "%s hands tai's own credential ${%s} to this server; go on only if you mean to give the server that key", strings.Join(own[name], ", "), name)
 	}
 	for _, name := range slices.Sorted(maps.Keys(folder)) {
 		if name == "CLAUDE_PLUGIN_ROOT" {
@@ -343,12 +352,38 @@ func placeholderFix(server, field string) string {
 	return "replace it with the real value (a secret can go in the vault with tai.vault.secret_set(\"NAME\", \"…\") and be written ${NAME})"
 }
 
+// refersTo reports whether any expanded field of e references name.
+func refersTo(e mcp.Entry, name string) bool {
+	fields := append([]string{e.Command, e.URL, e.Cwd}, e.Args...)
+	for _, v := range e.Env {
+		fields = append(fields, v)
+	}
+	for _, v := range e.Headers {
+		fields = append(fields, v)
+	}
+	for _, f := range fields {
+		if strings.Contains(f, "${") {
+			for _, r := range Refs(f) {
+				if r.Name == name {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // ownEnv reports whether the entry's env defines name itself (not as a
 // pass-through ${name}).
 func ownEnv(e mcp.Entry, name string) bool {
 	v, ok := e.Env[name]
 	return ok && !strings.Contains(v, "${"+name)
 }
+
+// taiCredentials are the variables tai's own model keys and vault
+// passphrase live in: a pasted entry naming one would send it to the
+// server.
+var taiCredentials = []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "TAI_VAULT_PASSPHRASE"}
 
 func loopback(host string) bool {
 	return host == "localhost" || host == "127.0.0.1" || host == "::1" || strings.HasSuffix(host, ".localhost")

@@ -23,6 +23,17 @@ return {
     eq(view.argv({ command = "npx", args = { "-y", "@scope/pkg", "a b", "it's", "" } }), [[npx -y @scope/pkg 'a b' 'it'\''s' '']], "argv")
   end,
 
+  ["references are shown, values are not"] = function()
+    eq(view.reference("Bearer ${GITHUB_TOKEN}"), "Bearer ${GITHUB_TOKEN}", "bearer")
+    eq(view.reference("sk-${A}x9secret"), "…${A}…", "literal parts hidden")
+    eq(view.reference("${A}:${B}"), "${A}:${B}", "punctuation kept")
+    eq(view.reference("plain-secret"), nil, "no reference")
+    eq(view.url("https://h.example/?k=${OPENAI_API_KEY}&v=lit"), "https://h.example/?k=${OPENAI_API_KEY}&v=…", "url reference")
+    local lines = view.entry({ name = "x", transport = "stdio", command = "c", env = { A = "${input:tok}", B = "hidden-value" }, headers = { Authorization = "Bearer ${T}" } })
+    find(lines, "env:     A=${input:tok}, B  (values hidden)")
+    absent(lines, "hidden-value")
+  end,
+
   ["url hides userinfo and query values"] = function()
     eq(view.url("https://u:p@h.example/mcp/?tavilyApiKey=abc&x&y=2#f"), "https://…@h.example/mcp/?tavilyApiKey=…&x&y=…#f", "url")
     eq(view.url("https://mcp.context7.com/mcp"), "https://mcp.context7.com/mcp", "plain")
