@@ -20,6 +20,9 @@ import (
 var taiBin string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(mcpServerEnv) != "" {
+		os.Exit(runMCPServer()) // the test binary as an MCP server (mcp_test.go)
+	}
 	dir, err := os.MkdirTemp("", "tai-bin-")
 	if err != nil {
 		panic(err)

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"tai/engine/fakemodel"
+)
+
+// mcpServerEnv makes the test binary serve a go-sdk MCP server with one
+// echo tool over its stdio.
+const mcpServerEnv = "TAI_CMD_TEST_MCP"
+
+func runMCPServer() int {
+	s := sdk.NewServer(&sdk.Implementation{Name: "echoer", Version: "1"}, nil)
+	type in struct {
+		Text string `json:"text"`
+	}
+	sdk.AddTool(s, &sdk.Tool{Name: "echo", Description: "echoes text back"},
+		func(_ context.Context, _ *sdk.CallToolRequest, a in) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "echoed: " + a.Text}}}, nil, nil
+		})
+	if err := s.Run(context.Background(), &sdk.StdioTransport{}); err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// TestREPLMCPServerForTheModel: a person adds an MCP server at the REPL
+// (consent shows the command), enables it, and the model then calls its
+// tool, asked for like any non-safe call; tai stops the server when it
+// exits.
+func TestREPLMCPServerForTheModel(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t)
+	srv := fakemodel.NewOpenAI(t)
+	srv.SetRule(fromToolResults)
+	s := startREPLWith(t, e, e.modelVars(srv), "--clean")
+	s.expect("tai:default> ")
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"echoer": map[string]any{
+		"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{mcpServerEnv: "1"},
+	}}})
+	s.typeKeys("/mcp add " + string(cfg) + "\r")
+	s.expect("first time:")
+	s.expect("-test.run=^$")
+	s.expect("env:  " + mcpServerEnv + " (values not shown)")
+	s.expect("answer> ")
+	s.typeKeys("y\r")
+	s.expect("added echoer (stdio), stored disabled")
+	s.expect("1 tools: echo")
+	s.expect("tai:default> ")
+	s.typeKeys("/mcp enable ech\t\r")
+	s.expect("echoer enabled for profile default")
+	s.expect("tai:default> ")
+
+	srv.Push(fakemodel.Calls(fakemodel.Call("mcp_echoer_echo", `{"text":"via the model"}`)))
+	s.typeKeys("echo something\r")
+	s.expect("mcp_echoer_echo")
+	s.expect("echoer/echo")
+	s.expect("[s]how everything: ")
+	s.typeKeys("y\r")
+	s.expect("echoed: via the model")
+	s.expect("tai:default> ")
+	s.typeKeys("/mcp\r")
+	s.expect("connected")
+	s.expect("tai:default> ")
+	s.typeKeys("\x04")
+	if status := s.wait(); status != 0 {
+		t.Fatalf("exit status %d", status)
+	}
+	if out := s.seen.String(); strings.Contains(out, "not approved") {
+		t.Fatalf("a call was refused:\n%s", out)
+	}
+	if pids := mcpServers(t); len(pids) > 0 {
+		t.Fatalf("MCP server processes left after tai exited: %v", pids)
+	}
+}
+
+// mcpServers lists the running processes that are this test's MCP server
+// (this binary with mcpServerEnv in its environment).
+func mcpServers(t *testing.T) []string {
+	t.Helper()
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, d := range dirs {
+		env, err := os.ReadFile("/proc/" + d.Name() + "/environ")
+		if err != nil || d.Name() == fmt.Sprint(os.Getpid()) {
+			continue
+		}
+		for _, kv := range strings.Split(string(env), "\x00") {
+			if kv == mcpServerEnv+"=1" {
+				out = append(out, d.Name())
+			}
+		}
+	}
+	return out
+}
