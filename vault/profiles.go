@@ -54,13 +54,21 @@ func (s *Store) ProfileList() ([]string, error) {
 	return out, err
 }
 
-// ProfileDelete removes the profile name; a missing one is ErrNotFound.
+// ProfileDelete removes the profile name; a missing one is ErrNotFound. On
+// a sealed vault it needs the passphrase. The deletion is audited.
 func (s *Store) ProfileDelete(name string) error {
-	return s.update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketProfiles)
 		if b == nil || b.Get([]byte(name)) == nil {
 			return fmt.Errorf("%w: profile %q: nothing to delete", ErrNotFound, name)
 		}
+		if err := s.needKey(tx); err != nil {
+			return err
+		}
 		return b.Delete([]byte(name))
 	})
+	if err != nil {
+		return err
+	}
+	return s.auditDelete("profile", name)
 }

@@ -71,19 +71,23 @@ func (s *Store) RecordPut(text string, meta map[string]any) (string, error) {
 
 // RecordDelete removes record id and its text. A record that is not there
 // (never stored, deleted, or dropped by the retention policy) is an error
-// wrapping ErrNotFound that says which.
+// wrapping ErrNotFound that says which. On a sealed vault it needs the
+// passphrase. The deletion is audited.
 func (s *Store) RecordDelete(id string) error {
 	seq, err := parseRecordID(id)
 	if err != nil {
 		return err
 	}
-	return s.update(func(tx *bolt.Tx) error {
+	err = s.update(func(tx *bolt.Tx) error {
 		heads, err := bucket(tx, bucketRecords)
 		if err != nil {
 			return err
 		}
 		if heads.Get(seqKey(seq)) == nil {
 			return s.missingRecord(tx, id, seq)
+		}
+		if err := s.needKey(tx); err != nil {
+			return err
 		}
 		if err := heads.Delete(seqKey(seq)); err != nil {
 			return err
@@ -94,6 +98,10 @@ func (s *Store) RecordDelete(id string) error {
 		}
 		return data.Delete(seqKey(seq))
 	})
+	if err != nil {
+		return err
+	}
+	return s.auditDelete("record", id)
 }
 
 // RecordPrune applies the retention policy now (RecordPut does so on every

@@ -138,21 +138,29 @@ func (s *Store) SecretList() ([]SecretInfo, error) {
 	return out, err
 }
 
-// SecretDelete removes the secret name; a missing one is ErrNotFound.
+// SecretDelete removes the secret name; a missing one is ErrNotFound. On a
+// sealed vault it needs the passphrase. The deletion is audited.
 func (s *Store) SecretDelete(name string) error {
 	if err := ValidSecretName(name); err != nil {
 		return err
 	}
-	return s.update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketSecrets)
 		if b == nil || b.Get([]byte(name)) == nil {
 			return fmt.Errorf("%w: secret %q: nothing to delete", ErrNotFound, name)
+		}
+		if err := s.needKey(tx); err != nil {
+			return err
 		}
 		if err := b.Delete([]byte(name)); err != nil {
 			return err
 		}
 		return s.bumpGen(tx)
 	})
+	if err != nil {
+		return err
+	}
+	return s.auditDelete("secret", name)
 }
 
 func decodeSecret(name string, data []byte) (secretRow, error) {

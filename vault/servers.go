@@ -152,10 +152,14 @@ func (s *Store) ServerList() ([]Server, error) {
 
 // ServerDelete removes the server name with its profile rows, tool pins and
 // cached tools, in one transaction. A missing server is ErrNotFound (any
-// rows left under its name are removed all the same).
+// rows left under its name are removed all the same). On a sealed vault it
+// needs the passphrase. The deletion is audited.
 func (s *Store) ServerDelete(name string) error {
 	missing := false
 	err := s.update(func(tx *bolt.Tx) error {
+		if err := s.needKey(tx); err != nil {
+			return err
+		}
 		for _, bn := range [][]byte{bucketServerProfiles, bucketPins, bucketTools} {
 			if err := deletePrefix(tx, bn, prefixKey(name)); err != nil {
 				return err
@@ -171,7 +175,10 @@ func (s *Store) ServerDelete(name string) error {
 	if err == nil && missing {
 		err = fmt.Errorf("%w: server %q: nothing to remove", ErrNotFound, name)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return s.auditDelete("server", name)
 }
 
 func deletePrefix(tx *bolt.Tx, bucketName, prefix []byte) error {
