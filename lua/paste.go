@@ -84,6 +84,17 @@ func (p *pasteFilter) Close() error { return p.in.Close() }
 // the terminal, and must stay an Enter.
 func (p *pasteFilter) filter(lone bool) {
 	in := p.pending
+	// unbracketed: the bytes hold no bracketed paste, so an Enter with more
+	// text after it in the same read was pasted, not pressed.
+	unbracketed := !p.inPaste && !bytes.Contains(in, []byte("\x1b[20"))
+	// pasted: such an Enter is there, so a tab in these bytes is text too
+	// (typed, it would complete).
+	pasted := false
+	if unbracketed {
+		if k := bytes.IndexByte(in, '\r'); k >= 0 && k+1 < len(in) && in[k+1] != '\x1b' {
+			pasted = true
+		}
+	}
 	i := 0
 	for i < len(in) {
 		c := in[i]
@@ -135,9 +146,21 @@ func (p *pasteFilter) filter(lone bool) {
 			i++
 			continue
 		}
-		if c == '\n' && lone && len(in) == 1 {
+		switch {
+		case c == '\n' && lone && len(in) == 1:
 			p.out = append(p.out, string(markMore)+"\r"...)
-		} else {
+		case c == '\t' && pasted:
+			p.out = append(p.out, string(markTab)...)
+		case c == '\r' && i+1 < len(in) && unbracketed && in[i+1] != '\x1b':
+			// More text after an Enter in the same read is a paste from a
+			// terminal that does not bracket it (nobody types that fast):
+			// the Enter is a newline of the message, as in a bracketed
+			// paste; only the last one sends it.
+			p.out = append(p.out, string(markNewline)...)
+			if in[i+1] == '\n' {
+				i++
+			}
+		default:
 			p.out = append(p.out, c)
 		}
 		i++

@@ -160,10 +160,19 @@ function M.read_lines(first, done)
   end
 end
 
--- lua_block() reads a multi-line chunk ended by a line holding only "."
--- and runs it.
-function M.lua_block()
+-- lua_block([first]) reads a multi-line chunk ended by a line holding
+-- only "." and runs it; first is what came with /lua in the same message.
+function M.lua_block(first)
   local lines = {}
+  -- a paste may hold the chunk already, its "." line included
+  for line in ((first or "") .. "\n"):gmatch("([^\n]*)\n") do
+    if line:match("^%s*%.%s*$") then
+      local fn, err = loadstring(table.concat(lines, "\n"), "(lua)")
+      if not fn then M.warn(err) return end
+      return show_results(tai.term.protect(fn))
+    end
+    if #lines > 0 or line ~= "" then lines[#lines + 1] = line end
+  end
   while true do
     local line, err = M.rl:read(M.continuation)
     if not line then
@@ -341,8 +350,8 @@ builtin.quit = {
 }
 
 builtin.lua = {
-  help = "run a multi-line Lua chunk, ended by a line holding only .",
-  fn = function() M.lua_block() end,
+  help = "run a multi-line Lua chunk, ended by a line holding only . (or pasted whole with /lua as its first line)",
+  fn = function(rest) M.lua_block(rest) end,
 }
 
 -- Profiles -------------------------------------------------------------------
