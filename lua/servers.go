@@ -49,7 +49,7 @@ func (h *Host) mcpNormalizer() bridge.Normalizer { return h.Normalizer() }
 //	tai.mcp.add{source=, name=, profile=} -> {servers={{server=, outcome=, reason=,
 //	        transport=, tools={…}, profile=, enabled=}, …}, notes={…}} | nil, err
 //	tai.mcp.list() -> {{name=, transport=, target=, source=, profiles={…}, enabled=,
-//	        tools=, offered=, withheld=, removed=, connected=}, …} | nil, err
+//	        tools=, granted=, offered=, withheld=, removed=, connected=}, …} | nil, err
 //	tai.mcp.enable{server=, profile=} -> profile | nil, err
 //	tai.mcp.disable{server=, profile=} -> profile | nil, err
 //	tai.mcp.remove{server=} -> true | nil, err       (asks first)

@@ -121,8 +121,8 @@ function M.list()
     local here = s.enabled and "enabled" or "disabled"
     say(string.format("%-16s %-5s %-8s %s", clean(s.name), s.transport, here, target(s)))
     local profiles = #s.profiles > 0 and table.concat(s.profiles, ", ") or "none"
-    say(string.format("  tools %d (offered %d, withheld %d, removed %d); enabled for: %s%s",
-      s.tools, s.offered, s.withheld, s.removed, profiles, s.connected and "; connected" or ""))
+    say(string.format("  tools %d (granted %d, offered here %d, withheld %d, removed %d); enabled for: %s%s",
+      s.tools, s.granted, s.offered, s.withheld, s.removed, profiles, s.connected and "; connected" or ""))
   end
 end
 

@@ -19,7 +19,8 @@ type ServerInfo struct {
 	Profiles  []string `json:"profiles"` // the profiles it is enabled for
 	Enabled   bool     `json:"enabled"`  // for the current profile
 	Tools     int      `json:"tools"`    // listed (cached)
-	Offered   int      `json:"offered"`
+	Granted   int      `json:"granted"`  // whose definition is the one granted
+	Offered   int      `json:"offered"`  // offered to the current profile
 	Withheld  int      `json:"withheld"`
 	Removed   int      `json:"removed"`
 	Connected bool     `json:"connected"`
@@ -71,8 +72,11 @@ func (b *Bridge) List(ctx context.Context) ([]ServerInfo, error) {
 			switch {
 			case bt.state == StateWithheld:
 				info.Withheld++
-			case bt.offered():
+			case info.Enabled && bt.offered():
 				info.Offered++
+			}
+			if bt.state == StateGranted {
+				info.Granted++
 			}
 		}
 		out = append(out, info)
@@ -137,8 +141,8 @@ func listText(list []ServerInfo, profile string) string {
 			state = "enabled here"
 		}
 		fmt.Fprintf(&b, "- %s (%s, %s): %s\n", s.Name, s.Transport, state, s.Target)
-		fmt.Fprintf(&b, "  enabled for: %s; tools: %d listed, %d offered, %d withheld, %d removed; source %s\n",
-			orNone(s.Profiles), s.Tools, s.Offered, s.Withheld, s.Removed, s.Source)
+		fmt.Fprintf(&b, "  enabled for: %s; tools: %d listed, %d granted, %d offered here, %d withheld, %d removed; source %s\n",
+			orNone(s.Profiles), s.Tools, s.Granted, s.Offered, s.Withheld, s.Removed, s.Source)
 	}
 	return b.String()
 }
