@@ -40,6 +40,7 @@ import (
 //	tai.read_text(path [, max]) -> text, truncated | nil, err
 //	                                            a regular file's text, bounded
 //	tai.file_kind(path) -> "file" | "dir" | "other" | nil
+//	tai.list_dir(path) -> {name, …} | nil, err   folders end with /
 func (h *Host) openConversation(L *glua.LState, tai *glua.LTable) {
 	tai.RawSetString("chat_history", L.NewFunction(h.luaChatHistory))
 	tai.RawSetString("chat_restore", L.NewFunction(h.luaChatRestore))
@@ -57,6 +58,32 @@ func (h *Host) openConversation(L *glua.LState, tai *glua.LTable) {
 	tai.RawSetString("cwd", L.NewFunction(h.luaCwd))
 	tai.RawSetString("read_text", L.NewFunction(luaReadText))
 	tai.RawSetString("file_kind", L.NewFunction(luaFileKind))
+	tai.RawSetString("list_dir", L.NewFunction(luaListDir))
+}
+
+// maxListDir bounds the names tai.list_dir returns.
+const maxListDir = 2000
+
+// luaListDir is tai.list_dir(path) -> {name, …} | nil, err: the entries of
+// a folder, sorted, folders with a trailing slash (for completion).
+func luaListDir(L *glua.LState) int {
+	entries, err := os.ReadDir(L.CheckString(1))
+	if err != nil {
+		return fail(L, err.Error())
+	}
+	out := NewArray(L)
+	for i, e := range entries {
+		if i >= maxListDir {
+			break
+		}
+		name := e.Name()
+		if e.IsDir() {
+			name += "/"
+		}
+		out.Append(glua.LString(name))
+	}
+	L.Push(out)
+	return 1
 }
 
 // luaFileKind is tai.file_kind(path) -> "file" | "dir" | "other" | nil:

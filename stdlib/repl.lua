@@ -67,7 +67,7 @@ function M.chat(text)
   local tty = tai.term.isatty()
   M.view = chatview.new({ write = tai.term.write, note = tai.term.write, spinner = tty,
     redactor = tai.vault.redactor() })
-  local answer, d = tai.chat(chatview.redacted(M.conv.message(text)), M.view.opts(M.conv.opts()))
+  local answer, d = tai.chat(chatview.redacted(M.conv.message(M.attach(text))), M.view.opts(M.conv.opts()))
   M.conv.turned()
   M.view.finish()
   M.view = nil
@@ -85,6 +85,35 @@ function M.chat(text)
   for _, n in ipairs(chatview.notices(d)) do M.warn("(" .. n .. ")") end
   if M.show_usage then M.say(M.paint("2", "  " .. chatview.usage_line(d, M.conv.usage))) end
   M.check_context()
+end
+
+-- attach_max bounds one file attached with @path, attach_count how many
+-- one message attaches.
+M.attach_max = 64 * 1024
+M.attach_count = 8
+
+-- attach(text) adds the files a message names with @path (regular files,
+-- relative to the working directory) after it, so the model has them
+-- without a tool call; names that are no file are left as they are.
+function M.attach(text)
+  local parts, seen = {}, {}
+  for path in text:gmatch("@([%w%._%-/~]+)") do
+    path = path:gsub("[%.,;:]+$", "")
+    local full = path
+    if path:sub(1, 1) == "~" then full = (os.getenv("HOME") or "") .. path:sub(2)
+    elseif path:sub(1, 1) ~= "/" then full = tai.cwd() .. "/" .. path end
+    if not seen[full] and #parts < M.attach_count and tai.file_kind(full) == "file" then
+      seen[full] = true
+      local body, truncated = tai.read_text(full, M.attach_max)
+      if body then
+        local note = truncated and string.format("\n[… cut at %d bytes; read_file reads the rest]", M.attach_max) or ""
+        parts[#parts + 1] = string.format("[File %s:]\n%s%s", path, body, note)
+        M.say(M.paint("2", string.format("  (attached %s, %d bytes%s)", chatview.clean(path), #body, truncated and ", cut" or "")))
+      end
+    end
+  end
+  if #parts == 0 then return text end
+  return text .. "\n\n" .. table.concat(parts, "\n\n")
 end
 
 -- check_context() warns when the conversation nears the model's context
@@ -331,6 +360,7 @@ builtin.help = {
     M.say("  plain text    one turn with the model of the current profile (/profile)")
     M.say("  = expr        evaluate Lua and print the result (tables pretty-printed)")
     M.say("  !command      run a shell command yourself; its output goes with your next message")
+    M.say("  @path         in a message attaches that file (Tab completes paths)")
     M.say("  Alt-Enter, Ctrl-J or a trailing \\ start a further line; a paste is one message")
     M.say("  paste a JSON or TOML MCP config: it is read whole (JSON until the braces")
     M.say("                balance, TOML until a blank line) and checked")
@@ -823,7 +853,27 @@ end
 
 -- complete(line) returns whole-word candidates for the last word of line
 -- (the text before the cursor).
+-- complete_path(word) completes "@dir/na" to the files and folders whose
+-- names start so (relative to the working directory).
+function M.complete_path(word)
+  local path = word:sub(2)
+  local dir, base = path:match("^(.*/)([^/]*)$")
+  if not dir then dir, base = "", path end
+  local full = dir
+  if dir:sub(1, 1) ~= "/" and dir:sub(1, 1) ~= "~" then full = tai.cwd() .. "/" .. dir end
+  if dir:sub(1, 1) == "~" then full = (os.getenv("HOME") or "") .. dir:sub(2) end
+  local out = {}
+  for _, name in ipairs(tai.list_dir(full) or {}) do
+    if name:sub(1, #base) == base and (base:sub(1, 1) == "." or name:sub(1, 1) ~= ".") then
+      out[#out + 1] = "@" .. dir .. name
+    end
+  end
+  return out
+end
+
 function M.complete(line)
+  local at = line:match("^[^/=!].*(@%S*)$") or line:match("^(@%S*)$")
+  if at then return M.complete_path(at) end
   local partial = line:match("^%s*/([%w_%.%-]*)$")
   if partial then
     local out = {}

@@ -387,3 +387,32 @@ func TestREPLOffersToCompact(t *testing.T) {
 	s.typeKeys("\x04")
 	s.wait()
 }
+
+// TestREPLAttachesFiles: @path, completed by Tab, attaches the file to
+// the message; a name that is no file stays as it is.
+func TestREPLAttachesFiles(t *testing.T) {
+	e := newEnv(t)
+	if err := os.MkdirAll(filepath.Join(e.root, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.root, "src", "main.go"), []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := fakemodel.NewOpenAI(t)
+	srv.SetRule(fromToolResults)
+	s := startREPLIn(t, e.root, e.modelVars(srv))
+	s.expect("tai:default> ")
+	s.typeKeys("explain @sr\t")
+	s.expect("@src/")
+	s.typeKeys("ma\t")
+	s.expect("@src/main.go")
+	s.typeKeys(" and @nothing.txt\r")
+	s.expect("(attached src/main.go, 13 bytes)")
+	s.expect("tai:default> ")
+	got := srv.Requests()[0].LastUser()
+	if want := "explain @src/main.go and @nothing.txt\n\n[File src/main.go:]\npackage main\n"; got != want {
+		t.Fatalf("message %q, want %q", got, want)
+	}
+	s.typeKeys("\x04")
+	s.wait()
+}
