@@ -309,3 +309,73 @@ func TestEvalConst(t *testing.T) {
 		t.Errorf("renderings of an hour: %q", r)
 	}
 }
+
+// servedTools reads the list of tools a fresh tai serves, which a test in
+// the lua package keeps current.
+func servedTools(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("server", "testdata", "served-tools.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Fields(string(b))
+}
+
+// servedDrift lists what the doc's Served tools section fails to say about
+// tools: their count, the native count, and a row for each extra.
+func servedDrift(doc string, tools []string) []string {
+	var problems []string
+	n := len(tools)
+	if n < 2 || tools[n-2] != "chat" || tools[n-1] != "completions" {
+		return []string{fmt.Sprintf("the served list does not end with chat and completions: %v", tools)}
+	}
+	if want := fmt.Sprintf("serves %d tools: %d native ones and the two extras", n, n-2); !strings.Contains(strings.Join(strings.Fields(doc), " "), want) {
+		problems = append(problems, fmt.Sprintf("README.md does not say %q", want))
+	}
+	for _, extra := range tools[n-2:] {
+		if !regexp.MustCompile("(?m)^\\| `" + extra + "` \\| .+\\|").MatchString(doc) {
+			problems = append(problems, fmt.Sprintf("README.md has no Served tools row for `%s`", extra))
+		}
+	}
+	return problems
+}
+
+func TestMcpDocServedTools(t *testing.T) {
+	for _, p := range servedDrift(readDoc(t), servedTools(t)) {
+		t.Error(p)
+	}
+}
+
+func TestMcpDocServedDriftIsCaught(t *testing.T) {
+	doc, tools := readDoc(t), servedTools(t)
+	tests := []struct {
+		name   string
+		doc    func(string) string
+		tools  func([]string) []string
+		wanted string
+	}{
+		{"a tool added", func(s string) string { return s }, func(l []string) []string { return append([]string{"new_tool"}, l...) }, "serves"},
+		{"count edited", func(s string) string {
+			return strings.Replace(s, fmt.Sprintf("serves %d tools", len(tools)), fmt.Sprintf("serves %d tools", len(tools)+5), 1)
+		}, nil, "serves"},
+		{"chat row gone", func(s string) string { return regexp.MustCompile("(?m)^\\| `chat` \\|.*\n").ReplaceAllString(s, "") }, nil, "`chat`"},
+		{"completions row gone", func(s string) string {
+			return regexp.MustCompile("(?m)^\\| `completions` \\|.*\n").ReplaceAllString(s, "")
+		}, nil, "`completions`"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d, l := tc.doc(doc), tools
+			if tc.tools != nil {
+				l = tc.tools(append([]string(nil), tools...))
+			}
+			if d == doc && tc.tools == nil {
+				t.Fatal("the mutation changed nothing; README.md's layout moved")
+			}
+			problems := strings.Join(servedDrift(d, l), "\n")
+			if !strings.Contains(problems, tc.wanted) {
+				t.Errorf("drift not reported (want %q); problems:\n%s", tc.wanted, problems)
+			}
+		})
+	}
+}
