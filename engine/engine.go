@@ -150,7 +150,7 @@ func (e *Engine) nativeTools(lua LuaRunner) []Tool {
 	tools = append(tools, e.vaultTools()...)
 	tools = append(tools, e.profileTools()...)
 	if lua != nil {
-		tools = append(tools, luaTool(lua))
+		tools = append(tools, luaTool(lua, e.reg.RedactValue))
 	}
 	return tools
 }

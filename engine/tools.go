@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -517,7 +518,12 @@ func (c *Call) Run(ctx context.Context) (Result, error) {
 	}
 	if err != nil {
 		aerr := r.audit(c.session, c.tool, c.digest, outcome, dur, 0)
-		return Result{}, withAuditNote(&redactedError{msg: "tool " + c.tool.Name + ": " + red.Redact(err.Error()), err: err}, aerr)
+		return Result{}, withAuditNote(&redactedError{msg: "tool " + c.tool.Name + ": " + red.Redact(unechoArgs(err.Error(), c.args)), err: err}, aerr)
+	}
+	if res.IsError {
+		for i := range res.Content {
+			res.Content[i].Text = unechoArgs(res.Content[i].Text, c.args)
+		}
 	}
 	res = redactResult(red.Redact, res)
 	size := res.size()
@@ -533,6 +539,36 @@ func (c *Call) Run(ctx context.Context) (Result, error) {
 		return Result{}, spillErr
 	}
 	return res, nil
+}
+
+// unechoMin is the shortest argument unechoArgs replaces: shorter ones are
+// ordinary words too often ("pipe" in "named pipe").
+const unechoMin = 8
+
+// unechoArgs replaces, in the text of a failure, every string argument the
+// caller gave (unechoMin bytes or more, as given and as a cleaned path)
+// with <name>. An error that repeats a guessed path would otherwise
+// confirm the guess when redaction turns it into [REDACTED:…]; replacing
+// every argument alike shows nothing either way.
+func unechoArgs(text string, args map[string]any) string {
+	type arg struct{ name, value string }
+	var list []arg
+	for k, v := range args {
+		sv, ok := v.(string)
+		if !ok || len(sv) < unechoMin {
+			continue
+		}
+		list = append(list, arg{k, sv})
+		if c := filepath.Clean(sv); c != sv && len(c) >= unechoMin {
+			list = append(list, arg{k, c})
+		}
+	}
+	// Longest first, so an argument inside another is not replaced first.
+	sort.Slice(list, func(i, j int) bool { return len(list[i].value) > len(list[j].value) })
+	for _, a := range list {
+		text = strings.ReplaceAll(text, a.value, "<"+a.name+">")
+	}
+	return text
 }
 
 // redactedError shows a redacted message but still unwraps to the original

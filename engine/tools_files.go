@@ -531,6 +531,13 @@ func (e *Engine) grepTool(ctx context.Context, args map[string]any) (Result, err
 		root, files = filepath.Dir(root), []string{filepath.Base(root)}
 	}
 
+	// Lines are matched and clipped as the model would see them, redacted:
+	// a pattern cannot probe a secret's characters one by one, and a clip
+	// cannot cut a secret in two before redaction sees it.
+	red, err := e.store.Redactor()
+	if err != nil {
+		return ErrorResult("grep: %v", err), nil
+	}
 	var b strings.Builder
 	matches := 0
 	var skipped []string
@@ -565,7 +572,8 @@ scan:
 			} else {
 				l, data = data[:i], data[i+1:]
 			}
-			if !re.Match(l) {
+			shown := red.Redact(string(l))
+			if !re.MatchString(shown) {
 				continue
 			}
 			if matches == limit {
@@ -573,7 +581,6 @@ scan:
 				break scan
 			}
 			matches++
-			shown := string(l)
 			if len(shown) > grepLineMax {
 				shown = clip(shown, grepLineMax) + " […]"
 			}

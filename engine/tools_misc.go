@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -106,7 +107,10 @@ type luaDone struct {
 	err     error
 }
 
-func luaTool(run LuaRunner) Tool {
+// luaTool is the lua tool. redact redacts the returned values as values
+// before they are encoded: an encoder escapes a secret's & < > (and " \)
+// and would hide it from the redaction of the text.
+func luaTool(run LuaRunner, redact func(any) (any, error)) Tool {
 	return Tool{
 		Name: "lua",
 		Description: "Run a chunk of Lua 5.1 in a fresh sandboxed state (no io, no os) and return what it printed " +
@@ -180,9 +184,13 @@ func luaTool(run LuaRunner) Tool {
 				return Result{Content: []Content{{Type: "text", Text: b.String()}}, IsError: true}, nil
 			}
 			if len(d.results) > 0 {
-				data, err := json.Marshal(d.results)
+				values, err := redact(d.results)
 				if err != nil {
-					data = []byte(fmt.Sprint(d.results))
+					return Result{}, err
+				}
+				data, err := marshalShown(values)
+				if err != nil {
+					data = []byte(fmt.Sprint(values))
 				}
 				fmt.Fprintf(&b, "returned: %s\n", data)
 			}
@@ -192,4 +200,16 @@ func luaTool(run LuaRunner) Tool {
 			return TextResult(b.String()), nil
 		},
 	}
+}
+
+// marshalShown encodes v as JSON for a person or a model to read: & < >
+// are not escaped.
+func marshalShown(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }

@@ -210,7 +210,7 @@ func TestWriteAndEditFile(t *testing.T) {
 		errRes bool
 		file   string
 	}{
-		{"ambiguous", map[string]any{"old_string": "alpha", "new_string": "A"}, "occurs 2 times in new/dir/f.txt (at lines 1, 3)", true, "alpha\nbeta\nalpha\ngamma\n"},
+		{"ambiguous", map[string]any{"old_string": "alpha", "new_string": "A"}, "occurs 2 times in <path> (at lines 1, 3)", true, "alpha\nbeta\nalpha\ngamma\n"},
 		{"absent", map[string]any{"old_string": "delta", "new_string": "D"}, "was not found", true, "alpha\nbeta\nalpha\ngamma\n"},
 		{"same", map[string]any{"old_string": "beta", "new_string": "beta"}, "nothing to change", true, "alpha\nbeta\nalpha\ngamma\n"},
 		{"unique with context", map[string]any{"old_string": "beta\nalpha", "new_string": "beta\nALPHA"}, "replaced 1", false, "alpha\nbeta\nALPHA\ngamma\n"},

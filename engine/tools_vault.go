@@ -94,7 +94,9 @@ func (e *Engine) secretSet(_ context.Context, args map[string]any) (Result, erro
 	if err := e.store.SecretSet(name, value, meta); err != nil {
 		return ErrorResult("secret_set: %v", err), nil
 	}
-	e.store.AddRedaction(name, value)
+	if len(value) < vault.MinRedactLen {
+		return TextResult(fmt.Sprintf("stored secret %s (%d bytes); warning: values shorter than %d bytes cannot be redacted, so this one will show wherever it appears", name, len(value), vault.MinRedactLen)), nil
+	}
 	return TextResult(fmt.Sprintf("stored secret %s (%d bytes; the value is never shown)", name, len(value))), nil
 }
 
@@ -148,18 +150,37 @@ func (e *Engine) recordRead(_ context.Context, args map[string]any) (Result, err
 	if length <= 0 || length > RecordReadMax {
 		return ErrorResult("record_read: length %d is out of range: give 1 to %d", length, RecordReadMax), nil
 	}
-	text, rec, err := e.store.RecordGet(id, offset, length)
+	whole, _, err := e.store.RecordGet(id, 0, 0)
 	if err != nil {
 		// The vault says why an id is missing (never stored, deleted, or
 		// dropped by the retention limit); the model needs that to act.
 		return ErrorResult("record_read: %v", err), nil
 	}
-	end := offset + len(text)
-	next := ""
-	if end < rec.Size {
-		next = fmt.Sprintf("; %d bytes remain, continue with offset %d", rec.Size-end, end)
+	// The whole record is redacted before it is paged: a secret learnt
+	// after the record was stored must not be cut in two by the pages.
+	// Offsets count bytes of the redacted text.
+	red, err := e.store.Redactor()
+	if err != nil {
+		return ErrorResult("record_read: %v", err), nil
 	}
-	return TextResult(fmt.Sprintf("[record %s, bytes %d-%d of %d%s]\n%s", id, offset, end, rec.Size, next, text)), nil
+	whole = red.Redact(whole)
+	size := len(whole)
+	if offset > size {
+		return ErrorResult("record_read: offset %d is past the end of record %s (%d bytes)", offset, id, size), nil
+	}
+	end := min(offset+length, size)
+	// A page does not end inside a [REDACTED:name] mark: it is kept whole.
+	if i := strings.LastIndex(whole[offset:end], "[REDACTED:"); i >= 0 && !strings.Contains(whole[offset+i:end], "]") {
+		if j := strings.IndexByte(whole[offset+i:], ']'); j >= 0 {
+			end = offset + i + j + 1
+		}
+	}
+	text := whole[offset:end]
+	next := ""
+	if end < size {
+		next = fmt.Sprintf("; %d bytes remain, continue with offset %d", size-end, end)
+	}
+	return TextResult(fmt.Sprintf("[record %s, bytes %d-%d of %d%s]\n%s", id, offset, end, size, next, text)), nil
 }
 
 func (e *Engine) auditTail(_ context.Context, args map[string]any) (Result, error) {

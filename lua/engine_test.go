@@ -67,7 +67,7 @@ func TestToolsAndCall(t *testing.T) {
 	}{
 		{"safe tool", `local r = tai.call("read_file", {path = "note.txt"}) return r.isError, r.content[1].type, r.content[1].text:match("beta") ~= nil`,
 			[]any{false, "text", true}},
-		{"tool error is a result", `local r = tai.call("read_file", {path = "missing.txt"}) return r.isError, r.content[1].text:match("missing") ~= nil`,
+		{"tool error is a result", `local r = tai.call("read_file", {path = "missing.txt"}) return r.isError, r.content[1].text:match("<path>: no such file") ~= nil`,
 			[]any{true, true}},
 		{"unknown tool", `local r, err = tai.call("no_such_tool", {}) return r, err:match("unknown tool") ~= nil`,
 			[]any{nil, true}},

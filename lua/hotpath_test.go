@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -92,5 +93,68 @@ func TestSafeCallOpensNoVault(t *testing.T) {
 	got, err = h.DoString(ctx, `return tai.vault.audit_verify()`, "verify")
 	if err != nil || len(got) == 0 || got[0].(int64) < 51 {
 		t.Fatalf("audit_verify = %v, %v; want every call in the trail", got, err)
+	}
+}
+
+// A Lua tool's table and the lua tool's returned values are redacted as
+// values, before JSON encoding could escape a secret's & < > out of
+// redaction's sight.
+func TestStructuredValuesAreRedactedBeforeEncoding(t *testing.T) {
+	open, _ := countingVault(t, "pw")
+	h := newHost(t, Options{Vault: open, Engine: &engine.Options{Dir: t.TempDir(), Getenv: func(string) string { return "" }}, Mode: engine.Yolo}, nil)
+	got, err := h.DoString(ctxT(t), `
+		assert(tai.vault.secret_set("pw", "Tr0ub4dor&3<x>"))
+		tai.tool{name = "conf", description = "returns a table", safe = true, run = function()
+			return {user = "me", password = "Tr0ub4dor" .. "&3<x>", list = {"a", "Tr0ub4dor&3<x>"}}
+		end}
+		local a = assert(tai.call("conf", {})).content[1].text
+		local b = assert(tai.call("lua", {chunk = 'return "Tr0ub4dor" .. "&3<x>", {k = "Tr0ub4dor" .. "&3<x>"}'})).content[1].text
+		return a, b`, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, out := range got {
+		s := out.(string)
+		if strings.Contains(s, "Tr0ub4dor") || !strings.Contains(s, "[REDACTED:pw]") {
+			t.Errorf("result %d = %s", i+1, s)
+		}
+	}
+}
+
+// The stream redactor follows the vault: a secret set while a stream is
+// under way is redacted from the rest of it, split across pieces or not.
+func TestStreamRedactorSeesASecretSetMidStream(t *testing.T) {
+	open, _ := countingVault(t, "")
+	store, err := open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	r, err := NewStreamRedactor(store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	push := func(s string) {
+		t.Helper()
+		got, err := r.Push(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.WriteString(got)
+	}
+	push("before the secret, ")
+	if err := store.SecretSet("mid", "mid-stream-secret-42", nil); err != nil {
+		t.Fatal(err)
+	}
+	push("it is mid-str")
+	push("eam-secret-42 and again mid-stream-secret-42.")
+	rest, err := r.Flush()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.WriteString(rest)
+	if got := out.String(); strings.Contains(got, "mid-stream-secret") || strings.Count(got, "[REDACTED:mid]") != 2 {
+		t.Fatalf("stream = %q", got)
 	}
 }

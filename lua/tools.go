@@ -253,14 +253,30 @@ func (h *Host) luaToolRun(name string, fn *glua.LFunction) func(context.Context,
 				res = engine.ErrorResult("%s failed: %s", name, msg)
 				return
 			}
-			res = toolResult(L, out[0])
+			res = toolResult(L, out[0], h.redactValue)
 		})
 		return res, err
 	}
 }
 
-// toolResult turns what a Lua tool returned into a Result.
-func toolResult(L *glua.LState, v glua.LValue) engine.Result {
+// redactValue redacts every string of a value a Lua tool returned, with
+// one look at the vault's secrets, before it is encoded.
+func (h *Host) redactValue(v any) (any, error) {
+	store, err := h.Vault()
+	if err != nil {
+		return nil, err
+	}
+	red, err := store.Redactor()
+	if err != nil {
+		return nil, err
+	}
+	return redactStrings(v, red.Redact), nil
+}
+
+// toolResult turns what a Lua tool returned into a Result. A value that
+// is neither a string nor content is redacted as a value (redact) before
+// it is encoded as JSON, since the encoding could hide a secret.
+func toolResult(L *glua.LState, v glua.LValue, redact func(any) (any, error)) engine.Result {
 	switch x := v.(type) {
 	case glua.LString:
 		return engine.TextResult(string(x))
@@ -310,11 +326,16 @@ func toolResult(L *glua.LState, v glua.LValue) engine.Result {
 	if err != nil {
 		return engine.TextResult(L.ToStringMeta(v).String())
 	}
-	b, err := json.Marshal(g)
-	if err != nil {
+	if g, err = redact(g); err != nil {
+		return engine.ErrorResult("the tool's result cannot be shown: %v", err)
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(g); err != nil {
 		return engine.ErrorResult("the tool's result does not encode: %v", err)
 	}
-	return engine.TextResult(string(b))
+	return engine.TextResult(strings.TrimSuffix(b.String(), "\n"))
 }
 
 // toolOrigin says where a tool comes from, for tai.tools(): "server/tool"

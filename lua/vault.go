@@ -2,6 +2,7 @@ package lua
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -14,7 +15,8 @@ import (
 // openVault installs tai.vault. Bad arguments raise; runtime failures
 // return nil, message.
 //
-//	tai.vault.secret_set(name, value [, meta]) -> true | nil, err
+//	tai.vault.secret_set(name, value [, meta]) -> true [, warning] | nil, err
+//	    (warning: the value is too short to be redacted)
 //	tai.vault.secret_get(name) -> value, meta | nil, err
 //	tai.vault.secret_list() -> {{name=, meta=, updated=}, …} | nil, err
 //	tai.vault.secret_delete(name) -> true | nil, err
@@ -110,6 +112,10 @@ func (h *Host) secretSet(L *glua.LState) int {
 			return fail(L, err.Error())
 		}
 		L.Push(glua.LTrue)
+		if len(value) < vault.MinRedactLen {
+			L.Push(glua.LString(fmt.Sprintf("warning: secret %s is shorter than %d bytes, so it cannot be redacted and will show wherever it appears", name, vault.MinRedactLen)))
+			return 2
+		}
 		return 1
 	})
 }

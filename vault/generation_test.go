@@ -145,3 +145,27 @@ func TestRedactorHeld(t *testing.T) {
 		}
 	}
 }
+
+// A passphrase typed at the prompt (or given to Seal) is redacted like one
+// from TAI_VAULT_PASSPHRASE.
+func TestTypedPassphraseIsRedacted(t *testing.T) {
+	s := newStore(t, testOptions("", nil))
+	if err := s.SecretSet("one", "value-one", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Seal("typed-passphrase-1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Redact("pw typed-passphrase-1"); got != "pw [REDACTED:TAI_VAULT_PASSPHRASE]" {
+		t.Fatalf("after Seal: %q", got)
+	}
+	o := &Options{kdf: testKDF, PassphrasePrompt: func(int, error) (string, error) { return "typed-passphrase-1", nil }}
+	typed, err := Open(s.Path(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer typed.Close()
+	if got := typed.Redact("pw typed-passphrase-1 value-one"); got != "pw [REDACTED:TAI_VAULT_PASSPHRASE] [REDACTED:one]" {
+		t.Fatalf("after the prompt: %q", got)
+	}
+}

@@ -14,6 +14,36 @@ import (
 // an "on") would shred ordinary text.
 const MinRedactLen = 4
 
+// MinLineRedactLen is the shortest line of a multi-line secret (a PEM key)
+// that is also redacted on its own, so output showing only some of the
+// lines does not pass them. PEM armor lines ("-----BEGIN …") are not
+// secret and are left alone.
+const MinLineRedactLen = 16
+
+// addValue adds value (and, for a multi-line value, each of its lines
+// long enough) to out as value -> name, keeping the smaller name for a
+// value two secrets share.
+func addValue(out map[string]string, value, name string) {
+	add := func(v string) {
+		if old, ok := out[v]; !ok || name < old {
+			out[v] = name
+		}
+	}
+	if len(value) < MinRedactLen {
+		return
+	}
+	add(value)
+	if !strings.Contains(value, "\n") {
+		return
+	}
+	for line := range strings.SplitSeq(value, "\n") {
+		line = strings.TrimSpace(line)
+		if len(line) >= MinLineRedactLen && !strings.HasPrefix(line, "-----") {
+			add(line)
+		}
+	}
+}
+
 // redactor caches what Redactor needs: the vault's secret values, read
 // again only when the generation file's stamp (bumped by every process
 // that changes a secret or the seal) or the seal key changes, and the
@@ -224,12 +254,7 @@ func (s *Store) secretValues() (map[string]string, unreadSecrets, error) {
 				}
 				value = string(plain)
 			}
-			if len(value) < MinRedactLen {
-				return nil
-			}
-			if old, ok := out[value]; !ok || string(name) < old {
-				out[value] = string(name)
-			}
+			addValue(out, value, string(name))
 			return nil
 		})
 	})

@@ -228,8 +228,14 @@ func (s *Store) unlock() error {
 		return s.passErr
 	}
 	s.key.Store(k)
+	s.AddRedaction(passphraseName, pass)
 	return nil
 }
+
+// passphraseName is the name the seal passphrase is redacted under,
+// however it was given (TAI_VAULT_PASSPHRASE, typed at the prompt, or to
+// Seal).
+const passphraseName = "TAI_VAULT_PASSPHRASE"
 
 // unlockPrompt asks Options.PassphrasePrompt up to PassphraseTries times
 // for a passphrase that opens seal m. A failure is not remembered: the next
@@ -252,6 +258,7 @@ func (s *Store) unlockPrompt(m *sealMeta) error {
 		}
 		if k != nil {
 			s.key.Store(k)
+			s.AddRedaction(passphraseName, pass)
 			return nil
 		}
 		wrong++
@@ -358,6 +365,7 @@ func (s *Store) Seal(passphrase string) error {
 	s.asked, s.pass, s.passErr = true, passphrase, nil
 	s.key.Store(newKey)
 	s.keyMu.Unlock()
+	s.AddRedaction(passphraseName, passphrase)
 	return nil
 }
 

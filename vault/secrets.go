@@ -17,6 +17,11 @@ type secretRow struct {
 	Updated time.Time      `json:"updated"`
 }
 
+// MaxSecretSize is the largest secret value SecretSet stores (64 KiB):
+// every value is matched against every text tai shows, so a huge one
+// would slow down every call.
+const MaxSecretSize = 64 << 10
+
 // genKey names the meta counter bumped by every change to the secrets, so
 // Redact notices changes made by any process.
 var genKey = []byte("secrets_gen")
@@ -42,9 +47,16 @@ func ValidSecretName(name string) error {
 
 // SecretSet stores value under name, sealed when the seal is on. A nil meta
 // keeps the secret's existing meta; a non-nil one replaces it.
+//
+// A value larger than MaxSecretSize is refused. A value shorter than
+// MinRedactLen is stored, but Redact cannot replace it (it would shred
+// ordinary text): callers should warn.
 func (s *Store) SecretSet(name, value string, meta map[string]any) error {
 	if err := ValidSecretName(name); err != nil {
 		return err
+	}
+	if len(value) > MaxSecretSize {
+		return fmt.Errorf("vault: secret %q is %d bytes; a secret may hold at most 64 KiB (%d bytes): store a large file as a record or keep it outside the vault", name, len(value), MaxSecretSize)
 	}
 	return s.update(func(tx *bolt.Tx) error {
 		b, err := bucket(tx, bucketSecrets)
