@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"tai/engine"
 	"tai/engine/fakemodel"
@@ -483,4 +484,17 @@ func TestListingSkipsUnusableNames(t *testing.T) {
 	if len(rows) != 1 || rows[0].Tool != "ok" || rows[0].Description != "" {
 		t.Fatalf("rows = %+v", rows)
 	}
+}
+
+func TestVerificationTimesOut(t *testing.T) {
+	f := newFixture(t, engine.Yolo, "")
+	f.b.opts.Client = &mcp.ClientOptions{ConnectTimeout: time.Second}
+	rep, err := f.b.Add(ctxT(t), AddRequest{Source: serverJSON(t, "slow", map[string]string{serverEnv: "hanglist"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Servers[0].Outcome != Refused {
+		t.Fatalf("report = %+v", rep)
+	}
+	mustContain(t, "reason", rep.Servers[0].Reason, "did not answer tools/list within 1s", "nothing stored")
 }

@@ -368,7 +368,7 @@ func listing(tools []mcp.Tool) []vault.ServerTool {
 // unless a person grants it now (interactive mode only, when prompt); a
 // removed one is dropped silently.
 func (b *Bridge) relist(ctx context.Context, server string, c *mcp.Client, prompt bool) error {
-	tools, err := c.Tools(ctx)
+	tools, err := b.listTools(ctx, c)
 	if err != nil {
 		return b.failure(err, c.Stderr())
 	}
@@ -435,4 +435,20 @@ func pinOf(server string, t vault.ServerTool) vault.ToolPin {
 // auditAdmin records a change to the registry in the audit trail.
 func (b *Bridge) auditAdmin(what, subject, outcome string) {
 	_, _ = b.store.AuditAppend(vault.AuditEntry{Kind: "mcp-" + what, Subject: subject, Outcome: outcome})
+}
+
+// listTools lists c's tools within the connect timeout, so a server that
+// never answers tools/list cannot hold a registration or a call forever.
+func (b *Bridge) listTools(ctx context.Context, c *mcp.Client) ([]mcp.Tool, error) {
+	limit := mcp.MCP_CONNECT_TIMEOUT
+	if b.opts.Client != nil && b.opts.Client.ConnectTimeout > 0 {
+		limit = b.opts.Client.ConnectTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	tools, err := c.Tools(ctx)
+	if err != nil && ctx.Err() == context.DeadlineExceeded {
+		return nil, fmt.Errorf("mcp server %q did not answer tools/list within %s: %w", c.Name(), limit, err)
+	}
+	return tools, err
 }

@@ -193,7 +193,7 @@ func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile string) Server
 	if err != nil {
 		return refuse("verification failed, nothing stored: %v", b.failure(err, ""))
 	}
-	tools, err := c.Tools(ctx)
+	tools, err := b.listTools(ctx, c)
 	stderr := c.Stderr()
 	c.Close()
 	if err != nil {
@@ -325,7 +325,7 @@ func (b *Bridge) Grant(ctx context.Context, server, tool string) ([]string, erro
 	if err != nil {
 		return nil, err
 	}
-	tools, err := c.Tools(ctx)
+	tools, err := b.listTools(ctx, c)
 	if err != nil {
 		return nil, b.failure(err, c.Stderr())
 	}

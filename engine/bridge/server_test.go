@@ -1,7 +1,9 @@
 package bridge
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -110,6 +112,9 @@ func runTestServer() int {
 			version = strings.TrimSpace(string(b))
 		}
 	}
+	if os.Getenv(serverEnv) == "hanglist" {
+		return hangOnList()
+	}
 	if os.Getenv(serverEnv) == "fail" || version == "fail" {
 		fmt.Fprintln(os.Stderr, "fatal: cannot open the database \x1b[31mREAD-ONLY\x1b[0m")
 		return 1
@@ -117,6 +122,22 @@ func runTestServer() int {
 	if err := testServer(version).Run(context.Background(), &sdk.StdioTransport{}); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "test server:", err)
 		return 1
+	}
+	return 0
+}
+
+// hangOnList answers initialize and then never answers tools/list.
+func hangOnList() int {
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(in.Bytes(), &m) != nil || m.Method != "initialize" {
+			continue
+		}
+		fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"hang","version":"1"}}}`+"\n", m.ID)
 	}
 	return 0
 }
