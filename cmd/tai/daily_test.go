@@ -416,3 +416,15 @@ func TestREPLAttachesFiles(t *testing.T) {
 	s.typeKeys("\x04")
 	s.wait()
 }
+
+// TestREPLPromptShowsTheMode: the prompt names the approval mode when
+// calls are not asked about.
+func TestREPLPromptShowsTheMode(t *testing.T) {
+	for _, mode := range []string{"auto", "yolo"} {
+		e := newEnv(t)
+		s := startREPL(t, e, "--"+mode)
+		s.expect("tai:ollama [" + mode + "]> ")
+		s.typeKeys("\x04")
+		s.wait()
+	}
+}
