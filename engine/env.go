@@ -126,9 +126,11 @@ func (e *Engine) shellEnv(ctx context.Context) []string {
 }
 
 // redactEnv makes the vault redact the values of the credential variables
-// (as the process and Options.Getenv see them), so a file, a page or an
-// error that repeats one never shows it.
+// (as the process and Options.Getenv see them) and the userinfo of the
+// profile's base URL, so a file, a page or an error that repeats one never
+// shows it.
 func (e *Engine) redactEnv() {
+	redactUserinfo(e.store, e.Profile().BaseURL)
 	keyEnvs := e.keyEnvs()
 	names := map[string]bool{vaultPassphraseEnv: true}
 	for n := range keyEnvs {

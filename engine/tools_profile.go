@@ -169,7 +169,7 @@ func (e *Engine) profileSwitch(ctx context.Context, args map[string]any) (Result
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "The model asks to switch this session to profile %q: %s model %q at %s, API key %s.",
-		p.Name, p.Provider, p.Model, p.BaseURLOrDefault(), keySourceText(p))
+		p.Name, p.Provider, p.Model, hideUserinfo(p.BaseURLOrDefault()), keySourceText(p))
 	for _, w := range e.keyWarnings(p) {
 		b.WriteString("\n  ! " + w)
 	}
@@ -197,11 +197,11 @@ func refusal(err error) string {
 func (e *Engine) profileChangeQuestion(old *Profile, p Profile) string {
 	var b strings.Builder
 	if old == nil {
-		fmt.Fprintf(&b, "The model asks to create profile %q: %s model %q at %s, API key %s.", p.Name, p.Provider, p.Model, p.BaseURLOrDefault(), keySourceText(p))
+		fmt.Fprintf(&b, "The model asks to create profile %q: %s model %q at %s, API key %s.", p.Name, p.Provider, p.Model, hideUserinfo(p.BaseURLOrDefault()), keySourceText(p))
 	} else {
 		fmt.Fprintf(&b, "The model asks to change profile %q:", p.Name)
 		diff := []struct{ key, was, now string }{
-			{"provider", old.Provider, p.Provider}, {"base_url", old.BaseURLOrDefault(), p.BaseURLOrDefault()},
+			{"provider", old.Provider, p.Provider}, {"base_url", hideUserinfo(old.BaseURLOrDefault()), hideUserinfo(p.BaseURLOrDefault())},
 			{"model", old.Model, p.Model}, {"API key", keySourceText(*old), keySourceText(p)},
 			{"system", old.System, p.System}, {"tools", strings.Join(old.Tools, ","), strings.Join(p.Tools, ",")},
 			{"max_tokens", fmt.Sprint(old.MaxTokens), fmt.Sprint(p.MaxTokens)},
@@ -279,7 +279,7 @@ func urlHost(u string) string {
 	if err != nil || pu.Host == "" {
 		return u
 	}
-	return strings.ToLower(pu.Scheme + "://" + pu.Host)
+	return strings.ToLower(pu.Scheme + "://" + pu.Host) // Host holds no userinfo
 }
 
 // shortText shows a value in a question, quoted so that a newline in it

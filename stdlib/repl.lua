@@ -900,10 +900,29 @@ function M.complete(line)
   return {}
 end
 
+-- credential_patterns match (in the lower-cased line) what looks like a
+-- credential: a header, a bearer token, key=value, a --flag with a value,
+-- userinfo in a URL, well-known token prefixes.
+M.credential_patterns = {
+  "authorization", "x%-api%-key", "private%-token", "cookie%s*[:=]",
+  "token%s*[=:]", "api[_%-]?key%s*[=:]", "secret%s*[=:]", "passw[o]?r?d%s*[=:]", "credential%s*[=:]",
+  "%-%-api%-key", "%-%-token", "%-%-password", "%-%-secret",
+  "://[^/%s@]+:[^/%s@]*@", "ghp_%w", "gho_%w", "github_pat_", "glpat%-", "xox[abpr]%-", "sk%-%w%w%w%w%w%w%w%w",
+}
+
 -- history_ok(line) says whether a line may go into the history file: lines
--- that set secrets never do.
+-- that set secrets or hold something that looks like a credential never do.
 function M.history_ok(line)
-  return not line:find("secret_set", 1, true)
+  if line:find("secret_set", 1, true) then return false end
+  local low = line:lower()
+  for _, p in ipairs(M.credential_patterns) do
+    if low:find(p) then return false end
+  end
+  -- "Bearer " and a token (long, with a digit), not the words "bearer tokens"
+  for tok in low:gmatch("bearer%s+(%S+)") do
+    if #tok >= 8 and tok:find("%d") then return false end
+  end
+  return true
 end
 
 -- remember(line) adds a line to the history, known secret values redacted

@@ -561,3 +561,33 @@ func TestRedactRefusesWhenSealedSecretsAreUnreadable(t *testing.T) {
 		t.Fatalf("got %v", got)
 	}
 }
+
+// TestHistoryKeepsCredentialsOut: lines holding credential-looking values
+// never reach the history file; ordinary lines do.
+func TestHistoryKeepsCredentialsOut(t *testing.T) {
+	for line, want := range map[string]bool{
+		`= tai.mcp.connect{url="https://x/mcp", headers={Authorization="Bearer ghp_abc123"}}`: false,
+		`curl -H 'authorization: token abc' https://api`:                                      false,
+		`= tai.mcp.connect{headers={["X-Api-Key"]="k-123"}}`:                                  false,
+		`!gh api --token zz9 repos`:                                                           false,
+		`run the tool with --api-key sk-live-abcdef`:                                          false,
+		`fetch https://api.example.com/?token=abcd`:                                           false,
+		`my password: hunter2`:                                                                false,
+		`connect to https://bob:s3cret@db.example.com`:                                        false,
+		`the key is ghp_0123456789abcdef`:                                                     false,
+		`OPENAI_API_KEY=sk-proj-abcdefghijkl tai`:                                             false,
+		`= tai.vault.secret_set("k", "v")`:                                                    false,
+		`= 1 + 1`:                                                                             true,
+		`/help`:                                                                               true,
+		`explain how bearer tokens work`:                                                      true,
+		`what is a token bucket?`:                                                             true,
+		`read README.md and summarize it`:                                                     true,
+		`= tai.mcp.connect{url="https://x/mcp"}`:                                              true,
+		`how does the secret sauce taste`:                                                     true,
+	} {
+		res := run(t, "return require('repl').history_ok("+luaQuote(line)+")")
+		if res[0] != want {
+			t.Errorf("history_ok(%q) = %v, want %v", line, res[0], want)
+		}
+	}
+}

@@ -208,6 +208,10 @@ func TestREPLOnATerminal(t *testing.T) {
 	s.typeKeys("= tai.vault.secret_set('tok', 'hunter2')\r")
 	s.expect("true")
 	s.expect("tai:ollama> ")
+	// So do lines holding what looks like a credential.
+	s.typeKeys("= 'n=' .. #'Authorization: Bearer ghp_histtest0123456789'\r")
+	s.expect("n=44")
+	s.expect("tai:ollama> ")
 
 	// /lua runs a multi-line chunk ended by ".".
 	s.typeKeys("/lua\rlocal x = 20\rprint(x * 2 + 1)\r.\r")
@@ -229,7 +233,7 @@ func TestREPLOnATerminal(t *testing.T) {
 			t.Errorf("history lacks %q:\n%s", want, hist)
 		}
 	}
-	for _, banned := range []string{"hunter2", "mcpServers"} {
+	for _, banned := range []string{"hunter2", "mcpServers", "ghp_histtest"} {
 		if strings.Contains(string(hist), banned) {
 			t.Errorf("history holds %q:\n%s", banned, hist)
 		}
