@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -182,7 +183,12 @@ func (b *Bridge) runCall(ctx context.Context, args map[string]any) (engine.Resul
 	if err != nil {
 		return engine.ErrorResult("mcp_call: %v", err), nil
 	}
-	return b.reg.Dispatch(ctx, name, targs)
+	res, err := b.reg.Dispatch(ctx, name, targs)
+	if errors.Is(err, engine.ErrUnknownTool) {
+		// Only where bridged tools do not resolve: over --serve-mcp.
+		return engine.ErrorResult("mcp_call: %s/%s cannot be called here: tai never serves the tools of the MCP servers it uses", server, tool), nil
+	}
+	return res, err
 }
 
 // Callable returns the bridged name of server's tool when the session
