@@ -79,19 +79,96 @@ function M.retry_text(n)
   return M.short(n.text or n.reason or "retrying", 160)
 end
 
+-- styles are the ANSI codes styler uses: a fence line, a line inside a
+-- code block, a heading.
+M.styles = { fence = "2", code = "36", heading = "1" }
+
+-- styler() returns a filter that colours Markdown as it streams, line by
+-- line: code blocks (``` fences) and headings. It holds back at most the
+-- first characters of a line until it can tell what the line is.
+--   st.push(s) -> text to show      st.flush() -> what it still holds
+function M.styler()
+  local st = { bol = true, fence = false, head = "", open = false }
+  local function start(style, out)
+    if style then
+      out[#out + 1] = "\27[" .. style .. "m"
+      st.open = true
+    end
+    out[#out + 1] = st.head
+    st.head, st.bol = "", false
+  end
+  -- decide() styles the held line start when it can tell what it is.
+  local function decide(out, final)
+    local h = st.head
+    if h:sub(1, 3) == "```" then
+      st.fence = not st.fence
+      return start(M.styles.fence, out)
+    end
+    if st.fence then
+      if not final and ("```"):sub(1, #h) == h then return end
+      return start(M.styles.code, out)
+    end
+    if not final and (("```"):sub(1, #h) == h or h:match("^#+$") and #h <= 6) then return end
+    if h:match("^#+ ") then return start(M.styles.heading, out) end
+    return start(nil, out)
+  end
+  function st.push(s)
+    local out = {}
+    local i = 1
+    while i <= #s do
+      if st.bol then
+        local c = s:sub(i, i)
+        i = i + 1
+        if c == "\n" then
+          if st.head ~= "" then decide(out, true) end
+          if st.open then out[#out + 1] = "\27[0m" st.open = false end
+          out[#out + 1] = "\n"
+          st.bol = true
+        else
+          st.head = st.head .. c
+          decide(out, false)
+        end
+      else
+        local nl = s:find("\n", i, true)
+        if nl then
+          out[#out + 1] = s:sub(i, nl - 1)
+          if st.open then out[#out + 1] = "\27[0m" st.open = false end
+          out[#out + 1] = "\n"
+          st.bol = true
+          i = nl + 1
+        else
+          out[#out + 1] = s:sub(i)
+          i = #s + 1
+        end
+      end
+    end
+    return table.concat(out)
+  end
+  function st.flush()
+    local out = {}
+    if st.bol and st.head ~= "" then decide(out, true) end
+    if st.open then out[#out + 1] = "\27[0m" st.open = false end
+    st.bol = true
+    return table.concat(out)
+  end
+  return st
+end
+
 -- new(o) returns a view of one turn: o.write(s) prints the answer,
 -- o.note(s) prints tool lines and the spinner (may be the same stream),
 -- o.spinner says whether to animate, o.redactor (from tai.vault.redactor())
 -- redacts the answer as it streams. A retry of the model request (rate
 -- limit, server error) is shown as the spinner's text when animating,
 -- else (or with o.retry_lines) as a line of its own: o.retry_prefix ..
--- text. Everything the model sends is shown through M.clean.
+-- text. Everything the model sends is shown through M.clean. With
+-- o.markdown, code blocks and headings are coloured (see styler).
 -- view.opts(extra) gives tai.chat's options; view.finish() ends the last
 -- line.
 function M.new(o)
   local view = { at_start = true, open = nil }
   local same = o.note == o.write
   local red = o.redactor
+  local md = o.markdown and M.styler() or nil
 
   -- show(s) prints answer text, ending a spinner or an open tool line.
   local function show(s)
@@ -105,15 +182,22 @@ function M.new(o)
       view.open = nil
     end
     if s == "" then return end
-    o.write(M.clean(s))
+    local text = M.clean(s)
+    if md then text = md.push(text) end
+    o.write(text)
     view.at_start = s:sub(-1) == "\n"
   end
 
-  -- flush() shows the answer text the redactor still holds.
+  -- flush() shows the answer text the redactor (and the Markdown styler)
+  -- still holds.
   local function flush()
     if red then
       local rest = red:flush()
       if rest ~= "" then show(rest) end
+    end
+    if md then
+      local rest = md.flush()
+      if rest ~= "" then o.write(rest) end
     end
   end
 

@@ -51,6 +51,10 @@ M.warn_at = 0.8
 -- show_usage says whether each turn ends with its token usage.
 M.show_usage = true
 
+-- markdown says whether answers colour code blocks and headings (when
+-- colour is on).
+M.markdown = true
+
 -- context_size() estimates the tokens the next request starts with: the
 -- system message and the history.
 function M.context_size()
@@ -66,7 +70,7 @@ end
 function M.chat(text)
   local tty = tai.term.isatty()
   M.view = chatview.new({ write = tai.term.write, note = tai.term.write, spinner = tty,
-    redactor = tai.vault.redactor() })
+    redactor = tai.vault.redactor(), markdown = M.markdown and tai.term.color() })
   local answer, d = tai.chat(chatview.redacted(M.conv.message(M.attach(text))), M.view.opts(M.conv.opts()))
   M.conv.turned()
   M.view.finish()

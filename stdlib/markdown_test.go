@@ -1,0 +1,40 @@
+package stdlib_test
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestStylerColoursCodeAndHeadings streams Markdown in awkward pieces:
+// fences and headings are found however the deltas split them, nothing
+// else changes, and every coloured line is reset before its newline.
+func TestStylerColoursCodeAndHeadings(t *testing.T) {
+	tests := []struct {
+		name  string
+		parts []string
+		want  string
+	}{
+		{"plain text is untouched", []string{"plain `code` ## not\n", "last"}, "plain `code` ## not\nlast"},
+		{"a fence split over deltas", []string{"x\n``", "`go\nfunc f", "() {}\n``", "`\n"},
+			"x\n<2>```go<0>\n<36>func f() {}<0>\n<2>```<0>\n"},
+		{"headings", []string{"#", "#", " H\n", "#tag\n"}, "<1>## H<0>\n#tag\n"},
+		{"an open block ends with the answer", []string{"```\ncode"}, "<2>```<0>\n<36>code<0>"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var parts []string
+			for _, p := range tt.parts {
+				parts = append(parts, luaQuote(p))
+			}
+			got := run(t, `
+				local st = require("chat").styler()
+				local out = {}
+				for _, p in ipairs({`+strings.Join(parts, ", ")+`}) do out[#out + 1] = st.push(p) end
+				out[#out + 1] = st.flush()
+				return (table.concat(out):gsub("\27%[([%d;]+)m", "<%1>"))`)
+			if got[0] != tt.want {
+				t.Fatalf("got %q, want %q", got[0], tt.want)
+			}
+		})
+	}
+}
