@@ -6,6 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"tai/vault"
 )
 
 // leakEngine is an engine in Yolo mode whose vault holds secret under name.
@@ -152,5 +157,53 @@ func TestSecretSetMidTurnIsRedactedAfterwards(t *testing.T) {
 	}
 	if out := dispatchText(t, s, "read_file", map[string]any{"path": "new.txt"}); strings.Contains(out, "fresh-secret-value-77") {
 		t.Fatalf("read_file after secret_set: %q", out)
+	}
+}
+
+// While another holder keeps the vault locked past the lock timeout after
+// a secret changed, read_file of a file holding that secret fails naming
+// the lock; it never returns the secret.
+func TestReadFileFailsClosedWhileTheVaultIsLocked(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "vault.db")
+	store, err := vault.Open(path, &vault.Options{LockTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	e, err := New(store, &Options{Dir: dir, Getenv: noEnv, Mode: Yolo, NewClient: func(Profile) (ChatClient, error) { return nil, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSession(t, e)
+	secret := "locked-out-secret-31337"
+	if err := os.WriteFile(filepath.Join(dir, "creds.txt"), []byte("key="+secret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out := dispatchText(t, s, "read_file", map[string]any{"path": "creds.txt"}); !strings.Contains(out, secret) {
+		t.Fatalf("before the secret is known: %q", out)
+	}
+	// Another writer stores the secret, then holds the lock (bbolt's own
+	// flock on a separate open of the file, as another process would).
+	other, err := vault.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.SecretSet("creds", secret, nil); err != nil {
+		t.Fatal(err)
+	}
+	other.Close()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	out := dispatchText(t, s, "read_file", map[string]any{"path": "creds.txt"})
+	if strings.Contains(out, secret) || !strings.Contains(out, "locked") {
+		t.Fatalf("read_file while the vault is locked = %q, want a refusal naming the lock", out)
+	}
+	db.Close()
+	if out := dispatchText(t, s, "read_file", map[string]any{"path": "creds.txt"}); strings.Contains(out, secret) || !strings.Contains(out, "[REDACTED:creds]") {
+		t.Fatalf("after the lock is released: %q", out)
 	}
 }
