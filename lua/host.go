@@ -179,6 +179,17 @@ func New(opts *Options) (*Host, error) {
 		lib{glua.CoroutineLibName, glua.OpenCoroutine},
 	)
 	h.L = L
+	// os.exit makes the vault's audit entries durable first, as a clean
+	// exit does.
+	if osTable, ok := L.GetGlobal("os").(*glua.LTable); ok {
+		osTable.RawSetString("exit", L.NewFunction(func(L *glua.LState) int {
+			code := L.OptInt(1, 0)
+			h.syncVault()
+			L.Close()
+			os.Exit(code)
+			return 0
+		}))
+	}
 	installMarkers(L)
 	h.installStdin(L)
 	L.SetGlobal("print", L.NewFunction(printTo(h.opts.Stdout)))
@@ -488,6 +499,14 @@ func splitTraceback(msg string) (string, string) {
 type lib struct {
 	name string
 	open glua.LGFunction
+}
+
+// syncVault makes the audit entries of the vault, when one is open,
+// durable now (before an exit that skips Close).
+func (h *Host) syncVault() {
+	if h.store != nil {
+		_ = h.store.Sync()
+	}
 }
 
 // openLibs opens libs in L, in order, as glua.OpenLibs does for all of them.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"sync/atomic"
@@ -69,5 +70,22 @@ func TestAuditSurvivesKillFromTheModelsShell(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("the list_dir call that returned before the kill is not in the trail: %+v", tail)
+	}
+}
+
+// os.exit from a script is a clean exit: the audit entries of the run are
+// folded into the vault file before tai exits.
+func TestOSExitFoldsTheAuditJournal(t *testing.T) {
+	e := newEnv(t)
+	r := e.run(t, "-e", `assert(tai.call("list_dir", {})) os.exit(3)`)
+	if r.status != 3 {
+		t.Fatalf("status %d, stderr %q", r.status, r.stderr)
+	}
+	data, err := os.ReadFile(e.vault + vault.JournalSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(string(data), "\n"); lines != 1 {
+		t.Fatalf("the journal holds %d lines after os.exit, want its header alone:\n%s", lines, data)
 	}
 }
