@@ -290,7 +290,9 @@ func MissingError(entry string, missing []string) error {
 
 // MissingVarsError is what MissingError returns.
 type MissingVarsError struct {
+	// Entry names the server that cannot start.
 	Entry string
+	// Names are the unresolved variables, in order of appearance.
 	Names []string
 	msg   string
 }
