@@ -21,6 +21,10 @@ function M.report(rep)
       local state = s.enabled and ("enabled for profile " .. s.profile)
         or ("stored disabled; /mcp enable " .. s.server .. " offers its tools to profile " .. s.profile)
       say(string.format("added %s (%s), %s", clean(s.server), s.transport, state))
+      if s.consent == "auto" then
+        say("  started under --auto without asking:")
+        say(clean(s.spawn))
+      end
       say("  " .. #(s.tools or {}) .. " tools: " .. clean(table.concat(s.tools or {}, ", ")))
     elseif s.outcome == "skipped" then
       say(string.format("skipped %s: %s", clean(s.server), clean(s.reason)))

@@ -202,7 +202,9 @@ func TestRugPull(t *testing.T) {
 	}
 	env := map[string]string{serverStateEnv: state}
 	first := newFixture(t, engine.Auto, path)
-	first.add(t, "srv", env)
+	if out := first.add(t, "srv", env); out.Consent != "auto" || !strings.Contains(out.Spawn, "-test.run=^$") {
+		t.Fatalf("--auto start not reported: %+v", out)
+	}
 	if _, err := first.b.SetEnabled(ctxT(t), "srv", "", true); err != nil {
 		t.Fatal(err)
 	}

@@ -189,6 +189,9 @@ func addText(r AddReport) string {
 				state = "enabled for profile " + s.Profile
 			}
 			fmt.Fprintf(&b, "added %s (%s), %s; %d tools: %s\n", s.Server, s.Transport, state, len(s.Tools), strings.Join(s.Tools, ", "))
+			if s.Consent == "auto" {
+				fmt.Fprintf(&b, "  started under --auto without asking:\n%s\n", s.Spawn)
+			}
 		case Skipped:
 			fmt.Fprintf(&b, "skipped %s: %s\n", s.Server, s.Reason)
 		default:

@@ -46,6 +46,12 @@ type ServerOutcome struct {
 	Tools     []string `json:"tools,omitempty"` // as listed at verification
 	Profile   string   `json:"profile,omitempty"`
 	Enabled   bool     `json:"enabled"`
+	// Consent says how the start was consented to: "asked" (a person
+	// said yes), "auto" (--auto: the front end should show Spawn) or
+	// "yolo" (silently). Empty when nothing was started.
+	Consent string `json:"consent,omitempty"`
+	// Spawn is what was started, as consent shows it (secrets redacted).
+	Spawn string `json:"spawn,omitempty"`
 }
 
 // AddReport is the result of Add or Import.
@@ -186,6 +192,15 @@ func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile string) Server
 		return refuse("%v", err)
 	}
 	sp := spawnOf(ex)
+	switch b.approver(ctx).Mode() {
+	case engine.Yolo:
+		out.Consent = "yolo"
+	case engine.Auto:
+		out.Consent = "auto"
+	default:
+		out.Consent = "asked"
+	}
+	out.Spawn = strings.TrimRight(sp.text(b.store.Redact), "\n")
 	if err := b.consentSpawn(ctx, sp, true); err != nil {
 		return refuse("%v", err)
 	}
