@@ -23,6 +23,9 @@ type ServeRequest struct {
 	Port int
 	// Bind is the address to listen on.
 	Bind string
+	// Ready, when set, is called with the server's URL once it listens
+	// (for a program embedding the server; the banner says the same).
+	Ready func(url string)
 }
 
 // DefaultServeRequest returns the port and bind address the environment
@@ -171,6 +174,9 @@ func (h *Host) Serve(ctx context.Context, req ServeRequest) error {
 	}
 	url := "http://" + net.JoinHostPort(host, strconv.Itoa(port)) + server.DefaultPath
 	fmt.Fprint(h.opts.Stderr, server.Banner("tai", url, req.Key, exposed))
+	if req.Ready != nil {
+		req.Ready(url)
+	}
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
 	defer stop()
