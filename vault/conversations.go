@@ -44,14 +44,15 @@ type Conversation struct {
 // ConversationPut stores c and returns its id: a new conversation (empty
 // ID) gets one ("c" and a number never reused); an existing one is
 // replaced, keeping its Created time. Every string in it is redacted
-// first (known secret values never reach the row), and it is refused
-// while the vault holds sealed secrets it cannot read (see
-// RedactionReady). Then the retention limits apply: conversations older
+// first with one Redactor snapshot (known secret values never reach the
+// row), and it is refused when the secrets cannot be read (see
+// Store.Redactor). Then the retention limits apply: conversations older
 // than ConversationMaxAge are dropped, and past ConversationKeep the least
 // recently updated ones. A conversation whose messages exceed
 // ConversationMaxSize is refused with an error saying to compact it.
 func (s *Store) ConversationPut(c Conversation) (string, error) {
-	if err := s.RedactionReady(); err != nil {
+	red, err := s.Redactor()
+	if err != nil {
 		return "", fmt.Errorf("vault: the conversation is not kept: %w", err)
 	}
 	if len(c.Messages) > 0 {
@@ -59,19 +60,19 @@ func (s *Store) ConversationPut(c Conversation) (string, error) {
 		if err := json.Unmarshal(c.Messages, &v); err != nil {
 			return "", fmt.Errorf("vault: the conversation's messages are not JSON: %w", err)
 		}
-		red, err := json.Marshal(s.redactAll(v))
+		b, err := json.Marshal(redactAll(red, v))
 		if err != nil {
 			return "", err
 		}
-		c.Messages = red
+		c.Messages = b
 	}
 	if len(c.Messages) > ConversationMaxSize {
 		return "", fmt.Errorf("vault: the conversation is %s, more than the %s kept for one: compact it (/compact) or start a new one (/new)",
 			byteSize(int64(len(c.Messages))), byteSize(ConversationMaxSize))
 	}
-	c.Dir, c.Title, c.Profile = s.Redact(c.Dir), s.Redact(c.Title), s.Redact(c.Profile)
+	c.Dir, c.Title, c.Profile = red.Redact(c.Dir), red.Redact(c.Title), red.Redact(c.Profile)
 	now := time.Now().UTC()
-	err := s.update(func(tx *bolt.Tx) error {
+	err = s.update(func(tx *bolt.Tx) error {
 		b, err := bucket(tx, bucketConversations)
 		if err != nil {
 			return err
@@ -225,21 +226,21 @@ func parseConversationID(id string) (uint64, bool) {
 	return seq, err == nil && seq > 0
 }
 
-// redactAll returns v, decoded JSON, with Redact applied to every string
-// in it, keys included.
-func (s *Store) redactAll(v any) any {
+// redactAll returns v, decoded JSON, with red applied to every string in
+// it, keys included.
+func redactAll(red *Redactor, v any) any {
 	switch x := v.(type) {
 	case string:
-		return s.Redact(x)
+		return red.Redact(x)
 	case []any:
 		for i := range x {
-			x[i] = s.redactAll(x[i])
+			x[i] = redactAll(red, x[i])
 		}
 		return x
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			out[s.Redact(k)] = s.redactAll(e)
+			out[red.Redact(k)] = redactAll(red, e)
 		}
 		return out
 	}
