@@ -93,6 +93,8 @@ type Host struct {
 	jobs        chan *job              // Lua work sent by other goroutines (see Await)
 	confirmFn   *glua.LFunction
 	askFn       *glua.LFunction // guarded by mu, like confirmFn
+	granting    bool            // a prompter runs with stdin not a terminal (owner goroutine only)
+	grantTTY    *os.File        // /dev/tty then, nil when there is none
 
 	clients *clientSet     // tai.mcp.connect sessions, closed with the host
 	bridge  *bridge.Bridge // registered MCP servers, built with the engine

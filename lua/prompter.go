@@ -1,8 +1,12 @@
 package lua
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"strings"
 
 	glua "github.com/yuin/gopher-lua"
 
@@ -20,15 +24,25 @@ func (h *Host) prompterFns() (confirm, ask *glua.LFunction) {
 	return h.confirmFn, h.askFn
 }
 
-// Confirm implements engine.Prompter.
+// Confirm implements engine.Prompter. Consent is a person's: it is asked
+// only at a terminal (see askingTerminal), else refused.
 func (p hostPrompter) Confirm(ctx context.Context, c engine.Consent) (bool, error) {
 	fn, _ := p.h.prompterFns()
 	if fn == nil {
 		return false, engine.ErrNoPrompter
 	}
+	tty, piped := p.h.askingTerminal()
+	if tty != nil {
+		defer tty.Close()
+		if !isTerminal(p.h.opts.Stdout) {
+			fmt.Fprintf(tty, "tai: the model asks to run %s (%s); the details are on stdout\n", CleanText(c.Tool, true), CleanText(c.Origin, true))
+		}
+	}
 	var ok bool
 	var cerr error
 	err := p.h.onLua(ctx, func() {
+		p.h.granting, p.h.grantTTY = piped, tty
+		defer func() { p.h.granting, p.h.grantTTY = false, nil }()
 		L := p.h.L
 		t := L.NewTable()
 		t.RawSetString("tool", glua.LString(c.Tool))
@@ -50,15 +64,25 @@ func (p hostPrompter) Confirm(ctx context.Context, c engine.Consent) (bool, erro
 	return ok, cerr
 }
 
-// Ask implements engine.Prompter.
+// Ask implements engine.Prompter. Questions (ask_user, a profile change)
+// are answered only at a terminal, like consent.
 func (p hostPrompter) Ask(ctx context.Context, question string) (string, error) {
 	_, fn := p.h.prompterFns()
 	if fn == nil {
 		return "", engine.ErrNoPrompter
 	}
+	tty, piped := p.h.askingTerminal()
+	if tty != nil {
+		defer tty.Close()
+		if !isTerminal(p.h.opts.Stdout) {
+			fmt.Fprintf(tty, "? %s\n", CleanText(question, false))
+		}
+	}
 	var answer string
 	var aerr error
 	err := p.h.onLua(ctx, func() {
+		p.h.granting, p.h.grantTTY = piped, tty
+		defer func() { p.h.granting, p.h.grantTTY = false, nil }()
 		out, err := p.h.callLua(fn, 2, glua.LString(question))
 		if err != nil {
 			aerr = err
@@ -98,4 +122,51 @@ func (h *Host) luaSetPrompter(L *glua.LState) int {
 	h.confirmFn, h.askFn = confirm, ask
 	h.mu.Unlock()
 	return 0
+}
+
+// errNoTerminal is what reading an answer gives when stdin is not a
+// terminal and there is no /dev/tty either.
+var errNoTerminal = errors.New("stdin is not a terminal and there is no /dev/tty: a question that grants something is answered only by a person at a terminal")
+
+// askingTerminal decides where the answer to a question that grants
+// something (consent, ask_user, a profile change) may come from. With
+// stdin a terminal, from there (nil, false). Otherwise the question is
+// asked piped: never from stdin, where a line piped to tai would pass for
+// a person's answer, but from /dev/tty when there is one (returned open;
+// the caller closes it) and else from nowhere, so it is refused. rl:read
+// and io.read honour that while the prompter runs (Host.granting).
+func (h *Host) askingTerminal() (tty *os.File, piped bool) {
+	if isTerminal(h.opts.Stdin) {
+		return nil, false
+	}
+	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	if err != nil {
+		return nil, true
+	}
+	return tty, true
+}
+
+// readGrantLine shows prompt on tty and reads one line typed there, for
+// rl:read while a question is asked on /dev/tty. Ending the call's context
+// (Ctrl-C) gives up on the line.
+func readGrantLine(L *glua.LState, tty *os.File, prompt string) (string, error) {
+	fmt.Fprint(tty, prompt)
+	done := make(chan readResult, 1)
+	go func() {
+		line, err := bufio.NewReader(tty).ReadString('\n')
+		done <- readResult{line, err}
+	}()
+	var stop <-chan struct{}
+	if ctx := L.Context(); ctx != nil {
+		stop = ctx.Done()
+	}
+	select {
+	case r := <-done:
+		if r.err != nil && r.line == "" {
+			return "", r.err
+		}
+		return strings.TrimRight(r.line, "\r\n"), nil
+	case <-stop:
+		return "", errors.New("interrupt")
+	}
 }

@@ -129,6 +129,10 @@ func pushRead(L *glua.LState, v glua.LValue, err error) int {
 
 // readFormat reads one value of format from stdin; nil at end of input.
 func (h *Host) readFormat(L *glua.LState, format string) (glua.LValue, error) {
+	if h.granting {
+		// Piped stdin never answers a question that grants something.
+		return nil, errNoTerminal
+	}
 	r := h.stdinBuf()
 	switch strings.TrimPrefix(format, "*") {
 	case "l", "L":

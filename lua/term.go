@@ -381,6 +381,23 @@ type readResult struct {
 func (h *Host) rlRead(L *glua.LState) int {
 	r := checkRL(L)
 	prompt := L.OptString(2, "> ")
+	if h.granting {
+		// A question that grants something, with stdin not a terminal:
+		// the answer comes from /dev/tty, never from the pipe.
+		if h.grantTTY == nil {
+			fmt.Fprintf(h.opts.Stderr, "tai: %v; refused\n", errNoTerminal)
+			return fail(L, "eof")
+		}
+		line, err := readGrantLine(L, h.grantTTY, prompt)
+		switch {
+		case err == nil:
+			L.Push(glua.LString(line))
+			return 1
+		case err.Error() == "interrupt":
+			return fail(L, "interrupt")
+		}
+		return fail(L, "eof")
+	}
 	r.inst.SetPrompt(prompt)
 	if r.bracket && !r.pasteOn {
 		// A paste arrives whole, however many lines it holds, also one
