@@ -62,7 +62,7 @@ func FuzzHandler(f *testing.F) {
 		rec := httptest.NewRecorder()
 		srv.ServeHTTP(rec, req)
 		switch rec.Code {
-		case 200, 202, 400, 401, 403, 404, 405, 413, 415, 503:
+		case 200, 202, 400, 401, 403, 404, 405, 413, 415, 429, 503:
 		default:
 			t.Fatalf("status %d", rec.Code)
 		}

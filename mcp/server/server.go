@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,6 +20,11 @@ import (
 // Options.MaxSessions is zero; an initialize beyond it (after a sweep of
 // idle ones) gets 503.
 const DefaultMaxSessions = 1024
+
+// MaxQueued bounds the requests of one session waiting for their turn
+// behind the one that runs; one more gets 429, so a client cannot pile up
+// goroutines and bodies in the server.
+const MaxQueued = 32
 
 // DefaultPath is the endpoint's path when Options.Path is empty.
 const DefaultPath = "/mcp"
@@ -244,7 +250,7 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 		case firstByte(body) == '[':
 			httpError(w, http.StatusBadRequest, mcp.CodeInvalidRequest, "batch JSON-RPC arrays are not supported: send one message per POST")
 		case !json.Valid(body):
-			httpError(w, http.StatusBadRequest, mcp.CodeParseError, "parse error: the body is not valid JSON")
+			httpError(w, http.StatusBadRequest, mcp.CodeParseError, "parse error: the body is not valid JSON ("+strings.TrimPrefix(err.Error(), "mcp: ")+")")
 		default:
 			httpError(w, http.StatusBadRequest, mcp.CodeInvalidRequest, "invalid JSON-RPC message: "+err.Error())
 		}
@@ -304,6 +310,11 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 
 	// ping has no effect on the session, so it need not wait its turn.
 	if msg.Method != mcp.MethodPing {
+		if sess.turn.queued() >= MaxQueued {
+			w.Header().Set("Retry-After", "1")
+			httpError(w, http.StatusTooManyRequests, mcp.CodeInternalError, fmt.Sprintf("%d requests of this session already wait for their turn: send the next when one is answered", MaxQueued))
+			return
+		}
 		if err := sess.turn.lock(ctx); err != nil {
 			s.reply(w, errorReply(msg.ID, mcp.CodeInternalError, "the request was cancelled before its turn came"))
 			return

@@ -387,9 +387,43 @@ func queued(srv *Server, sid string) int {
 	if sess == nil {
 		return -1
 	}
-	sess.turn.mu.Lock()
-	defer sess.turn.mu.Unlock()
-	return len(sess.turn.waiters)
+	return sess.turn.queued()
+}
+
+// TestQueueCap fills one session's queue behind a blocked call: one more
+// request gets 429, a ping still passes, and the queue drains in order.
+func TestQueueCap(t *testing.T) {
+	cat := newFakeCatalog()
+	srv, url := startServer(t, cat, nil)
+	sid := initSession(t, url)
+	first := make(chan reply, 1)
+	go func() { first <- call(t, url, sid, 1, "block", `{"name":"gate"}`) }()
+	<-cat.started
+	var wg sync.WaitGroup
+	statuses := make(chan int, MaxQueued)
+	for i := range MaxQueued {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses <- call(t, url, sid, 100+i, "echo", `{}`).status
+		}()
+	}
+	waitFor(t, func() bool { return queued(srv, sid) == MaxQueued })
+	if r := call(t, url, sid, 999, "echo", `{}`); r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" {
+		t.Fatalf("request %d: %d %s", MaxQueued+2, r.status, r.body)
+	}
+	if r := post(t, url, `{"jsonrpc":"2.0","id":5,"method":"ping"}`, "Mcp-Session-Id", sid); r.status != 200 {
+		t.Fatalf("ping with a full queue: %d", r.status)
+	}
+	close(cat.release)
+	<-first
+	wg.Wait()
+	close(statuses)
+	for s := range statuses {
+		if s != 200 {
+			t.Fatalf("a queued request got %d", s)
+		}
+	}
 }
 
 func waitFor(t *testing.T, cond func() bool) {

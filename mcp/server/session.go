@@ -164,6 +164,13 @@ func (f *fifo) lock(ctx context.Context) error {
 	}
 }
 
+// queued returns how many wait for the lock.
+func (f *fifo) queued() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.waiters)
+}
+
 // unlock hands the lock to the longest waiter, or frees it.
 func (f *fifo) unlock() {
 	f.mu.Lock()
