@@ -66,6 +66,14 @@ func (h *Host) luaCallTool(L *glua.LState) int {
 func resultTable(L *glua.LState, res engine.Result) (*glua.LTable, error) {
 	content := NewArray(L)
 	for _, c := range res.Content {
+		if c.Type == "text" || len(c.Raw) == 0 {
+			// A text item is built directly: no JSON round trip.
+			item := L.CreateTable(0, 2)
+			item.RawSetString("type", glua.LString("text"))
+			item.RawSetString("text", glua.LString(c.Text))
+			content.Append(item)
+			continue
+		}
 		b, err := json.Marshal(c)
 		if err != nil {
 			return nil, err

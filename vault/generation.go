@@ -63,11 +63,14 @@ func (g *genFile) open() (*os.File, error) {
 func (g *genFile) stamp() genStamp {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	var st unix.Stat_t
+	if g.f != nil && unix.Fstat(int(g.f.Fd()), &st) == nil && st.Nlink > 0 {
+		return genStamp{ino: st.Ino, size: st.Size}
+	}
 	f, err := g.open()
 	if err != nil {
 		return genStamp{}
 	}
-	var st unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil || st.Nlink == 0 {
 		return genStamp{}
 	}

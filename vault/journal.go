@@ -205,17 +205,24 @@ func parseHeader(b []byte) (journalHeader, int, bool) {
 // journalFrame is one entry line read back from the journal.
 type journalFrame struct {
 	e          AuditEntry
-	start, end int64 // its offset, and just past its newline
+	line       []byte // the entry's JSON, as stored in the vault
+	start, end int64  // its offset, and just past its newline
 }
 
 // readJournal reads the whole journal: its header (ok false when there is
 // none), the entries that parse and hash, in order, and where the valid
 // part ends. Lock held.
 func (j *journal) readJournal() (h journalHeader, frames []journalFrame, validEnd, size int64, ok bool, err error) {
-	data, err := io.ReadAll(io.NewSectionReader(j.f, 0, 1<<62))
+	st, err := j.f.Stat()
 	if err != nil {
 		return h, nil, 0, 0, false, fmt.Errorf("vault: read the audit journal: %w", err)
 	}
+	data := make([]byte, st.Size())
+	n, err := j.f.ReadAt(data, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return h, nil, 0, 0, false, fmt.Errorf("vault: read the audit journal: %w", err)
+	}
+	data = data[:n]
 	size = int64(len(data))
 	h, hlen, ok := parseHeader(data)
 	if !ok {
@@ -232,7 +239,7 @@ func (j *journal) readJournal() (h journalHeader, frames []journalFrame, validEn
 		if json.Unmarshal(line, &e) != nil || auditHash(e) != e.Hash {
 			break
 		}
-		frames = append(frames, journalFrame{e: e, start: at, end: at + int64(len(line)+1)})
+		frames = append(frames, journalFrame{e: e, line: line, start: at, end: at + int64(len(line)+1)})
 		at += int64(len(line) + 1)
 		rest = after
 	}
@@ -318,7 +325,7 @@ func (s *Store) foldTx(tx *bolt.Tx, key []byte, then func() error) error {
 		seq, hash, _ = trailEnd(tx)
 		return j.reset(seq, hash)
 	}
-	var todo []AuditEntry
+	var todo []journalFrame
 	torn := int64(0)
 	if hasHeader {
 		for _, fr := range frames {
@@ -336,7 +343,7 @@ func (s *Store) foldTx(tx *bolt.Tx, key []byte, then func() error) error {
 				validEnd = fr.start
 				break
 			}
-			todo = append(todo, e)
+			todo = append(todo, fr)
 			seq, hash = e.Seq, e.Hash
 		}
 		torn = size - validEnd
@@ -350,12 +357,8 @@ func (s *Store) foldTx(tx *bolt.Tx, key []byte, then func() error) error {
 	if err != nil {
 		return err
 	}
-	for _, e := range todo {
-		data, err := json.Marshal(e)
-		if err != nil {
-			return err
-		}
-		if err := b.Put(seqKey(e.Seq), data); err != nil {
+	for _, fr := range todo {
+		if err := b.Put(seqKey(fr.e.Seq), fr.line); err != nil {
 			return err
 		}
 	}
