@@ -34,6 +34,7 @@ const readlineType = "tai.readline"
 //	tai.term.interrupt() -> bool         stops the innermost protected run (a
 //	                                     running turn included) as Ctrl-C
 //	                                     would; false when none runs
+//	tai.term.width([stream]) -> columns  0 when stream is not a terminal
 //	tai.term.clean(s [, oneline]) -> s   s made safe to show: control
 //	                                     characters (ESC, CR, C1), invalid
 //	                                     UTF-8 and bidi overrides rendered
@@ -71,6 +72,7 @@ func (h *Host) openTerm(L *glua.LState, tai *glua.LTable) {
 		"readline":     h.newReadline,
 		"interrupt":    h.luaInterrupt,
 		"clean":        luaClean,
+		"width":        h.width,
 	}))
 }
 
@@ -107,6 +109,26 @@ func (h *Host) readStdin(L *glua.LState) int {
 		return fail(L, fmt.Sprintf("stdin holds more than %d bytes; pass a smaller input, or point the model at a file instead", MaxStdin))
 	}
 	L.Push(glua.LString(b))
+	return 1
+}
+
+// width is tai.term.width([stream]): the columns of the terminal stream
+// ("stdout" or "stderr") is, 0 when it is not a terminal.
+func (h *Host) width(L *glua.LState) int {
+	w := h.opts.Stdout
+	if L.OptString(1, "stdout") == "stderr" {
+		w = h.opts.Stderr
+	}
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		L.Push(glua.LNumber(0))
+		return 1
+	}
+	cols, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		cols = 0
+	}
+	L.Push(glua.LNumber(cols))
 	return 1
 }
 

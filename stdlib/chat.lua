@@ -36,6 +36,12 @@ end
 
 local cut_text = cut
 
+-- utf8_len(s) counts the characters of s.
+local function utf8_len(s)
+  local _, n = s:gsub("[^\128-\191]", "")
+  return n
+end
+
 -- short(v, n) renders a value on one line, at most n characters.
 function M.short(v, n)
   local s
@@ -161,7 +167,8 @@ end
 -- limit, server error) is shown as the spinner's text when animating,
 -- else (or with o.retry_lines) as a line of its own: o.retry_prefix ..
 -- text. Everything the model sends is shown through M.clean. With
--- o.markdown, code blocks and headings are coloured (see styler).
+-- o.markdown, code blocks and headings are coloured (see styler). o.width
+-- is the terminal's width, for view.before_question().
 -- view.opts(extra) gives tai.chat's options; view.finish() ends the last
 -- line.
 function M.new(o)
@@ -218,6 +225,19 @@ function M.new(o)
     end
   end
 
+  -- before_question() makes room for a consent screen: the open tool
+  -- line, which the screen repeats, is taken back when it fits on one row
+  -- of o.width (the terminal's columns; 0 when unknown), else ended.
+  function view.before_question()
+    if view.open and not view.spinning and (o.width or 0) > view.open_width then
+      flush()
+      o.note("\r\27[K")
+      view.open = nil
+      return
+    end
+    view.newline()
+  end
+
   local function text(s)
     if red then s = red:push(s) end
     show(s)
@@ -266,8 +286,9 @@ function M.new(o)
       o.write("\n")
       view.at_start = true
     end
-    o.note(M.tool_line(ev))
-    view.open = ev.id
+    local line = M.tool_line(ev)
+    o.note(line)
+    view.open, view.open_width = ev.id, utf8_len(line)
   end
 
   local function tool_end(ev)
@@ -396,6 +417,13 @@ local function read_file_text(path)
   return text
 end
 
+-- snippet_diff(old, new) diffs two pieces of text that need not end with
+-- a newline (edit_file's strings).
+local function snippet_diff(old, new)
+  local function line(t) return t:sub(-1) == "\n" and t or t .. "\n" end
+  return tai.diff(line(old), line(new), 3)
+end
+
 -- change(c) returns what a file tool call would do to the file, as diff
 -- hunks, with a heading ("edit_file: a.txt" …); nil for other tools.
 function M.change(c)
@@ -423,9 +451,9 @@ function M.change(c)
         return "changes to " .. M.clean(a.path) .. ":", tai.diff(old, new, 3)
       end
       return "changes to " .. M.clean(a.path) .. " (old_string is not in the file as it is now):",
-        tai.diff(a.old_string, a.new_string, 3)
+        snippet_diff(a.old_string, a.new_string)
     end
-    return "changes to " .. M.clean(tostring(a.path)) .. " (the file cannot be read):", tai.diff(a.old_string, a.new_string, 3)
+    return "changes to " .. M.clean(tostring(a.path)) .. " (the file cannot be read):", snippet_diff(a.old_string, a.new_string)
   end
   if c.tool == "write_file" and type(a.content) == "string" then
     local old = read_file_text(a.path)
@@ -764,7 +792,7 @@ function M.oneshot(prompt, inv)
   end
   message = M.redacted(message)
   local view = M.new({ write = tai.term.write, note = tai.term.ewrite, spinner = tai.term.isatty("stderr"),
-    redactor = tai.vault.redactor(), retry_lines = true, retry_prefix = "tai: " })
+    redactor = tai.vault.redactor(), retry_lines = true, retry_prefix = "tai: ", width = tai.term.width("stderr") })
   local rl
   if tai.term.isatty("stdin") and tai.term.isatty("stderr") then
     local function get_rl()
@@ -772,7 +800,7 @@ function M.oneshot(prompt, inv)
       return rl
     end
     -- the question starts on a line of its own, after the tool line
-    tai.prompter(M.prompter(get_rl, function(s) tai.term.ewrite(s .. "\n") end, view.newline))
+    tai.prompter(M.prompter(get_rl, function(s) tai.term.ewrite(s .. "\n") end, view.before_question))
   end
   local answer, d = tai.chat(message, view.opts(conv.opts()))
   conv.turned()

@@ -70,7 +70,7 @@ end
 function M.chat(text)
   local tty = tai.term.isatty()
   M.view = chatview.new({ write = tai.term.write, note = tai.term.write, spinner = tty,
-    redactor = tai.vault.redactor(), markdown = M.markdown and tai.term.color() })
+    redactor = tai.vault.redactor(), markdown = M.markdown and tai.term.color(), width = tai.term.width() })
   local answer, d = tai.chat(chatview.redacted(M.conv.message(M.attach(text))), M.view.opts(M.conv.opts()))
   M.conv.turned()
   M.view.finish()
@@ -134,7 +134,7 @@ end
 -- before_prompt() ends the partly written line of a running turn before a
 -- consent screen or a question.
 function M.before_prompt()
-  if M.view then M.view.newline() end
+  if M.view then M.view.before_question() end
 end
 
 local function words(s)

@@ -342,14 +342,14 @@ func TestProfilesWithoutSurprises(t *testing.T) {
 }
 
 // TestPromptConsentStartsOnItsOwnLine: under tai -p on a terminal the
-// consent screen starts on a line of its own, after the tool line, and
-// the result names the tool.
+// consent screen starts on a line of its own, taking back the tool line it
+// repeats, and the result names the tool.
 func TestPromptConsentStartsOnItsOwnLine(t *testing.T) {
 	e := newEnv(t)
 	srv := fakemodel.NewOpenAI(t, fakemodel.Calls(fakemodel.Call("write_file", `{"path":"a.txt","content":"x"}`)))
 	srv.SetRule(fromToolResults)
 	s := startREPLIn(t, e.root, e.modelVars(srv), "-p", "make a.txt")
-	s.expect("⚙ write_file content=x path=a.txt\r\n⚠ write_file wants to run")
+	s.expect("⚙ write_file content=x path=a.txt\r\x1b[K⚠ write_file wants to run")
 	s.expect("[s]how everything: ")
 	s.typeKeys("y\r")
 	s.expect("  write_file ✓")
