@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"tai/engine"
+	"tai/mcp/server"
 )
 
 const benchKey = "bench-key-0123456789abcdef"
@@ -48,6 +51,34 @@ func serveHost(b *testing.B) string {
 		<-done
 	})
 	return url
+}
+
+// serveGoEcho is tai's server and engine with the echo tool written in Go:
+// what the Lua state's round trip costs shows beside tai-lua-echo.
+func serveGoEcho(b *testing.B) string {
+	b.Helper()
+	h := newHost(b, Options{Vault: openTestVault(b, "")}, nil)
+	e, err := h.Engine()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := e.Tools().Add(engine.Tool{Name: "echo", Description: "echoes its text", Safe: true,
+		Run: func(_ context.Context, args map[string]any) (engine.Result, error) {
+			s, _ := args["text"].(string)
+			return engine.TextResult(s), nil
+		}}); err != nil {
+		b.Fatal(err)
+	}
+	srv, err := server.New(e.Served(nil), &server.Options{Key: benchKey})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	b.Cleanup(func() {
+		ts.Close()
+		srv.Close()
+	})
+	return ts.URL + server.DefaultPath
 }
 
 // sdkEchoServer is the go-sdk server with the equivalent Go tool.
@@ -137,6 +168,7 @@ func BenchmarkServeToolCall(b *testing.B) {
 		url  func(*testing.B) string
 	}{
 		{"tai-lua-echo", serveHost},
+		{"tai-go-echo", serveGoEcho},
 		{"gosdk-json", func(b *testing.B) string { return sdkEchoServer(b, true) }},
 		{"gosdk-sse", func(b *testing.B) string { return sdkEchoServer(b, false) }},
 		{"floor", floorServer},

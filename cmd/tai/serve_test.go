@@ -321,7 +321,28 @@ func TestServeFromScript(t *testing.T) {
 assert(tai.serve{key_secret = "mcp-key", port = 0})
 print("served and stopped")
 `)
-	cmd := exec.Command(taiBin, script)
+	runServingScript(t, e, []string{script}, "from_script", "yes", "served and stopped")
+}
+
+// TestScriptServe runs scripts/serve.lua: refused without the secret, then
+// serving its own tool with the key from the vault.
+func TestScriptServe(t *testing.T) {
+	e := newEnv(t)
+	if r := e.run(t, repoScript("serve.lua")); r.status != 2 || !strings.Contains(r.stderr, "secret_set") {
+		t.Fatalf("without the secret: %d %q", r.status, r.stderr)
+	}
+	if r := e.runEnv(t, append(e.vars(), "TAI_MCP_KEY="+serveKey), "-e", `assert(tai.vault.secret_set("mcp-key", os.getenv("TAI_MCP_KEY")))`); r.status != 0 {
+		t.Fatalf("storing the key as the script says: %+v", r)
+	}
+	runServingScript(t, e, []string{repoScript("serve.lua"), "0"}, "utc_time", "Z", "")
+}
+
+// runServingScript runs tai with args, waits for its server, calls tool and
+// expects want in its text, then stops it with SIGTERM and expects after on
+// stdout.
+func runServingScript(t *testing.T, e env, args []string, tool, want, after string) {
+	t.Helper()
+	cmd := exec.Command(taiBin, args...)
 	cmd.Env = e.vars()
 	cmd.Dir = e.root
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -349,9 +370,9 @@ print("served and stopped")
 	}
 	go io.Copy(io.Discard, r)
 	sess := connectSDK(t, url)
-	res, err := sess.CallTool(context.Background(), &sdk.CallToolParams{Name: "from_script", Arguments: map[string]any{}})
-	if err != nil || textOf(res) != "yes" {
-		t.Fatalf("from_script: %v %v", res, err)
+	res, err := sess.CallTool(context.Background(), &sdk.CallToolParams{Name: tool, Arguments: map[string]any{}})
+	if err != nil || !strings.Contains(textOf(res), want) {
+		t.Fatalf("%s: %v %v", tool, res, err)
 	}
 	sess.Close()
 	cmd.Process.Signal(syscall.SIGTERM)
@@ -359,7 +380,7 @@ print("served and stopped")
 	go func() { waited <- cmd.Wait() }()
 	select {
 	case err := <-waited:
-		if err != nil || !strings.Contains(out.String(), "served and stopped") {
+		if err != nil || !strings.Contains(out.String(), after) {
 			t.Fatalf("the script after tai.serve: %v, stdout %q", err, out.String())
 		}
 	case <-time.After(15 * time.Second):
