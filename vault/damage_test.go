@@ -211,6 +211,6 @@ func TestGuardTurnsAFaultIntoAnError(t *testing.T) {
 		}
 	}()
 	guard(path, func() error {
-		panic("not a fault of the file")
+		panic(errors.New("not a fault of the file"))
 	})
 }
