@@ -398,3 +398,27 @@ func (e env) writeRoot(t *testing.T, rel, content string) string {
 	}
 	return p
 }
+
+// TestServeMCPStopsOnSIGINT stops the server with Ctrl-C's signal: it shuts
+// down, closes its sessions and exits with the interrupted status.
+func TestServeMCPStopsOnSIGINT(t *testing.T) {
+	e := newEnv(t)
+	s := startServe(t, e, e.vars())
+	sess := connectSDK(t, s.url)
+	if _, err := sess.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	s.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case err := <-s.done:
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 130 {
+			t.Fatalf("after SIGINT: %v; want exit status 130", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatalf("tai did not stop within 15s of SIGINT:\n%s", s.stderr())
+	}
+	if !strings.Contains(s.stderr(), "every session is closed") {
+		t.Fatalf("stderr:\n%s", s.stderr())
+	}
+}
