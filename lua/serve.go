@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 
 	glua "github.com/yuin/gopher-lua"
@@ -145,13 +147,20 @@ func (h *Host) Serve(ctx context.Context, req ServeRequest) error {
 	if err != nil {
 		return err
 	}
-	srv, err := server.New(e.Served(nil), &server.Options{
+	opts := &server.Options{
 		Key:     req.Key,
 		Version: h.opts.Version,
 		Logf: func(format string, args ...any) {
 			fmt.Fprintf(h.opts.Stderr, "tai: "+format+"\n", args...)
 		},
-	})
+	}
+	if name, err := os.Hostname(); err == nil && name != "" {
+		// Clients on other machines may dial this machine by its own
+		// name; a rebinding attacker's name is never it.
+		short, _, _ := strings.Cut(name, ".")
+		opts.AllowedHosts = []string{name, short, short + ".local"}
+	}
+	srv, err := server.New(e.Served(nil), opts)
 	if err != nil {
 		return err
 	}
