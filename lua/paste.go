@@ -2,6 +2,7 @@ package lua
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -43,7 +44,9 @@ type pasteFilter struct {
 	pending []byte // read from in, not yet filtered (an incomplete escape)
 	out     []byte // filtered, not yet handed out
 	inPaste bool
-	lastCR  bool // inside a paste, the last byte was CR (so LF is its pair)
+	paste   []byte            // the bracketed paste being read, filtered
+	pastes  map[string]string // placeholder -> the long paste it stands for
+	lastCR  bool              // inside a paste, the last byte was CR (so LF is its pair)
 	err     error
 }
 
@@ -111,6 +114,11 @@ func (p *pasteFilter) filter(lone bool) {
 				p.inPaste = !p.inPaste
 				p.lastCR = false
 				i += len(marker)
+				if p.inPaste {
+					p.paste = p.paste[:0]
+				} else {
+					p.out = append(p.out, p.collapse(p.paste)...)
+				}
 				continue
 			}
 			if !p.inPaste {
@@ -134,13 +142,13 @@ func (p *pasteFilter) filter(lone bool) {
 			case c == '\n' && p.lastCR:
 				// the LF of a CRLF pair already counted
 			case c == '\r' || c == '\n':
-				p.out = append(p.out, string(markNewline)...)
+				p.paste = append(p.paste, string(markNewline)...)
 			case c == '\t':
-				p.out = append(p.out, string(markTab)...)
+				p.paste = append(p.paste, string(markTab)...)
 			case c < 0x20 || c == 0x7f:
 				// other controls in a paste would act as editing keys
 			default:
-				p.out = append(p.out, c)
+				p.paste = append(p.paste, c)
 			}
 			p.lastCR = c == '\r'
 			i++
@@ -166,6 +174,46 @@ func (p *pasteFilter) filter(lone bool) {
 		i++
 	}
 	p.pending = append([]byte(nil), in[i:]...)
+}
+
+// A bracketed paste of more than collapseLines lines or collapseBytes
+// bytes is shown as a placeholder ("[Pasted text #1 +40 lines]") that
+// expand turns back into the paste when the line is sent.
+const (
+	collapseLines = 4
+	collapseBytes = 2000
+)
+
+// collapse returns what the editor gets for the bracketed paste b: b
+// itself, or a placeholder standing for it when it is long.
+func (p *pasteFilter) collapse(b []byte) []byte {
+	nl := []byte(string(markNewline))
+	lines := bytes.Count(b, nl) + 1
+	if bytes.HasSuffix(b, nl) {
+		lines--
+	}
+	if lines <= collapseLines && len(b) <= collapseBytes {
+		return append([]byte(nil), b...)
+	}
+	if p.pastes == nil {
+		p.pastes = map[string]string{}
+	}
+	ph := fmt.Sprintf("[Pasted text #%d +%d lines]", len(p.pastes)+1, lines)
+	p.pastes[ph] = string(b)
+	return []byte(ph)
+}
+
+// expand puts the pastes back in for the placeholders line holds.
+func (p *pasteFilter) expand(line string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.pastes) == 0 || !strings.Contains(line, "[Pasted text #") {
+		return line
+	}
+	for ph, text := range p.pastes {
+		line = strings.ReplaceAll(line, ph, text)
+	}
+	return line
 }
 
 // hasPrefixOrPartial reports whether s starts with marker, or is a

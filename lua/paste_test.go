@@ -63,3 +63,17 @@ func TestFromAndToEditor(t *testing.T) {
 		t.Fatal("the painter shows a mark")
 	}
 }
+
+// TestLongPasteIsCollapsed: a long paste reaches the editor as a
+// placeholder, and the line sent holds the paste again.
+func TestLongPasteIsCollapsed(t *testing.T) {
+	f := newPasteFilter(&chunks{parts: []string{"see \x1b[200~1\r2\r3\r4\r5\r\x1b[201~", " ok\r"}})
+	got, _ := io.ReadAll(f)
+	if string(got) != "see [Pasted text #1 +5 lines] ok\r" {
+		t.Fatalf("the editor got %q", got)
+	}
+	text, _ := fromEditor(f.expand(strings.TrimSuffix(string(got), "\r")))
+	if text != "see 1\n2\n3\n4\n5\n ok" {
+		t.Fatalf("sent %q", text)
+	}
+}

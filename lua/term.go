@@ -47,7 +47,8 @@ const readlineType = "tai.readline"
 //	    for tai -p)
 //	rl:read(prompt) -> line | line, "more" | nil, "interrupt" | nil, "eof"
 //	    a bracketed paste is one line however many lines it holds (its
-//	    newlines are in line); "more" says the person ended the line
+//	    newlines are in line; a long one is shown as "[Pasted text #1 +40
+//	    lines]" while editing); "more" says the person ended the line
 //	    with Ctrl-J or Alt-Enter to type a further one
 //	rl:add_history(line)         a multi-line entry is recalled whole
 //	rl:suspend()                 bracketed paste off until the next read
@@ -275,9 +276,10 @@ func unsafeRune(r rune) bool {
 // owns the Lua state: the readline goroutine asks through reqs.
 type rl struct {
 	inst     *readline.Instance
-	out      io.Writer // where the editor draws; bracketed paste is switched on it
-	bracket  bool      // out is a terminal: bracketed paste is used
-	pasteOn  bool      // bracketed paste was switched on and not off since
+	paste    *pasteFilter // between the terminal and the editor
+	out      io.Writer    // where the editor draws; bracketed paste is switched on it
+	bracket  bool         // out is a terminal: bracketed paste is used
+	pasteOn  bool         // bracketed paste was switched on and not off since
 	complete *glua.LFunction
 	reqs     chan completeReq
 	closed   bool
@@ -317,7 +319,7 @@ func (h *Host) newReadline(L *glua.LState) int {
 	if s, ok := opts.RawGetString("history").(glua.LString); ok {
 		history = string(s)
 	}
-	r := &rl{reqs: make(chan completeReq)}
+	r := &rl{reqs: make(chan completeReq), paste: newPasteFilter(readline.NewCancelableStdin(readline.Stdin))}
 	if fn, ok := opts.RawGetString("complete").(*glua.LFunction); ok {
 		r.complete = fn
 	}
@@ -328,7 +330,7 @@ func (h *Host) newReadline(L *glua.LState) int {
 		}
 	}
 	cfg := &readline.Config{
-		Stdin:                  newPasteFilter(readline.NewCancelableStdin(readline.Stdin)),
+		Stdin:                  r.paste,
 		Painter:                painter{},
 		HistoryFile:            history,
 		DisableAutoSaveHistory: true,
@@ -438,7 +440,7 @@ func (h *Host) rlRead(L *glua.LState) int {
 		case res := <-done:
 			switch {
 			case res.err == nil:
-				text, more := fromEditor(res.line)
+				text, more := fromEditor(r.paste.expand(res.line))
 				L.Push(glua.LString(text))
 				if more {
 					L.Push(glua.LString("more"))

@@ -21,7 +21,7 @@ func TestREPLPasteIsOneMessage(t *testing.T) {
 
 	trace := "panic: boom\n\ngoroutine 1 [running]:\nmain.main()\n\t/src/main.go:5 +0x1d"
 	s.typeKeys("\x1b[200~" + strings.ReplaceAll(trace, "\n", "\r") + "\r\x1b[201~")
-	s.expect("↵")
+	s.expect("[Pasted text #1 +5 lines]") // a long paste is shown folded
 	s.typeKeys(" what broke?\r")
 	s.expect("you said: panic: boom")
 	s.expect("tai:default> ")
