@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"tai/engine"
 	"tai/mcp"
@@ -109,4 +110,56 @@ func decodeForBench(raw []byte) (*mcp.CallResult, error) {
 		return nil, err
 	}
 	return &r, nil
+}
+
+// BenchmarkBridgeInterleaved alternates, call by call, a direct
+// mcp.Client echo and a bridged Dispatch of the same tool (on two
+// processes of the same server program), so load on the machine falls on
+// both alike. It reports each one's time per call and the difference:
+// the bridge and the registry (approval, audit, redaction) together.
+func BenchmarkBridgeInterleaved(b *testing.B) {
+	f := newFixture(b, engine.Yolo, "")
+	f.add(b, "srv", nil)
+	ctx := context.Background()
+	if _, err := f.b.SetEnabled(ctx, "srv", "", true); err != nil {
+		b.Fatal(err)
+	}
+	entries, _, err := jsonNormalize(serverJSON(b, "srv", nil), "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := mcp.Connect(ctx, entries[0], nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	args := map[string]any{"text": "hello, benchmark"}
+	if _, err := f.reg.Dispatch(ctx, "mcp_srv_echo", args); err != nil {
+		b.Fatal(err)
+	}
+	var direct, bridged, bare time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		if _, err := c.Call(ctx, "echo", args); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if _, err := f.b.call(ctx, "srv", "echo", args); err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		if res, err := f.reg.Dispatch(ctx, "mcp_srv_echo", args); err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+		t3 := time.Now()
+		direct += t1.Sub(t0)
+		bare += t2.Sub(t1)
+		bridged += t3.Sub(t2)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(direct.Nanoseconds())/n, "direct-ns/call")
+	b.ReportMetric(float64(bare.Nanoseconds())/n, "bridge-ns/call")
+	b.ReportMetric(float64(bridged.Nanoseconds())/n, "dispatch-ns/call")
+	b.ReportMetric(float64((bare - direct).Nanoseconds())/n, "bridge-overhead-ns/call")
+	b.ReportMetric(float64((bridged - bare).Nanoseconds())/n, "registry-overhead-ns/call")
 }
