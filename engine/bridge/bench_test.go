@@ -160,6 +160,6 @@ func BenchmarkBridgeInterleaved(b *testing.B) {
 	b.ReportMetric(float64(direct.Nanoseconds())/n, "direct-ns/call")
 	b.ReportMetric(float64(bare.Nanoseconds())/n, "bridge-ns/call")
 	b.ReportMetric(float64(bridged.Nanoseconds())/n, "dispatch-ns/call")
-	b.ReportMetric(float64((bare - direct).Nanoseconds())/n, "bridge-overhead-ns/call")
-	b.ReportMetric(float64((bridged - bare).Nanoseconds())/n, "registry-overhead-ns/call")
+	b.ReportMetric(float64((bare-direct).Nanoseconds())/n, "bridge-overhead-ns/call")
+	b.ReportMetric(float64((bridged-bare).Nanoseconds())/n, "registry-overhead-ns/call")
 }
