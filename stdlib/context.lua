@@ -29,6 +29,7 @@ function M.env()
     os = tai.os,
     date = os.date("%Y-%m-%d (%A)"),
     shell = shell,
+    mode = tai.mode,
   }
 end
 
@@ -39,7 +40,9 @@ function M.prompt(env)
       "read and search files, edit and write them, run shell commands, fetch URLs, keep secrets and records in " ..
       "tai's vault, and call the tools of MCP servers the person has added.",
     "How the tools behave: read-only tools run at once; tools that change something (writing files, the shell, " ..
-      "http_fetch, lua, MCP tools) are shown to the person, who may refuse a call, so say briefly why you make it. " ..
+      "http_fetch, lua, MCP tools) " .. (env.mode == "interactive"
+        and "are shown to the person, who may refuse a call, so say briefly why you make it. "
+        or "run without asking in this session (the person chose --" .. tostring(env.mode) .. "), so be careful with them. ") ..
       "Arguments must match the tool's schema; a call that does not is answered with the error and nothing runs. " ..
       "Long results are stored as vault records and come back truncated with a record id: read the rest with " ..
       "record_read. Known secret values are replaced by [REDACTED:name] everywhere; never try to recover them. " ..
