@@ -615,7 +615,8 @@ end
 --   conv.save()        keep it in the vault (redacted); returns nil, err
 --                      when it could not be kept
 --   conv.message(text) text with the waiting notes put before it
---   conv.count(d)      adds a turn's usage (tai.chat's details)
+--   conv.count(d [, not_a_turn])  adds a turn's usage (tai.chat's details;
+--                      a summary's, with not_a_turn)
 --   conv.history()     its messages so far
 function M.conversation()
   local context = require("context")
@@ -691,11 +692,11 @@ function M.conversation()
     return out
   end
 
-  function conv.count(d)
+  function conv.count(d, not_a_turn)
     local u = d and d.usage or {}
     conv.usage.input = conv.usage.input + (u.input_tokens or 0)
     conv.usage.output = conv.usage.output + (u.output_tokens or 0)
-    conv.usage.turns = conv.usage.turns + 1
+    if not not_a_turn then conv.usage.turns = conv.usage.turns + 1 end
   end
 
   -- turned() counts a turn of the conversation (kept with it).

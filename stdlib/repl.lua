@@ -792,7 +792,7 @@ function M.compact()
     { role = "assistant", content = "Understood. I will continue from this summary." },
   }, M.conv.opts())
   if not ok then M.warn(err) return end
-  M.conv.count(d)
+  M.conv.count(d, true)
   M.conv.save()
   M.say(string.format("(compacted: about %s tokens before, %s now)", chatview.thousands(before), chatview.thousands(M.context_size())))
 end
