@@ -670,6 +670,14 @@ local function model_names()
   local key = tai.profile
   if model_cache[key] == nil then
     local list = tai.models()
+    if list then
+      -- names from the server go into the line being edited: plain ones only
+      local plain = {}
+      for _, n in ipairs(list) do
+        if n:match("^[%w%._:/@%-]+$") then plain[#plain + 1] = n end
+      end
+      list = plain
+    end
     model_cache[key] = list or false
   end
   return model_cache[key] or {}
@@ -684,8 +692,8 @@ builtin.model = {
       M.say("model " .. (p.model ~= "" and p.model or "(the provider's default)") .. " on profile " .. p.name .. " (" .. p.provider .. ")")
       local list, lerr = tai.models()
       if list and #list > 0 then
-        model_cache[tai.profile] = list
-        M.say("the provider lists: " .. table.concat(list, ", "))
+        model_cache[tai.profile] = nil -- model_names() keeps the plain names only
+        M.say("the provider lists: " .. chatview.clean(tai.term.clean(table.concat(list, ", "), true)))
       elseif not list then
         M.say("(the provider offers no model list: " .. chatview.short(lerr, 160) .. ")")
       end
@@ -708,8 +716,8 @@ builtin.tools = {
     for _, t in ipairs(list) do width = math.max(width, #t.name) end
     for _, t in ipairs(list) do
       local first = (t.description or ""):match("^(.-%.)%s") or (t.description or ""):match("^[^\n]*")
-      M.say(string.format("  %-" .. width .. "s  %-6s  %-10s %s", t.name, t.safe and "safe" or "asks", t.origin or "",
-        chatview.short(first, 70)))
+      M.say(string.format("  %-" .. width .. "s  %-6s  %-10s %s", chatview.short(t.name, 80), t.safe and "safe" or "asks",
+        chatview.short(t.origin or "", 80), chatview.short(first, 70)))
     end
     M.say(string.format("%d tools; \"asks\" ones run only after you approve them (unless --auto or --yolo)", #list))
   end,
@@ -735,7 +743,7 @@ builtin.context = {
     for _, part in ipairs(parts) do
       local n = tai.estimate_tokens(part.text)
       total = total + n
-      M.say(string.format("── %s · ~%s tokens", part.name, chatview.thousands(n)))
+      M.say(string.format("── %s · ~%s tokens", chatview.short(part.name, 200), chatview.thousands(n)))
       local shown, more = chatview.fold(chatview.clean(part.text), w[1] == "all", 12, 1200)
       M.say(shown)
       if more ~= "" then M.say(M.paint("2", "   " .. more .. "; /context all shows everything")) end
