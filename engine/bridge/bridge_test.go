@@ -500,3 +500,58 @@ func TestVerificationTimesOut(t *testing.T) {
 	}
 	mustContain(t, "reason", rep.Servers[0].Reason, "did not answer tools/list within 1s", "nothing stored")
 }
+
+// TestChangedSpawnAsksAgain: a spawn whose expanded argv differs from the
+// one consented to is shown and asked again; the answer is kept.
+func TestChangedSpawnAsksAgain(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, _ := jsonString(map[string]any{"mcpServers": map[string]any{"srv": map[string]any{
+		"command": exe, "args": []string{"-test.run=^$", "${TAI_BRIDGE_ARG}"}, "env": map[string]string{serverEnv: "1"},
+	}}})
+	path := filepath.Join(t.TempDir(), "vault.db")
+	t.Setenv("TAI_BRIDGE_ARG", "first-value")
+	f := newFixture(t, engine.Interactive, path)
+	rep, err := f.b.Add(ctxT(t), AddRequest{Source: src})
+	if err != nil || rep.Servers[0].Outcome != Added {
+		t.Fatalf("add: %+v, %v", rep, err)
+	}
+	if _, err := f.b.SetEnabled(ctxT(t), "srv", "", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.reg.Dispatch(ctxT(t), "mcp_srv_echo", map[string]any{"text": "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if qs := f.p.questions(); len(qs) != 1 {
+		t.Fatalf("the same spawn was asked about again: %q", qs)
+	}
+	f.b.Close()
+	f.store.Close()
+
+	t.Setenv("TAI_BRIDGE_ARG", "second-value")
+	for _, answer := range []string{"n", "y"} {
+		g := newFixture(t, engine.Interactive, path)
+		g.p.answer = answer
+		_, err := g.reg.Dispatch(ctxT(t), "mcp_srv_echo", map[string]any{"text": "x"})
+		qs := g.p.questions()
+		if len(qs) != 1 {
+			t.Fatalf("answer %s: questions %q", answer, qs)
+		}
+		// ${VAR} values are redacted everywhere, consent included.
+		mustContain(t, "question", qs[0], "differs from the one you consented to", "[REDACTED:TAI_BRIDGE_ARG]")
+		if strings.Contains(qs[0], "second-value") {
+			t.Fatalf("the question shows a ${VAR} value: %q", qs[0])
+		}
+		if (answer == "n") != (err != nil) {
+			t.Fatalf("answer %s: err %v", answer, err)
+		}
+		g.b.Close()
+		g.store.Close()
+	}
+	h := newFixture(t, engine.Interactive, path)
+	if _, err := h.reg.Dispatch(ctxT(t), "mcp_srv_echo", map[string]any{"text": "x"}); err != nil || len(h.p.questions()) != 0 {
+		t.Fatalf("after consenting: %v, questions %q", err, h.p.questions())
+	}
+}

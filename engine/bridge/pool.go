@@ -310,7 +310,10 @@ func (b *Bridge) open(ctx context.Context, st *serverState, cn *conn, restart bo
 		if err := b.store.ServerConsent(st.row.Name, d); err != nil {
 			return nil, err
 		}
-		st.row.Consented = d
+		// Snapshots are shared and never modified: read the new one.
+		if _, err := b.reload(); err != nil {
+			return nil, err
+		}
 	}
 	c, err := mcp.Connect(ctx, e, b.clientOptions(cn))
 	if err != nil {
