@@ -91,14 +91,19 @@ func startServe(t *testing.T, e env, vars []string, args ...string) *served {
 	go func() {
 		defer close(copied)
 		r := bufio.NewReader(pipe)
+		url := ""
 		for {
 			line, err := r.ReadString('\n')
 			s.mu.Lock()
 			s.errb.WriteString(line)
 			s.mu.Unlock()
 			if m := urlLine.FindStringSubmatch(line); m != nil {
+				url = m[1]
+			}
+			// The banner ends with how to stop: then all of it was read.
+			if url != "" && strings.HasPrefix(line, "Stop with Ctrl-C") {
 				select {
-				case found <- m[1]:
+				case found <- url:
 				default:
 				}
 			}
