@@ -89,6 +89,7 @@ func BenchmarkLuaMCPCall(b *testing.B) {
 		defer func() { stdin.Close(); cmd.Wait() }()
 		r := bufio.NewReader(stdout)
 		line := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + benchEcho + `"}}}` + "\n")
+		cpu := cpuTime()
 		for b.Loop() {
 			if _, err := stdin.Write(line); err != nil {
 				b.Fatal(err)
@@ -98,6 +99,7 @@ func BenchmarkLuaMCPCall(b *testing.B) {
 			}
 		}
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+		reportCPU(b, cpu)
 	})
 
 	b.Run("go-sdk", func(b *testing.B) {
@@ -108,6 +110,7 @@ func BenchmarkLuaMCPCall(b *testing.B) {
 		}
 		defer cs.Close()
 		params := &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"text": benchEcho}}
+		cpu := cpuTime()
 		for b.Loop() {
 			res, err := cs.CallTool(ctx, params)
 			if err != nil || len(res.Content) != 1 {
@@ -115,6 +118,7 @@ func BenchmarkLuaMCPCall(b *testing.B) {
 			}
 		}
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+		reportCPU(b, cpu)
 	})
 
 	b.Run("lua", func(b *testing.B) {
@@ -131,9 +135,11 @@ func BenchmarkLuaMCPCall(b *testing.B) {
 				c:close()
 			end`, exe, benchEcho))
 		b.ResetTimer()
+		cpu := cpuTime()
 		if _, err := h.Call(ctx, fn, glua.LNumber(b.N)); err != nil {
 			b.Fatal(err)
 		}
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+		reportCPU(b, cpu)
 	})
 }

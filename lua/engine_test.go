@@ -420,13 +420,16 @@ func BenchmarkCallNativeTool(b *testing.B) {
 // call leaves the Lua goroutine for Dispatch and comes back to it to run.
 func BenchmarkCallLuaTool(b *testing.B) {
 	h := benchHost(b)
-	fn := mustLoad(b, h, `tai.tool{name = "noop", description = "does nothing", safe = true, run = function() return "ok" end}
-		return function() return tai.call("noop", {}) end`)
+	fn := mustLoad(b, h, `tai.tool{name = "echo", description = "echoes", safe = true, run = function(a) return a.message end}
+		return function() return tai.call("echo", {message = "hello"}) end`)
+	cpu := cpuTime()
 	for b.Loop() {
 		if _, err := h.Call(context.Background(), fn); err != nil {
 			b.Fatal(err)
 		}
 	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+	reportCPU(b, cpu)
 }
 
 func benchHost(b *testing.B) *testHost {

@@ -201,12 +201,14 @@ func TestAuditVerifyFindsTampering(t *testing.T) {
 
 func BenchmarkAuditAppend(b *testing.B) {
 	s := newStore(b, nil)
+	cpu := cpuTime()
 	for b.Loop() {
 		if _, err := s.AuditAppend(AuditEntry{Kind: "mcp-call", Subject: "srv/tool", Digest: "abc", Outcome: "ok", Size: 100}); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "appends/s")
+	reportCPU(b, cpu)
 }
 
 // BenchmarkAuditAppend16 is BenchmarkAuditAppend from 16 goroutines at
@@ -214,6 +216,7 @@ func BenchmarkAuditAppend(b *testing.B) {
 func BenchmarkAuditAppend16(b *testing.B) {
 	s := newStore(b, nil)
 	b.SetParallelism(16 / max(1, runtime.GOMAXPROCS(0)))
+	cpu := cpuTime()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			if _, err := s.AuditAppend(AuditEntry{Kind: "mcp-call", Subject: "srv/tool", Digest: "abc", Outcome: "ok", Size: 100}); err != nil {
@@ -223,6 +226,7 @@ func BenchmarkAuditAppend16(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "appends/s")
+	reportCPU(b, cpu)
 }
 
 func BenchmarkAuditVerify10k(b *testing.B) {

@@ -207,12 +207,20 @@ type journalFrame struct {
 	e          AuditEntry
 	line       []byte // the entry's JSON, as stored in the vault
 	start, end int64  // its offset, and just past its newline
+	// trusted marks an entry this Store wrote or checked already: only its
+	// Seq (and, for the last such, Hash) is set.
+	trusted bool
 }
 
 // readJournal reads the whole journal: its header (ok false when there is
 // none), the entries that parse and hash, in order, and where the valid
 // part ends. Lock held.
-func (j *journal) readJournal() (h journalHeader, frames []journalFrame, validEnd, size int64, ok bool, err error) {
+//
+// When the header is the one this Store last saw and names (baseSeq,
+// baseHash), the entries up to what this Store wrote or checked (j.off)
+// are not decoded again: they are returned as trusted frames numbered on
+// from baseSeq, the last carrying j.hash. A fold then only stores them.
+func (j *journal) readJournal(baseSeq uint64, baseHash string) (h journalHeader, frames []journalFrame, validEnd, size int64, ok bool, err error) {
 	st, err := j.f.Stat()
 	if err != nil {
 		return h, nil, 0, 0, false, fmt.Errorf("vault: read the audit journal: %w", err)
@@ -229,7 +237,23 @@ func (j *journal) readJournal() (h journalHeader, frames []journalFrame, validEn
 		return h, nil, 0, size, false, nil
 	}
 	at := int64(hlen)
-	rest := data[hlen:]
+	if j.known && h.Epoch == j.epoch && h.Seq == baseSeq && h.Hash == baseHash && j.off > at && j.off <= size && data[j.off-1] == '\n' {
+		seq := baseSeq
+		for rest := data[hlen:j.off]; len(rest) > 0; {
+			line, after, _ := bytes.Cut(rest, []byte{'\n'})
+			seq++
+			frames = append(frames, journalFrame{e: AuditEntry{Seq: seq}, line: line, start: at, end: at + int64(len(line)+1), trusted: true})
+			at += int64(len(line) + 1)
+			rest = after
+		}
+		if seq != j.seq {
+			// The count does not match what this Store knows: decode all.
+			frames, at = frames[:0], int64(hlen)
+		} else {
+			frames[len(frames)-1].e.Hash = j.hash
+		}
+	}
+	rest := data[at:]
 	for len(rest) > 0 {
 		line, after, found := bytes.Cut(rest, []byte{'\n'})
 		if !found {
@@ -300,16 +324,17 @@ func (s *Store) foldTx(tx *bolt.Tx, key []byte, then func() error) error {
 		return err
 	}
 	defer unlock()
-	h, frames, validEnd, size, hasHeader, err := j.readJournal()
-	if err != nil {
-		return err
-	}
+
 	seal, err := readSealMeta(tx)
 	if err != nil {
 		return err
 	}
 	anchor, _ := readMark(tx, auditAnchorKey)
 	seq, hash, consistent := trailEnd(tx)
+	h, frames, validEnd, size, hasHeader, err := j.readJournal(seq, hash)
+	if err != nil {
+		return err
+	}
 	if !consistent {
 		// The trail in the vault does not end where its head says: folding
 		// onto it would hide that. AuditVerify reports the break; the
@@ -330,6 +355,14 @@ func (s *Store) foldTx(tx *bolt.Tx, key []byte, then func() error) error {
 	if hasHeader {
 		for _, fr := range frames {
 			e := fr.e
+			if fr.trusted {
+				todo = append(todo, fr)
+				seq = e.Seq
+				if e.Hash != "" {
+					hash = e.Hash
+				}
+				continue
+			}
 			if e.Seq <= seq {
 				continue // folded already, by a fold that died before emptying the journal
 			}
@@ -612,7 +645,7 @@ func (s *Store) journalEntries(seq uint64, hash string) ([]AuditEntry, error) {
 		return nil, err
 	}
 	defer unlock()
-	_, frames, _, _, ok, err := j.readJournal()
+	_, frames, _, _, ok, err := j.readJournal(^uint64(0), "")
 	if err != nil || !ok {
 		return nil, err
 	}
