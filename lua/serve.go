@@ -147,6 +147,11 @@ func (h *Host) Serve(ctx context.Context, req ServeRequest) error {
 	if err != nil {
 		return err
 	}
+	// Every call would be refused while redaction cannot know the secrets
+	// (a sealed vault without its passphrase): say so now, not per call.
+	if _, err := e.Store().Redactor(); err != nil {
+		return fmt.Errorf("cannot serve: %w", err)
+	}
 	opts := &server.Options{
 		Key:     req.Key,
 		Version: h.opts.Version,

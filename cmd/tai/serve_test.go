@@ -305,6 +305,14 @@ func TestServeMCPUsage(t *testing.T) {
 			}
 		})
 	}
+	// A sealed vault without its passphrase is refused at start, not per call.
+	sealed := newEnv(t)
+	if r := sealed.runEnv(t, append(sealed.vars(), "TAI_VAULT_PASSPHRASE=pw"), "-e", `assert(tai.vault.secret_set("tok", "sealed-secret-value-9")) assert(tai.vault.seal())`); r.status != 0 {
+		t.Fatalf("sealing: %+v", r)
+	}
+	if r := sealed.run(t, "--serve-mcp", serveKey, "--mcp-port", "0"); r.status != 1 || !strings.Contains(r.stderr, "cannot serve") || !strings.Contains(r.stderr, "TAI_VAULT_PASSPHRASE") {
+		t.Fatalf("serving a sealed vault without the passphrase: %d %q", r.status, r.stderr)
+	}
 	// A port in use is named.
 	s := startServe(t, e, e.vars())
 	port := s.url[strings.LastIndex(s.url, ":")+1 : strings.LastIndex(s.url, "/")]
