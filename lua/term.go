@@ -511,6 +511,10 @@ func rlClose(L *glua.LState) int {
 	if r, ok := ud.Value.(*rl); ok && !r.closed {
 		r.closed = true
 		r.pasteOff()
+		// The editor's own Close does not reach its input, and waits for
+		// a reader that may be blocked in it (an EOF typed ahead while a
+		// command ran): end that read first.
+		r.paste.Close()
 		r.inst.Close()
 	}
 	return 0

@@ -428,3 +428,20 @@ func TestREPLPromptShowsTheMode(t *testing.T) {
 		s.wait()
 	}
 }
+
+// TestREPLCtrlDTypedAheadQuits: Ctrl-D typed while a turn runs ends tai
+// once the turn is over, as it would at the prompt (it once hung in the
+// line editor's Close).
+func TestREPLCtrlDTypedAheadQuits(t *testing.T) {
+	e := newEnv(t)
+	srv := fakemodel.NewOpenAI(t)
+	srv.SetRule(fromToolResults)
+	s := startREPLIn(t, e.root, e.modelVars(srv))
+	s.expect("tai:default> ")
+	s.typeKeys("!sleep 1\r")
+	s.expect("!sleep 1\r\n")
+	s.typeKeys("\x04")
+	if status := s.wait(); status != 0 {
+		t.Fatalf("exit status %d", status)
+	}
+}
