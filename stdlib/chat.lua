@@ -90,17 +90,34 @@ end
 M.styles = { fence = "2", code = "36", heading = "1" }
 
 -- styler() returns a filter that colours Markdown as it streams, line by
--- line: code blocks (``` fences) and headings. It holds back at most the
+-- line: code blocks (``` fences), headings, and `inline code` on plain
+-- lines. It holds back at most the
 -- first characters of a line until it can tell what the line is.
 --   st.push(s) -> text to show      st.flush() -> what it still holds
 function M.styler()
-  local st = { bol = true, fence = false, head = "", open = false }
+  local st = { bol = true, fence = false, head = "", open = false, plain = false, inline = false }
+  -- text(t) is t of the current line, `inline code` coloured on plain
+  -- lines.
+  local function text(t)
+    if not st.plain or not t:find("`", 1, true) then return t end
+    return (t:gsub("`", function()
+      st.inline = not st.inline
+      if st.inline then return "\27[" .. M.styles.code .. "m`" end
+      return "`\27[0m"
+    end))
+  end
+  -- eol(out) ends the line's styles.
+  local function eol(out)
+    if st.open or st.inline then out[#out + 1] = "\27[0m" end
+    st.open, st.inline = false, false
+  end
   local function start(style, out)
     if style then
       out[#out + 1] = "\27[" .. style .. "m"
       st.open = true
     end
-    out[#out + 1] = st.head
+    st.plain = style == nil
+    out[#out + 1] = text(st.head)
     st.head, st.bol = "", false
   end
   -- decide() styles the held line start when it can tell what it is.
@@ -127,7 +144,7 @@ function M.styler()
         i = i + 1
         if c == "\n" then
           if st.head ~= "" then decide(out, true) end
-          if st.open then out[#out + 1] = "\27[0m" st.open = false end
+          eol(out)
           out[#out + 1] = "\n"
           st.bol = true
         else
@@ -137,13 +154,13 @@ function M.styler()
       else
         local nl = s:find("\n", i, true)
         if nl then
-          out[#out + 1] = s:sub(i, nl - 1)
-          if st.open then out[#out + 1] = "\27[0m" st.open = false end
+          out[#out + 1] = text(s:sub(i, nl - 1))
+          eol(out)
           out[#out + 1] = "\n"
           st.bol = true
           i = nl + 1
         else
-          out[#out + 1] = s:sub(i)
+          out[#out + 1] = text(s:sub(i))
           i = #s + 1
         end
       end
@@ -153,7 +170,7 @@ function M.styler()
   function st.flush()
     local out = {}
     if st.bol and st.head ~= "" then decide(out, true) end
-    if st.open then out[#out + 1] = "\27[0m" st.open = false end
+    eol(out)
     st.bol = true
     return table.concat(out)
   end

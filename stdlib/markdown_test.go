@@ -14,7 +14,8 @@ func TestStylerColoursCodeAndHeadings(t *testing.T) {
 		parts []string
 		want  string
 	}{
-		{"plain text is untouched", []string{"plain `code` ## not\n", "last"}, "plain `code` ## not\nlast"},
+		{"plain text is untouched", []string{"plain ## not\n", "last"}, "plain ## not\nlast"},
+		{"inline code", []string{"use `go ", "test` or `x\n", "`y` end"}, "use <36>`go test`<0> or <36>`x<0>\n<36>`y`<0> end"},
 		{"a fence split over deltas", []string{"x\n``", "`go\nfunc f", "() {}\n``", "`\n"},
 			"x\n<2>```go<0>\n<36>func f() {}<0>\n<2>```<0>\n"},
 		{"headings", []string{"#", "#", " H\n", "#tag\n"}, "<1>## H<0>\n#tag\n"},
