@@ -22,7 +22,9 @@ func TestProxyAddsTheKeyAndKeepsHostAndOrigin(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	exited := make(chan int, 1)
-	go func() { exited <- run(ctx, []string{"-target", upstream.URL + "/mcp"}, "k-0123456789abcdef", pw, io.Discard) }()
+	go func() {
+		exited <- run(ctx, []string{"-target", upstream.URL + "/mcp"}, "k-0123456789abcdef", pw, io.Discard)
+	}()
 	line, err := bufio.NewReader(pr).ReadString('\n')
 	if err != nil {
 		t.Fatal(err)
