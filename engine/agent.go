@@ -292,6 +292,9 @@ func (a *Agent) RunTurn(ctx context.Context, message string, opts *TurnOptions) 
 	}
 	sel := a.opts.Select
 	sel.Allow = allow
+	if a.session != nil && sel.Profile == "" {
+		sel.Profile = a.session.Profile().Name
+	}
 
 	a.appendHistory(Message{Role: "user", Content: message})
 	ctx = context.WithValue(ctx, agentKey{}, a)

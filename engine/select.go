@@ -41,6 +41,10 @@ type SelectOptions struct {
 	// Cap bounds the matched tools offered beyond Core and Enabled; zero
 	// means DefaultSelectCap, negative means none.
 	Cap int
+	// Profile is the profile of the session selecting, passed to the
+	// SpecSource (which servers are enabled depends on it); empty means
+	// the default.
+	Profile string
 }
 
 // SelectTools picks the tools to offer the model this turn: the core set,
@@ -51,7 +55,7 @@ type SelectOptions struct {
 // the conversation is tokenised once per call.
 func (r *Registry) SelectTools(conv []Message, opts SelectOptions) []ToolSpec {
 	words := conversationWords(conv)
-	reg, ext := r.indexes()
+	reg, ext := r.indexes(opts.Profile)
 
 	allow := opts.Allow
 	if allow == nil {
@@ -111,14 +115,14 @@ func (r *Registry) SelectTools(conv []Message, opts SelectOptions) []ToolSpec {
 func (r *Registry) Search(query string, n int) []ToolSpec {
 	words := map[string]bool{}
 	tokenize(query, func(w string) { words[w] = true })
-	reg, ext := r.indexes()
+	reg, ext := r.indexes("")
 	return rankMatches(words, n, nil, func(string) bool { return true }, reg, ext)
 }
 
 // indexes returns the word index over the registered tools (rebuilt when
 // they changed) and the one over the SpecSource's tools (refreshed when its
 // list changed).
-func (r *Registry) indexes() (*wordIndex, *wordIndex) {
+func (r *Registry) indexes(profile string) (*wordIndex, *wordIndex) {
 	r.mu.RLock()
 	reg, src := r.index, r.source
 	r.mu.RUnlock()
@@ -136,7 +140,7 @@ func (r *Registry) indexes() (*wordIndex, *wordIndex) {
 	}
 	var extSpecs []ToolSpec
 	if src != nil {
-		extSpecs = src()
+		extSpecs = src(profile)
 	}
 	return reg, r.extra.refresh(extSpecs)
 }

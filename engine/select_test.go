@@ -106,7 +106,7 @@ func TestSelectToolsSpecSource(t *testing.T) {
 		{Name: "mcp_jira_find_tickets", Description: "Find Jira tickets by JQL"},
 		{Name: "shell", Description: "a bridged tool shadowed by the native shell"},
 	}
-	reg.SetSpecSource(func() []ToolSpec { calls++; return bridged })
+	reg.SetSpecSource(func(string) []ToolSpec { calls++; return bridged })
 	conv := []Message{{Role: "user", Content: "which jira tickets are open?"}}
 	got := names(reg.SelectTools(conv, SelectOptions{}))
 	if !slices.Contains(got, "mcp_jira_find_tickets") {
@@ -228,7 +228,7 @@ func BenchmarkSelectTools(b *testing.B) {
 func BenchmarkSelectToolsSpecSource(b *testing.B) {
 	reg := NewRegistry(openStore(b), NewApprover(Yolo, nil))
 	cat := bridgedCatalogue()
-	reg.SetSpecSource(func() []ToolSpec { return cat })
+	reg.SetSpecSource(func(string) []ToolSpec { return cat })
 	conv := benchConversation()
 	reg.SelectTools(conv, SelectOptions{})
 	b.ReportAllocs()
@@ -241,7 +241,7 @@ func BenchmarkSelectToolsSpecSource(b *testing.B) {
 func TestSelectToolsLargeCatalogue(t *testing.T) {
 	reg := NewRegistry(openStore(t), NewApprover(Yolo, nil))
 	cat := bridgedCatalogue()
-	reg.SetSpecSource(func() []ToolSpec { return cat })
+	reg.SetSpecSource(func(string) []ToolSpec { return cat })
 	got := names(reg.SelectTools(benchConversation(), SelectOptions{}))
 	if len(got) != DefaultSelectCap+1 { // the called sentry tool plus the cap
 		t.Fatalf("selected %d tools, want %d: %v", len(got), DefaultSelectCap+1, got)

@@ -88,7 +88,7 @@ func TestServedCatalogue(t *testing.T) {
 		}
 		return Tool{}, false
 	})
-	e.Tools().SetSpecSource(func() []ToolSpec { return []ToolSpec{{Name: "mcp_fs_read", Description: "bridged"}} })
+	e.Tools().SetSpecSource(func(string) []ToolSpec { return []ToolSpec{{Name: "mcp_fs_read", Description: "bridged"}} })
 	sess := sdkSession(t, serveEngine(t, e))
 	list, err := sess.ListTools(turnCtx(t), nil)
 	if err != nil {

@@ -211,11 +211,12 @@ func (t Tool) Spec() ToolSpec {
 type Fallback func(name string) (Tool, bool)
 
 // SpecSource lists tools the registry does not hold but the model may be
-// offered (the MCP bridge's cached schemas). Dispatch reaches them through
-// the Fallback. It is called once per selection, so it should return a
-// cached slice; the word index over it is rebuilt only when a name or
-// description changes.
-type SpecSource func() []ToolSpec
+// offered (the MCP bridge's cached schemas) to a session on profile (empty:
+// the default profile, for callers with no session). Dispatch reaches them
+// through the Fallback. It is called once per selection, so it should
+// return a cached slice; the word index over it is rebuilt only when a
+// name or description changes.
+type SpecSource func(profile string) []ToolSpec
 
 var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
@@ -385,7 +386,7 @@ func (r *Registry) Specs() []ToolSpec {
 	src := r.source
 	r.mu.RUnlock()
 	if src != nil {
-		for _, s := range src() {
+		for _, s := range src("") {
 			if !seen[s.Name] {
 				out = append(out, s)
 			}

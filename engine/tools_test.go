@@ -383,7 +383,7 @@ func TestModesAndRunTimeSwitch(t *testing.T) {
 func TestSpecsIncludeSpecSource(t *testing.T) {
 	reg := NewRegistry(openStore(t), nil)
 	addTool(t, reg, textTool("b_native", "native", true, ""))
-	reg.SetSpecSource(func() []ToolSpec {
+	reg.SetSpecSource(func(string) []ToolSpec {
 		return []ToolSpec{{Name: "a_bridged", Description: "bridged"}, {Name: "b_native", Description: "shadowed"}}
 	})
 	specs := reg.Specs()

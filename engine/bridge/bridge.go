@@ -191,18 +191,21 @@ func (b *Bridge) reload() (*snapshot, error) {
 	return s, nil
 }
 
-// specs is the registry's SpecSource: the offered tools of the enabled
-// servers, from the vault's cache (never a spawn). It reads the vault
-// once per selection, so a change made by another process shows on the
-// next turn.
-func (b *Bridge) specs() []engine.ToolSpec {
+// specs is the registry's SpecSource: the offered tools of the servers
+// enabled for profile (empty: the bridge's), from the vault's cache (never
+// a spawn). It reads the vault once per selection, so a change made by
+// another process shows on the next turn.
+func (b *Bridge) specs(profile string) []engine.ToolSpec {
 	s, err := b.reload()
 	if err != nil {
 		if s = b.snap.Load(); s == nil {
 			return nil
 		}
 	}
-	return s.specs
+	if profile == "" || profile == s.profile {
+		return s.specs
+	}
+	return s.specsFor(profile)
 }
 
 // fallback is the registry's Fallback: every bridged name of every stored

@@ -555,3 +555,21 @@ func TestChangedSpawnAsksAgain(t *testing.T) {
 		t.Fatalf("after consenting: %v, questions %q", err, h.p.questions())
 	}
 }
+
+// TestSelectionFollowsTheSessionProfile: a server enabled only for another
+// profile is offered to a session on that profile, not to the default.
+func TestSelectionFollowsTheSessionProfile(t *testing.T) {
+	f := newFixture(t, engine.Yolo, "")
+	f.add(t, "srv", nil)
+	if _, err := f.b.SetEnabled(ctxT(t), "srv", "home", true); err != nil {
+		t.Fatal(err)
+	}
+	conv := []engine.Message{{Role: "user", Content: "echoes text"}}
+	has := func(specs []engine.ToolSpec) bool { return slices.Contains(specNames(specs), "mcp_srv_echo") }
+	if has(f.reg.SelectTools(conv, engine.SelectOptions{})) || has(f.reg.SelectTools(conv, engine.SelectOptions{Profile: "work"})) {
+		t.Fatal("offered to a profile it is not enabled for")
+	}
+	if !has(f.reg.SelectTools(conv, engine.SelectOptions{Profile: "home"})) {
+		t.Fatal("not offered to the profile it is enabled for")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"sync"
 
 	"tai/engine"
 	"tai/mcp"
@@ -23,14 +24,52 @@ const (
 )
 
 // snapshot is what the vault held for every server at one read, with the
-// bridged names assigned and the offered specs built for one profile. It
-// is never modified after newSnapshot.
+// bridged names assigned and the offered specs built for one profile (and,
+// on demand, for others). Apart from that cache it is never modified after
+// newSnapshot.
 type snapshot struct {
 	profile string
 	servers map[string]*serverState
 	order   []string            // server names, sorted
 	byName  map[string]*bridged // bridged name -> tool
 	specs   []engine.ToolSpec   // offered to the profile, sorted by name
+
+	mu    sync.Mutex
+	other map[string][]engine.ToolSpec // offered to other profiles, built on demand
+}
+
+// specsFor returns the tools offered to a session on profile.
+func (s *snapshot) specsFor(profile string) []engine.ToolSpec {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if specs, ok := s.other[profile]; ok {
+		return specs
+	}
+	specs := s.offeredTo(profile)
+	if s.other == nil {
+		s.other = map[string][]engine.ToolSpec{}
+	}
+	s.other[profile] = specs
+	return specs
+}
+
+// offeredTo lists the offered tools of the servers enabled for profile,
+// sorted by name.
+func (s *snapshot) offeredTo(profile string) []engine.ToolSpec {
+	var out []engine.ToolSpec
+	for _, name := range s.order {
+		st := s.servers[name]
+		if !st.profiles[profile] {
+			continue
+		}
+		for _, bt := range st.tools {
+			if bt.offered() {
+				out = append(out, engine.ToolSpec{Name: bt.name, Description: bt.description, Parameters: bt.params})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
 // serverState is one stored server.
@@ -122,17 +161,9 @@ func newSnapshot(states []vault.ServerState, profile string, maxTools int) *snap
 		}
 		s.servers[st.Server.Name] = ss
 		s.order = append(s.order, st.Server.Name)
-		if !ss.profiles[profile] {
-			continue
-		}
-		for _, bt := range ss.tools {
-			if bt.offered() {
-				s.specs = append(s.specs, engine.ToolSpec{Name: bt.name, Description: bt.description, Parameters: bt.params})
-			}
-		}
 	}
 	sort.Strings(s.order)
-	sort.Slice(s.specs, func(i, j int) bool { return s.specs[i].Name < s.specs[j].Name })
+	s.specs = s.offeredTo(profile)
 	return s
 }
 
