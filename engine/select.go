@@ -113,9 +113,15 @@ func (r *Registry) SelectTools(conv []Message, opts SelectOptions) []ToolSpec {
 // query, best first (ties by name), considering the registered tools and the
 // SpecSource's.
 func (r *Registry) Search(query string, n int) []ToolSpec {
+	return r.SearchFor("", query, n)
+}
+
+// SearchFor is Search for a session on profile (the SpecSource's tools
+// depend on it; empty means the default).
+func (r *Registry) SearchFor(profile, query string, n int) []ToolSpec {
 	words := map[string]bool{}
 	tokenize(query, func(w string) { words[w] = true })
-	reg, ext := r.indexes("")
+	reg, ext := r.indexes(profile)
 	return rankMatches(words, n, nil, func(string) bool { return true }, reg, ext)
 }
 

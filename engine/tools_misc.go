@@ -62,7 +62,11 @@ func (e *Engine) toolSearchTool() Tool {
 				return ErrorResult("limit %d is out of range: give 1 to 100", limit), nil
 			}
 			agent, inAgent := AgentFrom(ctx)
-			found := e.reg.Search(q, limit*4)
+			profile := ""
+			if s, ok := SessionFrom(ctx); ok {
+				profile = s.Profile().Name
+			}
+			found := e.reg.SearchFor(profile, q, limit*4)
 			var b strings.Builder
 			n := 0
 			var names []string
