@@ -190,12 +190,10 @@ func (s *servedSession) Call(ctx context.Context, name string, raw json.RawMessa
 	case ServedCompletions:
 		res = s.completions(ctx, args)
 	default:
-		t, ok := s.cat.eng.reg.lookup(context.WithValue(ctx, nativeOnlyKey{}, true), name)
-		if !ok {
-			return nil, fmt.Errorf("%w %q: tools/list names the tools this server serves", server.ErrUnknownTool, name)
-		}
+		// The registry resolves only native tools here, and audits an
+		// unknown name with the session like any other call.
 		var err error
-		res, err = s.main.Dispatch(context.WithValue(ctx, nativeOnlyKey{}, true), t.Name, args)
+		res, err = s.main.Dispatch(context.WithValue(ctx, nativeOnlyKey{}, true), name, args)
 		switch {
 		case errors.Is(err, ErrUnknownTool):
 			return nil, fmt.Errorf("%w %q: tools/list names the tools this server serves", server.ErrUnknownTool, name)

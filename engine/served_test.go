@@ -175,6 +175,9 @@ func TestServedCallsRunWithoutAskingAndAreAudited(t *testing.T) {
 	if text, isErr := callText(t, sess, "profile_switch", map[string]any{"name": "other"}); !isErr || !strings.Contains(text, "not done") {
 		t.Fatalf("profile_switch: %q %v", text, isErr)
 	}
+	if _, err := sess.CallTool(turnCtx(t), &sdk.CallToolParams{Name: "no_such_tool"}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
+		t.Fatalf("an unknown tool: %v", err)
+	}
 	text, isErr := callText(t, sess, ServedChat, map[string]any{"message": "switch yourself"})
 	if isErr || !strings.Contains(text, "could not switch") {
 		t.Fatalf("chat: %q %v", text, isErr)
@@ -193,6 +196,9 @@ func TestServedCallsRunWithoutAskingAndAreAudited(t *testing.T) {
 			t.Errorf("audit entry %s %s has session %q, want %q", a.Kind, a.Subject, a.Session, ran[0])
 		}
 		seen[a.Kind+" "+a.Subject] = a.Outcome
+	}
+	if seen["tool no_such_tool"] != "unknown" {
+		t.Errorf("the unknown tool was audited as %q", seen["tool no_such_tool"])
 	}
 	for _, want := range []string{"tool risky", "tool ask_user", "tool profile_switch", "mcp-serve chat"} {
 		if _, ok := seen[want]; !ok {
