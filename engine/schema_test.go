@@ -71,4 +71,24 @@ func TestInvalidCallIsNotAsked(t *testing.T) {
 	if n := len(p.seen()); n != 1 {
 		t.Fatalf("asked %d times about a valid call, want 1", n)
 	}
+	// An edit the file does not allow (edit_file's Check) is not asked
+	// about either.
+	for _, args := range []map[string]any{
+		{"path": "x.txt", "old_string": "absent", "new_string": "y"},
+		{"path": "missing.txt", "old_string": "ok", "new_string": "y"},
+	} {
+		res, err := s.Dispatch(context.Background(), "edit_file", args)
+		if err != nil || !res.IsError || !strings.Contains(res.Text(), "edit_file:") {
+			t.Fatalf("edit_file(%v) = %v, %v", args, res, err)
+		}
+	}
+	if n := len(p.seen()); n != 1 {
+		t.Fatalf("asked %d times in all, want 1", n)
+	}
+	if _, err := s.Dispatch(context.Background(), "edit_file", map[string]any{"path": "x.txt", "old_string": "ok", "new_string": "fine"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(p.seen()); n != 2 {
+		t.Fatalf("a possible edit was asked about %d times in all, want 2", n)
+	}
 }

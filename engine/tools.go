@@ -156,6 +156,10 @@ type Tool struct {
 	// Sensitive names arguments whose values are never shown: consent
 	// screens and tool events see "[hidden]" instead (secret_set's value).
 	Sensitive []string
+	// Check, when set, says before approval why a call cannot succeed
+	// (edit_file: old_string not in the file): such a call is answered
+	// with the error and nobody is asked. Run must still check for itself.
+	Check func(args map[string]any) error
 	// Decides marks a tool that puts its own question to the person
 	// (Approver.Decide) in every mode, --auto and --yolo included, and
 	// refuses when nobody can answer; the registry then does not ask for

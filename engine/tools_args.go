@@ -148,12 +148,18 @@ func prop(typ, desc string) map[string]any {
 // leaves additionalProperties out or true accepts any name, as JSON Schema
 // says; bridged tools are left to their server there); then, for every
 // tool, missing required arguments and values of the wrong type or
-// outside an enum (checkSchema).
+// outside an enum (checkSchema); last, the tool's own Check.
 func checkArgNames(t Tool, args map[string]any) error {
 	if err := unknownArgNames(t, args); err != nil {
 		return err
 	}
-	return checkSchema(t, args)
+	if err := checkSchema(t, args); err != nil {
+		return err
+	}
+	if t.Check != nil {
+		return t.Check(args)
+	}
+	return nil
 }
 
 // unknownArgNames refuses argument names a native tool's closed schema

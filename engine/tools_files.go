@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -71,7 +72,8 @@ func (e *Engine) fileTools() []Tool {
 				"new_string":  prop("string", "the replacement text"),
 				"replace_all": prop("boolean", "replace every occurrence"),
 			}),
-			Run: e.editFile,
+			Run:   e.editFile,
+			Check: e.checkEdit,
 		},
 		{
 			Name:        "list_dir",
@@ -276,46 +278,72 @@ func (e *Engine) writeFile(_ context.Context, args map[string]any) (Result, erro
 	return TextResult(fmt.Sprintf("%s %d bytes to %s", verb, len(content), p)), nil
 }
 
-func (e *Engine) editFile(_ context.Context, args map[string]any) (Result, error) {
+// editPlan is an edit_file call worked out against the file as it is now.
+type editPlan struct {
+	path, full string
+	mode       os.FileMode
+	text       string // the file's new text
+	n          int    // occurrences replaced
+}
+
+// planEdit reads the file of an edit_file call and works the edit out,
+// or says why it cannot be made (the error is what the model is told).
+func (e *Engine) planEdit(args map[string]any) (editPlan, error) {
 	a := readArgs(args)
 	p := a.str("path", true)
 	oldS := a.str("old_string", true)
 	newS := a.str("new_string", false)
 	all := a.bool("replace_all")
 	if err := a.err(); err != nil {
-		return ErrorResult("%v", err), nil
+		return editPlan{}, err
 	}
 	if oldS == newS {
-		return ErrorResult("edit_file: old_string and new_string are the same: nothing to change"), nil
+		return editPlan{}, errors.New("edit_file: old_string and new_string are the same: nothing to change")
 	}
 	full := resolvePath(e.dir, p)
 	f, st, err := openRegular(full, p)
 	if err != nil {
-		return ErrorResult("edit_file: %v", err), nil
+		return editPlan{}, fmt.Errorf("edit_file: %v", err)
 	}
 	data, err := io.ReadAll(f)
 	f.Close()
 	if err != nil {
-		return ErrorResult("edit_file: %v", err), nil
+		return editPlan{}, fmt.Errorf("edit_file: %v", err)
 	}
 	text := string(data)
 	n := strings.Count(text, oldS)
 	switch {
 	case n == 0:
-		return ErrorResult("edit_file: old_string was not found in %s: read the file and copy the text exactly, whitespace included", p), nil
+		return editPlan{}, fmt.Errorf("edit_file: old_string was not found in %s: read the file and copy the text exactly, whitespace included", p)
 	case n > 1 && !all:
-		return ErrorResult("edit_file: old_string occurs %d times in %s (at lines %s): add surrounding context to make it unique, or set replace_all",
-			n, p, matchLines(text, oldS)), nil
+		return editPlan{}, fmt.Errorf("edit_file: old_string occurs %d times in %s (at lines %s): add surrounding context to make it unique, or set replace_all",
+			n, p, matchLines(text, oldS))
 	}
 	if all {
 		text = strings.ReplaceAll(text, oldS, newS)
 	} else {
 		text = strings.Replace(text, oldS, newS, 1)
 	}
-	if err := os.WriteFile(full, []byte(text), st.Mode().Perm()); err != nil {
+	return editPlan{path: p, full: full, mode: st.Mode().Perm(), text: text, n: n}, nil
+}
+
+// checkEdit is edit_file's Check: an edit that cannot be made goes back to
+// the model before anybody is asked to approve it. The run checks again,
+// as the file may change in between.
+func (e *Engine) checkEdit(args map[string]any) error {
+	_, err := e.planEdit(args)
+	return err
+}
+
+func (e *Engine) editFile(_ context.Context, args map[string]any) (Result, error) {
+	plan, err := e.planEdit(args)
+	if err != nil {
+		return ErrorResult("%v", err), nil
+	}
+	if err := os.WriteFile(plan.full, []byte(plan.text), plan.mode); err != nil {
 		return ErrorResult("edit_file: %v", err), nil
 	}
-	return TextResult(fmt.Sprintf("replaced %d occurrence(s) in %s", n, p)), nil
+	return TextResult(fmt.Sprintf("replaced %d occurrence(s) in %s", plan.n, plan.path)), nil
 }
 
 // matchLines lists the 1-based lines where sub starts in text.

@@ -448,8 +448,22 @@ function M.change(c)
   if c.origin and c.origin ~= "" then return nil end
   if c.tool == "edit_file" and type(a.old_string) == "string" and type(a.new_string) == "string" then
     local old = read_file_text(a.path)
+    if a.old_string == "" then
+      return "changes to " .. M.clean(tostring(a.path)) .. " (old_string is empty: the edit will be refused):",
+        snippet_diff(a.old_string, a.new_string)
+    end
     if old then
       local s, e = old:find(a.old_string, 1, true)
+      local count, pos = 0, 1
+      while true do
+        local fs, fe = old:find(a.old_string, pos, true)
+        if not fs then break end
+        count, pos = count + 1, fe + 1
+      end
+      if s and count > 1 and not a.replace_all then
+        return string.format("changes to %s (old_string occurs %d times: the edit will be refused without replace_all):",
+          M.clean(a.path), count), snippet_diff(a.old_string, a.new_string)
+      end
       if s then
         local new
         if a.replace_all then
