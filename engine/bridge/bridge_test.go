@@ -573,3 +573,18 @@ func TestSelectionFollowsTheSessionProfile(t *testing.T) {
 		t.Fatal("not offered to the profile it is enabled for")
 	}
 }
+
+func TestLineDiff(t *testing.T) {
+	tests := []struct{ name, a, b, want string }{
+		{name: "changed line", a: "one\ntwo\nthree", b: "one\n2\nthree", want: "  one\n- two\n+ 2\n  three\n"},
+		{name: "added", a: "", b: "new", want: "+ new\n"},
+		{name: "removed", a: "old\nkept", b: "kept", want: "- old\n  kept\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := lineDiff(tt.a, tt.b); got != tt.want {
+				t.Fatalf("lineDiff = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -77,12 +77,12 @@ func lineDiff(a, b string) string {
 			out.WriteString("  " + x[i] + "\n")
 			i++
 			j++
-		case j < len(y) && (i == len(x) || lcs[i][j+1] >= lcs[i+1][j]):
-			out.WriteString("+ " + y[j] + "\n")
-			j++
-		default:
+		case i < len(x) && (j == len(y) || lcs[i+1][j] >= lcs[i][j+1]):
 			out.WriteString("- " + x[i] + "\n")
 			i++
+		default:
+			out.WriteString("+ " + y[j] + "\n")
+			j++
 		}
 	}
 	return out.String()
