@@ -2,6 +2,9 @@ package engine
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -205,5 +208,32 @@ func TestReadFileFailsClosedWhileTheVaultIsLocked(t *testing.T) {
 	db.Close()
 	if out := dispatchText(t, s, "read_file", map[string]any{"path": "creds.txt"}); strings.Contains(out, secret) || !strings.Contains(out, "[REDACTED:creds]") {
 		t.Fatalf("after the lock is released: %q", out)
+	}
+}
+
+// http_fetch and shell output are redacted before they are cut to their
+// limits: the cut cannot leave the first bytes of a secret.
+func TestCutsComeAfterRedaction(t *testing.T) {
+	secret := "cut-secret-Zq8Wm3Xv7Pk2"
+	e, s := leakEngine(t, "cut", secret)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, strings.Repeat("x", 95)+secret+strings.Repeat("y", 100))
+	}))
+	defer srv.Close()
+	out := dispatchText(t, s, "http_fetch", map[string]any{"url": srv.URL, "max_bytes": float64(100)})
+	if strings.Contains(out, secret[:5]) || !strings.Contains(out, "cut there") {
+		t.Fatalf("http_fetch cut at 100 bytes:\n%s", out)
+	}
+	red, err := e.Store().Redactor()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &cappedBuffer{max: 10, slack: 64, redact: red.Redact}
+	c.Write([]byte("0123456" + secret + "tail"))
+	var b strings.Builder
+	c.section(&b, "stdout")
+	if got := b.String(); strings.Contains(got, secret[:8]) || !strings.Contains(got, "[REDACTED:cut]") {
+		t.Fatalf("shell output cut at 10 bytes: %q", got)
 	}
 }

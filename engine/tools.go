@@ -638,6 +638,25 @@ func (r *Registry) redactFunc() func(string) string {
 	return red.Redact
 }
 
+// redactedCut returns where to cut redacted text to keep at most n bytes:
+// n, or just past a [REDACTED:name] mark that n falls inside, so a mark is
+// never cut in two.
+func redactedCut(text string, n int) int {
+	if n >= len(text) {
+		return len(text)
+	}
+	const mark = "[REDACTED:"
+	// The last mark that starts before n, even if n falls inside "[REDACTED:".
+	i := strings.LastIndex(text[:min(len(text), n+len(mark)-1)], mark)
+	if i < 0 || i >= n {
+		return n
+	}
+	if j := strings.IndexByte(text[i:], ']'); j >= 0 && i+j+1 > n {
+		return i + j + 1
+	}
+	return n
+}
+
 // withholdAll returns a redaction that withholds every string that could
 // hold a secret, naming err.
 func withholdAll(err error) func(string) string {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"tai/vault"
 	"time"
 )
 
@@ -65,13 +66,20 @@ func (e *Engine) httpFetch(ctx context.Context, args map[string]any) (Result, er
 	if !isTextType(ctype) {
 		return ErrorResult("http_fetch: %s answered %s with content type %q, which is not text: nothing was read", u.Redacted(), resp.Status, ctype), nil
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
+	// As much as the longest secret is read past the limit, and the body is
+	// redacted before it is cut, so the cut cannot leave half a secret.
+	red, err := e.store.Redactor()
+	if err != nil {
+		return Result{}, err
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+vault.MaxSecretSize+1))
 	if err != nil {
 		return ErrorResult("http_fetch: reading the body of %s: %v", u.Redacted(), err), nil
 	}
-	cut := len(body) > limit
+	body := red.Redact(string(data))
+	cut := len(body) > limit || len(data) > limit+vault.MaxSecretSize
 	if cut {
-		body = body[:limit]
+		body = body[:redactedCut(body, min(limit, len(body)))]
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\nContent-Type: %s\n\n%s", resp.Status, ctype, body)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"tai/vault"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -70,7 +71,13 @@ func (e *Engine) runShell(ctx context.Context, args map[string]any) (Result, err
 	if len(argv) == 0 {
 		argv = []string{"sh", "-c", command}
 	}
-	return runCommand(ctx, argv, resolvePath(e.dir, cwd), e.shellEnv(ctx), timeout), nil
+	// The output is redacted before it is cut to ShellOutputMax, so the cut
+	// cannot leave half a secret for redaction to miss.
+	red, err := e.store.Redactor()
+	if err != nil {
+		return Result{}, err
+	}
+	return runCommand(ctx, argv, resolvePath(e.dir, cwd), e.shellEnv(ctx), timeout, red.Redact), nil
 }
 
 // runCommand runs argv in dir with the environment env under the shell
@@ -78,10 +85,15 @@ func (e *Engine) runShell(ctx context.Context, args map[string]any) (Result, err
 // it and everything it started on timeout or cancellation, and reports
 // status and output. Whatever the command leaves running, in its group
 // (cmd &) or detached from it (setsid), is stopped when it ends.
-func runCommand(ctx context.Context, argv []string, dir string, env []string, timeout time.Duration) Result {
+//
+// Each stream keeps ShellOutputMax bytes and, beyond them, as much as the
+// longest secret, so redact sees every secret that begins before the cut
+// whole before the output is cut.
+func runCommand(ctx context.Context, argv []string, dir string, env []string, timeout time.Duration, redact func(string) string) Result {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	stdout, stderr := &cappedBuffer{max: ShellOutputMax}, &cappedBuffer{max: ShellOutputMax}
+	stdout := &cappedBuffer{max: ShellOutputMax, slack: vault.MaxSecretSize, redact: redact}
+	stderr := &cappedBuffer{max: ShellOutputMax, slack: vault.MaxSecretSize, redact: redact}
 	start := time.Now()
 	rep, err := keep(ctx, argv, dir, env, stdout, stderr)
 	elapsed := time.Since(start).Round(time.Millisecond)
@@ -162,10 +174,14 @@ func keep(ctx context.Context, argv []string, dir string, env []string, stdout, 
 	return rep, err
 }
 
-// cappedBuffer keeps the first max bytes written and counts the rest.
+// cappedBuffer keeps the first max bytes written and counts the rest. With
+// redact set it keeps slack bytes more, and section redacts what it kept
+// before cutting it to max, so no secret is cut in two before redaction.
 type cappedBuffer struct {
 	mu      sync.Mutex
 	max     int
+	slack   int
+	redact  func(string) string
 	buf     []byte
 	dropped int64
 }
@@ -173,7 +189,7 @@ type cappedBuffer struct {
 func (c *cappedBuffer) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	room := c.max - len(c.buf)
+	room := c.max + c.slack - len(c.buf)
 	if room >= len(p) {
 		c.buf = append(c.buf, p...)
 	} else {
@@ -191,12 +207,21 @@ func (c *cappedBuffer) section(b *strings.Builder, name string) {
 	if len(c.buf) == 0 && c.dropped == 0 {
 		return
 	}
-	fmt.Fprintf(b, "--- %s ---\n%s", name, c.buf)
-	if len(c.buf) > 0 && c.buf[len(c.buf)-1] != '\n' {
+	text, dropped := string(c.buf), c.dropped
+	if c.redact != nil {
+		text = c.redact(text)
+	}
+	if len(text) > c.max {
+		cut := redactedCut(text, c.max)
+		dropped += int64(len(text) - cut)
+		text = text[:cut]
+	}
+	fmt.Fprintf(b, "--- %s ---\n%s", name, text)
+	if len(text) > 0 && text[len(text)-1] != '\n' {
 		b.WriteByte('\n')
 	}
-	if c.dropped > 0 {
+	if dropped > 0 {
 		fmt.Fprintf(b, "--- %s: %d more bytes were not kept (the first %d are above); redirect the output to a file to keep it all ---\n",
-			name, c.dropped, c.max)
+			name, dropped, c.max)
 	}
 }

@@ -168,13 +168,8 @@ func (e *Engine) recordRead(_ context.Context, args map[string]any) (Result, err
 	if offset > size {
 		return ErrorResult("record_read: offset %d is past the end of record %s (%d bytes)", offset, id, size), nil
 	}
-	end := min(offset+length, size)
 	// A page does not end inside a [REDACTED:name] mark: it is kept whole.
-	if i := strings.LastIndex(whole[offset:end], "[REDACTED:"); i >= 0 && !strings.Contains(whole[offset+i:end], "]") {
-		if j := strings.IndexByte(whole[offset+i:], ']'); j >= 0 {
-			end = offset + i + j + 1
-		}
-	}
+	end := offset + redactedCut(whole[offset:], length)
 	text := whole[offset:end]
 	next := ""
 	if end < size {
