@@ -226,7 +226,7 @@ func TestSandboxStopsLongBuiltins(t *testing.T) {
 }
 
 func TestSandboxGoPanicIsAnError(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	_, _, err := RunSandboxed(ctx, `return unpack({}, 1, 1e8)`)
 	var le *Error
