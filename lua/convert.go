@@ -70,6 +70,21 @@ func NewArray(L *glua.LState) *glua.LTable {
 	return t
 }
 
+// sizedObject and sizedArray are NewObject and NewArray with room for n
+// entries, no more: L.NewTable reserves 32 of each, which for the many
+// small tables of a converted result is mostly garbage.
+func sizedObject(L *glua.LState, n int) *glua.LTable {
+	t := L.CreateTable(0, n)
+	L.SetMetatable(t, registryValue(L, regObjectMT))
+	return t
+}
+
+func sizedArray(L *glua.LState, n int) *glua.LTable {
+	t := L.CreateTable(n, 0)
+	L.SetMetatable(t, registryValue(L, regArrayMT))
+	return t
+}
+
 // ToLua converts a Go value to Lua, JSON-compatibly: maps become tables
 // marked as objects, slices tables marked as arrays, numbers numbers, nil
 // nil at the top level and tai.json.null inside tables. time.Time becomes an
@@ -138,7 +153,7 @@ func toLua(L *glua.LState, v any, depth int) (glua.LValue, error) {
 	case time.Duration:
 		return glua.LNumber(x.Seconds()), nil
 	case map[string]any:
-		t := NewObject(L)
+		t := sizedObject(L, len(x))
 		for k, e := range x {
 			lv, err := toLua(L, e, depth+1)
 			if err != nil {
@@ -148,7 +163,7 @@ func toLua(L *glua.LState, v any, depth int) (glua.LValue, error) {
 		}
 		return t, nil
 	case []any:
-		t := NewArray(L)
+		t := sizedArray(L, len(x))
 		for i, e := range x {
 			lv, err := toLua(L, e, depth+1)
 			if err != nil {

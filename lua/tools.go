@@ -64,7 +64,7 @@ func (h *Host) luaCallTool(L *glua.LState) int {
 
 // resultTable converts a tool result to {content={…}, isError=bool}.
 func resultTable(L *glua.LState, res engine.Result) (*glua.LTable, error) {
-	content := NewArray(L)
+	content := sizedArray(L, len(res.Content))
 	for _, c := range res.Content {
 		if c.Type == "text" || len(c.Raw) == 0 {
 			// A text item is built directly: no JSON round trip.
@@ -84,7 +84,7 @@ func resultTable(L *glua.LState, res engine.Result) (*glua.LTable, error) {
 		}
 		content.Append(v)
 	}
-	t := L.NewTable()
+	t := L.CreateTable(0, 2)
 	t.RawSetString("content", content)
 	t.RawSetString("isError", glua.LBool(res.IsError))
 	return t, nil
