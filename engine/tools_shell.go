@@ -107,6 +107,9 @@ func runCommand(ctx context.Context, argv []string, dir string, env []string, ti
 	case ctx.Err() != nil:
 		fmt.Fprintf(&b, "killed: cancelled after %s\n", elapsed)
 		isErr = true
+	case errors.Is(err, errKeeperGone):
+		fmt.Fprintf(&b, "%v\n", err)
+		isErr = true
 	case err != nil:
 		fmt.Fprintf(&b, "could not run %q: %v\n", argv[0], err)
 		isErr = true
@@ -154,24 +157,26 @@ func keep(ctx context.Context, argv []string, dir string, env []string, stdout, 
 	}()
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
-	var waitErr error
 	select {
-	case waitErr = <-waited:
+	case <-waited:
 	case <-ctx.Done():
 		cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case waitErr = <-waited:
+		case <-waited:
 		case <-time.After(2 * time.Second):
 			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			waitErr = <-waited
+			<-waited
 		}
 	}
-	<-copied
-	rep, err := readKeeperReply(replyBuf.buf)
-	if err != nil && waitErr != nil {
-		return rep, fmt.Errorf("%w (%v)", err, waitErr)
+	// The reply is written before the keeper exits; a keeper that was
+	// killed wrote none, and then nothing may hold the read open for long.
+	select {
+	case <-copied:
+	case <-time.After(2 * time.Second):
+		replyR.Close()
+		<-copied
 	}
-	return rep, err
+	return readKeeperReply(replyBuf.buf)
 }
 
 // cappedBuffer keeps the first max bytes written and counts the rest. With

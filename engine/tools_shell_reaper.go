@@ -86,6 +86,9 @@ func shellKeeperMain() int {
 		fmt.Fprintln(os.Stderr, "tai: the shell keeper mode is started by tai itself")
 		return 2
 	}
+	// The command must not inherit the reply pipe: should the keeper be
+	// killed, what the command left running would hold tai's read open.
+	syscall.CloseOnExec(3)
 	reply := keeperReply{}
 	send := func() int {
 		if err := json.NewEncoder(replyTo).Encode(reply); err != nil {
@@ -143,12 +146,17 @@ func shellKeeperMain() int {
 	return send()
 }
 
+// errKeeperGone reports a keeper that ended without a reply: it was
+// killed (by the command itself, say) before the command ended.
+var errKeeperGone = errors.New("the shell keeper was killed before the command ended, so its status is unknown; " +
+	"anything the command left running is stopped when tai exits")
+
 // readKeeperReply decodes the keeper's reply; an empty or broken one
 // means the keeper died (killed on cancellation or timeout).
 func readKeeperReply(b []byte) (keeperReply, error) {
 	var r keeperReply
 	if len(b) == 0 {
-		return r, errors.New("the shell keeper ended without a reply")
+		return r, errKeeperGone
 	}
 	if err := json.Unmarshal(b, &r); err != nil {
 		return r, fmt.Errorf("the shell keeper's reply: %w", err)

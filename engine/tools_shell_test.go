@@ -104,3 +104,20 @@ func TestShellTimeoutStopsDetached(t *testing.T) {
 	}
 	waitGone(t, pid)
 }
+
+// TestShellKeeperKilledByTheCommand: a command that kills its keeper
+// (after detaching a process that holds nothing of tai's) still ends its
+// call promptly, saying what happened.
+func TestShellKeeperKilledByTheCommand(t *testing.T) {
+	e := newEngine(t, nil, &Options{Mode: Yolo})
+	res := dispatch(t, e, "shell", map[string]any{"command": "setsid sleep 783 </dev/null & echo $!; kill -9 $PPID; sleep 30"})
+	text := res.Text()
+	if !res.IsError || !strings.Contains(text, "keeper was killed") {
+		t.Fatalf("not reported:\n%s", text)
+	}
+	_, out, _ := strings.Cut(text, "--- stdout ---\n")
+	if pid, err := strconv.Atoi(strings.SplitN(out, "\n", 2)[0]); err == nil {
+		// Outside tai (no subreaper here) it is left to us.
+		unix.Kill(pid, unix.SIGKILL)
+	}
+}

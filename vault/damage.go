@@ -16,11 +16,19 @@ import (
 var ErrDamaged = errors.New("the vault is damaged")
 
 // damagedError is the one line a damaged vault gets: where it is, what is
-// wrong, and what to do.
+// wrong, and what to do. It wraps ErrDamaged.
 func damagedError(path, what string) error {
-	return fmt.Errorf("vault: the vault at %s is damaged (%s): restore a copy of it, or point --vault or TAI_VAULT elsewhere: %w",
-		path, what, ErrDamaged)
+	return &damaged{fmt.Sprintf("vault: the vault at %s is damaged (%s): restore a copy of it, or point --vault or TAI_VAULT elsewhere", path, what)}
 }
+
+// damaged is a damaged-vault error.
+type damaged struct{ msg string }
+
+// Error returns the message.
+func (d *damaged) Error() string { return d.msg }
+
+// Is makes errors.Is(err, ErrDamaged) hold.
+func (d *damaged) Is(target error) bool { return target == ErrDamaged }
 
 // bbolt's meta page, as laid out on disk after the 16-byte page header:
 // magic, version, page size, flags (4 bytes each), the root bucket (root

@@ -18,7 +18,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -199,6 +201,11 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		}
 	}
 
+	// When the terminal hangs up, tai takes what it started down with it.
+	// (SIGTERM is left to the server and tai.serve, whose graceful
+	// shutdown it is; main stops what is left after them.)
+	defer endWithTai(syscall.SIGHUP)()
+
 	inv := lua.Invocation{Mode: lua.ModeREPL, Continue: o.cont}
 	switch {
 	case o.serveSet:
@@ -309,6 +316,27 @@ func serveRequest(o options) (lua.ServeRequest, error) {
 		req.Bind = o.mcpBind
 	}
 	return req, nil
+}
+
+// endWithTai makes the signals given end tai with whatever it started
+// (see engine.StopChildren), with status 128+signal, where they would have
+// killed tai alone. It returns the function that undoes that.
+func endWithTai(sigs ...os.Signal) (undo func()) {
+	ends := make(chan os.Signal, 1)
+	done := make(chan struct{})
+	signal.Notify(ends, sigs...)
+	go func() {
+		select {
+		case sig := <-ends:
+			engine.StopChildren(2 * time.Second)
+			os.Exit(128 + int(sig.(syscall.Signal)))
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(ends)
+		close(done)
+	}
 }
 
 // usageError reports bad command-line usage.

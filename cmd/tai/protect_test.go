@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -158,5 +159,52 @@ func alive(t *testing.T, pid int) bool {
 			t.Fatalf("poll pidfd: %v", err)
 		}
 		return n == 0
+	}
+}
+
+// TestDetachedProcessesEndWhenTaiIsTerminated: a hangup (SIGHUP) ends tai
+// with what it detached, too.
+func TestDetachedProcessesEndWhenTaiIsTerminated(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			u := newUnprivileged(t)
+			home := filepath.Join(u.dir, "home")
+			pidFile := filepath.Join(home, "pid")
+			cmd := exec.Command(u.bin, "-e", `os.execute("setsid sleep 777 >/dev/null 2>&1 </dev/null & echo $! > `+pidFile+`") `+
+				`print("ready") io.stdout:flush() while true do end`)
+			cmd.Dir = home
+			cmd.Env = []string{"HOME=" + home, "PATH=/usr/bin:/bin", "TAI_VAULT=" + home + "/vault.db"}
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: u.cred}
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			buf := make([]byte, 16)
+			if n, _ := io.ReadAtLeast(out, buf, len("ready")); !strings.HasPrefix(string(buf[:n]), "ready") {
+				t.Fatalf("tai said %q", buf[:n])
+			}
+			b, err := os.ReadFile(pidFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil {
+				t.Fatalf("pid file %q", b)
+			}
+			t.Cleanup(func() { unix.Kill(pid, unix.SIGKILL) })
+			cmd.Process.Signal(sig)
+			err = cmd.Wait()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 128+int(sig) {
+				t.Errorf("tai ended with %v, want status %d", err, 128+int(sig))
+			}
+			if alive(t, pid) {
+				t.Fatalf("the detached sleep (pid %d) outlived tai", pid)
+			}
+		})
 	}
 }
