@@ -271,7 +271,8 @@ func (b *Bridge) SetEnabled(ctx context.Context, server, profile string, on bool
 
 // Remove deletes server with its profile rows, pins and cached tools, after
 // asking: a person answers in interactive mode; --auto and --yolo approve
-// it as they approve any call.
+// it as they approve any call; a model in a turn nobody attends (a served
+// chat) is refused.
 func (b *Bridge) Remove(ctx context.Context, server string) error {
 	s, err := b.reload()
 	if err != nil {
@@ -282,6 +283,9 @@ func (b *Bridge) Remove(ctx context.Context, server string) error {
 		return fmt.Errorf("mcp server %q is not registered: mcp_list shows the servers", server)
 	}
 	a := b.approver(ctx)
+	if err := b.attended(ctx, a, "remove MCP server "+server); err != nil {
+		return err
+	}
 	if a.Mode() == engine.Interactive {
 		var enabled []string
 		for p, on := range st.profiles {

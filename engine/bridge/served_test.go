@@ -95,4 +95,15 @@ func TestServedSessions(t *testing.T) {
 	if res := call("mcp_call", map[string]any{"server": "direct", "tool": "echo", "args": map[string]any{"text": "x"}}); !res.IsError {
 		t.Fatalf("mcp_call reached a bridged tool over the server: %s", res.Text())
 	}
+
+	// Nor can the model remove one.
+	model.Push(fakemodel.Calls(fakemodel.Call("mcp_remove", `{"server":"direct"}`)), fakemodel.Say("tried"))
+	call("chat", map[string]any{"message": "remove it"})
+	reqs = model.Requests()
+	if res := reqs[len(reqs)-1].ToolResults(); len(res) != 1 || !strings.Contains(res[0].Text, "nobody is present to consent") {
+		t.Fatalf("the model's mcp_remove answered %+v", res)
+	}
+	if _, err := store.ServerGet("direct"); err != nil {
+		t.Fatalf("the model removed the server: %v", err)
+	}
 }
