@@ -717,6 +717,9 @@ function M.conversation()
   end
 
   function conv.message(text)
+    if not conv.title and text:match("%S") then
+      conv.title = M.short(text:match("^%s*([^\n]*)") or "", 120)
+    end
     if #conv.notes == 0 then return text end
     local out = table.concat(conv.notes, "\n\n") .. "\n\n" .. text
     conv.notes = {}
