@@ -380,3 +380,8 @@ func (b *Bridge) Grant(ctx context.Context, server, tool string) ([]string, erro
 	_, err = b.reload()
 	return granted, err
 }
+
+// auditAdmin records a change to the registry in the audit trail.
+func (b *Bridge) auditAdmin(what, subject, outcome string) {
+	_, _ = b.store.AuditAppend(vault.AuditEntry{Kind: "mcp-" + what, Subject: subject, Outcome: outcome})
+}

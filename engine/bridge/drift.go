@@ -1,0 +1,97 @@
+package bridge
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"tai/engine"
+	"tai/mcp"
+	"tai/vault"
+)
+
+// listing turns a tools/list answer into cache rows. A tool listed twice
+// keeps its first definition; one whose name no call could carry (control
+// characters, over 256 bytes) is left out rather than failing the whole
+// server.
+func listing(tools []mcp.Tool) []vault.ServerTool {
+	out := make([]vault.ServerTool, 0, len(tools))
+	seen := map[string]bool{}
+	for _, t := range tools {
+		if seen[t.Name] || len(t.Name) > 256 || strings.ContainsFunc(t.Name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			continue
+		}
+		seen[t.Name] = true
+		out = append(out, vault.ServerTool{Tool: t.Name, Description: t.Description, Schema: t.InputSchema})
+	}
+	return out
+}
+
+// relist lists server's tools on c, stores the listing as the cache and
+// settles drift: a tool added or redefined since its pin is withheld
+// unless a person grants it now (interactive mode only, when prompt); a
+// removed one is dropped silently.
+func (b *Bridge) relist(ctx context.Context, server string, c *mcp.Client, prompt bool) error {
+	tools, err := b.listTools(ctx, c)
+	if err != nil {
+		return b.failure(err, c.Stderr())
+	}
+	rows := listing(tools)
+	if err := b.store.ToolsReplace(server, rows); err != nil {
+		return err
+	}
+	s, err := b.reload()
+	if err != nil {
+		return err
+	}
+	st := s.servers[server]
+	if st == nil {
+		return fmt.Errorf("mcp server %q was removed meanwhile", server)
+	}
+	a := b.approver(ctx)
+	if !prompt || a.Mode() != engine.Interactive || a.Prompter() == nil {
+		return nil // --auto, --yolo and served sessions never grant drift
+	}
+	granted := false
+	for _, bt := range st.tools {
+		if bt.state != StateWithheld {
+			continue
+		}
+		ok, err := b.askGrant(ctx, a, st, bt.cached)
+		if err != nil || !ok {
+			continue
+		}
+		granted = true
+	}
+	if granted {
+		_, err = b.reload()
+	}
+	return err
+}
+
+// askGrant shows how t differs from its pin and stores the new pin when a
+// person says yes.
+func (b *Bridge) askGrant(ctx context.Context, a *engine.Approver, st *serverState, t vault.ServerTool) (bool, error) {
+	pin, pinned := st.pins[t.Tool]
+	var q strings.Builder
+	if pinned {
+		fmt.Fprintf(&q, "MCP server %s redefined tool %s since you granted it:\n", st.row.Name, t.Tool)
+	} else {
+		fmt.Fprintf(&q, "MCP server %s now lists a tool it did not have when you added it: %s\n", st.row.Name, t.Tool)
+	}
+	q.WriteString(b.clean(b.store.Redact(driftDiff(pin.Description, pin.Schema, t.Description, t.Schema))))
+	q.WriteString("Grant the new definition? [y/N]")
+	ok, err := a.Decide(ctx, q.String())
+	if err != nil || !ok {
+		return false, err
+	}
+	if err := b.store.PinPut(pinOf(st.row.Name, t)); err != nil {
+		return false, err
+	}
+	b.auditAdmin("grant", st.row.Name+"/"+t.Tool, "ok")
+	return true, nil
+}
+
+func pinOf(server string, t vault.ServerTool) vault.ToolPin {
+	return vault.ToolPin{Server: server, Tool: t.Tool, Hash: toolHash(t.Tool, t.Description, t.Schema), Description: t.Description, Schema: t.Schema}
+}
