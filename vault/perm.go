@@ -49,6 +49,14 @@ func resolvePath(path string) (string, error) {
 	}
 	real, err := filepath.EvalSymlinks(abs)
 	if errors.Is(err, fs.ErrNotExist) {
+		if fi, serr := os.Stat(abs); serr == nil {
+			// A /proc link (/dev/stdin to a pipe): it leads to something
+			// that has no path of its own.
+			if !fi.Mode().IsRegular() {
+				return "", notRegularError(abs, fi.Mode())
+			}
+			return "", fmt.Errorf("vault: %s leads to a file with no path of its own (a /proc link): point --vault at a vault file", abs)
+		}
 		target, _ := os.Readlink(abs)
 		return "", fmt.Errorf("vault: %s is a symbolic link to %s, which does not exist; tai does not create a vault through a dangling link: create the vault at its real place, or point --vault at a file", abs, target)
 	}
