@@ -617,18 +617,28 @@ local function home_relative(dir)
 end
 
 builtin.resume = {
-  help = "list recent conversations (when, where, first line, turns); /resume N or /resume ID continues one",
+  help = "list recent conversations (when, where, first line, turns); /resume N or /resume ID continues one; /resume WORDS searches their first lines",
   fn = function(rest, w)
-    local list, err = tai.conversations.list(20)
+    local searched = false
+    local list, err = tai.conversations.list(w[1] and not w[1]:match("^c?%d+$") and 200 or 20)
     if not list then M.warn(err) return end
+    if w[1] and not w[1]:match("^c?%d+$") then
+      -- /resume WORDS lists the conversations whose first line holds them
+      local want, found = rest:lower(), {}
+      for _, c in ipairs(list) do
+        if (c.title or ""):lower():find(want, 1, true) then found[#found + 1] = c end
+      end
+      list, w, searched = found, {}, true
+      if #list == 0 then M.say("(no kept conversation starts with a line holding " .. chatview.short(rest, 60) .. ")") return end
+    end
     if not w[1] then
       if #list == 0 then M.say("(no conversations kept yet)") return end
       for i, c in ipairs(list) do
-        M.say(string.format("%3d  %-12s %-30s %s  (%d turn%s)%s", i, ago(c.updated), chatview.short(home_relative(c.dir), 30),
+        M.say(string.format("%3s  %-6s %-12s %-30s %s  (%d turn%s)%s", searched and "" or tostring(i), c.id, ago(c.updated), chatview.short(home_relative(c.dir), 30),
           chatview.short(c.title ~= "" and c.title or "(empty)", 60), c.turns, c.turns == 1 and "" or "s",
           c.id == M.conv.id and "  ← this one" or ""))
       end
-      M.say("/resume N continues one")
+      M.say(searched and "/resume ID continues one" or "/resume N or /resume ID continues one; /resume WORDS searches the first lines")
       return
     end
     local id = w[1]

@@ -189,6 +189,14 @@ func TestREPLResumeCompactShellAndUsage(t *testing.T) {
 	s.expect("another topic")
 	s.expect("first message")
 	s.expect("tai:default> ")
+	s.typeKeys("/resume TOPIC\r")
+	from := s.mark
+	s.expect("another topic")
+	s.expect("/resume ID continues one")
+	if strings.Contains(s.seen.String()[from:s.mark], "first message") {
+		t.Fatal("/resume TOPIC listed a conversation without the word")
+	}
+	s.expect("tai:default> ")
 	s.typeKeys("/resume 2\r")
 	s.expect("(resumed")
 	s.expect("tai:default> ")
