@@ -56,6 +56,7 @@ func jsonNormalize(text, _ string) ([]mcp.Entry, []config.Note, error) {
 			Env     map[string]string `json:"env"`
 			Cwd     string            `json:"cwd"`
 			URL     string            `json:"url"`
+			Headers map[string]string `json:"headers"`
 		} `json:"mcpServers"`
 	}
 	if err := json.Unmarshal([]byte(text), &doc); err != nil {
@@ -63,7 +64,7 @@ func jsonNormalize(text, _ string) ([]mcp.Entry, []config.Note, error) {
 	}
 	var out []mcp.Entry
 	for name, s := range doc.MCPServers {
-		e := mcp.Entry{Name: name, Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd, URL: s.URL, Source: "config-json"}
+		e := mcp.Entry{Name: name, Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd, URL: s.URL, Headers: s.Headers, Source: "config-json"}
 		e.Transport = mcp.TransportStdio
 		if s.URL != "" {
 			e.Transport = mcp.TransportHTTP
