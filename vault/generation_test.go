@@ -169,3 +169,22 @@ func TestTypedPassphraseIsRedacted(t *testing.T) {
 		t.Fatalf("after the prompt: %q", got)
 	}
 }
+
+// RecordPut refuses, naming the cause, when the secrets cannot be read to
+// redact the text: it stores neither the text nor a placeholder.
+func TestRecordPutFailsClosed(t *testing.T) {
+	s := newStore(t, testOptions("pass", nil))
+	if err := s.SecretSet("k", "sealed-value-1", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Seal("pass"); err != nil {
+		t.Fatal(err)
+	}
+	keyless := mustOpen(t, s.Path(), "")
+	if id, err := keyless.RecordPut("text with sealed-value-1", nil); err == nil || !errors.Is(err, ErrNoPassphrase) {
+		t.Fatalf("RecordPut without the key = %q, %v; want a refusal wrapping ErrNoPassphrase", id, err)
+	}
+	if list, err := s.RecordList(0); err != nil || len(list) != 0 {
+		t.Fatalf("records after the refusal: %v, %v", list, err)
+	}
+}

@@ -28,14 +28,21 @@ var recordsDroppedKey = []byte("records_dropped")
 // records older than Options.RecordMaxAge are dropped, then the oldest
 // records go until the new text fits under Options.RecordLimit. A text
 // larger than the limit on its own is refused and nothing is dropped.
+//
+// When the secrets cannot be read to redact it, nothing is stored and the
+// error says why.
 func (s *Store) RecordPut(text string, meta map[string]any) (string, error) {
-	text = s.Redact(text)
+	red, err := s.Redactor()
+	if err != nil {
+		return "", fmt.Errorf("vault: the record was not stored: %w", err)
+	}
+	text = red.Redact(text)
 	if s.recordLimit > 0 && int64(len(text)) > s.recordLimit {
 		return "", fmt.Errorf("vault: the record is %s, more than the %s the vault keeps for all records together: store a shorter text (or several parts)",
 			byteSize(int64(len(text))), byteSize(s.recordLimit))
 	}
 	var id string
-	err := s.update(func(tx *bolt.Tx) error {
+	err = s.update(func(tx *bolt.Tx) error {
 		b, err := bucket(tx, bucketRecords)
 		if err != nil {
 			return err
