@@ -2,6 +2,7 @@ package vault
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -86,6 +87,9 @@ func (s *Store) ServerPut(srv Server) error {
 		return err
 	}
 	return s.update(func(tx *bolt.Tx) error {
+		if err := bumpServers(tx); err != nil {
+			return err
+		}
 		b, err := bucket(tx, bucketServers)
 		if err != nil {
 			return err
@@ -157,6 +161,9 @@ func (s *Store) ServerList() ([]Server, error) {
 func (s *Store) ServerDelete(name string) error {
 	missing := false
 	err := s.update(func(tx *bolt.Tx) error {
+		if err := bumpServers(tx); err != nil {
+			return err
+		}
 		if err := s.needKey(tx); err != nil {
 			return err
 		}
@@ -214,6 +221,9 @@ func (s *Store) ServerProfileSet(server, profile string, enabled bool) error {
 		return err
 	}
 	return s.update(func(tx *bolt.Tx) error {
+		if err := bumpServers(tx); err != nil {
+			return err
+		}
 		if err := requireServer(tx, server); err != nil {
 			return err
 		}
@@ -277,6 +287,9 @@ func (s *Store) PinPut(p ToolPin) error {
 		p.Updated = time.Now().UTC()
 	}
 	return s.update(func(tx *bolt.Tx) error {
+		if err := bumpServers(tx); err != nil {
+			return err
+		}
 		if err := requireServer(tx, p.Server); err != nil {
 			return err
 		}
@@ -333,6 +346,9 @@ func (s *Store) ToolsReplace(server string, tools []ServerTool) error {
 		rows[t.Tool] = data
 	}
 	return s.update(func(tx *bolt.Tx) error {
+		if err := bumpServers(tx); err != nil {
+			return err
+		}
 		if err := requireServer(tx, server); err != nil {
 			return err
 		}
@@ -392,6 +408,9 @@ func (s *Store) ServerRegister(r Registration) error {
 		return err
 	}
 	return s.update(func(tx *bolt.Tx) error {
+		if err := bumpServers(tx); err != nil {
+			return err
+		}
 		b, err := bucket(tx, bucketServers)
 		if err != nil {
 			return err
@@ -511,6 +530,9 @@ func putRows(tx *bolt.Tx, name []byte, server string, rows map[string][]byte) er
 // server (see Server.Consented).
 func (s *Store) ServerConsent(server, digest string) error {
 	return s.update(func(tx *bolt.Tx) error {
+		if err := bumpServers(tx); err != nil {
+			return err
+		}
 		b := tx.Bucket(bucketServers)
 		var data []byte
 		if b != nil {
@@ -538,52 +560,98 @@ func (s *Store) ServerConsent(server, digest string) error {
 func (s *Store) ServerStates() ([]ServerState, error) {
 	var out []ServerState
 	err := s.view(func(tx *bolt.Tx) error {
-		out = out[:0]
-		b := tx.Bucket(bucketServers)
-		if b == nil {
-			return nil
-		}
-		return b.ForEach(func(k, v []byte) error {
-			srv, err := s.decodeServer(tx, string(k), v)
-			if err != nil {
-				return err
-			}
-			st := ServerState{Server: srv, Profiles: map[string]bool{}}
-			if err := forPrefix(tx, bucketServerProfiles, srv.Name, func(profile string, v []byte) error {
-				var on bool
-				if err := json.Unmarshal(v, &on); err != nil {
-					return fmt.Errorf("vault: profile row %s/%s is invalid (%v): set it again", srv.Name, profile, err)
-				}
-				st.Profiles[profile] = on
-				return nil
-			}); err != nil {
-				return err
-			}
-			if err := forPrefix(tx, bucketPins, srv.Name, func(tool string, v []byte) error {
-				var p ToolPin
-				if err := json.Unmarshal(v, &p); err != nil {
-					return fmt.Errorf("vault: pin %s/%s is invalid JSON (%v): re-pin the server's tools", srv.Name, tool, err)
-				}
-				p.Server, p.Tool = srv.Name, tool
-				st.Pins = append(st.Pins, p)
-				return nil
-			}); err != nil {
-				return err
-			}
-			if err := forPrefix(tx, bucketTools, srv.Name, func(tool string, v []byte) error {
-				var t ServerTool
-				if err := json.Unmarshal(v, &t); err != nil {
-					return fmt.Errorf("vault: cached tool %s/%s is invalid JSON (%v): list the server's tools again", srv.Name, tool, err)
-				}
-				t.Server, t.Tool = srv.Name, tool
-				st.Tools = append(st.Tools, t)
-				return nil
-			}); err != nil {
-				return err
-			}
-			out = append(out, st)
-			return nil
-		})
+		var err error
+		out, err = s.serverStates(tx)
+		return err
 	})
 	return out, err
+}
+
+func (s *Store) serverStates(tx *bolt.Tx) ([]ServerState, error) {
+	var out []ServerState
+	b := tx.Bucket(bucketServers)
+	if b == nil {
+		return nil, nil
+	}
+	err := b.ForEach(func(k, v []byte) error {
+		srv, err := s.decodeServer(tx, string(k), v)
+		if err != nil {
+			return err
+		}
+		st := ServerState{Server: srv, Profiles: map[string]bool{}}
+		if err := forPrefix(tx, bucketServerProfiles, srv.Name, func(profile string, v []byte) error {
+			var on bool
+			if err := json.Unmarshal(v, &on); err != nil {
+				return fmt.Errorf("vault: profile row %s/%s is invalid (%v): set it again", srv.Name, profile, err)
+			}
+			st.Profiles[profile] = on
+			return nil
+		}); err != nil {
+			return err
+		}
+		if err := forPrefix(tx, bucketPins, srv.Name, func(tool string, v []byte) error {
+			var p ToolPin
+			if err := json.Unmarshal(v, &p); err != nil {
+				return fmt.Errorf("vault: pin %s/%s is invalid JSON (%v): re-pin the server's tools", srv.Name, tool, err)
+			}
+			p.Server, p.Tool = srv.Name, tool
+			st.Pins = append(st.Pins, p)
+			return nil
+		}); err != nil {
+			return err
+		}
+		if err := forPrefix(tx, bucketTools, srv.Name, func(tool string, v []byte) error {
+			var t ServerTool
+			if err := json.Unmarshal(v, &t); err != nil {
+				return fmt.Errorf("vault: cached tool %s/%s is invalid JSON (%v): list the server's tools again", srv.Name, tool, err)
+			}
+			t.Server, t.Tool = srv.Name, tool
+			st.Tools = append(st.Tools, t)
+			return nil
+		}); err != nil {
+			return err
+		}
+		out = append(out, st)
+		return nil
+	})
+	return out, err
+}
+
+var serversGenKey = []byte("servers_gen")
+
+// bumpServers increments the servers generation in tx: every change to a
+// server, its profile rows, pins or tool cache does, so a reader can tell
+// cheaply whether anything changed (ServerStatesSince).
+func bumpServers(tx *bolt.Tx) error {
+	b, err := bucket(tx, bucketMeta)
+	if err != nil {
+		return err
+	}
+	return b.Put(serversGenKey, seqKey(readServersGen(tx)+1))
+}
+
+func readServersGen(tx *bolt.Tx) uint64 {
+	v := get(tx, bucketMeta, serversGenKey)
+	if len(v) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(v)
+}
+
+// ServerStatesSince is ServerStates for a reader that already holds the
+// states of generation gen: when nothing changed since, it returns gen and
+// changed false without decoding any row. The generation counts every
+// change to the servers' rows, by any process.
+func (s *Store) ServerStatesSince(gen uint64) (states []ServerState, cur uint64, changed bool, err error) {
+	err = s.view(func(tx *bolt.Tx) error {
+		cur = readServersGen(tx)
+		if cur == gen && gen != 0 {
+			changed = false
+			return nil
+		}
+		changed = true
+		states, err = s.serverStates(tx)
+		return err
+	})
+	return states, cur, changed, err
 }

@@ -258,3 +258,49 @@ func TestServerRegister(t *testing.T) {
 		t.Fatalf("consented = %q", got.Consented)
 	}
 }
+
+func TestServerStatesSince(t *testing.T) {
+	s := newStore(t, nil)
+	states, gen, changed, err := s.ServerStatesSince(0)
+	if err != nil || !changed || len(states) != 0 {
+		t.Fatalf("empty: %v %d %v %v", states, gen, changed, err)
+	}
+	steps := []struct {
+		name string
+		do   func() error
+	}{
+		{"register", func() error {
+			return s.ServerRegister(Registration{Server: Server{Name: "a", Transport: "stdio", Command: "x"}, Profile: "p"})
+		}},
+		{"enable", func() error { return s.ServerProfileSet("a", "p", true) }},
+		{"pin", func() error { return s.PinPut(ToolPin{Server: "a", Tool: "t", Hash: "h"}) }},
+		{"tools", func() error { return s.ToolsReplace("a", []ServerTool{{Tool: "t"}}) }},
+		{"consent", func() error { return s.ServerConsent("a", "d") }},
+		{"put", func() error { return s.ServerPut(Server{Name: "a", Transport: "stdio", Command: "y"}) }},
+		{"delete", func() error { return s.ServerDelete("a") }},
+	}
+	for _, st := range steps {
+		if err := st.do(); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		_, next, changed, err := s.ServerStatesSince(gen)
+		if err != nil || !changed || next <= gen {
+			t.Fatalf("after %s: gen %d -> %d, changed %v, %v", st.name, gen, next, changed, err)
+		}
+		gen = next
+		if _, same, changed, err := s.ServerStatesSince(gen); err != nil || changed || same != gen {
+			t.Fatalf("after %s, nothing changed: %d %v %v", st.name, same, changed, err)
+		}
+	}
+	// A refused registration changes nothing.
+	if err := s.ServerRegister(Registration{Server: Server{Name: "b", Transport: "stdio", Command: "x"}, Profile: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	_, gen, _, _ = s.ServerStatesSince(gen)
+	if err := s.ServerRegister(Registration{Server: Server{Name: "b", Transport: "stdio", Command: "x"}, Profile: "p"}); !errors.Is(err, ErrExists) {
+		t.Fatal(err)
+	}
+	if _, _, changed, _ := s.ServerStatesSince(gen); changed {
+		t.Fatal("a refused registration bumped the generation")
+	}
+}

@@ -179,14 +179,30 @@ func (b *Bridge) current() (*snapshot, error) {
 }
 
 // reload reads every server from the vault and swaps the snapshot.
+// The rows are decoded only when the vault's servers generation moved
+// (a change by any process); otherwise the snapshot is kept, or rebuilt
+// from the rows it holds when the profile changed.
 func (b *Bridge) reload() (*snapshot, error) {
 	b.loadMu.Lock()
 	defer b.loadMu.Unlock()
-	states, err := b.store.ServerStates()
+	old := b.snap.Load()
+	var gen uint64
+	if old != nil {
+		gen = old.gen
+	}
+	states, cur, changed, err := b.store.ServerStatesSince(gen)
 	if err != nil {
 		return nil, err
 	}
-	s := newSnapshot(states, b.profile(), b.opts.MaxTools)
+	profile := b.profile()
+	if !changed {
+		if old.profile == profile && old.maxTools == b.opts.MaxTools {
+			return old, nil
+		}
+		states = old.states
+	}
+	s := newSnapshot(states, profile, b.opts.MaxTools)
+	s.gen = cur
 	b.snap.Store(s)
 	return s, nil
 }

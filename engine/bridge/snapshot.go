@@ -28,11 +28,14 @@ const (
 // on demand, for others). Apart from that cache it is never modified after
 // newSnapshot.
 type snapshot struct {
-	profile string
-	servers map[string]*serverState
-	order   []string            // server names, sorted
-	byName  map[string]*bridged // bridged name -> tool
-	specs   []engine.ToolSpec   // offered to the profile, sorted by name
+	gen      uint64              // the vault's servers generation read
+	states   []vault.ServerState // the rows, to rebuild for another profile
+	maxTools int
+	profile  string
+	servers  map[string]*serverState
+	order    []string            // server names, sorted
+	byName   map[string]*bridged // bridged name -> tool
+	specs    []engine.ToolSpec   // offered to the profile, sorted by name
 
 	mu    sync.Mutex
 	other map[string][]engine.ToolSpec // offered to other profiles, built on demand
@@ -109,7 +112,7 @@ func entryOf(srv vault.Server) mcp.Entry {
 }
 
 func newSnapshot(states []vault.ServerState, profile string, maxTools int) *snapshot {
-	s := &snapshot{profile: profile, servers: map[string]*serverState{}, byName: map[string]*bridged{}}
+	s := &snapshot{profile: profile, states: states, maxTools: maxTools, servers: map[string]*serverState{}, byName: map[string]*bridged{}}
 	names := newNamer()
 	for _, st := range states {
 		ss := &serverState{row: st.Server, entry: entryOf(st.Server), profiles: st.Profiles, pins: map[string]vault.ToolPin{}}
