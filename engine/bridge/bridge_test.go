@@ -588,3 +588,73 @@ func TestLineDiff(t *testing.T) {
 		})
 	}
 }
+
+// A model adding a server while nobody is asked (--auto, --yolo) must not
+// be able to hand a vault secret or a credential from the environment to a
+// command or URL of its choosing: such an entry is refused and nothing is
+// started or stored. A person's own add, and a model's add a person
+// consents to, still expand them.
+func TestModelUnattendedAddCannotUseSecrets(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mode engine.Mode
+		env  map[string]string
+		want string // "" means added
+	}{
+		{"auto vault secret", engine.Auto, map[string]string{"X": "${sv}"}, "${sv}"},
+		{"yolo vault secret", engine.Yolo, map[string]string{"X": "prefix-${sv}"}, "${sv}"},
+		{"auto environment credential", engine.Auto, map[string]string{"X": "${QA_API_KEY}"}, "${QA_API_KEY}"},
+		{"auto plain value", engine.Auto, map[string]string{"X": "plain"}, ""},
+		{"auto inherited variable", engine.Auto, map[string]string{"X": "${HOME}"}, ""},
+		{"interactive vault secret", engine.Interactive, map[string]string{"X": "${sv}"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, tc.mode, "")
+			f.b.opts.Getenv = func(name string) (string, bool) {
+				switch name {
+				case "QA_API_KEY":
+					return "sk-qa-environment-key", true
+				case "HOME":
+					return "/home/qa", true
+				}
+				return "", false
+			}
+			if err := f.store.SecretSet("sv", "s3cr3t-value-42", nil); err != nil {
+				t.Fatal(err)
+			}
+			args, _ := jsonString(map[string]any{"source": serverJSON(t, "srv", tc.env)})
+			model := fakemodel.NewOpenAI(t, fakemodel.Calls(fakemodel.Call("mcp_add", args)), fakemodel.Say("done"))
+			client, err := engine.NewChatClient(engine.Profile{Name: "t", Provider: "openai", BaseURL: model.BaseURL, Model: "fake"}, f.store, &engine.ClientOptions{Getenv: func(string) string { return "" }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			agent := engine.NewAgent(f.reg, engine.StaticModel(client, ""), nil)
+			if _, err := agent.RunTurn(ctxT(t), "add it", nil); err != nil {
+				t.Fatal(err)
+			}
+			results := model.Requests()[1].ToolResults()
+			if len(results) != 1 {
+				t.Fatalf("tool results = %+v", results)
+			}
+			list, _ := f.store.ServerList()
+			if tc.want == "" {
+				if len(list) != 1 {
+					t.Fatalf("not added: %s", results[0].Text)
+				}
+				return
+			}
+			mustContain(t, "model's mcp_add", results[0].Text, "refused", tc.want, "a person must add it")
+			if strings.Contains(results[0].Text, "s3cr3t-value-42") || strings.Contains(results[0].Text, "sk-qa-environment-key") {
+				t.Fatalf("the refusal shows the value: %s", results[0].Text)
+			}
+			if len(list) != 0 {
+				t.Fatalf("the model registered %+v", list)
+			}
+			// The same entry added directly (a person's script) expands it.
+			rep, err := f.b.Add(ctxT(t), AddRequest{Source: serverJSON(t, "srv", tc.env)})
+			if err != nil || rep.Servers[0].Outcome != Added {
+				t.Fatalf("direct add: %+v, %v", rep, err)
+			}
+		})
+	}
+}

@@ -90,8 +90,11 @@ func quoteArgv(argv []string) string {
 
 // expand resolves st's ${VAR} references (process environment first, then
 // vault secrets), registers every value found for redaction and refuses
-// when a name cannot be resolved.
-func (b *Bridge) expand(e mcp.Entry) (mcp.Entry, error) {
+// when a name cannot be resolved. It also returns the names it resolved
+// from a vault secret or from an environment variable a child would not
+// inherit anyway (a credential, as far as tai can tell).
+func (b *Bridge) expand(e mcp.Entry) (mcp.Entry, []string, error) {
+	var secret []string
 	// Literal credentials in the entry are secrets too.
 	for k, v := range e.Headers {
 		b.store.AddRedaction("header:"+k, v)
@@ -106,6 +109,7 @@ func (b *Bridge) expand(e mcp.Entry) (mcp.Entry, error) {
 			v, ok := b.opts.Getenv(name)
 			if ok && !slices.Contains(mcp.InheritedEnv(), name) {
 				b.store.AddRedaction(name, v)
+				secret = append(secret, name)
 			}
 			return v, ok
 		},
@@ -115,15 +119,35 @@ func (b *Bridge) expand(e mcp.Entry) (mcp.Entry, error) {
 				return "", false
 			}
 			b.store.AddRedaction(name, v)
+			secret = append(secret, name)
 			return v, true
 		},
 		config.FolderVars(b.opts.Dir),
 	)
 	out, missing := b.opts.Expand(e, lookup)
 	if len(missing) > 0 {
-		return e, config.MissingError(e.Name, missing)
+		return e, nil, config.MissingError(e.Name, missing)
 	}
-	return out, nil
+	slices.Sort(secret)
+	return out, slices.Compact(secret), nil
+}
+
+// unattendedSecrets refuses an entry a model adds while nobody is asked
+// (--auto, --yolo) when it hands secrets (names) to the command or URL the
+// model chose: that would let the model send a vault secret or an API key
+// anywhere without a person seeing it.
+func (b *Bridge) unattendedSecrets(ctx context.Context, a *engine.Approver, server string, names []string) error {
+	if len(names) == 0 || a.Mode() == engine.Interactive {
+		return nil
+	}
+	if _, byModel := engine.AgentFrom(ctx); !byModel {
+		return nil
+	}
+	refs := make([]string, len(names))
+	for i, n := range names {
+		refs[i] = "${" + n + "}"
+	}
+	return fmt.Errorf("refused to start MCP server %s: a model asked under --%s, and the entry passes %s (a secret or credential) to it with nobody asked; a person must add it (/mcp add, or tai.mcp.add)", server, a.Mode(), strings.Join(refs, ", "))
 }
 
 // credentialName reports an environment name that holds a credential, as

@@ -113,7 +113,7 @@ func (b *Bridge) clientOptions(cn *conn) *mcp.ClientOptions {
 // open expands st's entry, asks consent when the spawn differs from the
 // one consented to, and connects.
 func (b *Bridge) open(ctx context.Context, st *serverState, cn *conn) (*mcp.Client, error) {
-	e, err := b.expand(st.entry)
+	e, _, err := b.expand(st.entry)
 	if err != nil {
 		return nil, err
 	}

@@ -187,8 +187,11 @@ func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile string) Server
 	if len(s.servers) >= b.opts.MaxServers {
 		return refuse("%d servers are registered, the most tai keeps (MCP_MAX_SERVERS): remove one first (mcp_remove)", len(s.servers))
 	}
-	ex, err := b.expand(e)
+	ex, secrets, err := b.expand(e)
 	if err != nil {
+		return refuse("%v", err)
+	}
+	if err := b.unattendedSecrets(ctx, b.approver(ctx), e.Name, secrets); err != nil {
 		return refuse("%v", err)
 	}
 	sp := spawnOf(ex)
