@@ -543,3 +543,40 @@ func TestPassEnv(t *testing.T) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
 }
+
+// TestPipedStdinNeverAnswersAPrompter: a prompter of one's own that reads
+// its answer from stdin (io.read, io.lines; io.stdin:read is the
+// process's own stdin, tested in cmd/tai) gets nothing while stdin is not
+// a terminal, so the call is refused; a prompter that decides without
+// reading still decides.
+func TestPipedStdinNeverAnswersAPrompter(t *testing.T) {
+	for _, read := range []string{`io.read("*l")`, `(function() for l in io.lines() do return l end end)()`} {
+		t.Run(read, func(t *testing.T) {
+			h, _, dir := modelHost(t, engine.Interactive)
+			pr, pw, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pr.Close()
+			pw.WriteString("y\ny\n")
+			pw.Close()
+			h.opts.Stdin = pr
+			got := mustRun(t, h, `
+				local asked, answer = 0, nil
+				tai.prompter{
+					confirm = function(c) asked = asked + 1 local ok, v = pcall(function() return `+read+` end) answer = ok and v or "error" return v == "y" end,
+					ask = function(q) return nil end,
+				}
+				local r = tai.call("write_file", {path = "w.txt", content = "x"})
+				tai.prompter{confirm = function() return true end, ask = function() return "" end}
+				local r2 = tai.call("write_file", {path = "policy.txt", content = "x"})
+				return asked, tostring(answer), r == nil, r2 ~= nil and not r2.isError`)
+			if got[0] != int64(1) || got[1] == "y" || got[2] != true || got[3] != true {
+				t.Fatalf("got %v", got)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "w.txt")); err == nil {
+				t.Fatal("a piped y allowed the call")
+			}
+		})
+	}
+}

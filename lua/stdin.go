@@ -57,6 +57,7 @@ func (h *Host) installStdin(L *glua.LState) {
 		return
 	}
 	origLines := ioTable.RawGetString("lines")
+	h.guardStdinFile(L, ioTable.RawGetString("stdin"))
 	ioTable.RawSetString("read", L.NewFunction(h.ioRead))
 	ioTable.RawSetString("lines", L.NewFunction(func(L *glua.LState) int {
 		if n := L.GetTop(); n > 0 {
@@ -79,6 +80,52 @@ func (h *Host) installStdin(L *glua.LState) {
 		}))
 		return 1
 	}))
+}
+
+// guardStdinFile makes io.stdin:read and io.stdin:lines fail, like
+// io.read, while a question that grants something is asked with stdin not
+// a terminal (see askingTerminal); other files read as before. The file
+// methods are shared by every file, so the wrapper looks at its receiver.
+func (h *Host) guardStdinFile(L *glua.LState, stdin glua.LValue) {
+	ud, ok := stdin.(*glua.LUserData)
+	if !ok {
+		return
+	}
+	mt, ok := ud.Metatable.(*glua.LTable)
+	if !ok {
+		return
+	}
+	methods, ok := mt.RawGetString("__index").(*glua.LTable)
+	if !ok {
+		return
+	}
+	for _, name := range []string{"read", "lines"} {
+		orig, ok := methods.RawGetString(name).(*glua.LFunction)
+		if !ok {
+			continue
+		}
+		methods.RawSetString(name, L.NewFunction(func(L *glua.LState) int {
+			if h.granting && L.Get(1) == stdin {
+				if name == "lines" {
+					L.RaiseError("%s", errNoTerminal.Error())
+				}
+				L.Push(glua.LNil)
+				L.Push(glua.LString(errNoTerminal.Error()))
+				return 2
+			}
+			top := L.GetTop()
+			args := make([]glua.LValue, top)
+			for i := range args {
+				args[i] = L.Get(i + 1)
+			}
+			L.Push(orig)
+			for _, a := range args {
+				L.Push(a)
+			}
+			L.Call(top, glua.MultRet)
+			return L.GetTop() - top
+		}))
+	}
 }
 
 func (h *Host) stdinBuf() *bufio.Reader {
