@@ -482,6 +482,11 @@ func (r *Registry) Prepare(ctx context.Context, name string, args map[string]any
 		ok, err := r.approverFor(ctx).Approve(ctx, Consent{Tool: t.Name, Origin: t.Origin, Digest: digest, Args: shown})
 		if err != nil || !ok {
 			aerr := r.audit(session, t, digest, "denied", 0, 0)
+			if err != nil && ctx.Err() != nil {
+				// Interrupted while asked: the prompter's own error text
+				// (a Lua traceback) is no reason the model should see.
+				return nil, withAuditNote(fmt.Errorf("%w: %s (%s): the turn was interrupted while the person was asked", ErrDenied, t.Name, digest), aerr)
+			}
 			if err != nil {
 				return nil, withAuditNote(fmt.Errorf("%w: %s (%s): %v", ErrDenied, t.Name, digest, err), aerr)
 			}
