@@ -528,7 +528,7 @@ func (c *Call) Run(ctx context.Context) (Result, error) {
 	}
 	if err != nil {
 		aerr := r.audit(c.session, c.tool, c.digest, outcome, dur, 0)
-		return Result{}, withAuditNote(&redactedError{msg: "tool " + c.tool.Name + ": " + red.Redact(unechoArgs(err.Error(), c.args)), err: err}, aerr)
+		return Result{}, withAuditNote(&redactedError{msg: "tool " + c.tool.Name + ": " + cutError(red.Redact(unechoArgs(err.Error(), c.args))), err: err}, aerr)
 	}
 	if res.IsError {
 		for i := range res.Content {
@@ -641,6 +641,25 @@ func (r *Registry) redactFunc() func(string) string {
 		return withholdAll(err)
 	}
 	return red.Redact
+}
+
+// MaxErrorText caps the text of a tool's failure that goes back to the
+// model (a server's JSON-RPC error message can be megabytes): results are
+// spilled to records, errors are cut.
+const MaxErrorText = 8 << 10
+
+// cutError cuts redacted error text to MaxErrorText, saying how much was
+// dropped; a [REDACTED:name] mark is never cut in two.
+func cutError(text string) string {
+	if len(text) <= MaxErrorText {
+		return text
+	}
+	n := redactedCut(text, MaxErrorText)
+	kept := text[:n]
+	for len(kept) > 0 && !utf8.ValidString(kept) {
+		kept = kept[:len(kept)-1]
+	}
+	return fmt.Sprintf("%s … (%d bytes more were cut)", kept, len(text)-len(kept))
 }
 
 // redactedCut returns where to cut redacted text to keep at most n bytes:
