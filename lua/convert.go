@@ -143,11 +143,11 @@ func toLua(L *glua.LState, v any, depth int) (glua.LValue, error) {
 		}
 		return glua.LNumber(f), nil
 	case json.RawMessage:
-		var decoded any
-		if err := unmarshalJSON(x, &decoded); err != nil {
-			return nil, err
+		lv, err := decodeJSON(L, x, nil)
+		if err == nil && lv == glua.LNil {
+			return Null(L), nil
 		}
-		return toLua(L, decoded, depth)
+		return lv, err
 	case time.Time:
 		return glua.LString(x.UTC().Format(time.RFC3339Nano)), nil
 	case time.Duration:
@@ -300,23 +300,39 @@ func number(f float64, path string) (any, error) {
 	return f, nil
 }
 
-func (c *converter) table(t *glua.LTable, depth int, path string) (any, error) {
+// isArray decides whether t encodes as a JSON array: it is marked as one,
+// or it is unmarked and its keys are exactly 1..n with n > 0.
+func (c *converter) isArray(t *glua.LTable) bool {
 	mt := c.L.GetMetatable(t)
-	asObject := mt == c.objectMT
-	asArray := mt == c.arrayMT
-	if !asObject && !asArray {
-		n := t.Len()
-		count := 0
-		allInts := true
-		t.ForEach(func(k, _ glua.LValue) {
-			count++
-			if num, ok := k.(glua.LNumber); !ok || float64(num) != math.Trunc(float64(num)) || num < 1 || int(num) > n {
-				allInts = false
-			}
-		})
-		asArray = count > 0 && allInts && count == n
+	if mt == c.objectMT {
+		return false
 	}
-	if asArray {
+	if mt == c.arrayMT {
+		return true
+	}
+	n := t.Len()
+	count := 0
+	allInts := true
+	t.ForEach(func(k, _ glua.LValue) {
+		count++
+		if num, ok := k.(glua.LNumber); !ok || float64(num) != math.Trunc(float64(num)) || num < 1 || int(num) > n {
+			allInts = false
+		}
+	})
+	return count > 0 && allInts && count == n
+}
+
+// numberKey is the object key a number key stands for: "1", "1.5".
+func numberKey(f float64) (string, error) {
+	n, err := number(f, "")
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprint(n), nil
+}
+
+func (c *converter) table(t *glua.LTable, depth int, path string) (any, error) {
+	if c.isArray(t) {
 		n := t.Len()
 		out := make([]any, 0, n)
 		for i := 1; i <= n; i++ {
@@ -339,12 +355,12 @@ func (c *converter) table(t *glua.LTable, depth int, path string) (any, error) {
 		case glua.LString:
 			key = string(kk)
 		case glua.LNumber:
-			n, err := number(float64(kk), path)
+			k, err := numberKey(float64(kk))
 			if err != nil {
-				firstErr = err
+				firstErr = fmt.Errorf("%s%w", at(path), err)
 				return
 			}
-			key = fmt.Sprint(n)
+			key = k
 		default:
 			firstErr = fmt.Errorf("%sa %s key has no JSON form (keys must be strings or numbers)", at(path), k.Type())
 			return

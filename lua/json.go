@@ -43,13 +43,16 @@ func jsonEncode(L *glua.LState) int {
 			indent = string(s)
 		}
 	}
-	goValue, err := FromLua(L, v)
+	text, err := encodeLua(L, v)
 	if err != nil {
 		return fail(L, "json.encode: "+err.Error())
 	}
-	text, err := EncodeJSON(goValue, indent)
-	if err != nil {
-		return fail(L, "json.encode: "+err.Error())
+	if indent != "" {
+		var buf bytes.Buffer
+		if err := json.Indent(&buf, text, "", indent); err != nil {
+			return fail(L, "json.encode: "+err.Error())
+		}
+		text = buf.Bytes()
 	}
 	L.Push(glua.LString(text))
 	return 1
@@ -57,11 +60,7 @@ func jsonEncode(L *glua.LState) int {
 
 func jsonDecode(L *glua.LState) int {
 	text := L.CheckString(1)
-	var v any
-	if err := unmarshalJSON([]byte(text), &v); err != nil {
-		return fail(L, "json.decode: "+err.Error())
-	}
-	lv, err := ToLua(L, v)
+	lv, err := decodeJSON(L, []byte(text), nil)
 	if err != nil {
 		return fail(L, "json.decode: "+err.Error())
 	}

@@ -32,39 +32,15 @@ func (m *mcpHandle) fail(L *glua.LState, msg string) int {
 	return fail(L, m.redact(msg))
 }
 
-// toLua converts a JSON document the server sent to Lua, redacting every
-// string in it.
+// toLua converts a JSON document the server sent to Lua in one pass,
+// redacting every string in it (keys included) with one look at the
+// vault's secrets.
 func (m *mcpHandle) toLua(L *glua.LState, raw json.RawMessage) (glua.LValue, error) {
-	var v any
-	if err := unmarshalJSON(raw, &v); err != nil {
-		return nil, err
-	}
 	redact, err := m.redactor()
 	if err != nil {
 		return nil, err
 	}
-	return ToLua(L, redactStrings(v, redact))
-}
-
-// redactStrings returns v with redact applied to every string in it, keys
-// included.
-func redactStrings(v any, redact func(string) string) any {
-	switch x := v.(type) {
-	case string:
-		return redact(x)
-	case []any:
-		for i, e := range x {
-			x[i] = redactStrings(e, redact)
-		}
-		return x
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[redact(k)] = redactStrings(e, redact)
-		}
-		return out
-	}
-	return v
+	return decodeJSON(L, raw, redact)
 }
 
 // clientSet remembers the open sessions weakly: Close closes the ones
@@ -235,7 +211,7 @@ func mcpTools(L *glua.LState) int {
 func mcpCall(L *glua.LState) int {
 	c := checkClient(L)
 	name := L.CheckString(2)
-	args := argsTable(L, 3, "args")
+	args := argsJSON(L, 3, "args")
 	if err := c.entry.Offers(name); err != nil {
 		return c.fail(L, err.Error())
 	}

@@ -38,6 +38,30 @@ func argsTable(L *glua.LState, n int, what string) map[string]any {
 	return nil
 }
 
+// argsJSON is the JSON encoding of what argsTable returns, written
+// straight from the table, with argsTable's errors.
+func argsJSON(L *glua.LState, n int, what string) json.RawMessage {
+	v := L.Get(n)
+	if v == glua.LNil {
+		return json.RawMessage("{}")
+	}
+	t, ok := v.(*glua.LTable)
+	if !ok {
+		L.ArgError(n, what+" must be a table, not a "+v.Type().String())
+	}
+	b, err := encodeLua(L, t)
+	if err != nil {
+		L.ArgError(n, what+": "+err.Error())
+	}
+	if b[0] == '[' {
+		if len(b) == 2 {
+			return json.RawMessage("{}")
+		}
+		L.ArgError(n, what+" must be a table with named fields, not a list")
+	}
+	return b
+}
+
 // luaCallTool is tai.call(tool, args): the same Dispatch path the model
 // uses (approval, audit, redaction, spill).
 func (h *Host) luaCallTool(L *glua.LState) int {
@@ -279,6 +303,27 @@ func (h *Host) redactValue(v any) (any, error) {
 		return nil, err
 	}
 	return redactStrings(v, red.Redact), nil
+}
+
+// redactStrings returns v with redact applied to every string in it, keys
+// included.
+func redactStrings(v any, redact func(string) string) any {
+	switch x := v.(type) {
+	case string:
+		return redact(x)
+	case []any:
+		for i, e := range x {
+			x[i] = redactStrings(e, redact)
+		}
+		return x
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[redact(k)] = redactStrings(e, redact)
+		}
+		return out
+	}
+	return v
 }
 
 // toolResult turns what a Lua tool returned into a Result. A value that
