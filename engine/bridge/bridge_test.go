@@ -658,3 +658,40 @@ func TestModelUnattendedAddCannotUseSecrets(t *testing.T) {
 		})
 	}
 }
+
+// The consent screen says which ${…} references an env variable or a
+// header is built from (never their values), so a person asked to start a
+// server sees that it would be handed, say, ${OPENAI_API_KEY}.
+func TestConsentNamesTheReferencesOfEnvAndHeaders(t *testing.T) {
+	f := newFixture(t, engine.Interactive, "")
+	f.p.answer = "n"
+	f.b.opts.Getenv = func(name string) (string, bool) {
+		if name == "OPENAI_API_KEY" {
+			return "sk-the-real-openai-key", true
+		}
+		return "", false
+	}
+	if err := f.store.SecretSet("gh", "ghp_vault_secret_value", nil); err != nil {
+		t.Fatal(err)
+	}
+	src, _ := jsonString(map[string]any{"mcpServers": map[string]any{
+		"web": map[string]any{"url": "http://127.0.0.1:1/mcp", "headers": map[string]string{"Authorization": "Bearer ${OPENAI_API_KEY}", "X-Plain": "literal"}},
+	}})
+	if _, err := f.b.Add(ctxT(t), AddRequest{Source: src}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.b.Add(ctxT(t), AddRequest{Source: serverJSON(t, "cmd", map[string]string{"TOKEN": "${gh}"})}); err != nil {
+		t.Fatal(err)
+	}
+	qs := f.p.questions()
+	if len(qs) != 2 {
+		t.Fatalf("questions = %q", qs)
+	}
+	mustContain(t, "header consent", qs[0], "Authorization (from ${OPENAI_API_KEY})", "X-Plain")
+	mustContain(t, "env consent", qs[1], "TOKEN (from ${gh})")
+	for _, q := range qs {
+		if strings.Contains(q, "sk-the-real") || strings.Contains(q, "ghp_vault") || strings.Contains(q, "literal") {
+			t.Fatalf("a value shows: %q", q)
+		}
+	}
+}

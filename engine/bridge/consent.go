@@ -26,10 +26,31 @@ type spawn struct {
 	Env       []string `json:"env,omitempty"` // names only
 	URL       string   `json:"url,omitempty"`
 	Headers   []string `json:"headers,omitempty"` // names only
+	// Refs are the ${…} references each env variable ("env:NAME") or
+	// header ("header:NAME") is built from, as the entry wrote them: shown,
+	// not part of the digest.
+	Refs map[string]string `json:"-"`
 }
 
-func spawnOf(e mcp.Entry) spawn {
-	s := spawn{Server: e.Name, Transport: e.Transport, Cwd: e.Cwd, URL: e.URL}
+// spawnOf is the spawn of the expanded entry e, whose references raw (the
+// entry as stored) names.
+func spawnOf(e, raw mcp.Entry) spawn {
+	s := spawn{Server: e.Name, Transport: e.Transport, Cwd: e.Cwd, URL: e.URL, Refs: map[string]string{}}
+	note := func(key, v string) {
+		var refs []string
+		for _, r := range config.Refs(v) {
+			refs = append(refs, r.Text)
+		}
+		if len(refs) > 0 {
+			s.Refs[key] = strings.Join(refs, ", ")
+		}
+	}
+	for k, v := range raw.Env {
+		note("env:"+k, v)
+	}
+	for k, v := range raw.Headers {
+		note("header:"+k, v)
+	}
 	if e.Transport == mcp.TransportStdio {
 		s.Argv = append([]string{e.Command}, e.Args...)
 	}
@@ -64,15 +85,28 @@ func (s spawn) text(redact func(string) string) string {
 		}
 		fmt.Fprintf(&b, "  cwd:  %s\n", redact(cwd))
 		if len(s.Env) > 0 {
-			fmt.Fprintf(&b, "  env:  %s (values not shown)\n", strings.Join(s.Env, ", "))
+			fmt.Fprintf(&b, "  env:  %s (values not shown)\n", s.names("env:", s.Env))
 		}
 	default:
 		fmt.Fprintf(&b, "  url:  %s\n", redact(s.URL))
 		if len(s.Headers) > 0 {
-			fmt.Fprintf(&b, "  headers: %s (values not shown)\n", strings.Join(s.Headers, ", "))
+			fmt.Fprintf(&b, "  headers: %s (values not shown)\n", s.names("header:", s.Headers))
 		}
 	}
 	return b.String()
+}
+
+// names lists env or header names, each with the references its value is
+// built from: "Authorization (from ${OPENAI_API_KEY})".
+func (s spawn) names(kind string, names []string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = n
+		if refs := s.Refs[kind+n]; refs != "" {
+			out[i] += " (from " + refs + ")"
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // quoteArgv shows argv as a shell would read it: words with blanks or
@@ -182,7 +216,10 @@ func (b *Bridge) consentSpawn(ctx context.Context, sp spawn, first bool) error {
 		args["url"] = b.store.Redact(sp.URL)
 	}
 	if len(sp.Env) > 0 {
-		args["env"] = strings.Join(sp.Env, ", ")
+		args["env"] = sp.names("env:", sp.Env)
+	}
+	if len(sp.Headers) > 0 {
+		args["headers"] = sp.names("header:", sp.Headers)
 	}
 	switch a.Mode() {
 	case engine.Yolo:
