@@ -13,6 +13,8 @@ import (
 	"github.com/chzyer/readline"
 	glua "github.com/yuin/gopher-lua"
 	"golang.org/x/term"
+
+	"tai/mcp"
 )
 
 const readlineType = "tai.readline"
@@ -194,82 +196,14 @@ func luaClean(L *glua.LState) int {
 	return 1
 }
 
-// CleanText returns s made safe to write to a terminal: every byte or
-// character a terminal could act on instead of showing is rendered visibly.
-// C0 controls (ESC and CR among them), DEL and bytes that are not UTF-8
-// become \xNN; C1 controls, bidi overrides and isolates, and the line and
-// paragraph separators become \uNNNN. Newline and tab are kept unless
-// oneline is true. Text from a model, a tool or a server goes through it
-// before it is shown.
+// CleanText returns s made safe to write to a terminal (see mcp.Visible):
+// newline and tab are kept unless oneline is true (mcp.VisibleLine). Text
+// from a model, a tool or a server goes through it before it is shown.
 func CleanText(s string, oneline bool) string {
-	i := 0
-	for i < len(s) {
-		c := s[i]
-		if keepASCII(c, oneline) {
-			i++
-			continue
-		}
-		if c < 0x80 {
-			break
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 || unsafeRune(r) {
-			break
-		}
-		i += size
+	if oneline {
+		return mcp.VisibleLine(s)
 	}
-	if i == len(s) {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 16)
-	b.WriteString(s[:i])
-	for i < len(s) {
-		c := s[i]
-		if c < 0x80 {
-			if keepASCII(c, oneline) {
-				b.WriteByte(c)
-			} else {
-				fmt.Fprintf(&b, "\\x%02x", c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, "\\x%02x", c)
-		case unsafeRune(r):
-			fmt.Fprintf(&b, "\\u%04x", r)
-		default:
-			b.WriteString(s[i : i+size])
-		}
-		i += size
-	}
-	return b.String()
-}
-
-// keepASCII reports whether the ASCII byte c is shown as itself: printable
-// characters, and newline and tab unless oneline.
-func keepASCII(c byte, oneline bool) bool {
-	return c >= 0x20 && c < 0x7f || (c == '\n' || c == '\t') && !oneline
-}
-
-// unsafeRune reports a non-ASCII character a terminal acts on or that
-// reorders what is shown: C1 controls, bidi marks, embeddings, overrides
-// and isolates, and the Unicode line and paragraph separators.
-func unsafeRune(r rune) bool {
-	switch {
-	case r >= 0x80 && r < 0xa0:
-		return true
-	case r == 0x061c, r == 0x200e, r == 0x200f:
-		return true
-	case r >= 0x2028 && r <= 0x202e:
-		return true
-	case r >= 0x2066 && r <= 0x2069:
-		return true
-	}
-	return false
+	return mcp.Visible(s)
 }
 
 // rl is the Lua-side readline handle. Completion runs on the goroutine that

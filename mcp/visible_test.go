@@ -26,6 +26,18 @@ func TestVisible(t *testing.T) {
 	}
 }
 
+func TestVisibleLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":          "plain",
+		"a\n\tb":         `a\x0a\x09b`,
+		"é\u2066x\u2069": `é\u2066x\u2069`,
+	} {
+		if got := VisibleLine(in); got != want {
+			t.Errorf("VisibleLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 // TestServerTextInErrorsIsVisible: a stdio server that writes escape
 // sequences to stderr and exits during the handshake, and an HTTP server
 // that answers with them, give errors (and a Stderr) holding no byte a
