@@ -242,16 +242,27 @@ func (s *Store) ServerProfileSet(server, profile string, enabled bool) error {
 // ServerProfiles returns server's profile rows: profile name -> enabled.
 // A server without rows gives an empty map.
 func (s *Store) ServerProfiles(server string) (map[string]bool, error) {
+	var out map[string]bool
+	err := s.view(func(tx *bolt.Tx) (err error) {
+		out, err = serverProfilesTx(tx, server)
+		return err
+	})
+	if out == nil {
+		out = map[string]bool{}
+	}
+	return out, err
+}
+
+// serverProfilesTx reads server's profile rows in tx.
+func serverProfilesTx(tx *bolt.Tx, server string) (map[string]bool, error) {
 	out := map[string]bool{}
-	err := s.view(func(tx *bolt.Tx) error {
-		return forPrefix(tx, bucketServerProfiles, server, func(profile string, v []byte) error {
-			var on bool
-			if err := json.Unmarshal(v, &on); err != nil {
-				return fmt.Errorf("vault: profile row %s/%s is invalid (%v): set it again", server, profile, err)
-			}
-			out[profile] = on
-			return nil
-		})
+	err := forPrefix(tx, bucketServerProfiles, server, func(profile string, v []byte) error {
+		var on bool
+		if err := json.Unmarshal(v, &on); err != nil {
+			return fmt.Errorf("vault: profile row %s/%s is invalid (%v): set it again", server, profile, err)
+		}
+		out[profile] = on
+		return nil
 	})
 	return out, err
 }
@@ -308,16 +319,24 @@ func (s *Store) PinPut(p ToolPin) error {
 // Pins returns server's tool pins sorted by tool name.
 func (s *Store) Pins(server string) ([]ToolPin, error) {
 	var out []ToolPin
-	err := s.view(func(tx *bolt.Tx) error {
-		return forPrefix(tx, bucketPins, server, func(tool string, v []byte) error {
-			var p ToolPin
-			if err := json.Unmarshal(v, &p); err != nil {
-				return fmt.Errorf("vault: pin %s/%s is invalid JSON (%v): re-pin the server's tools", server, tool, err)
-			}
-			p.Server, p.Tool = server, tool
-			out = append(out, p)
-			return nil
-		})
+	err := s.view(func(tx *bolt.Tx) (err error) {
+		out, err = pinsTx(tx, server)
+		return err
+	})
+	return out, err
+}
+
+// pinsTx reads server's tool pins in tx, sorted by tool name.
+func pinsTx(tx *bolt.Tx, server string) ([]ToolPin, error) {
+	var out []ToolPin
+	err := forPrefix(tx, bucketPins, server, func(tool string, v []byte) error {
+		var p ToolPin
+		if err := json.Unmarshal(v, &p); err != nil {
+			return fmt.Errorf("vault: pin %s/%s is invalid JSON (%v): re-pin the server's tools", server, tool, err)
+		}
+		p.Server, p.Tool = server, tool
+		out = append(out, p)
+		return nil
 	})
 	return out, err
 }
@@ -371,16 +390,24 @@ func (s *Store) ToolsReplace(server string, tools []ServerTool) error {
 // Tools returns server's cached tools sorted by tool name.
 func (s *Store) Tools(server string) ([]ServerTool, error) {
 	var out []ServerTool
-	err := s.view(func(tx *bolt.Tx) error {
-		return forPrefix(tx, bucketTools, server, func(tool string, v []byte) error {
-			var t ServerTool
-			if err := json.Unmarshal(v, &t); err != nil {
-				return fmt.Errorf("vault: cached tool %s/%s is invalid JSON (%v): list the server's tools again", server, tool, err)
-			}
-			t.Server, t.Tool = server, tool
-			out = append(out, t)
-			return nil
-		})
+	err := s.view(func(tx *bolt.Tx) (err error) {
+		out, err = toolsTx(tx, server)
+		return err
+	})
+	return out, err
+}
+
+// toolsTx reads server's cached tools in tx, sorted by tool name.
+func toolsTx(tx *bolt.Tx, server string) ([]ServerTool, error) {
+	var out []ServerTool
+	err := forPrefix(tx, bucketTools, server, func(tool string, v []byte) error {
+		var t ServerTool
+		if err := json.Unmarshal(v, &t); err != nil {
+			return fmt.Errorf("vault: cached tool %s/%s is invalid JSON (%v): list the server's tools again", server, tool, err)
+		}
+		t.Server, t.Tool = server, tool
+		out = append(out, t)
+		return nil
 	})
 	return out, err
 }
@@ -578,37 +605,14 @@ func (s *Store) serverStates(tx *bolt.Tx) ([]ServerState, error) {
 		if err != nil {
 			return err
 		}
-		st := ServerState{Server: srv, Profiles: map[string]bool{}}
-		if err := forPrefix(tx, bucketServerProfiles, srv.Name, func(profile string, v []byte) error {
-			var on bool
-			if err := json.Unmarshal(v, &on); err != nil {
-				return fmt.Errorf("vault: profile row %s/%s is invalid (%v): set it again", srv.Name, profile, err)
-			}
-			st.Profiles[profile] = on
-			return nil
-		}); err != nil {
+		st := ServerState{Server: srv}
+		if st.Profiles, err = serverProfilesTx(tx, srv.Name); err != nil {
 			return err
 		}
-		if err := forPrefix(tx, bucketPins, srv.Name, func(tool string, v []byte) error {
-			var p ToolPin
-			if err := json.Unmarshal(v, &p); err != nil {
-				return fmt.Errorf("vault: pin %s/%s is invalid JSON (%v): re-pin the server's tools", srv.Name, tool, err)
-			}
-			p.Server, p.Tool = srv.Name, tool
-			st.Pins = append(st.Pins, p)
-			return nil
-		}); err != nil {
+		if st.Pins, err = pinsTx(tx, srv.Name); err != nil {
 			return err
 		}
-		if err := forPrefix(tx, bucketTools, srv.Name, func(tool string, v []byte) error {
-			var t ServerTool
-			if err := json.Unmarshal(v, &t); err != nil {
-				return fmt.Errorf("vault: cached tool %s/%s is invalid JSON (%v): list the server's tools again", srv.Name, tool, err)
-			}
-			t.Server, t.Tool = srv.Name, tool
-			st.Tools = append(st.Tools, t)
-			return nil
-		}); err != nil {
+		if st.Tools, err = toolsTx(tx, srv.Name); err != nil {
 			return err
 		}
 		out = append(out, st)
