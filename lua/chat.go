@@ -94,28 +94,8 @@ func readChatOpts(L *glua.LState, n int) chatOpts {
 	if t == nil {
 		return o
 	}
-	str := func(field string) string {
-		switch v := t.RawGetString(field).(type) {
-		case glua.LString:
-			return string(v)
-		case *glua.LNilType:
-			return ""
-		default:
-			L.ArgError(n, field+" must be a string, not a "+v.Type().String())
-		}
-		return ""
-	}
-	fn := func(field string) *glua.LFunction {
-		switch v := t.RawGetString(field).(type) {
-		case *glua.LFunction:
-			return v
-		case *glua.LNilType:
-			return nil
-		default:
-			L.ArgError(n, field+" must be a function, not a "+v.Type().String())
-		}
-		return nil
-	}
+	str := func(field string) string { return optString(L, n, t, field) }
+	fn := func(field string) *glua.LFunction { return optFunction(L, n, t, field) }
 	o.key.profile = str("profile")
 	o.key.system = str("system")
 	switch v := t.RawGetString("max_steps").(type) {
@@ -382,13 +362,7 @@ func (h *Host) luaComplete(L *glua.LState) int {
 	}
 	var onRetry *glua.LFunction
 	if t := L.OptTable(2, nil); t != nil {
-		switch v := t.RawGetString("on_retry").(type) {
-		case *glua.LFunction:
-			onRetry = v
-		case *glua.LNilType:
-		default:
-			L.ArgError(2, "on_retry must be a function, not a "+v.Type().String())
-		}
+		onRetry = optFunction(L, 2, t, "on_retry")
 	}
 	s, err := h.Session()
 	if err != nil {

@@ -77,17 +77,7 @@ func (h *Host) luaServe(L *glua.LState) int {
 	if err != nil {
 		return fail(L, err.Error())
 	}
-	str := func(field string) string {
-		switch v := t.RawGetString(field).(type) {
-		case glua.LString:
-			return string(v)
-		case *glua.LNilType:
-			return ""
-		default:
-			L.ArgError(1, field+" must be a string, not a "+v.Type().String())
-		}
-		return ""
-	}
+	str := func(field string) string { return optString(L, 1, t, field) }
 	key, secret := str("key"), str("key_secret")
 	switch {
 	case key != "" && secret != "":
