@@ -169,7 +169,7 @@ type Tool struct {
 
 // hiddenArg replaces a sensitive argument's value wherever arguments are
 // shown.
-const hiddenArg = "[hidden]"
+const hiddenArg = vault.Hidden
 
 // ShownArgs returns args as they may be shown to a person: sensitive
 // arguments hidden and known secret values redacted (inside every string,
@@ -197,7 +197,7 @@ func shownArgs(redact func(string) string, t Tool, args map[string]any) map[stri
 			out[k] = hiddenArg
 		}
 	}
-	shown, _ := redactValue(redact, out)
+	shown, _ := vault.RedactValue(redact, out)
 	return shown.(map[string]any)
 }
 
@@ -717,7 +717,7 @@ func redactJSON(redact func(string) string, raw json.RawMessage) json.RawMessage
 	if err := dec.Decode(&v); err != nil || dec.More() {
 		return json.RawMessage(redact(string(raw)))
 	}
-	v, changed := redactValue(redact, v)
+	v, changed := vault.RedactValue(redact, v)
 	if !changed {
 		return raw
 	}
@@ -740,59 +740,8 @@ func (r *Registry) RedactValue(v any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, _ := redactValue(red.Redact, v)
+	out, _ := vault.RedactValue(red.Redact, v)
 	return out, nil
-}
-
-// redactValue returns v with the strings of a JSON-like value (keys too)
-// redacted, and whether any changed. v itself is never modified: it may be
-// a tool's real arguments. A value of another type is redacted through
-// its JSON form.
-func redactValue(redact func(string) string, v any) (any, bool) {
-	switch x := v.(type) {
-	case nil, bool, float64, int, int64, json.Number:
-		return v, false
-	case string:
-		red := redact(x)
-		return red, red != x
-	case []any:
-		out, changed := make([]any, len(x)), false
-		for i, e := range x {
-			var c bool
-			out[i], c = redactValue(redact, e)
-			changed = changed || c
-		}
-		return out, changed
-	case []string:
-		out, changed := make([]string, len(x)), false
-		for i, e := range x {
-			out[i] = redact(e)
-			changed = changed || out[i] != e
-		}
-		return out, changed
-	case map[string]any:
-		out, changed := make(map[string]any, len(x)), false
-		for k, e := range x {
-			e, c := redactValue(redact, e)
-			rk := redact(k)
-			changed = changed || c || rk != k
-			out[rk] = e
-		}
-		return out, changed
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return hiddenArg, true
-	}
-	var decoded any
-	if json.Unmarshal(b, &decoded) != nil {
-		return hiddenArg, true
-	}
-	red, changed := redactValue(redact, decoded)
-	if !changed {
-		return v, false
-	}
-	return red, true
 }
 
 // spill stores a result whose text exceeds ResultMax as a vault record and

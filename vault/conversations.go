@@ -60,7 +60,8 @@ func (s *Store) ConversationPut(c Conversation) (string, error) {
 		if err := json.Unmarshal(c.Messages, &v); err != nil {
 			return "", fmt.Errorf("vault: the conversation's messages are not JSON: %w", err)
 		}
-		b, err := json.Marshal(redactAll(red, v))
+		clean, _ := RedactValue(red.Redact, v)
+		b, err := json.Marshal(clean)
 		if err != nil {
 			return "", err
 		}
@@ -224,25 +225,4 @@ func parseConversationID(id string) (uint64, bool) {
 	}
 	seq, err := strconv.ParseUint(rest, 10, 64)
 	return seq, err == nil && seq > 0
-}
-
-// redactAll returns v, decoded JSON, with red applied to every string in
-// it, keys included.
-func redactAll(red *Redactor, v any) any {
-	switch x := v.(type) {
-	case string:
-		return red.Redact(x)
-	case []any:
-		for i := range x {
-			x[i] = redactAll(red, x[i])
-		}
-		return x
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[red.Redact(k)] = redactAll(red, e)
-		}
-		return out
-	}
-	return v
 }

@@ -1,6 +1,7 @@
 package vault
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -87,6 +88,64 @@ func (r *Redactor) Held(text string) int {
 		return 0
 	}
 	return r.m.held(text)
+}
+
+// Hidden stands in for a value that cannot be shown: one RedactValue
+// cannot encode to look inside (and a sensitive tool argument, in engine).
+const Hidden = "[hidden]"
+
+// RedactValue returns v, a JSON-like value (decoded JSON, a tool's
+// arguments or what a Lua tool returned), with redact applied to every
+// string in it, keys too, and whether any string changed. Redacting the
+// value, not its encoding, matters: an encoder may escape a secret's & < >
+// (as \u0026…) and hide it from a plain match. v itself is never
+// modified: it may be a tool's real arguments. A value of another type is
+// redacted through its JSON form, or becomes Hidden when it has none.
+func RedactValue(redact func(string) string, v any) (any, bool) {
+	switch x := v.(type) {
+	case nil, bool, float64, int, int64, json.Number:
+		return v, false
+	case string:
+		red := redact(x)
+		return red, red != x
+	case []any:
+		out, changed := make([]any, len(x)), false
+		for i, e := range x {
+			var c bool
+			out[i], c = RedactValue(redact, e)
+			changed = changed || c
+		}
+		return out, changed
+	case []string:
+		out, changed := make([]string, len(x)), false
+		for i, e := range x {
+			out[i] = redact(e)
+			changed = changed || out[i] != e
+		}
+		return out, changed
+	case map[string]any:
+		out, changed := make(map[string]any, len(x)), false
+		for k, e := range x {
+			e, c := RedactValue(redact, e)
+			rk := redact(k)
+			changed = changed || c || rk != k
+			out[rk] = e
+		}
+		return out, changed
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return Hidden, true
+	}
+	var decoded any
+	if json.Unmarshal(b, &decoded) != nil {
+		return Hidden, true
+	}
+	red, changed := RedactValue(redact, decoded)
+	if !changed {
+		return v, false
+	}
+	return red, true
 }
 
 // AddRedaction makes Redact replace value with [REDACTED:name] from now on
