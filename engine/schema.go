@@ -28,7 +28,7 @@ func checkSchema(t Tool, args map[string]any) error {
 // checkObject checks the object x at path against schema s.
 func checkObject(s map[string]any, x map[string]any, path string, depth int) error {
 	props, _ := s["properties"].(map[string]any)
-	for _, req := range requiredNames(s["required"]) {
+	for _, req := range nameList(s["required"]) {
 		if val, ok := x[req]; !ok || val == nil {
 			ps, _ := props[req].(map[string]any)
 			return fmt.Errorf("argument %q is missing: %s", join(path, req), wantText(ps))
@@ -155,21 +155,10 @@ func join(path, key string) string {
 
 // schemaTypes reads a type keyword: one name or a list of names.
 func schemaTypes(v any) []string {
-	switch t := v.(type) {
-	case string:
+	if t, ok := v.(string); ok {
 		return []string{t}
-	case []string:
-		return t
-	case []any:
-		var out []string
-		for _, e := range t {
-			if s, ok := e.(string); ok {
-				out = append(out, s)
-			}
-		}
-		return out
 	}
-	return nil
+	return nameList(v)
 }
 
 // isType reports whether v, as decoded from JSON, is of JSON Schema type

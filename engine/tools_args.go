@@ -185,7 +185,7 @@ func unknownArgNames(t Tool, args map[string]any) error {
 	if len(props) == 0 {
 		return fmt.Errorf("%s takes no arguments, but was given %s: call it with {}", t.Name, strings.Join(unknown, ", "))
 	}
-	required := requiredNames(t.Parameters["required"])
+	required := nameList(t.Parameters["required"])
 	accepted := make([]string, 0, len(props))
 	for k := range props {
 		if slices.Contains(required, k) {
@@ -197,8 +197,9 @@ func unknownArgNames(t Tool, args map[string]any) error {
 	return fmt.Errorf("%s does not take %s: its arguments are %s", t.Name, strings.Join(unknown, ", "), strings.Join(accepted, ", "))
 }
 
-// requiredNames reads a schema's required list, as Go or decoded JSON.
-func requiredNames(v any) []string {
+// nameList reads a list of names (a schema's required list, say), as Go
+// or decoded JSON; entries that are not strings are skipped.
+func nameList(v any) []string {
 	switch l := v.(type) {
 	case []string:
 		return l
