@@ -28,7 +28,8 @@ import (
 // value. A top-level null is nil.
 func decodeJSON(L *glua.LState, data []byte, redact func(string) string) (glua.LValue, error) {
 	d := jsonDecoder{L: L, data: data, redact: redact,
-		objectMT: registryValue(L, regObjectMT), arrayMT: registryValue(L, regArrayMT), null: registryValue(L, regNull)}
+		objectMT: registryValue(L, regObjectMT), arrayMT: registryValue(L, regArrayMT), null: registryValue(L, regNull),
+		stack: make([]glua.LValue, 0, 8), keys: make([]string, 0, 4)}
 	v, err := d.value(0)
 	if err == nil {
 		if d.ws(); d.i < len(d.data) {
@@ -68,10 +69,11 @@ type jsonDecoder struct {
 	i                       int
 	redact                  func(string) string
 	objectMT, arrayMT, null glua.LValue
-	// stack holds the members of the objects and arrays being decoded
-	// (keys as LString) until each is complete and its table can be
-	// made with room for exactly its members.
+	// stack holds the values of the objects and arrays being decoded,
+	// keys the keys of the objects, until each is complete and its table
+	// can be made with room for exactly its members.
 	stack   []glua.LValue
+	keys    []string
 	scratch []byte // unescaped string bytes
 }
 
@@ -129,7 +131,7 @@ func (d *jsonDecoder) literal(lit string) error {
 
 func (d *jsonDecoder) object(depth int) (glua.LValue, error) {
 	d.i++ // '{'
-	base := len(d.stack)
+	base, kbase := len(d.stack), len(d.keys)
 	d.ws()
 	if d.i < len(d.data) && d.data[d.i] == '}' {
 		d.i++
@@ -151,7 +153,8 @@ func (d *jsonDecoder) object(depth int) (glua.LValue, error) {
 			if err != nil {
 				return nil, err
 			}
-			d.stack = append(d.stack, glua.LString(k), v)
+			d.keys = append(d.keys, k)
+			d.stack = append(d.stack, v)
 			if d.ws(); d.i >= len(d.data) {
 				return nil, errJSONSyntax
 			}
@@ -165,14 +168,15 @@ func (d *jsonDecoder) object(depth int) (glua.LValue, error) {
 			}
 		}
 	}
-	members := d.stack[base:]
-	t := d.L.CreateTable(0, len(members)/2)
+	keys, vals := d.keys[kbase:], d.stack[base:]
+	t := d.L.CreateTable(0, len(keys))
 	t.Metatable = d.objectMT
-	for j := 0; j < len(members); j += 2 {
-		t.RawSetString(string(members[j].(glua.LString)), members[j+1])
+	for j, k := range keys {
+		t.RawSetString(k, vals[j])
 	}
-	clear(members)
-	d.stack = d.stack[:base]
+	clear(keys)
+	clear(vals)
+	d.keys, d.stack = d.keys[:kbase], d.stack[:base]
 	return t, nil
 }
 
@@ -428,7 +432,7 @@ var errNoJSONForm = errors.New("no JSON form")
 // JSON form.
 func encodeLua(L *glua.LState, v glua.LValue) ([]byte, error) {
 	e := jsonEncoder{converter: converter{L: L, objectMT: registryValue(L, regObjectMT), arrayMT: registryValue(L, regArrayMT), null: registryValue(L, regNull)}}
-	b, err := e.append(nil, v, 0)
+	b, err := e.append(make([]byte, 0, 128), v, 0)
 	if err != nil {
 		if _, ferr := FromLua(L, v); ferr != nil {
 			return nil, ferr

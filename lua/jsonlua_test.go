@@ -1,6 +1,7 @@
 package lua
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -229,4 +230,60 @@ func TestArgsJSONMatchesArgsTable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkResultToLua compares the conversion of one c:call result
+// (the echo benchmark's) to Lua tables, redacted: the one-pass decoder
+// against the generic path it replaced (encoding/json into Go values,
+// redactStrings, ToLua).
+func BenchmarkResultToLua(b *testing.B) {
+	L := newState(b)
+	raw := []byte(`{"content":[{"type":"text","text":"hello, benchmark"}]}`)
+	redact := func(s string) string { return strings.ReplaceAll(s, "not-in-the-echo-1234", "[REDACTED:bench-token]") }
+	b.Run("one-pass", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := decodeJSON(L, raw, redact); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("generic", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := oldDecode(L, raw, redact); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkArgsToJSON compares the encoding of c:call's arguments: straight
+// from the table against the generic path (FromLua, then json.Marshal).
+func BenchmarkArgsToJSON(b *testing.B) {
+	L := newState(b)
+	if err := L.DoString(`args = {text = "hello, benchmark"}`); err != nil {
+		b.Fatal(err)
+	}
+	args := L.GetGlobal("args")
+	b.Run("one-pass", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := encodeLua(L, args); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("generic", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			g, err := FromLua(L, args)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := json.Marshal(g); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
