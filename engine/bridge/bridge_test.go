@@ -12,6 +12,7 @@ import (
 	"tai/engine"
 	"tai/engine/fakemodel"
 	"tai/mcp"
+	"tai/vault"
 )
 
 func TestAddVerifyEnableCall(t *testing.T) {
@@ -693,5 +694,56 @@ func TestConsentNamesTheReferencesOfEnvAndHeaders(t *testing.T) {
 		if strings.Contains(q, "sk-the-real") || strings.Contains(q, "ghp_vault") || strings.Contains(q, "literal") {
 			t.Fatalf("a value shows: %q", q)
 		}
+	}
+}
+
+// A bridged name stays with the tool the model has been calling by it:
+// a server registered later, or a tool a server added since (withheld),
+// whose name sanitizes to the same mcp_<server>_<tool> gets the _2, never
+// the granted tool of the server registered first.
+func TestBridgedNamesStayWithTheirTools(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	state := func(name string, created time.Time, pinned []string, tools ...string) vault.ServerState {
+		st := vault.ServerState{Server: vault.Server{Name: name, Transport: mcp.TransportStdio, Command: "x", Created: created}, Profiles: map[string]bool{"work": true}}
+		for _, tool := range tools {
+			row := vault.ServerTool{Tool: tool, Description: "d " + tool}
+			st.Tools = append(st.Tools, row)
+			if slices.Contains(pinned, tool) {
+				st.Pins = append(st.Pins, pinOf(name, row))
+			}
+		}
+		return st
+	}
+	target := func(s *snapshot, name string) string {
+		bt := s.byName[name]
+		if bt == nil {
+			return ""
+		}
+		return bt.server + "/" + bt.tool
+	}
+	for _, tc := range []struct {
+		name   string
+		states []vault.ServerState
+		want   map[string]string
+	}{
+		{"later server sorts first", []vault.ServerState{
+			state("a", t0.Add(time.Hour), []string{"b_c"}, "b_c"),
+			state("a_b", t0, []string{"c"}, "c"),
+		}, map[string]string{"mcp_a_b_c": "a_b/c", "mcp_a_b_c_2": "a/b_c"}},
+		{"added tool sorts first", []vault.ServerState{
+			state("srv", t0, []string{"get_sum"}, "get-sum", "get_sum"),
+		}, map[string]string{"mcp_srv_get_sum": "srv/get_sum", "mcp_srv_get_sum_2": "srv/get-sum"}},
+		{"both granted: the name order", []vault.ServerState{
+			state("srv", t0, []string{"get-sum", "get_sum"}, "get-sum", "get_sum"),
+		}, map[string]string{"mcp_srv_get_sum": "srv/get-sum", "mcp_srv_get_sum_2": "srv/get_sum"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSnapshot(tc.states, "work", 100)
+			for name, want := range tc.want {
+				if got := target(s, name); got != want {
+					t.Errorf("%s calls %q, want %q", name, got, want)
+				}
+			}
+		})
 	}
 }

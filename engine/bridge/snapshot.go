@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 
 	"tai/engine"
 	"tai/mcp"
@@ -113,7 +114,11 @@ func entryOf(srv vault.Server) mcp.Entry {
 
 func newSnapshot(states []vault.ServerState, profile string, maxTools int) *snapshot {
 	s := &snapshot{profile: profile, states: states, maxTools: maxTools, servers: map[string]*serverState{}, byName: map[string]*bridged{}}
-	names := newNamer()
+	type unnamed struct {
+		bt      *bridged
+		created time.Time
+	}
+	var pending []unnamed
 	for _, st := range states {
 		ss := &serverState{row: st.Server, entry: entryOf(st.Server), profiles: st.Profiles, pins: map[string]vault.ToolPin{}}
 		for _, p := range st.Pins {
@@ -125,7 +130,6 @@ func newSnapshot(states []vault.ServerState, profile string, maxTools int) *snap
 		for _, ct := range st.Tools {
 			listed[ct.Tool] = true
 			bt := &bridged{server: st.Server.Name, tool: ct.Tool, cached: ct, hash: toolHash(ct.Tool, ct.Description, ct.Schema)}
-			bt.name = names.name(st.Server.Name, ct.Tool)
 			pin, pinned := ss.pins[ct.Tool]
 			switch {
 			case !pinned:
@@ -155,7 +159,7 @@ func newSnapshot(states []vault.ServerState, profile string, maxTools int) *snap
 				bt.params = emptySchema()
 			}
 			ss.tools = append(ss.tools, bt)
-			s.byName[bt.name] = bt
+			pending = append(pending, unnamed{bt, st.Server.Created})
 		}
 		for _, p := range st.Pins {
 			if !listed[p.Tool] {
@@ -164,6 +168,28 @@ func newSnapshot(states []vault.ServerState, profile string, maxTools int) *snap
 		}
 		s.servers[st.Server.Name] = ss
 		s.order = append(s.order, st.Server.Name)
+	}
+	// Names are handed out so that a name stays with the tool it was
+	// called by: granted tools before withheld ones, then servers in the
+	// order they were registered. A later server, or a tool a server added
+	// since, whose name sanitizes to a taken one gets the _2.
+	sort.SliceStable(pending, func(i, j int) bool {
+		a, b := pending[i], pending[j]
+		if ga, gb := a.bt.state == StateGranted, b.bt.state == StateGranted; ga != gb {
+			return ga
+		}
+		if !a.created.Equal(b.created) {
+			return a.created.Before(b.created)
+		}
+		if a.bt.server != b.bt.server {
+			return a.bt.server < b.bt.server
+		}
+		return a.bt.tool < b.bt.tool
+	})
+	names := newNamer()
+	for _, p := range pending {
+		p.bt.name = names.name(p.bt.server, p.bt.tool)
+		s.byName[p.bt.name] = p.bt
 	}
 	sort.Strings(s.order)
 	s.specs = s.offeredTo(profile)
