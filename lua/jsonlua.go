@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	glua "github.com/yuin/gopher-lua"
+
+	"tai/vault"
 )
 
 // This file converts between JSON text and Lua values in one pass, with
@@ -44,7 +46,7 @@ func decodeJSON(L *glua.LState, data []byte, redact func(string) string) (glua.L
 			return nil, gerr
 		}
 		if redact != nil {
-			generic = redactStrings(generic, redact)
+			generic, _ = vault.RedactValue(redact, generic)
 		}
 		if _, gerr := ToLua(L, generic); gerr != nil {
 			return nil, gerr

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	glua "github.com/yuin/gopher-lua"
+
+	"tai/vault"
 )
 
 // jsonCases are documents the one-pass decoder must read exactly as the
@@ -39,7 +41,7 @@ func oldDecode(L *glua.LState, data []byte, redact func(string) string) (glua.LV
 		return nil, err
 	}
 	if redact != nil {
-		v = redactStrings(v, redact)
+		v, _ = vault.RedactValue(redact, v)
 	}
 	return ToLua(L, v)
 }
@@ -235,7 +237,7 @@ func TestArgsJSONMatchesArgsTable(t *testing.T) {
 // BenchmarkResultToLua compares the conversion of one c:call result
 // (the echo benchmark's) to Lua tables, redacted: the one-pass decoder
 // against the generic path it replaced (encoding/json into Go values,
-// redactStrings, ToLua).
+// vault.RedactValue, ToLua).
 func BenchmarkResultToLua(b *testing.B) {
 	L := newState(b)
 	raw := []byte(`{"content":[{"type":"text","text":"hello, benchmark"}]}`)

@@ -10,6 +10,7 @@ import (
 	glua "github.com/yuin/gopher-lua"
 
 	"tai/engine"
+	"tai/vault"
 )
 
 // argsTable reads argument n, an optional table, as a JSON object.
@@ -302,28 +303,8 @@ func (h *Host) redactValue(v any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return redactStrings(v, red.Redact), nil
-}
-
-// redactStrings returns v with redact applied to every string in it, keys
-// included.
-func redactStrings(v any, redact func(string) string) any {
-	switch x := v.(type) {
-	case string:
-		return redact(x)
-	case []any:
-		for i, e := range x {
-			x[i] = redactStrings(e, redact)
-		}
-		return x
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[redact(k)] = redactStrings(e, redact)
-		}
-		return out
-	}
-	return v
+	v, _ = vault.RedactValue(red.Redact, v)
+	return v, nil
 }
 
 // toolResult turns what a Lua tool returned into a Result. A value that
