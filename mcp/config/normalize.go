@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 
 	"tai/mcp"
@@ -146,7 +147,7 @@ func Normalize(text string, opts *Options) ([]mcp.Entry, []Note, error) {
 		rep = &Repaired{}
 	}
 	notes = append(notes, rep.Notes...)
-	if len(rep.Entries) == 0 {
+	if len(rep.Entries) == 0 && !slices.ContainsFunc(rep.Notes, func(n Note) bool { return n.Level == LevelRefused }) {
 		return nil, notes, fmt.Errorf("%w in the pasted text: expected an object such as {\"mcpServers\": {\"NAME\": {\"command\": …}}}, a single entry with command or url, or [mcp_servers.NAME] tables in TOML", ErrNoServers)
 	}
 	entries, more := validate(rep.Entries, source)

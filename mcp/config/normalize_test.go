@@ -159,3 +159,24 @@ func slicesContainsText(notes []Note, s string) bool {
 	}
 	return false
 }
+
+// When the rules refuse every entry, the paste still held servers: the
+// refusals come back as notes (as a refused "sse" entry does), not as
+// ErrNoServers, which would hide why each was refused.
+func TestNormalizeAllRefusedKeepsTheReasons(t *testing.T) {
+	rules := func(*Document) (*Repaired, error) {
+		return &Repaired{Notes: []Note{{Server: "x", Level: LevelRefused, Text: "command holds a whole command line"}}}, nil
+	}
+	entries, notes, err := Normalize(`{"mcpServers": {"x": {"command": "npx -y foo; touch a"}}}`, &Options{Rules: rules})
+	if err != nil {
+		t.Fatalf("err = %v, want the refusal as a note", err)
+	}
+	if len(entries) != 0 || !slicesContainsText(notes, "whole command line") {
+		t.Fatalf("entries = %+v, notes = %+v", entries, notes)
+	}
+	// Rules that find nothing at all still say so.
+	none := func(*Document) (*Repaired, error) { return &Repaired{}, nil }
+	if _, _, err := Normalize(`{"a": 1}`, &Options{Rules: none}); !errors.Is(err, ErrNoServers) {
+		t.Fatalf("err = %v, want ErrNoServers", err)
+	}
+}
