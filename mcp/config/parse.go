@@ -316,6 +316,20 @@ func listAsObject(src string, err error) (string, int, bool) {
 // scanJSON calls fn with each bracket of src outside strings and
 // comments, with its offset, until fn returns false.
 func scanJSON(src string, fn func(i int, c byte) bool) {
+	scanCode(src, false, func(i int) (int, bool) {
+		switch c := src[i]; c {
+		case '[', ']', '{', '}':
+			return i + 1, fn(i, c)
+		}
+		return i + 1, true
+	})
+}
+
+// scanCode calls fn with the offset of each byte of src outside strings
+// (ended by their closing quote or, when eolEndsString, the end of the
+// line too) and // or /* */ comments. fn returns the offset to go on from
+// (i+1 for the next byte) and false to stop.
+func scanCode(src string, eolEndsString bool, fn func(i int) (next int, more bool)) {
 	inString, escaped := false, false
 	for i := 0; i < len(src); i++ {
 		c := src[i]
@@ -326,7 +340,7 @@ func scanJSON(src string, fn func(i int, c byte) bool) {
 				escaped = false
 			case c == '\\':
 				escaped = true
-			case c == '"':
+			case c == '"' || c == '\n' && eolEndsString:
 				inString = false
 			}
 		case c == '"':
@@ -341,10 +355,12 @@ func scanJSON(src string, fn func(i int, c byte) bool) {
 				return
 			}
 			i += j + 3
-		case c == '[' || c == ']' || c == '{' || c == '}':
-			if !fn(i, c) {
+		default:
+			next, more := fn(i)
+			if !more {
 				return
 			}
+			i = next - 1
 		}
 	}
 }
@@ -387,54 +403,31 @@ func dropElisions(text string) (string, []Note) {
 	}
 	b := []byte(text)
 	var notes []Note
-	inString, escaped := false, false
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"' || c == '\n':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '/' && i+1 < len(b) && b[i+1] == '/':
-			for i < len(b) && b[i] != '\n' {
-				i++
-			}
-		case c == '/' && i+1 < len(b) && b[i+1] == '*':
-			j := strings.Index(string(b[i+2:]), "*/")
-			if j < 0 {
-				return string(b), notes
-			}
-			i += j + 3
-		case c == '.' && i+2 < len(b) && b[i+1] == '.' && b[i+2] == '.',
-			c == 0xe2 && i+2 < len(b) && b[i+1] == 0x80 && b[i+2] == 0xa6:
-			end := i + 3
-			for end < len(b) && b[end] == '.' {
-				end++
-			}
-			eol := end
-			for eol < len(b) && b[eol] != '\n' {
-				eol++
-			}
-			rest := string(b[end:eol])
-			if !strings.ContainsAny(rest, "\"{}[]") {
-				end = eol
-			}
-			line := lineOf(text, i)
-			what := strings.TrimSpace(string(b[i:end]))
-			for k := i; k < end; k++ {
-				b[k] = ' '
-			}
-			notes = append(notes, Note{Level: LevelWarn, Text: fmt.Sprintf("line %d: left out %q, which stands for the rest of a settings file", line, what)})
-			i = end - 1
+	scanCode(text, true, func(i int) (int, bool) {
+		if !(b[i] == '.' && i+2 < len(b) && b[i+1] == '.' && b[i+2] == '.' ||
+			b[i] == 0xe2 && i+2 < len(b) && b[i+1] == 0x80 && b[i+2] == 0xa6) {
+			return i + 1, true
 		}
-	}
+		end := i + 3
+		for end < len(b) && b[end] == '.' {
+			end++
+		}
+		eol := end
+		for eol < len(b) && b[eol] != '\n' {
+			eol++
+		}
+		rest := string(b[end:eol])
+		if !strings.ContainsAny(rest, "\"{}[]") {
+			end = eol
+		}
+		line := lineOf(text, i)
+		what := strings.TrimSpace(string(b[i:end]))
+		for k := i; k < end; k++ {
+			b[k] = ' '
+		}
+		notes = append(notes, Note{Level: LevelWarn, Text: fmt.Sprintf("line %d: left out %q, which stands for the rest of a settings file", line, what)})
+		return end, true
+	})
 	return string(b), notes
 }
 
