@@ -528,7 +528,7 @@ func (c *Call) Run(ctx context.Context) (Result, error) {
 	}
 	if err != nil {
 		aerr := r.audit(c.session, c.tool, c.digest, outcome, dur, 0)
-		return Result{}, withAuditNote(&redactedError{msg: "tool " + c.tool.Name + ": " + cutError(red.Redact(unechoArgs(err.Error(), c.args))), err: err}, aerr)
+		return Result{}, withAuditNote(mcp.Reworded(err, "tool "+c.tool.Name+": "+cutError(red.Redact(unechoArgs(err.Error(), c.args)))), aerr)
 	}
 	if res.IsError {
 		for i := range res.Content {
@@ -580,16 +580,6 @@ func unechoArgs(text string, args map[string]any) string {
 	}
 	return text
 }
-
-// redactedError shows a redacted message but still unwraps to the original
-// error, so errors.Is(err, context.Canceled) keeps working.
-type redactedError struct {
-	msg string
-	err error
-}
-
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }
 
 func auditNote(aerr error) string {
 	return "the audit trail could not record this call: " + aerr.Error()

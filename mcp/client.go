@@ -218,9 +218,9 @@ func NewClient(name string, t Transport, opts *ClientOptions) *Client {
 // Connect opens a session on a canonical entry: it picks the transport,
 // connects it and runs the handshake, all within ConnectTimeout.
 func Connect(ctx context.Context, entry Entry, opts *ClientOptions) (*Client, error) {
-	redact := func(err error) error { return &redactedError{msg: Visible(err.Error()), err: err} }
+	redact := func(err error) error { return Reworded(err, Visible(err.Error())) }
 	if opts != nil && opts.Redact != nil {
-		redact = func(err error) error { return &redactedError{msg: Visible(opts.Redact(err.Error())), err: err} }
+		redact = func(err error) error { return Reworded(err, Visible(opts.Redact(err.Error()))) }
 	}
 	if err := entry.Validate(); err != nil {
 		return nil, redact(err)
@@ -299,17 +299,18 @@ func (c *Client) Start(ctx context.Context) error {
 	return c.scrub(err)
 }
 
-// redactedError is an error whose text went through ClientOptions.Redact.
-type redactedError struct {
+// Reworded returns an error whose text is msg (err's own text redacted,
+// say, or made visible) but that still unwraps to err, so
+// errors.Is(err, context.Canceled) keeps working.
+func Reworded(err error, msg string) error { return &rewordedError{msg: msg, err: err} }
+
+type rewordedError struct {
 	msg string
 	err error
 }
 
-// Error returns the redacted text.
-func (e *redactedError) Error() string { return e.msg }
-
-// Unwrap returns the original error.
-func (e *redactedError) Unwrap() error { return e.err }
+func (e *rewordedError) Error() string { return e.msg }
+func (e *rewordedError) Unwrap() error { return e.err }
 
 // scrub applies ClientOptions.Redact to err's text and makes what a
 // terminal would act on visible (see Visible): error text carries what the
@@ -325,7 +326,7 @@ func (c *Client) scrub(err error) error {
 	if msg = Visible(msg); msg == err.Error() {
 		return err
 	}
-	return &redactedError{msg: msg, err: err}
+	return Reworded(err, msg)
 }
 
 func (c *Client) start(ctx context.Context) error {

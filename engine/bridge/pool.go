@@ -144,17 +144,8 @@ func (b *Bridge) failure(err error, stderr string) error {
 	if tail := strings.TrimSpace(stderr); tail != "" && !strings.Contains(msg, tail) {
 		msg += "\nlast stderr lines:\n" + lastLines(b.store.Redact(tail), 10)
 	}
-	return &bridgeError{msg: b.clean(msg), err: err}
+	return mcp.Reworded(err, b.clean(msg))
 }
-
-// bridgeError is an error whose text was redacted and cleaned.
-type bridgeError struct {
-	msg string
-	err error
-}
-
-func (e *bridgeError) Error() string { return e.msg }
-func (e *bridgeError) Unwrap() error { return e.err }
 
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
