@@ -14,8 +14,9 @@ local function clean(s) return tai.term.clean(tostring(s)) end
 
 M.subcommands = { "add", "normalize", "list", "enable", "disable", "remove", "tools", "call", "grant", "import" }
 
--- report(rep) shows what an add or an import did with each server.
-function M.report(rep)
+-- report(rep [, notes_shown]) shows what an add or an import did with each
+-- server, and the notes unless they were shown already.
+function M.report(rep, notes_shown)
   for _, s in ipairs(rep.servers or {}) do
     if s.outcome == "added" then
       local state = s.enabled and ("enabled for profile " .. s.profile)
@@ -32,17 +33,40 @@ function M.report(rep)
       warn(string.format("refused %s: %s", clean(s.server), clean(s.reason)))
     end
   end
-  for _, n in ipairs(rep.notes or {}) do
+  for _, n in ipairs(notes_shown and {} or rep.notes or {}) do
     local who = (n.server and n.server ~= "") and (n.server .. ": ") or ""
     say(string.format("  note (%s): %s%s", n.level, clean(who), clean(n.text)))
   end
 end
 
--- add(source) registers what source holds (a config, a file, a name).
-function M.add(source, name)
+-- source_text(source) is the config text /mcp add was given: the text
+-- itself, or a config file's contents; nil for a stored server's name.
+function M.source_text(source)
+  if source:find("[\n{}%[%]=\"]") then return source end
+  if tai.file_kind(source) == "file" then
+    local text = tai.read_text(source)
+    return text
+  end
+  return nil
+end
+
+-- add(source [, name [, preview]]) registers what source holds (a config,
+-- a file, a name). With preview, a config or file is first shown as the
+-- normalizer reads it, warnings included, before any start is asked for.
+function M.add(source, name, preview)
+  local shown = false
+  if preview then
+    local text = M.source_text(source)
+    local entries, notes
+    if text then entries, notes = tai.mcp.normalize(text, name) end
+    if entries and #entries > 0 then
+      M.show(entries, notes)
+      shown = true
+    end
+  end
   local rep, err = tai.mcp.add({ source = source, name = name })
   if not rep then warn(clean(err)) return end
-  M.report(rep)
+  M.report(rep, shown)
 end
 
 -- read_paste() reads a pasted config after /mcp add: JSON until its braces
@@ -203,7 +227,7 @@ function M.run(rest, w)
       source = M.read_paste()
       if not source then say("(cancelled)") return end
     end
-    return M.add(source)
+    return M.add(source, nil, true)
   end
   if sub == "normalize" then
     local source = rest:match("^%s*normalize%s+(.-)%s*$")

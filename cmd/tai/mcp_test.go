@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -108,4 +109,39 @@ func mcpServers(t *testing.T) []string {
 		}
 	}
 	return out
+}
+
+// TestREPLMCPAddFileShowsNotesFirst: /mcp add FILE shows what the file
+// holds, warnings included (here: it hands the server tai's own API key),
+// before the person is asked to start the server, not after.
+func TestREPLMCPAddFileShowsNotesFirst(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t)
+	srv := fakemodel.NewOpenAI(t)
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"echoer": map[string]any{
+		"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{mcpServerEnv: "1", "K": "${OPENAI_API_KEY}"},
+	}}})
+	path := filepath.Join(e.root, "servers.json")
+	if err := os.WriteFile(path, cfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startREPLWith(t, e, e.modelVars(srv), "--clean")
+	s.expect("tai:default> ")
+	s.typeKeys("/mcp add " + path + "\r")
+	s.expect("hands tai's own credential ${OPENAI_API_KEY}")
+	s.expect("first time:")
+	s.expect("answer> ")
+	s.typeKeys("n\r")
+	s.expect("consent was refused")
+	s.expect("tai:default> ")
+	s.typeKeys("\x04")
+	if status := s.wait(); status != 0 {
+		t.Fatalf("exit status %d", status)
+	}
+	if strings.Contains(s.seen.String(), "sk-e2e-secret") {
+		t.Fatal("the key shows")
+	}
 }
