@@ -279,7 +279,7 @@ func (cfg *ProviderConfig) complete(ctx context.Context, api wireAPI, payload an
 			}
 			// Some OpenAI-compatible servers ignore "stream": they answer
 			// with the whole completion as JSON, which is read as such.
-			switch mediaType(r.Header.Get("Content-Type")) {
+			switch mcp.MediaType(r.Header.Get("Content-Type")) {
 			case "text/event-stream", "":
 				resp, err = api.readStream(r.Body, onText)
 			case "application/json":
@@ -448,13 +448,6 @@ func apiErrorBody(body []byte) bool {
 		}
 	}
 	return false
-}
-
-// mediaType returns the lower-cased media type of a Content-Type value,
-// without parameters.
-func mediaType(contentType string) string {
-	t, _, _ := strings.Cut(contentType, ";")
-	return strings.ToLower(strings.TrimSpace(t))
 }
 
 // retryReason says in a few words why a try failed, for a RetryNotice.

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"sort"
@@ -411,7 +410,7 @@ func (t *HTTPTransport) runRequest(ctx context.Context, id ID, method string, bo
 			t.mu.Unlock()
 		}
 	}
-	switch ct := mediaType(resp); {
+	switch ct := MediaType(resp.Header.Get("Content-Type")); {
 	case ct == "text/event-stream":
 		// Send returns at the first message, or with the error of a stream
 		// that yields none: a stream that opens and then fails is reported
@@ -544,7 +543,7 @@ func (t *HTTPTransport) reinit(ctx context.Context, stale string) error {
 		return wrap(errors.New("the new Mcp-Session-Id is not visible ASCII"))
 	}
 	var answer *Message
-	switch mediaType(resp) {
+	switch MediaType(resp.Header.Get("Content-Type")) {
 	case "application/json":
 		answer, err = t.readJSON(resp, initID)
 	case "text/event-stream":
@@ -724,7 +723,7 @@ func (t *HTTPTransport) resume(ctx context.Context, lastID string) (*http.Respon
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, t.httpError(resp)
 	}
-	if ct := mediaType(resp); ct != "text/event-stream" {
+	if ct := MediaType(resp.Header.Get("Content-Type")); ct != "text/event-stream" {
 		drain(resp, 64<<10)
 		return nil, errStreamFatal{fmt.Errorf("the resumed stream has Content-Type %q, not text/event-stream", ct)}
 	}
@@ -962,15 +961,12 @@ func drainStream(r io.Reader) {
 	body.Close()
 }
 
-// mediaType returns the response's media type, lower-cased, without
-// parameters.
-func mediaType(resp *http.Response) string {
-	ct := resp.Header.Get("Content-Type")
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return strings.ToLower(strings.TrimSpace(strings.Split(ct, ";")[0]))
-	}
-	return mt
+// MediaType returns the media type of a Content-Type value, lower-cased,
+// without parameters (what mime.ParseMediaType gives for a valid one, and
+// the same cut for one it rejects).
+func MediaType(contentType string) string {
+	t, _, _ := strings.Cut(contentType, ";")
+	return strings.ToLower(strings.TrimSpace(t))
 }
 
 // redactURL drops userinfo and the query string, which may hold
