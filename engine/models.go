@@ -3,16 +3,15 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"sort"
 	"strings"
 	"time"
 
+	"tai/mcp"
 	"tai/vault"
 )
 
@@ -61,20 +60,7 @@ func ListModels(ctx context.Context, p Profile, s *vault.Store, opts *ClientOpti
 	case key != "":
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
-	client := http.Client{Transport: http.DefaultTransport}
-	if o.HTTPClient != nil {
-		client = *o.HTTPClient
-	}
-	origin := req.URL
-	client.CheckRedirect = func(r *http.Request, via []*http.Request) error {
-		if !sameOrigin(r.URL, origin) {
-			return fmt.Errorf("the model list redirected from %s to %s, another origin; not followed", origin.Redacted(), r.URL.Redacted())
-		}
-		if len(via) >= 5 {
-			return errors.New("too many redirects")
-		}
-		return nil
-	}
+	client := mcp.FollowSameOrigin(o.HTTPClient)
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("profile %q: listing models: %s", p.Name, redactKey(err.Error(), key))
@@ -103,11 +89,6 @@ func ListModels(ctx context.Context, p Profile, s *vault.Store, opts *ClientOpti
 	}
 	sort.Strings(out)
 	return out, nil
-}
-
-// sameOrigin reports whether a and b share scheme, host and port.
-func sameOrigin(a, b *url.URL) bool {
-	return a.Scheme == b.Scheme && a.Host == b.Host
 }
 
 // redactKey removes key from s (an error text that might quote a URL).

@@ -2,8 +2,11 @@ package engine
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"tai/engine/fakemodel"
@@ -46,6 +49,45 @@ func TestListModels(t *testing.T) {
 				t.Fatalf("got %v, %v; want %v", got, err, tt.want)
 			}
 		})
+	}
+}
+
+// TestListModelsRefusesCrossOriginRedirect: a model list that redirects
+// to another origin is not followed, so the key never reaches it; one
+// within the origin is.
+func TestListModelsRefusesCrossOriginRedirect(t *testing.T) {
+	var reached atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1)
+		w.Write([]byte(`{"data":[{"id":"stolen"}]}`))
+	}))
+	defer other.Close()
+	list := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/away/models":
+			http.Redirect(w, r, other.URL+"/models", http.StatusFound)
+		case "/here/models":
+			http.Redirect(w, r, "/v2/models", http.StatusFound)
+		case "/v2/models":
+			w.Write([]byte(`{"data":[{"id":"m1"}]}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer list.Close()
+	env := func(string) string { return "sk-redirected-key" }
+	p := Profile{Name: "r", Provider: ProviderOpenAI, BaseURL: list.URL + "/away", Model: "m", KeyEnv: "LIST_API_KEY"}
+	got, err := ListModels(context.Background(), p, nil, &ClientOptions{Getenv: env})
+	if err == nil || !strings.Contains(err.Error(), "another origin") || strings.Contains(err.Error(), "sk-redirected-key") {
+		t.Fatalf("cross-origin: got %v, %v; want a refusal naming another origin, without the key", got, err)
+	}
+	if n := reached.Load(); n != 0 {
+		t.Fatalf("the other origin was asked %d times", n)
+	}
+	p.BaseURL = list.URL + "/here"
+	got, err = ListModels(context.Background(), p, nil, &ClientOptions{Getenv: env})
+	if err != nil || !reflect.DeepEqual(got, []string{"m1"}) {
+		t.Fatalf("same origin: got %v, %v; want [m1]", got, err)
 	}
 }
 
