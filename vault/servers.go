@@ -345,24 +345,9 @@ func pinsTx(tx *bolt.Tx, server string) ([]ToolPin, error) {
 // transaction, setting each tool's Server and (when zero) Updated. The
 // server must be stored.
 func (s *Store) ToolsReplace(server string, tools []ServerTool) error {
-	now := time.Now().UTC()
-	rows := make(map[string][]byte, len(tools))
-	for _, t := range tools {
-		if err := validName("tool", t.Tool); err != nil {
-			return err
-		}
-		if _, dup := rows[t.Tool]; dup {
-			return fmt.Errorf("vault: server %q lists tool %q twice: give each tool once", server, t.Tool)
-		}
-		t.Server = server
-		if t.Updated.IsZero() {
-			t.Updated = now
-		}
-		data, err := json.Marshal(t)
-		if err != nil {
-			return fmt.Errorf("vault: tool %s/%s: %w", server, t.Tool, err)
-		}
-		rows[t.Tool] = data
+	rows, err := encodeTools(server, tools)
+	if err != nil {
+		return err
 	}
 	return s.update(func(tx *bolt.Tx) error {
 		if err := bumpServers(tx); err != nil {
@@ -374,16 +359,7 @@ func (s *Store) ToolsReplace(server string, tools []ServerTool) error {
 		if err := deletePrefix(tx, bucketTools, prefixKey(server)); err != nil {
 			return err
 		}
-		b, err := bucket(tx, bucketTools)
-		if err != nil {
-			return err
-		}
-		for tool, data := range rows {
-			if err := b.Put(compositeKey(server, tool), data); err != nil {
-				return err
-			}
-		}
-		return nil
+		return putRows(tx, bucketTools, server, rows)
 	})
 }
 
