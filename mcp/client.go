@@ -18,6 +18,11 @@ const ClientName = "tai"
 // DefaultMaxPages caps how many tools/list pages Tools follows.
 const DefaultMaxPages = 1000
 
+// MaxToolsList caps the bytes of one whole listing, over all its pages
+// (each page is already capped at MCP_HTTP_MAX_BODY): a server paging
+// fresh cursors must not make tai hold a gigabyte of descriptions.
+const MaxToolsList = MCP_HTTP_MAX_BODY
+
 // ClientOptions tunes a Client. The zero value (or nil) means defaults.
 type ClientOptions struct {
 	// Version is clientInfo.version (default "dev").
@@ -718,6 +723,7 @@ func (c *Client) tools(ctx context.Context) ([]Tool, error) {
 	var tools []Tool
 	seen := map[string]bool{}
 	cursor := ""
+	total := 0
 	for page := 0; ; page++ {
 		if page == c.opts.MaxPages {
 			return nil, fmt.Errorf("mcp server %q: %s: more than %d pages; stopping (the server keeps sending nextCursor)", c.name, MethodToolsList, c.opts.MaxPages)
@@ -729,6 +735,9 @@ func (c *Client) tools(ctx context.Context) ([]Tool, error) {
 		raw, err := c.request(ctx, MethodToolsList, params)
 		if err != nil {
 			return nil, err
+		}
+		if total += len(raw); total > MaxToolsList {
+			return nil, fmt.Errorf("mcp server %q: %s passed %d bytes over %d pages, the most tai reads (MaxToolsList); stopping", c.name, MethodToolsList, MaxToolsList, page+1)
 		}
 		var res struct {
 			Tools      []json.RawMessage `json:"tools"`

@@ -143,14 +143,23 @@ func TestClientToolsRefusesEndlessCursor(t *testing.T) {
 	tests := []struct {
 		name     string
 		maxPages int
+		mode     string
 		want     string
 	}{
 		{name: "repeated cursor", want: `repeated cursor "again"`},
 		{name: "page cap", maxPages: 1, want: "more than 1 pages"},
+		// Pages of 1 MB each with a fresh cursor: the listing is refused
+		// once it passes MaxToolsList bytes, long before MaxPages, so a
+		// server cannot make tai hold gigabytes of descriptions.
+		{name: "size cap", mode: "fat-pages", want: "tools/list passed"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := connectFake(t, "loop-cursor", &ClientOptions{MaxPages: tc.maxPages})
+			mode := tc.mode
+			if mode == "" {
+				mode = "loop-cursor"
+			}
+			c := connectFake(t, mode, &ClientOptions{MaxPages: tc.maxPages})
 			_, err := c.Tools(testCtx(t))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want %q", err, tc.want)

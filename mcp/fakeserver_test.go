@@ -345,6 +345,12 @@ func (f *fakeServer) toolsList(m fakeMsg) {
 	if len(m.Params) > 0 {
 		json.Unmarshal(m.Params, &p)
 	}
+	if f.mode == "fat-pages" {
+		n, _ := strconv.Atoi(strings.TrimPrefix(p.Cursor, "fat-"))
+		f.reply(m.ID, map[string]any{"tools": []any{map[string]any{"name": fmt.Sprintf("t%d", n), "description": strings.Repeat("d", 1<<20),
+			"inputSchema": map[string]any{"type": "object"}}}, "nextCursor": fmt.Sprintf("fat-%d", n+1)})
+		return
+	}
 	if f.mode == "loop-cursor" {
 		f.reply(m.ID, map[string]any{"tools": []any{map[string]any{"name": "t", "inputSchema": map[string]any{"type": "object"}}}, "nextCursor": "again"})
 		return
