@@ -275,3 +275,27 @@ return es[1].name, es[1].command, es[1].args[2], es[1].source, none, err`, "stor
 		t.Errorf("unknown word: %#v", res[5])
 	}
 }
+
+// TestNormalizeKeyGivenTwice: where two keys name one thing (type and
+// transport, url and serverUrl), the first wins and each other one is
+// noted (info for the transport, a warning for the URL) and dropped.
+func TestNormalizeKeyGivenTwice(t *testing.T) {
+	h := newHost(t, Options{Clean: true}, nil)
+	paste := `{"mcpServers": {"web": {"type": "http", "transport": "streamable-http", "url": "https://a.example/mcp", "serverUrl": "https://b.example/mcp"}}}`
+	entries, notes, err := h.Normalizer()(paste, "")
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("entries %+v, notes %+v, err %v", entries, notes, err)
+	}
+	if entries[0].URL != "https://a.example/mcp" {
+		t.Errorf("url = %q, want the first one given", entries[0].URL)
+	}
+	want := map[string]string{
+		`"transport" is given as well as "type"; tai went by "type"`: config.LevelInfo,
+		`"serverUrl" is given as well as "url"; tai went by "url"`:   config.LevelWarn,
+	}
+	for text, level := range want {
+		if !slices.ContainsFunc(notes, func(n config.Note) bool { return strings.Contains(n.Text, text) && n.Level == level }) {
+			t.Errorf("no %v note %q in %+v", level, text, notes)
+		}
+	}
+}

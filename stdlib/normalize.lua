@@ -311,15 +311,21 @@ function M:entry(name, raw, ctx)
     end
   end
   local function note(level, text) ctx:note(name, level, text) end
+  -- take_first(level, ...) is take(...) for keys that name one thing: each
+  -- other one given as well is dropped with a note at level.
+  local function take_first(level, ...)
+    local v, key = take(...)
+    for _, k in ipairs({ ... }) do
+      if rest[k] ~= nil then
+        note(level, string.format("%q is given as well as %q; tai went by %q", k, key, key))
+        rest[k] = nil
+      end
+    end
+    return v, key
+  end
 
   -- transport
-  local t, tkey = take("type", "transport", "transportType")
-  for _, k in ipairs({ "type", "transport", "transportType" }) do
-    if rest[k] ~= nil then
-      note("info", string.format("%q is given as well as %q; tai went by %q", k, tkey, tkey))
-      rest[k] = nil
-    end
-  end
+  local t, tkey = take_first("info", "type", "transport", "transportType")
   if t ~= nil then
     local mapped = M.transports[lower(t)]
     if type(t) ~= "string" then
@@ -437,13 +443,7 @@ function M:entry(name, raw, ctx)
   end
 
   -- the remote leg
-  local url, ukey = take("url", "httpUrl", "serverUrl", "uri")
-  for _, k in ipairs({ "url", "httpUrl", "serverUrl", "uri" }) do
-    if rest[k] ~= nil then
-      note("warn", string.format("%q is given as well as %q; tai went by %q", k, ukey, ukey))
-      rest[k] = nil
-    end
-  end
+  local url, ukey = take_first("warn", "url", "httpUrl", "serverUrl", "uri")
   if url ~= nil then
     e.url = url
     if ukey == "httpUrl" or ukey == "serverUrl" then
