@@ -747,3 +747,33 @@ func TestBridgedNamesStayWithTheirTools(t *testing.T) {
 		})
 	}
 }
+
+// A server's tool description is untrusted text the model is sent with
+// every request: one longer than MaxDescription is cut for the model (the
+// pin still covers the whole of it), so a server cannot fill the model's
+// context, or push every request past the provider's limit, with it.
+func TestLongDescriptionIsCutForTheModel(t *testing.T) {
+	long := strings.Repeat("ab", 300_000)
+	row := vault.ServerTool{Tool: "big", Description: long}
+	short := vault.ServerTool{Tool: "small", Description: "adds numbers"}
+	st := vault.ServerState{
+		Server:   vault.Server{Name: "srv", Transport: mcp.TransportStdio, Command: "x"},
+		Profiles: map[string]bool{"work": true},
+		Pins:     []vault.ToolPin{pinOf("srv", row), pinOf("srv", short)},
+		Tools:    []vault.ServerTool{row, short},
+	}
+	s := newSnapshot([]vault.ServerState{st}, "work", 100)
+	got := map[string]string{}
+	for _, spec := range s.specs {
+		got[spec.Name] = spec.Description
+	}
+	if d := got["mcp_srv_big"]; len(d) > MaxDescription+64 || !strings.HasPrefix(d, long[:MaxDescription/2]) || !strings.Contains(d, "cut") {
+		t.Fatalf("big's description is %d bytes: %q…", len(d), d[:min(len(d), 80)])
+	}
+	if got["mcp_srv_small"] != "adds numbers" {
+		t.Fatalf("small = %q", got["mcp_srv_small"])
+	}
+	if s.byName["mcp_srv_big"].state != StateGranted {
+		t.Fatal("cutting the description changed the pin state")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"tai/engine"
 	"tai/mcp"
@@ -152,7 +153,7 @@ func newSnapshot(states []vault.ServerState, profile string, maxTools int) *snap
 				}
 			}
 			if bt.reason == "" {
-				bt.description = ct.Description
+				bt.description = modelDescription(ct.Description)
 				bt.params = schemaParams(ct.Schema)
 			} else {
 				bt.description = bt.reason
@@ -236,4 +237,22 @@ func schemaParams(raw json.RawMessage) map[string]any {
 		m["properties"] = map[string]any{}
 	}
 	return m
+}
+
+// MaxDescription is the longest tool description the model is sent for a
+// bridged tool (Claude Code cuts MCP descriptions at 2048 characters too):
+// the text is a server's, untrusted, and goes with every request.
+const MaxDescription = 2048
+
+// modelDescription is d cut to MaxDescription bytes on a character
+// boundary, saying so.
+func modelDescription(d string) string {
+	if len(d) <= MaxDescription {
+		return d
+	}
+	cut := d[:MaxDescription]
+	for len(cut) > 0 && !utf8.ValidString(cut) {
+		cut = cut[:len(cut)-1]
+	}
+	return fmt.Sprintf("%s … (description cut: %d bytes more)", cut, len(d)-len(cut))
 }
