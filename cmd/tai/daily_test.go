@@ -23,6 +23,8 @@ func (e env) runInDir(t *testing.T, dir string, vars []string, args ...string) r
 	cmd := exec.CommandContext(ctx, taiBin, args...)
 	cmd.Env = vars
 	cmd.Dir = dir
+	// A new session has no controlling terminal, so a passphrase prompt
+	// cannot block on the terminal the tests run in.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut

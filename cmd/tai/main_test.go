@@ -2,16 +2,13 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"tai/stdlib"
 )
@@ -218,25 +215,7 @@ func TestSealedVaultPassphraseFromEnv(t *testing.T) {
 
 func (e env) runEnv(t *testing.T, vars []string, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, taiBin, args...)
-	cmd.Env = vars
-	cmd.Dir = e.root
-	// A new session has no controlling terminal, so a passphrase prompt
-	// cannot block on the terminal the tests run in.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	status := 0
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		status = exit.ExitCode()
-	} else if err != nil {
-		t.Fatalf("running tai %v: %v", args, err)
-	}
-	return result{status, out.String(), errOut.String()}
+	return e.runInDir(t, e.root, vars, args...)
 }
 
 func TestDumpStdlib(t *testing.T) {
