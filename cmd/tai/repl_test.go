@@ -73,11 +73,11 @@ func (s *screen) typeKeys(keys string) {
 	}
 }
 
-// expect waits (at most 10 s) until want appears after the mark, then moves
+// expect waits (at most 30 s: the suite runs under -race beside other packages on small machines) until want appears after the mark, then moves
 // the mark past it.
 func (s *screen) expect(want string) {
 	s.t.Helper()
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(30 * time.Second)
 	for {
 		text := s.seen.String()
 		if i := strings.Index(text[s.mark:], want); i >= 0 {
@@ -96,7 +96,7 @@ func (s *screen) expect(want string) {
 	}
 }
 
-// wait waits (at most 10 s) for tai to exit and returns its status.
+// wait waits (at most 30 s) for tai to exit and returns its status.
 func (s *screen) wait() int {
 	s.t.Helper()
 	done := make(chan error, 1)
@@ -115,7 +115,7 @@ func (s *screen) wait() int {
 			s.t.Fatal(err)
 		}
 		return 0
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		tail := s.seen.String()
 		if len(tail) > 600 {
 			tail = tail[len(tail)-600:]
