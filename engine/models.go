@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"sort"
-	"strings"
 	"time"
 
 	"tai/mcp"
@@ -89,14 +88,6 @@ func ListModels(ctx context.Context, p Profile, s *vault.Store, opts *ClientOpti
 	}
 	sort.Strings(out)
 	return out, nil
-}
-
-// redactKey removes key from s (an error text that might quote a URL).
-func redactKey(s, key string) string {
-	if key == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, key, "[REDACTED]")
 }
 
 // UseModel makes the session's profile use model until the session's

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"tai/mcp"
+	"tai/vault"
 )
 
 // Retry defaults, used when a RetryPolicy field is zero.
@@ -496,11 +497,17 @@ func transportError(err error) string {
 	return msg
 }
 
-func (cfg *ProviderConfig) redact(s string) string {
-	if cfg.APIKey == "" || len(cfg.APIKey) < 4 {
+func (cfg *ProviderConfig) redact(s string) string { return redactKey(s, cfg.APIKey) }
+
+// redactKey removes the API key key from s (an error text that might
+// quote a URL or a request). A key shorter than vault.MinRedactLen is left
+// alone, as the vault leaves such values: replacing it would shred
+// ordinary text.
+func redactKey(s, key string) string {
+	if len(key) < vault.MinRedactLen {
 		return s
 	}
-	return strings.ReplaceAll(s, cfg.APIKey, "[REDACTED]")
+	return strings.ReplaceAll(s, key, "[REDACTED]")
 }
 
 // idleReader cancels the attempt when no Read returns within idle.
