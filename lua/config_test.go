@@ -1,6 +1,7 @@
 package lua
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -297,5 +298,29 @@ func TestNormalizeKeyGivenTwice(t *testing.T) {
 		if !slices.ContainsFunc(notes, func(n config.Note) bool { return strings.Contains(n.Text, text) && n.Level == level }) {
 			t.Errorf("no %v note %q in %+v", level, text, notes)
 		}
+	}
+}
+
+// TestNormalizeCommandLineLua: a pasted "claude mcp add" line comes through
+// tai.mcp.normalize with the shipped rules as the entry it describes, and
+// an unknown flag is a refusal note naming it.
+func TestNormalizeCommandLineLua(t *testing.T) {
+	h := newHost(t, Options{Clean: true}, nil)
+	res, err := h.DoString(ctxT(t), `
+local es, notes = assert(tai.mcp.normalize([[$ claude mcp add memory \
+    -e MEMORY_FILE_PATH=/tmp/m.json -- npx -y @modelcontextprotocol/server-memory]]))
+local none, refused = tai.mcp.normalize("codex mcp add x --yolo -- srv")
+return es[1].name, es[1].command, table.concat(es[1].args, " "), es[1].env.MEMORY_FILE_PATH, es[1].source, #none, refused[1].level, refused[1].text`, "cli")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []any{"memory", "npx", "-y @modelcontextprotocol/server-memory", "/tmp/m.json", "explicit", "0", "refused"}
+	for i, w := range want {
+		if fmt.Sprint(res[i]) != w {
+			t.Errorf("result %d = %#v, want %#v", i+1, res[i], w)
+		}
+	}
+	if text, _ := res[7].(string); !strings.Contains(text, "--yolo") {
+		t.Errorf("refusal %q does not name the flag", text)
 	}
 }

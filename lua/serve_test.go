@@ -1,34 +1,13 @@
 package lua
 
 import (
-	"encoding/json"
 	"os"
-	"regexp"
 	"strings"
 	"testing"
 
 	"tai/mcp/config"
 	"tai/mcp/server"
 )
-
-// claudeCodeStored turns the Claude Code snippet (a claude mcp add command
-// line) into the entry Claude Code stores for it in ~/.claude.json, the text
-// a person would later paste from there.
-func claudeCodeStored(t *testing.T, cmd string) string {
-	t.Helper()
-	m := regexp.MustCompile(`^claude mcp add --transport (http) (\S+) (\S+) --header "([^"]+)"$`).FindStringSubmatch(cmd)
-	if m == nil {
-		t.Fatalf("the Claude Code snippet is not a claude mcp add --transport http command: %s", cmd)
-	}
-	name, value, ok := strings.Cut(m[4], ": ")
-	if !ok {
-		t.Fatalf("the --header value %q is not NAME: VALUE", m[4])
-	}
-	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		m[2]: map[string]any{"type": m[1], "url": m[3], "headers": map[string]string{name: value}},
-	}})
-	return string(b)
-}
 
 // TestServeSnippetsNormalize feeds each client snippet the server prints
 // to tai's own normalizer (with the shipped normalize.lua rules) and checks
@@ -50,10 +29,7 @@ func TestServeSnippetsNormalize(t *testing.T) {
 	}
 	for _, s := range snippets {
 		t.Run(s.Client, func(t *testing.T) {
-			text := s.Text
-			if s.Client == "Claude Code" {
-				text = claudeCodeStored(t, s.Text)
-			}
+			text := s.Text // Claude Code's is a claude mcp add command line
 			entries, notes, err := norm(text, "")
 			if err != nil {
 				t.Fatalf("normalize: %v\n%s", err, text)

@@ -8,7 +8,7 @@
 -- VS Code, Cursor, Windsurf, Cline and Roo, Zed, opencode, Crush, Amp,
 -- Warp, Gemini CLI, Copilot and Codex (TOML).
 --
---   doc = { value = <the parsed text>, format = "json" | "toml" | "url",
+--   doc = { value = <the parsed text>, format = "json" | "toml" | "url" | "cli",
 --           name = <a name for a bare entry, or nil>, goos = "linux" | …,
 --           order = { [object table] = { key, … } } }   -- keys in source order
 --   M:normalize(doc) -> entries, notes

@@ -8,8 +8,10 @@
 //  1. Parse, in Go: JSON with comments and trailing commas (JSONC, through
 //     tailscale/hujson), TOML (go-toml/v2), fragments shown without their
 //     outer braces ("mcpServers": {…}), a Markdown code fence around either,
-//     "..." elisions standing for the rest of a file, a bare http(s) URL or
-//     a bare word naming a stored server. Syntax errors name the line and
+//     "..." elisions standing for the rest of a file, a pasted
+//     "claude|codex|gemini mcp add …" command line (split as a POSIX shell
+//     would, its documented flags read), a bare http(s) URL or a bare word
+//     naming a stored server. Syntax errors name the line and
 //     column, quote the line and say what to fix.
 //  2. Rules: a Rules function value (the lua package builds it from
 //     stdlib/normalize.lua, which a user may replace) finds the servers

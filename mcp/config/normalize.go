@@ -87,7 +87,8 @@ var (
 )
 
 // Normalize parses pasted text and returns canonical entries (Source set
-// to config-json / config-toml, explicit for a bare URL, or the stored
+// to config-json / config-toml, explicit for a bare URL or a pasted
+// "claude|codex|gemini mcp add" command line, or the stored
 // entry's source) and notes; a refused entry appears only as a note.
 // Enabled is true only where the paste says so (enabled = true, disabled:
 // false): enabling is otherwise an explicit, per-profile step.
@@ -105,7 +106,7 @@ func Normalize(text string, opts *Options) ([]mcp.Entry, []Note, error) {
 	t := strings.TrimSpace(text)
 	switch {
 	case t == "":
-		return nil, nil, errors.New("nothing to normalize: paste a JSON or TOML MCP config, an http(s) URL, or the name of a stored server")
+		return nil, nil, errors.New("nothing to normalize: paste a JSON or TOML MCP config, a claude/codex/gemini mcp add command line, an http(s) URL, or the name of a stored server")
 	case githubURL.MatchString(t) && !strings.ContainsAny(t, "{}\n"):
 		return nil, nil, fmt.Errorf("%w: %s names a repository; the resolver that reads a repository's files is not available yet, so paste the JSON block its README shows instead", ErrGitHubURL, t)
 	case bareWord.MatchString(t):
@@ -119,7 +120,17 @@ func Normalize(text string, opts *Options) ([]mcp.Entry, []Note, error) {
 	var doc *Document
 	var notes []Note
 	source := SourceJSON
-	if bareURL.MatchString(t) {
+	if line, cli, ok := cliLine(t); ok {
+		words, err := splitWords(line)
+		if err != nil {
+			return nil, nil, fmt.Errorf("the %s mcp add line cannot be read without a shell: %v; paste the command as the README shows it, or the server's JSON block", cli, err)
+		}
+		d, more, refused := parseCLI(cli, words)
+		if refused != nil {
+			return nil, []Note{*refused}, nil
+		}
+		doc, notes, source = d, more, SourceExplicit
+	} else if bareURL.MatchString(t) {
 		u := NewObject()
 		u.Set("url", t)
 		doc = &Document{Value: u, Format: FormatURL}

@@ -70,7 +70,7 @@ type Document struct {
 	// Value is the parsed text: an *Object for a JSON object, TOML
 	// document or bare URL, or a JSON array, string, number, bool or nil.
 	Value any
-	// Format is FormatJSON, FormatTOML or FormatURL.
+	// Format is FormatJSON, FormatTOML, FormatURL or FormatCLI.
 	Format string
 	// Name is Options.Name: the name for a bare entry, or "".
 	Name string

@@ -1,0 +1,245 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// FormatCLI is a pasted "claude|codex|gemini mcp add …" command line,
+// parsed as {NAME: {canonical fields}}.
+const FormatCLI = "cli"
+
+var cliStart = regexp.MustCompile(`^(claude|codex|gemini)[ \t]+mcp[ \t]+add([ \t]|$)`)
+
+// cliLine returns the pasted text as one command line when it is a
+// "claude mcp add", "codex mcp add" or "gemini mcp add" command (a leading
+// "$ " prompt dropped, backslash-newline continuations joined), and the
+// CLI's name.
+func cliLine(t string) (string, string, bool) {
+	t = strings.ReplaceAll(t, "\r\n", "\n")
+	t = strings.TrimPrefix(t, "$ ")
+	t = strings.TrimSpace(t)
+	m := cliStart.FindStringSubmatch(t)
+	if m == nil {
+		return "", "", false
+	}
+	t = strings.ReplaceAll(t, "\\\n", " ")
+	return t, m[1], true
+}
+
+// splitWords splits a command line as a POSIX shell would: blanks separate
+// words, 'single' and "double" quotes group (a backslash escapes $ ` " \
+// inside double quotes), a backslash outside quotes escapes the next
+// character. $VAR and ${VAR} stay as written. A quote left open or a shell
+// operator (| & ; < > ( ) ` $( ) is an error: the line needs a shell. It
+// follows M.split in stdlib/normalize.lua.
+func splitWords(line string) ([]string, error) {
+	var words []string
+	var cur strings.Builder
+	have := false
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n':
+			if have {
+				words = append(words, cur.String())
+				cur.Reset()
+				have = false
+			}
+		case c == '\'':
+			j := strings.IndexByte(line[i+1:], '\'')
+			if j < 0 {
+				return nil, errors.New("a single quote (') is left open")
+			}
+			cur.WriteString(line[i+1 : i+1+j])
+			have = true
+			i += j + 1
+		case c == '"':
+			j := i + 1
+			for ; ; j++ {
+				if j >= len(line) {
+					return nil, errors.New(`a double quote (") is left open`)
+				}
+				d := line[j]
+				if d == '"' {
+					break
+				}
+				if d == '\\' && j+1 < len(line) && strings.IndexByte("$`\"\\\n", line[j+1]) >= 0 {
+					j++
+					d = line[j]
+				} else if d == '`' || d == '$' && j+1 < len(line) && line[j+1] == '(' {
+					return nil, errors.New("it runs a command inside quotes (` or $( ))")
+				}
+				cur.WriteByte(d)
+			}
+			have = true
+			i = j
+		case c == '\\':
+			if i+1 < len(line) {
+				cur.WriteByte(line[i+1])
+				i++
+			}
+			have = true
+		case strings.IndexByte("|&;<>()`", c) >= 0 || c == '$' && i+1 < len(line) && line[i+1] == '(':
+			op := string(c)
+			if c == '$' {
+				op = "$("
+			}
+			return nil, fmt.Errorf("it uses the shell operator %q", op)
+		default:
+			cur.WriteByte(c)
+			have = true
+		}
+	}
+	if have {
+		words = append(words, cur.String())
+	}
+	return words, nil
+}
+
+// cliFlag is one flag of a CLI's "mcp add": the canonical field it fills
+// ("transport", "env", "header", "url", "bearer", "scope").
+type cliFlag struct{ field string }
+
+// cliFlags are the documented flags of each CLI's "mcp add".
+var cliFlags = map[string]map[string]cliFlag{
+	"claude": {
+		"-t": {"transport"}, "--transport": {"transport"},
+		"-e": {"env"}, "--env": {"env"},
+		"-H": {"header"}, "--header": {"header"},
+		"-s": {"scope"}, "--scope": {"scope"},
+	},
+	"gemini": {
+		"-t": {"transport"}, "--transport": {"transport"},
+		"-e": {"env"}, "--env": {"env"},
+		"-H": {"header"}, "--header": {"header"},
+		"-s": {"scope"}, "--scope": {"scope"},
+	},
+	"codex": {
+		"--env":                  {"env"},
+		"--url":                  {"url"},
+		"--bearer-token-env-var": {"bearer"},
+	},
+}
+
+var (
+	envWord    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+	headerWord = regexp.MustCompile(`^[A-Za-z0-9_-]+:`)
+)
+
+// parseCLI reads the words of a "CLI mcp add …" line into a document
+// holding one canonical entry, or returns a note refusing it.
+func parseCLI(cli string, words []string) (*Document, []Note, *Note) {
+	var notes []Note
+	flags := cliFlags[cli]
+	entry := NewObject()
+	env, headers := NewObject(), NewObject()
+	transport := ""
+	var pos, tail []string
+	refuse := func(format string, args ...any) *Note {
+		name := ""
+		if len(pos) > 0 {
+			name = pos[0]
+		}
+		return &Note{Server: name, Level: LevelRefused, Text: fmt.Sprintf(format, args...)}
+	}
+	rest := words[3:]
+	for i := 0; i < len(rest); i++ {
+		w := rest[i]
+		if w == "--" {
+			tail = rest[i+1:]
+			break
+		}
+		if !strings.HasPrefix(w, "-") || w == "-" {
+			pos = append(pos, w)
+			continue
+		}
+		name, value, inline := strings.Cut(w, "=")
+		f, ok := flags[name]
+		if !ok {
+			return nil, nil, refuse("%s mcp add: tai does not know the flag %s; put the server's own command and arguments after --, or write the entry as JSON", cli, name)
+		}
+		var values []string
+		if inline {
+			values = []string{value}
+		} else {
+			if i+1 >= len(rest) || rest[i+1] == "--" {
+				return nil, nil, refuse("%s mcp add: the flag %s needs a value", cli, name)
+			}
+			i++
+			values = []string{rest[i]}
+			// claude's -e and -H take several values in a row.
+			for cli == "claude" && i+1 < len(rest) && (f.field == "env" && envWord.MatchString(rest[i+1]) || f.field == "header" && headerWord.MatchString(rest[i+1])) {
+				i++
+				values = append(values, rest[i])
+			}
+		}
+		for _, v := range values {
+			switch f.field {
+			case "transport":
+				transport = v
+			case "scope":
+				notes = append(notes, Note{Level: LevelInfo, Text: fmt.Sprintf("ignored %s %s: tai keeps servers in its vault and enables them per profile", name, v)})
+			case "env":
+				k, val, ok := strings.Cut(v, "=")
+				if !ok || !envWord.MatchString(v) {
+					return nil, nil, refuse("%s mcp add: %s %q is not KEY=VALUE", cli, name, v)
+				}
+				env.Set(k, val)
+			case "header":
+				k, val, ok := strings.Cut(v, ":")
+				if !ok || strings.TrimSpace(k) == "" {
+					return nil, nil, refuse("%s mcp add: %s %q is not \"Name: value\"", cli, name, v)
+				}
+				headers.Set(strings.TrimSpace(k), strings.TrimSpace(val))
+			case "url":
+				entry.Set("url", v)
+				transport = "http"
+			case "bearer":
+				headers.Set("Authorization", "Bearer ${"+v+"}")
+			}
+		}
+	}
+	if len(pos) == 0 {
+		return nil, nil, refuse("%s mcp add: the line names no server (expected %s mcp add NAME …)", cli, cli)
+	}
+	name := pos[0]
+	cmd := append(pos[1:len(pos):len(pos)], tail...)
+	if transport == "" {
+		transport = "stdio"
+		if _, ok := entry.Values["url"]; ok {
+			transport = "http"
+		}
+	}
+	entry.Set("transport", transport)
+	if transport == "stdio" {
+		if len(cmd) == 0 {
+			return nil, nil, refuse("%s mcp add: no command to run after the name %s", cli, name)
+		}
+		entry.Set("command", cmd[0])
+		args := make([]any, 0, len(cmd)-1)
+		for _, a := range cmd[1:] {
+			args = append(args, a)
+		}
+		entry.Set("args", args)
+	} else if _, ok := entry.Values["url"]; !ok {
+		if len(cmd) != 1 {
+			return nil, nil, refuse("%s mcp add: a %s server takes one URL after its name, got %d words", cli, transport, len(cmd))
+		}
+		entry.Set("url", cmd[0])
+	} else if len(cmd) > 0 {
+		return nil, nil, refuse("%s mcp add: --url is given, so %q is not expected", cli, strings.Join(cmd, " "))
+	}
+	if len(env.Keys) > 0 {
+		entry.Set("env", env)
+	}
+	if len(headers.Keys) > 0 {
+		entry.Set("headers", headers)
+	}
+	doc := NewObject()
+	doc.Set(name, entry)
+	notes = append([]Note{{Level: LevelInfo, Text: fmt.Sprintf("read as a %s mcp add command line", cli)}}, notes...)
+	return &Document{Value: doc, Format: FormatCLI}, notes, nil
+}
