@@ -126,7 +126,7 @@ var cliFlags = map[string]map[string]cliFlag{
 
 var (
 	envWord    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
-	headerWord = regexp.MustCompile(`^[A-Za-z0-9_-]+:`)
+	headerWord = regexp.MustCompile(`^[A-Za-z0-9_-]+:([^/]|$)`) // not a URL
 )
 
 // parseCLI reads the words of a "CLI mcp add …" line into a document
@@ -185,13 +185,13 @@ func parseCLI(cli string, words []string) (*Document, []Note, *Note) {
 			case "env":
 				k, val, ok := strings.Cut(v, "=")
 				if !ok || !envWord.MatchString(v) {
-					return nil, nil, refuse("%s mcp add: %s %q is not KEY=VALUE", cli, name, v)
+					return nil, nil, refuse("%s mcp add: the value after %s is not KEY=VALUE (it is not shown: it may be a secret)", cli, name)
 				}
 				env.Set(k, val)
 			case "header":
 				k, val, ok := strings.Cut(v, ":")
 				if !ok || strings.TrimSpace(k) == "" {
-					return nil, nil, refuse("%s mcp add: %s %q is not \"Name: value\"", cli, name, v)
+					return nil, nil, refuse("%s mcp add: the value after %s is not \"Name: value\" (it is not shown: it may be a secret)", cli, name)
 				}
 				headers.Set(strings.TrimSpace(k), strings.TrimSpace(val))
 			case "url":

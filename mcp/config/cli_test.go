@@ -21,6 +21,8 @@ func TestNormalizeCommandLine(t *testing.T) {
 			entry: "memory", transport: "stdio", cmd: "npx", args: []string{"-y", "@modelcontextprotocol/server-memory"}, env: map[string]string{"MEMORY_FILE_PATH": "/tmp/m.json"}},
 		{name: "claude continuation and scope", text: "claude mcp add -s user \\\n  --env A=1 B=2 \\\n  fs -- npx -y '@modelcontextprotocol/server-filesystem' \"/tmp/a b\"",
 			entry: "fs", transport: "stdio", cmd: "npx", args: []string{"-y", "@modelcontextprotocol/server-filesystem", "/tmp/a b"}, env: map[string]string{"A": "1", "B": "2"}, note: "ignored -s user"},
+		{name: "claude headers then url", text: `claude mcp add -t http web -H "X-A: 1" "X-B: 2" https://mcp.acme.dev/mcp`,
+			entry: "web", transport: "http", url: "https://mcp.acme.dev/mcp", headers: map[string]string{"X-A": "1", "X-B": "2"}},
 		{name: "claude sse refused", text: "claude mcp add --transport sse linear https://mcp.linear.app/sse", refused: "/mcp instead of /sse"},
 		{name: "claude unknown flag", text: "claude mcp add --client-id abc x https://mcp.acme.dev/mcp", refused: "the flag --client-id"},
 		{name: "claude no name", text: "claude mcp add --transport http", refused: "names no server"},
@@ -37,7 +39,9 @@ func TestNormalizeCommandLine(t *testing.T) {
 		{name: "gemini http", text: `gemini mcp add -t http api https://mcp.acme.dev/mcp -H "Authorization: Bearer ${K}"`,
 			entry: "api", transport: "http", url: "https://mcp.acme.dev/mcp", headers: map[string]string{"Authorization": "Bearer ${K}"}},
 		{name: "gemini unknown flag", text: "gemini mcp add --trust s python server.py", refused: "the flag --trust"},
-		{name: "bad env", text: "claude mcp add -e NOPE m -- srv", refused: `"NOPE" is not KEY=VALUE`},
+		{name: "bad env", text: "claude mcp add -e sk-NOPE m -- srv", refused: "the value after -e is not KEY=VALUE"},
+		{name: "bad header", text: "codex mcp add m --url https://mcp.acme.dev/mcp --bearer-token-env-var T extra", refused: "is not expected"},
+		{name: "bad gemini header", text: "gemini mcp add -t http m https://mcp.acme.dev/mcp -H tok", refused: "the value after -H is not"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			entries, notes, err := Normalize(tc.text, nil)
@@ -47,6 +51,11 @@ func TestNormalizeCommandLine(t *testing.T) {
 			if tc.refused != "" {
 				if len(entries) != 0 || !slices.ContainsFunc(notes, func(n Note) bool { return n.Level == LevelRefused && strings.Contains(n.Text, tc.refused) }) {
 					t.Fatalf("entries %+v notes %+v, want a refusal with %q", entries, notes, tc.refused)
+				}
+				for _, n := range notes {
+					if strings.Contains(n.Text, "sk-NOPE") {
+						t.Errorf("a refusal shows the value it refused: %s", n.Text)
+					}
 				}
 				return
 			}
