@@ -152,7 +152,7 @@ type Client struct {
 
 	nextID  atomic.Int64
 	mu      sync.Mutex
-	pending map[ID]chan reply
+	pending map[ID]pendingCall
 	err     error         // terminal failure, set once before done closes
 	done    chan struct{} // closed when the session is over
 	readEnd chan struct{} // closed when the idle reader returns
@@ -161,12 +161,25 @@ type Client struct {
 	// dispatches what arrives. A caller waiting for its response takes it
 	// (so a sequential call never hops goroutines); when no caller has
 	// waited for idleReadDelay, the idle reader takes it, and a new caller
-	// kicks it off (idleCancel) to read for itself.
-	readTok    chan struct{}
-	waiters    atomic.Int32
-	lastBusy   atomic.Int64 // time.Since(epoch) when a waiter last left
-	idleCancel context.CancelFunc
-	epoch      time.Time
+	// kicks it off (interrupting the read) to read for itself.
+	readTok     chan struct{}
+	waiters     atomic.Int32
+	lastBusy    atomic.Int64 // time.Since(epoch) when a waiter last left
+	idleReading bool         // under mu: the idle reader is in t.Recv
+	epoch       time.Time
+
+	// Every t.Recv runs under rctx, one long-lived context (so a transport
+	// can keep one cancel hook on it across reads). Whatever must stop the
+	// current read (a call's deadline, a caller's cancelled ctx, a caller
+	// kicking the idle reader) cancels it and puts a fresh one in its
+	// place: see interruptLocked. Under mu.
+	rctx    context.Context
+	rcancel context.CancelFunc
+
+	// One timer per client enforces every call's deadline (see watchdog),
+	// instead of a derived context and timer per call. Under mu.
+	watch   *time.Timer
+	watchAt int64 // the deadline watch is armed for; 0 when disarmed
 
 	ctx    context.Context // lives until Close
 	cancel context.CancelFunc
@@ -197,7 +210,7 @@ const MaxServerRequests = 16
 // NewClient returns an unstarted client for the server called name (used in
 // errors) over t. Start runs the handshake.
 func NewClient(name string, t Transport, opts *ClientOptions) *Client {
-	c := &Client{name: name, t: t, pending: make(map[ID]chan reply),
+	c := &Client{name: name, t: t, pending: make(map[ID]pendingCall),
 		done: make(chan struct{}), readEnd: make(chan struct{}),
 		readTok: make(chan struct{}, 1), epoch: time.Now(),
 		serving: make(chan struct{}, MaxServerRequests), refusals: make(chan *Message, MaxServerRequests)}
@@ -217,6 +230,7 @@ func NewClient(name string, t Transport, opts *ClientOptions) *Client {
 		c.opts.MaxPages = DefaultMaxPages
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.rctx, c.rcancel = context.WithCancel(c.ctx)
 	return c
 }
 
@@ -408,19 +422,18 @@ func (c *Client) idleLoop() {
 			return
 		case <-c.readTok:
 		}
-		ctx, cancel := context.WithCancel(c.ctx)
 		c.mu.Lock()
-		c.idleCancel = cancel
+		ctx := c.rctx
+		c.idleReading = true
 		c.mu.Unlock()
 		if c.waiters.Load() > 0 {
-			cancel() // a caller arrived meanwhile: let it read
+			c.interrupt() // a caller arrived meanwhile: let it read
 		}
 		m, err := c.t.Recv(ctx)
 		c.mu.Lock()
-		c.idleCancel = nil
+		c.idleReading = false
 		c.mu.Unlock()
 		kicked := ctx.Err() != nil && c.ctx.Err() == nil
-		cancel()
 		var bad *MalformedReplyError
 		switch {
 		case err == nil:
@@ -461,11 +474,11 @@ func (c *Client) dispatch(m *Message) {
 	switch {
 	case m.IsResponse():
 		c.mu.Lock()
-		ch := c.pending[m.ID]
+		p, ok := c.pending[m.ID]
 		delete(c.pending, m.ID)
 		c.mu.Unlock()
-		if ch != nil {
-			ch <- reply{m: m}
+		if ok {
+			p.ch <- reply{m: m}
 		}
 	case m.IsRequest():
 		select {
@@ -492,11 +505,11 @@ func (c *Client) dispatch(m *Message) {
 // transport counts it, and otherwise dropped.
 func (c *Client) dispatchMalformed(bad *MalformedReplyError) {
 	c.mu.Lock()
-	ch := c.pending[bad.ID]
+	p, ok := c.pending[bad.ID]
 	delete(c.pending, bad.ID)
 	c.mu.Unlock()
-	if ch != nil {
-		ch <- reply{err: bad}
+	if ok {
+		p.ch <- reply{err: bad}
 		return
 	}
 	if g, ok := c.t.(interface{ noteGarbage() }); ok {
@@ -504,11 +517,19 @@ func (c *Client) dispatchMalformed(bad *MalformedReplyError) {
 	}
 }
 
-// reply is what a pending request receives: its response, or the decode
-// error of a malformed one.
+// reply is what a pending request receives: its response, the decode
+// error of a malformed one, or word that its deadline passed.
 type reply struct {
-	m   *Message
-	err error
+	m        *Message
+	err      error
+	timedOut bool
+}
+
+// pendingCall is a request waiting for its response: where to deliver it,
+// and its deadline (time.Since(epoch) in nanoseconds; 0 for none).
+type pendingCall struct {
+	ch       chan reply
+	deadline int64
 }
 
 // answer replies to a server-to-client request: ping gets {}, anything else
@@ -575,11 +596,14 @@ func (c *Client) request(ctx context.Context, method string, params any) (json.R
 	if err != nil {
 		return nil, fmt.Errorf("mcp server %q: %s: params: %w", c.name, method, err)
 	}
-	return c.requestID(ctx, IntID(c.nextID.Add(1)), method, raw)
+	return c.requestID(ctx, IntID(c.nextID.Add(1)), method, raw, 0)
 }
 
-// requestID is request with a caller-chosen id.
-func (c *Client) requestID(ctx context.Context, id ID, method string, raw json.RawMessage) (json.RawMessage, error) {
+// requestID is request with a caller-chosen id and an optional deadline of
+// its own (time.Since(epoch) in nanoseconds; 0 for none, which leaves only
+// ctx's). When that deadline passes first, the server gets
+// notifications/cancelled and requestID returns context.DeadlineExceeded.
+func (c *Client) requestID(ctx context.Context, id ID, method string, raw json.RawMessage, deadline int64) (json.RawMessage, error) {
 	ch := make(chan reply, 1)
 	c.mu.Lock()
 	if c.err != nil {
@@ -587,14 +611,29 @@ func (c *Client) requestID(ctx context.Context, id ID, method string, raw json.R
 		c.mu.Unlock()
 		return nil, c.wrap(method, err)
 	}
-	c.pending[id] = ch
+	c.pending[id] = pendingCall{ch: ch, deadline: deadline}
+	if deadline != 0 {
+		c.armWatchLocked(deadline)
+	}
 	c.mu.Unlock()
-	if err := c.t.Send(ctx, &Message{ID: id, Method: method, Params: raw}); err != nil {
+	sctx := ctx
+	if deadline != 0 {
+		// The send honours the deadline too, but its context is made only
+		// if the transport asks for it (a stdio line that fits the pipe
+		// never does).
+		lc := &lazyDeadline{parent: ctx, deadline: c.epoch.Add(time.Duration(deadline))}
+		defer lc.release()
+		sctx = lc
+	}
+	if err := c.t.Send(sctx, &Message{ID: id, Method: method, Params: raw}); err != nil {
 		c.forget(id)
 		return nil, c.wrap(method, err)
 	}
 	r, err := c.await(ctx, ch)
 	switch m := r.m; {
+	case r.timedOut:
+		c.cancelRemote(id, "timed out")
+		return nil, context.DeadlineExceeded
 	case r.err != nil:
 		return nil, c.wrap(method, r.err)
 	case m != nil:
@@ -628,11 +667,19 @@ func (c *Client) await(ctx context.Context, ch chan reply) (reply, error) {
 		c.waiters.Add(-1)
 	}()
 	c.mu.Lock()
-	if c.idleCancel != nil {
-		c.idleCancel()
-		c.idleCancel = nil
+	if c.idleReading {
+		c.idleReading = false
+		c.interruptLocked()
 	}
 	c.mu.Unlock()
+	// A cancelled ctx must end a read this caller is making; the hook is
+	// set up the first time it reads.
+	var stop func() bool
+	defer func() {
+		if stop != nil {
+			stop()
+		}
+	}()
 	for {
 		select {
 		case r := <-ch:
@@ -655,7 +702,15 @@ func (c *Client) await(ctx context.Context, ch chan reply) (reply, error) {
 				return r, nil
 			default:
 			}
-			c.readOne(ctx)
+			if stop == nil && ctx.Done() != nil {
+				stop = context.AfterFunc(ctx, c.interrupt)
+			}
+			c.mu.Lock()
+			rctx := c.rctx
+			c.mu.Unlock()
+			if ctx.Err() == nil {
+				c.readOne(rctx)
+			}
 			c.readTok <- struct{}{}
 			select { // our own answer wins over reading again
 			case r := <-ch:
@@ -663,6 +718,103 @@ func (c *Client) await(ctx context.Context, ch chan reply) (reply, error) {
 			default:
 			}
 		}
+	}
+}
+
+// interrupt ends the read in progress, if any (see rctx).
+func (c *Client) interrupt() {
+	c.mu.Lock()
+	c.interruptLocked()
+	c.mu.Unlock()
+}
+
+// interruptLocked cancels rctx and puts a fresh one in its place; c.mu is
+// held.
+func (c *Client) interruptLocked() {
+	c.rcancel()
+	c.rctx, c.rcancel = context.WithCancel(c.ctx)
+}
+
+// armWatchLocked makes sure the watchdog fires no later than deadline;
+// c.mu is held. Calls share one CallTimeout, so a later call's deadline is
+// never earlier than one already pending and the timer is rarely touched.
+func (c *Client) armWatchLocked(deadline int64) {
+	if c.watchAt != 0 && c.watchAt <= deadline {
+		return
+	}
+	c.watchAt = deadline
+	d := time.Duration(deadline) - time.Since(c.epoch)
+	if c.watch == nil {
+		c.watch = time.AfterFunc(d, c.watchdog)
+		return
+	}
+	c.watch.Reset(d)
+}
+
+// watchdog fails every pending request whose deadline has passed, ends the
+// read in progress so its caller notices, and re-arms itself for the
+// earliest deadline left.
+func (c *Client) watchdog() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.watchAt = 0
+	if c.err != nil {
+		return
+	}
+	now := int64(time.Since(c.epoch))
+	var next int64
+	expired := false
+	for id, p := range c.pending {
+		switch {
+		case p.deadline == 0:
+		case p.deadline <= now:
+			delete(c.pending, id)
+			p.ch <- reply{timedOut: true}
+			expired = true
+		case next == 0 || p.deadline < next:
+			next = p.deadline
+		}
+	}
+	if expired {
+		c.interruptLocked()
+	}
+	if next != 0 {
+		c.armWatchLocked(next)
+	}
+}
+
+// lazyDeadline is ctx with an earlier deadline, made only when one of its
+// methods is first called.
+type lazyDeadline struct {
+	parent   context.Context
+	deadline time.Time
+	once     sync.Once
+	ctx      context.Context
+	cancel   context.CancelFunc
+}
+
+func (l *lazyDeadline) get() context.Context {
+	l.once.Do(func() { l.ctx, l.cancel = context.WithDeadline(l.parent, l.deadline) })
+	return l.ctx
+}
+
+// Deadline returns the earlier of the two deadlines.
+func (l *lazyDeadline) Deadline() (time.Time, bool) { return l.get().Deadline() }
+
+// Done is closed when the deadline passes or the parent ends.
+func (l *lazyDeadline) Done() <-chan struct{} { return l.get().Done() }
+
+// Err says why Done is closed.
+func (l *lazyDeadline) Err() error { return l.get().Err() }
+
+// Value returns the parent's value for key.
+func (l *lazyDeadline) Value(key any) any { return l.parent.Value(key) }
+
+// release frees the derived context, if one was made.
+func (l *lazyDeadline) release() {
+	l.once.Do(func() {})
+	if l.cancel != nil {
+		l.cancel()
 	}
 }
 
@@ -813,11 +965,13 @@ func (c *Client) call(ctx context.Context, name string, args any) (*CallResult, 
 		params = append(params, '}')
 	}
 	params = append(params, '}')
-	cctx, cancel := context.WithTimeout(ctx, c.opts.CallTimeout)
-	defer cancel()
-	raw, err := c.requestID(cctx, id, MethodToolsCall, params)
+	deadline := int64(time.Since(c.epoch) + c.opts.CallTimeout)
+	if d, ok := ctx.Deadline(); ok && int64(d.Sub(c.epoch)) < deadline {
+		deadline = 0 // ctx ends first, as it would have with a derived context
+	}
+	raw, err := c.requestID(ctx, id, MethodToolsCall, params, deadline)
 	if err != nil {
-		if cctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+		if deadline != 0 && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && int64(time.Since(c.epoch)) >= deadline {
 			return nil, fmt.Errorf("mcp server %q: tool %q timed out after %s (sent %s): %w",
 				c.name, name, c.opts.CallTimeout, MethodCancelled, context.DeadlineExceeded)
 		}
@@ -937,6 +1091,11 @@ func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
 		c.fail(ErrClosed)
 		c.cancel()
+		c.mu.Lock()
+		if c.watch != nil {
+			c.watch.Stop()
+		}
+		c.mu.Unlock()
 		c.closeErr = c.t.Close()
 		c.mu.Lock()
 		reading := c.reading

@@ -79,6 +79,13 @@ type StdioTransport struct {
 	wbuf []byte
 	rmu  sync.Mutex // serialises Recv
 
+	// The cancel hook of the last Recv stays on its context for the next
+	// Recv on the same one (a Client reads under one long-lived context),
+	// so a read usually registers nothing. Under rmu.
+	hookDone <-chan struct{}
+	unhook   func() bool
+	expire   func()
+
 	exited     chan struct{} // closed when the leader has been reaped
 	stderrDone chan struct{} // closed when stderr hit EOF
 	waitErr    error
@@ -134,6 +141,7 @@ func NewStdioTransport(command string, args []string, opts *StdioOptions) *Stdio
 		t.opts.ShutdownGrace = DefaultShutdownGrace
 	}
 	t.stderr = newStderrTail(t.opts.StderrMax)
+	t.expire = func() { _ = t.stdout.SetReadDeadline(time.Unix(1, 0)) }
 	t.try.fn = func(fd uintptr) bool {
 		t.try.n, t.try.err = syscall.Write(int(fd), t.try.b)
 		return true
@@ -436,9 +444,17 @@ func (t *StdioTransport) Recv(ctx context.Context) (*Message, error) {
 	if err := t.usable(); err != nil {
 		return nil, err
 	}
-	if ctx.Done() != nil {
-		stop := context.AfterFunc(ctx, func() { _ = t.stdout.SetReadDeadline(time.Unix(1, 0)) })
-		defer stop()
+	if done := ctx.Done(); done != t.hookDone {
+		if t.unhook != nil {
+			t.unhook()
+		}
+		t.hookDone, t.unhook = done, nil
+		if done != nil {
+			t.unhook = context.AfterFunc(ctx, t.expire)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	for {
 		line, err := t.readLine()
@@ -448,8 +464,12 @@ func (t *StdioTransport) Recv(ctx context.Context) (*Message, error) {
 					_ = t.stdout.SetReadDeadline(time.Time{})
 					return nil, ctx.Err()
 				}
-				// A deadline left over from an earlier, cancelled call.
+				// A deadline left over from an earlier, cancelled context.
 				_ = t.stdout.SetReadDeadline(time.Time{})
+				if ctx.Err() != nil {
+					// ctx ended while the deadline was cleared.
+					return nil, ctx.Err()
+				}
 				continue
 			}
 			return nil, err
