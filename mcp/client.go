@@ -181,6 +181,12 @@ type Client struct {
 	watch   *time.Timer
 	watchAt int64 // the deadline watch is armed for; 0 when disarmed
 
+	// The reader's ctx, when it can be cancelled, must end its read: the
+	// hook (see hookLocked) stays on the last reader's ctx, so sequential
+	// calls under one ctx register it once. Under mu.
+	hookDone <-chan struct{}
+	unhook   func() bool
+
 	ctx    context.Context // lives until Close
 	cancel context.CancelFunc
 
@@ -672,14 +678,6 @@ func (c *Client) await(ctx context.Context, ch chan reply) (reply, error) {
 		c.interruptLocked()
 	}
 	c.mu.Unlock()
-	// A cancelled ctx must end a read this caller is making; the hook is
-	// set up the first time it reads.
-	var stop func() bool
-	defer func() {
-		if stop != nil {
-			stop()
-		}
-	}()
 	for {
 		select {
 		case r := <-ch:
@@ -702,10 +700,8 @@ func (c *Client) await(ctx context.Context, ch chan reply) (reply, error) {
 				return r, nil
 			default:
 			}
-			if stop == nil && ctx.Done() != nil {
-				stop = context.AfterFunc(ctx, c.interrupt)
-			}
 			c.mu.Lock()
+			c.hookLocked(ctx)
 			rctx := c.rctx
 			c.mu.Unlock()
 			if ctx.Err() == nil {
@@ -719,6 +715,21 @@ func (c *Client) await(ctx context.Context, ch chan reply) (reply, error) {
 			}
 		}
 	}
+}
+
+// hookLocked makes sure cancelling ctx, the ctx of a caller about to read,
+// interrupts the read; c.mu is held. A hook left on an earlier caller's
+// ctx is removed; should it fire anyway, one read is interrupted for
+// nothing and simply starts again.
+func (c *Client) hookLocked(ctx context.Context) {
+	done := ctx.Done()
+	if done == nil || done == c.hookDone {
+		return
+	}
+	if c.unhook != nil {
+		c.unhook()
+	}
+	c.hookDone, c.unhook = done, context.AfterFunc(ctx, c.interrupt)
 }
 
 // interrupt ends the read in progress, if any (see rctx).
@@ -1094,6 +1105,9 @@ func (c *Client) Close() error {
 		c.mu.Lock()
 		if c.watch != nil {
 			c.watch.Stop()
+		}
+		if c.unhook != nil {
+			c.unhook()
 		}
 		c.mu.Unlock()
 		c.closeErr = c.t.Close()
