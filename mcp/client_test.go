@@ -717,3 +717,45 @@ func TestTextOf(t *testing.T) {
 		})
 	}
 }
+
+// TestClientCallTimeoutsOverlap: two hanging calls started one after the
+// other each time out on their own deadline (the later one after the
+// earlier has gone), calls made meanwhile are answered, and both
+// cancellations reach the server.
+func TestClientCallTimeoutsOverlap(t *testing.T) {
+	hanging := make(chan struct{}, 4)
+	c := connectFake(t, "default", &ClientOptions{CallTimeout: 300 * time.Millisecond, OnNotification: func(m *Message) {
+		if m.Method == MethodLogMessage && strings.Contains(string(m.Params), "hanging") {
+			hanging <- struct{}{}
+		}
+	}})
+	ctx := testCtx(t)
+	done := make(chan error, 2)
+	for range 2 {
+		go func() {
+			_, err := c.Call(ctx, "hang", nil)
+			done <- err
+		}()
+		select {
+		case <-hanging:
+		case <-ctx.Done():
+			t.Fatal("hang call never reached the server")
+		}
+		res, err := c.Call(ctx, "echo", map[string]any{"text": "meanwhile"})
+		if err != nil || res.Text() != "meanwhile" {
+			t.Fatalf("call beside a hanging one: %v, %v", res, err)
+		}
+	}
+	for range 2 {
+		if err := <-done; !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "timed out after 300ms") {
+			t.Fatalf("err = %v, want a timeout", err)
+		}
+	}
+	res, err := c.Call(ctx, "last_cancel", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(res.Text(), `"timed out"`); n != 2 {
+		t.Errorf("cancellations = %s, want two timed out", res.Text())
+	}
+}
