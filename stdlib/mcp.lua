@@ -40,12 +40,13 @@ function M.report(rep, notes_shown)
 end
 
 -- source_text(source) is the config text /mcp add was given: the text
--- itself, or a config file's contents; nil for a stored server's name.
+-- itself, or a config file's contents and then the file's path; nil for a
+-- stored server's name.
 function M.source_text(source)
   if source:find("[\n{}%[%]=\"]") then return source end
   if tai.file_kind(source) == "file" then
     local text = tai.read_text(source)
-    return text
+    if text then return text, source end
   end
   return nil
 end
@@ -56,11 +57,11 @@ end
 function M.add(source, name, preview)
   local shown = false
   if preview then
-    local text = M.source_text(source)
+    local text, path = M.source_text(source)
     local entries, notes
     if text then entries, notes = tai.mcp.normalize(text, name) end
     if entries and #entries > 0 then
-      M.show(entries, notes)
+      M.show(entries, notes, path)
       shown = true
     end
   end
@@ -96,11 +97,11 @@ function M.read_paste()
   return table.concat(lines, "\n")
 end
 
--- show(entries, notes) shows what tai.mcp.normalize made of a paste, as
--- mcpview lays it out.
-function M.show(entries, notes)
+-- show(entries, notes [, path]) shows what tai.mcp.normalize made of a
+-- paste (or of the file at path), as mcpview lays it out.
+function M.show(entries, notes, path)
   local view = require("mcpview")
-  say(clean(view.summary(entries, notes)))
+  say(clean(view.summary(entries, notes, path)))
   for _, l in ipairs(view.lines(entries, notes)) do say(clean(l)) end
 end
 

@@ -146,9 +146,10 @@ function M.lines(entries, notes)
   return out
 end
 
--- summary(entries, notes) is one line: how many entries, how many refused,
--- how many warnings.
-function M.summary(entries, notes)
+-- summary(entries, notes [, what]) is one line: how many entries, how many
+-- refused, how many warnings what holds ("the paste" when not given; a
+-- file's path for /mcp add FILE).
+function M.summary(entries, notes, what)
   local refused, warns = 0, 0
   for _, n in ipairs(notes or {}) do
     if n.level == "refused" then refused = refused + 1 elseif n.level == "warn" then warns = warns + 1 end
@@ -156,7 +157,7 @@ function M.summary(entries, notes)
   local parts = { string.format("%d server%s", #(entries or {}), #(entries or {}) == 1 and "" or "s") }
   if refused > 0 then parts[#parts + 1] = refused .. " refused" end
   if warns > 0 then parts[#parts + 1] = warns .. " warning" .. (warns == 1 and "" or "s") .. " to read" end
-  return "the paste holds " .. table.concat(parts, ", ")
+  return (what or "the paste") .. " holds " .. table.concat(parts, ", ")
 end
 
 return M

@@ -112,8 +112,9 @@ func mcpServers(t *testing.T) []string {
 }
 
 // TestREPLMCPAddFileShowsNotesFirst: /mcp add FILE shows what the file
-// holds, warnings included (here: it hands the server tai's own API key),
-// before the person is asked to start the server, not after.
+// holds under "FILE holds ...", warnings included (here: it hands the
+// server tai's own API key), before the person is asked to start the
+// server, not after.
 func TestREPLMCPAddFileShowsNotesFirst(t *testing.T) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -131,6 +132,7 @@ func TestREPLMCPAddFileShowsNotesFirst(t *testing.T) {
 	s := startREPLWith(t, e, e.modelVars(srv), "--clean")
 	s.expect("tai:default> ")
 	s.typeKeys("/mcp add " + path + "\r")
+	s.expect(path + " holds 1 server, 1 warning to read")
 	s.expect("hands tai's own credential ${OPENAI_API_KEY}")
 	s.expect("first time:")
 	s.expect("answer> ")

@@ -59,5 +59,6 @@ return {
     absent(lines, "ghp_realLookingSecret123")
     absent(lines, "sk-live-secret-999")
     eq(view.summary(entries, notes):match("^the paste holds 2 servers, 1 refused") ~= nil, true, "summary")
+    eq(view.summary(entries, notes, "/tmp/x/servers.json"):match("^/tmp/x/servers.json holds 2 servers, 1 refused") ~= nil, true, "summary of a file")
   end,
 }
