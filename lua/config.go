@@ -219,6 +219,12 @@ func (r *rulesState) open() error {
 		lib{glua.IoLibName, glua.OpenIo},
 	)
 	installMarkers(L)
+	// the rules see one tai function: the shell word splitter M.split calls
+	mcpMod := L.NewTable()
+	mcpMod.RawSetString("split", L.NewFunction(mcpSplit(func(L *glua.LState) *glua.LTable { return L.NewTable() })))
+	taiMod := L.NewTable()
+	taiMod.RawSetString("mcp", mcpMod)
+	L.SetGlobal("tai", taiMod)
 	loaders, ok := L.GetField(L.Get(glua.RegistryIndex), "_LOADERS").(*glua.LTable)
 	if !ok {
 		L.Close()
@@ -305,7 +311,8 @@ func docToLua(L *glua.LState, v any, order *glua.LTable, depth int) (glua.LValue
 	return nil, fmt.Errorf("unexpected value %T in the parsed config", v)
 }
 
-// openConfig installs tai.mcp.normalize and tai.mcp.expand:
+// openConfig installs tai.mcp.normalize, tai.mcp.expand and
+// tai.mcp.split:
 //
 //	tai.mcp.normalize(text [, name]) -> entries, notes | nil, err
 //	    entries: {{name=, transport=, command=, args=, env=, cwd=, url=,
@@ -314,6 +321,8 @@ func docToLua(L *glua.LState, v any, order *glua.LTable, depth int) (glua.LValue
 //	tai.mcp.expand(entry) -> entry, missing
 //	    missing: {"NAME", …}, the ${…} names nothing resolved (their
 //	    literal stays in the entry)
+//	tai.mcp.split(text) -> words | nil, err
+//	    text split into words as a POSIX shell would (config.SplitWords)
 //
 // normalize stores and spawns nothing; name names a bare entry. expand
 // resolves through the project folder, the environment, then vault
@@ -326,6 +335,24 @@ func (h *Host) openConfig(L *glua.LState, tai *glua.LTable) {
 	}
 	mod.RawSetString("normalize", L.NewFunction(h.mcpNormalize))
 	mod.RawSetString("expand", L.NewFunction(h.mcpExpand))
+	mod.RawSetString("split", L.NewFunction(mcpSplit(NewArray)))
+}
+
+// mcpSplit returns tai.mcp.split, making its list of words with list (the
+// rules state has no array metatable, so it passes a plain table maker).
+func mcpSplit(list func(*glua.LState) *glua.LTable) glua.LGFunction {
+	return func(L *glua.LState) int {
+		words, err := config.SplitWords(L.CheckString(1))
+		if err != nil {
+			return fail(L, err.Error())
+		}
+		out := list(L)
+		for _, w := range words {
+			out.Append(glua.LString(w))
+		}
+		L.Push(out)
+		return 1
+	}
 }
 
 func (h *Host) mcpNormalize(L *glua.LState) int {

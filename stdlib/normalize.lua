@@ -76,60 +76,12 @@ end
 -- M.split(line) splits a command line as a POSIX shell would: blanks
 -- separate words, 'single' and "double" quotes group (backslash escapes
 -- $ ` " \ inside double quotes), a backslash outside quotes escapes the
--- next character. It returns the words, or nil and why when a quote is
--- left open or the line needs a shell (| & ; < > ( ) ` or $( ).
+-- next character, a README's <placeholder> is kept. It returns the words,
+-- or nil and why when a quote is left open or the line needs a shell
+-- (| & ; < > ( ) ` or $( ). It is tai.mcp.split, the splitter Go uses for
+-- a pasted "mcp add" line; replace M.split to change both of its uses here.
 function M.split(line)
-  local words, cur, have = {}, {}, false
-  local i, n = 1, #line
-  while i <= n do
-    local c = line:sub(i, i)
-    if c == " " or c == "\t" or c == "\n" then
-      if have then words[#words + 1] = table.concat(cur) cur, have = {}, false end
-    elseif c == "'" then
-      local j = line:find("'", i + 1, true)
-      if not j then return nil, "a single quote (') is left open" end
-      cur[#cur + 1] = line:sub(i + 1, j - 1)
-      have = true
-      i = j
-    elseif c == '"' then
-      local j = i + 1
-      while true do
-        if j > n then return nil, 'a double quote (") is left open' end
-        local d = line:sub(j, j)
-        if d == '"' then break end
-        if d == "\\" and j < n and line:sub(j + 1, j + 1):match('[%$`"\\\n]') then
-          j = j + 1
-          d = line:sub(j, j)
-        elseif d == "`" or (d == "$" and line:sub(j + 1, j + 1) == "(") then
-          return nil, "it runs a command inside quotes (` or $( ))"
-        end
-        cur[#cur + 1] = d
-        j = j + 1
-      end
-      have = true
-      i = j
-    elseif c == "\\" then
-      if i < n then
-        cur[#cur + 1] = line:sub(i + 1, i + 1)
-        i = i + 1
-      end
-      have = true
-    elseif c == "<" and line:find("^<[^%s<>]+>", i) then
-      -- a README's <placeholder>, not a redirection: kept as written
-      local j = line:find(">", i, true)
-      cur[#cur + 1] = line:sub(i, j)
-      have = true
-      i = j
-    elseif c:match("[|&;<>()`]") or (c == "$" and line:sub(i + 1, i + 1) == "(") then
-      return nil, string.format("it uses the shell operator %q", c == "$" and "$(" or c)
-    else
-      cur[#cur + 1] = c
-      have = true
-    end
-    i = i + 1
-  end
-  if have then words[#words + 1] = table.concat(cur) end
-  return words
+  return tai.mcp.split(line)
 end
 
 -- Finding the servers ----------------------------------------------------

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -27,76 +26,6 @@ func cliLine(t string) (string, string, bool) {
 	}
 	t = strings.ReplaceAll(t, "\\\n", " ")
 	return t, m[1], true
-}
-
-// splitWords splits a command line as a POSIX shell would: blanks separate
-// words, 'single' and "double" quotes group (a backslash escapes $ ` " \
-// inside double quotes), a backslash outside quotes escapes the next
-// character. $VAR and ${VAR} stay as written. A quote left open or a shell
-// operator (| & ; < > ( ) ` $( ) is an error: the line needs a shell. It
-// follows M.split in stdlib/normalize.lua.
-func splitWords(line string) ([]string, error) {
-	var words []string
-	var cur strings.Builder
-	have := false
-	for i := 0; i < len(line); i++ {
-		c := line[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n':
-			if have {
-				words = append(words, cur.String())
-				cur.Reset()
-				have = false
-			}
-		case c == '\'':
-			j := strings.IndexByte(line[i+1:], '\'')
-			if j < 0 {
-				return nil, errors.New("a single quote (') is left open")
-			}
-			cur.WriteString(line[i+1 : i+1+j])
-			have = true
-			i += j + 1
-		case c == '"':
-			j := i + 1
-			for ; ; j++ {
-				if j >= len(line) {
-					return nil, errors.New(`a double quote (") is left open`)
-				}
-				d := line[j]
-				if d == '"' {
-					break
-				}
-				if d == '\\' && j+1 < len(line) && strings.IndexByte("$`\"\\\n", line[j+1]) >= 0 {
-					j++
-					d = line[j]
-				} else if d == '`' || d == '$' && j+1 < len(line) && line[j+1] == '(' {
-					return nil, errors.New("it runs a command inside quotes (` or $( ))")
-				}
-				cur.WriteByte(d)
-			}
-			have = true
-			i = j
-		case c == '\\':
-			if i+1 < len(line) {
-				cur.WriteByte(line[i+1])
-				i++
-			}
-			have = true
-		case strings.IndexByte("|&;<>()`", c) >= 0 || c == '$' && i+1 < len(line) && line[i+1] == '(':
-			op := string(c)
-			if c == '$' {
-				op = "$("
-			}
-			return nil, fmt.Errorf("it uses the shell operator %q", op)
-		default:
-			cur.WriteByte(c)
-			have = true
-		}
-	}
-	if have {
-		words = append(words, cur.String())
-	}
-	return words, nil
 }
 
 // cliFlag is one flag of a CLI's "mcp add": the canonical field it fills

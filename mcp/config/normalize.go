@@ -121,7 +121,7 @@ func Normalize(text string, opts *Options) ([]mcp.Entry, []Note, error) {
 	var notes []Note
 	source := SourceJSON
 	if line, cli, ok := cliLine(t); ok {
-		words, err := splitWords(line)
+		words, err := SplitWords(line)
 		if err != nil {
 			return nil, nil, fmt.Errorf("the %s mcp add line cannot be read without a shell: %v; paste the command as the README shows it, or the server's JSON block", cli, err)
 		}

@@ -62,6 +62,7 @@ return {
     eq(none, nil, "shell operator")
     assert(why:find("&"), why)
     eq(N.split("a <token> b")[2], "<token>", "placeholder kept")
+    eq(tai.mcp.split("a 'b c'")[2], "b c", "tai.mcp.split is the same splitter")
   end,
 
   ["a whole command line in command becomes command and args"] = function()
