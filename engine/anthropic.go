@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"tai/mcp"
 )
 
 // AnthropicVersion is the anthropic-version header sent with every request.
@@ -249,7 +251,7 @@ type anBlockBuilder struct {
 }
 
 func (c *AnthropicClient) readStream(body io.Reader, onText func(string)) (Response, error) {
-	sse := newSSEReader(body)
+	sse := mcp.NewSSEReader(body, maxSSEEvent)
 	var text strings.Builder
 	var blocks []*anBlockBuilder
 	byIndex := map[int]*anBlockBuilder{}
@@ -268,12 +270,16 @@ func (c *AnthropicClient) readStream(body io.Reader, onText func(string)) (Respo
 		if err != nil {
 			return fail(fmt.Errorf("%s model %q: reading the stream: %v", c.cfg.Provider, c.cfg.Model, err))
 		}
+		evType := ev.Type
+		if evType == "message" { // the stream named no type
+			evType = ""
+		}
 		var e anEvent
 		if err := json.Unmarshal(ev.Data, &e); err != nil {
-			return fail(fmt.Errorf("%s model %q: undecodable %s event: %v", c.cfg.Provider, c.cfg.Model, ev.Event, err))
+			return fail(fmt.Errorf("%s model %q: undecodable %s event: %v", c.cfg.Provider, c.cfg.Model, evType, err))
 		}
 		if e.Type == "" {
-			e.Type = ev.Event
+			e.Type = evType
 		}
 		switch e.Type {
 		case "ping":

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"tai/mcp"
 )
 
 // OpenAIClient is a ChatClient for OpenAI-compatible chat-completions APIs
@@ -244,7 +246,7 @@ type callBuilder struct {
 }
 
 func (c *OpenAIClient) readStream(body io.Reader, onText func(string)) (Response, error) {
-	sse := newSSEReader(body)
+	sse := mcp.NewSSEReader(body, maxSSEEvent)
 	var text strings.Builder
 	var calls []*callBuilder
 	byIndex := map[int]*callBuilder{}

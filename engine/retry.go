@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -533,86 +532,6 @@ func (r *idleReader) Read(p []byte) (int, error) {
 func (r *idleReader) Close() error {
 	r.once.Do(func() { r.timer.Stop() })
 	return r.r.Close()
-}
-
-// sseEvent is one server-sent event.
-type sseEvent struct {
-	Event string
-	Data  []byte
-}
-
-// sseReader reads server-sent events, each at most maxSSEEvent bytes.
-type sseReader struct {
-	r *bufio.Reader
-}
-
-func newSSEReader(r io.Reader) *sseReader {
-	return &sseReader{r: bufio.NewReaderSize(r, 64<<10)}
-}
-
-// Next returns the next event with data. io.EOF means the stream ended
-// cleanly between events; io.ErrUnexpectedEOF that it ended inside one.
-func (s *sseReader) Next() (sseEvent, error) {
-	var ev sseEvent
-	var data []byte
-	hasData := false
-	size := 0
-	for {
-		line, err := s.readLine(&size)
-		if err != nil {
-			if err == io.EOF && (hasData || ev.Event != "") {
-				return sseEvent{}, io.ErrUnexpectedEOF
-			}
-			return sseEvent{}, err
-		}
-		if len(line) == 0 {
-			if hasData {
-				ev.Data = data
-				return ev, nil
-			}
-			ev = sseEvent{}
-			size = 0
-			continue
-		}
-		if line[0] == ':' {
-			continue
-		}
-		field, value, _ := bytes.Cut(line, []byte(":"))
-		value = bytes.TrimPrefix(value, []byte(" "))
-		switch string(field) {
-		case "event":
-			ev.Event = string(value)
-		case "data":
-			if hasData {
-				data = append(data, '\n')
-			}
-			data = append(data, value...)
-			hasData = true
-		}
-	}
-}
-
-func (s *sseReader) readLine(size *int) ([]byte, error) {
-	var line []byte
-	for {
-		frag, err := s.r.ReadSlice('\n')
-		*size += len(frag)
-		if *size > maxSSEEvent {
-			return nil, fmt.Errorf("server-sent event larger than %d bytes", maxSSEEvent)
-		}
-		line = append(line, frag...)
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if err != nil {
-			if err == io.EOF && len(line) > 0 {
-				return nil, io.ErrUnexpectedEOF
-			}
-			return nil, err
-		}
-		line = bytes.TrimSuffix(line, []byte("\n"))
-		return bytes.TrimSuffix(line, []byte("\r")), nil
-	}
 }
 
 func limitReader(r io.Reader, n int64) io.Reader { return io.LimitReader(r, n) }

@@ -6,11 +6,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"tai/engine/fakemodel"
+	"tai/mcp"
 )
 
 func TestRetry(t *testing.T) {
@@ -299,6 +301,11 @@ func TestBaseURLMistakes(t *testing.T) {
 	}
 }
 
+// TestSSEReader checks mcp's SSE reader as the model providers use it: an
+// unnamed event has type "message" (anthropic.go maps it back to ""), a
+// stream cut inside an event ends with io.EOF (the incomplete event is
+// dropped; both providers treat that as a stream ended too soon), and the
+// size error names the model stream's cap, not MCP_HTTP_MAX_BODY.
 func TestSSEReader(t *testing.T) {
 	cases := []struct {
 		name string
@@ -306,26 +313,27 @@ func TestSSEReader(t *testing.T) {
 		want []string // "event|data"
 		end  error
 	}{
-		{"simple", "data: a\n\ndata: b\n\n", []string{"|a", "|b"}, io.EOF},
+		{"simple", "data: a\n\ndata: b\n\n", []string{"message|a", "message|b"}, io.EOF},
 		{"named and crlf", "event: ping\r\ndata: {}\r\n\r\n", []string{"ping|{}"}, io.EOF},
-		{"multi-line data", "data: a\ndata: b\n\n", []string{"|a\nb"}, io.EOF},
-		{"comments and no space", ": keep-alive\ndata:x\n\n", []string{"|x"}, io.EOF},
-		{"event without data is skipped", "event: lone\n\ndata: y\n\n", []string{"|y"}, io.EOF},
-		{"cut inside an event", "data: a\n\ndata: partial", []string{"|a"}, io.ErrUnexpectedEOF},
-		{"cut before blank line", "data: a\n", nil, io.ErrUnexpectedEOF},
+		{"multi-line data", "data: a\ndata: b\n\n", []string{"message|a\nb"}, io.EOF},
+		{"comments and no space", ": keep-alive\ndata:x\n\n", []string{"message|x"}, io.EOF},
+		{"event without data is skipped", "event: lone\n\ndata: y\n\n", []string{"message|y"}, io.EOF},
+		{"cut inside an event drops it", "data: a\n\ndata: partial", []string{"message|a"}, io.EOF},
+		{"cut before blank line drops it", "data: a\n", nil, io.EOF},
+		{"cut named event drops it", "event: ping\ndata: a\n", nil, io.EOF},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newSSEReader(strings.NewReader(tc.in))
+			r := mcp.NewSSEReader(strings.NewReader(tc.in), maxSSEEvent)
 			var got []string
 			var err error
 			for {
-				var ev sseEvent
+				var ev mcp.SSEEvent
 				ev, err = r.Next()
 				if err != nil {
 					break
 				}
-				got = append(got, ev.Event+"|"+string(ev.Data))
+				got = append(got, ev.Type+"|"+string(ev.Data))
 			}
 			if strings.Join(got, ",") != strings.Join(tc.want, ",") || err != tc.end {
 				t.Errorf("got %q, %v; want %q, %v", got, err, tc.want, tc.end)
@@ -333,8 +341,10 @@ func TestSSEReader(t *testing.T) {
 		})
 	}
 	huge := "data: " + strings.Repeat("x", maxSSEEvent+1) + "\n\n"
-	if _, err := newSSEReader(strings.NewReader(huge)).Next(); err == nil || !strings.Contains(err.Error(), "larger than") {
-		t.Errorf("oversized event: %v", err)
+	_, err := mcp.NewSSEReader(strings.NewReader(huge), maxSSEEvent).Next()
+	if !errors.Is(err, mcp.ErrEventTooLarge) || errors.Is(err, mcp.ErrTooLarge) ||
+		!strings.Contains(err.Error(), strconv.Itoa(maxSSEEvent)) || strings.Contains(err.Error(), "MCP_HTTP_MAX_BODY") {
+		t.Errorf("oversized event: %v; want ErrEventTooLarge naming the %d-byte cap", err, maxSSEEvent)
 	}
 }
 

@@ -1,8 +1,10 @@
 package mcp
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"time"
 )
@@ -32,7 +34,8 @@ const sseReadSize = 4 << 10
 // LastID and Retry but is never returned.
 //
 // A line or an event's data larger than max bytes fails the stream with an
-// error naming MCP_HTTP_MAX_BODY, before more than max bytes are buffered.
+// error naming MCP_HTTP_MAX_BODY (ErrEventTooLarge when plainSize is set),
+// before more than max bytes are buffered.
 type sseParser struct {
 	r   io.Reader
 	max int
@@ -60,6 +63,11 @@ type sseParser struct {
 	// whether it asked at all.
 	Retry    time.Duration
 	RetrySet bool
+
+	// plainSize makes an oversize line or event fail with
+	// ErrEventTooLarge instead of ErrTooLarge (set by NewSSEReader, whose
+	// cap is the caller's, not MCP_HTTP_MAX_BODY).
+	plainSize bool
 }
 
 // newSSEParser returns a parser reading r with lines and events capped at
@@ -69,8 +77,11 @@ func newSSEParser(r io.Reader, max int) *sseParser {
 }
 
 // errTooLarge reports an event stream line or event over the cap; it
-// wraps ErrTooLarge.
+// wraps ErrTooLarge (ErrEventTooLarge for an SSEReader).
 func (p *sseParser) errTooLarge(what string) error {
+	if p.plainSize {
+		return fmt.Errorf("%w: the server sent an SSE %s over %d bytes; refusing it", ErrEventTooLarge, what, p.max)
+	}
 	return fmt.Errorf("%w: the server sent an SSE %s over %d bytes; refusing it", ErrTooLarge, what, p.max)
 }
 
@@ -264,4 +275,44 @@ func parseDigits(b []byte) (int64, bool) {
 		return maxRetryMillis, true
 	}
 	return n, true
+}
+
+// ErrEventTooLarge reports, from an SSEReader, a line or an event's data
+// over the reader's cap.
+var ErrEventTooLarge = errors.New("server-sent event too large")
+
+// SSEEvent is one event read by an SSEReader.
+type SSEEvent struct {
+	// Type is the event type; "message" when the stream named none.
+	Type string
+	// Data is the event's data, lines joined with "\n"; never empty.
+	Data []byte
+}
+
+// SSEReader reads a text/event-stream body with the same WHATWG parser the
+// HTTP transport uses, for other streams over HTTP (such as a model API's
+// streamed answer). Its id and retry fields are parsed but not reported.
+type SSEReader struct {
+	p *sseParser
+}
+
+// NewSSEReader returns a reader of r whose lines and events' data are each
+// capped at max bytes; over the cap, Next fails with ErrEventTooLarge
+// before more than max bytes are buffered.
+func NewSSEReader(r io.Reader, max int64) *SSEReader {
+	n := int(min(max, math.MaxInt))
+	p := newSSEParser(r, n)
+	p.plainSize = true
+	return &SSEReader{p: p}
+}
+
+// Next returns the next event with non-empty data. It returns io.EOF when
+// the stream ends, also inside an event (an incomplete event is dropped,
+// as WHATWG says), or the reader's error.
+func (r *SSEReader) Next() (SSEEvent, error) {
+	ev, err := r.p.Next()
+	if err != nil {
+		return SSEEvent{}, err
+	}
+	return SSEEvent{Type: ev.Type, Data: ev.Data}, nil
 }
