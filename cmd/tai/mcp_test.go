@@ -45,12 +45,15 @@ func TestREPLMCPServerForTheModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := newEnv(t)
+	// The marker tells this test's server apart from any other test
+	// binary's on the machine when the processes are counted at the end.
+	marker := fmt.Sprintf("%d-%s", os.Getpid(), t.TempDir())
 	srv := fakemodel.NewOpenAI(t)
 	srv.SetRule(fromToolResults)
 	s := startREPLWith(t, e, e.modelVars(srv), "--clean")
 	s.expect("tai:default> ")
 	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"echoer": map[string]any{
-		"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{mcpServerEnv: "1"},
+		"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{mcpServerEnv: marker},
 	}}})
 	s.typeKeys("/mcp add " + string(cfg) + "\r")
 	s.expect("first time:")
@@ -83,14 +86,14 @@ func TestREPLMCPServerForTheModel(t *testing.T) {
 	if out := s.seen.String(); strings.Contains(out, "not approved") {
 		t.Fatalf("a call was refused:\n%s", out)
 	}
-	if pids := mcpServers(t); len(pids) > 0 {
+	if pids := mcpServers(t, marker); len(pids) > 0 {
 		t.Fatalf("MCP server processes left after tai exited: %v", pids)
 	}
 }
 
 // mcpServers lists the running processes that are this test's MCP server
-// (this binary with mcpServerEnv in its environment).
-func mcpServers(t *testing.T) []string {
+// (a process with mcpServerEnv set to marker in its environment).
+func mcpServers(t *testing.T, marker string) []string {
 	t.Helper()
 	dirs, err := os.ReadDir("/proc")
 	if err != nil {
@@ -103,7 +106,7 @@ func mcpServers(t *testing.T) []string {
 			continue
 		}
 		for _, kv := range strings.Split(string(env), "\x00") {
-			if kv == mcpServerEnv+"=1" {
+			if kv == mcpServerEnv+"="+marker {
 				out = append(out, d.Name())
 			}
 		}
