@@ -9,9 +9,12 @@ import (
 	"os/exec"
 	"strconv"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	glua "github.com/yuin/gopher-lua"
+
+	"tai/mcp"
 )
 
 // serveBenchMCP is the minimal NDJSON MCP server of the benchmarks
@@ -66,7 +69,10 @@ const benchEcho = "hello, benchmark"
 // BenchmarkLuaMCPCall compares sequential echo calls over stdio against one
 // minimal server process: a Lua loop of c:call on a vault-backed host
 // (conversion and redaction included), the go-sdk client, and the raw
-// floor (write one tools/call line, read the answer line).
+// floor (write one tools/call line, read the answer line). paired runs the
+// floor and c:call in alternating blocks and reports their ratio, the
+// figure to read on a shared machine; in-process is c:call without the
+// pipe, the cost tai itself adds.
 func BenchmarkLuaMCPCall(b *testing.B) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -121,6 +127,64 @@ func BenchmarkLuaMCPCall(b *testing.B) {
 		reportCPU(b, cpu)
 	})
 
+	// paired runs the raw floor and the c:call loop in alternating blocks
+	// of pairBlock calls, each against its own server process, so both
+	// see the same machine: on shared or virtual CPUs the cost of waking
+	// a process swings 2-3× from one second to the next, which moves the
+	// floor far more than anything the client does. It reports both rates
+	// and their ratio.
+	b.Run("paired", func(b *testing.B) {
+		const pairBlock = 100
+		cmd := server()
+		stdin, _ := cmd.StdinPipe()
+		stdout, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		defer func() { stdin.Close(); cmd.Wait() }()
+		r := bufio.NewReader(stdout)
+		line := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + benchEcho + `"}}}` + "\n")
+		h := newHost(b, Options{Vault: openTestVault(b, "pw")}, nil)
+		if _, err := h.DoString(ctx, `tai.vault.secret_set("bench-token", "not-in-the-echo-1234")`, "setup"); err != nil {
+			b.Fatal(err)
+		}
+		fn := mustLoad(b, h, fmt.Sprintf(`c = assert(tai.mcp.connect{name = "bench", command = %q, args = {"-test.run=^$"}, env = {TAI_LUA_TEST_MCP = "bench"}})
+			return function(n)
+				for _ = 1, n do
+					local r, err = c:call("echo", {text = %q})
+					if not r then error(err) end
+				end
+			end`, exe, benchEcho))
+		var rawTime, luaTime time.Duration
+		b.ResetTimer()
+		for done := 0; done < b.N; {
+			n := min(pairBlock, b.N-done)
+			start := time.Now()
+			for range n {
+				if _, err := stdin.Write(line); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := r.ReadSlice('\n'); err != nil {
+					b.Fatal(err)
+				}
+			}
+			mid := time.Now()
+			if _, err := h.Call(ctx, fn, glua.LNumber(n)); err != nil {
+				b.Fatal(err)
+			}
+			rawTime += mid.Sub(start)
+			luaTime += time.Since(mid)
+			done += n
+		}
+		b.StopTimer()
+		if _, err := h.DoString(ctx, `c:close()`, "teardown"); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(b.N)/rawTime.Seconds(), "raw-calls/s")
+		b.ReportMetric(float64(b.N)/luaTime.Seconds(), "lua-calls/s")
+		b.ReportMetric(rawTime.Seconds()/luaTime.Seconds(), "lua/raw")
+	})
+
 	b.Run("lua", func(b *testing.B) {
 		h := newHost(b, Options{Vault: openTestVault(b, "pw")}, nil)
 		if _, err := h.DoString(ctx, `tai.vault.secret_set("bench-token", "not-in-the-echo-1234")`, "setup"); err != nil {
@@ -142,4 +206,79 @@ func BenchmarkLuaMCPCall(b *testing.B) {
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
 		reportCPU(b, cpu)
 	})
+
+	// in-process is the c:call loop over a transport that answers in the
+	// caller's own Recv: no pipe, no second process, no wake-ups. It is the
+	// cost of the Lua binding, the client and redaction alone, which is
+	// what the stdio runs add to the raw floor.
+	b.Run("in-process", func(b *testing.B) {
+		h := newHost(b, Options{Vault: openTestVault(b, "pw")}, nil)
+		if _, err := h.DoString(ctx, `tai.vault.secret_set("bench-token", "not-in-the-echo-1234")`, "setup"); err != nil {
+			b.Fatal(err)
+		}
+		store, err := h.Vault()
+		if err != nil {
+			b.Fatal(err)
+		}
+		c := mcp.NewClient("bench", &answerAtOnce{q: make(chan *mcp.Message, 4)}, &mcp.ClientOptions{Redact: store.Redact})
+		if err := c.Start(ctx); err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		ud := h.L.NewUserData()
+		ud.Value = &mcpHandle{c: c, name: "bench", entry: mcp.Entry{Name: "bench"}, redact: store.Redact,
+			redactor: func() (func(string) string, error) {
+				r, err := store.Redactor()
+				if err != nil {
+					return nil, err
+				}
+				return r.Redact, nil
+			}}
+		h.L.SetMetatable(ud, h.L.GetTypeMetatable(mcpClientType))
+		h.L.SetGlobal("c", ud)
+		fn := mustLoad(b, h, fmt.Sprintf(`return function(n)
+				for _ = 1, n do
+					local r, err = c:call("echo", {text = %q})
+					if not r then error(err) end
+				end
+			end`, benchEcho))
+		b.ReportAllocs()
+		b.ResetTimer()
+		cpu := cpuTime()
+		if _, err := h.Call(ctx, fn, glua.LNumber(b.N)); err != nil {
+			b.Fatal(err)
+		}
+		reportCPU(b, cpu)
+	})
+}
+
+// answerAtOnce is a transport whose server answers each request before
+// Send returns; the answer waits in q for the caller's Recv.
+type answerAtOnce struct{ q chan *mcp.Message }
+
+func (a *answerAtOnce) Connect(context.Context) error { return nil }
+func (a *answerAtOnce) Close() error                  { return nil }
+
+func (a *answerAtOnce) Send(_ context.Context, m *mcp.Message) error {
+	if m.ID == (mcp.ID{}) {
+		return nil // a notification
+	}
+	res := `{}`
+	switch m.Method {
+	case mcp.MethodInitialize:
+		res = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"bench","version":"1"}}`
+	case mcp.MethodToolsCall:
+		res = `{"content":[{"type":"text","text":"` + benchEcho + `"}]}`
+	}
+	a.q <- &mcp.Message{ID: m.ID, Result: json.RawMessage(res)}
+	return nil
+}
+
+func (a *answerAtOnce) Recv(ctx context.Context) (*mcp.Message, error) {
+	select {
+	case m := <-a.q:
+		return m, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }

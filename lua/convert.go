@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"sync/atomic"
 	"time"
+	"weak"
 
 	glua "github.com/yuin/gopher-lua"
 )
@@ -47,6 +49,28 @@ func installMarkers(L *glua.LState) {
 
 func registryValue(L *glua.LState, key string) glua.LValue {
 	return L.Get(glua.RegistryIndex).(*glua.LTable).RawGetString(key)
+}
+
+// markers are the marker metatables and the null sentinel of one state.
+type markers struct {
+	registry                weak.Pointer[glua.LTable] // weak: a closed state is not kept alive
+	objectMT, arrayMT, null glua.LValue
+}
+
+// lastMarkers holds the markers last looked up. A process usually runs
+// one state, so each conversion finds its markers with one comparison
+// instead of three lookups in the registry.
+var lastMarkers atomic.Pointer[markers]
+
+// stateMarkers returns L's markers (see installMarkers).
+func stateMarkers(L *glua.LState) *markers {
+	reg := L.Get(glua.RegistryIndex).(*glua.LTable)
+	if m := lastMarkers.Load(); m != nil && m.registry.Value() == reg {
+		return m
+	}
+	m := &markers{registry: weak.Make(reg), objectMT: reg.RawGetString(regObjectMT), arrayMT: reg.RawGetString(regArrayMT), null: reg.RawGetString(regNull)}
+	lastMarkers.Store(m)
+	return m
 }
 
 // Null returns the Lua value that stands for JSON null inside tables
@@ -251,7 +275,8 @@ func reflectToLua(L *glua.LState, v any, depth int) (glua.LValue, error) {
 // []any, and an unmarked empty table an empty object. Functions, userdata,
 // threads, cycles, NaN and infinities are errors naming where they sit.
 func FromLua(L *glua.LState, v glua.LValue) (any, error) {
-	c := converter{L: L, objectMT: registryValue(L, regObjectMT), arrayMT: registryValue(L, regArrayMT), null: registryValue(L, regNull)}
+	m := stateMarkers(L)
+	c := converter{L: L, objectMT: m.objectMT, arrayMT: m.arrayMT, null: m.null}
 	return c.from(v, 0, "")
 }
 
@@ -311,6 +336,10 @@ func (c *converter) isArray(t *glua.LTable) bool {
 		return true
 	}
 	n := t.Len()
+	if n == 0 {
+		// Empty, or only keys that are not 1..n: an object either way.
+		return false
+	}
 	count := 0
 	allInts := true
 	t.ForEach(func(k, _ glua.LValue) {

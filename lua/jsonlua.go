@@ -29,8 +29,8 @@ import (
 // nil, is applied to every string, keys included, before it becomes a Lua
 // value. A top-level null is nil.
 func decodeJSON(L *glua.LState, data []byte, redact func(string) string) (glua.LValue, error) {
-	d := jsonDecoder{L: L, data: data, redact: redact,
-		objectMT: registryValue(L, regObjectMT), arrayMT: registryValue(L, regArrayMT), null: registryValue(L, regNull),
+	m := stateMarkers(L)
+	d := jsonDecoder{L: L, data: data, redact: redact, objectMT: m.objectMT, arrayMT: m.arrayMT, null: m.null,
 		stack: make([]glua.LValue, 0, 8), keys: make([]string, 0, 4)}
 	v, err := d.value(0)
 	if err == nil {
@@ -248,7 +248,7 @@ func (d *jsonDecoder) str() (string, error) {
 	raw := d.data[start:i]
 	var s string
 	if plain || (!hasByte(raw, '\\') && utf8.Valid(raw)) {
-		s = string(raw)
+		s = wellKnown(raw)
 	} else {
 		b, ok := unquoteJSON(d.scratch[:0], raw)
 		if !ok {
@@ -261,6 +261,44 @@ func (d *jsonDecoder) str() (string, error) {
 		s = d.redact(s)
 	}
 	return s, nil
+}
+
+// wellKnown returns raw as a string, without allocating for the keys and
+// values MCP results repeat in every call.
+func wellKnown(raw []byte) string {
+	switch string(raw) { // compiled without a conversion
+	case "content":
+		return "content"
+	case "type":
+		return "type"
+	case "text":
+		return "text"
+	case "isError":
+		return "isError"
+	case "structuredContent":
+		return "structuredContent"
+	case "_meta":
+		return "_meta"
+	case "image":
+		return "image"
+	case "audio":
+		return "audio"
+	case "resource":
+		return "resource"
+	case "resource_link":
+		return "resource_link"
+	case "mimeType":
+		return "mimeType"
+	case "data":
+		return "data"
+	case "uri":
+		return "uri"
+	case "name":
+		return "name"
+	case "annotations":
+		return "annotations"
+	}
+	return string(raw)
 }
 
 func hasByte(b []byte, c byte) bool {
@@ -433,7 +471,8 @@ var errNoJSONForm = errors.New("no JSON form")
 // EncodeJSON(FromLua(L, v), "") would, with FromLua's error when v has no
 // JSON form.
 func encodeLua(L *glua.LState, v glua.LValue) ([]byte, error) {
-	e := jsonEncoder{converter: converter{L: L, objectMT: registryValue(L, regObjectMT), arrayMT: registryValue(L, regArrayMT), null: registryValue(L, regNull)}}
+	m := stateMarkers(L)
+	e := jsonEncoder{converter: converter{L: L, objectMT: m.objectMT, arrayMT: m.arrayMT, null: m.null}}
 	b, err := e.append(make([]byte, 0, 128), v, 0)
 	if err != nil {
 		if _, ferr := FromLua(L, v); ferr != nil {

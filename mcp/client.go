@@ -153,6 +153,10 @@ type Client struct {
 	nextID  atomic.Int64
 	mu      sync.Mutex
 	pending map[ID]pendingCall
+	// spare is a reply channel a finished request left empty, for the next
+	// one. A channel is put back only when its reply was received: each
+	// pending entry is taken out once, by its one sender. Under mu.
+	spare   chan reply
 	err     error         // terminal failure, set once before done closes
 	done    chan struct{} // closed when the session is over
 	readEnd chan struct{} // closed when the idle reader returns
@@ -610,12 +614,15 @@ func (c *Client) request(ctx context.Context, method string, params any) (json.R
 // ctx's). When that deadline passes first, the server gets
 // notifications/cancelled and requestID returns context.DeadlineExceeded.
 func (c *Client) requestID(ctx context.Context, id ID, method string, raw json.RawMessage, deadline int64) (json.RawMessage, error) {
-	ch := make(chan reply, 1)
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
 		c.mu.Unlock()
 		return nil, c.wrap(method, err)
+	}
+	ch := c.spare
+	if c.spare = nil; ch == nil {
+		ch = make(chan reply, 1)
 	}
 	c.pending[id] = pendingCall{ch: ch, deadline: deadline}
 	if deadline != 0 {
@@ -635,7 +642,12 @@ func (c *Client) requestID(ctx context.Context, id ID, method string, raw json.R
 		c.forget(id)
 		return nil, c.wrap(method, err)
 	}
-	r, err := c.await(ctx, ch)
+	r, got, err := c.await(ctx, ch)
+	if got {
+		c.mu.Lock()
+		c.spare = ch
+		c.mu.Unlock()
+	}
 	switch m := r.m; {
 	case r.timedOut:
 		c.cancelRemote(id, "timed out")
@@ -664,9 +676,10 @@ func (c *Client) requestID(ctx context.Context, id ID, method string, raw json.R
 }
 
 // await waits for the reply on ch, reading the connection itself whenever
-// the read token is free. It returns the reply, or a zero reply and the
-// session's failure, or a zero reply and ctx's error when ctx ended.
-func (c *Client) await(ctx context.Context, ch chan reply) (reply, error) {
+// the read token is free. It returns the reply and got true, or a zero
+// reply and the session's failure, or a zero reply and ctx's error when
+// ctx ended.
+func (c *Client) await(ctx context.Context, ch chan reply) (reply, bool, error) {
 	c.waiters.Add(1)
 	defer func() {
 		c.lastBusy.Store(int64(time.Since(c.epoch)))
@@ -681,23 +694,23 @@ func (c *Client) await(ctx context.Context, ch chan reply) (reply, error) {
 	for {
 		select {
 		case r := <-ch:
-			return r, nil
+			return r, true, nil
 		case <-c.done:
 			select { // the answer may have arrived just before the end
 			case r := <-ch:
-				return r, nil
+				return r, true, nil
 			default:
 			}
-			return reply{}, c.err
+			return reply{}, false, c.err
 		case <-ctx.Done():
-			return reply{}, ctx.Err()
+			return reply{}, false, ctx.Err()
 		case <-c.readTok:
 			// Another reader may have delivered our answer just before
 			// handing the token over; reading now could wait forever.
 			select {
 			case r := <-ch:
 				c.readTok <- struct{}{}
-				return r, nil
+				return r, true, nil
 			default:
 			}
 			c.mu.Lock()
@@ -710,7 +723,7 @@ func (c *Client) await(ctx context.Context, ch chan reply) (reply, error) {
 			c.readTok <- struct{}{}
 			select { // our own answer wins over reading again
 			case r := <-ch:
-				return r, nil
+				return r, true, nil
 			default:
 			}
 		}

@@ -759,3 +759,46 @@ func TestClientCallTimeoutsOverlap(t *testing.T) {
 		t.Errorf("cancellations = %s, want two timed out", res.Text())
 	}
 }
+
+// TestClientReplyNeverReachesTheNextCall cancels calls at every point of
+// their life, just before or after their answer arrives (often delivered
+// by another caller reading for both), and checks that each caller's next
+// call gets its own answer: a reply channel is reused only when its reply
+// was taken.
+func TestClientReplyNeverReachesTheNextCall(t *testing.T) {
+	c := connectFake(t, "default", nil)
+	ctx := testCtx(t)
+	caller := func(who string, rounds int) error {
+		for i := range rounds {
+			cctx, cancel := context.WithCancel(ctx)
+			go func() {
+				for range i % 7 * 40 {
+					runtime.Gosched()
+				}
+				cancel()
+			}()
+			if _, err := c.Call(cctx, "echo", map[string]any{"text": fmt.Sprintf("%s cancelled %d", who, i)}); err != nil && !errors.Is(err, context.Canceled) {
+				return fmt.Errorf("%s call %d: %v", who, i, err)
+			}
+			cancel()
+			want := fmt.Sprintf("%s own %d", who, i)
+			res, err := c.Call(ctx, "echo", map[string]any{"text": want})
+			if err != nil {
+				return fmt.Errorf("%s call after %d: %v", who, i, err)
+			}
+			if got := res.Text(); got != want {
+				return fmt.Errorf("%s call after %d answered %q, want %q", who, i, got, want)
+			}
+		}
+		return nil
+	}
+	errs := make(chan error, 4)
+	for w := range 4 {
+		go func() { errs <- caller(fmt.Sprint("caller", w), 1000) }()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
