@@ -535,7 +535,7 @@ func (c *Call) Run(ctx context.Context) (Result, error) {
 			res.Content[i].Text = unechoArgs(res.Content[i].Text, c.args)
 		}
 	}
-	res = redactResult(red.Redact, res)
+	res = redactResult(red.Func(), res)
 	size := res.size()
 	res, spillErr := r.spill(c.tool, c.digest, res)
 	if aerr := r.audit(c.session, c.tool, c.digest, outcome, dur, size); aerr != nil {
@@ -730,7 +730,7 @@ func (r *Registry) RedactValue(v any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, _ := vault.RedactValue(red.Redact, v)
+	out, _ := vault.RedactValue(red.Func(), v)
 	return out, nil
 }
 

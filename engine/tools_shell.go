@@ -77,7 +77,7 @@ func (e *Engine) runShell(ctx context.Context, args map[string]any) (Result, err
 	if err != nil {
 		return Result{}, err
 	}
-	return runCommand(ctx, argv, resolvePath(e.dir, cwd), e.shellEnv(ctx), timeout, red.Redact), nil
+	return runCommand(ctx, argv, resolvePath(e.dir, cwd), e.shellEnv(ctx), timeout, red.Func()), nil
 }
 
 // runCommand runs argv in dir with the environment env under the shell

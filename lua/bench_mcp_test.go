@@ -232,7 +232,7 @@ func BenchmarkLuaMCPCall(b *testing.B) {
 				if err != nil {
 					return nil, err
 				}
-				return r.Redact, nil
+				return r.Func(), nil
 			}}
 		h.L.SetMetatable(ud, h.L.GetTypeMetatable(mcpClientType))
 		h.L.SetGlobal("c", ud)

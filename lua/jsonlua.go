@@ -104,9 +104,12 @@ func (d *jsonDecoder) value(depth int) (glua.LValue, error) {
 	case '[':
 		return d.array(depth)
 	case '"':
-		s, err := d.str()
+		s, known, err := d.str()
 		if err != nil {
 			return nil, err
+		}
+		if known >= 0 {
+			return wellKnownValues[known], nil
 		}
 		return glua.LString(s), nil
 	case 't':
@@ -143,7 +146,7 @@ func (d *jsonDecoder) object(depth int) (glua.LValue, error) {
 			if d.i >= len(d.data) || d.data[d.i] != '"' {
 				return nil, errJSONSyntax
 			}
-			k, err := d.str()
+			k, _, err := d.str()
 			if err != nil {
 				return nil, err
 			}
@@ -221,8 +224,9 @@ func (d *jsonDecoder) array(depth int) (glua.LValue, error) {
 
 // str decodes the string at d.data[d.i] == '"' as encoding/json does:
 // invalid UTF-8 and lone surrogates become U+FFFD. The result is
-// redacted.
-func (d *jsonDecoder) str() (string, error) {
+// redacted. known is its index in wellKnownStrings when it is one of
+// them, redaction included, and -1 otherwise.
+func (d *jsonDecoder) str() (s string, known int, err error) {
 	start := d.i + 1
 	i := start
 	plain := true // no escapes and nothing beyond ASCII
@@ -232,7 +236,7 @@ func (d *jsonDecoder) str() (string, error) {
 			break
 		}
 		if c < 0x20 {
-			return "", errJSONSyntax
+			return "", -1, errJSONSyntax
 		}
 		if c == '\\' {
 			plain = false
@@ -242,63 +246,51 @@ func (d *jsonDecoder) str() (string, error) {
 		}
 	}
 	if i >= len(d.data) {
-		return "", errJSONSyntax
+		return "", -1, errJSONSyntax
 	}
 	d.i = i + 1
 	raw := d.data[start:i]
-	var s string
+	known = -1
 	if plain || (!hasByte(raw, '\\') && utf8.Valid(raw)) {
-		s = wellKnown(raw)
+		s, known = wellKnown(raw)
 	} else {
 		b, ok := unquoteJSON(d.scratch[:0], raw)
 		if !ok {
-			return "", errJSONSyntax
+			return "", -1, errJSONSyntax
 		}
 		d.scratch = b
 		s = string(b)
 	}
 	if d.redact != nil {
-		s = d.redact(s)
+		if r := d.redact(s); r != s {
+			s, known = r, -1
+		}
 	}
-	return s, nil
+	return s, known, nil
 }
 
-// wellKnown returns raw as a string, without allocating for the keys and
-// values MCP results repeat in every call.
-func wellKnown(raw []byte) string {
-	switch string(raw) { // compiled without a conversion
-	case "content":
-		return "content"
-	case "type":
-		return "type"
-	case "text":
-		return "text"
-	case "isError":
-		return "isError"
-	case "structuredContent":
-		return "structuredContent"
-	case "_meta":
-		return "_meta"
-	case "image":
-		return "image"
-	case "audio":
-		return "audio"
-	case "resource":
-		return "resource"
-	case "resource_link":
-		return "resource_link"
-	case "mimeType":
-		return "mimeType"
-	case "data":
-		return "data"
-	case "uri":
-		return "uri"
-	case "name":
-		return "name"
-	case "annotations":
-		return "annotations"
+// wellKnownStrings are the keys and values MCP results repeat in every
+// call; wellKnownValues holds each as a Lua value, so decoding one
+// allocates nothing.
+var wellKnownStrings = [...]string{"content", "type", "text", "isError", "structuredContent", "_meta",
+	"image", "audio", "resource", "resource_link", "mimeType", "data", "uri", "name", "annotations"}
+
+var wellKnownValues = func() (v [len(wellKnownStrings)]glua.LValue) {
+	for i, s := range wellKnownStrings {
+		v[i] = glua.LString(s)
 	}
-	return string(raw)
+	return v
+}()
+
+// wellKnown returns raw as a string and its index in wellKnownStrings,
+// or a copy of raw and -1.
+func wellKnown(raw []byte) (string, int) {
+	for i, k := range wellKnownStrings {
+		if len(k) == len(raw) && k == string(raw) {
+			return k, i
+		}
+	}
+	return string(raw), -1
 }
 
 func hasByte(b []byte, c byte) bool {

@@ -132,6 +132,27 @@ func TestDecodeJSONRedactsEveryString(t *testing.T) {
 	}
 }
 
+// TestDecodeJSONRedactsWellKnownStrings checks that the keys and values
+// decoded without a copy (content, type, text, ...) are redacted too: a
+// secret may be spelled like one of them.
+func TestDecodeJSONRedactsWellKnownStrings(t *testing.T) {
+	L := newState(t)
+	redact := func(s string) string { return strings.ReplaceAll(s, "text", "[REDACTED:t]") }
+	doc := `{"content":[{"type":"text","text":"text"}]}`
+	checkDecodeSame(t, L, []byte(doc), redact)
+	v, err := decodeJSON(L, []byte(doc), redact)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := encodeLua(L, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"content":[{"[REDACTED:t]":"[REDACTED:t]","type":"[REDACTED:t]"}]}`; string(out) != want {
+		t.Fatalf("decoded %s, want %s", out, want)
+	}
+}
+
 func FuzzDecodeJSON(f *testing.F) {
 	for _, c := range jsonCases {
 		f.Add([]byte(c))

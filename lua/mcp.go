@@ -148,7 +148,7 @@ func (h *Host) mcpConnect(L *glua.LState) int {
 			if err != nil {
 				return nil, err
 			}
-			return red.Redact, nil
+			return red.Func(), nil
 		}
 	}
 	entry, missing := config.Expand(entry, h.ExpandLookup())

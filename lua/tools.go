@@ -303,7 +303,7 @@ func (h *Host) redactValue(v any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, _ = vault.RedactValue(red.Redact, v)
+	v, _ = vault.RedactValue(red.Func(), v)
 	return v, nil
 }
 

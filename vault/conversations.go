@@ -60,7 +60,7 @@ func (s *Store) ConversationPut(c Conversation) (string, error) {
 		if err := json.Unmarshal(c.Messages, &v); err != nil {
 			return "", fmt.Errorf("vault: the conversation's messages are not JSON: %w", err)
 		}
-		clean, _ := RedactValue(red.Redact, v)
+		clean, _ := RedactValue(red.Func(), v)
 		b, err := json.Marshal(clean)
 		if err != nil {
 			return "", err

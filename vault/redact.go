@@ -66,7 +66,18 @@ type redactor struct {
 // safe for concurrent use; take one per result (Store.Redactor) and redact
 // every string of the result with it.
 type Redactor struct {
-	m *matcher
+	m  *matcher
+	fn func(string) string // Redact, bound once: see Func
+}
+
+// Func returns r.Redact as a function value. It is made once per
+// Redactor, so a call path that hands redaction on as a function
+// allocates nothing for it.
+func (r *Redactor) Func() func(string) string {
+	if r == nil || r.fn == nil {
+		return r.Redact
+	}
+	return r.fn
 }
 
 // Redact replaces every value the Redactor knows in text with
@@ -251,7 +262,9 @@ func (r *redactor) rebuild() {
 	for v, n := range r.secrets {
 		pats[v] = n
 	}
-	r.cur, r.curVer = &Redactor{m: newMatcher(pats)}, r.extraVer
+	cur := &Redactor{m: newMatcher(pats)}
+	cur.fn = cur.Redact
+	r.cur, r.curVer = cur, r.extraVer
 }
 
 // unreadSecrets lists the secrets secretValues could not read: sealed ones
