@@ -310,3 +310,28 @@ func BenchmarkArgsToJSON(b *testing.B) {
 		}
 	})
 }
+
+// TestJSONMarkersPerState converts in two states in turn: each must mark
+// its tables with its own markers, or an empty array or object from one
+// state would re-encode as the other kind.
+func TestJSONMarkersPerState(t *testing.T) {
+	states := []*glua.LState{newState(t), newState(t)}
+	for round := range 3 {
+		for i, L := range states {
+			v, err := decodeJSON(L, []byte(`{"a":[],"o":{}}`), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := encodeLua(L, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(out) != `{"a":[],"o":{}}` {
+				t.Fatalf("round %d, state %d: re-encoded as %s", round, i, out)
+			}
+			if mt := L.GetMetatable(v); mt != stateMarkers(L).objectMT || mt != registryValue(L, regObjectMT) {
+				t.Fatalf("round %d, state %d: the object carries another state's marker", round, i)
+			}
+		}
+	}
+}
