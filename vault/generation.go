@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -101,4 +102,47 @@ func (g *genFile) close() {
 		g.f.Close()
 		g.f = nil
 	}
+}
+
+// FileRecheck is how often, at most, Redactor looks at the vault file
+// itself: a file replaced or rewritten behind tai's back (a backup copied
+// over it, say) changes no generation, and its secrets are redacted from
+// the first look that sees it, within FileRecheck.
+const FileRecheck = 50 * time.Millisecond
+
+// fileWatch keeps the last stat of the vault file, taken at most every
+// every.
+type fileWatch struct {
+	mu    sync.Mutex
+	every time.Duration
+	at    time.Time // of the last stat; zero before the first
+	last  fileStamp
+}
+
+// fileStamp identifies one state of the vault file's contents: any write
+// changes its size, mtime or at least its ctime, which no one can set
+// back; another file put in its place changes its inode.
+type fileStamp struct {
+	dev, ino     uint64
+	size         int64
+	mtime, ctime int64
+}
+
+// current returns the vault file's stamp: the last one taken, or a new
+// one when that is older than every or fresh is set. A stat that fails
+// (the file deleted, say) keeps the last stamp: the secrets read from the
+// file as it was are still the best knowledge there is.
+func (w *fileWatch) current(path string, fresh bool) fileStamp {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := time.Now()
+	if !fresh && !w.at.IsZero() && now.Sub(w.at) < w.every {
+		return w.last
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err == nil {
+		w.last = fileStamp{dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
+	}
+	w.at = now
+	return w.last
 }

@@ -3,6 +3,7 @@ package vault
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -186,5 +187,94 @@ func TestRecordPutFailsClosed(t *testing.T) {
 	}
 	if list, err := s.RecordList(0); err != nil || len(list) != 0 {
 		t.Fatalf("records after the refusal: %v, %v", list, err)
+	}
+}
+
+// A vault file replaced behind tai's back (a backup copied over it, or
+// moved into its place) changes no generation; its secrets are redacted
+// from the first look after FileRecheck.
+func TestRedactSeesAVaultPutInPlaceOfTheFile(t *testing.T) {
+	for _, how := range []string{"copied over", "moved over"} {
+		t.Run(how, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "vault.db")
+			s, opens := countingStore(t, path, nil)
+			s.watch.every = 0 // look at every call, instead of waiting FileRecheck
+			if err := s.SecretSet("one", "value-one", nil); err != nil {
+				t.Fatal(err)
+			}
+			if got := s.Redact("value-one restored-secret-7"); got != "[REDACTED:one] restored-secret-7" {
+				t.Fatalf("before: %q", got)
+			}
+			before := opens.Load()
+			s.Redact("value-one")
+			if n := opens.Load() - before; n != 0 {
+				t.Fatalf("an unchanged file was read again (%d opens)", n)
+			}
+
+			backup := filepath.Join(dir, "backup.db")
+			b := mustOpen(t, backup, "")
+			for name, value := range map[string]string{"one": "value-one", "restored": "restored-secret-7"} {
+				if err := b.SecretSet(name, value, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := b.Close(); err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(backup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if how == "copied over" {
+				err = os.WriteFile(path, data, 0o600) // in place, as cp does
+			} else {
+				tmp := filepath.Join(dir, "vault.db.new")
+				if err = os.WriteFile(tmp, data, 0o600); err == nil {
+					err = os.Rename(tmp, path)
+				}
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := s.Redact("value-one restored-secret-7"); got != "[REDACTED:one] [REDACTED:restored]" {
+				t.Fatalf("after the vault was %s: %q", how, got)
+			}
+		})
+	}
+}
+
+// A vault file that changed without a secret change, and cannot be read
+// at the next look (another process holds its lock), keeps the secrets
+// read before: the look must not fail calls that no secret change
+// concerns.
+func TestRedactKeepsItsSecretsWhenAChangedFileIsLocked(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	path := filepath.Join(t.TempDir(), "vault.db")
+	s, _ := countingStore(t, path, &Options{LockTimeout: 200 * time.Millisecond})
+	s.watch.every = 0
+	if err := s.SecretSet("old", "value-old", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Redact("value-old"); got != "[REDACTED:old]" {
+		t.Fatalf("before: %q", got)
+	}
+	other := mustOpen(t, path, "")
+	if _, err := other.RecordPut("a record, not a secret", nil); err != nil {
+		t.Fatal(err)
+	}
+	h := startChild(t, ctx, "hold", path, "")
+	h.expect(t, ctx, "locked")
+	if got := s.Redact("value-old"); got != "[REDACTED:old]" {
+		t.Fatalf("while the changed file is locked: %q", got)
+	}
+	if _, err := s.Redactor(); err != nil {
+		t.Fatalf("Redactor while the changed file is locked: %v", err)
+	}
+	h.stdin.Close()
+	_ = h.cmd.Wait()
+	if got := s.Redact("value-old"); got != "[REDACTED:old]" {
+		t.Fatalf("after release: %q", got)
 	}
 }

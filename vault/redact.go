@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -56,6 +57,7 @@ type redactor struct {
 	secrets  map[string]string // value -> name, from the vault
 	loaded   bool
 	stamp    genStamp
+	file     fileStamp // the vault file the secrets were read from
 	key      *sealKey
 	cur      *Redactor
 	curVer   uint64
@@ -205,8 +207,11 @@ func Withheld(err error) string {
 // Redactor returns the current snapshot of the values to redact. While no
 // process changes a secret or the seal, and the values given to
 // AddRedaction stay the same, it costs one fstat(2) of the generation file
-// and opens nothing; otherwise it reads the secrets again (sealed ones
-// with the key, asked for as any sealed read does).
+// (and a stat(2) of the vault file every FileRecheck) and opens nothing;
+// otherwise it reads the secrets again (sealed ones with the key, asked
+// for as any sealed read does). A vault file changed without a secret
+// change (a copy put in its place, say) has its secrets read again at the
+// next look after FileRecheck.
 //
 // It fails closed: when the secrets cannot be read, or sealed secrets
 // cannot be decrypted, it returns an error naming the cause (wrapping
@@ -218,25 +223,41 @@ func (s *Store) Redactor() (*Redactor, error) {
 		return nil, errClosed
 	}
 	stamp := s.gen.stamp()
+	file := s.watch.current(s.path, false)
 	key := s.key.Load()
 	r := &s.redactor
 	r.mu.Lock()
-	if r.loaded && stamp.known() && stamp == r.stamp && key == r.key {
-		if r.cur == nil || r.curVer != r.extraVer {
-			r.rebuild()
-		}
-		cur := r.cur
+	current := r.loaded && stamp.known() && stamp == r.stamp && key == r.key
+	if current && file == r.file {
+		cur := r.snapshot()
 		r.mu.Unlock()
 		return cur, nil
 	}
 	r.mu.Unlock()
-	secrets, unread, err := s.secretValues()
+	// Stamped before the read: a change after it is seen by the next look.
+	file = s.watch.current(s.path, true)
+	wait := s.lockTimeout
+	if current {
+		wait = min(wait, FileRecheck) // a look that only checks waits little
+	}
+	secrets, unread, err := s.secretValues(wait)
+	if current && (err != nil || len(unread.sealed) > 0 || unread.names() != "") {
+		// No secret changed, by the generation, but the file did: another
+		// process wrote to it, or a copy was put in its place. When that
+		// file cannot be read now, what was read before still stands,
+		// until the file changes again: a look that only checks must not
+		// fail calls, nor ask for a passphrase.
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.file = file
+		return r.snapshot(), nil
+	}
 	if err == nil && len(unread.sealed) > 0 {
 		if uerr := s.unlock(); uerr != nil {
 			return nil, notReady(len(unread.sealed), uerr, s.prompt != nil, s.passphrase != nil)
 		}
 		key = s.key.Load()
-		secrets, unread, err = s.secretValues()
+		secrets, unread, err = s.secretValues(s.lockTimeout)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("vault: the vault's secrets could not be read, so no text can be checked for them and none is shown: %w", err)
@@ -247,9 +268,18 @@ func (s *Store) Redactor() (*Redactor, error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.secrets, r.loaded, r.stamp, r.key = secrets, true, stamp, key
+	r.secrets, r.loaded, r.stamp, r.file, r.key = secrets, true, stamp, file, key
 	r.rebuild()
 	return r.cur, nil
+}
+
+// snapshot returns the current Redactor, rebuilt when values were added
+// since. r.mu held.
+func (r *redactor) snapshot() *Redactor {
+	if r.cur == nil || r.curVer != r.extraVer {
+		r.rebuild()
+	}
+	return r.cur
 }
 
 // rebuild makes the current Redactor from the cached secrets and the added
@@ -288,10 +318,10 @@ func (u unreadSecrets) names() string {
 // secretValues reads every secret value it can (sealed ones only with the
 // key) as value -> name, in one read transaction, and lists those it could
 // not read.
-func (s *Store) secretValues() (map[string]string, unreadSecrets, error) {
+func (s *Store) secretValues(wait time.Duration) (map[string]string, unreadSecrets, error) {
 	out := map[string]string{}
 	var unread unreadSecrets
-	err := s.viewOnce(func(tx *bolt.Tx) error {
+	err := s.viewWithin(wait, func(tx *bolt.Tx) error {
 		out, unread = map[string]string{}, unreadSecrets{}
 		b := tx.Bucket(bucketSecrets)
 		if b == nil {

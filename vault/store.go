@@ -78,6 +78,7 @@ type Store struct {
 	key      atomic.Pointer[sealKey]
 	redactor redactor
 	gen      genFile
+	watch    fileWatch // the vault file itself, for the redactor
 	journal  journal
 	// onOpen is Options.OnOpen.
 	onOpen func()
@@ -116,6 +117,7 @@ func Open(path string, opts *Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{path: abs, lockTimeout: defaultLockTimeout, kdf: defaultKDF, recordLimit: DefaultRecordLimit}
+	s.watch.every = FileRecheck
 	if opts != nil {
 		if opts.RecordLimit != 0 {
 			s.recordLimit = opts.RecordLimit
@@ -233,12 +235,17 @@ func (s *Store) withKey(once func(func(*bolt.Tx) error) error, fn func(tx *bolt.
 }
 
 func (s *Store) viewOnce(fn func(tx *bolt.Tx) error) error {
+	return s.viewWithin(s.lockTimeout, fn)
+}
+
+// viewWithin is viewOnce waiting at most timeout for the file lock.
+func (s *Store) viewWithin(timeout time.Duration, fn func(tx *bolt.Tx) error) error {
 	if s.closed.Load() {
 		return errClosed
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	db, err := s.openDB(true)
+	db, err := s.openDB(true, timeout)
 	if err != nil {
 		return err
 	}
@@ -252,7 +259,7 @@ func (s *Store) updateOnce(fn func(tx *bolt.Tx) error) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	db, err := s.openDB(false)
+	db, err := s.openDB(false, s.lockTimeout)
 	if err != nil {
 		return err
 	}
@@ -272,7 +279,7 @@ func (s *Store) withDB(fn func(db *bolt.DB) error) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	db, err := s.openDB(false)
+	db, err := s.openDB(false, s.lockTimeout)
 	if err != nil {
 		return err
 	}
@@ -286,7 +293,7 @@ func (s *Store) withDB(fn func(db *bolt.DB) error) error {
 // openDB opens the bbolt file for one transaction. The file lock is taken
 // by lockedOpen (a blocking flock bounded by the lock timeout) so waiters
 // are woken as soon as the holder closes, rather than polling.
-func (s *Store) openDB(readOnly bool) (*bolt.DB, error) {
+func (s *Store) openDB(readOnly bool, timeout time.Duration) (*bolt.DB, error) {
 	if s.onOpen != nil {
 		s.onOpen()
 	}
@@ -294,10 +301,10 @@ func (s *Store) openDB(readOnly bool) (*bolt.DB, error) {
 	err := guard(s.path, func() (err error) {
 		db, err = bolt.Open(s.path, 0o600, &bolt.Options{
 			ReadOnly:     readOnly,
-			Timeout:      s.lockTimeout,
+			Timeout:      timeout,
 			NoStatistics: true,
 			OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
-				f, err := lockedOpen(name, flag, perm, !readOnly, s.lockTimeout)
+				f, err := lockedOpen(name, flag, perm, !readOnly, timeout)
 				if err != nil {
 					return nil, err
 				}
@@ -320,7 +327,7 @@ func (s *Store) openDB(readOnly bool) (*bolt.DB, error) {
 	case errors.Is(err, ErrLocked):
 		return nil, err
 	case errors.Is(err, berrors.ErrTimeout):
-		return nil, lockedError(s.path, s.lockTimeout)
+		return nil, lockedError(s.path, timeout)
 	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch),
 		errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrInvalidMapping):
 		return nil, fmt.Errorf("vault: %s is not a tai vault (%v): point TAI_VAULT or --vault at another file", s.path, err)
