@@ -192,7 +192,8 @@ func TestRecordPutFailsClosed(t *testing.T) {
 
 // A vault file replaced behind tai's back (a backup copied over it, or
 // moved into its place) changes no generation; its secrets are redacted
-// from the first look after FileRecheck.
+// from the first look after FileRecheck, and the secrets known before
+// stay redacted even when the new file lacks them.
 func TestRedactSeesAVaultPutInPlaceOfTheFile(t *testing.T) {
 	for _, how := range []string{"copied over", "moved over"} {
 		t.Run(how, func(t *testing.T) {
@@ -200,8 +201,10 @@ func TestRedactSeesAVaultPutInPlaceOfTheFile(t *testing.T) {
 			path := filepath.Join(dir, "vault.db")
 			s, opens := countingStore(t, path, nil)
 			s.watch.every = 0 // look at every call, instead of waiting FileRecheck
-			if err := s.SecretSet("one", "value-one", nil); err != nil {
-				t.Fatal(err)
+			for name, value := range map[string]string{"one": "value-one", "gone": "value-gone"} {
+				if err := s.SecretSet(name, value, nil); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if got := s.Redact("value-one restored-secret-7"); got != "[REDACTED:one] restored-secret-7" {
 				t.Fatalf("before: %q", got)
@@ -237,8 +240,11 @@ func TestRedactSeesAVaultPutInPlaceOfTheFile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := s.Redact("value-one restored-secret-7"); got != "[REDACTED:one] [REDACTED:restored]" {
+			if got := s.Redact("value-one restored-secret-7 value-gone"); got != "[REDACTED:one] [REDACTED:restored] [REDACTED:gone]" {
 				t.Fatalf("after the vault was %s: %q", how, got)
+			}
+			if v, _, err := s.SecretGet("gone"); err == nil {
+				t.Fatalf("the new file still holds gone (%q): the test needs one that lacks it", v)
 			}
 		})
 	}

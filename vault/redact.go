@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"sync"
@@ -241,15 +242,32 @@ func (s *Store) Redactor() (*Redactor, error) {
 		wait = min(wait, FileRecheck) // a look that only checks waits little
 	}
 	secrets, unread, err := s.secretValues(wait)
-	if current && (err != nil || len(unread.sealed) > 0 || unread.names() != "") {
+	if current {
 		// No secret changed, by the generation, but the file did: another
-		// process wrote to it, or a copy was put in its place. When that
-		// file cannot be read now, what was read before still stands,
-		// until the file changes again: a look that only checks must not
-		// fail calls, nor ask for a passphrase.
+		// process wrote to it, or a copy was put in its place. The
+		// secrets read now join those read before and never replace
+		// them, so such a file can add redactions but remove none (a
+		// secret a running server was given stays redacted). When the
+		// file cannot be read now, what was read before stands until it
+		// changes again: a look that only checks must not fail calls,
+		// nor ask for a passphrase.
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		r.file = file
+		if err == nil && len(unread.sealed) == 0 && unread.names() == "" {
+			added := false
+			for v, n := range secrets {
+				if _, ok := r.secrets[v]; !ok {
+					if !added {
+						r.secrets, added = maps.Clone(r.secrets), true
+					}
+					r.secrets[v] = n
+				}
+			}
+			if added {
+				r.rebuild()
+			}
+		}
 		return r.snapshot(), nil
 	}
 	if err == nil && len(unread.sealed) > 0 {
