@@ -84,25 +84,14 @@ func BenchmarkLuaMCPCall(b *testing.B) {
 		return cmd
 	}
 	ctx := context.Background()
+	// connect is the Lua that opens the c:call loops' session as c.
+	connect := fmt.Sprintf(`c = assert(tai.mcp.connect{name = "bench", command = %q, args = {"-test.run=^$"}, env = {TAI_LUA_TEST_MCP = "bench"}})`, exe)
 
 	b.Run("raw-ndjson", func(b *testing.B) {
-		cmd := server()
-		stdin, _ := cmd.StdinPipe()
-		stdout, _ := cmd.StdoutPipe()
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
-		defer func() { stdin.Close(); cmd.Wait() }()
-		r := bufio.NewReader(stdout)
-		line := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + benchEcho + `"}}}` + "\n")
+		raw := rawFloor(b, server())
 		cpu := cpuTime()
 		for b.Loop() {
-			if _, err := stdin.Write(line); err != nil {
-				b.Fatal(err)
-			}
-			if _, err := r.ReadSlice('\n'); err != nil {
-				b.Fatal(err)
-			}
+			raw(1)
 		}
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
 		reportCPU(b, cpu)
@@ -135,43 +124,17 @@ func BenchmarkLuaMCPCall(b *testing.B) {
 	// and their ratio.
 	b.Run("paired", func(b *testing.B) {
 		const pairBlock = 100
-		cmd := server()
-		stdin, _ := cmd.StdinPipe()
-		stdout, _ := cmd.StdoutPipe()
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
-		defer func() { stdin.Close(); cmd.Wait() }()
-		r := bufio.NewReader(stdout)
-		line := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + benchEcho + `"}}}` + "\n")
-		h := newHost(b, Options{Vault: openTestVault(b, "pw")}, nil)
-		if _, err := h.DoString(ctx, `tai.vault.secret_set("bench-token", "not-in-the-echo-1234")`, "setup"); err != nil {
-			b.Fatal(err)
-		}
-		fn := mustLoad(b, h, fmt.Sprintf(`c = assert(tai.mcp.connect{name = "bench", command = %q, args = {"-test.run=^$"}, env = {TAI_LUA_TEST_MCP = "bench"}})
-			return function(n)
-				for _ = 1, n do
-					local r, err = c:call("echo", {text = %q})
-					if not r then error(err) end
-				end
-			end`, exe, benchEcho))
+		raw := rawFloor(b, server())
+		h := secretHost(b)
+		loop := callLoop(b, h, connect)
 		var rawTime, luaTime time.Duration
 		b.ResetTimer()
 		for done := 0; done < b.N; {
 			n := min(pairBlock, b.N-done)
 			start := time.Now()
-			for range n {
-				if _, err := stdin.Write(line); err != nil {
-					b.Fatal(err)
-				}
-				if _, err := r.ReadSlice('\n'); err != nil {
-					b.Fatal(err)
-				}
-			}
+			raw(n)
 			mid := time.Now()
-			if _, err := h.Call(ctx, fn, glua.LNumber(n)); err != nil {
-				b.Fatal(err)
-			}
+			loop(n)
 			rawTime += mid.Sub(start)
 			luaTime += time.Since(mid)
 			done += n
@@ -186,25 +149,17 @@ func BenchmarkLuaMCPCall(b *testing.B) {
 	})
 
 	b.Run("lua", func(b *testing.B) {
-		h := newHost(b, Options{Vault: openTestVault(b, "pw")}, nil)
-		if _, err := h.DoString(ctx, `tai.vault.secret_set("bench-token", "not-in-the-echo-1234")`, "setup"); err != nil {
-			b.Fatal(err)
-		}
-		fn := mustLoad(b, h, fmt.Sprintf(`local c = assert(tai.mcp.connect{name = "bench", command = %q, args = {"-test.run=^$"}, env = {TAI_LUA_TEST_MCP = "bench"}})
-			return function(n)
-				for _ = 1, n do
-					local r, err = c:call("echo", {text = %q})
-					if not r then error(err) end
-				end
-				c:close()
-			end`, exe, benchEcho))
+		h := secretHost(b)
+		loop := callLoop(b, h, connect)
 		b.ResetTimer()
 		cpu := cpuTime()
-		if _, err := h.Call(ctx, fn, glua.LNumber(b.N)); err != nil {
-			b.Fatal(err)
-		}
+		loop(b.N)
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
 		reportCPU(b, cpu)
+		b.StopTimer()
+		if _, err := h.DoString(ctx, `c:close()`, "teardown"); err != nil {
+			b.Fatal(err)
+		}
 	})
 
 	// in-process is the c:call loop over a transport that answers in the
@@ -212,10 +167,7 @@ func BenchmarkLuaMCPCall(b *testing.B) {
 	// cost of the Lua binding, the client and redaction alone, which is
 	// what the stdio runs add to the raw floor.
 	b.Run("in-process", func(b *testing.B) {
-		h := newHost(b, Options{Vault: openTestVault(b, "pw")}, nil)
-		if _, err := h.DoString(ctx, `tai.vault.secret_set("bench-token", "not-in-the-echo-1234")`, "setup"); err != nil {
-			b.Fatal(err)
-		}
+		h := secretHost(b)
 		store, err := h.Vault()
 		if err != nil {
 			b.Fatal(err)
@@ -225,31 +177,72 @@ func BenchmarkLuaMCPCall(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer c.Close()
-		ud := h.L.NewUserData()
-		ud.Value = &mcpHandle{c: c, name: "bench", entry: mcp.Entry{Name: "bench"}, redact: store.Redact,
-			redactor: func() (func(string) string, error) {
-				r, err := store.Redactor()
-				if err != nil {
-					return nil, err
-				}
-				return r.Func(), nil
-			}}
-		h.L.SetMetatable(ud, h.L.GetTypeMetatable(mcpClientType))
-		h.L.SetGlobal("c", ud)
-		fn := mustLoad(b, h, fmt.Sprintf(`return function(n)
-				for _ = 1, n do
-					local r, err = c:call("echo", {text = %q})
-					if not r then error(err) end
-				end
-			end`, benchEcho))
+		h.L.SetGlobal("c", clientValue(h.L, &mcpHandle{c: c, name: "bench", entry: mcp.Entry{Name: "bench"},
+			redact: store.Redact, redactor: storeRedactor(store)}))
+		loop := callLoop(b, h, "")
 		b.ReportAllocs()
 		b.ResetTimer()
 		cpu := cpuTime()
-		if _, err := h.Call(ctx, fn, glua.LNumber(b.N)); err != nil {
-			b.Fatal(err)
-		}
+		loop(b.N)
 		reportCPU(b, cpu)
 	})
+}
+
+// rawFloor starts server and returns the raw NDJSON floor: n times, write
+// one tools/call line and read the answer line, nothing parsed. The
+// server stops when the benchmark ends.
+func rawFloor(b *testing.B, server *exec.Cmd) func(n int) {
+	stdin, err := server.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := server.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := server.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { stdin.Close(); server.Wait() })
+	r := bufio.NewReader(stdout)
+	line := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + benchEcho + `"}}}` + "\n")
+	return func(n int) {
+		for range n {
+			if _, err := stdin.Write(line); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := r.ReadSlice('\n'); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// secretHost is a host on a vault holding a secret, so every c:call
+// result is checked against one.
+func secretHost(b *testing.B) *testHost {
+	h := newHost(b, Options{Vault: openTestVault(b, "pw")}, nil)
+	if _, err := h.DoString(context.Background(), `tai.vault.secret_set("bench-token", "not-in-the-echo-1234")`, "setup"); err != nil {
+		b.Fatal(err)
+	}
+	return h
+}
+
+// callLoop runs setup (which leaves a session in c, unless c is there
+// already) and returns the loop of n c:call echoes.
+func callLoop(b *testing.B, h *testHost, setup string) func(n int) {
+	fn := mustLoad(b, h, fmt.Sprintf(`%s
+		return function(n)
+			for _ = 1, n do
+				local r, err = c:call("echo", {text = %q})
+				if not r then error(err) end
+			end
+		end`, setup, benchEcho))
+	return func(n int) {
+		if _, err := h.Call(context.Background(), fn, glua.LNumber(n)); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 // answerAtOnce is a transport whose server answers each request before

@@ -47,10 +47,6 @@ func installMarkers(L *glua.LState) {
 	reg.RawSetString(regNull, null)
 }
 
-func registryValue(L *glua.LState, key string) glua.LValue {
-	return L.Get(glua.RegistryIndex).(*glua.LTable).RawGetString(key)
-}
-
 // markers are the marker metatables and the null sentinel of one state.
 type markers struct {
 	registry                weak.Pointer[glua.LTable] // weak: a closed state is not kept alive
@@ -76,13 +72,13 @@ func stateMarkers(L *glua.LState) *markers {
 // Null returns the Lua value that stands for JSON null inside tables
 // (tai.json.null). A nil Go value nested in a map or slice converts to it,
 // and it converts back to nil.
-func Null(L *glua.LState) glua.LValue { return registryValue(L, regNull) }
+func Null(L *glua.LState) glua.LValue { return stateMarkers(L).null }
 
 // NewObject returns an empty table marked as a JSON object: it encodes as {}
 // even while empty.
 func NewObject(L *glua.LState) *glua.LTable {
 	t := L.NewTable()
-	L.SetMetatable(t, registryValue(L, regObjectMT))
+	L.SetMetatable(t, stateMarkers(L).objectMT)
 	return t
 }
 
@@ -90,7 +86,7 @@ func NewObject(L *glua.LState) *glua.LTable {
 // even while empty.
 func NewArray(L *glua.LState) *glua.LTable {
 	t := L.NewTable()
-	L.SetMetatable(t, registryValue(L, regArrayMT))
+	L.SetMetatable(t, stateMarkers(L).arrayMT)
 	return t
 }
 
@@ -99,13 +95,13 @@ func NewArray(L *glua.LState) *glua.LTable {
 // small tables of a converted result is mostly garbage.
 func sizedObject(L *glua.LState, n int) *glua.LTable {
 	t := L.CreateTable(0, n)
-	L.SetMetatable(t, registryValue(L, regObjectMT))
+	L.SetMetatable(t, stateMarkers(L).objectMT)
 	return t
 }
 
 func sizedArray(L *glua.LState, n int) *glua.LTable {
 	t := L.CreateTable(n, 0)
-	L.SetMetatable(t, registryValue(L, regArrayMT))
+	L.SetMetatable(t, stateMarkers(L).arrayMT)
 	return t
 }
 
@@ -275,14 +271,13 @@ func reflectToLua(L *glua.LState, v any, depth int) (glua.LValue, error) {
 // []any, and an unmarked empty table an empty object. Functions, userdata,
 // threads, cycles, NaN and infinities are errors naming where they sit.
 func FromLua(L *glua.LState, v glua.LValue) (any, error) {
-	m := stateMarkers(L)
-	c := converter{L: L, objectMT: m.objectMT, arrayMT: m.arrayMT, null: m.null}
+	c := converter{L: L, markers: stateMarkers(L)}
 	return c.from(v, 0, "")
 }
 
 type converter struct {
-	L                       *glua.LState
-	objectMT, arrayMT, null glua.LValue
+	L *glua.LState
+	*markers
 }
 
 func (c *converter) from(v glua.LValue, depth int, path string) (any, error) {

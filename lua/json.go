@@ -21,16 +21,16 @@ func (h *Host) openJSON(L *glua.LState, tai *glua.LTable) {
 	mod := L.SetFuncs(L.NewTable(), map[string]glua.LGFunction{
 		"encode": jsonEncode,
 		"decode": jsonDecode,
-		"object": func(L *glua.LState) int { return mark(L, regObjectMT) },
-		"array":  func(L *glua.LState) int { return mark(L, regArrayMT) },
+		"object": func(L *glua.LState) int { return mark(L, stateMarkers(L).objectMT) },
+		"array":  func(L *glua.LState) int { return mark(L, stateMarkers(L).arrayMT) },
 	})
 	mod.RawSetString("null", Null(L))
 	tai.RawSetString("json", mod)
 }
 
-func mark(L *glua.LState, key string) int {
+func mark(L *glua.LState, mt glua.LValue) int {
 	t := L.OptTable(1, L.NewTable())
-	L.SetMetatable(t, registryValue(L, key))
+	L.SetMetatable(t, mt)
 	L.Push(t)
 	return 1
 }

@@ -29,8 +29,7 @@ import (
 // nil, is applied to every string, keys included, before it becomes a Lua
 // value. A top-level null is nil.
 func decodeJSON(L *glua.LState, data []byte, redact func(string) string) (glua.LValue, error) {
-	m := stateMarkers(L)
-	d := jsonDecoder{L: L, data: data, redact: redact, objectMT: m.objectMT, arrayMT: m.arrayMT, null: m.null,
+	d := jsonDecoder{L: L, data: data, redact: redact, markers: stateMarkers(L),
 		stack: make([]glua.LValue, 0, 8), keys: make([]string, 0, 4)}
 	v, err := d.value(0)
 	if err == nil {
@@ -66,11 +65,11 @@ var errJSONSyntax = errors.New("invalid JSON")
 var errJSONDepth = errors.New("value nested deeper than 200 levels")
 
 type jsonDecoder struct {
-	L                       *glua.LState
-	data                    []byte
-	i                       int
-	redact                  func(string) string
-	objectMT, arrayMT, null glua.LValue
+	L      *glua.LState
+	data   []byte
+	i      int
+	redact func(string) string
+	*markers
 	// stack holds the values of the objects and arrays being decoded,
 	// keys the keys of the objects, until each is complete and its table
 	// can be made with room for exactly its members.
@@ -463,8 +462,7 @@ var errNoJSONForm = errors.New("no JSON form")
 // EncodeJSON(FromLua(L, v), "") would, with FromLua's error when v has no
 // JSON form.
 func encodeLua(L *glua.LState, v glua.LValue) ([]byte, error) {
-	m := stateMarkers(L)
-	e := jsonEncoder{converter: converter{L: L, objectMT: m.objectMT, arrayMT: m.arrayMT, null: m.null}}
+	e := jsonEncoder{converter: converter{L: L, markers: stateMarkers(L)}}
 	b, err := e.append(make([]byte, 0, 128), v, 0)
 	if err != nil {
 		if _, ferr := FromLua(L, v); ferr != nil {

@@ -204,8 +204,8 @@ func TestEncodeLuaMatchesGenericPath(t *testing.T) {
 		t.Run(src, func(t *testing.T) {
 			L := newState(t)
 			L.SetGlobal("tai_null", Null(L))
-			L.SetGlobal("tai_object", registryValue(L, regObjectMT))
-			L.SetGlobal("tai_array", registryValue(L, regArrayMT))
+			L.SetGlobal("tai_object", stateMarkers(L).objectMT)
+			L.SetGlobal("tai_array", stateMarkers(L).arrayMT)
 			if err := L.DoString(src); err != nil {
 				t.Fatal(err)
 			}
@@ -224,7 +224,7 @@ func TestArgsJSONMatchesArgsTable(t *testing.T) {
 	for _, src := range tests {
 		t.Run(src, func(t *testing.T) {
 			L := newState(t)
-			L.SetGlobal("tai_arraymt", registryValue(L, regArrayMT))
+			L.SetGlobal("tai_arraymt", stateMarkers(L).arrayMT)
 			L.SetGlobal("tai_array", NewArray(L))
 			run := func(fn func(L *glua.LState) string) (string, error) {
 				var out string
@@ -329,7 +329,7 @@ func TestJSONMarkersPerState(t *testing.T) {
 			if string(out) != `{"a":[],"o":{}}` {
 				t.Fatalf("round %d, state %d: re-encoded as %s", round, i, out)
 			}
-			if mt := L.GetMetatable(v); mt != stateMarkers(L).objectMT || mt != registryValue(L, regObjectMT) {
+			if mt := L.GetMetatable(v); mt != stateMarkers(L).objectMT || mt != L.Get(glua.RegistryIndex).(*glua.LTable).RawGetString(regObjectMT) {
 				t.Fatalf("round %d, state %d: the object carries another state's marker", round, i)
 			}
 		}

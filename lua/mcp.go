@@ -12,6 +12,7 @@ import (
 
 	"tai/mcp"
 	"tai/mcp/config"
+	"tai/vault"
 )
 
 const mcpClientType = "tai.mcp.client"
@@ -142,14 +143,7 @@ func (h *Host) mcpConnect(L *glua.LState) int {
 		if err != nil {
 			return fail(L, "tai.mcp.connect: the vault's secrets are needed to redact what the server sends: "+err.Error())
 		}
-		redact = store.Redact
-		redactor = func() (func(string) string, error) {
-			red, err := store.Redactor()
-			if err != nil {
-				return nil, err
-			}
-			return red.Func(), nil
-		}
+		redact, redactor = store.Redact, storeRedactor(store)
 	}
 	entry, missing := config.Expand(entry, h.ExpandLookup())
 	if err := config.MissingError(entry.Label(), missing); err != nil {
@@ -165,11 +159,29 @@ func (h *Host) mcpConnect(L *glua.LState) int {
 	}
 	handle := &mcpHandle{c: c, name: entry.Label(), entry: entry, redact: redact, redactor: redactor}
 	h.clients.add(handle)
-	ud := L.NewUserData()
-	ud.Value = handle
-	L.SetMetatable(ud, L.GetTypeMetatable(mcpClientType))
-	L.Push(ud)
+	L.Push(clientValue(L, handle))
 	return 1
+}
+
+// storeRedactor is a session's redactor when a vault backs the host: the
+// vault's current snapshot, failing closed when it cannot be had.
+func storeRedactor(store *vault.Store) func() (func(string) string, error) {
+	return func() (func(string) string, error) {
+		red, err := store.Redactor()
+		if err != nil {
+			return nil, err
+		}
+		return red.Func(), nil
+	}
+}
+
+// clientValue is the Lua value of an open session: userdata with the
+// client methods.
+func clientValue(L *glua.LState, m *mcpHandle) *glua.LUserData {
+	ud := L.NewUserData()
+	ud.Value = m
+	L.SetMetatable(ud, L.GetTypeMetatable(mcpClientType))
+	return ud
 }
 
 func checkClient(L *glua.LState) *mcpHandle {
