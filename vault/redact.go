@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"sort"
 	"strings"
 	"sync"
@@ -243,32 +242,10 @@ func (s *Store) Redactor() (*Redactor, error) {
 	}
 	secrets, unread, err := s.secretValues(wait)
 	if current {
-		// No secret changed, by the generation, but the file did: another
-		// process wrote to it, or a copy was put in its place. The
-		// secrets read now join those read before and never replace
-		// them, so such a file can add redactions but remove none (a
-		// secret a running server was given stays redacted). When the
-		// file cannot be read now, what was read before stands until it
-		// changes again: a look that only checks must not fail calls,
-		// nor ask for a passphrase.
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.file = file
-		if err == nil && len(unread.sealed) == 0 && unread.names() == "" {
-			added := false
-			for v, n := range secrets {
-				if _, ok := r.secrets[v]; !ok {
-					if !added {
-						r.secrets, added = maps.Clone(r.secrets), true
-					}
-					r.secrets[v] = n
-				}
-			}
-			if added {
-				r.rebuild()
-			}
+		if err != nil || len(unread.sealed) > 0 || unread.names() != "" {
+			secrets = nil // unreadable now: what was read before stands
 		}
-		return r.snapshot(), nil
+		return r.join(file, secrets), nil
 	}
 	if err == nil && len(unread.sealed) > 0 {
 		if uerr := s.unlock(); uerr != nil {
@@ -289,6 +266,30 @@ func (s *Store) Redactor() (*Redactor, error) {
 	r.secrets, r.loaded, r.stamp, r.file, r.key = secrets, true, stamp, file, key
 	r.rebuild()
 	return r.cur, nil
+}
+
+// join takes in secrets read from the vault file when no secret changed,
+// by the generation, but the file did: another process wrote to it, or a
+// copy was put in its place. They join those read before and never
+// replace them, so such a file can add redactions but remove none (a
+// secret a running server was given stays redacted). secrets is nil when
+// the file could not be read; what was read before then stands until it
+// changes again: a look that only checks must not fail calls, nor ask
+// for a passphrase.
+func (r *redactor) join(file fileStamp, secrets map[string]string) *Redactor {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.file = file
+	added := false
+	for v, n := range secrets {
+		if _, ok := r.secrets[v]; !ok {
+			r.secrets[v], added = n, true
+		}
+	}
+	if added {
+		r.rebuild()
+	}
+	return r.snapshot()
 }
 
 // snapshot returns the current Redactor, rebuilt when values were added
