@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"strings"
 )
 
@@ -51,38 +52,120 @@ func prettyJSON(raw json.RawMessage) string {
 	return out.String()
 }
 
+// Bounds of lineDiff: the longest-common-subsequence table it fills (the
+// lines that differ, old times new) and the unchanged lines it shows
+// around each change.
+const (
+	maxDiffCells = 1 << 20
+	diffContext  = 3
+)
+
 // lineDiff returns a unified-style diff of a and b by lines: common lines
-// with two spaces, removed ones with "- ", added ones with "+ ".
+// with two spaces, removed ones with "- ", added ones with "+ ". Every
+// changed line is shown; a run of unchanged lines longer than the context
+// around the changes is folded into one "… n unchanged lines" line. Time
+// and memory stay proportional to the text (plus a table of at most
+// maxDiffCells): past that the lines that differ are shown as all removed,
+// then all added.
 func lineDiff(a, b string) string {
 	x, y := splitLines(a), splitLines(b)
-	// Longest common subsequence over lines; definitions are small.
-	lcs := make([][]int, len(x)+1)
-	for i := range lcs {
-		lcs[i] = make([]int, len(y)+1)
+	pre := 0
+	for pre < len(x) && pre < len(y) && x[pre] == y[pre] {
+		pre++
 	}
+	suf := 0
+	for suf < len(x)-pre && suf < len(y)-pre && x[len(x)-1-suf] == y[len(y)-1-suf] {
+		suf++
+	}
+	var ops []diffOp
+	for _, l := range x[:pre] {
+		ops = append(ops, diffOp{' ', l})
+	}
+	ops = append(ops, middleDiff(x[pre:len(x)-suf], y[pre:len(y)-suf])...)
+	for _, l := range x[len(x)-suf:] {
+		ops = append(ops, diffOp{' ', l})
+	}
+	return renderDiff(ops)
+}
+
+// diffOp is one line of a diff: kind ' ' (unchanged), '-' or '+'.
+type diffOp struct {
+	kind byte
+	line string
+}
+
+// middleDiff diffs x and y, which differ at both ends, by their longest
+// common subsequence when the table fits in maxDiffCells.
+func middleDiff(x, y []string) []diffOp {
+	ops := make([]diffOp, 0, len(x)+len(y))
+	if len(x) == 0 || len(y) == 0 || (len(x)+1)*(len(y)+1) > maxDiffCells {
+		for _, l := range x {
+			ops = append(ops, diffOp{'-', l})
+		}
+		for _, l := range y {
+			ops = append(ops, diffOp{'+', l})
+		}
+		return ops
+	}
+	w := len(y) + 1
+	lcs := make([]int32, (len(x)+1)*w)
 	for i := len(x) - 1; i >= 0; i-- {
 		for j := len(y) - 1; j >= 0; j-- {
 			if x[i] == y[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
+				lcs[i*w+j] = lcs[(i+1)*w+j+1] + 1
 			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+				lcs[i*w+j] = max(lcs[(i+1)*w+j], lcs[i*w+j+1])
 			}
 		}
 	}
-	var out strings.Builder
 	i, j := 0, 0
 	for i < len(x) || j < len(y) {
 		switch {
 		case i < len(x) && j < len(y) && x[i] == y[j]:
-			out.WriteString("  " + x[i] + "\n")
+			ops = append(ops, diffOp{' ', x[i]})
 			i++
 			j++
-		case i < len(x) && (j == len(y) || lcs[i+1][j] >= lcs[i][j+1]):
-			out.WriteString("- " + x[i] + "\n")
+		case i < len(x) && (j == len(y) || lcs[(i+1)*w+j] >= lcs[i*w+j+1]):
+			ops = append(ops, diffOp{'-', x[i]})
 			i++
 		default:
-			out.WriteString("+ " + y[j] + "\n")
+			ops = append(ops, diffOp{'+', y[j]})
 			j++
+		}
+	}
+	return ops
+}
+
+// renderDiff writes ops one a line, folding unchanged runs that are more
+// than diffContext lines away from any change.
+func renderDiff(ops []diffOp) string {
+	var out strings.Builder
+	for k := 0; k < len(ops); {
+		if ops[k].kind != ' ' {
+			out.WriteString(string(ops[k].kind) + " " + ops[k].line + "\n")
+			k++
+			continue
+		}
+		end := k
+		for end < len(ops) && ops[end].kind == ' ' {
+			end++
+		}
+		head, tail := diffContext, diffContext
+		if k == 0 {
+			head = 0
+		}
+		if end == len(ops) {
+			tail = 0
+		}
+		if end-k > head+tail+1 {
+			for _, op := range ops[k : k+head] {
+				out.WriteString("  " + op.line + "\n")
+			}
+			fmt.Fprintf(&out, "  … %d unchanged lines\n", end-k-head-tail)
+			k = end - tail
+		}
+		for ; k < end; k++ {
+			out.WriteString("  " + ops[k].line + "\n")
 		}
 	}
 	return out.String()
