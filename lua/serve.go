@@ -142,6 +142,9 @@ func (h *Host) Serve(ctx context.Context, req ServeRequest) error {
 	if _, err := e.Store().Redactor(); err != nil {
 		return fmt.Errorf("cannot serve: %w", err)
 	}
+	// Whatever gave the key (TAI_MCP_KEY, which tai has left by now, a
+	// vault secret, a script), no output shows it.
+	e.Store().AddRedaction(server.KeyEnv, req.Key)
 	opts := &server.Options{
 		Key:     req.Key,
 		Version: h.opts.Version,

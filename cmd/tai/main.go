@@ -50,8 +50,11 @@ type options struct {
 	vault      string
 	clean      bool
 	dumpStdlib string
-	serveKey   string
 	serveSet   bool
+	serveFrom  keySource
+	serveKey   string   // the key given on the command line (keyFromArgv)
+	serveBare  int      // words after a lone --serve-mcp, else -1 (see parse)
+	argvKeys   []string // every key given on the command line, hidden by hideArgs
 	mcpPort    string
 	mcpBind    string
 	version    bool
@@ -67,7 +70,7 @@ Usage:
   tai -e CHUNK [ARGS…]      run a Lua chunk, then exit
   tai -p PROMPT             one agent turn: the answer streams to stdout; piped
                             stdin is added to the message as context
-  tai --serve-mcp KEY [--mcp-port N] [--mcp-bind ADDR]
+  tai --serve-mcp [-] [--mcp-port N] [--mcp-bind ADDR]
                             serve every tool plus chat and completions over
                             MCP (Streamable HTTP) to clients sending the key
                             as a Bearer token; runs tool calls without asking
@@ -84,8 +87,18 @@ Options:
                       are asked on a terminal and denied when nobody can
                       answer)
   --profile NAME      the model profile to use (default: the current one)
-  --serve-mcp KEY     serve MCP; KEY has at least 16 characters (generate one
-                      with: openssl rand -hex 32)
+  --serve-mcp         serve MCP with the key in $TAI_MCP_KEY (at least 16
+                      characters; make one with: openssl rand -hex 32):
+                        export TAI_MCP_KEY=$(openssl rand -hex 32)
+                        tai --serve-mcp
+  --serve-mcp -       the same, the key read as one line from stdin (typed
+                      hidden on a terminal): tai --serve-mcp - < key-file
+                      The word after --serve-mcp is its own when it is "-"
+                      or does not start with "-". A key written there
+                      (--serve-mcp KEY, --serve-mcp=KEY) still works, but
+                      other users can read it in the process list until
+                      tai hides it, and it stays in the shell's history:
+                      tai warns
   --mcp-port N        the MCP server's port (default $TAI_MCP_PORT, else 8765)
   --mcp-bind ADDR     the address it listens on (default $TAI_MCP_BIND, else
                       127.0.0.1)
@@ -104,7 +117,8 @@ Models:
 
 Environment:
   TAI_VAULT, TAI_VAULT_PASSPHRASE (for a sealed vault; else a hidden prompt,
-  asked up to 3 times), TAI_MCP_PORT, TAI_MCP_BIND,
+  asked up to 3 times), TAI_MCP_KEY (the --serve-mcp key; tai removes it
+  from its environment), TAI_MCP_PORT, TAI_MCP_BIND,
   XDG_CONFIG_HOME (init.lua and lua/ under tai/), XDG_STATE_HOME (history),
   XDG_DATA_HOME (the vault), NO_COLOR.
 
@@ -126,7 +140,7 @@ func newFlags(o *options, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.vault, "vault", "", "vault `PATH`")
 	fs.BoolVar(&o.clean, "clean", false, "ignore user overrides")
 	fs.StringVar(&o.dumpStdlib, "dump-stdlib", "", "write the built-in Lua files to `DIR`")
-	fs.Func("serve-mcp", "serve MCP to clients sending `KEY`", func(s string) error { o.serveKey, o.serveSet = s, true; return nil })
+	fs.BoolFunc("serve-mcp", "serve MCP (the key from $TAI_MCP_KEY, or - for stdin)", func(s string) error { o.setServe(s, len(fs.Args())); return nil })
 	fs.StringVar(&o.mcpPort, "mcp-port", "", "the MCP server's `PORT`")
 	fs.StringVar(&o.mcpBind, "mcp-bind", "", "the MCP server's `ADDR`")
 	fs.BoolVar(&o.version, "version", false, "print the version")
@@ -136,6 +150,16 @@ func newFlags(o *options, out io.Writer) *flag.FlagSet {
 }
 
 func main() {
+	// First of all, a key given on the command line leaves the process
+	// list: the words are parsed from copies, then hidden where every
+	// user of the machine reads them.
+	args := make([]string, len(os.Args)-1)
+	for i, a := range os.Args[1:] {
+		args[i] = strings.Clone(a)
+	}
+	o := options{serveBare: -1}
+	perr := parse(args, &o)
+	hideArgs(o.argvKeys)
 	// Before anything reads a key: children of the same user must not read
 	// tai's environment or memory, and what they leave running stays ours
 	// to stop.
@@ -143,17 +167,19 @@ func main() {
 		fmt.Fprintf(os.Stderr, "tai: %v\n", err)
 		os.Exit(lua.ExitError)
 	}
-	code := run(os.Args[1:], os.Stdout, os.Stderr)
+	code := run(&o, perr, os.Stdout, os.Stderr)
 	// Whatever a command, a server or a script left running (detached or
 	// not) ends with tai.
 	engine.StopChildren(5 * time.Second)
 	os.Exit(code)
 }
 
-func run(argv []string, stdout, stderr io.Writer) int {
-	var o options
-	fs := newFlags(&o, io.Discard)
-	if err := fs.Parse(argv); err != nil {
+// run runs tai as o says; perr is parse's error.
+func run(o *options, perr error, stdout, stderr io.Writer) int {
+	if len(o.argvKeys) > 0 {
+		io.WriteString(stderr, keyWarning)
+	}
+	if err := perr; err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			io.WriteString(stdout, usage)
 			return lua.ExitOK
@@ -165,7 +191,6 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tai: %s\nRun tai --help for usage.\n", msg)
 		return lua.ExitUsage
 	}
-	o.args = fs.Args()
 
 	switch {
 	case o.help:
@@ -212,13 +237,13 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		if o.promptSet || o.evalSet || len(o.args) > 0 {
 			return usageError(stderr, "--serve-mcp runs the server only; it takes no -p, -e or script")
 		}
-		req, err := serveRequest(o)
+		req, err := serveRequest(o, os.Stdin)
 		if err != nil {
 			return usageError(stderr, err.Error())
 		}
 		inv = lua.Invocation{Mode: lua.ModeServe, Serve: req}
 	case o.mcpPort != "" || o.mcpBind != "":
-		return usageError(stderr, "--mcp-port and --mcp-bind go with --serve-mcp KEY")
+		return usageError(stderr, "--mcp-port and --mcp-bind go with --serve-mcp")
 	case o.promptSet && o.evalSet:
 		return usageError(stderr, "-p and -e exclude each other; give one")
 	case o.promptSet:
@@ -294,17 +319,22 @@ func notAScript(name string, statErr error) string {
 	return fmt.Sprintf("cannot run %q: not a readable file", name)
 }
 
-// serveRequest reads --serve-mcp, --mcp-port and --mcp-bind over the
-// environment's defaults; a weak key or a bad port is a usage error.
-func serveRequest(o options) (lua.ServeRequest, error) {
-	if err := server.CheckKey(o.serveKey); err != nil {
-		return lua.ServeRequest{}, fmt.Errorf("--serve-mcp KEY: %v", err)
+// serveRequest reads --serve-mcp (the key from where it says, see
+// readServeKey), --mcp-port and --mcp-bind over the environment's defaults; a
+// missing or weak key or a bad port is a usage error. $TAI_MCP_KEY leaves
+// tai's environment whatever gave the key, so nothing tai starts inherits
+// it.
+func serveRequest(o *options, stdin *os.File) (lua.ServeRequest, error) {
+	key, err := readServeKey(o, stdin)
+	os.Unsetenv(server.KeyEnv)
+	if err != nil {
+		return lua.ServeRequest{}, err
 	}
 	req, err := lua.DefaultServeRequest(os.Getenv)
 	if err != nil {
 		return req, err
 	}
-	req.Key = o.serveKey
+	req.Key = key
 	if o.mcpPort != "" {
 		p, err := lua.ParsePort(o.mcpPort)
 		if err != nil {

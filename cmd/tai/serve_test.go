@@ -69,14 +69,22 @@ func (s *served) stop(t *testing.T) int {
 
 var urlLine = regexp.MustCompile(`serving MCP on (http://\S+)`)
 
-// startServe runs tai --serve-mcp on a free port with vars and waits for its
-// banner.
+// startServe runs tai --serve-mcp on a free port with vars, the key in
+// $TAI_MCP_KEY, and waits for its banner.
 func startServe(t *testing.T, e env, vars []string, args ...string) *served {
 	t.Helper()
-	argv := append([]string{"--serve-mcp", serveKey, "--mcp-port", "0"}, args...)
+	return startServeWith(t, e, append(slices.Clip(vars), "TAI_MCP_KEY="+serveKey), nil,
+		append([]string{"--serve-mcp", "--mcp-port", "0"}, args...)...)
+}
+
+// startServeWith runs tai with argv (which serves), vars and stdin, and
+// waits for its banner.
+func startServeWith(t *testing.T, e env, vars []string, stdin io.Reader, argv ...string) *served {
+	t.Helper()
 	cmd := exec.Command(taiBin, argv...)
 	cmd.Env = vars
 	cmd.Dir = e.root
+	cmd.Stdin = stdin
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
@@ -289,10 +297,14 @@ func TestServeMCPUsage(t *testing.T) {
 		want string
 	}{
 		{"short key", []string{"--serve-mcp", "short"}, nil, "openssl rand -hex 32"},
-		{"bad port", []string{"--serve-mcp", serveKey, "--mcp-port", "99999"}, nil, "not a port number"},
-		{"bad env port", []string{"--serve-mcp", serveKey}, []string{"TAI_MCP_PORT=http"}, "TAI_MCP_PORT"},
+		{"short key in TAI_MCP_KEY", []string{"--serve-mcp"}, []string{"TAI_MCP_KEY=short"}, "the key in TAI_MCP_KEY: the MCP server key is too weak"},
+		{"no TAI_MCP_KEY", []string{"--serve-mcp", "--mcp-port", "0"}, nil, "TAI_MCP_KEY is not set: export TAI_MCP_KEY=$(openssl rand -hex 32)"},
+		{"nothing on stdin", []string{"--serve-mcp", "-"}, nil, "--serve-mcp -: stdin ended before a key was given"},
+		{"bad port", []string{"--serve-mcp", "--mcp-port", "99999"}, []string{"TAI_MCP_KEY=" + serveKey}, "not a port number"},
+		{"bad env port", []string{"--serve-mcp"}, []string{"TAI_MCP_KEY=" + serveKey, "TAI_MCP_PORT=http"}, "TAI_MCP_PORT"},
 		{"port without serve", []string{"--mcp-port", "9000"}, nil, "go with --serve-mcp"},
-		{"serve with -e", []string{"--serve-mcp", serveKey, "-e", "print(1)"}, nil, "takes no -p, -e or script"},
+		{"serve with -e", []string{"--serve-mcp", "-e", "print(1)"}, []string{"TAI_MCP_KEY=" + serveKey}, "takes no -p, -e or script"},
+		{"serve with a script", []string{"--serve-mcp", serveKey, "x.lua"}, nil, "takes no -p, -e or script"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -310,13 +322,13 @@ func TestServeMCPUsage(t *testing.T) {
 	if r := sealed.runEnv(t, append(sealed.vars(), "TAI_VAULT_PASSPHRASE=pw"), "-e", `assert(tai.vault.secret_set("tok", "sealed-secret-value-9")) assert(tai.vault.seal())`); r.status != 0 {
 		t.Fatalf("sealing: %+v", r)
 	}
-	if r := sealed.run(t, "--serve-mcp", serveKey, "--mcp-port", "0"); r.status != 1 || !strings.Contains(r.stderr, "cannot serve") || !strings.Contains(r.stderr, "TAI_VAULT_PASSPHRASE") {
+	if r := sealed.runEnv(t, append(sealed.vars(), "TAI_MCP_KEY="+serveKey), "--serve-mcp", "--mcp-port", "0"); r.status != 1 || !strings.Contains(r.stderr, "cannot serve") || !strings.Contains(r.stderr, "TAI_VAULT_PASSPHRASE") {
 		t.Fatalf("serving a sealed vault without the passphrase: %d %q", r.status, r.stderr)
 	}
 	// A port in use is named.
 	s := startServe(t, e, e.vars())
 	port := s.url[strings.LastIndex(s.url, ":")+1 : strings.LastIndex(s.url, "/")]
-	r := e.run(t, "--serve-mcp", serveKey, "--mcp-port", port)
+	r := e.runEnv(t, append(e.vars(), "TAI_MCP_KEY="+serveKey), "--serve-mcp", "--mcp-port", port)
 	if r.status != 1 || !strings.Contains(r.stderr, "in use") {
 		t.Fatalf("second server on port %s: %d %q", port, r.status, r.stderr)
 	}

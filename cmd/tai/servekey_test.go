@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestServeKeyNeverInTheProcessList serves with the key given each way a
+// person can give it, reads the serving tai's command line as another
+// user would, and connects with the key.
+func TestServeKeyNeverInTheProcessList(t *testing.T) {
+	const warned = "was in the process list, where every\nuser of this machine can read it"
+	tests := []struct {
+		name  string
+		argv  []string
+		vars  []string
+		stdin io.Reader
+		warn  bool
+	}{
+		{"TAI_MCP_KEY", []string{"--serve-mcp", "--mcp-port", "0"}, []string{"TAI_MCP_KEY=" + serveKey}, nil, false},
+		{"TAI_MCP_KEY, the flag last", []string{"--mcp-port", "0", "--serve-mcp"}, []string{"TAI_MCP_KEY=" + serveKey}, nil, false},
+		{"stdin", []string{"--serve-mcp", "-", "--mcp-port", "0"}, nil, strings.NewReader(serveKey + "\nnot the key\n"), false},
+		{"a value", []string{"--serve-mcp", serveKey, "--mcp-port", "0"}, nil, nil, true},
+		{"=value", []string{"--mcp-port=0", "--serve-mcp=" + serveKey}, nil, nil, true},
+		{"a value twice", []string{"-serve-mcp", serveKey, "--mcp-port", "0", "--serve-mcp=" + serveKey}, nil, nil, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			s := startServeWith(t, e, append(e.vars(), tc.vars...), tc.stdin, tc.argv...)
+			cmdline := readAsAnotherUser(t, "/proc/"+strconv.Itoa(s.cmd.Process.Pid)+"/cmdline")
+			if !strings.Contains(cmdline, "serve-mcp") {
+				t.Fatalf("/proc/PID/cmdline is not the serving tai's: %q", cmdline)
+			}
+			if strings.Contains(cmdline, serveKey) || strings.Contains(cmdline, serveKey[:8]) {
+				t.Fatalf("another user reads the key in /proc/PID/cmdline: %q", cmdline)
+			}
+			if tc.warn && !strings.Contains(cmdline, keyMask) {
+				t.Fatalf("the key's place does not read %s: %q", keyMask, cmdline)
+			}
+			if got := strings.Contains(s.stderr(), warned); got != tc.warn {
+				t.Fatalf("warned about the process list: %v, want %v; stderr:\n%s", got, tc.warn, s.stderr())
+			}
+			// The key opens the server, and no output shows it.
+			if err := os.WriteFile(filepath.Join(e.root, "env.sh"), []byte("TAI_MCP_KEY="+serveKey+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			sess := connectSDK(t, s.url)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			res, err := sess.CallTool(ctx, &sdk.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "env.sh"}})
+			if err != nil || res.IsError {
+				t.Fatalf("read_file with the key: %v %+v", err, res)
+			}
+			if text := textOf(res); strings.Contains(text, serveKey) || !strings.Contains(text, "TAI_MCP_KEY=[REDACTED:TAI_MCP_KEY]") {
+				t.Fatalf("read_file of a file holding the key: %q", text)
+			}
+			sess.Close()
+			if status := s.stop(t); status != 0 {
+				t.Fatalf("exit status %d; stderr:\n%s", status, s.stderr())
+			}
+		})
+	}
+}
+
+// readAsAnotherUser reads path as the user nobody (65534), as any other
+// user of the machine could; without root to become nobody, as this user.
+func readAsAnotherUser(t *testing.T, path string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "cat", path)
+	if os.Geteuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	} else {
+		t.Logf("not root: reading %s as uid %d", path, os.Geteuid())
+	}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("reading %s: %v", path, err)
+	}
+	return string(out)
+}
+
+// TestServeKeyParse checks which word --serve-mcp takes as its own.
+func TestServeKeyParse(t *testing.T) {
+	tests := []struct {
+		argv []string
+		from keySource
+		key  string
+		port string
+		args []string
+	}{
+		{[]string{"--serve-mcp"}, keyFromEnv, "", "", nil},
+		{[]string{"--serve-mcp", "--mcp-port", "9000"}, keyFromEnv, "", "9000", nil},
+		{[]string{"--mcp-port", "9000", "--serve-mcp"}, keyFromEnv, "", "9000", nil},
+		{[]string{"--serve-mcp", "-"}, keyFromStdin, "", "", nil},
+		{[]string{"--serve-mcp", "-", "--mcp-port", "9000"}, keyFromStdin, "", "9000", nil},
+		{[]string{"--serve-mcp=-"}, keyFromStdin, "", "", nil},
+		{[]string{"--serve-mcp", "k", "--mcp-port", "9000"}, keyFromArgv, "k", "9000", nil},
+		{[]string{"--serve-mcp=k", "--mcp-port=9000"}, keyFromArgv, "k", "9000", nil},
+		{[]string{"--serve-mcp", "--", "k"}, keyFromEnv, "", "", []string{"k"}},
+		{[]string{"--serve-mcp", "--auto", "k"}, keyFromEnv, "", "", []string{"k"}},
+		{[]string{"--serve-mcp", "k1", "--serve-mcp", "k2", "x"}, keyFromArgv, "k2", "", []string{"x"}},
+	}
+	for _, tc := range tests {
+		o := options{serveBare: -1}
+		if err := parse(tc.argv, &o); err != nil {
+			t.Fatalf("%q: %v", tc.argv, err)
+		}
+		if !o.serveSet || o.serveFrom != tc.from || o.serveKey != tc.key || o.mcpPort != tc.port || !reflect.DeepEqual(o.args, tc.args) && len(o.args)+len(tc.args) > 0 {
+			t.Fatalf("%q: serve %v from %d key %q port %q args %q; want from %d key %q port %q args %q",
+				tc.argv, o.serveSet, o.serveFrom, o.serveKey, o.mcpPort, o.args, tc.from, tc.key, tc.port, tc.args)
+		}
+	}
+	// A flag's value is never taken for --serve-mcp.
+	o := options{serveBare: -1}
+	if err := parse([]string{"-p", "--serve-mcp", "k"}, &o); err != nil || o.serveSet || o.prompt != "--serve-mcp" {
+		t.Fatalf("-p --serve-mcp: %v, serve %v, prompt %q", err, o.serveSet, o.prompt)
+	}
+}
