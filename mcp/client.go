@@ -915,33 +915,114 @@ func (c *Client) tools(ctx context.Context) ([]Tool, error) {
 		if total += len(raw); total > MaxToolsList {
 			return nil, fmt.Errorf("mcp server %q: %s passed %d bytes over %d pages, the most tai reads (MaxToolsList); stopping", c.name, MethodToolsList, MaxToolsList, page+1)
 		}
-		var res struct {
-			Tools      []json.RawMessage `json:"tools"`
-			NextCursor *string           `json:"nextCursor"`
-		}
-		if err := json.Unmarshal(raw, &res); err != nil {
+		list, next, err := decodeToolsPage(raw)
+		if err != nil {
 			return nil, fmt.Errorf("mcp server %q: malformed %s result: %v", c.name, MethodToolsList, err)
 		}
-		for _, r := range res.Tools {
-			var t Tool
-			if err := json.Unmarshal(r, &t); err != nil {
+		for _, r := range list {
+			t, err := decodeTool(r)
+			if err != nil {
 				return nil, fmt.Errorf("mcp server %q: malformed tool in %s: %v", c.name, MethodToolsList, err)
 			}
 			if t.Name == "" {
 				return nil, fmt.Errorf("mcp server %q: %s lists a tool with no name", c.name, MethodToolsList)
 			}
-			t.Raw = r
 			tools = append(tools, t)
 		}
-		if res.NextCursor == nil || *res.NextCursor == "" {
+		if next == "" {
 			return tools, nil
 		}
-		cursor = *res.NextCursor
+		cursor = next
 		if seen[cursor] {
 			return nil, fmt.Errorf("mcp server %q: %s repeated cursor %q; stopping instead of looping forever", c.name, MethodToolsList, cursor)
 		}
 		seen[cursor] = true
 	}
+}
+
+// decodeToolsPage splits one tools/list result into its tools (raw) and
+// its nextCursor. It reads member by member rather than through
+// encoding/json, which refuses a whole result nested deeper than 10,000
+// levels: one tool's hostile schema must not cost the server its others.
+func decodeToolsPage(raw []byte) (tools [][]byte, next string, err error) {
+	var list, cursor []byte
+	if err := eachMember(raw, validating, func(key, val []byte) {
+		switch string(key) {
+		case "tools":
+			list = val
+		case "nextCursor":
+			cursor = val
+		}
+	}); err != nil {
+		return nil, "", err
+	}
+	if !isNull(cursor) {
+		s, ok := jsonString(cursor)
+		if !ok {
+			return nil, "", errors.New("nextCursor is not a string")
+		}
+		next = s
+	}
+	if isNull(list) {
+		return nil, next, nil
+	}
+	if err := eachElement(list, trusted, func(val []byte) { tools = append(tools, val) }); err != nil {
+		return nil, "", fmt.Errorf("tools: %v", err)
+	}
+	return tools, next, nil
+}
+
+// decodeTool reads one tool object of a tools/list result (already valid
+// JSON): the string members by name, the schemas and annotations kept raw
+// whatever their depth. Member names match exactly; a repeated member
+// counts as its last occurrence, as encoding/json has it.
+func decodeTool(raw []byte) (Tool, error) {
+	t := Tool{Raw: bytes.Clone(raw)}
+	var bad string
+	err := eachMember(t.Raw, trusted, func(key, val []byte) {
+		var dst *string
+		switch string(key) {
+		case "name":
+			dst = &t.Name
+		case "title":
+			dst = &t.Title
+		case "description":
+			dst = &t.Description
+		case "inputSchema":
+			t.InputSchema = rawOrNil(val)
+		case "outputSchema":
+			t.OutputSchema = rawOrNil(val)
+		case "annotations":
+			t.Annotations = rawOrNil(val)
+		}
+		if dst == nil {
+			return
+		}
+		if isNull(val) {
+			*dst = ""
+			return
+		}
+		s, ok := jsonString(val)
+		if !ok && bad == "" {
+			bad = string(key)
+		}
+		*dst = s
+	})
+	if err != nil {
+		return Tool{}, err
+	}
+	if bad != "" {
+		return Tool{}, fmt.Errorf("%s is not a string", bad)
+	}
+	return t, nil
+}
+
+// rawOrNil is val as a json.RawMessage, nil for null.
+func rawOrNil(val []byte) json.RawMessage {
+	if isNull(val) {
+		return nil
+	}
+	return json.RawMessage(val)
 }
 
 // Call runs one tool within CallTimeout. args may be nil, a

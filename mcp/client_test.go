@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -165,6 +166,24 @@ func TestClientToolsRefusesEndlessCursor(t *testing.T) {
 				t.Fatalf("err = %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// A tool whose schema nests deeper than encoding/json reads (10,000
+// levels) costs the listing nothing else: the other tool comes through,
+// and the deep one keeps its name and its schema as sent, for the caller
+// to judge.
+func TestClientToolsKeepsOthersBesideADeepSchema(t *testing.T) {
+	c := connectFake(t, "deep-tool", nil)
+	tools, err := c.Tools(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools) != 2 || tools[0].Name != "deep" || tools[1].Name != "plain" || tools[1].Description != "fine" {
+		t.Fatalf("tools = %d, want deep and plain", len(tools))
+	}
+	if n := bytes.Count(tools[0].InputSchema, []byte(`"properties"`)); n != 100000 {
+		t.Fatalf("the deep schema holds %d levels, want 100000", n)
 	}
 }
 

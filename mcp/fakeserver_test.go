@@ -22,6 +22,8 @@ package mcp
 //	no-init        never answers initialize
 //	exit-early     prints an error to stderr and exits 2 on initialize
 //	loop-cursor    tools/list always answers nextCursor "again"
+//	deep-tool      tools/list answers a tool whose schema nests 100,000
+//	               levels deep, then a plain one
 //	garbage        prints non-JSON-RPC lines before every message
 //	stderr-flood   writes 100 MB to stderr before answering initialize
 //	tty            puts its session id, pid and terminal in instructions
@@ -349,6 +351,16 @@ func (f *fakeServer) toolsList(m fakeMsg) {
 		n, _ := strconv.Atoi(strings.TrimPrefix(p.Cursor, "fat-"))
 		f.reply(m.ID, map[string]any{"tools": []any{map[string]any{"name": fmt.Sprintf("t%d", n), "description": strings.Repeat("d", 1<<20),
 			"inputSchema": map[string]any{"type": "object"}}}, "nextCursor": fmt.Sprintf("fat-%d", n+1)})
+		return
+	}
+	if f.mode == "deep-tool" {
+		// encoding/json cannot even write this answer: it is sent as text.
+		deep := strings.Repeat(`{"type":"object","properties":{"a":`, 100000) + `{"type":"string"}` + strings.Repeat("}}", 100000)
+		f.wmu.Lock()
+		defer f.wmu.Unlock()
+		fmt.Fprintf(f.out, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"deep","inputSchema":%s},`+
+			`{"name":"plain","description":"fine","inputSchema":{"type":"object"}}]}}`+"\n", m.ID, deep)
+		f.out.Flush()
 		return
 	}
 	if f.mode == "loop-cursor" {

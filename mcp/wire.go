@@ -482,7 +482,7 @@ func isNull(raw json.RawMessage) bool {
 // that it is valid.
 func appendCompact(b []byte, raw json.RawMessage) ([]byte, error) {
 	var sawWS bool
-	end, err := skipValue(raw, 0, 0, &sawWS)
+	end, err := skipValue(raw, 0, &sawWS)
 	if err == nil && skipWS(raw, end, &sawWS) != len(raw) {
 		err = fmt.Errorf("invalid JSON: data after the value at offset %d", end)
 	}
@@ -498,9 +498,6 @@ func appendCompact(b []byte, raw json.RawMessage) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
-
-// maxDepth bounds the nesting of scanned JSON, as encoding/json does.
-const maxDepth = 10000
 
 var errJSONEnd = errors.New("invalid JSON: unexpected end of input")
 
@@ -519,87 +516,103 @@ func skipWS(d []byte, i int, saw *bool) int {
 
 // skipValue validates the JSON value starting at or after d[i] (leading
 // whitespace allowed) and returns the index just past it. Whitespace seen
-// outside strings sets *saw.
-func skipValue(d []byte, i, depth int, saw *bool) (int, error) {
-	if depth > maxDepth {
-		return 0, errors.New("invalid JSON: nested too deeply")
+// outside strings sets *saw. It keeps the open containers in a stack of
+// its own rather than recursing, so any nesting the input's length allows
+// costs one pass and one byte per level: a server's deeply nested schema
+// is judged by what reads it, not refused with the whole message.
+func skipValue(d []byte, i int, saw *bool) (int, error) {
+	var open []byte // '{' or '[' per open container
+	var err error
+	for {
+		// A value starts at i.
+		i = skipWS(d, i, saw)
+		if i >= len(d) {
+			return 0, errJSONEnd
+		}
+		switch c := d[i]; c {
+		case '{', '[':
+			end := byte('}')
+			if c == '[' {
+				end = ']'
+			}
+			i = skipWS(d, i+1, saw)
+			if i < len(d) && d[i] == end {
+				i++
+				break
+			}
+			open = append(open, c)
+			if c == '{' {
+				if i, err = skipMemberName(d, i, saw); err != nil {
+					return 0, err
+				}
+			}
+			continue
+		case '"':
+			i, err = skipString(d, i)
+		case 't':
+			i, err = skipLiteral(d, i, "true")
+		case 'f':
+			i, err = skipLiteral(d, i, "false")
+		case 'n':
+			i, err = skipLiteral(d, i, "null")
+		default:
+			if c != '-' && (c < '0' || c > '9') {
+				return 0, fmt.Errorf("invalid JSON: unexpected %q at offset %d", c, i)
+			}
+			i, err = skipNumber(d, i)
+		}
+		if err != nil {
+			return 0, err
+		}
+		// A value ended at i: close containers until one goes on.
+		for {
+			if len(open) == 0 {
+				return i, nil
+			}
+			i = skipWS(d, i, saw)
+			if i >= len(d) {
+				return 0, errJSONEnd
+			}
+			top := open[len(open)-1]
+			end := byte('}')
+			if top == '[' {
+				end = ']'
+			}
+			if d[i] == end {
+				i++
+				open = open[:len(open)-1]
+				continue
+			}
+			if d[i] != ',' {
+				return 0, fmt.Errorf("invalid JSON: expected ',' or '%c' at offset %d", end, i)
+			}
+			i++
+			if top == '{' {
+				if i, err = skipMemberName(d, i, saw); err != nil {
+					return 0, err
+				}
+			}
+			break
+		}
+	}
+}
+
+// skipMemberName validates a member name and its colon at or after d[i]
+// and returns the index just past the colon.
+func skipMemberName(d []byte, i int, saw *bool) (int, error) {
+	i = skipWS(d, i, saw)
+	if i >= len(d) || d[i] != '"' {
+		return 0, fmt.Errorf("invalid JSON: expected a member name at offset %d", i)
+	}
+	i, err := skipString(d, i)
+	if err != nil {
+		return 0, err
 	}
 	i = skipWS(d, i, saw)
-	if i >= len(d) {
-		return 0, errJSONEnd
+	if i >= len(d) || d[i] != ':' {
+		return 0, fmt.Errorf("invalid JSON: expected ':' at offset %d", i)
 	}
-	switch c := d[i]; c {
-	case '{':
-		i = skipWS(d, i+1, saw)
-		if i < len(d) && d[i] == '}' {
-			return i + 1, nil
-		}
-		for {
-			i = skipWS(d, i, saw)
-			if i >= len(d) || d[i] != '"' {
-				return 0, fmt.Errorf("invalid JSON: expected a member name at offset %d", i)
-			}
-			var err error
-			if i, err = skipString(d, i); err != nil {
-				return 0, err
-			}
-			i = skipWS(d, i, saw)
-			if i >= len(d) || d[i] != ':' {
-				return 0, fmt.Errorf("invalid JSON: expected ':' at offset %d", i)
-			}
-			if i, err = skipValue(d, i+1, depth+1, saw); err != nil {
-				return 0, err
-			}
-			i = skipWS(d, i, saw)
-			if i >= len(d) {
-				return 0, errJSONEnd
-			}
-			switch d[i] {
-			case ',':
-				i++
-			case '}':
-				return i + 1, nil
-			default:
-				return 0, fmt.Errorf("invalid JSON: expected ',' or '}' at offset %d", i)
-			}
-		}
-	case '[':
-		i = skipWS(d, i+1, saw)
-		if i < len(d) && d[i] == ']' {
-			return i + 1, nil
-		}
-		for {
-			var err error
-			if i, err = skipValue(d, i, depth+1, saw); err != nil {
-				return 0, err
-			}
-			i = skipWS(d, i, saw)
-			if i >= len(d) {
-				return 0, errJSONEnd
-			}
-			switch d[i] {
-			case ',':
-				i++
-			case ']':
-				return i + 1, nil
-			default:
-				return 0, fmt.Errorf("invalid JSON: expected ',' or ']' at offset %d", i)
-			}
-		}
-	case '"':
-		return skipString(d, i)
-	case 't':
-		return skipLiteral(d, i, "true")
-	case 'f':
-		return skipLiteral(d, i, "false")
-	case 'n':
-		return skipLiteral(d, i, "null")
-	default:
-		if c == '-' || (c >= '0' && c <= '9') {
-			return skipNumber(d, i)
-		}
-		return 0, fmt.Errorf("invalid JSON: unexpected %q at offset %d", c, i)
-	}
+	return i + 1, nil
 }
 
 func skipLiteral(d []byte, i int, lit string) (int, error) {
@@ -696,7 +709,7 @@ const (
 // skip returns the index just past the value at or after d[i].
 func (mode scanMode) skip(d []byte, i int) (int, error) {
 	if mode == validating {
-		return skipValue(d, i, 1, nil)
+		return skipValue(d, i, nil)
 	}
 	return skipTrusted(d, i)
 }

@@ -271,8 +271,11 @@ func FuzzSkipValue(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if bytes.Count(data, []byte("["))+bytes.Count(data, []byte("{")) > 10000 {
+			return // encoding/json stops at 10,000 levels; skipValue has no such limit
+		}
 		var saw bool
-		end, err := skipValue(data, 0, 0, &saw)
+		end, err := skipValue(data, 0, &saw)
 		ours := err == nil && skipWS(data, end, &saw) == len(data)
 		if want := json.Valid(data); ours != want {
 			t.Fatalf("skipValue says valid=%v for %q, json.Valid says %v (err %v)", ours, data, want, err)
