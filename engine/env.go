@@ -37,6 +37,12 @@ func credentialEnv(name string, keyEnvs map[string]bool) bool {
 	return false
 }
 
+// CredentialName reports whether a variable name looks like it holds a
+// credential, by the same words that keep such a variable from the
+// commands the shell tool runs (KEY, SECRET, TOKEN, PASSWORD, CREDENTIAL),
+// or names the vault passphrase.
+func CredentialName(name string) bool { return credentialEnv(name, nil) }
+
 // ValidPassEnv checks a name a person asks to pass through to shell
 // commands: a variable name, and never the vault passphrase.
 func ValidPassEnv(name string) error {

@@ -41,7 +41,16 @@ const readlineType = "tai.readline"
 //	                                     characters (ESC, CR, C1), invalid
 //	                                     UTF-8 and bidi overrides rendered
 //	                                     visibly as \xNN or \uNNNN; newline
-//	                                     and tab kept unless oneline
+//	                                     and tab kept unless oneline; with
+//	                                     oneline also \n, \t and every
+//	                                     invisible character (\u200b, tags,
+//	                                     odd spaces: mcp.VisibleLine)
+//	tai.term.words(list [, width]) -> { line, … }
+//	                                     each word of list on lines of its
+//	                                     own, shell-quoted and rendered with
+//	                                     clean(w, true), a long one folded
+//	                                     at width columns onto lines that
+//	                                     start with "↪ " (mcp.ShowWords)
 //	tai.term.readline{history=path, complete=fn, output="stdout"|"stderr"} -> rl
 //	    complete(line) gets the text before the cursor and returns the
 //	    candidates for its last word (whole words); output is where the
@@ -75,6 +84,7 @@ func (h *Host) openTerm(L *glua.LState, tai *glua.LTable) {
 		"readline":     h.newReadline,
 		"interrupt":    h.luaInterrupt,
 		"clean":        luaClean,
+		"words":        luaWords,
 		"width":        h.width,
 	}))
 }
@@ -193,6 +203,24 @@ func (h *Host) luaInterrupt(L *glua.LState) int {
 
 func luaClean(L *glua.LState) int {
 	L.Push(glua.LString(CleanText(L.CheckString(1), glua.LVAsBool(L.Get(2)))))
+	return 1
+}
+
+func luaWords(L *glua.LState) int {
+	list := L.CheckTable(1)
+	var words []string
+	for i := 1; i <= list.Len(); i++ {
+		v := list.RawGetInt(i)
+		if v.Type() != glua.LTString && v.Type() != glua.LTNumber {
+			L.ArgError(1, fmt.Sprintf("word %d is a %s, not a string", i, v.Type()))
+		}
+		words = append(words, v.String())
+	}
+	out := L.NewTable()
+	for _, line := range mcp.ShowWords(words, L.OptInt(2, 0)) {
+		out.Append(glua.LString(line))
+	}
+	L.Push(out)
 	return 1
 }
 

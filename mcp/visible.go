@@ -3,22 +3,32 @@ package mcp
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
 // Visible returns s with everything a terminal could act on instead of
 // showing rendered visibly, newlines and tabs kept: C0 controls (ESC, BEL
 // and CR among them), DEL and bytes that are not UTF-8 become \xNN; C1
-// controls, bidi marks, embeddings, overrides and isolates and the line and
-// paragraph separators become \uNNNN. The client passes every error text
-// and a server's stderr through it, since both come from the server: a
+// controls, bidi marks, embeddings, overrides and isolates, the line and
+// paragraph separators, zero-width spaces and word joiners, the byte order
+// mark and Unicode tag characters (text hidden from the reader but not
+// from a model) become \uNNNN or \UNNNNNNNN. The client passes every
+// error text and a server's stderr through it, since both come from the server: a
 // title change, a screen clear or a clipboard write (OSC 52) then shows as
 // text. Text from a model, a tool or a server goes through it before tai
 // shows it.
 func Visible(s string) string { return visible(s, false) }
 
-// VisibleLine is Visible for text shown on one line: newline and tab
-// become \x0a and \x09 too.
+// VisibleLine is Visible for one word or value that a person must read
+// exactly (an argv word, a name, a URL), shown on one line: line breaks
+// and tabs become \n, \r and \t, and every character that shows as nothing
+// or as a blank other than the space becomes \uNNNN (\UNNNNNNNN above the
+// BMP): zero-width characters, Unicode tag characters, bidi controls,
+// every other format character (Cf), the line and paragraph separators,
+// odd spaces (no-break, em, ideographic…), variation selectors and
+// private-use characters. Two strings that print alike under VisibleLine
+// are equal.
 func VisibleLine(s string) string { return visible(s, true) }
 
 func visible(s string, oneline bool) string {
@@ -33,7 +43,7 @@ func visible(s string, oneline bool) string {
 			break
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 || unsafeRune(r) {
+		if r == utf8.RuneError && size == 1 || unsafeRune(r, oneline) {
 			break
 		}
 		i += size
@@ -44,13 +54,29 @@ func visible(s string, oneline bool) string {
 	var b strings.Builder
 	b.Grow(len(s) + 16)
 	b.WriteString(s[:i])
-	for i < len(s) {
+	eachVisible(s[i:], oneline, func(tok string, _ bool) { b.WriteString(tok) })
+	return b.String()
+}
+
+// eachVisible calls emit with s cut into what VisibleLine (oneline) or
+// Visible shows: one character as itself (escaped false), or the escape
+// that stands for one character or byte (escaped true). Folding cuts
+// between tokens only, so no escape is split.
+func eachVisible(s string, oneline bool, emit func(tok string, escaped bool)) {
+	for i := 0; i < len(s); {
 		c := s[i]
 		if c < 0x80 {
-			if keepASCII(c, oneline) {
-				b.WriteByte(c)
-			} else {
-				fmt.Fprintf(&b, "\\x%02x", c)
+			switch {
+			case keepASCII(c, oneline):
+				emit(s[i:i+1], false)
+			case oneline && c == '\n':
+				emit(`\n`, true)
+			case oneline && c == '\r':
+				emit(`\r`, true)
+			case oneline && c == '\t':
+				emit(`\t`, true)
+			default:
+				emit(fmt.Sprintf("\\x%02x", c), true)
 			}
 			i++
 			continue
@@ -58,15 +84,16 @@ func visible(s string, oneline bool) string {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, "\\x%02x", c)
-		case unsafeRune(r):
-			fmt.Fprintf(&b, "\\u%04x", r)
+			emit(fmt.Sprintf("\\x%02x", c), true)
+		case unsafeRune(r, oneline) && r > 0xffff:
+			emit(fmt.Sprintf("\\U%08x", r), true)
+		case unsafeRune(r, oneline):
+			emit(fmt.Sprintf("\\u%04x", r), true)
 		default:
-			b.WriteString(s[i : i+size])
+			emit(s[i:i+size], false)
 		}
 		i += size
 	}
-	return b.String()
 }
 
 // keepASCII reports whether the ASCII byte c is shown as itself: printable
@@ -76,9 +103,12 @@ func keepASCII(c byte, oneline bool) bool {
 }
 
 // unsafeRune reports a non-ASCII character a terminal acts on or that
-// reorders what is shown: C1 controls, bidi marks, embeddings, overrides
-// and isolates, and the Unicode line and paragraph separators.
-func unsafeRune(r rune) bool {
+// reorders or hides what is shown: C1 controls, bidi marks, embeddings,
+// overrides and isolates, the Unicode line and paragraph separators,
+// zero-width spaces, word joiners, the BOM and tag characters. strict
+// adds every character that shows as nothing or as a blank (see
+// VisibleLine).
+func unsafeRune(r rune, strict bool) bool {
 	switch {
 	case r >= 0x80 && r < 0xa0:
 		return true
@@ -88,6 +118,18 @@ func unsafeRune(r rune) bool {
 		return true
 	case r >= 0x2066 && r <= 0x2069:
 		return true
+	case r == 0x200b, r >= 0x2060 && r <= 0x2064, r == 0xfeff, r >= 0xe0000 && r <= 0xe007f:
+		return true // zero-width space, word joiner, invisible operators, BOM, tags
+	case !strict:
+		return false
 	}
-	return false
+	switch {
+	case unicode.In(r, unicode.Cf, unicode.Zs, unicode.Zl, unicode.Zp, unicode.Co, unicode.Variation_Selector):
+		return true // format (zero-width, tags, soft hyphen), odd spaces, private use
+	case r == 0x034f, r == 0x115f, r == 0x1160, r == 0x3164, r == 0xffa0, r == 0x2800:
+		return true // combining grapheme joiner, Hangul fillers, blank Braille
+	case r == 0xfffc:
+		return true // object replacement
+	}
+	return !unicode.IsGraphic(r) // unassigned, surrogates, noncharacters
 }

@@ -26,7 +26,7 @@ function M.report(rep, notes_shown)
         say("  started under --auto without asking:")
         say(clean(s.spawn))
       end
-      say("  " .. #(s.tools or {}) .. " tools: " .. clean(table.concat(s.tools or {}, ", ")))
+      say("  " .. #(s.tools or {}) .. " tools: " .. tai.term.clean(table.concat(s.tools or {}, ", "), true))
     elseif s.outcome == "skipped" then
       say(string.format("skipped %s: %s", clean(s.server), clean(s.reason)))
     else
@@ -135,8 +135,26 @@ function M.normalize(source)
   say("(nothing stored; /mcp add stores them)")
 end
 
-local function target(s)
-  return clean(s.target)
+-- list_lines(list) is how /mcp shows tai.mcp.list(): each server's name
+-- and state, every word of its command line (or its URL) on lines of its
+-- own, rendered visibly (tai.term.words), a mark when it puts a secret
+-- where other users can read it, and its tool counts.
+function M.list_lines(list)
+  local one = function(v) return tai.term.clean(tostring(v), true) end
+  local out = {}
+  for _, s in ipairs(list) do
+    local here = s.enabled and "enabled" or "disabled"
+    out[#out + 1] = string.format("%-16s %-5s %s", one(s.name), one(s.transport), here)
+    for _, l in ipairs(tai.term.words(s.words or {}, tai.term.width() - 4)) do out[#out + 1] = "    " .. l end
+    if s.secret_in_argv and #s.secret_in_argv > 0 then
+      out[#out + 1] = "  ⚠ secret in argv: " .. one(table.concat(s.secret_in_argv, ", ")) ..
+        " is readable by every user of this machine (process list, or the URL's query in server logs); pass it in env (or a header) instead"
+    end
+    local profiles = #s.profiles > 0 and table.concat(s.profiles, ", ") or "none"
+    out[#out + 1] = string.format("  tools %d (granted %d, offered here %d, withheld %d, removed %d); enabled for: %s%s",
+      s.tools, s.granted, s.offered, s.withheld, s.removed, one(profiles), s.connected and "; connected" or "")
+  end
+  return out
 end
 
 function M.list()
@@ -146,13 +164,7 @@ function M.list()
     say("no MCP servers registered; paste a config or /mcp add")
     return
   end
-  for _, s in ipairs(list) do
-    local here = s.enabled and "enabled" or "disabled"
-    say(string.format("%-16s %-5s %-8s %s", clean(s.name), s.transport, here, target(s)))
-    local profiles = #s.profiles > 0 and table.concat(s.profiles, ", ") or "none"
-    say(string.format("  tools %d (granted %d, offered here %d, withheld %d, removed %d); enabled for: %s%s",
-      s.tools, s.granted, s.offered, s.withheld, s.removed, profiles, s.connected and "; connected" or ""))
-  end
+  for _, l in ipairs(M.list_lines(list)) do say(l) end
 end
 
 function M.tools(server)
@@ -161,7 +173,7 @@ function M.tools(server)
   if #list == 0 then say("no tools cached") return end
   for _, t in ipairs(list) do
     local mark = t.offered and "+" or " "
-    say(string.format("%s %-40s %s", mark, t.name, t.state))
+    say(string.format("%s %-40s %s", mark, tai.term.clean(t.name, true), t.state))
     if t.description and t.description ~= "" then
       say("    " .. clean(t.description):gsub("%s+", " "):sub(1, 160))
     end

@@ -1,7 +1,10 @@
 -- mcpview.lua: how the REPL shows MCP server entries to the person who
 -- must judge them: name, transport, the exact argv or URL, the names (never
 -- the values) of env variables and headers, tool lists, and the notes the
--- normalizer made. A user's own lua/mcpview.lua replaces it.
+-- normalizer made. Every word of a command line, every name and the URL
+-- is on lines of its own, with line breaks, escapes and invisible
+-- characters shown (\n, \x1b, \u200b: tai.term.words). A user's own
+-- lua/mcpview.lua replaces it.
 --
 --   local view = require("mcpview")
 --   for _, line in ipairs(view.lines(entries, notes)) do print(line) end
@@ -9,6 +12,8 @@
 --   view.argv(e)    -> "npx -y '@scope/pkg'"  the command line, shell-quoted
 --   view.url(u)     -> the URL with userinfo and query values hidden
 --   view.reference(v) -> "Bearer ${TOKEN}" for a value naming variables, else nil
+local tai = require("tai")
+
 local M = {}
 
 local function sorted_keys(t)
@@ -72,15 +77,36 @@ function M.reference(v)
   return table.concat(out)
 end
 
--- names(t) lists t's keys, with NAME=${REF} for values that reference
--- variables; other values are hidden.
-local function names(t)
-  local out = {}
-  for _, k in ipairs(sorted_keys(t)) do
-    local r = M.reference(t[k])
-    out[#out + 1] = r and (k .. "=" .. r) or k
+-- label is the width of the labels before the words an entry shows.
+local label = "  headers: "
+
+-- field(out, name, words [, after]) adds the lines that show words under
+-- name ("runs", "env"): each word on lines of its own, rendered visibly
+-- and folded, never cut (tai.term.words); after(i) is text to put after
+-- the i-th word.
+local function field(out, name, words, after)
+  local pad = "  " .. name .. ":" .. string.rep(" ", #label - #name - 3)
+  local width = tai.term.width() - #label
+  for i, w in ipairs(words) do
+    local lines = tai.term.words({ w }, width)
+    if after then lines[#lines] = lines[#lines] .. after(i) end
+    for _, l in ipairs(lines) do
+      out[#out + 1] = pad .. l
+      pad = string.rep(" ", #label)
+    end
   end
-  return table.concat(out, ", ")
+end
+
+-- names(out, name, t) shows t's keys under name, with =${REF} for values
+-- that reference variables; other values are hidden.
+local function names(out, name, t)
+  local keys = sorted_keys(t)
+  field(out, name, keys, function(i)
+    local r = M.reference(t[keys[i]])
+    local s = r and ("=" .. tai.term.clean(r, true)) or ""
+    if i == #keys then s = s .. "  (values hidden)" end
+    return s
+  end)
 end
 
 -- state(e) says whether the entry comes enabled.
@@ -91,20 +117,23 @@ end
 
 -- entry(e [, notes]) returns the lines that show one entry, then its notes.
 function M.entry(e, notes)
+  local one = function(s) return tai.term.clean(tostring(s), true) end
   local out = {}
-  out[#out + 1] = string.format("%s  (%s, %s, from %s)", e.name or "?", e.transport or "?", state(e), e.source or "paste")
+  out[#out + 1] = string.format("%s  (%s, %s, from %s)", one(e.name or "?"), one(e.transport or "?"), state(e), one(e.source or "paste"))
   if e.transport == "http" then
-    out[#out + 1] = "  url:     " .. M.url(e.url)
+    field(out, "url", { M.url(e.url) })
   else
-    out[#out + 1] = "  runs:    " .. M.argv(e)
-    if e.cwd and e.cwd ~= "" then out[#out + 1] = "  in:      " .. M.quote(e.cwd) end
+    local words = { e.command or "" }
+    for _, a in ipairs(e.args or {}) do words[#words + 1] = a end
+    field(out, "runs", words)
+    if e.cwd and e.cwd ~= "" then field(out, "in", { e.cwd }) end
   end
-  if next(e.env or {}) then out[#out + 1] = "  env:     " .. names(e.env) .. "  (values hidden)" end
-  if next(e.headers or {}) then out[#out + 1] = "  headers: " .. names(e.headers) .. "  (values hidden)" end
-  if e.allow and #e.allow > 0 then out[#out + 1] = "  tools:   only " .. table.concat(e.allow, ", ") end
-  if e.deny and #e.deny > 0 then out[#out + 1] = "  never:   " .. table.concat(e.deny, ", ") end
+  if next(e.env or {}) then names(out, "env", e.env) end
+  if next(e.headers or {}) then names(out, "headers", e.headers) end
+  if e.allow and #e.allow > 0 then out[#out + 1] = "  tools:   only " .. one(table.concat(e.allow, ", ")) end
+  if e.deny and #e.deny > 0 then out[#out + 1] = "  never:   " .. one(table.concat(e.deny, ", ")) end
   for _, n in ipairs(notes or {}) do
-    out[#out + 1] = string.format("  %-7s  %s", n.level, n.text)
+    out[#out + 1] = string.format("  %-7s  %s", n.level, one(n.text))
   end
   return out
 end
@@ -127,7 +156,8 @@ function M.lines(entries, notes)
       table.insert(by_server[s], n)
     end
   end
-  for _, n in ipairs(general) do out[#out + 1] = string.format("%-7s  %s", n.level, n.text) end
+  local one = function(v) return tai.term.clean(tostring(v), true) end
+  for _, n in ipairs(general) do out[#out + 1] = string.format("%-7s  %s", n.level, one(n.text)) end
   for _, e in ipairs(entries or {}) do
     if #out > 0 then out[#out + 1] = "" end
     for _, l in ipairs(M.entry(e, by_server[e.name or ""])) do out[#out + 1] = l end
@@ -141,7 +171,7 @@ function M.lines(entries, notes)
   end
   if #refused > 0 and #out > 0 then out[#out + 1] = "" end
   for _, n in ipairs(refused) do
-    out[#out + 1] = string.format("%s  %s: %s", n.level == "refused" and "refused" or n.level, n.server, n.text)
+    out[#out + 1] = string.format("%s  %s: %s", n.level == "refused" and "refused" or n.level, one(n.server), one(n.text))
   end
   return out
 end

@@ -295,7 +295,7 @@ func TestClean(t *testing.T) {
 	}{
 		{name: "plain", in: "héllo wörld", want: "héllo wörld"},
 		{name: "newline and tab kept", in: "a\n\tb", want: "a\n\tb"},
-		{name: "newline and tab on one line", in: "a\n\tb", oneline: true, want: `a\x0a\x09b`},
+		{name: "newline and tab on one line", in: "a\n\tb", oneline: true, want: `a\n\tb`},
 		{name: "erase line and cursor up", in: "rm -rf x \x1b[2K\r\x1b[1Aecho harmless", want: `rm -rf x \x1b[2K\x0d\x1b[1Aecho harmless`},
 		{name: "title", in: "\x1b]0;PWNED\x07", want: `\x1b]0;PWNED\x07`},
 		{name: "DEL and NUL", in: "a\x7fb\x00", want: `a\x7fb\x00`},

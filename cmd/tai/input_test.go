@@ -50,7 +50,7 @@ func TestREPLPasteIsOneMessage(t *testing.T) {
 	s.typeKeys("\x1b[200~{\r  \"mcpServers\": {\r    \"fetch\": {\"command\": \"uvx\", \"args\": [\"mcp-server-fetch\"]}\r  }\r}\x1b[201~\r")
 	s.expect("the paste holds 1 server")
 	s.expect("fetch  (stdio, disabled until /mcp enable, from config-json)")
-	s.expect("runs:    uvx mcp-server-fetch")
+	s.expect("runs:    uvx\r\n           mcp-server-fetch")
 	s.expect("add them to tai")
 	s.typeKeys("\r")
 	s.expect("(not added")

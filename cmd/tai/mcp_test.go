@@ -58,7 +58,7 @@ func TestREPLMCPServerForTheModel(t *testing.T) {
 	s.typeKeys("/mcp add " + string(cfg) + "\r")
 	s.expect("first time:")
 	s.expect("-test.run=^$")
-	s.expect("env:  " + mcpServerEnv + " (values not shown)")
+	s.expect("env:     " + mcpServerEnv + "  (values not shown)")
 	s.expect("answer> ")
 	s.typeKeys("y\r")
 	s.expect("added echoer (stdio), stored disabled")

@@ -27,7 +27,7 @@ func TestAddVerifyEnableCall(t *testing.T) {
 		t.Fatalf("questions = %q", qs)
 	}
 	exe, _ := os.Executable()
-	mustContain(t, "consent", qs[0], "srv", exe, "-test.run=^$", "env:  "+serverEnv)
+	mustContain(t, "consent", qs[0], "srv", exe, "-test.run=^$", "env:     "+serverEnv)
 
 	states, err := f.store.ServerStates()
 	if err != nil || len(states) != 1 {

@@ -30,11 +30,25 @@ type spawn struct {
 	// header ("header:NAME") is built from, as the entry wrote them: shown,
 	// not part of the digest.
 	Refs map[string]string `json:"-"`
+	// Breaks name the fields that hold a line break ("argv[2]", "cwd",
+	// "env NAME", "url"): shown as a warning, not part of the digest.
+	Breaks []string `json:"-"`
+	// Exposed are the secrets the entry puts on the command line or in
+	// the URL's query: shown as warnings, not part of the digest.
+	Exposed []exposure `json:"-"`
+}
+
+// exposure is one secret put where others can read it.
+type exposure struct {
+	Name  string // the ${…} name
+	Kind  string // "a vault secret" or "a credential"
+	Query bool   // in the URL's query rather than on the command line
 }
 
 // spawnOf is the spawn of the expanded entry e, whose references raw (the
-// entry as stored) names.
-func spawnOf(e, raw mcp.Entry) spawn {
+// entry as stored) names; secret tells a name whose value is a secret
+// (see Bridge.secretKind).
+func spawnOf(e, raw mcp.Entry, secret func(string) string) spawn {
 	s := spawn{Server: e.Name, Transport: e.Transport, Cwd: e.Cwd, URL: e.URL, Refs: map[string]string{}}
 	note := func(key, v string) {
 		var refs []string
@@ -62,6 +76,40 @@ func spawnOf(e, raw mcp.Entry) spawn {
 	}
 	sort.Strings(s.Env)
 	sort.Strings(s.Headers)
+	for i, w := range s.Argv {
+		if mcp.LineBreak(w) {
+			s.Breaks = append(s.Breaks, fmt.Sprintf("argv[%d]", i))
+		}
+	}
+	if mcp.LineBreak(s.Cwd) {
+		s.Breaks = append(s.Breaks, "cwd")
+	}
+	for _, k := range s.Env {
+		// the value as the entry wrote it: a secret it names may hold line
+		// breaks (a PEM key) with good reason
+		if mcp.LineBreak(k) || mcp.LineBreak(raw.Env[k]) {
+			s.Breaks = append(s.Breaks, "env "+mcp.VisibleLine(k))
+		}
+	}
+	for _, k := range s.Headers {
+		if mcp.LineBreak(k) {
+			s.Breaks = append(s.Breaks, "header "+mcp.VisibleLine(k))
+		}
+	}
+	if mcp.LineBreak(s.URL) {
+		s.Breaks = append(s.Breaks, "url")
+	}
+	argv, query := config.Exposed(raw)
+	for _, n := range argv {
+		if kind := secret(n); kind != "" && e.Transport == mcp.TransportStdio {
+			s.Exposed = append(s.Exposed, exposure{Name: n, Kind: kind})
+		}
+	}
+	for _, n := range query {
+		if kind := secret(n); kind != "" && e.Transport == mcp.TransportHTTP {
+			s.Exposed = append(s.Exposed, exposure{Name: n, Kind: kind, Query: true})
+		}
+	}
 	return s
 }
 
@@ -73,53 +121,132 @@ func (s spawn) digest() string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// text is the spawn as a person reads it, secrets redacted.
+// label is how wide the labels before the words of the consent screen are.
+const label = "  headers: "
+
+// text is the spawn as a person reads it, secrets redacted: every word of
+// the argv, the cwd, each env or header name and the URL on lines of their
+// own, rendered visibly and folded, never cut (mcp.ShowWords); then a
+// warning for each line break and each secret put where others read it.
 func (s spawn) text(redact func(string) string) string {
 	var b strings.Builder
+	show := func(name string, words []string, suffix func(i int) string) {
+		pad := "  " + name + ":" + strings.Repeat(" ", len(label)-len(name)-3)
+		for i, w := range words {
+			lines := mcp.ShowWords([]string{redact(w)}, mcp.ShowWidth)
+			if suffix != nil {
+				lines[len(lines)-1] += suffix(i)
+			}
+			for _, l := range lines {
+				b.WriteString(pad + l + "\n")
+				pad = strings.Repeat(" ", len(label))
+			}
+		}
+	}
+	refs := func(kind string, names []string, last string) func(int) string {
+		return func(i int) string {
+			out := ""
+			if r := s.Refs[kind+names[i]]; r != "" {
+				out = " (from " + mcp.VisibleLine(r) + ")"
+			}
+			if i == len(names)-1 {
+				out += last
+			}
+			return out
+		}
+	}
 	switch s.Transport {
 	case mcp.TransportStdio:
-		fmt.Fprintf(&b, "  run:  %s\n", redact(quoteArgv(s.Argv)))
-		cwd := s.Cwd
-		if cwd == "" {
-			cwd = "(tai's working directory)"
+		show("run", s.Argv, nil)
+		if s.Cwd == "" {
+			b.WriteString("  cwd:     (tai's working directory)\n")
+		} else {
+			show("cwd", []string{s.Cwd}, nil)
 		}
-		fmt.Fprintf(&b, "  cwd:  %s\n", redact(cwd))
 		if len(s.Env) > 0 {
-			fmt.Fprintf(&b, "  env:  %s (values not shown)\n", s.names("env:", s.Env))
+			show("env", s.Env, refs("env:", s.Env, "  (values not shown)"))
 		}
 	default:
-		fmt.Fprintf(&b, "  url:  %s\n", redact(s.URL))
+		show("url", []string{s.URL}, nil)
 		if len(s.Headers) > 0 {
-			fmt.Fprintf(&b, "  headers: %s (values not shown)\n", s.names("header:", s.Headers))
+			show("headers", s.Headers, refs("header:", s.Headers, "  (values not shown)"))
 		}
+	}
+	if len(s.Breaks) > 0 {
+		fmt.Fprintf(&b, "  ⚠ %s holds a line break (shown as \\n or \\r above): no real server needs a line break in its command line; read every line above before you answer\n", strings.Join(s.Breaks, ", "))
+	}
+	for _, x := range s.Exposed {
+		b.WriteString("  ⚠ " + x.warning() + "\n")
 	}
 	return b.String()
 }
 
-// names lists env or header names, each with the references its value is
-// built from: "Authorization (from ${OPENAI_API_KEY})".
+// warning says where x lands, who can read it there and what to write
+// instead.
+func (x exposure) warning() string {
+	ref := "${" + x.Name + "}"
+	if x.Query {
+		return fmt.Sprintf("%s (%s) goes into the URL's query, which web servers and proxies write to their logs; send it in a header instead if the server takes one: \"headers\": {\"Authorization\": \"Bearer %s\"}", ref, x.Kind, ref)
+	}
+	return fmt.Sprintf("%s (%s) goes on the command line, where every user of this machine can read it in the process list (ps); pass it in env instead, under the name the server reads: \"env\": {\"%s\": \"%s\"}, and take it out of args", ref, x.Kind, envName(x.Name), ref)
+}
+
+// envName is name as an environment variable is usually spelled.
+func envName(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' {
+			return r - 'a' + 'A'
+		}
+		if r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' {
+			return r
+		}
+		return '_'
+	}, name)
+}
+
+// names lists env or header names on one line, each rendered visibly with
+// the references its value is built from: "Authorization (from
+// ${OPENAI_API_KEY})".
 func (s spawn) names(kind string, names []string) string {
 	out := make([]string, len(names))
 	for i, n := range names {
-		out[i] = n
+		out[i] = mcp.VisibleLine(n)
 		if refs := s.Refs[kind+n]; refs != "" {
-			out[i] += " (from " + refs + ")"
+			out[i] += " (from " + mcp.VisibleLine(refs) + ")"
 		}
 	}
 	return strings.Join(out, ", ")
 }
 
-// quoteArgv shows argv as a shell would read it: words with blanks or
-// quotes are single-quoted.
+// quoteArgv shows argv on one line as a shell would read it (mcp.Quote),
+// for the consent a front end records.
 func quoteArgv(argv []string) string {
 	out := make([]string, len(argv))
 	for i, a := range argv {
-		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`;&|<>()*?[]#~") {
-			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-		out[i] = a
+		out[i] = mcp.Quote(a)
 	}
 	return strings.Join(out, " ")
+}
+
+// secretKind returns a test for a ${…} name whose value is a secret: "a
+// vault secret" for a name the vault holds, "a credential" for one named
+// like a credential (engine.CredentialName), else "".
+func (b *Bridge) secretKind() func(string) string {
+	vaulted := map[string]bool{}
+	if list, err := b.store.SecretList(); err == nil {
+		for _, s := range list {
+			vaulted[s.Name] = true
+		}
+	}
+	return func(name string) string {
+		switch {
+		case vaulted[name]:
+			return "a vault secret"
+		case engine.CredentialName(name):
+			return "a credential"
+		}
+		return ""
+	}
 }
 
 // expand resolves st's ${VAR} references (process environment first, then
@@ -207,13 +334,13 @@ func (b *Bridge) consentSpawn(ctx context.Context, sp spawn, first bool) error {
 	}
 	args := map[string]any{"transport": sp.Transport}
 	if len(sp.Argv) > 0 {
-		args["argv"] = b.store.Redact(quoteArgv(sp.Argv))
+		args["argv"] = mcp.VisibleLine(b.store.Redact(quoteArgv(sp.Argv)))
 	}
 	if sp.Cwd != "" {
-		args["cwd"] = b.store.Redact(sp.Cwd)
+		args["cwd"] = mcp.VisibleLine(b.store.Redact(sp.Cwd))
 	}
 	if sp.URL != "" {
-		args["url"] = b.store.Redact(sp.URL)
+		args["url"] = mcp.VisibleLine(b.store.Redact(sp.URL))
 	}
 	if len(sp.Env) > 0 {
 		args["env"] = sp.names("env:", sp.Env)
@@ -228,11 +355,16 @@ func (b *Bridge) consentSpawn(ctx context.Context, sp spawn, first bool) error {
 		_, err := a.Approve(ctx, engine.Consent{Tool: "mcp-spawn", Origin: sp.Server, Digest: sp.digest()[:12], Args: args})
 		return err
 	}
-	why := "tai is about to start MCP server " + sp.Server + " for the first time:"
+	name := mcp.VisibleLine(sp.Server)
+	why := "tai is about to start MCP server " + name + " for the first time:"
 	if !first {
-		why = "MCP server " + sp.Server + " would start with a command that differs from the one you consented to:"
+		why = "MCP server " + name + " would start with a command that differs from the one you consented to:"
 	}
-	q := why + "\n" + sp.text(b.store.Redact) + "Start it? [y/N]"
+	text := sp.text(b.store.Redact)
+	if n := strings.Count(text, "\n"); n > 20 {
+		text += fmt.Sprintf("  (%d lines: scroll up to the line after %q to read them all)\n", n, why)
+	}
+	q := why + "\n" + text + "Start it? [y/N]"
 	ok, err := a.Decide(ctx, q)
 	if err != nil {
 		return fmt.Errorf("mcp server %q not started: nobody could consent (%v)", sp.Server, err)

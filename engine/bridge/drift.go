@@ -75,9 +75,9 @@ func (b *Bridge) askGrant(ctx context.Context, a *engine.Approver, st *serverSta
 	pin, pinned := st.pins[t.Tool]
 	var q strings.Builder
 	if pinned {
-		fmt.Fprintf(&q, "MCP server %s redefined tool %s since you granted it:\n", st.row.Name, t.Tool)
+		fmt.Fprintf(&q, "MCP server %s redefined tool %s since you granted it:\n", mcp.VisibleLine(st.row.Name), mcp.VisibleLine(t.Tool))
 	} else {
-		fmt.Fprintf(&q, "MCP server %s now lists a tool it did not have when you added it: %s\n", st.row.Name, t.Tool)
+		fmt.Fprintf(&q, "MCP server %s now lists a tool it did not have when you added it: %s\n", mcp.VisibleLine(st.row.Name), mcp.VisibleLine(t.Tool))
 	}
 	q.WriteString(b.clean(b.store.Redact(driftDiff(pin.Description, pin.Schema, t.Description, t.Schema))))
 	q.WriteString("Grant the new definition? [y/N]")

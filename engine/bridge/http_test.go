@@ -42,7 +42,7 @@ func TestHTTPServer(t *testing.T) {
 	if len(qs) != 1 {
 		t.Fatalf("questions %q", qs)
 	}
-	mustContain(t, "consent", qs[0], "url:  "+ts.URL, "headers: Authorization (from ${WEB_TOKEN}) (values not shown)")
+	mustContain(t, "consent", qs[0], "url:     "+ts.URL, "headers: Authorization (from ${WEB_TOKEN})  (values not shown)")
 	if strings.Contains(qs[0], token) {
 		t.Fatalf("the consent shows the token: %q", qs[0])
 	}

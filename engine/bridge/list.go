@@ -24,6 +24,12 @@ type ServerInfo struct {
 	Withheld  int      `json:"withheld"`
 	Removed   int      `json:"removed"`
 	Connected bool     `json:"connected"`
+	// Words are the argv, or the URL, one word each, secrets redacted,
+	// for a front end to show with mcp.ShowWords (tai.term.words).
+	Words []string `json:"words"`
+	// SecretInArgv are the ${…} names of secrets the entry puts on the
+	// command line (or in the URL's query), where others can read them.
+	SecretInArgv []string `json:"secret_in_argv"`
 }
 
 // ToolInfo describes one tool of a registered server for mcp_tools and
@@ -54,13 +60,20 @@ func (b *Bridge) List(ctx context.Context) ([]ServerInfo, error) {
 	}
 	b.mu.Unlock()
 	out := make([]ServerInfo, 0, len(s.order))
+	secret := b.secretKind()
 	for _, name := range s.order {
 		st := s.servers[name]
 		info := ServerInfo{
 			Name: name, Transport: st.row.Transport, Source: st.row.Source,
 			Target: b.store.Redact(target(st.entry)), Profiles: []string{},
 			Enabled: st.profiles[profile], Tools: len(st.tools), Removed: len(st.removed),
-			Connected: connected[name],
+			Connected: connected[name], Words: []string{}, SecretInArgv: []string{},
+		}
+		for _, w := range words(st.entry) {
+			info.Words = append(info.Words, b.store.Redact(w))
+		}
+		for _, x := range spawnOf(st.entry, st.entry, secret).Exposed {
+			info.SecretInArgv = append(info.SecretInArgv, "${"+x.Name+"}")
 		}
 		for p, on := range st.profiles {
 			if on {
@@ -86,9 +99,17 @@ func (b *Bridge) List(ctx context.Context) ([]ServerInfo, error) {
 
 func target(e mcp.Entry) string {
 	if e.Transport == mcp.TransportStdio {
-		return quoteArgv(append([]string{e.Command}, e.Args...))
+		return quoteArgv(words(e))
 	}
 	return e.URL
+}
+
+// words is e's argv, or its URL.
+func words(e mcp.Entry) []string {
+	if e.Transport == mcp.TransportStdio {
+		return append([]string{e.Command}, e.Args...)
+	}
+	return []string{e.URL}
 }
 
 // Tools returns the tools of server (every server when empty), sorted by
@@ -140,9 +161,15 @@ func listText(list []ServerInfo, profile string) string {
 		if s.Enabled {
 			state = "enabled here"
 		}
-		fmt.Fprintf(&b, "- %s (%s, %s): %s\n", s.Name, s.Transport, state, s.Target)
+		fmt.Fprintf(&b, "- %s (%s, %s):\n", mcp.VisibleLine(s.Name), s.Transport, state)
+		for _, l := range mcp.ShowWords(s.Words, mcp.ShowWidth) {
+			fmt.Fprintf(&b, "    %s\n", l)
+		}
+		if len(s.SecretInArgv) > 0 {
+			fmt.Fprintf(&b, "  ⚠ secret in argv: %s is readable by every user of this machine (process list, or the URL's query in server logs); pass it in env (or a header) instead\n", strings.Join(s.SecretInArgv, ", "))
+		}
 		fmt.Fprintf(&b, "  enabled for: %s; tools: %d listed, %d granted, %d offered here, %d withheld, %d removed; source %s\n",
-			orNone(s.Profiles), s.Tools, s.Granted, s.Offered, s.Withheld, s.Removed, s.Source)
+			orNone(s.Profiles), s.Tools, s.Granted, s.Offered, s.Withheld, s.Removed, mcp.VisibleLine(s.Source))
 	}
 	return b.String()
 }
@@ -193,13 +220,13 @@ func addText(r AddReport) string {
 				fmt.Fprintf(&b, "  started under --auto without asking:\n%s\n", s.Spawn)
 			}
 		case Skipped:
-			fmt.Fprintf(&b, "skipped %s: %s\n", s.Server, s.Reason)
+			fmt.Fprintf(&b, "skipped %s: %s\n", mcp.VisibleLine(s.Server), mcp.VisibleLine(s.Reason))
 		default:
-			fmt.Fprintf(&b, "refused %s: %s\n", s.Server, s.Reason)
+			fmt.Fprintf(&b, "refused %s: %s\n", mcp.VisibleLine(s.Server), mcp.VisibleLine(s.Reason))
 		}
 	}
 	for _, n := range r.Notes {
-		fmt.Fprintf(&b, "note (%s): %s%s\n", n.Level, serverPart(n.Server), n.Text)
+		fmt.Fprintf(&b, "note (%s): %s%s\n", n.Level, mcp.VisibleLine(serverPart(n.Server)), mcp.VisibleLine(n.Text))
 	}
 	return b.String()
 }

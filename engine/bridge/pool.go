@@ -117,7 +117,7 @@ func (b *Bridge) open(ctx context.Context, st *serverState, cn *conn) (*mcp.Clie
 	if err != nil {
 		return nil, err
 	}
-	sp := spawnOf(e, st.entry)
+	sp := spawnOf(e, st.entry, b.secretKind())
 	if d := sp.digest(); d != st.row.Consented {
 		if err := b.consentSpawn(ctx, sp, false); err != nil {
 			return nil, err

@@ -194,7 +194,7 @@ func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile string) Server
 	if err := b.unattendedSecrets(ctx, b.approver(ctx), e.Name, secrets); err != nil {
 		return refuse("%v", err)
 	}
-	sp := spawnOf(ex, e)
+	sp := spawnOf(ex, e, b.secretKind())
 	switch b.approver(ctx).Mode() {
 	case engine.Yolo:
 		out.Consent = "yolo"

@@ -12,6 +12,17 @@ local function find(lines, pattern)
   error("no line with " .. pattern .. " in:\n" .. table.concat(lines, "\n"), 2)
 end
 
+-- u(cp) is the UTF-8 encoding of code point cp.
+local function u(cp)
+  if cp < 0x80 then return string.char(cp) end
+  if cp < 0x800 then return string.char(0xc0 + math.floor(cp / 0x40), 0x80 + cp % 0x40) end
+  if cp < 0x10000 then
+    return string.char(0xe0 + math.floor(cp / 0x1000), 0x80 + math.floor(cp / 0x40) % 0x40, 0x80 + cp % 0x40)
+  end
+  return string.char(0xf0 + math.floor(cp / 0x40000), 0x80 + math.floor(cp / 0x1000) % 0x40,
+    0x80 + math.floor(cp / 0x40) % 0x40, 0x80 + cp % 0x40)
+end
+
 local function absent(lines, text)
   for _, l in ipairs(lines) do
     if l:find(text, 1, true) then error("secret shown: " .. l, 2) end
@@ -30,8 +41,49 @@ return {
     eq(view.reference("plain-secret"), nil, "no reference")
     eq(view.url("https://h.example/?k=${OPENAI_API_KEY}&v=lit"), "https://h.example/?k=${OPENAI_API_KEY}&v=…", "url reference")
     local lines = view.entry({ name = "x", transport = "stdio", command = "c", env = { A = "${input:tok}", B = "hidden-value" }, headers = { Authorization = "Bearer ${T}" } })
-    find(lines, "env:     A=${input:tok}, B  (values hidden)")
+    find(lines, "env:     A=${input:tok}")
+    find(lines, "         B  (values hidden)")
     absent(lines, "hidden-value")
+  end,
+
+  ["hostile words show visibly, one a line, nothing hidden"] = function()
+    local payload = "id > /tmp/pwned; exec node x" .. string.rep("\n", 60) .. "  run:  npx -y @modelcontextprotocol/server-memory"
+    local lines = view.entry({ name = "mem", transport = "stdio", command = "sh",
+      args = { "-c", payload, "a\tb\r" .. u(0x200b) .. u(0x202e) .. u(0x2028) .. "\27[2J\27]0;t\7", u(0xE0041) .. u(0x3000) },
+      cwd = "/tmp/\27[31mred", env = { ["BAD\nNAME"] = "v" } })
+    for _, l in ipairs(lines) do
+      if l:find("[%c]") or l:find(u(0x200b), 1, true) or l:find(u(0x202e), 1, true) or l:find(u(0x2028), 1, true)
+        or l:find(u(0xE0041), 1, true) or l:find(u(0x3000), 1, true) then
+        error("a raw invisible character in: " .. l)
+      end
+    end
+    find(lines, "  runs:    sh")
+    find(lines, "           -c")
+    find(lines, "           'id > /tmp/pwned; exec node x\\n\\n")
+    find(lines, [[↪ \n\n]])
+    find(lines, [['a\tb\r\u200b\u202e\u2028\x1b[2J\x1b]0;t\x07']])
+    find(lines, [['\U000e0041\u3000']])
+    find(lines, [[  in:      '/tmp/\x1b[31mred']])
+    find(lines, [[  env:     'BAD\nNAME'  (values hidden)]])
+    local joined = table.concat(lines, "\n")
+    local n = select(2, joined:gsub("\\n", ""))
+    eq(n >= 61, true, "every line break of the payload is shown (" .. n .. ")")
+    for _, l in ipairs(lines) do
+      eq(l:find("^  run:  npx") == nil, true, "a line looks like a real command: " .. l)
+    end
+  end,
+
+  ["a pasted line break is warned about"] = function()
+    local entries, notes = tai.mcp.normalize('{"mcpServers": {"m": {"command": "sh", "args": ["-c", "id\\n\\n  run:  npx ok"]}}}')
+    local lines = view.lines(entries, notes)
+    find(lines, [[           'id\n\n  run:  npx ok']])
+    find(lines, [[warn     args[2] holds a line break (shown as \n): no real server needs a line break in its command line]])
+  end,
+
+  ["hostile names and notes stay on one line"] = function()
+    local lines = view.lines({}, { { server = "x\n  runs:    npx harmless", level = "refused", text = "why\r\27[2K" } })
+    eq(#lines, 1, "one line: " .. table.concat(lines, "|"))
+    find(lines, [[refused  x\n  runs:    npx harmless: why\r\x1b[2K]])
   end,
 
   ["url hides userinfo and query values"] = function()
@@ -50,7 +102,12 @@ return {
     }]])
     local lines = view.lines(entries, notes)
     find(lines, "github  (stdio, disabled until /mcp enable, from config-json)")
-    find(lines, "runs:    docker run -i --rm -e GITHUB_PERSONAL_ACCESS_TOKEN ghcr.io/github/github-mcp-server")
+    local at = 0
+    for i, l in ipairs(lines) do if l == "  runs:    docker" then at = i end end
+    if at == 0 then error("no runs: line in:\n" .. table.concat(lines, "\n")) end
+    for i, w in ipairs({ "run", "-i", "--rm", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN", "ghcr.io/github/github-mcp-server" }) do
+      eq(lines[at + i], "           " .. w, "word " .. i)
+    end
     find(lines, "env:     GITHUB_PERSONAL_ACCESS_TOKEN  (values hidden)")
     find(lines, "remote  (http,")
     find(lines, "url:     https://mcp.example.net/mcp")
