@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"tai/mcp"
 )
 
 // DefaultMaxSteps bounds the model calls of one turn when
@@ -468,7 +470,9 @@ func (a *Agent) runCalls(ctx context.Context, calls []ToolCall, allow func(strin
 		case perr != nil:
 			err = perr
 			events[i].Outcome = "error"
-		case !allow(tc.Name):
+		case !allow(tc.Name) && mcp.CheckToolName(tc.Name) == nil:
+			// A name that is not valid goes on to Prepare, which refuses
+			// and audits it without repeating it whole.
 			err = fmt.Errorf("%w %q: it is not available to this agent", ErrUnknownTool, tc.Name)
 			events[i].Outcome = "unknown"
 		default:

@@ -229,7 +229,7 @@ func TestCutsComeAfterRedaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &cappedBuffer{max: 10, slack: 64, redact: red.Redact}
+	c := &cappedBuffer{max: 10, slack: 64, red: red}
 	c.Write([]byte("0123456" + secret + "tail"))
 	var b strings.Builder
 	c.section(&b, "stdout")

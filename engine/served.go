@@ -196,6 +196,9 @@ func (s *servedSession) Call(ctx context.Context, name string, raw json.RawMessa
 		res, err = s.main.Dispatch(context.WithValue(ctx, nativeOnlyKey{}, true), name, args)
 		switch {
 		case errors.Is(err, ErrUnknownTool):
+			if verr := mcp.CheckToolName(name); verr != nil {
+				return nil, fmt.Errorf("%w: %v", server.ErrInvalidParams, verr)
+			}
 			return nil, fmt.Errorf("%w %q: tools/list names the tools this server serves", server.ErrUnknownTool, name)
 		case err != nil && ctx.Err() != nil:
 			return nil, err

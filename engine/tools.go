@@ -439,20 +439,27 @@ func (c *Call) Digest() string { return c.digest }
 // Prepare resolves name (registered tools first, then the fallback) and
 // obtains approval for a non-safe tool. A call with arguments the tool's
 // schema refuses (see additionalProperties) is prepared without approval
-// and answers an error result naming them. Unknown names return an error
-// wrapping ErrUnknownTool, refusals one wrapping ErrDenied; both are
-// audited. Nothing runs while the vault holds sealed secrets it cannot
+// and answers an error result naming them. A name that is not a tool name
+// as MCP defines it (see mcp.CheckToolName) is refused before any lookup.
+// Unknown and refused names return an error wrapping ErrUnknownTool,
+// refusals one wrapping ErrDenied; all are audited. Nothing runs while the vault holds sealed secrets it cannot
 // decrypt (see vault.Store.RedactionReady): the error then wraps
 // vault.ErrNoPassphrase or vault.ErrWrongPassphrase.
 func (r *Registry) Prepare(ctx context.Context, name string, args map[string]any) (*Call, error) {
 	if args == nil {
 		args = map[string]any{}
 	}
+	session := sessionName(ctx)
+	if err := mcp.CheckToolName(name); err != nil {
+		// Refused before any lookup: the audit entry keeps a capped
+		// subject and no digest of arguments nothing will use.
+		aerr := r.audit(session, Tool{Name: name}, "", "invalid", 0, 0)
+		return nil, withAuditNote(fmt.Errorf("%w: %v", ErrUnknownTool, err), aerr)
+	}
 	t, ok := r.lookup(ctx, name)
 	if !ok {
 		t = Tool{Name: name}
 	}
-	session := sessionName(ctx)
 	// One look at the vault's secrets serves the whole preparation. The
 	// digest is over the shown arguments, so neither a sensitive value nor
 	// a known secret can be recovered from it by hashing guesses.
@@ -528,7 +535,7 @@ func (c *Call) Run(ctx context.Context) (Result, error) {
 	}
 	if err != nil {
 		aerr := r.audit(c.session, c.tool, c.digest, outcome, dur, 0)
-		return Result{}, withAuditNote(mcp.Reworded(err, "tool "+c.tool.Name+": "+cutError(red.Redact(unechoArgs(err.Error(), c.args)))), aerr)
+		return Result{}, withAuditNote(mcp.Reworded(err, "tool "+c.tool.Name+": "+cutError(red, red.Redact(unechoArgs(err.Error(), c.args)))), aerr)
 	}
 	if res.IsError {
 		for i := range res.Content {
@@ -638,37 +645,20 @@ func (r *Registry) redactFunc() func(string) string {
 // spilled to records, errors are cut.
 const MaxErrorText = 8 << 10
 
-// cutError cuts redacted error text to MaxErrorText, saying how much was
-// dropped; a [REDACTED:name] mark is never cut in two.
-func cutError(text string) string {
+// cutError cuts error text, redacted by red, to MaxErrorText, saying how
+// much was dropped; a [REDACTED:name] mark red wrote is never cut in two
+// (see vault.Redactor.Cut).
+func cutError(red *vault.Redactor, text string) string {
 	if len(text) <= MaxErrorText {
 		return text
 	}
-	n := redactedCut(text, MaxErrorText)
+	n := red.Cut(text, MaxErrorText)
+	// Not inside a character: back to its first byte.
+	for i := 1; i < utf8.UTFMax && n > 0 && !utf8.RuneStart(text[n]); i++ {
+		n--
+	}
 	kept := text[:n]
-	for len(kept) > 0 && !utf8.ValidString(kept) {
-		kept = kept[:len(kept)-1]
-	}
 	return fmt.Sprintf("%s … (%d bytes more were cut)", kept, len(text)-len(kept))
-}
-
-// redactedCut returns where to cut redacted text to keep at most n bytes:
-// n, or just past a [REDACTED:name] mark that n falls inside, so a mark is
-// never cut in two.
-func redactedCut(text string, n int) int {
-	if n >= len(text) {
-		return len(text)
-	}
-	const mark = "[REDACTED:"
-	// The last mark that starts before n, even if n falls inside "[REDACTED:".
-	i := strings.LastIndex(text[:min(len(text), n+len(mark)-1)], mark)
-	if i < 0 || i >= n {
-		return n
-	}
-	if j := strings.IndexByte(text[i:], ']'); j >= 0 && i+j+1 > n {
-		return i + j + 1
-	}
-	return n
 }
 
 // withholdAll returns a redaction that withholds every string that could

@@ -79,7 +79,7 @@ func (e *Engine) httpFetch(ctx context.Context, args map[string]any) (Result, er
 	body := red.Redact(string(data))
 	cut := len(body) > limit || len(data) > limit+vault.MaxSecretSize
 	if cut {
-		body = body[:redactedCut(body, min(limit, len(body)))]
+		body = body[:red.Cut(body, min(limit, len(body)))]
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\nContent-Type: %s\n\n%s", resp.Status, ctype, body)

@@ -77,7 +77,7 @@ func (e *Engine) runShell(ctx context.Context, args map[string]any) (Result, err
 	if err != nil {
 		return Result{}, err
 	}
-	return runCommand(ctx, argv, resolvePath(e.dir, cwd), e.shellEnv(ctx), timeout, red.Func()), nil
+	return runCommand(ctx, argv, resolvePath(e.dir, cwd), e.shellEnv(ctx), timeout, red), nil
 }
 
 // runCommand runs argv in dir with the environment env under the shell
@@ -89,11 +89,11 @@ func (e *Engine) runShell(ctx context.Context, args map[string]any) (Result, err
 // Each stream keeps ShellOutputMax bytes and, beyond them, as much as the
 // longest secret, so redact sees every secret that begins before the cut
 // whole before the output is cut.
-func runCommand(ctx context.Context, argv []string, dir string, env []string, timeout time.Duration, redact func(string) string) Result {
+func runCommand(ctx context.Context, argv []string, dir string, env []string, timeout time.Duration, red *vault.Redactor) Result {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	stdout := &cappedBuffer{max: ShellOutputMax, slack: vault.MaxSecretSize, redact: redact}
-	stderr := &cappedBuffer{max: ShellOutputMax, slack: vault.MaxSecretSize, redact: redact}
+	stdout := &cappedBuffer{max: ShellOutputMax, slack: vault.MaxSecretSize, red: red}
+	stderr := &cappedBuffer{max: ShellOutputMax, slack: vault.MaxSecretSize, red: red}
 	start := time.Now()
 	rep, err := keep(ctx, argv, dir, env, stdout, stderr)
 	elapsed := time.Since(start).Round(time.Millisecond)
@@ -180,13 +180,13 @@ func keep(ctx context.Context, argv []string, dir string, env []string, stdout, 
 }
 
 // cappedBuffer keeps the first max bytes written and counts the rest. With
-// redact set it keeps slack bytes more, and section redacts what it kept
+// red set it keeps slack bytes more, and section redacts what it kept
 // before cutting it to max, so no secret is cut in two before redaction.
 type cappedBuffer struct {
 	mu      sync.Mutex
 	max     int
 	slack   int
-	redact  func(string) string
+	red     *vault.Redactor
 	buf     []byte
 	dropped int64
 }
@@ -213,11 +213,9 @@ func (c *cappedBuffer) section(b *strings.Builder, name string) {
 		return
 	}
 	text, dropped := string(c.buf), c.dropped
-	if c.redact != nil {
-		text = c.redact(text)
-	}
+	text = c.red.Redact(text)
 	if len(text) > c.max {
-		cut := redactedCut(text, c.max)
+		cut := c.red.Cut(text, c.max)
 		dropped += int64(len(text) - cut)
 		text = text[:cut]
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"tai/mcp"
 	"tai/vault"
 )
 
@@ -168,8 +169,9 @@ func (e *Engine) recordRead(_ context.Context, args map[string]any) (Result, err
 	if offset > size {
 		return ErrorResult("record_read: offset %d is past the end of record %s (%d bytes)", offset, id, size), nil
 	}
-	// A page does not end inside a [REDACTED:name] mark: it is kept whole.
-	end := offset + redactedCut(whole[offset:], length)
+	// A page does not end inside a [REDACTED:name] mark the redaction
+	// wrote: it is kept whole. Text that only looks like one is cut.
+	end := offset + red.Cut(whole[offset:], length)
 	text := whole[offset:end]
 	next := ""
 	if end < size {
@@ -195,12 +197,16 @@ func (e *Engine) auditTail(_ context.Context, args map[string]any) (Result, erro
 	if len(entries) == 0 {
 		return TextResult("the audit trail is empty"), nil
 	}
+	// One line per entry: what an entry records (a name a model or a
+	// client chose) shows its line breaks and controls as \x0a and the
+	// like, so it cannot pass for entries of its own.
+	v := mcp.VisibleLine
 	var b strings.Builder
 	for _, en := range entries {
 		fmt.Fprintf(&b, "#%d %s %s %s digest=%s %s %s %dB", en.Seq, en.Time.UTC().Format(time.RFC3339),
-			en.Kind, en.Subject, en.Digest, en.Outcome, en.Duration.Round(time.Millisecond), en.Size)
+			v(en.Kind), v(en.Subject), v(en.Digest), v(en.Outcome), en.Duration.Round(time.Millisecond), en.Size)
 		if en.Session != "" {
-			b.WriteString(" session=" + en.Session)
+			b.WriteString(" session=" + v(en.Session))
 		}
 		b.WriteByte('\n')
 	}

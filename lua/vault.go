@@ -9,6 +9,7 @@ import (
 
 	glua "github.com/yuin/gopher-lua"
 
+	"tai/mcp"
 	"tai/vault"
 )
 
@@ -25,6 +26,7 @@ import (
 //	tai.vault.record_list(n) -> {{id=, size=, created=, meta=}, …} (newest first) | nil, err
 //	tai.vault.record_delete(id) -> true | nil, err
 //	tai.vault.audit_tail(n [, kind]) -> {{seq=, time=, kind=, subject=, session=, …}, …} | nil, err
+//	    the text fields on one line each, controls shown as \x0a and the like
 //	tai.vault.audit_verify() -> count [, note] | nil, err
 //	    (note: the trail holds but records an unclean shutdown)
 //	tai.vault.seal() -> true | nil, err   (with the current passphrase)
@@ -252,14 +254,14 @@ func (h *Host) auditTail(L *glua.LState) int {
 			t := L.NewTable()
 			t.RawSetString("seq", glua.LNumber(e.Seq))
 			t.RawSetString("time", timeString(e.Time))
-			t.RawSetString("kind", glua.LString(e.Kind))
-			t.RawSetString("subject", glua.LString(e.Subject))
-			t.RawSetString("digest", glua.LString(e.Digest))
-			t.RawSetString("outcome", glua.LString(e.Outcome))
+			t.RawSetString("kind", glua.LString(mcp.VisibleLine(e.Kind)))
+			t.RawSetString("subject", glua.LString(mcp.VisibleLine(e.Subject)))
+			t.RawSetString("digest", glua.LString(mcp.VisibleLine(e.Digest)))
+			t.RawSetString("outcome", glua.LString(mcp.VisibleLine(e.Outcome)))
 			t.RawSetString("duration_ms", glua.LNumber(e.Duration.Milliseconds()))
 			t.RawSetString("size", glua.LNumber(e.Size))
 			if e.Session != "" {
-				t.RawSetString("session", glua.LString(e.Session))
+				t.RawSetString("session", glua.LString(mcp.VisibleLine(e.Session)))
 			}
 			t.RawSetString("prev", glua.LString(e.Prev))
 			t.RawSetString("hash", glua.LString(e.Hash))

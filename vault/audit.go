@@ -95,8 +95,9 @@ func auditHash(e AuditEntry) string {
 
 // AuditAppend adds e to the trail and returns it as stored: Seq is the next
 // number, Time is now when zero, Prev is the last entry's Hash and Hash
-// seals it all. Subject and Outcome are redacted first; when the secrets
-// cannot be read the entry is not recorded and the error says why.
+// seals it all. Subject and Outcome are redacted first, then every text
+// field is capped at AuditFieldMax bytes; when the secrets cannot be read
+// the entry is not recorded and the error says why.
 //
 // The entry is written to the audit journal beside the vault with one
 // write(2) before AuditAppend returns, and reaches the disk within
@@ -116,6 +117,7 @@ func (s *Store) AuditAppend(e AuditEntry) (AuditEntry, error) {
 	}
 	e.Subject = red.Redact(e.Subject)
 	e.Outcome = red.Redact(e.Outcome)
+	capAuditFields(red, &e)
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"tai/engine"
+	"tai/mcp"
 )
 
 func obj(required []string, props map[string]any) map[string]any {
@@ -217,12 +218,17 @@ func (b *Bridge) NameOf(server, tool string) (string, error) {
 	}
 	st := s.servers[server]
 	if st == nil {
-		return "", fmt.Errorf("mcp server %q is not registered: mcp_list shows the servers", server)
+		return "", fmt.Errorf("mcp server %s is not registered: mcp_list shows the servers", mcp.Clip(server))
 	}
 	for _, bt := range st.tools {
 		if bt.tool == tool {
 			return bt.name, nil
 		}
+	}
+	if err := mcp.CheckToolName(tool); err != nil {
+		// Not a name the server lists, nor one it could: say why without
+		// repeating it whole.
+		return "", fmt.Errorf("mcp server %q lists no such tool: %v", server, err)
 	}
 	var names []string
 	for _, bt := range st.tools {
