@@ -247,7 +247,11 @@ type ServerTool struct {
 	Tool        string          `json:"tool"`
 	Description string          `json:"description"`
 	Schema      json.RawMessage `json:"schema,omitempty"`
-	Updated     time.Time       `json:"updated"`
+	// Refused, when set, says why the listed definition is unusable (too
+	// large, nested too deeply, listed twice differently); the row then
+	// holds only the name.
+	Refused string    `json:"refused,omitempty"`
+	Updated time.Time `json:"updated"`
 }
 
 func uitoa(n uint64) string {

@@ -1,10 +1,16 @@
 package bridge
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
+
+	"tai/engine"
 )
 
 // allocated returns the bytes fn allocates.
@@ -48,5 +54,139 @@ func TestLineDiffFoldsUnchangedRuns(t *testing.T) {
 	want := "  … 7 unchanged lines\n  l7\n  l8\n  l9\n- l10\n+ changed\n  l11\n  l12\n  l13\n  … 6 unchanged lines\n"
 	if got != want {
 		t.Fatalf("lineDiff = %q, want %q", got, want)
+	}
+}
+
+// bombListing is a hostile server's tools over two pages: tools within
+// bounds (ok, refloop with $ref loops, which tai never follows, and same,
+// listed identically on both pages) beside a tool listed twice with
+// different definitions and schema and description bombs, one nested
+// deeper than encoding/json reads at all.
+func bombListing() string {
+	tool := func(name, desc, schema string) string {
+		d, _ := json.Marshal(desc)
+		return fmt.Sprintf(`{"name":%q,"description":%s,"inputSchema":%s}`, name, d, schema)
+	}
+	nest := func(levels int) string {
+		return strings.Repeat(`{"type":"object","properties":{"a":`, levels) + `{"type":"string"}` + strings.Repeat("}}", levels)
+	}
+	ok := tool("ok", "fine", `{"type":"object","properties":{"x":{"type":"string"}}}`)
+	refloop := tool("refloop", "follows references", `{"type":"object","properties":{"n":{"$ref":"#/$defs/a"},"s":{"$ref":"#"}},`+
+		`"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}}}`)
+	same := tool("same", "listed on both pages", `{"type":"object"}`)
+	page1 := []string{ok, refloop, same,
+		tool("deep", "nested 100,000 levels", nest(100000)),
+		tool("twice", "the first definition", `{"type":"object"}`),
+	}
+	page2 := []string{same,
+		tool("deep40", "nested 40 schema levels", nest(40)),
+		tool("enum", "a million choices", `{"type":"object","properties":{"e":{"enum":[`+strings.Repeat("1,", 1000000)+`1]}}}`),
+		tool("required", "requires everything", `{"type":"object","required":[`+strings.Repeat(`"r",`, 200000)+`"r"]}`),
+		tool("propdesc", "a giant property description", `{"type":"object","properties":{"p":{"type":"string","description":"`+strings.Repeat("p", 1<<20)+`"}}}`),
+		tool("longdesc", strings.Repeat("d", 100<<10), `{"type":"object"}`),
+		tool("twice", "the second definition", `{"type":"object"}`),
+	}
+	return "[" + strings.Join(page1, ",") + "]" + pageBreak + "[" + strings.Join(page2, ",") + "]"
+}
+
+// A server listing schema bombs keeps its other tools: each bomb is
+// refused with a note naming it and why, never pinned, offered or sent,
+// and what the vault keeps and the model is sent stays small.
+func TestSchemaBombsAreRefusedOthersKept(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	if err := os.WriteFile(state, []byte(bombListing()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, engine.Yolo, "")
+	out := f.add(t, "h", map[string]string{serverEnv: hostileServer, serverStateEnv: state})
+	slices.Sort(out.Tools)
+	if !slices.Equal(out.Tools, []string{"ok", "refloop", "same"}) {
+		t.Fatalf("tools = %v, want ok, refloop, same", out.Tools)
+	}
+	notes := strings.Join(out.Notes, "\n")
+	mustContain(t, "notes", notes,
+		"tool deep refused: its input schema nests 200001 levels deep",
+		"tool deep40 refused: its input schema nests 81 levels deep",
+		"tool enum refused: its input schema is 2000",
+		"tool required refused: its input schema is 8000",
+		"tool propdesc refused: its input schema is 1048",
+		"tool longdesc refused: its description is 102400 bytes",
+		"tool twice refused: the server lists it more than once, with different definitions")
+	mustContain(t, "add report", addText(AddReport{Servers: []ServerOutcome{out}}), "tool deep refused")
+	if _, err := f.b.SetEnabled(ctxT(t), "h", "", true); err != nil {
+		t.Fatal(err)
+	}
+
+	specs := f.reg.Specs()
+	var sent []engine.ToolSpec
+	for _, s := range specs {
+		if strings.HasPrefix(s.Name, "mcp_h_") {
+			sent = append(sent, s)
+		}
+	}
+	if got := specNames(sent); !slices.Equal(got, []string{"mcp_h_ok", "mcp_h_refloop", "mcp_h_same"}) {
+		t.Fatalf("offered %v", got)
+	}
+	conv := []engine.Message{{Role: "user", Content: "deep enum required propdesc longdesc twice choices nested"}}
+	var selected []engine.ToolSpec
+	if got := allocated(func() { selected = f.reg.SelectTools(conv, engine.SelectOptions{}) }); got > 4<<20 {
+		t.Fatalf("selection allocated %d bytes", got)
+	}
+	b, _ := json.Marshal(selected)
+	if len(b) > 64<<10 {
+		t.Fatalf("the selected specs are %d bytes", len(b))
+	}
+	for _, s := range selected {
+		if s.Name != "mcp_h_ok" && s.Name != "mcp_h_refloop" && s.Name != "mcp_h_same" && strings.HasPrefix(s.Name, "mcp_h_") {
+			t.Fatalf("selected %s", s.Name)
+		}
+	}
+
+	rows, err := f.store.Tools("h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = json.Marshal(rows)
+	if len(b) > 16<<10 {
+		t.Fatalf("the vault keeps %d bytes of this server's tools", len(b))
+	}
+	pins, err := f.store.Pins("h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pins) != 3 {
+		t.Fatalf("pins = %d, want 3", len(pins))
+	}
+
+	for _, name := range []string{"deep", "enum", "twice"} {
+		res, err := f.reg.Dispatch(ctxT(t), "mcp_h_"+name, nil)
+		if err != nil || !res.IsError || strings.Contains(text(res), "ran ") {
+			t.Fatalf("%s: %+v, %v", name, res, err)
+		}
+		mustContain(t, name, text(res), "refused: ", "cannot be granted")
+	}
+	for _, call := range []struct {
+		name string
+		args map[string]any
+	}{{"ok", map[string]any{"x": "y"}}, {"refloop", map[string]any{"n": 1, "s": map[string]any{"n": 2}}}} {
+		res, err := f.reg.Dispatch(ctxT(t), "mcp_h_"+call.name, call.args)
+		if err != nil || text(res) != "ran "+call.name {
+			t.Fatalf("%s: %+v, %v", call.name, res, err)
+		}
+	}
+	list, err := f.b.Tools(ctxT(t), "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, "mcp_tools", toolsText(list), "mcp_h_deep (h/deep) [withheld]\n  refused: its input schema nests")
+
+	// A person cannot grant a refused tool either.
+	g := newFixture(t, engine.Interactive, f.path)
+	f.b.Close()
+	if _, err := g.b.Grant(ctxT(t), "h", "enum"); err == nil || !strings.Contains(err.Error(), "cannot be granted") {
+		t.Fatalf("grant of a refused tool: %v", err)
+	}
+	if qs := g.p.questions(); len(qs) != 0 {
+		t.Fatalf("asked %q", qs)
 	}
 }

@@ -483,8 +483,14 @@ func TestHashIgnoresKeyOrder(t *testing.T) {
 }
 
 func TestListingSkipsUnusableNames(t *testing.T) {
-	rows := listing([]mcp.Tool{{Name: "ok"}, {Name: "bad\nname"}, {Name: strings.Repeat("x", 300)}, {Name: "ok", Description: "again"}})
-	if len(rows) != 1 || rows[0].Tool != "ok" || rows[0].Description != "" {
+	rows := listing([]mcp.Tool{{Name: "ok"}, {Name: "bad\nname"}, {Name: strings.Repeat("x", 300)}, {Name: "ok"}})
+	if len(rows) != 1 || rows[0].Tool != "ok" || rows[0].Description != "" || rows[0].Refused != "" {
+		t.Fatalf("rows = %+v", rows)
+	}
+	// Listed twice differently: which one the model, the pin and the
+	// server would take is anybody's guess, so neither is offered.
+	rows = listing([]mcp.Tool{{Name: "ok", Description: "one"}, {Name: "ok", Description: "again"}})
+	if len(rows) != 1 || rows[0].Description != "" || !strings.Contains(rows[0].Refused, "more than once") {
 		t.Fatalf("rows = %+v", rows)
 	}
 }

@@ -10,19 +10,35 @@ import (
 	"tai/vault"
 )
 
-// listing turns a tools/list answer into cache rows. A tool listed twice
-// keeps its first definition; one whose name no call could carry (control
-// characters, over 256 bytes) is left out rather than failing the whole
-// server.
+// listing turns a tools/list answer into cache rows. A tool whose name no
+// call could carry (control characters, over 256 bytes) is left out
+// rather than failing the whole server. A tool listed twice with the same
+// definition is kept once; one listed twice with different definitions
+// is refused, since the model, the pin and the server could each take a
+// different one. A definition beyond the bounds (definitionProblem) is
+// refused. A refused row keeps only the name and the reason.
 func listing(tools []mcp.Tool) []vault.ServerTool {
 	out := make([]vault.ServerTool, 0, len(tools))
-	seen := map[string]bool{}
+	at := map[string]int{}
 	for _, t := range tools {
-		if seen[t.Name] || len(t.Name) > 256 || strings.ContainsFunc(t.Name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		if len(t.Name) > 256 || strings.ContainsFunc(t.Name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 			continue
 		}
-		seen[t.Name] = true
-		out = append(out, vault.ServerTool{Tool: t.Name, Description: t.Description, Schema: t.InputSchema})
+		row := vault.ServerTool{Tool: t.Name, Description: t.Description, Schema: t.InputSchema}
+		if why := definitionProblem(t); why != "" {
+			row = vault.ServerTool{Tool: t.Name, Refused: why}
+		}
+		i, seen := at[t.Name]
+		if !seen {
+			at[t.Name] = len(out)
+			out = append(out, row)
+			continue
+		}
+		prev := out[i]
+		if prev.Refused == row.Refused && (row.Refused != "" || toolHash(prev.Tool, prev.Description, prev.Schema) == toolHash(row.Tool, row.Description, row.Schema)) {
+			continue
+		}
+		out[i] = vault.ServerTool{Tool: t.Name, Refused: "the server lists it more than once, with different definitions"}
 	}
 	return out
 }
@@ -54,7 +70,7 @@ func (b *Bridge) relist(ctx context.Context, server string, c *mcp.Client, promp
 	}
 	granted := false
 	for _, bt := range st.tools {
-		if bt.state != StateWithheld {
+		if bt.state != StateWithheld || bt.cached.Refused != "" {
 			continue
 		}
 		ok, err := b.askGrant(ctx, a, st, bt.cached)

@@ -216,6 +216,9 @@ func addText(r AddReport) string {
 				state = "enabled for profile " + s.Profile
 			}
 			fmt.Fprintf(&b, "added %s (%s), %s; %d tools: %s\n", s.Server, s.Transport, state, len(s.Tools), strings.Join(s.Tools, ", "))
+			for _, n := range s.Notes {
+				fmt.Fprintf(&b, "  %s\n", n)
+			}
 			if s.Consent == "auto" {
 				fmt.Fprintf(&b, "  started under --auto without asking:\n%s\n", s.Spawn)
 			}

@@ -52,6 +52,8 @@ type ServerOutcome struct {
 	Consent string `json:"consent,omitempty"`
 	// Spawn is what was started, as consent shows it (secrets redacted).
 	Spawn string `json:"spawn,omitempty"`
+	// Notes name the listed tools that were refused, and why.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // AddReport is the result of Add or Import.
@@ -218,9 +220,13 @@ func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile string) Server
 		return refuse("verification failed, nothing stored: %v", b.failure(err, stderr))
 	}
 	rows := listing(tools)
-	pins := make([]vault.ToolPin, len(rows))
-	for i, t := range rows {
-		pins[i] = pinOf(e.Name, t)
+	var pins []vault.ToolPin
+	for _, t := range rows {
+		if t.Refused != "" {
+			out.Notes = append(out.Notes, fmt.Sprintf("tool %s refused: %s", t.Tool, t.Refused))
+			continue
+		}
+		pins = append(pins, pinOf(e.Name, t))
 		out.Tools = append(out.Tools, t.Tool)
 	}
 	source := e.Source
@@ -366,6 +372,12 @@ func (b *Bridge) Grant(ctx context.Context, server, tool string) ([]string, erro
 			continue
 		}
 		found = true
+		if bt.cached.Refused != "" {
+			if tool != "" {
+				return nil, fmt.Errorf("tool %q of %s cannot be granted: %s", tool, server, bt.reason)
+			}
+			continue
+		}
 		if bt.state != StateWithheld {
 			continue
 		}

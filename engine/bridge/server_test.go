@@ -112,6 +112,9 @@ func runTestServer() int {
 			version = strings.TrimSpace(string(b))
 		}
 	}
+	if os.Getenv(serverEnv) == hostileServer {
+		return runHostileServer()
+	}
 	if os.Getenv(serverEnv) == "hanglist" {
 		return hangOnList()
 	}

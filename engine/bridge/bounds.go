@@ -1,0 +1,73 @@
+package bridge
+
+import (
+	"fmt"
+
+	"tai/mcp"
+)
+
+// Bounds of one tool definition a server lists. The model is sent a
+// granted tool's input schema whole, with every request that offers it,
+// and a person reviews it when it drifts; a definition past any bound is
+// refused: its row keeps only the name and the reason, it is never
+// pinned, offered or granted, and the server's other tools are unaffected.
+const (
+	// MaxSchemaBytes bounds an input schema, counted without whitespace.
+	MaxSchemaBytes = 64 << 10
+	// MaxSchemaDepth bounds the objects and arrays nested in an input
+	// schema (a property of a property counts two levels: the properties
+	// object and the property's schema).
+	MaxSchemaDepth = 64
+	// MaxDescriptionBytes bounds a description as listed; the model is
+	// sent at most MaxDescription bytes of it.
+	MaxDescriptionBytes = 64 << 10
+)
+
+// definitionProblem says why t's definition is beyond the bounds, or ""
+// when it is within them. It reads the schema once, without decoding it.
+func definitionProblem(t mcp.Tool) string {
+	if n := len(t.Description); n > MaxDescriptionBytes {
+		return fmt.Sprintf("its description is %d bytes, over the %d tai accepts", n, MaxDescriptionBytes)
+	}
+	depth, size := jsonShape(t.InputSchema)
+	switch {
+	case depth > MaxSchemaDepth:
+		return fmt.Sprintf("its input schema nests %d levels deep, over the %d tai accepts", depth, MaxSchemaDepth)
+	case size > MaxSchemaBytes:
+		return fmt.Sprintf("its input schema is %d bytes, over the %d tai accepts", size, MaxSchemaBytes)
+	}
+	return ""
+}
+
+// jsonShape returns how deeply the valid JSON raw nests objects and
+// arrays and its length without insignificant whitespace, in one pass.
+func jsonShape(raw []byte) (depth, size int) {
+	open, inString := 0, false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if inString {
+			size++
+			switch c {
+			case '\\':
+				i++
+				size++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '"':
+			inString = true
+		case '{', '[':
+			open++
+			depth = max(depth, open)
+		case '}', ']':
+			open--
+		}
+		size++
+	}
+	return depth, size
+}
