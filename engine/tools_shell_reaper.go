@@ -19,9 +19,12 @@ import (
 // that starts the command, waits for it, and then kills and reaps every
 // descendant still alive, including those that detached with setsid or a
 // double fork, which a process-group kill misses. Only then does it exit,
-// so nothing a call starts outlives the call. When tai itself dies the
-// keeper dies with it (Pdeathsig), and tai, a subreaper too, inherits and
-// stops what is left at its own exit.
+// so nothing a call starts outlives the call. When tai itself dies, even
+// by SIGKILL, the keeper gets SIGTERM (its Pdeathsig) and stops the
+// command and all it started in the same way before it exits; when tai
+// exits, tai, a subreaper too, inherits and stops what is left. The
+// keeper handles SIGHUP and SIGINT, so the command starts with both at
+// their default action even when tai ignores them (under nohup).
 
 // shellKeeperEnv marks the environment of the keeper process; the
 // package's init turns such a process into the keeper and exits.
@@ -74,7 +77,9 @@ func keeperCommand(argv []string, dir string, env []string) (*exec.Cmd, *os.File
 	cmd.Dir = "/"
 	cmd.Stdin = strings.NewReader(string(req))
 	cmd.ExtraFiles = []*os.File{replyW}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// SIGTERM, not SIGKILL: a keeper killed outright would leave the
+	// command's descendants running once tai is gone.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	return cmd, replyR, replyW, nil
 }
 
@@ -105,8 +110,9 @@ func shellKeeperMain() int {
 		reply.Error = "cannot become a child subreaper: " + err.Error()
 		return send()
 	}
-	// tai cancels a call with SIGTERM: the command and all it started are
-	// stopped, then the keeper reports and exits.
+	// tai cancels a call with SIGTERM, and the kernel sends it when tai
+	// dies: the command and all it started are stopped, then the keeper
+	// reports and exits.
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	// The program is looked up on the command's PATH, not the keeper's.

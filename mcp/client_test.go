@@ -628,7 +628,7 @@ func TestClientCallsSurviveNeighboursCancelling(t *testing.T) {
 // TestServerDiesWithTai kills a process that runs a stdio server without
 // any chance to clean up: Pdeathsig must take the server down with it.
 func TestServerDiesWithTai(t *testing.T) {
-	killTaiAndWaitFor(t, "parent", "server outlived the killed tai")
+	killTaiAndWaitFor(t, "parent", "", "server outlived the killed tai")
 }
 
 // TestServerHasAPrivateTerminal: a stdio server leads a session of its own
@@ -651,18 +651,34 @@ func TestServerHasAPrivateTerminal(t *testing.T) {
 
 // TestGrandchildDiesWithTai kills a process whose stdio server started a
 // process of its own: Pdeathsig reaches only the server, so the server's
-// private terminal must hang up the rest of its process group.
+// private terminal must hang up the rest of its process group. That holds
+// when the stand-in for tai was started with SIGHUP ignored too, as under
+// nohup (and with SIGINT ignored, as for a background job of a script):
+// the server must not inherit the ignored hang-up.
 func TestGrandchildDiesWithTai(t *testing.T) {
-	killTaiAndWaitFor(t, "grandparent", "the server's child outlived the killed tai")
+	for _, tc := range []struct{ name, ignored string }{
+		{"SIGHUP default", ""},
+		{"SIGHUP ignored", "HUP"},
+		{"SIGHUP and SIGINT ignored", "HUP INT"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			killTaiAndWaitFor(t, "grandparent", tc.ignored, "the server's child outlived the killed tai")
+		})
+	}
 }
 
-// killTaiAndWaitFor runs the fake in mode as a stand-in for tai; it prints
-// the pid of a process it started (its server, or the server's child).
-// The stand-in is SIGKILLed and that process must then exit.
-func killTaiAndWaitFor(t *testing.T, mode, failure string) {
+// killTaiAndWaitFor runs the fake in mode as a stand-in for tai, started
+// with the signals named in ignored (as sh's trap names them) ignored; it
+// prints the pid of a process it started (its server, or the server's
+// child). The stand-in is SIGKILLed and that process must then exit.
+func killTaiAndWaitFor(t *testing.T, mode, ignored, failure string) {
 	ctx := testCtx(t)
 	e := fakeEntry(t, mode)
 	cmd := exec.CommandContext(ctx, e.Command, e.Args...)
+	if ignored != "" {
+		// An ignored signal stays ignored across exec.
+		cmd = exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", `trap "" ` + ignored + `; exec "$0" "$@"`, e.Command}, e.Args...)...)
+	}
 	cmd.Env = mergeEnv(os.Environ(), e.Env)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()

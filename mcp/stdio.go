@@ -213,6 +213,9 @@ func (t *StdioTransport) Connect(ctx context.Context) error {
 		return fmt.Errorf("mcp: stderr pipe for %s: %w", t.Argv(), err)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	// Under nohup the server and its descendants would inherit the
+	// ignored SIGHUP that the terminal's hang-up relies on.
+	childDefaultSignals()
 	if err := cmd.Start(); err != nil {
 		closeAll(inR, inW, outR, outW, errR, errW, tty, ttySlave)
 		hint := "check the entry's command and args"

@@ -228,8 +228,13 @@ func run(o *options, perr error, stdout, stderr io.Writer) int {
 
 	// When the terminal hangs up, tai takes what it started down with it.
 	// (SIGTERM is left to the server and tai.serve, whose graceful
-	// shutdown it is; main stops what is left after them.)
-	defer endWithTai(syscall.SIGHUP)()
+	// shutdown it is; main stops what is left after them.) Started with
+	// SIGHUP ignored, as under nohup, tai was asked to outlive a hang-up
+	// and does; what it starts gets SIGHUP at its default all the same
+	// (the keeper of shell commands and the mcp package see to that).
+	if !signal.Ignored(syscall.SIGHUP) {
+		defer endWithTai(syscall.SIGHUP)()
+	}
 
 	inv := lua.Invocation{Mode: lua.ModeREPL, Continue: o.cont}
 	switch {

@@ -124,7 +124,17 @@ func TestDetachedProcessesEndWithTai(t *testing.T) {
 	if err != nil {
 		t.Fatalf("tai -e: %v\n%s", err, out)
 	}
-	b, err := os.ReadFile(pidFile)
+	pid := pidIn(t, pidFile)
+	if alive(t, pid) {
+		t.Fatalf("the detached sleep (pid %d) still runs after tai exited", pid)
+	}
+}
+
+// pidIn returns the process id written in file, and kills that process
+// when the test ends, should it still run.
+func pidIn(t *testing.T, file string) int {
+	t.Helper()
+	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,9 +143,7 @@ func TestDetachedProcessesEndWithTai(t *testing.T) {
 		t.Fatalf("pid file %q", b)
 	}
 	t.Cleanup(func() { unix.Kill(pid, unix.SIGKILL) })
-	if alive(t, pid) {
-		t.Fatalf("the detached sleep (pid %d) still runs after tai exited", pid)
-	}
+	return pid
 }
 
 // alive reports whether process pid still runs 10 s from now (or when it
@@ -187,15 +195,7 @@ func TestDetachedProcessesEndWhenTaiIsTerminated(t *testing.T) {
 			if n, _ := io.ReadAtLeast(out, buf, len("ready")); !strings.HasPrefix(string(buf[:n]), "ready") {
 				t.Fatalf("tai said %q", buf[:n])
 			}
-			b, err := os.ReadFile(pidFile)
-			if err != nil {
-				t.Fatal(err)
-			}
-			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-			if err != nil {
-				t.Fatalf("pid file %q", b)
-			}
-			t.Cleanup(func() { unix.Kill(pid, unix.SIGKILL) })
+			pid := pidIn(t, pidFile)
 			cmd.Process.Signal(sig)
 			err = cmd.Wait()
 			var exit *exec.ExitError
