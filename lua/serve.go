@@ -145,6 +145,10 @@ func (h *Host) Serve(ctx context.Context, req ServeRequest) error {
 	// Whatever gave the key (TAI_MCP_KEY, which tai has left by now, a
 	// vault secret, a script), no output shows it.
 	e.Store().AddRedaction(server.KeyEnv, req.Key)
+	// From now on nobody watches this terminal: a call that needs the
+	// passphrase (the vault sealed by another process meanwhile) fails at
+	// once rather than hang its client at a prompt.
+	defer e.Store().RefusePrompts("a running server never asks for the passphrase; restart it with TAI_VAULT_PASSPHRASE set")()
 	opts := &server.Options{
 		Key:     req.Key,
 		Version: h.opts.Version,

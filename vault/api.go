@@ -76,8 +76,14 @@ var (
 	ErrLocked = errors.New("vault: locked by another process")
 	// ErrNoPassphrase reports a sealed value that must be read or written
 	// while no passphrase is available (no passphrase source, the source
-	// failed, or the person gave none).
+	// failed, the person gave none, or prompts are refused: see
+	// Store.RefusePrompts).
 	ErrNoPassphrase = errors.New("vault: the vault is sealed and no passphrase is available")
+	// ErrSealedElsewhere is what PassphrasePrompt's last wraps on the first
+	// try when the vault was sealed, or its passphrase changed, by another
+	// process after this Store saw it: the person is asked for a
+	// passphrase they did not expect to need.
+	ErrSealedElsewhere = errors.New("vault: the vault was sealed by another process")
 	// ErrUncleanShutdown is what AuditVerify's error wraps when the chain
 	// holds but records a tail of the audit journal lost to a power loss
 	// (or a crash of the machine): entries were lost, none were altered.
@@ -107,9 +113,11 @@ type Options struct {
 	// prompt). Unlike Passphrase, nothing it answers is remembered when it
 	// fails: each access that needs the seal key and does not hold it asks
 	// again, up to PassphraseTries times per access. try counts from 1;
-	// last is nil on the first try and otherwise says why the previous
-	// answer was refused (it wraps ErrWrongPassphrase or ErrNoPassphrase
-	// for an empty answer, and never holds the answer), fit to show before
+	// on the first try last is nil, or wraps ErrSealedElsewhere when
+	// another process sealed the vault (or changed its passphrase) after
+	// this Store saw it; on later tries it says why the previous answer
+	// was refused (it wraps ErrWrongPassphrase or ErrNoPassphrase for an
+	// empty answer, and never holds the answer), fit to show before
 	// asking again. An error from PassphrasePrompt (the person cancelled,
 	// no terminal) ends the access with an error wrapping ErrNoPassphrase,
 	// and is not remembered either. Set at most one of Passphrase and

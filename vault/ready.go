@@ -37,6 +37,10 @@ func notReady(sealed int, err error, prompt, source bool) error {
 		return &notReadyError{err: err, msg: fmt.Sprintf("vault: the passphrase given does not open the seal, so the vault's %s "+
 			"cannot be decrypted and could not be kept out of what the model sees: %s", what, fix)}
 	}
+	if refused := (*promptRefused)(nil); errors.As(err, &refused) {
+		// The refusal says what to do.
+		return &notReadyError{err: err, msg: fmt.Sprintf("vault: the vault holds %s that cannot be decrypted, so no text can be checked for them and none is shown: %s", what, refused.reason)}
+	}
 	if !errors.Is(err, ErrNoPassphrase) {
 		return fmt.Errorf("vault: the vault's %s could not be decrypted, so no text can be checked for them and none is shown: %w", what, err)
 	}

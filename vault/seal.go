@@ -147,6 +147,9 @@ func readSealMeta(tx *bolt.Tx) (*sealMeta, error) {
 func (s *Store) sealer(tx *bolt.Tx) (*sealKey, error) {
 	m, err := readSealMeta(tx)
 	if err != nil || m == nil {
+		if err == nil {
+			s.sawOpen.Store(true)
+		}
 		return nil, err
 	}
 	k := s.key.Load()
@@ -205,13 +208,25 @@ func (s *Store) unlock() error {
 		return err
 	}
 	if m == nil {
+		s.sawOpen.Store(true)
 		return nil
 	}
-	if k := s.key.Load(); k != nil && bytes.Equal(k.salt, m.Salt) {
+	held := s.key.Load()
+	if held != nil && bytes.Equal(held.salt, m.Salt) {
 		return nil
+	}
+	var elsewhere error
+	switch {
+	case held != nil:
+		elsewhere = fmt.Errorf("%w with a new passphrase", ErrSealedElsewhere)
+	case s.sawOpen.Load():
+		elsewhere = ErrSealedElsewhere
 	}
 	if s.prompt != nil {
-		return s.unlockPrompt(m)
+		if why := s.refuse.Load(); why != nil {
+			return refusedError(elsewhere, *why)
+		}
+		return s.unlockPrompt(m, elsewhere)
 	}
 	pass, err := s.askPassphrase()
 	if err != nil {
@@ -238,10 +253,12 @@ func (s *Store) unlock() error {
 const passphraseName = "TAI_VAULT_PASSPHRASE"
 
 // unlockPrompt asks Options.PassphrasePrompt up to PassphraseTries times
-// for a passphrase that opens seal m. A failure is not remembered: the next
-// access asks again. keyMu held, so concurrent accesses share one prompt.
-func (s *Store) unlockPrompt(m *sealMeta) error {
-	var last error
+// for a passphrase that opens seal m; elsewhere (nil or wrapping
+// ErrSealedElsewhere) is the first try's last. A failure is not
+// remembered: the next access asks again. keyMu held, so concurrent
+// accesses share one prompt.
+func (s *Store) unlockPrompt(m *sealMeta, elsewhere error) error {
+	last := elsewhere
 	wrong := 0
 	for try := 1; try <= PassphraseTries; try++ {
 		pass, err := s.prompt(try, last)
@@ -292,6 +309,9 @@ func (s *Store) Sealed() (bool, error) {
 	err := s.viewOnce(func(tx *bolt.Tx) error {
 		m, err := readSealMeta(tx)
 		sealed = m != nil
+		if err == nil && !sealed {
+			s.sawOpen.Store(true)
+		}
 		return err
 	})
 	return sealed, err

@@ -82,6 +82,13 @@ type Store struct {
 	journal  journal
 	// onOpen is Options.OnOpen.
 	onOpen func()
+
+	// sawOpen: this Store saw the vault without a seal, so a seal found
+	// later was put on by another process.
+	sawOpen atomic.Bool
+	// refuse, when set, is why an access is not to ask PassphrasePrompt
+	// (see RefusePrompts).
+	refuse atomic.Pointer[string]
 }
 
 // DefaultPath returns $TAI_VAULT, else $XDG_DATA_HOME/tai/vault.db, else
@@ -150,7 +157,11 @@ func Open(path string, opts *Options) (*Store, error) {
 		return nil, notRegularError(abs, info.Mode())
 	case err == nil && info.Size() > 0:
 		// An existing vault: check that it is one with a read-only open.
-		if err := s.view(func(*bolt.Tx) error { return nil }); err != nil {
+		if err := s.view(func(tx *bolt.Tx) error {
+			m, err := readSealMeta(tx)
+			s.sawOpen.Store(err == nil && m == nil)
+			return nil
+		}); err != nil {
 			return nil, err
 		}
 		return s, nil
@@ -181,6 +192,7 @@ func Open(path string, opts *Options) (*Store, error) {
 	}); err != nil {
 		return nil, err
 	}
+	s.sawOpen.Store(true)
 	return s, nil
 }
 

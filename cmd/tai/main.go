@@ -383,26 +383,37 @@ func usageError(stderr io.Writer, msg string) int {
 // passphraseOptions gives the vault its passphrase source:
 // $TAI_VAULT_PASSPHRASE when set (asked once; a wrong one stays wrong), else
 // a hidden prompt on the terminal, asked again after a wrong or empty
-// answer. interrupt is called when the person presses Ctrl-C there.
+// answer, else (no terminal) none, so that what needs the passphrase fails
+// at once saying to set the variable. interrupt is called when the person
+// presses Ctrl-C at the prompt.
 func passphraseOptions(interrupt func()) *vault.Options {
 	if p, ok := os.LookupEnv("TAI_VAULT_PASSPHRASE"); ok {
 		return &vault.Options{Passphrase: func() (string, error) { return p, nil }}
 	}
+	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	if err != nil {
+		return &vault.Options{}
+	}
+	tty.Close()
 	return &vault.Options{PassphrasePrompt: func(try int, last error) (string, error) {
 		tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
 		if err != nil {
 			return "", errNoTerminal
 		}
 		defer tty.Close()
-		if last != nil {
-			why := last.Error()
-			switch {
-			case errors.Is(last, vault.ErrWrongPassphrase):
-				why = "wrong passphrase"
-			case errors.Is(last, vault.ErrNoPassphrase):
-				why = "the passphrase is empty"
-			}
-			fmt.Fprintf(tty, "%s; try %d of %d\n", why, try, vault.PassphraseTries)
+		// The prompt is tai's own, in the middle of whatever was going
+		// on: it says first why it asks.
+		switch {
+		case try == 1 && errors.Is(last, vault.ErrSealedElsewhere):
+			fmt.Fprintf(tty, "\rtai: %s since tai opened it; type its passphrase to go on (Ctrl-C cancels)\n", strings.TrimPrefix(last.Error(), "vault: "))
+		case try == 1:
+			fmt.Fprint(tty, "\rtai: this needs the sealed vault's passphrase (Ctrl-C cancels)\n")
+		case errors.Is(last, vault.ErrWrongPassphrase):
+			fmt.Fprintf(tty, "wrong passphrase; try %d of %d\n", try, vault.PassphraseTries)
+		case errors.Is(last, vault.ErrNoPassphrase):
+			fmt.Fprintf(tty, "the passphrase is empty; try %d of %d\n", try, vault.PassphraseTries)
+		default:
+			fmt.Fprintf(tty, "%v; try %d of %d\n", last, try, vault.PassphraseTries)
 		}
 		pass, err := readHidden(tty, "vault passphrase: ")
 		if errors.Is(err, errCancelled) && interrupt != nil {
@@ -445,7 +456,9 @@ var (
 
 // readHidden shows prompt on tty and reads one line without echo. Enter
 // ends it; Backspace and Ctrl-U edit it; Ctrl-C cancels (errCancelled);
-// Ctrl-D on an empty line ends the input with no answer.
+// Ctrl-D on an empty line ends the input with no answer. What was typed
+// before the prompt showed is discarded: it was meant for something else
+// (the next line of the REPL, say), never for a passphrase.
 func readHidden(tty *os.File, prompt string) (string, error) {
 	// Echo goes off before the prompt appears, so nothing typed as soon as
 	// the prompt shows can be echoed. The line is read byte by byte, so
@@ -463,6 +476,9 @@ func readHidden(tty *os.File, prompt string) (string, error) {
 		return "", fmt.Errorf("reading the passphrase: %w", err)
 	}
 	defer unix.IoctlSetTermios(fd, unix.TCSETS, saved)
+	if err := unix.IoctlSetInt(fd, unix.TCFLSH, unix.TCIFLUSH); err != nil {
+		return "", fmt.Errorf("reading the passphrase: discarding what was typed ahead: %w", err)
+	}
 	fmt.Fprint(tty, prompt)
 	defer fmt.Fprintln(tty)
 	return readLine(bufio.NewReader(tty))
