@@ -15,7 +15,9 @@ import (
 // and its pin must hold. A tool that ran and failed is a result with
 // IsError; a JSON-RPC error, a timeout or a dead server is an error.
 func (b *Bridge) call(ctx context.Context, server, tool string, args map[string]any) (engine.Result, error) {
-	s, err := b.current()
+	// The vault, not the snapshot the tool was chosen from: another tai
+	// may have found the tool redefined since, and withheld it.
+	s, err := b.reload()
 	if err != nil {
 		return engine.Result{}, err
 	}
@@ -33,8 +35,9 @@ func (b *Bridge) call(ctx context.Context, server, tool string, args map[string]
 	if err != nil {
 		return engine.Result{}, err
 	}
-	// The first listing of the run may have withheld the tool.
-	if s, err = b.current(); err == nil {
+	// The listing just made (a first one, or one after the server said
+	// its tools changed) may have withheld the tool.
+	if s, err = b.reload(); err == nil {
 		if st2 := s.servers[server]; st2 != nil {
 			if why := st2.refusal(tool); why != "" {
 				return engine.ErrorResult("%s", why), nil

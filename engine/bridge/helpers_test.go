@@ -24,9 +24,14 @@ type prompter struct {
 	answer   string
 	asked    []string
 	consents []engine.Consent
+	// onConfirm, when set, runs first while a call waits for approval.
+	onConfirm func(engine.Consent)
 }
 
 func (p *prompter) Confirm(_ context.Context, c engine.Consent) (bool, error) {
+	if p.onConfirm != nil {
+		p.onConfirm(c)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.consents = append(p.consents, c)
