@@ -61,6 +61,13 @@ func parse(argv []string, o *options) error {
 	fs := newFlags(o, io.Discard)
 	for {
 		if err := fs.Parse(argv); err != nil {
+			rest := fs.Args()
+			if o.serveBare == len(rest)+1 && strings.HasPrefix(err.Error(), "flag provided but not defined") {
+				// Right after a lone --serve-mcp, likely a key that
+				// starts with "-": hidden, and not repeated.
+				o.argvKeys = append(o.argvKeys, argv[len(argv)-len(rest)-1])
+				return fmt.Errorf("the word after --serve-mcp starts with \"-\" and is no flag: a key cannot go there; give it in %s (or on stdin: tai --serve-mcp -)", server.KeyEnv)
+			}
 			return err
 		}
 		rest := fs.Args()

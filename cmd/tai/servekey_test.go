@@ -124,8 +124,18 @@ func TestServeKeyParse(t *testing.T) {
 				tc.argv, o.serveSet, o.serveFrom, o.serveKey, o.mcpPort, o.args, tc.from, tc.key, tc.port, tc.args)
 		}
 	}
-	// A flag's value is never taken for --serve-mcp.
+	// A key starting with "-" right after --serve-mcp is refused without
+	// being quoted, and hidden.
 	o := options{serveBare: -1}
+	if err := parse([]string{"--serve-mcp", "-dash-key-0123456789", "--mcp-port", "0"}, &o); err == nil || strings.Contains(err.Error(), "dash-key") || !reflect.DeepEqual(o.argvKeys, []string{"-dash-key-0123456789"}) {
+		t.Fatalf("--serve-mcp -dash-key…: %v, hidden %q", err, o.argvKeys)
+	}
+	o = options{serveBare: -1}
+	if err := parse([]string{"--serve-mcp", "--mcp-port"}, &o); err == nil || !strings.Contains(err.Error(), "needs an argument") || len(o.argvKeys) > 0 {
+		t.Fatalf("--serve-mcp --mcp-port: %v, hidden %q", err, o.argvKeys)
+	}
+	// A flag's value is never taken for --serve-mcp.
+	o = options{serveBare: -1}
 	if err := parse([]string{"-p", "--serve-mcp", "k"}, &o); err != nil || o.serveSet || o.prompt != "--serve-mcp" {
 		t.Fatalf("-p --serve-mcp: %v, serve %v, prompt %q", err, o.serveSet, o.prompt)
 	}
