@@ -3,6 +3,8 @@ package engine
 import (
 	"strings"
 	"testing"
+
+	"tai/mcp"
 )
 
 // A tool name that carries a line break and what looks like an audit
@@ -22,7 +24,7 @@ func TestAuditTailShowsAForgedLineEscaped(t *testing.T) {
 		if strings.HasPrefix(l, "#9999") || strings.ContainsAny(l, "\r\x1b") {
 			t.Fatalf("audit_tail shows a forged line: %q", out)
 		}
-		if strings.Contains(l, `x\x0a#9999 2025-12-01T21:00:00Z tool write_file digest=0 ok 1ms 0B\x0d\x1b[2K`) && strings.Contains(l, " invalid ") {
+		if strings.Contains(l, mcp.VisibleLine(forged)) && strings.Contains(l, " invalid ") {
 			found = true
 		}
 	}

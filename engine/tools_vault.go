@@ -198,7 +198,7 @@ func (e *Engine) auditTail(_ context.Context, args map[string]any) (Result, erro
 		return TextResult("the audit trail is empty"), nil
 	}
 	// One line per entry: what an entry records (a name a model or a
-	// client chose) shows its line breaks and controls as \x0a and the
+	// client chose) shows its line breaks and controls as \n, \x1b and the
 	// like, so it cannot pass for entries of its own.
 	v := mcp.VisibleLine
 	var b strings.Builder

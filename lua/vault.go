@@ -26,7 +26,7 @@ import (
 //	tai.vault.record_list(n) -> {{id=, size=, created=, meta=}, …} (newest first) | nil, err
 //	tai.vault.record_delete(id) -> true | nil, err
 //	tai.vault.audit_tail(n [, kind]) -> {{seq=, time=, kind=, subject=, session=, …}, …} | nil, err
-//	    the text fields on one line each, controls shown as \x0a and the like
+//	    the text fields on one line each, controls shown as \n, \x1b and the like
 //	tai.vault.audit_verify() -> count [, note] | nil, err
 //	    (note: the trail holds but records an unclean shutdown)
 //	tai.vault.seal() -> true | nil, err   (with the current passphrase)
