@@ -88,12 +88,12 @@ func spawnOf(e, raw mcp.Entry, secret func(string) string) spawn {
 		// the value as the entry wrote it: a secret it names may hold line
 		// breaks (a PEM key) with good reason
 		if mcp.LineBreak(k) || mcp.LineBreak(raw.Env[k]) {
-			s.Breaks = append(s.Breaks, "env "+mcp.VisibleLine(k))
+			s.Breaks = append(s.Breaks, "env "+mcp.VisibleLine(mcp.Quote(k)))
 		}
 	}
 	for _, k := range s.Headers {
 		if mcp.LineBreak(k) {
-			s.Breaks = append(s.Breaks, "header "+mcp.VisibleLine(k))
+			s.Breaks = append(s.Breaks, "header "+mcp.VisibleLine(mcp.Quote(k)))
 		}
 	}
 	if mcp.LineBreak(s.URL) {
@@ -173,7 +173,11 @@ func (s spawn) text(redact func(string) string) string {
 		}
 	}
 	if len(s.Breaks) > 0 {
-		fmt.Fprintf(&b, "  ⚠ %s holds a line break (shown as \\n or \\r above): no real server needs a line break in its command line; read every line above before you answer\n", strings.Join(s.Breaks, ", "))
+		verb := "holds"
+		if len(s.Breaks) > 1 {
+			verb = "hold"
+		}
+		fmt.Fprintf(&b, "  ⚠ %s %s a line break (shown as \\n or \\r above): no real server needs a line break in its command line; read every line above before you answer\n", strings.Join(s.Breaks, ", "), verb)
 	}
 	for _, x := range s.Exposed {
 		b.WriteString("  ⚠ " + x.warning() + "\n")
@@ -362,7 +366,11 @@ func (b *Bridge) consentSpawn(ctx context.Context, sp spawn, first bool) error {
 	}
 	text := sp.text(b.store.Redact)
 	if n := strings.Count(text, "\n"); n > 20 {
-		text += fmt.Sprintf("  (%d lines: scroll up to the line after %q to read them all)\n", n, why)
+		what := ""
+		if len(sp.Argv) > 0 {
+			what = fmt.Sprintf("; it runs %s with %d argument(s)", mcp.ShowWords(sp.Argv[:1], mcp.ShowWidth)[0], len(sp.Argv)-1)
+		}
+		text += fmt.Sprintf("  (%d lines%s: scroll up to the line after %q to read them all)\n", n, what, why)
 	}
 	q := why + "\n" + text + "Start it? [y/N]"
 	ok, err := a.Decide(ctx, q)

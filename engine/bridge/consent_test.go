@@ -61,7 +61,7 @@ func TestConsentShowsEveryWordVisibly(t *testing.T) {
 			warn:  true},
 		{name: "tab, carriage return, vertical tab",
 			entry: map[string]any{"command": "sh", "args": []string{"-c", "a\tb\rc\vd"}},
-			want:  []string{`'a\tb\rc\x0bd'`}, warn: true},
+			want:  []string{`'a\tb\rc\x0bd'`, "⚠ argv[2] holds a line break"}, warn: true},
 		{name: "Unicode line separator",
 			entry: map[string]any{"command": "sh", "args": []string{"x\u2028y"}},
 			want:  []string{`'x\u2028y'`}, warn: true},
@@ -79,7 +79,7 @@ func TestConsentShowsEveryWordVisibly(t *testing.T) {
 			want:  []string{`'a\u00a0b\u3000c'`, `  cwd:     '/tmp/\u200b'`}},
 		{name: "env names with line breaks and escapes",
 			entry: map[string]any{"command": "sh", "env": map[string]string{"A\nrun:  npx ok": "v", "B\x1b[2J": "w"}},
-			want:  []string{`  env:     'A\nrun:  npx ok'`, `'B\x1b[2J'  (values not shown)`}, warn: true},
+			want:  []string{`  env:     'A\nrun:  npx ok'`, `'B\x1b[2J'  (values not shown)`, `⚠ env 'A\nrun:  npx ok' holds a line break`}, warn: true},
 		{name: "env value with a line break",
 			entry: map[string]any{"command": "sh", "env": map[string]string{"X": "a\nb"}},
 			want:  []string{"  env:     X  (values not shown)"}, warn: true},
@@ -91,7 +91,8 @@ func TestConsentShowsEveryWordVisibly(t *testing.T) {
 			want:  []string{`  headers: 'X-A\x1b[2J\u202e'  (values not shown)`}},
 		{name: "a 5000-character word is folded, not cut",
 			entry: map[string]any{"command": "sh", "args": []string{long}},
-			want:  []string{"  run:     sh\n           '" + strings.Repeat("A", mcp.ShowWidth-1) + "\n           ↪ AAA", `A\u200bB`, "BBB'\n"}},
+			want: []string{"  run:     sh\n           '" + strings.Repeat("A", mcp.ShowWidth-1) + "\n           ↪ AAA", `A\u200bB`, "BBB'\n",
+				"lines; it runs sh with 1 argument(s): scroll up"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

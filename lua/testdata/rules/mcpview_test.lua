@@ -78,6 +78,8 @@ return {
     local lines = view.lines(entries, notes)
     find(lines, [[           'id\n\n  run:  npx ok']])
     find(lines, [[warn     args[2] holds a line break (shown as \n): no real server needs a line break in its command line]])
+    entries, notes = tai.mcp.normalize('{"mcpServers": {"m": {"command": "sh", "env": {"A\\n  cwd: /x": "1"}}}}')
+    find(view.lines(entries, notes), [[warn     env.A\n  cwd: /x holds a line break (shown as \n)]])
   end,
 
   ["hostile names and notes stay on one line"] = function()
