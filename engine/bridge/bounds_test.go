@@ -190,3 +190,22 @@ func TestSchemaBombsAreRefusedOthersKept(t *testing.T) {
 		t.Fatalf("asked %q", qs)
 	}
 }
+
+// A redefinition no terminal shows (the same letter composed another
+// way, an invisible character) is named on the drift screen in ASCII,
+// since both lines of the diff look alike.
+func TestDriftDiffNamesInvisibleChanges(t *testing.T) {
+	tests := []struct{ name, old, new, want string }{
+		{name: "composed and decomposed", old: "reads a fil\u00e9", new: "reads a file\u0301", want: `changed at byte 11: "\u00e9" became "e\u0301"`},
+		{name: "zero width", old: "reads a file", new: "reads\u200b a file", want: `changed at byte 5: "" became "\u200b"`},
+		{name: "cyrillic a", old: "reads a file", new: "reads \u0430 file", want: `changed at byte 6: "a" became "\u0430"`},
+		{name: "long", old: strings.Repeat("a", 200), new: strings.Repeat("b", 200), want: `changed at byte 0: "` + strings.Repeat("a", 80) + `"… (120 bytes more) became`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mustContain(t, "diff", driftDiff(tt.old, nil, tt.new, nil), tt.want)
+		})
+	}
+	schema := driftDiff("d", []byte(`{"enum":["caf\u00e9"]}`), "d", []byte(`{"enum":["cafe\u0301"]}`))
+	mustContain(t, "schema diff", schema, `became "e\u0301`)
+}

@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // toolHash is the pin of one tool definition: the SHA-256 of its name,
@@ -188,12 +190,52 @@ func driftDiff(oldDesc string, oldSchema json.RawMessage, newDesc string, newSch
 		b.WriteString("  (unchanged)\n")
 	} else {
 		b.WriteString(lineDiff(oldDesc, newDesc))
+		b.WriteString(changeHint(oldDesc, newDesc))
 	}
 	b.WriteString("input schema:\n")
 	if o, n := prettyJSON(oldSchema), prettyJSON(newSchema); o == n {
 		b.WriteString("  (unchanged)\n")
 	} else {
 		b.WriteString(lineDiff(o, n))
+		b.WriteString(changeHint(o, n))
 	}
 	return b.String()
+}
+
+// maxHint bounds each side of a changeHint, in bytes.
+const maxHint = 80
+
+// changeHint names the stretch from the first to the last byte where a
+// and b differ, each side quoted in ASCII: a change no terminal shows (a
+// letter composed another way, a look-alike letter, an invisible
+// character) still shows here, though both lines of the diff look alike.
+func changeHint(a, b string) string {
+	pre := 0
+	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
+		pre++
+	}
+	for pre > 0 && (pre < len(a) && !utf8.RuneStart(a[pre]) || pre < len(b) && !utf8.RuneStart(b[pre])) {
+		pre--
+	}
+	suf := 0
+	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
+		suf++
+	}
+	for suf > 0 && (!utf8.RuneStart(a[len(a)-suf]) || !utf8.RuneStart(b[len(b)-suf])) {
+		suf--
+	}
+	return fmt.Sprintf("  changed at byte %d: %s became %s\n", pre, quoteClip(a[pre:len(a)-suf]), quoteClip(b[pre:len(b)-suf]))
+}
+
+// quoteClip quotes s in ASCII, cut to maxHint bytes on a character
+// boundary, saying how much was cut.
+func quoteClip(s string) string {
+	if len(s) <= maxHint {
+		return strconv.QuoteToASCII(s)
+	}
+	cut := s[:maxHint]
+	for !utf8.ValidString(cut) {
+		cut = cut[:len(cut)-1]
+	}
+	return fmt.Sprintf("%s… (%d bytes more)", strconv.QuoteToASCII(cut), len(s)-len(cut))
 }
