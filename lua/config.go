@@ -14,6 +14,7 @@ import (
 
 	"tai/mcp"
 	"tai/mcp/config"
+	"tai/mcp/github"
 	"tai/vault"
 )
 
@@ -336,6 +337,71 @@ func (h *Host) openConfig(L *glua.LState, tai *glua.LTable) {
 	mod.RawSetString("normalize", L.NewFunction(h.mcpNormalize))
 	mod.RawSetString("expand", L.NewFunction(h.mcpExpand))
 	mod.RawSetString("split", L.NewFunction(mcpSplit(NewArray)))
+	mod.RawSetString("resolve", L.NewFunction(h.mcpResolve))
+	mod.RawSetString("github", L.NewFunction(mcpGitHub))
+}
+
+// mcpGitHub is tai.mcp.github(text) -> {owner=, repo=, ref=, path=, url=,
+// id=} | nil [, err]: the repository a pasted GitHub URL names; nil alone
+// when text is not a GitHub URL, nil and why when it is one that names no
+// repository.
+func mcpGitHub(L *glua.LState) int {
+	text := L.CheckString(1)
+	if !github.IsSource(text) {
+		L.Push(glua.LNil)
+		return 1
+	}
+	src, err := github.Parse(text)
+	if err != nil {
+		return fail(L, err.Error())
+	}
+	t := L.CreateTable(0, 6)
+	t.RawSetString("owner", glua.LString(src.Owner))
+	t.RawSetString("repo", glua.LString(src.Repo))
+	t.RawSetString("ref", glua.LString(src.Ref))
+	t.RawSetString("path", glua.LString(src.Path))
+	t.RawSetString("url", glua.LString(src.String()))
+	t.RawSetString("id", glua.LString(src.ID()))
+	L.Push(t)
+	return 1
+}
+
+// mcpResolve is tai.mcp.resolve(url) -> {entry=, notes=, pass=, file=,
+// line=, via=, origin=} | nil, err: what the GitHub resolver makes of a
+// repository, neither verified nor stored.
+func (h *Host) mcpResolve(L *glua.LState) int {
+	res, err := h.Resolver()(luaContext(L), L.CheckString(1))
+	if err != nil {
+		msg := err.Error()
+		if h.opts.Vault != nil {
+			if store, serr := h.Vault(); serr == nil {
+				msg = store.Redact(msg)
+			}
+		}
+		return fail(L, msg)
+	}
+	e, err := entryToLua(L, res.Entry)
+	if err != nil {
+		return fail(L, err.Error())
+	}
+	t := L.CreateTable(0, 7)
+	t.RawSetString("entry", e)
+	nt := NewArray(L)
+	for _, n := range res.Notes {
+		x := L.CreateTable(0, 3)
+		x.RawSetString("server", glua.LString(n.Server))
+		x.RawSetString("level", glua.LString(n.Level))
+		x.RawSetString("text", glua.LString(n.Text))
+		nt.Append(x)
+	}
+	t.RawSetString("notes", nt)
+	t.RawSetString("pass", glua.LString(res.Pass))
+	t.RawSetString("file", glua.LString(res.File))
+	t.RawSetString("line", glua.LNumber(res.Line))
+	t.RawSetString("via", glua.LString(res.Via))
+	t.RawSetString("origin", glua.LString(res.Origin()))
+	L.Push(t)
+	return 1
 }
 
 // mcpSplit returns tai.mcp.split, making its list of words with list (the

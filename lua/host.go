@@ -102,7 +102,10 @@ type Host struct {
 
 	rulesOnce sync.Once
 	rules     *rulesState // normalize.lua's own state (see NormalizeRules)
-	closed    bool
+
+	resolveOnce sync.Once
+	resolve     *resolveState // resolve.lua's own state (see Resolver)
+	closed      bool
 
 	mu       sync.Mutex
 	cancels  []runCancel // innermost interruptible run last
@@ -240,6 +243,7 @@ func (h *Host) Close() error {
 	}
 	h.clients.closeAll()
 	h.rules.close()
+	h.resolve.close()
 	h.L.Close()
 	if h.store != nil {
 		return h.store.Close()

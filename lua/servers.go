@@ -27,6 +27,7 @@ func (h *Host) newBridge(e *engine.Engine) (*bridge.Bridge, error) {
 	store := e.Store()
 	return bridge.New(e.Tools(), store, &bridge.Options{
 		Normalize: h.mcpNormalizer(),
+		Resolve:   h.Resolver(),
 		Profile: func() string {
 			if h.sess != nil {
 				return h.sess.Profile().Name

@@ -26,6 +26,7 @@ function M.report(rep, notes_shown)
         say("  started under --auto without asking:")
         say(clean(s.spawn))
       end
+      if s.found and s.found ~= "" then say("  " .. clean(s.found)) end
       say("  " .. #(s.tools or {}) .. " tools: " .. tai.term.clean(table.concat(s.tools or {}, ", "), true))
     elseif s.outcome == "skipped" then
       say(string.format("skipped %s: %s", clean(s.server), clean(s.reason)))
@@ -55,6 +56,10 @@ end
 -- a file, a name). With preview, a config or file is first shown as the
 -- normalizer reads it, warnings included, before any start is asked for.
 function M.add(source, name, preview)
+  if preview and tai.mcp.github(source) then
+    if not M.show_resolved(source) then return end
+    preview = false
+  end
   local shown = false
   if preview then
     local text, path = M.source_text(source)
@@ -68,6 +73,31 @@ function M.add(source, name, preview)
   local rep, err = tai.mcp.add({ source = source, name = name })
   if not rep then warn(clean(err)) return end
   M.report(rep, shown)
+end
+
+-- show_resolved(url) shows the entry the resolver finds in a GitHub
+-- repository, where it found it and its notes; false when it found none.
+function M.show_resolved(url)
+  local _, bad = tai.mcp.github(url)
+  if bad then warn(clean(bad)) return false end
+  say("reading " .. clean(url) .. " …")
+  local res, err = tai.mcp.resolve(url)
+  if not res then warn(clean(err)) return false end
+  say(clean(res.origin))
+  M.show({ res.entry }, res.notes)
+  return true
+end
+
+-- offer_github(url) is what a GitHub URL pasted at the prompt does: show
+-- what the resolver finds and, when the person agrees, add it.
+function M.offer_github(url)
+  if not M.show_resolved(url) then return end
+  local answer = repl().rl:read("add it to tai (you see the command before it runs)? [y/N] ")
+  if not answer or not answer:match("^%s*[yY]") then
+    say("(not added; /mcp add " .. clean(url) .. " adds it)")
+    return
+  end
+  M.add(url)
 end
 
 -- read_paste() reads a pasted config after /mcp add: JSON until its braces
@@ -129,6 +159,10 @@ end
 
 -- normalize(source) shows what a paste would register, storing nothing.
 function M.normalize(source)
+  if tai.mcp.github(source) then
+    if M.show_resolved(source) then say("(nothing stored; /mcp add stores it)") end
+    return
+  end
   local entries, notes = tai.mcp.normalize(source)
   if not entries then warn(clean(notes)) return end
   M.show(entries, notes)
@@ -227,7 +261,7 @@ function M.import(what)
   say(string.format("import: %d added, %d skipped (already there), %d refused", added, skipped, refused))
 end
 
-local usage = "usage: /mcp [list] | add [CONFIG|FILE|NAME] | normalize [CONFIG] | enable SERVER [PROFILE] | disable SERVER [PROFILE] | " ..
+local usage = "usage: /mcp [list] | add [CONFIG|FILE|NAME|GITHUB-URL] | normalize [CONFIG] | enable SERVER [PROFILE] | disable SERVER [PROFILE] | " ..
   "remove SERVER | tools [SERVER] | call SERVER TOOL [JSON] | grant SERVER [TOOL] | import CLIENT|PATH"
 
 -- run(rest, w) is the /mcp command.
@@ -315,7 +349,7 @@ function M.complete(word, line)
   return {}
 end
 
-M.help = "MCP servers: /mcp lists them; /mcp add (then paste), /mcp add FILE|NAME, /mcp normalize (then paste: show, store nothing), enable|disable SERVER [PROFILE], " ..
+M.help = "MCP servers: /mcp lists them; /mcp add (then paste), /mcp add FILE|NAME|github.com/OWNER/REPO, /mcp normalize (then paste: show, store nothing), enable|disable SERVER [PROFILE], " ..
   "remove SERVER, tools [SERVER], call SERVER TOOL [JSON], grant SERVER [TOOL], import CLIENT|PATH"
 
 -- install() adds /mcp unless init.lua already defined a command of that name.

@@ -992,6 +992,13 @@ function M.handle(line)
     if s:find("\n", 1, true) then return M.config_block(first, kind, s) end
     return M.config_block(line, kind)
   end
+  local repo, bad = tai.mcp.github(s)
+  if repo or bad then
+    -- a GitHub repository URL names an MCP server to resolve, not a
+    -- message for the model
+    M.remember(s)
+    return require("mcp").offer_github(s)
+  end
   M.remember(s)
   return M.chat(s)
 end

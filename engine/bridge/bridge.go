@@ -11,6 +11,7 @@ import (
 	"tai/engine"
 	"tai/mcp"
 	"tai/mcp/config"
+	"tai/mcp/github"
 	"tai/vault"
 )
 
@@ -19,6 +20,11 @@ import (
 // bare entry. The lua package supplies it from normalize.lua at boot
 // (config.Normalize with the Lua repair rules).
 type Normalizer func(text, name string) ([]mcp.Entry, []config.Note, error)
+
+// Resolver turns a GitHub repository URL into one entry, its notes and
+// where it was found, verifying and storing nothing. The lua package
+// supplies it from resolve.lua at boot.
+type Resolver func(ctx context.Context, url string) (github.Resolution, error)
 
 // Expander resolves the ${VAR} references of an entry through lookup and
 // returns the entry with them expanded and the names it could not resolve.
@@ -29,6 +35,9 @@ type Options struct {
 	// Normalize reads pasted configs for Add and Import; nil means Add
 	// takes only stored server names.
 	Normalize Normalizer
+	// Resolve reads a GitHub repository for Add; nil means Add refuses
+	// GitHub URLs.
+	Resolve Resolver
 	// Expand resolves ${VAR} at spawn time; nil means config.Expand.
 	Expand Expander
 	// Dir is the folder ${workspaceFolder} and its kind name; empty means

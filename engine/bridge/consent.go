@@ -36,6 +36,9 @@ type spawn struct {
 	// Exposed are the secrets the entry puts on the command line or in
 	// the URL's query: shown as warnings, not part of the digest.
 	Exposed []exposure `json:"-"`
+	// Found says where a resolved entry was found (repository, pass,
+	// file, line): shown, not part of the digest.
+	Found string `json:"-"`
 }
 
 // exposure is one secret put where others can read it.
@@ -154,6 +157,9 @@ func (s spawn) text(redact func(string) string) string {
 			}
 			return out
 		}
+	}
+	if s.Found != "" {
+		b.WriteString("  from:" + strings.Repeat(" ", len(label)-7) + mcp.VisibleLine(redact(s.Found)) + "\n")
 	}
 	switch s.Transport {
 	case mcp.TransportStdio:
@@ -351,6 +357,9 @@ func (b *Bridge) consentSpawn(ctx context.Context, sp spawn, first bool) error {
 	}
 	if len(sp.Headers) > 0 {
 		args["headers"] = sp.names("header:", sp.Headers)
+	}
+	if sp.Found != "" {
+		args["found"] = b.store.Redact(sp.Found)
 	}
 	switch a.Mode() {
 	case engine.Yolo:

@@ -12,6 +12,7 @@ import (
 	"tai/engine"
 	"tai/mcp"
 	"tai/mcp/config"
+	"tai/mcp/github"
 	"tai/vault"
 )
 
@@ -54,6 +55,9 @@ type ServerOutcome struct {
 	Spawn string `json:"spawn,omitempty"`
 	// Notes name the listed tools that were refused, and why.
 	Notes []string `json:"notes,omitempty"`
+	// Found says, for a server resolved from a GitHub repository, which
+	// pass found it and in which file and line.
+	Found string `json:"found,omitempty"`
 }
 
 // AddReport is the result of Add or Import.
@@ -94,13 +98,13 @@ func (b *Bridge) Add(ctx context.Context, req AddRequest) (AddReport, error) {
 	if err != nil {
 		return rep, err
 	}
+	if github.IsSource(text) {
+		return b.addResolved(ctx, rep, text, req)
+	}
 	if !strings.ContainsAny(text, "\n{}[]=\"") {
 		if st := s.servers[text]; st != nil {
 			rep.Servers = append(rep.Servers, ServerOutcome{Server: text, Outcome: Skipped, Transport: st.row.Transport, Reason: "already registered"})
 			return rep, nil
-		}
-		if strings.Contains(text, "github.com/") {
-			return rep, fmt.Errorf("mcp_add: %s is a GitHub repository, which this tai cannot resolve into a server entry yet: paste the config its README shows (the JSON or TOML block)", text)
 		}
 		if data, err := readSource(text); err == nil {
 			text = string(data)
@@ -134,8 +138,35 @@ func (b *Bridge) Add(ctx context.Context, req AddRequest) (AddReport, error) {
 		profile = b.profileFor(ctx)
 	}
 	for _, e := range entries {
-		rep.Servers = append(rep.Servers, b.addOne(ctx, e, profile))
+		rep.Servers = append(rep.Servers, b.addOne(ctx, e, profile, ""))
 	}
+	return rep, nil
+}
+
+// addResolved resolves a GitHub repository URL into one entry and adds it
+// like any other: consent (naming where the entry was found), a live
+// handshake, then the vault, with source github:<owner>/<repo>.
+func (b *Bridge) addResolved(ctx context.Context, rep AddReport, url string, req AddRequest) (AddReport, error) {
+	if b.opts.Resolve == nil {
+		return rep, fmt.Errorf("mcp_add: %s is a GitHub repository, and this tai has no resolver: paste the config its README shows (the JSON or TOML block)", url)
+	}
+	res, err := b.opts.Resolve(ctx, url)
+	if err != nil {
+		return rep, fmt.Errorf("mcp_add: %s", b.clean(b.store.Redact(err.Error())))
+	}
+	rep.Notes = res.Notes
+	e := res.Entry
+	if req.Name != "" {
+		e.Name = req.Name
+	}
+	profile := req.Profile
+	if profile == "" {
+		profile = b.profileFor(ctx)
+	}
+	found := res.Source.String() + ": " + res.Origin()
+	out := b.addOne(ctx, e, profile, found)
+	out.Found = b.clean(b.store.Redact(found))
+	rep.Servers = append(rep.Servers, out)
 	return rep, nil
 }
 
@@ -165,8 +196,9 @@ func readSource(path string) ([]byte, error) {
 	return os.ReadFile(path)
 }
 
-// addOne verifies and stores one entry.
-func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile string) ServerOutcome {
+// addOne verifies and stores one entry; found, when not empty, says where
+// a resolved entry came from, for the consent screen.
+func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile, found string) ServerOutcome {
 	out := ServerOutcome{Server: e.Name, Transport: e.Transport, Profile: profile}
 	refuse := func(format string, a ...any) ServerOutcome {
 		out.Outcome, out.Reason = Refused, b.clean(b.store.Redact(fmt.Sprintf(format, a...)))
@@ -197,6 +229,7 @@ func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile string) Server
 		return refuse("%v", err)
 	}
 	sp := spawnOf(ex, e, b.secretKind())
+	sp.Found = b.clean(found)
 	switch b.approver(ctx).Mode() {
 	case engine.Yolo:
 		out.Consent = "yolo"

@@ -108,7 +108,7 @@ func Normalize(text string, opts *Options) ([]mcp.Entry, []Note, error) {
 	case t == "":
 		return nil, nil, errors.New("nothing to normalize: paste a JSON or TOML MCP config, a claude/codex/gemini mcp add command line, an http(s) URL, or the name of a stored server")
 	case githubURL.MatchString(t) && !strings.ContainsAny(t, "{}\n"):
-		return nil, nil, fmt.Errorf("%w: %s names a repository; the resolver that reads a repository's files is not available yet, so paste the JSON block its README shows instead", ErrGitHubURL, t)
+		return nil, nil, fmt.Errorf("%w: %s names a repository, which the resolver reads: /mcp add %s (or tai.mcp.resolve) finds its server entry", ErrGitHubURL, t, t)
 	case bareWord.MatchString(t):
 		if o.Stored != nil {
 			if e, ok := o.Stored(t); ok {

@@ -34,6 +34,17 @@ const (
 // (or does not show without a token).
 var ErrNotFound = errors.New("not found")
 
+// notFound is an error whose text is msg and which is ErrNotFound.
+type notFound string
+
+func (e notFound) Error() string        { return string(e) }
+func (e notFound) Is(target error) bool { return target == ErrNotFound }
+
+// ErrUnreadable reports a file the resolver does not read: larger than
+// the cap, a folder, or content the API does not send inline. The
+// resolution goes on without it.
+var ErrUnreadable = errors.New("file not read")
+
 // ErrRateLimit reports the API's rate limit.
 var ErrRateLimit = errors.New("GitHub API rate limit reached")
 
@@ -129,7 +140,7 @@ func (c *Client) DefaultBranch(ctx context.Context, s Source) (string, error) {
 	body, err := c.get(ctx, s, "repos/"+s.Owner+"/"+s.Repo, nil)
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
-			return "", fmt.Errorf("%s: %w: no such repository, or it is private (give a token that can read it: the vault secret or environment variable GITHUB_TOKEN)", s.String(), ErrNotFound)
+			return "", notFound(s.String() + ": no such repository, or it is private (give a token that can read it: the vault secret or environment variable GITHUB_TOKEN)")
 		}
 		return "", err
 	}
@@ -156,7 +167,7 @@ func (c *Client) File(ctx context.Context, s Source, name string) (f File, ok bo
 	}
 	text, err := c.decodeFile(body, p)
 	if err != nil {
-		return File{}, false, err
+		return File{}, false, fmt.Errorf("%w: %w", ErrUnreadable, err)
 	}
 	return File{Path: p, Text: text}, true, nil
 }
@@ -181,7 +192,7 @@ func (c *Client) Readme(ctx context.Context, s Source) (f File, ok bool, err err
 	_ = json.Unmarshal(body, &meta)
 	text, err := c.decodeFile(body, "README")
 	if err != nil {
-		return File{}, false, err
+		return File{}, false, fmt.Errorf("%w: %w", ErrUnreadable, err)
 	}
 	if meta.Path == "" {
 		meta.Path = s.Join("README.md")
@@ -280,7 +291,7 @@ func (c *Client) get(ctx context.Context, s Source, path string, q url.Values) (
 		return nil, fmt.Errorf("%s: reading the GitHub API's answer: %s", s.String(), c.redact(err.Error()))
 	}
 	if int64(len(body)) > limit {
-		return nil, fmt.Errorf("%s: the GitHub API's answer for %s is larger than %d bytes: not read", s.String(), "/"+path, limit)
+		return nil, fmt.Errorf("%w: the GitHub API's answer for %s is larger than %d bytes", ErrUnreadable, "/"+path, limit)
 	}
 	switch {
 	case resp.StatusCode == http.StatusOK:

@@ -1,0 +1,396 @@
+package lua
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	glua "github.com/yuin/gopher-lua"
+
+	"tai/mcp"
+	"tai/mcp/config"
+	"tai/mcp/github"
+)
+
+// resolveTimeout bounds the deterministic pass: every file it reads and
+// the rules of resolve.lua.
+const resolveTimeout = 60 * time.Second
+
+// resolveState runs resolve.lua in a Lua state of its own (built on first
+// use, kept for the host's life) so the bridge's mcp_add can resolve from
+// the agent's goroutine while the main state waits. One resolution runs at
+// a time.
+type resolveState struct {
+	h   *Host
+	mu  sync.Mutex
+	L   *glua.LState
+	mod *glua.LTable
+	err error
+}
+
+// Resolver returns the GitHub resolver: it recognises the URL, reads the
+// repository through the contents API at TAI_GITHUB_API (default the
+// public API) with the vault secret or environment variable GITHUB_TOKEN
+// when set, and runs resolve.lua's pass over it. Nothing is verified or
+// stored. It may be called from any goroutine.
+func (h *Host) Resolver() func(ctx context.Context, url string) (github.Resolution, error) {
+	h.resolveOnce.Do(func() { h.resolve = &resolveState{h: h} })
+	return h.resolve.run
+}
+
+// githubClient builds the contents-API client from the environment and
+// the vault.
+func (h *Host) githubClient() (*github.Client, error) {
+	token := ""
+	if h.opts.Vault != nil {
+		if store, err := h.Vault(); err == nil {
+			if v, _, err := store.SecretGet("GITHUB_TOKEN"); err == nil {
+				token = v
+			}
+		}
+	}
+	if token == "" {
+		if v, ok := os.LookupEnv("GITHUB_TOKEN"); ok && v != "" {
+			token = v
+			if h.opts.Vault != nil {
+				if store, err := h.Vault(); err == nil {
+					store.AddRedaction("GITHUB_TOKEN", v)
+				}
+			}
+		}
+	}
+	return github.New(github.Options{Base: os.Getenv("TAI_GITHUB_API"), Token: token})
+}
+
+// run is the resolver.
+func (r *resolveState) run(ctx context.Context, text string) (github.Resolution, error) {
+	src, err := github.Parse(text)
+	if err != nil {
+		return github.Resolution{}, err
+	}
+	client, err := r.h.githubClient()
+	if err != nil {
+		return github.Resolution{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
+	defer cancel()
+	if _, err := client.DefaultBranch(ctx, src); err != nil {
+		return github.Resolution{}, err
+	}
+	res, why, err := r.deterministic(ctx, client, src)
+	if err != nil {
+		return github.Resolution{}, err
+	}
+	if res != nil {
+		return *res, nil
+	}
+	if why.refused != "" {
+		return github.Resolution{}, fmt.Errorf("%s: %s", src, why.refused)
+	}
+	return github.Resolution{}, fmt.Errorf("%s: the deterministic pass found no server entry (%s)%s, and no subagent pass is available here: paste the config its README shows (the JSON or TOML block)", src, strings.Join(why.saw, "; "), leftOut(why.notes))
+}
+
+// leftOut lists, for a failure message, the first notes saying what was
+// not used and why.
+func leftOut(notes []config.Note) string {
+	var out []string
+	for _, n := range notes {
+		if n.Level == config.LevelInfo && !strings.Contains(n.Text, "not used") {
+			continue
+		}
+		if len(out) == 6 {
+			out = append(out, "…")
+			break
+		}
+		out = append(out, n.Text)
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "; left out: " + strings.Join(out, "; ")
+}
+
+// passOutcome is what a pass saw when it found no entry.
+type passOutcome struct {
+	refused string        // a definite answer that no single entry exists
+	saw     []string      // what each file held
+	notes   []config.Note // what was left out, and why
+}
+
+// deterministic runs M:resolve(gh) of resolve.lua.
+func (r *resolveState) deterministic(ctx context.Context, client *github.Client, src github.Source) (*github.Resolution, passOutcome, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.L == nil && r.err == nil {
+		r.err = r.open()
+	}
+	if r.err != nil {
+		return nil, passOutcome{}, r.err
+	}
+	L := r.L
+	L.SetContext(ctx)
+	defer L.RemoveContext()
+	base := L.GetTop()
+	defer L.SetTop(base)
+	fn := L.GetField(r.mod, "resolve")
+	if fn.Type() != glua.LTFunction {
+		return nil, passOutcome{}, errors.New("resolve.lua: the module has no resolve function")
+	}
+	var apiErr error
+	gh := r.ghTable(ctx, client, src, &apiErr)
+	err := func() (err error) {
+		defer recoverLua(L, base, &err)
+		return L.CallByParam(glua.P{Fn: fn, NRet: 2, Protect: true}, r.mod, gh)
+	}()
+	if err != nil {
+		if apiErr != nil {
+			return nil, passOutcome{}, apiErr
+		}
+		if ctx.Err() != nil {
+			return nil, passOutcome{}, fmt.Errorf("%s: reading the repository took longer than %s and was stopped", src, resolveTimeout)
+		}
+		return nil, passOutcome{}, fmt.Errorf("%s: %w", src, luaError(err))
+	}
+	result, err := FromLua(L, L.Get(base+1))
+	if err != nil {
+		return nil, passOutcome{}, fmt.Errorf("resolve.lua: result: %w", err)
+	}
+	if m, ok := result.(map[string]any); ok && m["entry"] != nil {
+		res, err := resolution(src, m)
+		if err != nil {
+			return nil, passOutcome{}, err
+		}
+		res.Pass = github.PassDeterministic
+		return &res, passOutcome{}, nil
+	}
+	whyV, _ := FromLua(L, L.Get(base+2))
+	var out passOutcome
+	if m, ok := whyV.(map[string]any); ok {
+		out.refused, _ = m["refused"].(string)
+		out.notes = notesFrom(m["notes"])
+		if saw, ok := m["saw"].([]any); ok {
+			for _, s := range saw {
+				if str, ok := s.(string); ok {
+					out.saw = append(out.saw, str)
+				}
+			}
+		}
+	}
+	return nil, out, nil
+}
+
+// resolution reads resolve.lua's result table.
+func resolution(src github.Source, m map[string]any) (github.Resolution, error) {
+	res := github.Resolution{Source: src}
+	b, err := json.Marshal(m["entry"])
+	if err != nil {
+		return res, fmt.Errorf("resolve.lua: entry: %w", err)
+	}
+	if err := json.Unmarshal(b, &res.Entry); err != nil {
+		return res, fmt.Errorf("resolve.lua: the entry is not a server entry: %w", err)
+	}
+	if res.Entry.Transport == "" {
+		res.Entry.Transport = mcp.TransportStdio
+		if res.Entry.URL != "" {
+			res.Entry.Transport = mcp.TransportHTTP
+		}
+	}
+	res.Entry.Source = src.ID()
+	res.Entry.Enabled = false
+	if err := res.Entry.Validate(); err != nil {
+		return res, fmt.Errorf("resolve.lua: %w", err)
+	}
+	res.File, _ = m["file"].(string)
+	res.Via, _ = m["via"].(string)
+	if n, ok := m["line"].(float64); ok {
+		res.Line = int(n)
+	} else if n, ok := m["line"].(int64); ok {
+		res.Line = int(n)
+	}
+	res.Notes = notesFrom(m["notes"])
+	return res, nil
+}
+
+// notesFrom reads a list of {server=, level=, text=} tables.
+func notesFrom(v any) []config.Note {
+	list, _ := v.([]any)
+	var out []config.Note
+	for _, n := range list {
+		m, ok := n.(map[string]any)
+		if !ok {
+			continue
+		}
+		note := config.Note{}
+		note.Server, _ = m["server"].(string)
+		note.Level, _ = m["level"].(string)
+		note.Text, _ = m["text"].(string)
+		switch note.Level {
+		case config.LevelInfo, config.LevelWarn, config.LevelRefused:
+		default:
+			note.Level = config.LevelWarn
+		}
+		out = append(out, note)
+	}
+	return out
+}
+
+// ghTable builds the gh argument of M:resolve: the source and the
+// read-only functions over the repository.
+func (r *resolveState) ghTable(ctx context.Context, client *github.Client, src github.Source, apiErr *error) *glua.LTable {
+	L := r.L
+	raise := func(L *glua.LState, err error) {
+		*apiErr = err
+		L.RaiseError("%s", err.Error())
+	}
+	gh := L.NewTable()
+	s := L.NewTable()
+	s.RawSetString("owner", glua.LString(src.Owner))
+	s.RawSetString("repo", glua.LString(src.Repo))
+	s.RawSetString("ref", glua.LString(src.Ref))
+	s.RawSetString("path", glua.LString(src.Path))
+	s.RawSetString("url", glua.LString(src.String()))
+	s.RawSetString("id", glua.LString(src.ID()))
+	gh.RawSetString("source", s)
+	gh.RawSetString("file", L.NewFunction(func(L *glua.LState) int {
+		f, ok, err := client.File(ctx, src, L.CheckString(1))
+		if errors.Is(err, github.ErrUnreadable) {
+			L.Push(glua.LNil)
+			L.Push(glua.LString(err.Error()))
+			return 2
+		}
+		if err != nil {
+			raise(L, err)
+		}
+		if !ok {
+			return 0
+		}
+		L.Push(glua.LString(f.Text))
+		L.Push(glua.LString(f.Path))
+		return 2
+	}))
+	gh.RawSetString("readme", L.NewFunction(func(L *glua.LState) int {
+		f, ok, err := client.Readme(ctx, src)
+		if errors.Is(err, github.ErrUnreadable) {
+			L.Push(glua.LNil)
+			L.Push(glua.LString(err.Error()))
+			return 2
+		}
+		if err != nil {
+			raise(L, err)
+		}
+		if !ok {
+			return 0
+		}
+		L.Push(glua.LString(f.Text))
+		L.Push(glua.LString(f.Path))
+		return 2
+	}))
+	gh.RawSetString("server_json", L.NewFunction(func(L *glua.LState) int {
+		cands, notes, err := github.ServerJSON(L.CheckString(1))
+		if err != nil {
+			return fail(L, err.Error())
+		}
+		list := make([]map[string]any, 0, len(cands))
+		for _, c := range cands {
+			list = append(list, map[string]any{"entry": c.Entry, "kind": c.Kind, "from": c.From, "line": c.Line})
+		}
+		pushJSON(L, list)
+		pushJSON(L, notes)
+		return 2
+	}))
+	gh.RawSetString("normalize", L.NewFunction(func(L *glua.LState) int {
+		text := ""
+		switch v := L.CheckAny(1).(type) {
+		case glua.LString:
+			text = string(v)
+		case *glua.LTable:
+			x, err := FromLua(L, v)
+			if err != nil {
+				return fail(L, err.Error())
+			}
+			b, err := json.Marshal(x)
+			if err != nil {
+				return fail(L, err.Error())
+			}
+			text = string(b)
+		default:
+			L.ArgError(1, "a config text or an entry table")
+		}
+		entries, notes, err := r.h.Normalizer()(text, L.OptString(2, ""))
+		if err != nil {
+			return fail(L, err.Error())
+		}
+		pushJSON(L, entries)
+		pushJSON(L, notes)
+		return 2
+	}))
+	gh.RawSetString("split", L.NewFunction(mcpSplit(func(L *glua.LState) *glua.LTable { return L.NewTable() })))
+	gh.RawSetString("json", L.NewFunction(func(L *glua.LState) int {
+		var v any
+		if err := json.Unmarshal([]byte(L.CheckString(1)), &v); err != nil {
+			L.RaiseError("not JSON: %v", err)
+		}
+		lv, err := ToLua(L, v)
+		if err != nil {
+			L.RaiseError("%s", err.Error())
+		}
+		L.Push(lv)
+		return 1
+	}))
+	return gh
+}
+
+// open builds the state and loads the resolve module through the host's
+// loader (user folder first, then the embedded stdlib).
+func (r *resolveState) open() error {
+	L := glua.NewState(glua.Options{SkipOpenLibs: true})
+	openLibs(L,
+		lib{glua.LoadLibName, glua.OpenPackage},
+		lib{glua.BaseLibName, glua.OpenBase},
+		lib{glua.TabLibName, glua.OpenTable},
+		lib{glua.StringLibName, glua.OpenString},
+		lib{glua.MathLibName, glua.OpenMath},
+	)
+	installMarkers(L)
+	loaders, ok := L.GetField(L.Get(glua.RegistryIndex), "_LOADERS").(*glua.LTable)
+	if !ok {
+		L.Close()
+		return errors.New("resolve.lua: package library not opened")
+	}
+	loaders.Insert(2, L.NewFunction(r.h.search))
+	base := L.GetTop()
+	err := func() (err error) {
+		defer recoverLua(L, base, &err)
+		return L.CallByParam(glua.P{Fn: L.GetGlobal("require"), NRet: 1, Protect: true}, glua.LString("resolve"))
+	}()
+	if err != nil {
+		L.Close()
+		return fmt.Errorf("resolve.lua: %w", luaError(err))
+	}
+	mod, ok := L.Get(-1).(*glua.LTable)
+	L.Pop(1)
+	if !ok {
+		L.Close()
+		return errors.New("resolve.lua: the module must return a table with a resolve function")
+	}
+	r.L, r.mod = L, mod
+	return nil
+}
+
+// close releases the state.
+func (r *resolveState) close() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.L != nil {
+		r.L.Close()
+		r.L = nil
+	}
+}
