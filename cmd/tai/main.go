@@ -153,11 +153,13 @@ func main() {
 	// First of all, a key given on the command line leaves the process
 	// list: the words are parsed from copies, then hidden where every
 	// user of the machine reads them.
-	args := make([]string, len(os.Args)-1)
-	for i, a := range os.Args[1:] {
-		args[i] = strings.Clone(a)
+	var args []string
+	for i, a := range os.Args {
+		if i > 0 { // (execve may give no words at all)
+			args = append(args, strings.Clone(a))
+		}
 	}
-	o := options{serveBare: -1}
+	var o options
 	perr := parse(args, &o)
 	hideArgs(o.argvKeys)
 	// Before anything reads a key: children of the same user must not read

@@ -59,6 +59,7 @@ func (o *options) serveWord(word string) {
 // other word starting with "-" is the next flag.
 func parse(argv []string, o *options) error {
 	fs := newFlags(o, io.Discard)
+	o.serveBare = -1
 	for {
 		if err := fs.Parse(argv); err != nil {
 			rest := fs.Args()

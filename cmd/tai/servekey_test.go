@@ -115,7 +115,7 @@ func TestServeKeyParse(t *testing.T) {
 		{[]string{"--serve-mcp", "k1", "--serve-mcp", "k2", "x"}, keyFromArgv, "k2", "", []string{"x"}},
 	}
 	for _, tc := range tests {
-		o := options{serveBare: -1}
+		o := options{}
 		if err := parse(tc.argv, &o); err != nil {
 			t.Fatalf("%q: %v", tc.argv, err)
 		}
@@ -126,16 +126,16 @@ func TestServeKeyParse(t *testing.T) {
 	}
 	// A key starting with "-" right after --serve-mcp is refused without
 	// being quoted, and hidden.
-	o := options{serveBare: -1}
+	o := options{}
 	if err := parse([]string{"--serve-mcp", "-dash-key-0123456789", "--mcp-port", "0"}, &o); err == nil || strings.Contains(err.Error(), "dash-key") || !reflect.DeepEqual(o.argvKeys, []string{"-dash-key-0123456789"}) {
 		t.Fatalf("--serve-mcp -dash-key…: %v, hidden %q", err, o.argvKeys)
 	}
-	o = options{serveBare: -1}
+	o = options{}
 	if err := parse([]string{"--serve-mcp", "--mcp-port"}, &o); err == nil || !strings.Contains(err.Error(), "needs an argument") || len(o.argvKeys) > 0 {
 		t.Fatalf("--serve-mcp --mcp-port: %v, hidden %q", err, o.argvKeys)
 	}
 	// A flag's value is never taken for --serve-mcp.
-	o = options{serveBare: -1}
+	o = options{}
 	if err := parse([]string{"-p", "--serve-mcp", "k"}, &o); err != nil || o.serveSet || o.prompt != "--serve-mcp" {
 		t.Fatalf("-p --serve-mcp: %v, serve %v, prompt %q", err, o.serveSet, o.prompt)
 	}
