@@ -326,6 +326,8 @@ func (s *Store) AuditTail(n int, kind string) ([]AuditEntry, error) {
 // AuditVerify returns the count with an error wrapping
 // ErrUncleanShutdown, which is not a break: entries were lost, none were
 // altered.
+// A "journal cut" entry, recorded by a tai that found entries it wrote
+// gone while it ran, is a break.
 func (s *Store) AuditVerify() (int, error) {
 	var n int
 	var brk error
@@ -419,6 +421,10 @@ func verifyChain(tx *bolt.Tx, sealed bool, key []byte, unclean *[]AuditEntry) (i
 			}
 			if e.Kind == auditKindAudit && e.Subject == subjectUnclean {
 				*unclean = append(*unclean, e)
+			}
+			if e.Kind == auditKindAudit && e.Subject == subjectCut {
+				// Recorded by the tai that found its own entries gone.
+				return n, &AuditBreak{Seq: seq, Reason: e.Outcome}
 			}
 			n, want, prev = n+1, want+1, e.Hash
 		}

@@ -38,7 +38,11 @@ import (
 // journal's. A tail torn by a power loss (a partial line, zeros, an entry
 // that does not chain) is cut off at the next fold and an entry of kind
 // "audit", subject "unclean shutdown", saying how many bytes were lost, is
-// appended in its place, so AuditVerify can tell it from tampering.
+// appended in its place, so AuditVerify can tell it from tampering. A
+// Store remembers the last entry it appended; a fold that finds that
+// entry gone (no power loss took it: the Store is still running) appends
+// an entry of subject "journal cut" instead, which AuditVerify reports as
+// a break.
 const JournalSuffix = "-journal"
 
 // FlushDelay bounds how long an audit entry stays only in the operating
@@ -53,6 +57,7 @@ const journalMagic = "tai-audit-v1"
 const (
 	auditKindAudit  = "audit"
 	subjectUnclean  = "unclean shutdown"
+	subjectCut      = "journal cut"
 	journalHeadSize = 512 // bytes read to find the header line
 )
 
@@ -77,6 +82,14 @@ type journal struct {
 	seq    uint64
 	hash   string
 	known  bool
+	// mine is the last entry this Store appended itself (Seq 0: none
+	// since the last fold checked). While tai runs, a fold that finds it
+	// gone from the trail knows the journal was cut or altered: no power
+	// loss took it, since this process is still here.
+	mine struct {
+		seq  uint64
+		hash string
+	}
 	// A flush is due (an entry was written since the last one).
 	timer *time.Timer
 	due   bool
@@ -132,11 +145,18 @@ func (j *journal) refresh() error {
 			return fmt.Errorf("vault: read the audit journal: %w", err)
 		}
 		if n >= len(j.header) && bytes.Equal(buf[:len(j.header)], j.header) {
-			var one [1]byte
-			if m, err := f.ReadAt(one[:], j.off); m == 0 && errors.Is(err, io.EOF) {
+			// The last byte read and the next: only that newline means
+			// nothing was added, and nothing cut.
+			var two [2]byte
+			m, err := f.ReadAt(two[:], j.off-1)
+			switch {
+			case m == 1 && two[0] == '\n' && errors.Is(err, io.EOF):
 				return nil
+			case m == 2 && two[0] == '\n':
+				return j.readFrom(f)
 			}
-			return j.readFrom(f)
+			j.known = false
+			return errJournalFold
 		}
 		j.known = false
 	}
@@ -400,11 +420,19 @@ func (s *Store) foldTx(tx *bolt.Tx, key []byte, then func() error) error {
 			return err
 		}
 	}
-	if torn > 0 {
-		e, err := auditAppendTx(tx, AuditEntry{
-			Time: time.Now().UTC().Round(0), Kind: auditKindAudit, Subject: subjectUnclean,
-			Outcome: fmt.Sprintf("%d bytes of the audit journal after entry %d were torn (the machine stopped before they reached the disk) and were discarded", torn, seq),
-		}, key)
+	var note *AuditEntry
+	switch mine := j.mine; {
+	case mine.seq > 0 && !holds(b, mine.seq, mine.hash):
+		note = &AuditEntry{Kind: auditKindAudit, Subject: subjectCut,
+			Outcome: fmt.Sprintf("entry %d, which this tai wrote while it ran, is gone: the trail went on only to entry %d and %d bytes of the journal after it were discarded; the audit journal or the vault file was cut, altered or replaced while tai ran (a power loss would have stopped it)", mine.seq, seq, torn)}
+	case torn > 0:
+		note = &AuditEntry{Kind: auditKindAudit, Subject: subjectUnclean,
+			Outcome: fmt.Sprintf("%d bytes of the audit journal after entry %d were torn (the machine stopped before they reached the disk) and were discarded", torn, seq)}
+	}
+	j.mine.seq, j.mine.hash = 0, ""
+	if note != nil {
+		note.Time = time.Now().UTC().Round(0)
+		e, err := auditAppendTx(tx, *note, key)
 		if err != nil {
 			return err
 		}
@@ -416,10 +444,20 @@ func (s *Store) foldTx(tx *bolt.Tx, key []byte, then func() error) error {
 		}
 		seq, hash, _ = trailEnd(tx)
 	}
-	if len(todo) == 0 && torn == 0 && hasHeader && len(frames) == 0 && then == nil && h.Seq == seq && h.Hash == hash {
+	if len(todo) == 0 && note == nil && hasHeader && len(frames) == 0 && then == nil && h.Seq == seq && h.Hash == hash {
 		return nil // the journal is its header alone, naming the trail's end
 	}
 	return j.reset(seq, hash)
+}
+
+// holds reports whether the trail in b holds entry seq with hash.
+func holds(b *bolt.Bucket, seq uint64, hash string) bool {
+	v := b.Get(seqKey(seq))
+	if v == nil {
+		return false
+	}
+	var e AuditEntry
+	return json.Unmarshal(v, &e) == nil && e.Hash == hash
 }
 
 // errTrailBroken says the trail in the vault does not end at its recorded
@@ -603,6 +641,7 @@ func (s *Store) journalAppend(e AuditEntry, key []byte, stamp genStamp) (AuditEn
 	}
 	j.off += int64(len(line))
 	j.seq, j.hash = e.Seq, e.Hash
+	j.mine.seq, j.mine.hash = e.Seq, e.Hash
 	return e, nil
 }
 
