@@ -54,6 +54,10 @@ type HTTPOptions struct {
 	// CloseTimeout bounds the DELETE sent on Close (default
 	// DefaultHTTPCloseTimeout).
 	CloseTimeout time.Duration
+	// Authorizer supplies the Authorization header and answers 401 and
+	// 403 challenges, unless the entry's headers set Authorization
+	// themselves (nil: none).
+	Authorizer Authorizer
 }
 
 // HTTPTransport speaks MCP Streamable HTTP (2025-11-25) to one endpoint.
@@ -479,6 +483,7 @@ func (t *HTTPTransport) sendOneWay(ctx context.Context, body []byte) error {
 // a session id re-initializes once and resends; any other non-2xx status
 // becomes *McpHttpError.
 func (t *HTTPTransport) post(ctx context.Context, body []byte, isInit bool) (*http.Response, error) {
+	authTries, authTries401 := 0, 0
 	for attempt := 0; ; attempt++ {
 		t.mu.Lock()
 		sid := t.session
@@ -493,6 +498,26 @@ func (t *HTTPTransport) post(ctx context.Context, body []byte, isInit bool) (*ht
 		resp, err := t.client.Do(req)
 		if err != nil {
 			return nil, t.netError(http.MethodPost, err)
+		}
+		if (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) && t.authorizing() {
+			sent := req.Header.Get("Authorization")
+			he := t.httpError(resp).(*McpHttpError)
+			if (resp.StatusCode == http.StatusUnauthorized && authTries401 > 0) || authTries >= maxAuthRetries {
+				return nil, he
+			}
+			retry, aerr := t.opts.Authorizer.Challenge(ctx, resp.StatusCode, resp.Header.Get("WWW-Authenticate"), sent)
+			if aerr != nil {
+				return nil, &AuthError{HTTP: he, Err: aerr}
+			}
+			if !retry {
+				return nil, he
+			}
+			authTries++
+			if resp.StatusCode == http.StatusUnauthorized {
+				authTries401++
+			}
+			attempt--
+			continue
 		}
 		if resp.StatusCode == http.StatusNotFound && sid != "" && attempt == 0 {
 			drain(resp, 64<<10)
@@ -748,6 +773,18 @@ func (t *HTTPTransport) newRequest(ctx context.Context, method string, body []by
 	for k, v := range headers {
 		req.Header[k] = v
 	}
+	if t.opts.Authorizer != nil && headers.Get("Authorization") == "" {
+		v, err := t.opts.Authorizer.Authorization(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if v != "" {
+			if strings.ContainsAny(v, "\r\n\x00") {
+				return nil, errors.New("mcp: the Authorization from the login holds a line break or NUL; log in again")
+			}
+			req.Header.Set("Authorization", v)
+		}
+	}
 	switch method {
 	case http.MethodPost:
 		req.Header.Set("Accept", "application/json, text/event-stream")
@@ -828,6 +865,13 @@ func readCapped(r io.Reader, limit, hint int64) ([]byte, error) {
 func (t *HTTPTransport) httpError(resp *http.Response) error {
 	defer resp.Body.Close()
 	e := &McpHttpError{Status: resp.StatusCode, WWWAuthenticate: resp.Header.Get("WWW-Authenticate")}
+	scrub := t.scrub
+	if resp.Request != nil {
+		// A token the Authorizer added is not among the stored headers.
+		if _, tok, ok := strings.Cut(resp.Request.Header.Get("Authorization"), " "); ok && len(tok) >= minSecretLen {
+			scrub = func(s string) string { return strings.ReplaceAll(t.scrub(s), tok, "[redacted]") }
+		}
+	}
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if m, err := DecodeMessage(bytes.TrimSpace(data)); err == nil && m.Error != nil {
 		e.Code, e.Message, e.Data = m.Error.Code, m.Error.Message, m.Error.Data
@@ -837,11 +881,11 @@ func (t *HTTPTransport) httpError(resp *http.Response) error {
 	if e.Message == "" {
 		e.Message = "from " + t.shownURL
 	} else {
-		e.Message = "from " + t.shownURL + ": " + t.scrub(e.Message)
+		e.Message = "from " + t.shownURL + ": " + scrub(e.Message)
 	}
-	e.WWWAuthenticate = t.scrub(e.WWWAuthenticate)
+	e.WWWAuthenticate = scrub(e.WWWAuthenticate)
 	if len(e.Data) > 0 {
-		e.Data = json.RawMessage(t.scrub(string(e.Data)))
+		e.Data = json.RawMessage(scrub(string(e.Data)))
 	}
 	return e
 }
@@ -1031,4 +1075,15 @@ func validHeaderName(s string) bool {
 		}
 	}
 	return true
+}
+
+// authorizing reports whether challenges go to the Authorizer: there is
+// one and the entry sets no Authorization of its own.
+func (t *HTTPTransport) authorizing() bool {
+	if t.opts.Authorizer == nil {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.headers.Get("Authorization") == ""
 }

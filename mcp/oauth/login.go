@@ -1,0 +1,240 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"tai/mcp"
+)
+
+// Person is whoever started tai, when someone did (the REPL, tai -p, their
+// own scripts): a login shows them the authorization URL, opens their
+// browser, and takes a redirect URL they paste back. A served session
+// has no Person, and a login there fails at once.
+type Person struct {
+	// Say shows one line to the person.
+	Say func(line string)
+	// Open opens a URL in the person's browser (nil: OpenBrowser).
+	Open func(rawURL string) error
+	// Paste carries the lines the person types while a login waits, for
+	// the final redirect URL copied from a browser elsewhere (nil: none).
+	Paste <-chan string
+}
+
+// Config describes one server's logins.
+type Config struct {
+	// Server is the server's name, used in messages.
+	Server string
+	// URL is the server's MCP endpoint.
+	URL string
+	// Store keeps the tokens and the client registration.
+	Store TokenStore
+	// ClientID is a pre-registered client id ("" for none).
+	ClientID string
+	// ClientSecret is the pre-registered client's secret ("" for a public client).
+	ClientSecret string
+	// ClientMetadataURL is an https client metadata document URL, used as
+	// the client id where the authorization server accepts one.
+	ClientMetadataURL string
+	// CallbackPort fixes the loopback redirect's port (0: an ephemeral one).
+	CallbackPort int
+	// HTTPClient sends the OAuth requests (nil: http.DefaultClient);
+	// redirects are followed within an origin only.
+	HTTPClient *http.Client
+	// Timeout bounds the wait for the browser's redirect (0: MCP_OAUTH_TIMEOUT).
+	Timeout time.Duration
+	// Person is who can log in; nil means nobody can (a served session).
+	Person *Person
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+}
+
+func (c *Config) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+// LoginNeededError says a server needs a person to log in, and how.
+type LoginNeededError struct {
+	// Server is the server's name.
+	Server string
+	// Reason says why the tokens held (if any) will not do.
+	Reason string
+}
+
+// Error names the reason and the command that logs in.
+func (e *LoginNeededError) Error() string {
+	s := e.Server + " needs an OAuth login"
+	if e.Reason != "" {
+		s += " (" + e.Reason + ")"
+	}
+	return s + "; run /mcp login " + e.Server + " in tai's REPL (or tai.mcp.login{server=\"" + e.Server + "\"})"
+}
+
+// login is one authorization code flow in progress.
+type login struct {
+	cfg         *Config
+	f           *fetcher
+	disc        *Discovery
+	scope       string
+	redirectURI string
+	cb          *callback
+}
+
+// Login runs the authorization code flow with PKCE for cfg's server and
+// stores the tokens: discovery (challenge holds the parameters of the
+// server's Bearer challenge, nil when there was none), the loopback
+// listener, the client identity, the browser, the wait for the redirect
+// (or a pasted redirect URL), the code exchange. scope, when not empty,
+// replaces the scope discovery would choose (a step-up asks for more).
+func Login(ctx context.Context, cfg *Config, challenge map[string]string, scope string) (*Tokens, error) {
+	if cfg.Person == nil {
+		return nil, &LoginNeededError{Server: cfg.Server, Reason: "nobody is at this session to open a browser"}
+	}
+	f := newFetcher(cfg.HTTPClient)
+	d, err := Discover(ctx, f, cfg.URL, challenge)
+	if err != nil {
+		return nil, err
+	}
+	return loginWith(ctx, cfg, f, d, challenge["scope"], scope)
+}
+
+func loginWith(ctx context.Context, cfg *Config, f *fetcher, d *Discovery, challenged, scope string) (*Tokens, error) {
+	l := &login{cfg: cfg, f: f, disc: d, scope: scope}
+	if l.scope == "" {
+		l.scope = chooseScope(challenged, d)
+	}
+	state := randomString(24)
+	port := cfg.CallbackPort
+	if port == 0 && cfg.ClientID == "" {
+		// Reuse the port of a kept registration, so its redirect URI
+		// stays valid; when that port is taken, a new one (and a new
+		// registration) it is.
+		if reg, _ := cfg.Store.Registration(); reg != nil && reg.Issuer == d.Issuer {
+			if u, err := url.Parse(reg.RedirectURI); err == nil {
+				fmt.Sscan(u.Port(), &port)
+			}
+		}
+	}
+	cb, err := listenCallback(port, state)
+	if err != nil && port != 0 && cfg.CallbackPort == 0 {
+		cb, err = listenCallback(0, state)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer cb.close()
+	l.cb, l.redirectURI = cb, cb.redirectURI
+	c, err := l.identity(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pk := newPKCE()
+	authURL, err := l.authorizationURL(c, pk, state)
+	if err != nil {
+		return nil, err
+	}
+	code, err := l.wait(ctx, authURL)
+	if err != nil {
+		return nil, err
+	}
+	form := url.Values{"grant_type": {"authorization_code"}, "code": {code},
+		"redirect_uri": {l.redirectURI}, "code_verifier": {pk.verifier}}
+	t, err := requestToken(ctx, f, d, c, form, cfg.now())
+	if err != nil {
+		var oe *ErrorCode
+		if errors.As(err, &oe) && oe.Code == "invalid_client" && c.kind == kindRegistered {
+			_ = cfg.Store.DropRegistration()
+			return nil, fmt.Errorf("%w; tai dropped its registration with %s: log in again to register afresh", err, d.Issuer)
+		}
+		return nil, err
+	}
+	if t.Scope == "" {
+		t.Scope = l.scope
+	}
+	t.TokenEndpoint, t.Resource, t.AuthMethod = d.Metadata.TokenEndpoint, d.Resource, c.authMethod
+	t.ResourceMetadata = d.ResourceMetadataURL
+	if err := cfg.Store.SaveTokens(t); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// authorizationURL builds the authorization request (RFC 6749 §4.1.1,
+// PKCE, state, the resource indicator, the scope when there is one).
+func (l *login) authorizationURL(c *client, pk pkce, state string) (string, error) {
+	u, err := url.Parse(l.disc.Metadata.AuthorizationEndpoint)
+	if err != nil {
+		return "", fmt.Errorf("the authorization endpoint %q does not parse", mcp.RedactURL(l.disc.Metadata.AuthorizationEndpoint))
+	}
+	q := u.Query()
+	q.Set("response_type", "code")
+	q.Set("client_id", c.id)
+	q.Set("redirect_uri", l.redirectURI)
+	q.Set("code_challenge", pk.challenge)
+	q.Set("code_challenge_method", "S256")
+	q.Set("state", state)
+	q.Set("resource", l.disc.Resource)
+	if l.scope != "" {
+		q.Set("scope", l.scope)
+	}
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+// wait shows the URL, opens the browser, and waits for the redirect at the
+// listener or pasted by the person, up to the timeout.
+func (l *login) wait(ctx context.Context, authURL string) (string, error) {
+	p := l.cfg.Person
+	timeout := l.cfg.Timeout
+	if timeout <= 0 {
+		timeout = mcp.MCP_OAUTH_TIMEOUT
+	}
+	say := func(s string) {
+		if p.Say != nil {
+			p.Say(s)
+		}
+	}
+	say("Log in to " + l.cfg.Server + " in your browser: " + authURL)
+	open := p.Open
+	if open == nil {
+		open = OpenBrowser
+	}
+	if err := open(authURL); err != nil {
+		say("tai could not open a browser (" + err.Error() + "); open the URL above yourself.")
+	}
+	if p.Paste != nil {
+		say("Waiting for the redirect. On another machine, paste here the address the browser ends on (" + l.redirectURI + "?code=...).")
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		select {
+		case r := <-l.cb.result:
+			return r.code, r.err
+		case line, ok := <-p.Paste:
+			if !ok {
+				p = &Person{Say: p.Say}
+				continue
+			}
+			line = strings.TrimSpace(line)
+			if line == "" {
+				continue
+			}
+			if _, err := l.cb.take(line); err != nil {
+				say(err.Error())
+			}
+		case <-timer.C:
+			return "", fmt.Errorf("the login to %s timed out after %s waiting for the browser's redirect; run the login again", l.cfg.Server, timeout)
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
+}
