@@ -140,3 +140,45 @@ func TestServeKeyParse(t *testing.T) {
 		t.Fatalf("-p --serve-mcp: %v, serve %v, prompt %q", err, o.serveSet, o.prompt)
 	}
 }
+
+// TestReadKeyFromAPipe: --serve-mcp - takes the first line of stdin and
+// leaves the rest; a missing, empty or overlong line is a clear error.
+func TestReadKeyFromAPipe(t *testing.T) {
+	tests := []struct {
+		name, in, want, err string
+		left                string
+	}{
+		{"a line", serveKey + "\nmore\n", serveKey, "", "more\n"},
+		{"CRLF", serveKey + "\r\n", serveKey, "", ""},
+		{"no newline", serveKey, serveKey, "", ""},
+		{"nothing", "", "", "stdin ended before a key was given", ""},
+		{"an empty line", "\n" + serveKey + "\n", "", "the first line of stdin is empty", ""},
+		{"too long", strings.Repeat("k", maxKeyLine+1) + "\n", "", "longer than 4096 bytes", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			go func() {
+				io.WriteString(w, tc.in)
+				w.Close()
+			}()
+			got, err := readKey(r)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) || (got != "" && strings.Contains(err.Error(), got)) {
+					t.Fatalf("got %q, %v; want an error saying %q", got, err, tc.err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("got %q, %v; want %q", got, err, tc.want)
+			}
+			if rest, _ := io.ReadAll(r); string(rest) != tc.left {
+				t.Fatalf("left on stdin %q, want %q", rest, tc.left)
+			}
+		})
+	}
+}
