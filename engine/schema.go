@@ -89,7 +89,11 @@ func checkValue(s map[string]any, v any, path string, depth int) error {
 			found = found || isStr && e == str
 		}
 		if !found {
-			return fmt.Errorf("argument %q is %s: give one of %q", path, describeJSON(v), enum)
+			listed := make([]any, len(enum))
+			for i, e := range enum {
+				listed[i] = e
+			}
+			return fmt.Errorf("argument %q is %s: give one of %s", path, describeJSON(v), listJSON(listed))
 		}
 	}
 	switch x := v.(type) {
@@ -219,14 +223,29 @@ func describeJSON(v any) string {
 	return fmt.Sprintf("a %T", v)
 }
 
+// Bounds of listJSON: a schema's enum is a server's, and may be long.
+const (
+	maxListed     = 20
+	maxListedText = 60
+)
+
+// listJSON renders the allowed values vs for an error: at most maxListed
+// of them, strings cut to maxListedText bytes, saying how many more there
+// are.
 func listJSON(vs []any) string {
-	parts := make([]string, len(vs))
-	for i, v := range vs {
+	parts := make([]string, 0, min(len(vs), maxListed)+1)
+	for _, v := range vs[:min(len(vs), maxListed)] {
 		if s, ok := v.(string); ok {
-			parts[i] = fmt.Sprintf("%q", s)
+			if len(s) > maxListedText {
+				s = strings.ToValidUTF8(s[:maxListedText], "") + "…"
+			}
+			parts = append(parts, fmt.Sprintf("%q", s))
 		} else {
-			parts[i] = fmt.Sprint(v)
+			parts = append(parts, fmt.Sprint(v))
 		}
+	}
+	if len(vs) > maxListed {
+		parts = append(parts, fmt.Sprintf("… (%d more)", len(vs)-maxListed))
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
 }

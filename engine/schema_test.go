@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -49,6 +50,33 @@ func TestCheckSchema(t *testing.T) {
 				t.Fatalf("got %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// A server's enum of thousands of values, or of long ones, makes an
+// argument error that names a few of them, not a copy of the schema.
+func TestCheckSchemaErrorOfAHugeEnumIsShort(t *testing.T) {
+	many := make([]any, 5000)
+	for i := range many {
+		many[i] = strings.Repeat("v", 1000) + fmt.Sprint(i)
+	}
+	long := make([]string, 5000)
+	for i := range long {
+		long[i] = fmt.Sprint("choice-", i)
+	}
+	for _, p := range []map[string]any{
+		{"type": "object", "properties": map[string]any{"e": map[string]any{"enum": many}}},
+		{"type": "object", "properties": map[string]any{"e": map[string]any{"enum": long}}},
+	} {
+		err := checkSchema(Tool{Name: "t", Parameters: p}, map[string]any{"e": "other"})
+		if err == nil || len(err.Error()) > 2048 {
+			t.Fatalf("error of %d bytes: %.200v", len(fmt.Sprint(err)), err)
+		}
+		for _, want := range []string{`argument "e" is the string "other": give one of [`, "… (4980 more)]"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Fatalf("error %.300q lacks %q", err, want)
+			}
+		}
 	}
 }
 
