@@ -19,14 +19,14 @@ const ClipMax = 40
 // or repeated back. The error quotes the name clipped (see Clip).
 func CheckToolName(name string) error {
 	if name == "" {
-		return fmt.Errorf("the tool name is empty: a tool name is 1-%d of A-Z a-z 0-9 _ - .", ToolNameMax)
+		return fmt.Errorf("the tool name is empty: a tool name is 1-%d characters, each a letter, a digit, or one of _ - . only", ToolNameMax)
 	}
 	if len(name) > ToolNameMax {
-		return fmt.Errorf("tool name %s is not valid: it is longer than %d characters (a tool name is 1-%d of A-Z a-z 0-9 _ - .)", Clip(name), ToolNameMax, ToolNameMax)
+		return fmt.Errorf("tool name %s is not valid: it is longer than %d characters (a tool name is 1-%d characters, each a letter, a digit, or one of _ - . only)", Clip(name), ToolNameMax, ToolNameMax)
 	}
 	for i := 0; i < len(name); i++ {
 		if !toolNameByte(name[i]) {
-			return fmt.Errorf("tool name %s is not valid: it holds a character other than A-Z a-z 0-9 _ - . at byte %d", Clip(name), i)
+			return fmt.Errorf("tool name %s is not valid: at byte %d it holds a character that is not a letter, a digit or one of _ - . (allowed: A-Z a-z 0-9 _ - . only)", Clip(name), i)
 		}
 	}
 	return nil
