@@ -3,6 +3,10 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -162,4 +166,46 @@ func BenchmarkBridgeInterleaved(b *testing.B) {
 	b.ReportMetric(float64(bridged.Nanoseconds())/n, "dispatch-ns/call")
 	b.ReportMetric(float64((bare-direct).Nanoseconds())/n, "bridge-overhead-ns/call")
 	b.ReportMetric(float64((bridged-bare).Nanoseconds())/n, "registry-overhead-ns/call")
+}
+
+// BenchmarkRegisterBombs registers a hostile server whose two pages list
+// three usable tools beside schema bombs (bombListing: 100,000 levels of
+// nesting, a million-entry enum, 200,000 required names, a megabyte of
+// property description, a 100 KB description), about 8 MB in all: the
+// work is one pass over the listing per bound, not a walk of the schemas.
+func BenchmarkRegisterBombs(b *testing.B) {
+	state := filepath.Join(b.TempDir(), "state")
+	if err := os.WriteFile(state, []byte(bombListing()), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		f := newFixture(b, engine.Yolo, "")
+		f.add(b, fmt.Sprint("h", i), map[string]string{serverEnv: hostileServer, serverStateEnv: state})
+		f.b.Close()
+		f.store.Close()
+	}
+}
+
+// BenchmarkListingBombs is the bridge's own part of that: bounds,
+// duplicates and hashes of the decoded listing.
+func BenchmarkListingBombs(b *testing.B) {
+	var tools []mcp.Tool
+	for _, page := range bombPages() {
+		for _, raw := range page {
+			var t mcp.Tool
+			if err := json.Unmarshal([]byte(raw), &t); err != nil {
+				// encoding/json stops at 10,000 levels: the deep tool
+				// is built by hand.
+				t = mcp.Tool{Name: "deep", InputSchema: json.RawMessage(strings.Repeat(`{"type":"object","properties":{"a":`, 100000) + `{}` + strings.Repeat("}}", 100000))}
+			}
+			tools = append(tools, t)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if rows := listing(tools); len(rows) == 0 {
+			b.Fatal("no rows")
+		}
+	}
 }

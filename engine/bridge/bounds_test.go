@@ -57,12 +57,12 @@ func TestLineDiffFoldsUnchangedRuns(t *testing.T) {
 	}
 }
 
-// bombListing is a hostile server's tools over two pages: tools within
+// bombPages are a hostile server's tools over two pages: tools within
 // bounds (ok, refloop with $ref loops, which tai never follows, and same,
 // listed identically on both pages) beside a tool listed twice with
 // different definitions and schema and description bombs, one nested
 // deeper than encoding/json reads at all.
-func bombListing() string {
+func bombPages() [][]string {
 	tool := func(name, desc, schema string) string {
 		d, _ := json.Marshal(desc)
 		return fmt.Sprintf(`{"name":%q,"description":%s,"inputSchema":%s}`, name, d, schema)
@@ -86,7 +86,16 @@ func bombListing() string {
 		tool("longdesc", strings.Repeat("d", 100<<10), `{"type":"object"}`),
 		tool("twice", "the second definition", `{"type":"object"}`),
 	}
-	return "[" + strings.Join(page1, ",") + "]" + pageBreak + "[" + strings.Join(page2, ",") + "]"
+	return [][]string{page1, page2}
+}
+
+// bombListing is bombPages as a hostile server's state file.
+func bombListing() string {
+	var pages []string
+	for _, p := range bombPages() {
+		pages = append(pages, "["+strings.Join(p, ",")+"]")
+	}
+	return strings.Join(pages, pageBreak)
 }
 
 // A server listing schema bombs keeps its other tools: each bomb is
