@@ -14,6 +14,10 @@
 //	tools_call  list the tools, call add_numbers with numeric a and b
 //	sse-retry   list the tools, call test_reconnection, whose answer comes
 //	            only after the client resumes the dropped stream
+//	auth/...    log in with package mcp/oauth (the "browser" follows the
+//	            mock's redirects; pre-registered credentials come from
+//	            $MCP_CONFORMANCE_CONTEXT; the client metadata document URL is
+//	            the suite's), then list the tools and call the first
 //
 // It exits 0 when the scenario ran as expected, 1 otherwise (the reason on
 // stderr), 2 on bad usage.
@@ -21,14 +25,22 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"tai/mcp"
+	"tai/mcp/oauth"
 )
+
+// conformanceClientMetadata is the client ID metadata document URL the
+// suite's basic-cimd scenario expects.
+const conformanceClientMetadata = "https://conformance-test.local/client-metadata.json"
 
 // scenarioTimeout stays under the suite's 30 s per scenario.
 const scenarioTimeout = 25 * time.Second
@@ -67,9 +79,11 @@ func play(ctx context.Context, scenario, url string, stdout io.Writer) error {
 	case "sse-retry":
 		tool = "test_reconnection"
 	default:
-		return fmt.Errorf("unknown scenario; this client plays initialize, tools_call and sse-retry")
+		if !strings.HasPrefix(scenario, "auth/") {
+			return fmt.Errorf("unknown scenario; this client plays initialize, tools_call, sse-retry and auth/*")
+		}
 	}
-	c, err := connect(ctx, url)
+	c, err := connect(ctx, url, authorizer(url, stdout))
 	if scenario == "initialize" {
 		if errors.Is(err, errNoTools) {
 			fmt.Fprintln(stdout, "initialize: handshake answered; tai refuses a server without tools, as designed")
@@ -88,6 +102,9 @@ func play(ctx context.Context, scenario, url string, stdout io.Writer) error {
 	tools, err := c.Tools(ctx)
 	if err != nil {
 		return err
+	}
+	if tool == "" && len(tools) > 0 {
+		tool = tools[0].Name
 	}
 	found := false
 	for _, t := range tools {
@@ -110,11 +127,42 @@ func play(ctx context.Context, scenario, url string, stdout io.Writer) error {
 // connect opens a client session over Streamable HTTP. A handshake that
 // fails only because the answer lacks capabilities.tools (mcp.ErrNoTools) is
 // reported as errNoTools.
-func connect(ctx context.Context, url string) (*mcp.Client, error) {
+func connect(ctx context.Context, url string, a mcp.Authorizer) (*mcp.Client, error) {
 	entry := mcp.Entry{Name: "conformance", Transport: mcp.TransportHTTP, URL: url}
-	c, err := mcp.Connect(ctx, entry, &mcp.ClientOptions{Version: "conformance"})
+	c, err := mcp.Connect(ctx, entry, &mcp.ClientOptions{Version: "conformance", HTTP: &mcp.HTTPOptions{Authorizer: a}})
 	if errors.Is(err, mcp.ErrNoTools) {
 		return nil, fmt.Errorf("%w (%v)", errNoTools, err)
 	}
 	return c, err
+}
+
+// authorizer logs in to the server at url as a person would, with a
+// "browser" that follows the mock authorization server's redirects.
+func authorizer(url string, say io.Writer) mcp.Authorizer {
+	var creds struct {
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+	}
+	_ = json.Unmarshal([]byte(os.Getenv("MCP_CONFORMANCE_CONTEXT")), &creds)
+	return oauth.NewAuthorizer(oauth.Config{
+		Server: "conformance", URL: url, Store: &oauth.MemoryStore{},
+		ClientID: creds.ClientID, ClientSecret: creds.ClientSecret,
+		ClientMetadataURL: conformanceClientMetadata,
+		Timeout:           scenarioTimeout,
+		Person: &oauth.Person{
+			Say:  func(line string) { fmt.Fprintln(say, line) },
+			Open: followRedirects,
+		},
+	})
+}
+
+// followRedirects is the headless browser: GET, following every redirect.
+func followRedirects(rawURL string) error {
+	c := &http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get(rawURL)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	return nil
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"tai/mcp/oauth/oauthtest"
 )
 
 type addIn struct {
@@ -38,6 +40,7 @@ func sdkServer(t *testing.T, withAdd bool) string {
 func TestRun(t *testing.T) {
 	withAdd := sdkServer(t, true)
 	bare := sdkServer(t, false)
+	protected := oauthtest.New(t, oauthtest.Options{PRM: oauthtest.PRMPath}).URL()
 	tests := []struct {
 		name       string
 		args       []string
@@ -51,7 +54,9 @@ func TestRun(t *testing.T) {
 		{name: "initialize with tools", args: []string{withAdd}, scenario: "initialize", wantStdout: "initialize: peer 1, protocol 2025-11-25"},
 		{name: "tools_call on a server without the tool", args: []string{bare}, scenario: "tools_call", wantCode: 1, wantStderr: "capabilities.tools"},
 		{name: "sse-retry tool missing", args: []string{withAdd}, scenario: "sse-retry", wantCode: 1, wantStderr: `does not list the tool "test_reconnection"`},
-		{name: "unknown scenario", args: []string{withAdd}, scenario: "auth/basic", wantCode: 1, wantStderr: "unknown scenario"},
+		{name: "unknown scenario", args: []string{withAdd}, scenario: "other/basic", wantCode: 1, wantStderr: "unknown scenario"},
+		{name: "auth logs in and calls", args: []string{protected}, scenario: "auth/metadata-var1", wantStdout: "whoami: scope: "},
+		{name: "auth against a server without tools", args: []string{bare}, scenario: "auth/basic-cimd", wantCode: 1, wantStderr: "capabilities.tools"},
 		{name: "no url", scenario: "initialize", wantCode: 2, wantStderr: "usage"},
 		{name: "no scenario", args: []string{withAdd}, wantCode: 2, wantStderr: "usage"},
 		{name: "bad url", args: []string{"localhost:1"}, scenario: "tools_call", wantCode: 1, wantStderr: "not an http"},
