@@ -284,3 +284,39 @@ func TestRedactKeepsItsSecretsWhenAChangedFileIsLocked(t *testing.T) {
 		t.Fatalf("after release: %q", got)
 	}
 }
+
+// TestOwnWritesDoNotRereadTheSecrets: this Store's own writes (a record, its
+// audit entries flushed to the file) change the vault file but no secret,
+// so the next redaction opens nothing; another writer's change still makes
+// it look.
+func TestOwnWritesDoNotRereadTheSecrets(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "vault.db")
+	s, opens := countingStore(t, path, nil)
+	s.watch.every = 0 // look at every call, instead of waiting FileRecheck
+	if err := s.SecretSet("tok", "s3cr3t-value", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Redact("s3cr3t-value"); got != "[REDACTED:tok]" {
+		t.Fatalf("before: %q", got)
+	}
+	if _, err := s.RecordPut("some spilled text", nil); err != nil {
+		t.Fatal(err)
+	}
+	before := opens.Load()
+	if got := s.Redact("s3cr3t-value"); got != "[REDACTED:tok]" {
+		t.Fatalf("after the record: %q", got)
+	}
+	if n := opens.Load() - before; n != 0 {
+		t.Fatalf("the Store's own write made redaction read the vault again (%d opens)", n)
+	}
+
+	other := mustOpen(t, path, "")
+	if _, err := other.RecordPut("another process's record", nil); err != nil {
+		t.Fatal(err)
+	}
+	before = opens.Load()
+	s.Redact("s3cr3t-value")
+	if n := opens.Load() - before; n == 0 {
+		t.Fatal("another Store's write went unseen: the secrets were not read again")
+	}
+}

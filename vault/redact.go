@@ -268,6 +268,23 @@ func (s *Store) Redactor() (*Redactor, error) {
 	return r.cur, nil
 }
 
+// ownWrite tells the redactor that this Store has just written the vault
+// file, which was in state before, under the exclusive file lock it still
+// holds. When the secrets were last read from that state, they are current
+// for the state the write left (a secret change bumps the generation, seen
+// on its own), so the write does not make the next look read them again.
+// Without it, every group flush of this process's own audit entries would
+// cost its next call a read of the vault.
+func (s *Store) ownWrite(before fileStamp) {
+	after := s.watch.current(s.path, true)
+	r := &s.redactor
+	r.mu.Lock()
+	if r.loaded && r.file == before {
+		r.file = after
+	}
+	r.mu.Unlock()
+}
+
 // join takes in secrets read from the vault file when no secret changed,
 // by the generation, but the file did: another process wrote to it, or a
 // copy was put in its place. They join those read before and never

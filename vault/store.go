@@ -275,7 +275,11 @@ func (s *Store) updateOnce(fn func(tx *bolt.Tx) error) error {
 	if err != nil {
 		return err
 	}
+	before := s.watch.current(s.path, true)
 	err = guard(s.path, func() error { return db.Update(fn) })
+	if err == nil {
+		s.ownWrite(before)
+	}
 	if cerr := db.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("vault: close %s: %w", s.path, cerr)
 	}
