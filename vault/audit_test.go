@@ -414,6 +414,42 @@ func TestSealedAuditFindsForgery(t *testing.T) {
 			return rechain(b, meta, 2, 2)
 		}, 1, 2, "not the entry the seal anchored"},
 		{"seal record removed", func(b, meta *bolt.Bucket) error { return meta.Delete(sealMetaKey) }, 0, 1, "no seal record"},
+		{"two entries swapped", func(b, meta *bolt.Bucket) error {
+			four, five := append([]byte(nil), b.Get(seqKey(4))...), append([]byte(nil), b.Get(seqKey(5))...)
+			if err := b.Put(seqKey(4), five); err != nil {
+				return err
+			}
+			return b.Put(seqKey(5), four)
+		}, 3, 4, "entries moved"},
+		{"two entries swapped and renumbered", func(b, meta *bolt.Bucket) error {
+			four, five := readEntry(b, 4), readEntry(b, 5)
+			four.Seq, five.Seq = 5, 4
+			d4, _ := json.Marshal(five)
+			d5, _ := json.Marshal(four)
+			if err := b.Put(seqKey(4), d4); err != nil {
+				return err
+			}
+			if err := b.Put(seqKey(5), d5); err != nil {
+				return err
+			}
+			return rechain(b, meta, 4, 6)
+		}, 3, 4, "MAC does not match"},
+		{"an entry replayed at the end, MAC and all", func(b, meta *bolt.Bucket) error {
+			if err := b.Put(seqKey(7), append([]byte(nil), b.Get(seqKey(5))...)); err != nil {
+				return err
+			}
+			five := readEntry(b, 5)
+			return setMark(meta, auditHeadKey, auditHead{Seq: 7, Hash: five.Hash, MAC: markOf(meta, auditHeadKey).MAC})
+		}, 6, 7, "entries moved"},
+		{"an entry replayed at the end, renumbered", func(b, meta *bolt.Bucket) error {
+			e := readEntry(b, 5)
+			e.Seq = 7
+			data, _ := json.Marshal(e)
+			if err := b.Put(seqKey(7), data); err != nil {
+				return err
+			}
+			return rechain(b, meta, 7, 7)
+		}, 6, 7, "MAC does not match"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
