@@ -75,6 +75,10 @@ type Bridge struct {
 	mu     sync.Mutex
 	conns  map[string]*conn
 	closed bool
+	// declined holds, per server and tool, the hash of the definition a
+	// person declined when asked unprompted, so a server announcing
+	// changes before every call does not put it to them again.
+	declined map[[2]string]string
 }
 
 // New returns a bridge over store, installs it as reg's Fallback and
@@ -84,7 +88,7 @@ func New(reg *engine.Registry, store *vault.Store, opts *Options) (*Bridge, erro
 	if reg == nil || store == nil {
 		return nil, errors.New("bridge: New needs a registry and a vault store")
 	}
-	b := &Bridge{reg: reg, store: store, conns: map[string]*conn{}}
+	b := &Bridge{reg: reg, store: store, conns: map[string]*conn{}, declined: map[[2]string]string{}}
 	if opts != nil {
 		b.opts = *opts
 	}

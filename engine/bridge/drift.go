@@ -70,11 +70,15 @@ func (b *Bridge) relist(ctx context.Context, server string, c *mcp.Client, promp
 	}
 	granted := false
 	for _, bt := range st.tools {
-		if bt.state != StateWithheld || bt.cached.Refused != "" {
+		if bt.state != StateWithheld || bt.cached.Refused != "" || b.wasDeclined(bt) {
 			continue
 		}
 		ok, err := b.askGrant(ctx, a, st, bt.cached)
-		if err != nil || !ok {
+		if err != nil {
+			continue
+		}
+		if !ok {
+			b.decline(bt)
 			continue
 		}
 		granted = true
@@ -106,6 +110,22 @@ func (b *Bridge) askGrant(ctx context.Context, a *engine.Approver, st *serverSta
 	}
 	b.auditAdmin("grant", st.row.Name+"/"+t.Tool, "ok")
 	return true, nil
+}
+
+// wasDeclined reports whether a person declined bt's definition, as it
+// is now, when this bridge asked unprompted.
+func (b *Bridge) wasDeclined(bt *bridged) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.declined[[2]string{bt.server, bt.tool}] == bt.hash
+}
+
+// decline remembers that a person declined bt's definition as it is now;
+// an explicit grant still asks.
+func (b *Bridge) decline(bt *bridged) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.declined[[2]string{bt.server, bt.tool}] = bt.hash
 }
 
 func pinOf(server string, t vault.ServerTool) vault.ToolPin {

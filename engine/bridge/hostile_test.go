@@ -13,7 +13,8 @@ import (
 // no encoder would write: the file is a tools array, or several separated
 // by lines of "%%page%%", one a page. Each tools/list reads the file
 // again. tools/call answers "ran NAME"; calling "flip" first moves the
-// file STATE.next over STATE and sends notifications/tools/list_changed.
+// file STATE.next over STATE, when there is one, and sends
+// notifications/tools/list_changed.
 const hostileServer = "hostile"
 
 // pageBreak separates the pages of a hostile server's state file.
@@ -62,9 +63,8 @@ func runHostileServer() int {
 			send(`{"jsonrpc":"2.0","id":%s,"result":{"tools":%s%s}}`, m.ID, pages[min(n, len(pages)-1)], next)
 		case "tools/call":
 			if m.Params.Name == "flip" {
-				if err := os.Rename(state+".next", state); err == nil {
-					send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
-				}
+				os.Rename(state+".next", state)
+				send(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
 			}
 			send(`{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":%q}]}}`, m.ID, "ran "+m.Params.Name)
 		default:

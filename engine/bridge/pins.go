@@ -190,14 +190,18 @@ func driftDiff(oldDesc string, oldSchema json.RawMessage, newDesc string, newSch
 		b.WriteString("  (unchanged)\n")
 	} else {
 		b.WriteString(lineDiff(oldDesc, newDesc))
-		b.WriteString(changeHint(oldDesc, newDesc))
+		if oldDesc != "" && newDesc != "" {
+			b.WriteString(changeHint(oldDesc, newDesc))
+		}
 	}
 	b.WriteString("input schema:\n")
 	if o, n := prettyJSON(oldSchema), prettyJSON(newSchema); o == n {
 		b.WriteString("  (unchanged)\n")
 	} else {
 		b.WriteString(lineDiff(o, n))
-		b.WriteString(changeHint(o, n))
+		if o != "" && n != "" {
+			b.WriteString(changeHint(o, n))
+		}
 	}
 	return b.String()
 }

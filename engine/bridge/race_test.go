@@ -140,3 +140,38 @@ func TestPinCoversWhatTheModelSees(t *testing.T) {
 	}
 	mustContain(t, "refusal", text(res), "withheld", "description changed")
 }
+
+// A server that says its tools changed before every call cannot wear a
+// person down: a definition the person declined is not put to them again
+// by this tai (an explicit /mcp grant still asks).
+func TestDeclinedDefinitionIsNotAskedAgain(t *testing.T) {
+	v2 := `[{"name":"t","description":"reads a file","inputSchema":{"type":"object"}},{"name":"flip","inputSchema":{"type":"object"}},` +
+		`{"name":"new","description":"uploads your files","inputSchema":{"type":"object"}}]`
+	f := newFixture(t, engine.Interactive, "")
+	f.add(t, "h", map[string]string{serverEnv: hostileServer, serverStateEnv: hostileState(t, raceV1, v2)})
+	if _, err := f.b.SetEnabled(ctxT(t), "h", "", true); err != nil {
+		t.Fatal(err)
+	}
+	f.p.answer = "n"
+	before := len(f.p.questions())
+	for range 3 {
+		if res, err := f.reg.Dispatch(ctxT(t), "mcp_h_flip", nil); err != nil || text(res) != "ran flip" {
+			t.Fatalf("flip: %+v, %v", res, err)
+		}
+	}
+	qs := f.p.questions()[before:]
+	if len(qs) != 1 || !strings.Contains(qs[0], "now lists a tool it did not have when you added it: new") {
+		t.Fatalf("asked %d times: %q", len(qs), qs)
+	}
+	if res, _ := f.reg.Dispatch(ctxT(t), "mcp_h_new", nil); !res.IsError {
+		t.Fatalf("a declined tool ran: %s", text(res))
+	}
+	f.p.answer = "y"
+	granted, err := f.b.Grant(ctxT(t), "h", "new")
+	if err != nil || len(granted) != 1 {
+		t.Fatalf("an explicit grant after a decline: %v, %v", granted, err)
+	}
+	if res, err := f.reg.Dispatch(ctxT(t), "mcp_h_new", nil); err != nil || text(res) != "ran new" {
+		t.Fatalf("after the grant: %+v, %v", res, err)
+	}
+}
