@@ -77,6 +77,9 @@ type AgentOptions struct {
 	Tools []string
 	// Select tunes the per-turn tool selection (Allow is set from Tools).
 	Select SelectOptions
+	// Own, when set, are the tools offered every step instead of the
+	// registry's selection (a fork's own tools; see ForkOptions.Own).
+	Own []Tool
 }
 
 // TurnOptions are the settings of one turn. A nil *TurnOptions means
@@ -219,6 +222,21 @@ func (a *Agent) allowed(name string) bool {
 	return !denied && matchAny(a.opts.Tools, name, true)
 }
 
+// offered returns the tools offered to the model this step: the agent's
+// own tools when it has some, else the registry's selection.
+func (a *Agent) offered(hist []Message, sel SelectOptions) []ToolSpec {
+	if len(a.opts.Own) == 0 {
+		return a.reg.SelectTools(hist, sel)
+	}
+	out := make([]ToolSpec, 0, len(a.opts.Own))
+	for _, t := range a.opts.Own {
+		if sel.Allow == nil || sel.Allow(t.Name) {
+			out = append(out, ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+		}
+	}
+	return out
+}
+
 // forbid keeps the named tools from this agent.
 func (a *Agent) forbid(names ...string) {
 	a.mu.Lock()
@@ -310,7 +328,7 @@ func (a *Agent) RunTurn(ctx context.Context, message string, opts *TurnOptions) 
 	for turn.Steps < maxSteps {
 		hist := a.History()
 		sel.Enabled = a.Enabled()
-		req := Request{Tools: a.reg.SelectTools(hist, sel), MaxTokens: model.MaxTokens}
+		req := Request{Tools: a.offered(hist, sel), MaxTokens: model.MaxTokens}
 		if system != "" {
 			req.Messages = append(req.Messages, Message{Role: "system", Content: system})
 		}
@@ -454,7 +472,10 @@ func (a *Agent) runCalls(ctx context.Context, calls []ToolCall, allow func(strin
 	for i, tc := range calls {
 		out[i] = Message{Role: "tool", ToolCallID: tc.ID, Name: tc.Name}
 		args, perr := parseArgs(tc.Arguments)
-		tool, _ := a.reg.Get(tc.Name)
+		tool, ok := ownTool(ctx, tc.Name)
+		if !ok {
+			tool, _ = a.reg.Get(tc.Name)
+		}
 		events[i] = ToolEvent{ID: tc.ID, Name: tc.Name, Digest: a.reg.callDigest(tool, args), Args: a.reg.ShownArgs(tool, args)}
 		if ev.OnToolStart != nil {
 			ev.OnToolStart(events[i])

@@ -36,6 +36,11 @@ type ForkOptions struct {
 	MaxSteps int
 	// Timeout bounds its run; zero means ForkDefaultTimeout.
 	Timeout time.Duration
+	// Own, when set, are the only tools the subagent has: tools of its
+	// own that the registry does not hold (the GitHub resolver's read-only
+	// reads); Tools is then ignored. Their calls are approved and audited
+	// like any other.
+	Own []Tool
 	// Events receives the subagent's progress (optional).
 	Events Events
 }
@@ -58,10 +63,19 @@ func (s *Session) Fork(ctx context.Context, o ForkOptions) (Turn, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	if err := e.checkForkTools(o.Tools); err != nil {
+	tools := o.Tools
+	if len(o.Own) > 0 {
+		tools = nil
+		for _, t := range o.Own {
+			if t.Run == nil || t.Name == "" {
+				return Turn{}, fmt.Errorf("fork: own tool %q has no name or no Run", t.Name)
+			}
+			tools = append(tools, t.Name)
+		}
+		ctx = withOwnTools(ctx, o.Own)
+	} else if err := e.checkForkTools(o.Tools); err != nil {
 		return Turn{}, err
 	}
-	tools := o.Tools
 	if len(tools) == 0 {
 		tools = []string{"*"}
 	}
@@ -78,6 +92,7 @@ func (s *Session) Fork(ctx context.Context, o ForkOptions) (Turn, error) {
 		System:   o.System,
 		Tools:    tools,
 		Select:   SelectOptions{Core: core},
+		Own:      o.Own,
 	})
 	a.forbid("fork")
 	turn, err := a.RunTurn(ctx, o.Task, &TurnOptions{Events: o.Events})
@@ -85,6 +100,26 @@ func (s *Session) Fork(ctx context.Context, o ForkOptions) (Turn, error) {
 		return turn, fmt.Errorf("fork: the subagent ran past its deadline of %s after %d steps", o.Timeout, turn.Steps)
 	}
 	return turn, err
+}
+
+// ownToolsKey carries a fork's own tools in its context, where the
+// registry's lookup finds them before its own.
+type ownToolsKey struct{}
+
+func withOwnTools(ctx context.Context, tools []Tool) context.Context {
+	m := make(map[string]Tool, len(tools))
+	for _, t := range tools {
+		m[t.Name] = t
+	}
+	return context.WithValue(ctx, ownToolsKey{}, m)
+}
+
+// ownTool returns the tool name of the fork running in ctx, if it has one
+// of its own by that name.
+func ownTool(ctx context.Context, name string) (Tool, bool) {
+	m, _ := ctx.Value(ownToolsKey{}).(map[string]Tool)
+	t, ok := m[name]
+	return t, ok
 }
 
 // forkListMax bounds the tool names an unmatched-tools error lists.

@@ -157,3 +157,44 @@ func TestForkToolReportsHowTheSubagentEnded(t *testing.T) {
 		})
 	}
 }
+
+// TestForkOwnTools gives a fork tools of its own: they are the only ones
+// offered, they run and are audited, and the registry's tools (write_file)
+// are not available to it.
+func TestForkOwnTools(t *testing.T) {
+	client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){
+		calls("repo_read", `{"path":"README.md"}`, "write_file", `{"path":"x","content":"y"}`),
+		say("done"),
+	}}
+	e := newEngine(t, client, &Options{Mode: Yolo})
+	own := textTool("repo_read", "read a repository file", true, "# readme")
+	turn, err := newSession(t, e).Fork(turnCtx(t), ForkOptions{Task: "read", System: "brief", Own: []Tool{own}, Tools: []string{"write_file"}, MaxSteps: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if turn.Text != "done" {
+		t.Fatalf("turn = %+v", turn)
+	}
+	reqs := client.requests()
+	if got := names(reqs[0].Tools); len(got) != 1 || got[0] != "repo_read" {
+		t.Fatalf("offered %v; want only repo_read", got)
+	}
+	res := reqs[1].Messages[len(reqs[1].Messages)-2:]
+	if !strings.Contains(res[0].Content, "# readme") || !strings.Contains(res[1].Content, "not available to this agent") {
+		t.Fatalf("results = %q, %q", res[0].Content, res[1].Content)
+	}
+	entries, err := e.Store().AuditTail(5, "tool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, a := range entries {
+		found = found || a.Subject == "repo_read"
+	}
+	if !found {
+		t.Fatalf("the own tool's call is not audited: %+v", entries)
+	}
+	if _, ok := e.Tools().Get("repo_read"); ok {
+		t.Fatal("the fork's own tool leaked into the registry")
+	}
+}

@@ -149,9 +149,13 @@ func (s *servedSession) Close() {}
 
 type nativeOnlyKey struct{}
 
-// lookup is Get for Prepare: under a served tool call only registered
-// native tools resolve, never the fallback's bridged ones.
+// lookup is Get for Prepare: a fork's own tools come first; under a
+// served tool call only registered native tools resolve, never the
+// fallback's bridged ones.
 func (r *Registry) lookup(ctx context.Context, name string) (Tool, bool) {
+	if t, ok := ownTool(ctx, name); ok {
+		return t, true
+	}
 	if ctx.Value(nativeOnlyKey{}) == nil {
 		return r.Get(name)
 	}

@@ -12,6 +12,7 @@ import (
 
 	glua "github.com/yuin/gopher-lua"
 
+	"tai/engine"
 	"tai/mcp"
 	"tai/mcp/config"
 	"tai/mcp/github"
@@ -370,7 +371,13 @@ func mcpGitHub(L *glua.LState) int {
 // line=, via=, origin=} | nil, err: what the GitHub resolver makes of a
 // repository, neither verified nor stored.
 func (h *Host) mcpResolve(L *glua.LState) int {
-	res, err := h.Resolver()(luaContext(L), L.CheckString(1))
+	ctx := luaContext(L)
+	if sess, err := h.Session(); err == nil {
+		// the subagent pass forks this session when the files name no
+		// server
+		ctx = engine.WithSession(ctx, sess)
+	}
+	res, err := h.Resolver()(ctx, L.CheckString(1))
 	if err != nil {
 		msg := err.Error()
 		if h.opts.Vault != nil {

@@ -12,6 +12,7 @@ import (
 
 	glua "github.com/yuin/gopher-lua"
 
+	"tai/engine"
 	"tai/mcp"
 	"tai/mcp/config"
 	"tai/mcp/github"
@@ -31,6 +32,10 @@ type resolveState struct {
 	L   *glua.LState
 	mod *glua.LTable
 	err error
+	// steps and timeout bound the subagent pass; zero means
+	// MCP_RESOLVER_STEPS and MCP_RESOLVER_TIMEOUT (tests shorten them).
+	steps   int
+	timeout time.Duration
 }
 
 // Resolver returns the GitHub resolver: it recognises the URL, reads the
@@ -77,12 +82,12 @@ func (r *resolveState) run(ctx context.Context, text string) (github.Resolution,
 	if err != nil {
 		return github.Resolution{}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
+	dctx, cancel := context.WithTimeout(ctx, resolveTimeout)
 	defer cancel()
-	if _, err := client.DefaultBranch(ctx, src); err != nil {
+	if _, err := client.DefaultBranch(dctx, src); err != nil {
 		return github.Resolution{}, err
 	}
-	res, why, err := r.deterministic(ctx, client, src)
+	res, why, err := r.deterministic(dctx, client, src)
 	if err != nil {
 		return github.Resolution{}, err
 	}
@@ -92,7 +97,200 @@ func (r *resolveState) run(ctx context.Context, text string) (github.Resolution,
 	if why.refused != "" {
 		return github.Resolution{}, fmt.Errorf("%s: %s", src, why.refused)
 	}
-	return github.Resolution{}, fmt.Errorf("%s: the deterministic pass found no server entry (%s)%s, and no subagent pass is available here: paste the config its README shows (the JSON or TOML block)", src, strings.Join(why.saw, "; "), leftOut(why.notes))
+	first := fmt.Sprintf("the deterministic pass found no server entry (%s)%s", strings.Join(why.saw, "; "), leftOut(why.notes))
+	sess, ok := engine.SessionFrom(ctx)
+	if !ok {
+		sess = r.h.sess
+	}
+	if sess == nil {
+		return github.Resolution{}, fmt.Errorf("%s: %s, and no subagent pass is available here (no model session): paste the config its README shows (the JSON or TOML block)", src, first)
+	}
+	res, err = r.agent(ctx, sess, client, src, why)
+	if err != nil {
+		return github.Resolution{}, fmt.Errorf("%s: no server entry found. First, %s. Then the subagent pass (mcp_resolve_agent) %v. Paste the config its README shows (the JSON or TOML block) instead", src, first, err)
+	}
+	return *res, nil
+}
+
+// Names of the subagent's read-only tools: the contents API (a file, a
+// folder listing) and the README.
+const (
+	toolRepoFile   = "repo_file"
+	toolRepoList   = "repo_list"
+	toolRepoReadme = "repo_readme"
+)
+
+// agentTools are the only tools the resolver subagent may have: reads of
+// the repository being resolved, nothing that writes, runs or registers.
+func agentTools(client *github.Client, src github.Source) map[string]engine.Tool {
+	obj := func(props map[string]any, required ...string) map[string]any {
+		m := map[string]any{"type": "object", "properties": props}
+		if len(required) > 0 {
+			m["required"] = required
+		}
+		return m
+	}
+	str := func(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
+	path := func(args map[string]any) string { p, _ := args["path"].(string); return p }
+	return map[string]engine.Tool{
+		toolRepoFile: {
+			Name: toolRepoFile, Safe: true,
+			Description: "Read one file of the repository being resolved (" + src.String() + "), by its path inside the repository folder.",
+			Parameters:  obj(map[string]any{"path": str("the file's path, such as package.json or docs/setup.md")}, "path"),
+			Run: func(ctx context.Context, args map[string]any) (engine.Result, error) {
+				f, ok, err := client.File(ctx, src, path(args))
+				switch {
+				case err != nil:
+					return engine.ErrorResult("%v", err), nil
+				case !ok:
+					return engine.ErrorResult("no file %q in %s", path(args), src), nil
+				}
+				return engine.TextResult(f.Text), nil
+			},
+		},
+		toolRepoList: {
+			Name: toolRepoList, Safe: true,
+			Description: "List a folder of the repository being resolved (" + src.String() + "); an empty path lists its root.",
+			Parameters:  obj(map[string]any{"path": str("the folder's path; empty for the root")}),
+			Run: func(ctx context.Context, args map[string]any) (engine.Result, error) {
+				list, err := client.List(ctx, src, path(args))
+				if err != nil {
+					return engine.ErrorResult("%v", err), nil
+				}
+				var b strings.Builder
+				for _, e := range list {
+					fmt.Fprintf(&b, "%s\t%s\t%d\n", e.Type, e.Path, e.Size)
+				}
+				return engine.TextResult(b.String()), nil
+			},
+		},
+		toolRepoReadme: {
+			Name: toolRepoReadme, Safe: true,
+			Description: "Read the raw README of the repository folder being resolved (" + src.String() + ").",
+			Parameters:  obj(map[string]any{}),
+			Run: func(ctx context.Context, args map[string]any) (engine.Result, error) {
+				f, ok, err := client.Readme(ctx, src)
+				switch {
+				case err != nil:
+					return engine.ErrorResult("%v", err), nil
+				case !ok:
+					return engine.ErrorResult("%s has no README", src), nil
+				}
+				return engine.TextResult(f.Path + ":\n" + f.Text), nil
+			},
+		},
+	}
+}
+
+// agent runs the subagent pass (mcp_resolve_agent): a fork of sess with
+// resolve.lua's brief, only the read-only repository tools, and the step
+// and time caps; resolve.lua's M:agent_answer reads its answer.
+func (r *resolveState) agent(ctx context.Context, sess *engine.Session, client *github.Client, src github.Source, why passOutcome) (*github.Resolution, error) {
+	brief, task, names, err := r.agentBrief(src, why)
+	if err != nil {
+		return nil, err
+	}
+	offered := agentTools(client, src)
+	var own []engine.Tool
+	for _, n := range names {
+		t, ok := offered[n]
+		if !ok {
+			return nil, fmt.Errorf("was not run: resolve.lua's brief asks for the tool %q, but the resolver subagent may only read the repository (%s, %s, %s)", n, toolRepoFile, toolRepoList, toolRepoReadme)
+		}
+		own = append(own, t)
+	}
+	if len(own) == 0 {
+		return nil, errors.New("was not run: resolve.lua's brief names no tool for it (M.agent_tools)")
+	}
+	steps, timeout := r.steps, r.timeout
+	if steps <= 0 {
+		steps = mcp.MCP_RESOLVER_STEPS
+	}
+	if timeout <= 0 {
+		timeout = mcp.MCP_RESOLVER_TIMEOUT
+	}
+	turn, err := sess.Fork(ctx, engine.ForkOptions{Task: task, System: brief, Own: own, MaxSteps: steps, Timeout: timeout})
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("failed: %v", err)
+	case turn.Exhausted:
+		return nil, fmt.Errorf("ran out of its %d steps without an answer", steps)
+	case turn.Filtered || turn.Empty:
+		return nil, errors.New("gave no answer (empty, refused or filtered)")
+	}
+	return r.agentAnswer(src, turn.Text)
+}
+
+// agentBrief reads M.brief, M.agent_tools and M:agent_task(source, saw).
+func (r *resolveState) agentBrief(src github.Source, why passOutcome) (brief, task string, tools []string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	L := r.L
+	base := L.GetTop()
+	defer L.SetTop(base)
+	brief = glua.LVAsString(L.GetField(r.mod, "brief"))
+	if list, ok := L.GetField(r.mod, "agent_tools").(*glua.LTable); ok {
+		list.ForEach(func(_, v glua.LValue) { tools = append(tools, glua.LVAsString(v)) })
+	}
+	fn := L.GetField(r.mod, "agent_task")
+	if brief == "" || fn.Type() != glua.LTFunction {
+		return "", "", nil, errors.New("was not run: resolve.lua has no M.brief or M:agent_task")
+	}
+	saw := L.NewTable()
+	for _, s := range why.saw {
+		saw.Append(glua.LString(s))
+	}
+	err = func() (err error) {
+		defer recoverLua(L, base, &err)
+		return L.CallByParam(glua.P{Fn: fn, NRet: 1, Protect: true}, r.mod, glua.LString(src.String()), saw)
+	}()
+	if err != nil {
+		return "", "", nil, fmt.Errorf("was not run: resolve.lua: %w", luaError(err))
+	}
+	return brief, glua.LVAsString(L.Get(-1)), tools, nil
+}
+
+// agentAnswer runs M:agent_answer(text, gh) over the subagent's reply.
+func (r *resolveState) agentAnswer(src github.Source, text string) (*github.Resolution, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	L := r.L
+	ctx, cancel := context.WithTimeout(context.Background(), resolveTimeout)
+	defer cancel()
+	L.SetContext(ctx)
+	defer L.RemoveContext()
+	base := L.GetTop()
+	defer L.SetTop(base)
+	fn := L.GetField(r.mod, "agent_answer")
+	if fn.Type() != glua.LTFunction {
+		return nil, errors.New("answered, but resolve.lua has no M:agent_answer to read it")
+	}
+	var apiErr error
+	gh := r.ghTable(ctx, nil, src, &apiErr)
+	err := func() (err error) {
+		defer recoverLua(L, base, &err)
+		return L.CallByParam(glua.P{Fn: fn, NRet: 2, Protect: true}, r.mod, glua.LString(text), gh)
+	}()
+	if err != nil {
+		return nil, fmt.Errorf("answered, but resolve.lua failed reading it: %w", luaError(err))
+	}
+	result, err := FromLua(L, L.Get(base+1))
+	if err != nil {
+		return nil, fmt.Errorf("answered, but resolve.lua's result: %w", err)
+	}
+	if m, ok := result.(map[string]any); ok && m["entry"] != nil {
+		res, err := resolution(src, m)
+		if err != nil {
+			return nil, fmt.Errorf("answered an entry tai cannot use: %w", err)
+		}
+		res.Pass = github.PassAgent
+		return &res, nil
+	}
+	why := glua.LVAsString(L.Get(base + 2))
+	if why == "" {
+		why = "gave an answer resolve.lua did not accept"
+	}
+	return nil, errors.New(why)
 }
 
 // leftOut lists, for a failure message, the first notes saying what was
@@ -257,6 +455,9 @@ func (r *resolveState) ghTable(ctx context.Context, client *github.Client, src g
 	s.RawSetString("id", glua.LString(src.ID()))
 	gh.RawSetString("source", s)
 	gh.RawSetString("file", L.NewFunction(func(L *glua.LState) int {
+		if client == nil {
+			L.RaiseError("the repository is not read here")
+		}
 		f, ok, err := client.File(ctx, src, L.CheckString(1))
 		if errors.Is(err, github.ErrUnreadable) {
 			L.Push(glua.LNil)
@@ -274,6 +475,9 @@ func (r *resolveState) ghTable(ctx context.Context, client *github.Client, src g
 		return 2
 	}))
 	gh.RawSetString("readme", L.NewFunction(func(L *glua.LState) int {
+		if client == nil {
+			L.RaiseError("the repository is not read here")
+		}
 		f, ok, err := client.Readme(ctx, src)
 		if errors.Is(err, github.ErrUnreadable) {
 			L.Push(glua.LNil)

@@ -56,11 +56,11 @@ end
 -- a file, a name). With preview, a config or file is first shown as the
 -- normalizer reads it, warnings included, before any start is asked for.
 function M.add(source, name, preview)
+  local shown = false
   if preview and tai.mcp.github(source) then
     if not M.show_resolved(source) then return end
-    preview = false
+    preview, shown = false, true
   end
-  local shown = false
   if preview then
     local text, path = M.source_text(source)
     local entries, notes
