@@ -155,6 +155,21 @@ function M:servers(doc, ctx)
       end
     end
   end
+  -- a dotted settings key ("mcp.servers": {…}, as VS Code's settings UI
+  -- and some READMEs write it) whose last part is a wrapper
+  for _, k in ipairs(M.keys(doc, v)) do
+    local last = type(k) == "string" and k:find(".", 1, true) and not used[k] and k:match("([^.]+)$")
+    if last and is_table(v[k]) then
+      for _, w in ipairs(M.wrappers) do
+        if w.key == last and w.key ~= "mcp" then
+          used[k] = true
+          ctx:note("", "info", string.format("read the dotted key %q as the %q wrapper (%s)", k, last, w.client))
+          self:add_named(doc, v[k], out, ctx)
+          break
+        end
+      end
+    end
+  end
   if is_table(v.inputs) then
     ctx.inputs = self:read_inputs(doc, v.inputs, ctx)
   end

@@ -104,6 +104,10 @@ func Parse(text string) (*Document, []Note, error) {
 		text = strings.ReplaceAll(text, "\u00a0", "  ")
 		notes = append(notes, Note{Level: LevelInfo, Text: "replaced non-breaking spaces (as web pages paste them) with plain spaces"})
 	}
+	if t, ok := proseAboveJSON(text); ok {
+		text = t
+		notes = append(notes, Note{Level: LevelInfo, Text: "read the # line(s) above the JSON as prose, not as TOML comments"})
+	}
 	format, start := sniff(text, label)
 	if off := tooDeep(text, format == FormatTOML); off >= 0 {
 		// The parsers recurse per level; a pasted config is a few levels
@@ -135,6 +139,38 @@ func Parse(text string) (*Document, []Note, error) {
 		Source: line, Msg: "this is neither JSON nor TOML",
 		Hint: "fix: paste the JSON or TOML block a README shows (it starts with {, with \"mcpServers\": or with [mcp_servers.NAME]), an http(s) URL, or the name of a stored server.",
 	}
+}
+
+// proseAboveJSON blanks the # lines a README puts above a JSON block
+// ("# Add this to your config"), which would otherwise make the text read
+// as TOML: when the first significant line starts with # and the first
+// line that does not opens JSON ({, [{, or a "key": fragment) rather than
+// TOML ([table] or key = value), the # lines become blanks (offsets kept).
+func proseAboveJSON(text string) (string, bool) {
+	lines := strings.Split(text, "\n")
+	hashes := false
+	for i, l := range lines {
+		t := strings.TrimSpace(l)
+		switch {
+		case t == "":
+			continue
+		case strings.HasPrefix(t, "#"):
+			hashes = true
+			continue
+		}
+		if !hashes || tomlHeader.MatchString(t) || tomlKey.MatchString(t) {
+			return text, false
+		}
+		c, _ := utf8.DecodeRuneInString(t)
+		if c != '{' && c != '"' && c != '[' && !strings.ContainsRune(smartQuotes, c) {
+			return text, false
+		}
+		for j := 0; j < i; j++ {
+			lines[j] = strings.Repeat(" ", len(lines[j]))
+		}
+		return strings.Join(lines, "\n"), true
+	}
+	return text, false
 }
 
 // stripFence blanks a Markdown code fence around the text (``` on the
