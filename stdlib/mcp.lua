@@ -28,6 +28,7 @@ function M.report(rep, notes_shown)
       end
       if s.found and s.found ~= "" then say("  " .. clean(s.found)) end
       say("  " .. #(s.tools or {}) .. " tools: " .. tai.term.clean(table.concat(s.tools or {}, ", "), true))
+      for _, n in ipairs(s.notes or {}) do warn("  " .. clean(n)) end
     elseif s.outcome == "skipped" then
       say(string.format("skipped %s: %s", clean(s.server), clean(s.reason)))
     else

@@ -16,7 +16,8 @@ import (
 )
 
 // mcpServerEnv makes the test binary serve a go-sdk MCP server with one
-// echo tool over its stdio.
+// echo tool over its stdio; a value ending in "+bomb" adds a tool whose
+// description is over the bounds tai accepts.
 const mcpServerEnv = "TAI_CMD_TEST_MCP"
 
 func runMCPServer() int {
@@ -28,6 +29,12 @@ func runMCPServer() int {
 		func(_ context.Context, _ *sdk.CallToolRequest, a in) (*sdk.CallToolResult, any, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "echoed: " + a.Text}}}, nil, nil
 		})
+	if strings.HasSuffix(os.Getenv(mcpServerEnv), "+bomb") {
+		sdk.AddTool(s, &sdk.Tool{Name: "bomb", Description: strings.Repeat("d", 70000)},
+			func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+				return &sdk.CallToolResult{}, nil, nil
+			})
+	}
 	if err := s.Run(context.Background(), &sdk.StdioTransport{}); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -88,6 +95,31 @@ func TestREPLMCPServerForTheModel(t *testing.T) {
 	}
 	if pids := mcpServers(t, marker); len(pids) > 0 {
 		t.Fatalf("MCP server processes left after tai exited: %v", pids)
+	}
+}
+
+// TestREPLMCPAddNotesRefusedTools: /mcp add names each listed tool tai
+// refused, and why, under the tools it added.
+func TestREPLMCPAddNotesRefusedTools(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t)
+	s := startREPLWith(t, e, e.modelVars(fakemodel.NewOpenAI(t)), "--clean")
+	s.expect("tai:default> ")
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"echoer": map[string]any{
+		"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{mcpServerEnv: "1+bomb"},
+	}}})
+	s.typeKeys("/mcp add " + string(cfg) + "\r")
+	s.expect("answer> ")
+	s.typeKeys("y\r")
+	s.expect("1 tools: echo")
+	s.expect("tool bomb refused: its description is 70000 bytes, over the 65536 tai accepts")
+	s.expect("tai:default> ")
+	s.typeKeys("\x04")
+	if status := s.wait(); status != 0 {
+		t.Fatalf("exit status %d", status)
 	}
 }
 
