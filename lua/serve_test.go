@@ -19,6 +19,7 @@ func TestServeSnippetsNormalize(t *testing.T) {
 	url := "http://127.0.0.1:8765/mcp"
 	want := map[string]string{
 		"Claude Code": "Bearer ${TAI_MCP_KEY}",
+		"Gemini CLI":  "Bearer ${TAI_MCP_KEY}",
 		"Cursor":      "Bearer ${TAI_MCP_KEY}",
 		"VS Code":     "Bearer ${input:tai-mcp-key}",
 		"Codex":       "Bearer ${TAI_MCP_KEY}",
@@ -29,7 +30,7 @@ func TestServeSnippetsNormalize(t *testing.T) {
 	}
 	for _, s := range snippets {
 		t.Run(s.Client, func(t *testing.T) {
-			text := s.Text // Claude Code's is a claude mcp add command line
+			text := s.Text // Claude Code's and Gemini CLI's are mcp add command lines
 			entries, notes, err := norm(text, "")
 			if err != nil {
 				t.Fatalf("normalize: %v\n%s", err, text)

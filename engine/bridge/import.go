@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -62,9 +63,14 @@ func (p Places) configDir() string {
 
 // ConfigPaths returns the files client keeps its MCP servers in, at the
 // places its documentation gives, user-wide files first, then the
-// project's.
+// project's. In the home folder the two may be one file (Gemini CLI's
+// ~/.gemini/settings.json): it is listed, and so read, once.
 func ConfigPaths(client string, p Places) ([]string, error) {
-	p = p.fill()
+	paths, err := configPaths(client, p.fill())
+	return slices.Compact(paths), err
+}
+
+func configPaths(client string, p Places) ([]string, error) {
 	switch client {
 	case "claude-desktop":
 		return []string{filepath.Join(p.configDir(), "Claude", "claude_desktop_config.json")}, nil

@@ -28,6 +28,10 @@ func TestConfigPaths(t *testing.T) {
 			want: []string{"/c/config.toml"}},
 		{name: "gemini", client: "gemini", p: Places{Home: "/h", Dir: "/p", GOOS: "linux", Getenv: env(nil)},
 			want: []string{"/h/.gemini/settings.json", "/p/.gemini/settings.json"}},
+		{name: "gemini in the home folder", client: "gemini", p: Places{Home: "/h", Dir: "/h/", GOOS: "linux", Getenv: env(nil)},
+			want: []string{"/h/.gemini/settings.json"}},
+		{name: "cursor in the home folder", client: "cursor", p: Places{Home: "/h", Dir: "/h", GOOS: "linux", Getenv: env(nil)},
+			want: []string{"/h/.cursor/mcp.json"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

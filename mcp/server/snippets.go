@@ -25,12 +25,19 @@ type Snippet struct {
 	Text string
 }
 
-// Snippets returns the configurations of Claude Code, Cursor, VS Code and
-// Codex for a server at url named name. The key is never in them: Claude
-// Code, Cursor and Codex read it from $TAI_MCP_KEY (KeyEnv), VS Code asks
-// for it once as a password input.
+// Snippets returns the configurations of Claude Code, Gemini CLI, Cursor,
+// VS Code and Codex for a server at url named name. The key is never in
+// them: Claude Code, Gemini CLI, Cursor and Codex read it from
+// $TAI_MCP_KEY (KeyEnv) each time they connect, VS Code asks for it once
+// as a password input. The command lines quote ${TAI_MCP_KEY} so that the
+// shell passes it on as written: expanded there, the key would be on the
+// client's command line, where every user of the machine can read it, and
+// in its config file.
 func Snippets(name, url string) []Snippet {
 	header := "Bearer ${" + KeyEnv + "}"
+	addLine := func(cli, flags string) string {
+		return fmt.Sprintf(`%s mcp add %s--transport http %s %s --header 'Authorization: %s'`, cli, flags, name, url, header)
+	}
 	jsonText := func(v any) string {
 		b, _ := json.MarshalIndent(v, "", "  ")
 		return string(b)
@@ -43,9 +50,13 @@ func Snippets(name, url string) []Snippet {
 	return []Snippet{
 		{
 			Client: "Claude Code",
-			Where:  "run in a shell where " + KeyEnv + " is set",
-			Text: fmt.Sprintf(`claude mcp add --transport http %s %s --header "Authorization: %s"`,
-				name, url, header),
+			Where:  "run once; claude reads $" + KeyEnv + " when it connects",
+			Text:   addLine("claude", ""),
+		},
+		{
+			Client: "Gemini CLI",
+			Where:  "run once; gemini reads $" + KeyEnv + " when it connects",
+			Text:   addLine("gemini", "--scope user "),
 		},
 		{
 			Client: "Cursor",
