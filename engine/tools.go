@@ -444,7 +444,8 @@ func (c *Call) Digest() string { return c.digest }
 // Unknown and refused names return an error wrapping ErrUnknownTool,
 // refusals one wrapping ErrDenied; all are audited. Nothing runs while the vault holds sealed secrets it cannot
 // decrypt (see vault.Store.RedactionReady): the error then wraps
-// vault.ErrNoPassphrase or vault.ErrWrongPassphrase.
+// vault.ErrNoPassphrase or vault.ErrWrongPassphrase. A call the person
+// makes themselves (see ByPerson) is not asked about again.
 func (r *Registry) Prepare(ctx context.Context, name string, args map[string]any) (*Call, error) {
 	if args == nil {
 		args = map[string]any{}
@@ -485,7 +486,7 @@ func (r *Registry) Prepare(ctx context.Context, name string, args map[string]any
 		// Nothing will run, so nobody is asked: Run answers the error.
 		return &Call{reg: r, tool: t, args: args, digest: digest, session: session, invalid: err}, nil
 	}
-	if !t.Safe && !t.Decides {
+	if !t.Safe && !t.Decides && !calledByPerson(ctx) {
 		ok, err := r.approverFor(ctx).Approve(ctx, Consent{Tool: t.Name, Origin: t.Origin, Digest: digest, Args: shown})
 		if err != nil || !ok {
 			aerr := r.audit(session, t, digest, "denied", 0, 0)

@@ -71,15 +71,15 @@ func TestToolsAndCall(t *testing.T) {
 			[]any{true, true}},
 		{"unknown tool", `local r, err = tai.call("no_such_tool", {}) return r, err:match("unknown tool") ~= nil`,
 			[]any{nil, true}},
-		{"non-safe denied without a prompter", `local r, err = tai.call("write_file", {path = "x.txt", content = "x"}) return r, err:match("denied") ~= nil`,
-			[]any{nil, true}},
-		{"audited", `local n, denied = 0, 0 for _, e in ipairs(tai.vault.audit_tail(50)) do
+		{"the script's own non-safe call is not asked about", `local r = tai.call("write_file", {path = "x.txt", content = "x"}) return r.isError`,
+			[]any{false}},
+		{"audited", `local n, wrote = 0, 0 for _, e in ipairs(tai.vault.audit_tail(50)) do
 				if e.subject == "read_file" then n = n + 1 end
-				if e.subject == "write_file" and e.outcome == "denied" then denied = denied + 1 end
-			end return n >= 2, denied`,
+				if e.subject == "write_file" and e.outcome == "ok" then wrote = wrote + 1 end
+			end return n >= 2, wrote`,
 			[]any{true, int64(1)}},
-		{"lua tool needs approval", `local r, err = tai.call("lua", {chunk = "return 1"}) return r, err:match("denied") ~= nil`,
-			[]any{nil, true}},
+		{"the lua tool, called by the script", `local r = tai.call("lua", {chunk = "return 1"}) return r.isError`,
+			[]any{false}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -88,8 +88,8 @@ func TestToolsAndCall(t *testing.T) {
 			}
 		})
 	}
-	if _, err := os.Stat(filepath.Join(dir, "x.txt")); err == nil {
-		t.Fatal("write_file ran although nobody approved it")
+	if _, err := os.Stat(filepath.Join(dir, "x.txt")); err != nil {
+		t.Fatalf("the script's own write_file did not run: %v", err)
 	}
 	for _, bad := range []string{`tai.call()`, `tai.call("read_file", 5)`, `tai.call("read_file", {1, 2})`} {
 		if _, err := h.DoString(ctxT(t), bad, "bad"); err == nil || !strings.Contains(err.Error(), "bad argument") {
@@ -280,6 +280,10 @@ func TestPrompterConfirmsAndAnswers(t *testing.T) {
 		srv.Push(fakemodel.Calls(fakemodel.Call("write_file", `{"path":"no.txt","content":"no"}`)))
 		return 0
 	}))
+	h.L.SetGlobal("push_z_write", h.L.NewFunction(func(*glua.LState) int {
+		srv.Push(fakemodel.Calls(fakemodel.Call("write_file", `{"path":"z.txt","content":""}`)))
+		return 0
+	}))
 	got := mustRun(t, h, `
 		local seen = {}
 		tai.prompter{
@@ -290,8 +294,9 @@ func TestPrompterConfirmsAndAnswers(t *testing.T) {
 		push_refused_write()
 		local b = tai.chat("again")
 		tai.prompter(nil)
-		local r, err = tai.call("write_file", {path = "z.txt", content = ""})
-		return a, b:match("not approved") ~= nil, table.concat(seen, ","), r, err:match("denied") ~= nil`)
+		push_z_write()
+		local c = tai.chat("once more")
+		return a, b:match("not approved") ~= nil, table.concat(seen, ","), nil, c:match("denied") ~= nil`)
 	if first, _ := got[0].(string); !strings.HasPrefix(first, "results: ") || !strings.HasSuffix(first, " | blue") || strings.Contains(first, "denied") {
 		t.Fatalf("first turn: %v\n%s\n%s", got[0], h.out, h.errOut)
 	}
@@ -552,7 +557,12 @@ func TestPassEnv(t *testing.T) {
 func TestPipedStdinNeverAnswersAPrompter(t *testing.T) {
 	for _, read := range []string{`io.read("*l")`, `(function() for l in io.lines() do return l end end)()`} {
 		t.Run(read, func(t *testing.T) {
-			h, _, dir := modelHost(t, engine.Interactive)
+			h, srv, dir := modelHost(t, engine.Interactive)
+			srv.SetRule(answerFromResults)
+			h.L.SetGlobal("push_write", h.L.NewFunction(func(L *glua.LState) int {
+				srv.Push(fakemodel.Calls(fakemodel.Call("write_file", `{"path":"`+L.CheckString(1)+`","content":"x"}`)))
+				return 0
+			}))
 			pr, pw, err := os.Pipe()
 			if err != nil {
 				t.Fatal(err)
@@ -567,10 +577,12 @@ func TestPipedStdinNeverAnswersAPrompter(t *testing.T) {
 					confirm = function(c) asked = asked + 1 local ok, v = pcall(function() return `+read+` end) answer = ok and v or "error" return v == "y" end,
 					ask = function(q) return nil end,
 				}
-				local r = tai.call("write_file", {path = "w.txt", content = "x"})
+				push_write("w.txt")
+				local r = tai.chat("write it")
 				tai.prompter{confirm = function() return true end, ask = function() return "" end}
-				local r2 = tai.call("write_file", {path = "policy.txt", content = "x"})
-				return asked, tostring(answer), r == nil, r2 ~= nil and not r2.isError`)
+				push_write("policy.txt")
+				local r2 = tai.chat("write it")
+				return asked, tostring(answer), r:match("not approved") ~= nil, r2:match("not approved") == nil`)
 			if got[0] != int64(1) || got[1] == "y" || got[2] != true || got[3] != true {
 				t.Fatalf("got %v", got)
 			}

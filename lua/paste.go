@@ -78,6 +78,17 @@ func (p *pasteFilter) Read(b []byte) (int, error) {
 // Close implements io.Closer.
 func (p *pasteFilter) Close() error { return p.in.Close() }
 
+// discard drops the text read from the terminal and not yet handed to the
+// editor: keys typed ahead of a question (see rlKey). A read in progress
+// holds what it has; nothing waits for it.
+func (p *pasteFilter) discard() {
+	if !p.mu.TryLock() {
+		return
+	}
+	p.out = nil
+	p.mu.Unlock()
+}
+
 // filter moves what it can from pending to out, keeping an escape
 // sequence that may still grow into a paste marker or Alt-Enter.
 //

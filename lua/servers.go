@@ -60,7 +60,8 @@ func (h *Host) mcpNormalizer() bridge.Normalizer { return h.Normalizer() }
 //	tai.mcp.import{client= | path=} -> {files={{path=, report=, error=}, …}} | nil, err
 //
 // add, grant and import ask consent through tai.prompter; call goes
-// through the same approval, audit, redaction and spill as tai.call.
+// through the same audit, redaction and spill as tai.call, and like it is
+// not asked about again when the person calls (engine.ByPerson).
 func (h *Host) openServers(L *glua.LState, tai *glua.LTable) {
 	mod, ok := tai.RawGetString("mcp").(*glua.LTable)
 	if !ok {
@@ -229,7 +230,7 @@ func (h *Host) mcpCallTool(L *glua.LState) int {
 		if err != nil {
 			return err
 		}
-		res, err = h.sess.Dispatch(ctx, name, targs)
+		res, err = h.sess.Dispatch(engine.ByPerson(ctx), name, targs)
 		return err
 	}); err != nil {
 		return fail(L, err.Error())

@@ -61,6 +61,9 @@ const readlineType = "tai.readline"
 //	    newlines are in line; a long one is shown as "[Pasted text #1 +40
 //	    lines]" while editing); "more" says the person ended the line
 //	    with Ctrl-J or Alt-Enter to type a further one
+//	rl:key([prompt])             -> key | nil, err: one key, without Enter,
+//	    type-ahead discarded first (see rlKey)
+//	rl:discard()                 throws away what was typed ahead
 //	rl:add_history(line)         a multi-line entry is recalled whole
 //	rl:suspend()                 bracketed paste off until the next read
 //	rl:close()
@@ -68,6 +71,8 @@ func (h *Host) openTerm(L *glua.LState, tai *glua.LTable) {
 	mt := L.NewTypeMetatable(readlineType)
 	L.SetField(mt, "__index", L.SetFuncs(L.NewTable(), map[string]glua.LGFunction{
 		"read":        h.rlRead,
+		"key":         h.rlKey,
+		"discard":     h.rlDiscard,
 		"add_history": rlAddHistory,
 		"suspend":     rlSuspend,
 		"close":       rlClose,

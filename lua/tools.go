@@ -64,7 +64,9 @@ func argsJSON(L *glua.LState, n int, what string) json.RawMessage {
 }
 
 // luaCallTool is tai.call(tool, args): the same Dispatch path the model
-// uses (approval, audit, redaction, spill).
+// uses (audit, redaction, spill), with no approval asked when the person's
+// own script calls (see engine.ByPerson; a Lua tool the model called is
+// still asked about).
 func (h *Host) luaCallTool(L *glua.LState) int {
 	name := L.CheckString(1)
 	args := argsTable(L, 2, "args")
@@ -72,7 +74,7 @@ func (h *Host) luaCallTool(L *glua.LState) int {
 	if err != nil {
 		return fail(L, err.Error())
 	}
-	ctx := luaContext(L)
+	ctx := engine.ByPerson(luaContext(L))
 	var res engine.Result
 	var derr error
 	h.Await(func() { res, derr = s.Dispatch(ctx, name, args) })

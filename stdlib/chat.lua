@@ -549,14 +549,32 @@ end
 -- consent_question is what the consent screen asks.
 M.consent_question = "  allow? [y]es / [n]o / [a]lways this tool this session / [s]how everything: "
 
+-- answer_key(rl, prompt) reads the answer to a consent question: one key,
+-- without Enter, on a terminal (what was typed before the question showed
+-- is discarded); else a line, whose first word counts. Returns the answer
+-- in lower case ("" for Enter), or nil and "interrupt" or "eof".
+local function answer_key(rl, prompt)
+  local key, err = nil, "not a terminal"
+  if rl.key then key, err = rl:key(prompt) end
+  if key then
+    if key == "enter" then return "" end
+    return key:lower()
+  end
+  if err ~= "not a terminal" then return nil, err end
+  local line, lerr = rl:read(prompt)
+  if not line then return nil, lerr end
+  return line:match("^%s*(%a*)"):lower()
+end
+
 -- prompter(get_rl, say [, before]) returns the consent and question
 -- functions for tai.prompter, asking through the readline handle get_rl()
 -- returns: y runs the call, n (or Enter, Ctrl-D) refuses it, a runs it and
 -- every later call of the same tool in this session without asking, s
 -- shows the arguments and the change in full and asks again; Ctrl-C
--- refuses it and cancels the whole turn. say(line) prints; before() runs
--- first (to end a partly written line). The prompter's always table holds
--- the tools allowed for the session.
+-- refuses it and cancels the whole turn. On a terminal a key answers,
+-- without Enter, and keys typed before the question showed are discarded.
+-- say(line) prints; before() runs first (to end a partly written line).
+-- The prompter's always table holds the tools allowed for the session.
 function M.prompter(get_rl, say, before)
   local always = {}
   local function confirm(c)
@@ -565,12 +583,11 @@ function M.prompter(get_rl, say, before)
     if before then before() end
     say(M.consent_screen(c, false))
     while true do
-      local line, err = get_rl():read(M.consent_question)
-      if not line then
+      local a, err = answer_key(get_rl(), M.consent_question)
+      if not a then
         if err == "interrupt" then tai.term.interrupt() end
         return false
       end
-      local a = line:match("^%s*(%a*)"):lower()
       if a == "y" or a == "yes" then return true end
       if a == "a" or a == "always" then
         always[key] = true
@@ -589,7 +606,9 @@ function M.prompter(get_rl, say, before)
   local function ask(q)
     if before then before() end
     say("? " .. M.clean(q))
-    local line, err = get_rl():read("answer> ")
+    local rl = get_rl()
+    if rl.discard then rl:discard() end
+    local line, err = rl:read("answer> ")
     if not line then
       if err == "interrupt" then tai.term.interrupt() end
       return nil, err

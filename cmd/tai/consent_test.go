@@ -38,9 +38,10 @@ func TestPipedLinesNeverAnswerConsent(t *testing.T) {
 			[]fakemodel.Turn{fakemodel.Calls(fakemodel.Call("shell", touch)), fakemodel.Calls(fakemodel.Call("shell", touch))}},
 		{"REPL ask_user then consent", "go on\nblue\ny\n", nil,
 			[]fakemodel.Turn{fakemodel.Calls(fakemodel.Call("ask_user", `{"question":"colour?"}`)), fakemodel.Calls(fakemodel.Call("shell", touch))}},
-		{"tai -e", "y\ny\ny\n", []string{"-e", `print(tai.call("shell", ` + "{command = 'touch " + pwned + "'}" + `))`}, nil},
+		{"tai -e", "y\ny\ny\n", []string{"-e", `print(tai.chat("tidy up"))`},
+			[]fakemodel.Turn{fakemodel.Calls(fakemodel.Call("shell", touch))}},
 		{"a prompter of one's own reading io.stdin", "y\ny\n", []string{"-e", `tai.prompter{confirm = function() return io.stdin:read("*l") == "y" end, ask = function() return io.stdin:read("*l") end} ` +
-			`print(tai.call("shell", ` + "{command = 'touch " + pwned + "'}" + `))`}, nil},
+			`print(tai.chat("tidy up"))`}, []fakemodel.Turn{fakemodel.Calls(fakemodel.Call("shell", touch))}},
 		{"tai -p", "y\ny\n", []string{"-p", "tidy up"},
 			[]fakemodel.Turn{fakemodel.Calls(fakemodel.Call("shell", touch))}},
 	}

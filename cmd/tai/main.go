@@ -478,7 +478,7 @@ func readHidden(tty *os.File, prompt string) (string, error) {
 		return "", fmt.Errorf("reading the passphrase: %w", err)
 	}
 	defer unix.IoctlSetTermios(fd, unix.TCSETS, saved)
-	if err := unix.IoctlSetInt(fd, unix.TCFLSH, unix.TCIFLUSH); err != nil {
+	if err := lua.DiscardTypeAhead(fd); err != nil {
 		return "", fmt.Errorf("reading the passphrase: discarding what was typed ahead: %w", err)
 	}
 	fmt.Fprint(tty, prompt)

@@ -1,0 +1,165 @@
+package lua
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	glua "github.com/yuin/gopher-lua"
+	"golang.org/x/sys/unix"
+	"golang.org/x/term"
+)
+
+// DiscardTypeAhead throws away what was typed on the terminal fd and not
+// read yet. A question calls it before it shows: keys typed while
+// something else ran were meant for that (the next line of the REPL, say),
+// never as the answer to a question that appeared later.
+func DiscardTypeAhead(fd int) error {
+	return unix.IoctlSetInt(fd, unix.TCFLSH, unix.TCIFLUSH)
+}
+
+// errKeyInterrupt and errKeyEOF are what readKey gives for Ctrl-C (or the
+// context ending) and Ctrl-D.
+var (
+	errKeyInterrupt = errors.New("interrupt")
+	errKeyEOF       = errors.New("eof")
+)
+
+// rlKey is rl:key(prompt) -> key | nil, err: it discards what was typed
+// ahead, shows prompt and returns the one key pressed, without Enter:
+// a printable character as itself, "enter" for Enter, "" for any other
+// key (an arrow, Escape). Ctrl-C gives nil, "interrupt"; Ctrl-D nil, "eof".
+// The terminal is in raw mode only while it waits, and restored however
+// the wait ends. Without a terminal to read from it gives nil,
+// "not a terminal" (read a line with rl:read instead); while a question
+// that grants something is asked with stdin not a terminal, the key comes
+// from /dev/tty (see askingTerminal), never from stdin.
+func (h *Host) rlKey(L *glua.LState) int {
+	r := checkRL(L)
+	prompt := L.OptString(2, "? ")
+	var in *os.File
+	out := r.out
+	if h.granting {
+		if h.grantTTY == nil {
+			fmt.Fprintf(h.opts.Stderr, "tai: %v; refused\n", errNoTerminal)
+			return fail(L, "eof")
+		}
+		in, out = h.grantTTY, h.grantTTY
+	} else {
+		f, ok := h.opts.Stdin.(*os.File)
+		if !ok || !isTerminal(f) {
+			return fail(L, "not a terminal")
+		}
+		in = f
+	}
+	r.paste.discard()
+	key, err := readKey(luaContext(L), in, out, prompt)
+	switch {
+	case errors.Is(err, errKeyInterrupt):
+		return fail(L, "interrupt")
+	case errors.Is(err, errKeyEOF):
+		return fail(L, "eof")
+	case err != nil:
+		return fail(L, err.Error())
+	}
+	L.Push(glua.LString(key))
+	return 1
+}
+
+// rlDiscard is rl:discard(): what was typed on the terminal and not read
+// yet is thrown away, before a question read with rl:read (ask_user's).
+// Without a terminal it does nothing.
+func (h *Host) rlDiscard(L *glua.LState) int {
+	r := checkRL(L)
+	in, ok := h.opts.Stdin.(*os.File)
+	if h.granting && h.grantTTY != nil {
+		in, ok = h.grantTTY, true
+	}
+	if !ok || !isTerminal(in) {
+		return 0
+	}
+	r.paste.discard()
+	if err := DiscardTypeAhead(int(in.Fd())); err != nil {
+		return fail(L, "discarding what was typed ahead: "+err.Error())
+	}
+	L.Push(glua.LTrue)
+	return 1
+}
+
+// readKey puts the terminal in raw mode, discards type-ahead, writes
+// prompt to out and waits for one key (see rlKey). Ending ctx gives up
+// the wait with errKeyInterrupt; no read is left behind to take a later
+// key.
+func readKey(ctx context.Context, in *os.File, out io.Writer, prompt string) (string, error) {
+	fd := int(in.Fd())
+	saved, err := term.MakeRaw(fd)
+	if err != nil {
+		return "", fmt.Errorf("reading a key: %w", err)
+	}
+	defer term.Restore(fd, saved)
+	if err := DiscardTypeAhead(fd); err != nil {
+		return "", fmt.Errorf("reading a key: discarding what was typed ahead: %w", err)
+	}
+	io.WriteString(out, prompt)
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		return "", fmt.Errorf("reading a key: %w", err)
+	}
+	defer unix.Close(p[0])
+	defer unix.Close(p[1])
+	stop := context.AfterFunc(ctx, func() { unix.Write(p[1], []byte{0}) })
+	defer stop()
+	buf := make([]byte, 64)
+	for {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(p[0]), Events: unix.POLLIN}}
+		if _, err := unix.Poll(fds, -1); err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			return "", fmt.Errorf("reading a key: %w", err)
+		}
+		if fds[1].Revents != 0 {
+			io.WriteString(out, "\r\n")
+			return "", errKeyInterrupt
+		}
+		if fds[0].Revents == 0 {
+			continue
+		}
+		n, err := unix.Read(fd, buf)
+		if errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN) {
+			continue
+		}
+		if err != nil || n == 0 {
+			io.WriteString(out, "\r\n")
+			return "", errKeyEOF
+		}
+		// What came in the same read as the key (the rest of an escape
+		// sequence, an Enter after it) goes with it.
+		key, echo := keyName(buf[0])
+		io.WriteString(out, echo+"\r\n")
+		switch buf[0] {
+		case 3:
+			return "", errKeyInterrupt
+		case 4:
+			return "", errKeyEOF
+		}
+		return key, nil
+	}
+}
+
+// keyName names the key a byte starts, and how it is echoed.
+func keyName(b byte) (key, echo string) {
+	switch {
+	case b == 3:
+		return "", "^C"
+	case b == 4:
+		return "", "^D"
+	case b == '\r' || b == '\n':
+		return "enter", ""
+	case b >= 0x20 && b < 0x7f:
+		return string(rune(b)), string(rune(b))
+	}
+	return "", ""
+}
