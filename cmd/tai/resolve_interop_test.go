@@ -42,9 +42,8 @@ func TestInteropResolveVerifyCall(t *testing.T) {
 	s.expect("read_graph")
 	s.typeKeys("/mcp enable memory\r")
 	s.expect("memory enabled for profile")
+	// a person's own /mcp call is not put to them again
 	s.typeKeys("/mcp call memory read_graph {}\r")
-	s.expect("allow?")
-	s.typeKeys("y\r")
 	s.expect(`"entities"`)
 	s.typeKeys("/quit\r")
 	s.wait()
