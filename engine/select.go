@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -305,6 +306,14 @@ func (e *extraIndex) refresh(specs []ToolSpec) *wordIndex {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.idx != nil && sameSpecs(e.specs, specs) {
+		if !sameParameters(e.specs, specs) {
+			// The words stand; the specs offered are the new ones (a
+			// schema granted anew under the same description).
+			idx := *e.idx
+			idx.specs = append([]ToolSpec(nil), specs...)
+			sort.Slice(idx.specs, func(i, j int) bool { return idx.specs[i].Name < idx.specs[j].Name })
+			e.specs, e.idx = specs, &idx
+		}
 		return e.idx
 	}
 	e.specs = specs
@@ -318,6 +327,18 @@ func sameSpecs(a, b []ToolSpec) bool {
 	}
 	for i := range a {
 		if a[i].Name != b[i].Name || a[i].Description != b[i].Description {
+			return false
+		}
+	}
+	return true
+}
+
+// sameParameters reports whether a and b (of the same names, in order)
+// hold the very same Parameters maps: a SpecSource hands out the same
+// maps until its tools change.
+func sameParameters(a, b []ToolSpec) bool {
+	for i := range a {
+		if reflect.ValueOf(a[i].Parameters).UnsafePointer() != reflect.ValueOf(b[i].Parameters).UnsafePointer() {
 			return false
 		}
 	}

@@ -255,3 +255,36 @@ func TestSelectToolsLargeCatalogue(t *testing.T) {
 		}
 	}
 }
+
+// A SpecSource tool whose schema changed while its name and description
+// did not (a person granted a redefinition of the schema alone) is offered
+// with the new schema, by selection and by search, not the one indexed
+// first.
+func TestSelectionOffersTheSpecSourcesCurrentSchema(t *testing.T) {
+	reg := NewRegistry(openStore(t), NewApprover(Yolo, nil))
+	spec := func(prop string) []ToolSpec {
+		return []ToolSpec{{Name: "mcp_srv_fetch", Description: "fetches a page",
+			Parameters: map[string]any{"type": "object", "properties": map[string]any{prop: map[string]any{"type": "string"}}}}}
+	}
+	current := spec("url")
+	reg.SetSpecSource(func(string) []ToolSpec { return current })
+	conv := []Message{{Role: "user", Content: "fetch the page"}}
+	props := func(specs []ToolSpec) map[string]any {
+		for _, s := range specs {
+			if s.Name == "mcp_srv_fetch" {
+				return s.Parameters["properties"].(map[string]any)
+			}
+		}
+		t.Fatalf("mcp_srv_fetch not offered: %v", names(specs))
+		return nil
+	}
+	if _, ok := props(reg.SelectTools(conv, SelectOptions{}))["url"]; !ok {
+		t.Fatal("the first schema is not offered")
+	}
+	current = spec("address")
+	for what, specs := range map[string][]ToolSpec{"selection": reg.SelectTools(conv, SelectOptions{}), "search": reg.Search("fetch", 5)} {
+		if _, ok := props(specs)["address"]; !ok {
+			t.Fatalf("%s offers the schema indexed first: %v", what, props(specs))
+		}
+	}
+}
