@@ -217,6 +217,7 @@ func New(opts *Options) (*Host, error) {
 		h.openServers,
 		h.openConfig,
 		h.openServe,
+		h.openPermissions,
 	} {
 		open(L, h.tai)
 	}

@@ -547,7 +547,44 @@ function M.consent_screen(c, full)
 end
 
 -- consent_question is what the consent screen asks.
-M.consent_question = "  allow? [y]es / [n]o / [a]lways this tool this session / [s]how everything: "
+M.consent_question = "  allow? [y]es / [n]o / [a]lways this session / always in this [p]roject / [s]how everything: "
+
+-- keep_rule(c, rl, say) keeps a rule for this project folder that covers
+-- the call c (answer p): for the shell tool, the commands that start with
+-- a prefix the person confirms or types; for another tool, every call of
+-- it. Returns true when a rule covering c was kept.
+function M.keep_rule(c, rl, say)
+  local key = (c.origin and c.origin ~= "") and c.origin or c.tool
+  local rule = { tool = key }
+  if key == "shell" then
+    local proposal = tai.permissions.suggest(c)
+    if not proposal then
+      say("  this command is more than a program and its arguments (a shell operator, redirection, variable or glob):" ..
+        " no project rule covers it; answer y, n, a or s")
+      return false
+    end
+    if rl.discard then rl:discard() end
+    local line, err = rl:read("  allow here every command that starts with: " .. proposal ..
+      " (Enter keeps that, or type the words to keep): ")
+    if not line then
+      if err == "interrupt" then tai.term.interrupt() end
+      return false
+    end
+    rule.prefix = line:match("%S") and line:match("^%s*(.-)%s*$") or proposal
+    if not tai.permissions.allows(c, rule) then
+      say("  " .. M.clean(rule.prefix) .. " is not how this command starts, or holds what a shell acts on; nothing kept")
+      return false
+    end
+  end
+  local ok, err = tai.permissions.add(rule)
+  if not ok then
+    say("  the rule was not kept: " .. M.clean(err))
+    return false
+  end
+  local what = rule.prefix and ("commands starting with " .. M.short(rule.prefix, 80)) or M.short(key, 80)
+  say("  (" .. what .. " run without asking in this folder from now on; /permissions lists and removes the rules)")
+  return true
+end
 
 -- answer_key(rl, prompt) reads the answer to a consent question: one key,
 -- without Enter, on a terminal (what was typed before the question showed
@@ -569,8 +606,10 @@ end
 -- prompter(get_rl, say [, before]) returns the consent and question
 -- functions for tai.prompter, asking through the readline handle get_rl()
 -- returns: y runs the call, n (or Enter, Ctrl-D) refuses it, a runs it and
--- every later call of the same tool in this session without asking, s
--- shows the arguments and the change in full and asks again; Ctrl-C
+-- every later call of the same tool in this session without asking, p
+-- keeps a rule for this folder (see keep_rule) and runs it, s shows the
+-- arguments and the change in full and asks again; a call a kept rule
+-- covers (tai.permissions.allows) runs without a question; Ctrl-C
 -- refuses it and cancels the whole turn. On a terminal a key answers,
 -- without Enter, and keys typed before the question showed are discarded.
 -- say(line) prints; before() runs first (to end a partly written line).
@@ -580,6 +619,8 @@ function M.prompter(get_rl, say, before)
   local function confirm(c)
     local key = (c.origin and c.origin ~= "") and c.origin or c.tool
     if always[key] then return true end
+    local ok, rule = pcall(tai.permissions.allows, c)
+    if ok and rule then return true end
     if before then before() end
     say(M.consent_screen(c, false))
     while true do
@@ -594,7 +635,10 @@ function M.prompter(get_rl, say, before)
         say("  (" .. M.short(key, 80) .. " runs without asking for the rest of this session)")
         return true
       end
-      if a == "s" or a == "show" then
+      if a == "p" and M.keep_rule(c, get_rl(), say) then return true end
+      if a == "p" then
+        -- keep_rule said why nothing was kept; ask again
+      elseif a == "s" or a == "show" then
         say(M.consent_screen(c, true))
       elseif a == "n" or a == "no" or a == "" then
         return false

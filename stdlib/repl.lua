@@ -733,6 +733,37 @@ builtin.tools = {
   end,
 }
 
+builtin.permissions = {
+  help = "list the rules kept for this folder (calls that run without asking: [p] at the consent screen keeps one); /permissions remove N drops one",
+  fn = function(rest, w)
+    local list, err = tai.permissions.list()
+    if not list then M.warn(err) return end
+    if w[1] == "remove" then
+      local n = tonumber(w[2] or "")
+      local r = n and list[n]
+      if not r then M.warn("usage: /permissions remove N, with N from the list /permissions shows") return end
+      local ok, rerr = tai.permissions.remove(r)
+      if not ok then M.warn(rerr) return end
+      M.say("(removed: " .. chatview.short(r.tool .. (r.prefix and (": " .. r.prefix) or ""), 120) .. "; it asks again)")
+      return
+    elseif w[1] then
+      M.warn("usage: /permissions, or /permissions remove N")
+      return
+    end
+    if #list == 0 then
+      M.say("no rules for " .. chatview.short(tai.cwd(), 160) .. "; [p] at a consent screen keeps one")
+      return
+    end
+    M.say("calls that run without asking in " .. chatview.short(tai.cwd(), 160) .. ":")
+    for i, r in ipairs(list) do
+      local what = r.prefix and ("shell commands starting with " .. chatview.short(r.prefix, 100)) or ("every call of " .. chatview.short(r.tool, 100))
+      M.say(string.format("  %d  %s  (kept %s)", i, what, (r.created or ""):sub(1, 10)))
+    end
+    M.say("/permissions remove N drops one")
+  end,
+  complete = function() return { "remove" } end,
+}
+
 builtin.usage = {
   help = "token usage of this session (from the API's usage fields) and the size of the conversation",
   fn = function()

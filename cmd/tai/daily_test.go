@@ -257,7 +257,7 @@ func TestREPLConsentScreen(t *testing.T) {
 	s.expect("@@ -1,3 +1,3 @@")
 	s.expect("-beta")
 	s.expect("+BETA")
-	s.expect("[a]lways this tool this session / [s]how everything: ")
+	s.expect("[a]lways this session / always in this [p]roject / [s]how everything: ")
 	s.typeKeys("a\r")
 	s.expect("runs without asking for the rest of this session")
 	s.expect("the tool said: ")

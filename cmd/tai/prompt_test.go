@@ -197,7 +197,7 @@ func TestREPLTurns(t *testing.T) {
 	s.expect("path = made.txt")
 	s.expect("creates made.txt:")
 	s.expect("+from the model")
-	s.expect("[a]lways this tool this session / [s]how everything: ")
+	s.expect("[a]lways this session / always in this [p]roject / [s]how everything: ")
 	s.typeKeys("s\r")
 	s.expect("+from the model")
 	s.expect("[s]how everything: ")

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"tai/engine/fakemodel"
+)
+
+// TestProjectRuleForAShellPrefix: [p] at the consent screen keeps a rule
+// for "git status" in this folder; the next session runs "git status
+// --short" without asking, still asks for "git status; id", and
+// /permissions lists and removes the rule.
+func TestProjectRuleForAShellPrefix(t *testing.T) {
+	e := newEnv(t)
+	srv := fakemodel.NewOpenAI(t)
+	srv.SetRule(fromToolResults)
+
+	s := startREPLIn(t, e.root, e.modelVars(srv))
+	s.expect("tai:default> ")
+	srv.Push(fakemodel.Calls(fakemodel.Call("shell", `{"command":"git status"}`)))
+	s.typeKeys("what changed?\r")
+	s.expect("[s]how everything: ")
+	s.typeKeys("p")
+	s.expect("starts with: git status (Enter keeps that")
+	s.typeKeys("\r")
+	s.expect("run without asking in this folder from now on")
+	s.expect("tai:default> ")
+	s.typeKeys("/quit\r")
+	s.wait()
+
+	s = startREPLIn(t, e.root, e.modelVars(srv))
+	s.expect("tai:default> ")
+	srv.Push(fakemodel.Calls(fakemodel.Call("shell", `{"command":"git status --short"}`)))
+	s.typeKeys("and now?\r")
+	s.expect("the tool said")
+	s.expect("tai:default> ")
+	if strings.Contains(s.seen.String(), "wants to run") {
+		t.Fatalf("git status --short was asked about despite the rule:\n%s", s.seen.String())
+	}
+	srv.Push(fakemodel.Calls(fakemodel.Call("shell", `{"command":"git status; id"}`)))
+	s.typeKeys("and who am I?\r")
+	s.expect("⚠ shell wants to run")
+	s.expect("[s]how everything: ")
+	s.typeKeys("n")
+	s.expect("✗ denied")
+	s.expect("tai:default> ")
+
+	s.typeKeys("/permissions\r")
+	s.expect("1  shell commands starting with git status")
+	s.expect("tai:default> ")
+	s.typeKeys("/permissions remove 1\r")
+	s.expect("(removed: shell: git status; it asks again)")
+	s.expect("tai:default> ")
+	srv.Push(fakemodel.Calls(fakemodel.Call("shell", `{"command":"git status"}`)))
+	s.typeKeys("once more\r")
+	s.expect("⚠ shell wants to run")
+	s.typeKeys("n")
+	s.expect("tai:default> ")
+}

@@ -1,0 +1,203 @@
+package engine
+
+import (
+	"path/filepath"
+	"strings"
+
+	"tai/mcp/config"
+	"tai/vault"
+)
+
+// shellMeta are the characters that make a command line more than a
+// program and its plain arguments: operators, redirections, expansions,
+// substitutions, globs, comments, escapes and line breaks. A command
+// holding any of them is never covered by a prefix rule.
+const shellMeta = ";&|<>()$`\\*?[]{}~!#\n\r"
+
+// CommandWords returns the words of a shell command line when it is only
+// a program and plain arguments (quotes allowed), and false when it holds
+// any shell metacharacter or control character, or does not split.
+func CommandWords(command string) ([]string, bool) {
+	for _, r := range command {
+		if r < 0x20 && r != '\t' || r == 0x7f || strings.ContainsRune(shellMeta, r) {
+			return nil, false
+		}
+	}
+	words, err := config.SplitWords(command)
+	if err != nil || len(words) == 0 {
+		return nil, false
+	}
+	return words, true
+}
+
+// PrefixWords splits a rule's prefix ("git status") into its words, or
+// returns false when it is not a plain command prefix.
+func PrefixWords(prefix string) ([]string, bool) {
+	return CommandWords(prefix)
+}
+
+// CommandHasPrefix reports whether the shell command line command runs
+// the command prefix and then only plain arguments: whole words, never a
+// part of one ("git status-foo" is not "git status"), and nothing a shell
+// would read as a second command, a redirection or an expansion ("git
+// status; id", "git status > f", "git status $(id)" are not "git status").
+func CommandHasPrefix(command, prefix string) bool {
+	want, ok := PrefixWords(prefix)
+	if !ok {
+		return false
+	}
+	words, ok := CommandWords(command)
+	return ok && hasWords(words, want)
+}
+
+func hasWords(words, want []string) bool {
+	if len(words) < len(want) {
+		return false
+	}
+	for i, w := range want {
+		if words[i] != w {
+			return false
+		}
+	}
+	return true
+}
+
+// PermissionAllows returns the rule among rules (kept for the folder dir)
+// that lets the call c run without a question, if one does. A rule
+// without a prefix covers every call of its tool; one with a prefix covers
+// the shell tool's calls whose command (or argv) starts with the prefix's
+// words and holds nothing else a shell would act on, run in dir or a
+// folder inside it.
+func PermissionAllows(rules []vault.Permission, dir string, c Consent) (vault.Permission, bool) {
+	key := c.Tool
+	if c.Origin != "" {
+		key = c.Origin
+	}
+	for _, r := range rules {
+		if r.Dir != dir || r.Tool != key {
+			continue
+		}
+		if r.Prefix == "" {
+			return r, true
+		}
+		if c.Origin == "" && c.Tool == "shell" && shellCallHasPrefix(c.Args, dir, r.Prefix) {
+			return r, true
+		}
+	}
+	return vault.Permission{}, false
+}
+
+// shellCallHasPrefix reports whether the shell tool's arguments run the
+// command prefix in dir (or below it), with nothing but a timeout beside.
+func shellCallHasPrefix(args map[string]any, dir, prefix string) bool {
+	want, ok := PrefixWords(prefix)
+	if !ok {
+		return false
+	}
+	for k, v := range args {
+		switch k {
+		case "command", "argv", "timeout":
+		case "cwd":
+			s, isStr := v.(string)
+			if !isStr || !inside(dir, s) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	if command, isStr := args["command"].(string); isStr && args["argv"] == nil {
+		words, ok := CommandWords(command)
+		return ok && hasWords(words, want)
+	}
+	list, isList := args["argv"].([]any)
+	if !isList || args["command"] != nil {
+		return false
+	}
+	words := make([]string, 0, len(list))
+	for _, v := range list {
+		s, isStr := v.(string)
+		if !isStr {
+			return false
+		}
+		words = append(words, s)
+	}
+	return hasWords(words, want)
+}
+
+// inside reports whether path (relative to dir when not absolute) is dir
+// or a folder below it.
+func inside(dir, path string) bool {
+	if path == "" {
+		return true
+	}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dir, path)
+	}
+	path = filepath.Clean(path)
+	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
+}
+
+// SuggestPrefix proposes the prefix a rule covering the shell call c
+// would keep: the program, and its subcommand when the second word is a
+// plain word ("git status" for "git status --short", "ls" for "ls -la").
+// It returns false when c is not a shell call a prefix rule can cover.
+func SuggestPrefix(c Consent) (string, bool) {
+	if c.Origin != "" || c.Tool != "shell" {
+		return "", false
+	}
+	var words []string
+	if command, ok := c.Args["command"].(string); ok {
+		if words, ok = CommandWords(command); !ok {
+			return "", false
+		}
+	} else if list, ok := c.Args["argv"].([]any); ok {
+		for _, v := range list {
+			s, isStr := v.(string)
+			if !isStr {
+				return "", false
+			}
+			words = append(words, s)
+		}
+	}
+	if len(words) == 0 || !plainWord(words[0]) {
+		return "", false
+	}
+	if len(words) > 1 && plainWord(words[1]) && words[1][0] != '-' {
+		words = words[:2]
+	} else {
+		words = words[:1]
+	}
+	prefix := strings.Join(words, " ")
+	if _, ok := PermissionAllows([]vault.Permission{{Tool: "shell", Prefix: prefix}}, "", Consent{Tool: "shell", Args: onlyCommand(c.Args)}); !ok {
+		return "", false
+	}
+	return prefix, true
+}
+
+// plainWord reports whether w is a word a prefix can hold as it is:
+// letters, digits and - _ . / : + = @ , % only.
+func plainWord(w string) bool {
+	if w == "" {
+		return false
+	}
+	for _, r := range w {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:+=@,%", r)
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// onlyCommand is args without cwd, for checking a prefix against the
+// command alone.
+func onlyCommand(args map[string]any) map[string]any {
+	out := map[string]any{}
+	for _, k := range []string{"command", "argv"} {
+		if v, ok := args[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}

@@ -1,0 +1,113 @@
+package engine
+
+import (
+	"testing"
+
+	"tai/vault"
+)
+
+func TestCommandHasPrefix(t *testing.T) {
+	tests := []struct {
+		name, command, prefix string
+		want                  bool
+	}{
+		{"the prefix alone", "git status", "git status", true},
+		{"with an option", "git status --short", "git status", true},
+		{"with arguments", "go test ./... -run TestX -count=1", "go test ./...", true},
+		{"extra blanks", "  git   status\t--short ", "git status", true},
+		{"quoted plain words", `git "status" 'x y'`, "git status", true},
+		{"one word prefix", "ls -la", "ls", true},
+		{"a longer word", "git status-foo", "git status", false},
+		{"a shorter command", "git", "git status", false},
+		{"another subcommand", "git push", "git status", false},
+		{"prefix inside a word", "legit status", "git status", false},
+		{"the prefix later on", "echo git status", "git status", false},
+		{"semicolon", "git status; rm -rf ~", "git status", false},
+		{"semicolon glued", "git status;id", "git status", false},
+		{"and", "git status && x", "git status", false},
+		{"or", "git status || x", "git status", false},
+		{"pipe", "git status | sh", "git status", false},
+		{"background", "git status & id", "git status", false},
+		{"command substitution", "git status $(id)", "git status", false},
+		{"substitution in double quotes", `git status "$(id)"`, "git status", false},
+		{"backticks", "git status `id`", "git status", false},
+		{"newline", "git status\nid", "git status", false},
+		{"carriage return", "git status\rid", "git status", false},
+		{"redirect out", "git status > /etc/passwd", "git status", false},
+		{"redirect glued", "git status >f", "git status", false},
+		{"append", "git status >> f", "git status", false},
+		{"redirect in", "git status < f", "git status", false},
+		{"here string", "git status <<< x", "git status", false},
+		{"process substitution", "git status <(id)", "git status", false},
+		{"subshell", "(git status)", "git status", false},
+		{"brace group", "{ git status; }", "git status", false},
+		{"variable", "git status $HOME", "git status", false},
+		{"braced variable", "git status ${IFS}id", "git status", false},
+		{"ansi quote", "git status $'\\x3bid'", "git status", false},
+		{"backslash escape", `git status \; id`, "git status", false},
+		{"glob", "git status *", "git status", false},
+		{"question glob", "git status ?", "git status", false},
+		{"bracket glob", "git status [a]", "git status", false},
+		{"tilde", "git status ~", "git status", false},
+		{"comment", "git status # x", "git status", false},
+		{"history bang", "git status !!", "git status", false},
+		{"open quote", `git status "x`, "git status", false},
+		{"quote hiding an operator", `git status "; id"`, "git status", false},
+		{"NUL", "git status\x00id", "git status", false},
+		{"escape sequence", "git status \x1b[2J", "git status", false},
+		{"vertical tab", "git status\vid", "git status", false},
+		{"DEL", "git status\x7f", "git status", false},
+		{"an env assignment first", "GIT_DIR=/x git status", "git status", false},
+		{"an empty command", "", "git status", false},
+		{"an empty prefix", "git status", "", false},
+		{"a prefix with an operator", "git status; id", "git status;", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := CommandHasPrefix(tt.command, tt.prefix); got != tt.want {
+				t.Fatalf("CommandHasPrefix(%q, %q) = %v, want %v", tt.command, tt.prefix, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPermissionAllows(t *testing.T) {
+	dir := "/home/me/project"
+	rules := []vault.Permission{
+		{Dir: dir, Tool: "shell", Prefix: "git status"},
+		{Dir: dir, Tool: "edit_file"},
+		{Dir: dir, Tool: "everything/echo"},
+		{Dir: "/elsewhere", Tool: "write_file"},
+	}
+	tests := []struct {
+		name string
+		c    Consent
+		want bool
+	}{
+		{"shell command with the prefix", Consent{Tool: "shell", Args: map[string]any{"command": "git status --short"}}, true},
+		{"shell command with an operator", Consent{Tool: "shell", Args: map[string]any{"command": "git status; id"}}, false},
+		{"shell argv with the prefix", Consent{Tool: "shell", Args: map[string]any{"argv": []any{"git", "status", "-s"}}}, true},
+		{"shell argv hiding a second command", Consent{Tool: "shell", Args: map[string]any{"argv": []any{"git", "status; id"}}}, false},
+		{"shell with both command and argv", Consent{Tool: "shell", Args: map[string]any{"command": "git status", "argv": []any{"rm", "-rf", "/"}}}, false},
+		{"shell in a folder inside", Consent{Tool: "shell", Args: map[string]any{"command": "git status", "cwd": "sub/dir"}}, true},
+		{"shell in a folder outside", Consent{Tool: "shell", Args: map[string]any{"command": "git status", "cwd": "/etc"}}, false},
+		{"shell climbing out", Consent{Tool: "shell", Args: map[string]any{"command": "git status", "cwd": "../other"}}, false},
+		{"shell in a sibling with the same start", Consent{Tool: "shell", Args: map[string]any{"command": "git status", "cwd": "/home/me/project2"}}, false},
+		{"shell with a timeout", Consent{Tool: "shell", Args: map[string]any{"command": "git status", "timeout": 5.0}}, true},
+		{"shell with an unknown argument", Consent{Tool: "shell", Args: map[string]any{"command": "git status", "env": "X=1"}}, false},
+		{"a redacted secret in the command", Consent{Tool: "shell", Args: map[string]any{"command": "git status [REDACTED:TOKEN]"}}, false},
+		{"a tool rule", Consent{Tool: "edit_file", Args: map[string]any{"path": "a"}}, true},
+		{"a bridged tool by its origin", Consent{Tool: "mcp_everything_echo", Origin: "everything/echo"}, true},
+		{"a native tool named like the origin", Consent{Tool: "everything/echo"}, true},
+		{"a bridged tool named like a native rule", Consent{Tool: "edit_file", Origin: "evil/edit_file"}, false},
+		{"a rule of another folder", Consent{Tool: "write_file"}, false},
+		{"a tool without a rule", Consent{Tool: "write_file"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, got := PermissionAllows(rules, dir, tt.c); got != tt.want {
+				t.Fatalf("PermissionAllows(%+v) = %v, want %v", tt.c, got, tt.want)
+			}
+		})
+	}
+}
