@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"encoding/json"
+	"math"
 	"reflect"
 	"slices"
 	"sort"
@@ -28,6 +30,13 @@ const (
 	selectRecentBytes = 4096
 	selectUserBytes   = 16384
 )
+
+// MaxMatchedSchemas bounds the bytes of the JSON Schemas of the matched
+// tools SelectTools offers beyond the core, enabled and called ones: a
+// bridged tool's schema is its server's, up to 64 KiB, and goes with every
+// request that offers it. A match that would pass the bound is left for
+// tool_search.
+const MaxMatchedSchemas = 256 << 10
 
 // SelectOptions tunes SelectTools.
 type SelectOptions struct {
@@ -97,17 +106,34 @@ func (r *Registry) SelectTools(conv []Message, opts SelectOptions) []ToolSpec {
 	if limit < 0 {
 		return out
 	}
+	budget := MaxMatchedSchemas
 	for _, m := range rankMatches(words, limit+len(taken), taken, allow, reg, ext) {
 		if limit == 0 {
 			break
 		}
-		if !taken[m.Name] {
-			out = append(out, m)
-			taken[m.Name] = true
-			limit--
+		if taken[m.Name] {
+			continue
 		}
+		size := schemaSize(m.Parameters)
+		if size > budget {
+			continue
+		}
+		budget -= size
+		out = append(out, m)
+		taken[m.Name] = true
+		limit--
 	}
 	return out
+}
+
+// schemaSize is the length of p as JSON; one that does not encode counts
+// as over any bound.
+func schemaSize(p map[string]any) int {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return math.MaxInt
+	}
+	return len(b)
 }
 
 // Search returns up to n tools whose name and description words match

@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -286,5 +288,31 @@ func TestSelectionOffersTheSpecSourcesCurrentSchema(t *testing.T) {
 		if _, ok := props(specs)["address"]; !ok {
 			t.Fatalf("%s offers the schema indexed first: %v", what, props(specs))
 		}
+	}
+}
+
+// Thirty matching tools with 60 KB schemas each (a hostile server's, just
+// under the bridge's bound) do not make every request carry 1.4 MB of
+// schemas: the matched tools' schemas stay within MaxMatchedSchemas.
+func TestSelectionBoundsMatchedSchemaBytes(t *testing.T) {
+	reg := NewRegistry(openStore(t), NewApprover(Yolo, nil))
+	var fat []ToolSpec
+	for i := range 30 {
+		props := map[string]any{}
+		for j := range 100 {
+			props[fmt.Sprint("p", j)] = map[string]any{"type": "string", "description": strings.Repeat("x", 580)}
+		}
+		fat = append(fat, ToolSpec{Name: fmt.Sprintf("mcp_fat_fetch%02d", i), Description: "fetch the page",
+			Parameters: map[string]any{"type": "object", "properties": props}})
+	}
+	fat = append(fat, ToolSpec{Name: "mcp_thin_fetch", Description: "fetch the page", Parameters: map[string]any{"type": "object"}})
+	reg.SetSpecSource(func(string) []ToolSpec { return fat })
+	got := reg.SelectTools([]Message{{Role: "user", Content: "fetch the page"}}, SelectOptions{Core: []string{}})
+	b, _ := json.Marshal(got)
+	if len(got) == 0 || len(b) > MaxMatchedSchemas+8<<10 {
+		t.Fatalf("selected %d tools of %d bytes", len(got), len(b))
+	}
+	if !slices.Contains(names(got), "mcp_thin_fetch") {
+		t.Fatalf("the small match was crowded out: %v", names(got))
 	}
 }
