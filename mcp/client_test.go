@@ -667,6 +667,32 @@ func TestGrandchildDiesWithTai(t *testing.T) {
 	}
 }
 
+// TestStartLeavesIgnoredSignalsIgnored: a stand-in for tai started with
+// SIGHUP and SIGINT ignored starts a server with both at their default,
+// and goes on ignoring them itself once the server has started, so what
+// else it starts inherits what it was given.
+func TestStartLeavesIgnoredSignalsIgnored(t *testing.T) {
+	e := fakeEntry(t, "signals")
+	cmd := exec.CommandContext(testCtx(t), "/bin/sh", append([]string{"-c", `trap "" HUP INT; exec "$0" "$@"`, e.Command}, e.Args...)...)
+	cmd.Env = mergeEnv(os.Environ(), e.Env)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hup, intr bool
+	var mask uint64
+	if _, err := fmt.Sscanf(string(out), "%t %t %x", &hup, &intr, &mask); err != nil {
+		t.Fatalf("the stand-in said %q: %v", out, err)
+	}
+	if !hup || !intr {
+		t.Errorf("after starting a server the stand-in ignores SIGHUP: %v, SIGINT: %v; want both still ignored", hup, intr)
+	}
+	if bits := uint64(1<<(unix.SIGHUP-1) | 1<<(unix.SIGINT-1)); mask&bits != 0 {
+		t.Errorf("the server's SigIgn is %x: it inherited the ignored SIGHUP or SIGINT", mask)
+	}
+}
+
 // killTaiAndWaitFor runs the fake in mode as a stand-in for tai, started
 // with the signals named in ignored (as sh's trap names them) ignored; it
 // prints the pid of a process it started (its server, or the server's

@@ -9,6 +9,8 @@ package mcp
 // StdioTransport, prints its pid and waits to be killed; "grandparent"
 // connects to the default fake server, has it spawn a grandchild (its
 // spawn_child tool), prints the grandchild's pid and waits to be killed;
+// "signals" connects to the default server and prints which signals it
+// and the server ignore;
 // "raw" echoes each line back (the raw
 // newline-JSON floor of the benchmarks); "bench" is the benchmarks' minimal
 // echo server (bench_stdio_test.go); every other mode runs fakeServer,
@@ -86,6 +88,8 @@ func runFake(mode string) int {
 		return runParent()
 	case "grandparent":
 		return runGrandparent()
+	case "signals":
+		return runSignals()
 	}
 	f := &fakeServer{mode: mode, out: bufio.NewWriter(os.Stdout), waiting: map[string]chan json.RawMessage{}}
 	return f.serve()
@@ -124,18 +128,24 @@ func runParent() int {
 	return 0
 }
 
+// connectDefault connects, from a fake acting as tai, to the default fake
+// server.
+func connectDefault(ctx context.Context) (*Client, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return Connect(ctx, Entry{Name: "fake", Transport: TransportStdio, Command: exe,
+		Args: []string{"-test.run=^$"}, Env: map[string]string{fakeEnv: "default"}}, nil)
+}
+
 // runGrandparent connects to the default fake server, has it start a
 // grandchild, prints the grandchild's pid and waits to be killed: the test
 // kills this process and watches the grandchild die with it.
 func runGrandparent() int {
-	exe, err := os.Executable()
-	if err != nil {
-		return 1
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := Connect(ctx, Entry{Name: "fake", Transport: TransportStdio, Command: exe,
-		Args: []string{"-test.run=^$"}, Env: map[string]string{fakeEnv: "default"}}, nil)
+	c, err := connectDefault(ctx)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -147,6 +157,28 @@ func runGrandparent() int {
 	}
 	fmt.Println(res.Text())
 	time.Sleep(time.Hour) // the behaviour under test is "dies by SIGKILL"
+	return 0
+}
+
+// runSignals connects to the default fake server, then prints whether
+// this process ignores SIGHUP and SIGINT, and the server's SigIgn mask
+// (hex, from /proc): a stand-in for tai started with signals ignored.
+func runSignals() int {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := connectDefault(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer c.Close()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.Transport().(*StdioTransport).Pid()))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	_, ign, _ := strings.Cut(string(status), "SigIgn:")
+	fmt.Println(ignoredNow(unix.SIGHUP), ignoredNow(unix.SIGINT), strings.Fields(ign)[0])
 	return 0
 }
 

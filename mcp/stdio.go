@@ -214,9 +214,12 @@ func (t *StdioTransport) Connect(ctx context.Context) error {
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	// Under nohup the server and its descendants would inherit the
-	// ignored SIGHUP that the terminal's hang-up relies on.
-	childDefaultSignals()
-	if err := cmd.Start(); err != nil {
+	// ignored SIGHUP that the terminal's hang-up relies on. Start returns
+	// once the server has been exec'd, so the undo comes after that.
+	undo := childDefaultSignals()
+	err = cmd.Start()
+	undo()
+	if err != nil {
 		closeAll(inR, inW, outR, outW, errR, errW, tty, ttySlave)
 		hint := "check the entry's command and args"
 		if t.opts.Dir != "" {

@@ -18,15 +18,27 @@ import (
 // ignored, and it starts children with those unblocked, so only SIGHUP
 // and SIGINT, which Go leaves ignored, need this.
 
-// childDefaultSignals makes the programs this process starts from now on
-// begin with SIGHUP and SIGINT at their default action, while this
-// process goes on surviving them: a signal it ignores is handled from
-// now on by delivery to a channel that nothing reads. Signals it does not
-// ignore are left alone.
-func childDefaultSignals() {
+// childDefaultSignals makes the programs this process starts until undo
+// is called begin with SIGHUP and SIGINT at their default action, while
+// this process goes on surviving them: a signal it ignores is handled
+// meanwhile by delivery to a channel that nothing reads, and ignored
+// again once undo has run (os/signal: once Stop was called on every
+// channel notified of a signal that started ignored, it is ignored
+// again). So the change lasts only as long as a start, and what else
+// this process starts (a shell command under nohup, say) keeps what it
+// would have inherited. Signals it does not ignore are left alone.
+func childDefaultSignals() (undo func()) {
+	var chans []chan os.Signal
 	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGINT} {
 		if ignoredNow(sig) {
-			signal.Notify(make(chan os.Signal, 1), sig)
+			c := make(chan os.Signal, 1)
+			signal.Notify(c, sig)
+			chans = append(chans, c)
+		}
+	}
+	return func() {
+		for _, c := range chans {
+			signal.Stop(c)
 		}
 	}
 }
