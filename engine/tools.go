@@ -160,6 +160,11 @@ type Tool struct {
 	// (edit_file: old_string not in the file): such a call is answered
 	// with the error and nobody is asked. Run must still check for itself.
 	Check func(args map[string]any) error
+	// Unavailable, when set, says before approval why the session calling
+	// in ctx cannot use the tool at all (a bridged tool whose server is not
+	// enabled for the session's profile), or "": such a call is answered
+	// with the reason and nobody is asked.
+	Unavailable func(ctx context.Context) string
 	// Decides marks a tool that puts its own question to the person
 	// (Approver.Decide) in every mode, --auto and --yolo included, and
 	// refuses when nobody can answer; the registry then does not ask for
@@ -485,6 +490,11 @@ func (r *Registry) Prepare(ctx context.Context, name string, args map[string]any
 	if err := checkArgNames(t, args); err != nil {
 		// Nothing will run, so nobody is asked: Run answers the error.
 		return &Call{reg: r, tool: t, args: args, digest: digest, session: session, invalid: err}, nil
+	}
+	if t.Unavailable != nil {
+		if why := t.Unavailable(ctx); why != "" {
+			return &Call{reg: r, tool: t, args: args, digest: digest, session: session, invalid: errors.New(why)}, nil
+		}
 	}
 	if !t.Safe && !t.Decides && !calledByPerson(ctx) {
 		ok, err := r.approverFor(ctx).Approve(ctx, Consent{Tool: t.Name, Origin: t.Origin, Digest: digest, Args: shown})

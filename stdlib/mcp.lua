@@ -19,7 +19,7 @@ M.subcommands = { "add", "normalize", "list", "enable", "disable", "remove", "to
 function M.report(rep, notes_shown)
   for _, s in ipairs(rep.servers or {}) do
     if s.outcome == "added" then
-      local state = s.enabled and ("enabled for profile " .. s.profile)
+      local state = s.enabled and ("enabled for profile " .. s.profile .. ": the model has its tools from the next message")
         or ("stored disabled; /mcp enable " .. s.server .. " offers its tools to profile " .. s.profile)
       say(string.format("added %s (%s), %s", clean(s.server), s.transport, state))
       if s.consent == "auto" then
@@ -41,11 +41,32 @@ function M.report(rep, notes_shown)
   end
 end
 
+-- is_url(s) says whether s is one http(s) URL and nothing else.
+function M.is_url(s)
+  return s:match("^%s*[hH][tT][tT][pP][sS]?://%S+%s*$") ~= nil
+end
+
+-- pasted_server(line) says whether a line typed or pasted at the prompt
+-- names an MCP server rather than a message for the model: a claude,
+-- codex or gemini "mcp add" command line, or one URL that reads as a
+-- server's address (its path ends in /mcp or /sse, or its host starts
+-- with mcp.).
+function M.pasted_server(line)
+  local t = line:gsub("^%s*%$?%s*", "")
+  for _, cli in ipairs({ "claude", "codex", "gemini" }) do
+    if t:match("^" .. cli .. "[ \t]+mcp[ \t]+add[ \t]") then return true end
+  end
+  if not M.is_url(line) then return false end
+  local authority, path = line:match("^%s*%a+://([^/?#%s]+)([^?#%s]*)")
+  path = (path or ""):lower():gsub("/+$", "")
+  return path:match("/mcp$") ~= nil or path:match("/sse$") ~= nil or (authority or ""):lower():match("^mcp%.") ~= nil
+end
+
 -- source_text(source) is the config text /mcp add was given: the text
 -- itself, or a config file's contents and then the file's path; nil for a
 -- stored server's name.
 function M.source_text(source)
-  if source:find("[\n{}%[%]=\"]") then return source end
+  if source:find("[\n{}%[%]=\"]") or M.is_url(source) then return source end
   if tai.file_kind(source) == "file" then
     local text = tai.read_text(source)
     if text then return text, source end
@@ -89,9 +110,19 @@ function M.show_resolved(url)
   return true
 end
 
+-- asks_itself() says whether tai.mcp.add puts its own question (the
+-- consent screen, with the choice to enable) to the person: in
+-- interactive mode. Under --auto and --yolo it starts servers without
+-- asking, so a paste is first confirmed here.
+function M.asks_itself()
+  return tai.mode == "interactive"
+end
+
 -- offer_github(url) is what a GitHub URL pasted at the prompt does: show
--- what the resolver finds and, when the person agrees, add it.
+-- what the resolver finds and, when the person agrees on the consent
+-- screen, add it.
 function M.offer_github(url)
+  if M.asks_itself() then return M.add(url, nil, true) end
   if not M.show_resolved(url) then return end
   local answer = repl().rl:read("add it to tai (you see the command before it runs)? [y/N] ")
   if not answer or not answer:match("^%s*[yY]") then
@@ -136,8 +167,11 @@ function M.show(entries, notes, path)
   for _, l in ipairs(view.lines(entries, notes)) do say(clean(l)) end
 end
 
--- offer(text) is what a pasted config block does: show each server as
--- the normalizer reads it and, when the person agrees, add them.
+-- offer(text) is what a pasted config block (a JSON or TOML config, a
+-- claude|codex|gemini mcp add line, a server's URL) does: show each server
+-- as the normalizer reads it, then add them; the consent screen of each
+-- is the one question (under --auto and --yolo, which start servers
+-- without asking, the paste is confirmed first).
 function M.offer(text)
   local entries, notes = tai.mcp.normalize(text)
   if not entries then
@@ -149,13 +183,16 @@ function M.offer(text)
     warn("the paste holds no server tai can add")
     return
   end
-  local r = repl()
-  local answer = r.rl:read("add them to tai (you see each command before it runs)? [y/N] ")
-  if not answer or not answer:match("^%s*[yY]") then
-    say("(not added; /mcp add pastes again)")
-    return
+  if not M.asks_itself() then
+    local answer = repl().rl:read("add them to tai (they start without asking: --" .. tai.mode .. ")? [y/N] ")
+    if not answer or not answer:match("^%s*[yY]") then
+      say("(not added; /mcp add pastes again)")
+      return
+    end
   end
-  M.add(text)
+  local rep, err = tai.mcp.add({ source = text })
+  if not rep then warn(clean(err)) return end
+  M.report(rep, true)
 end
 
 -- normalize(source) shows what a paste would register, storing nothing.
@@ -188,6 +225,36 @@ function M.list_lines(list)
     local profiles = #s.profiles > 0 and table.concat(s.profiles, ", ") or "none"
     out[#out + 1] = string.format("  tools %d (granted %d, offered here %d, withheld %d, removed %d); enabled for: %s%s",
       s.tools, s.granted, s.offered, s.withheld, s.removed, one(profiles), s.connected and "; connected" or "")
+  end
+  return out
+end
+
+-- profile_lines(profile) says, after a switch to profile, which MCP
+-- servers it has enabled and which are enabled only for other profiles,
+-- with the command that enables them here; nothing when none are stored.
+function M.profile_lines(profile)
+  local list = tai.mcp.list()
+  if not list or #list == 0 then return {} end
+  local here, elsewhere, off = {}, {}, {}
+  for _, s in ipairs(list) do
+    local name = tai.term.clean(s.name, true)
+    if s.enabled then
+      here[#here + 1] = name
+    elseif #s.profiles > 0 then
+      elsewhere[#elsewhere + 1] = name .. " (" .. tai.term.clean(table.concat(s.profiles, ", "), true) .. ")"
+      off[#off + 1] = name
+    end
+  end
+  local out = {}
+  local p = tai.term.clean(profile, true)
+  if #here > 0 then
+    out[#out + 1] = "MCP servers enabled for " .. p .. ": " .. table.concat(here, ", ")
+  else
+    out[#out + 1] = "no MCP server is enabled for " .. p
+  end
+  if #elsewhere > 0 then
+    out[#out + 1] = "enabled for other profiles only: " .. table.concat(elsewhere, ", ") ..
+      "; /mcp enable " .. off[1] .. (#off > 1 and " (and so on)" or "") .. " offers its tools here"
   end
   return out
 end

@@ -109,8 +109,10 @@ local function names(out, name, t)
   end)
 end
 
--- state(e) says whether the entry comes enabled.
+-- state(e) says whether the entry comes enabled: in interactive mode the
+-- person chooses when adding it; under --auto and --yolo the entry says.
 local function state(e)
+  if tai.mode == "interactive" then return "you choose to enable it when adding" end
   if e.enabled then return "enabled when added" end
   return "disabled until /mcp enable"
 end

@@ -663,10 +663,21 @@ function M.package_name(spec)
 end
 
 -- url_name(url) turns a URL into a server name: https://mcp.context7.com/mcp
--- → context7.
+-- → context7, https://api.githubcopilot.com/mcp/ → githubcopilot; a
+-- loopback address names the port: http://127.0.0.1:8765/mcp → local-8765;
+-- another IP address is spelled out: http://10.0.0.5/mcp → host-10-0-0-5.
 function M.url_name(url)
-  local host = url:match("^%a[%w+.-]*://([^/:?#]+)") or url
-  host = host:lower()
+  local authority = url:match("^%a[%w+.-]*://([^/?#]+)") or url
+  authority = authority:gsub("^.*@", "") -- user info is no part of the name
+  local host, port = authority:match("^%[([^%]]*)%]:?(%d*)$")
+  if not host then host, port = authority:match("^([^:]*):?(%d*)$") end
+  host = (host or authority):lower()
+  if host == "localhost" or host:match("^127%.") or host == "::1" or host == "0.0.0.0" then
+    return port ~= "" and ("local-" .. port) or "local"
+  end
+  if host:match("^[%d.]+$") or host:find(":", 1, true) then
+    return M.slug("host-" .. host .. (port ~= "" and ("-" .. port) or ""))
+  end
   for _, p in ipairs({ "mcp.", "api.", "www." }) do
     if host:sub(1, #p) == p and host:find("%.", #p + 1) then host = host:sub(#p + 1) end
   end

@@ -511,6 +511,7 @@ builtin.profile = {
       if w[2] == "default" and p.name == "ollama" then
         M.say("(default resolves to a local Ollama at 127.0.0.1:11434: no OPENAI_API_KEY or ANTHROPIC_API_KEY is set)")
       end
+      for _, l in ipairs(require("mcp").profile_lines(p.name)) do M.say("  " .. l) end
       return
     end
     if sub == "new" then
@@ -1029,6 +1030,11 @@ function M.handle(line)
     -- message for the model
     M.remember(s)
     return require("mcp").offer_github(s)
+  end
+  if require("mcp").pasted_server(s) then
+    -- a server's address or a claude|codex|gemini mcp add line, which may
+    -- hold a token: offered like a config block, kept out of the history
+    return require("mcp").offer(s)
   end
   M.remember(s)
   return M.chat(s)

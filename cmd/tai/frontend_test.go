@@ -190,9 +190,10 @@ func TestREPLChatThatLooksLikeConfig(t *testing.T) {
 	s.typeKeys("[mcp_servers.docs]\rcommand = \"npx\"\r\r")
 	s.expect("the paste holds 1 server")
 	s.expect("runs:    npx")
-	s.expect("add them to tai")
+	s.expect("Add it? [y/d/N]")
+	s.expect("answer> ")
 	s.typeKeys("\r")
-	s.expect("(not added")
+	s.expect("consent was refused")
 	s.expect("tai:default> ")
 	s.typeKeys("\x04")
 	if status := s.wait(); status != 0 {

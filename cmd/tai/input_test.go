@@ -49,11 +49,12 @@ func TestREPLPasteIsOneMessage(t *testing.T) {
 	// A pasted MCP config is still read as one config.
 	s.typeKeys("\x1b[200~{\r  \"mcpServers\": {\r    \"fetch\": {\"command\": \"uvx\", \"args\": [\"mcp-server-fetch\"]}\r  }\r}\x1b[201~\r")
 	s.expect("the paste holds 1 server")
-	s.expect("fetch  (stdio, disabled until /mcp enable, from config-json)")
+	s.expect("fetch  (stdio, you choose to enable it when adding, from config-json)")
 	s.expect("runs:    uvx\r\n           mcp-server-fetch")
-	s.expect("add them to tai")
+	s.expect("Add it? [y/d/N]")
+	s.expect("answer> ")
 	s.typeKeys("\r")
-	s.expect("(not added")
+	s.expect("consent was refused")
 	s.expect("tai:default> ")
 	if n := len(srv.Requests()); n != 2 {
 		t.Fatalf("a pasted config reached the model (%d requests)", n)

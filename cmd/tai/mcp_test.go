@@ -42,8 +42,9 @@ func runMCPServer() int {
 	return 0
 }
 
-// TestREPLMCPServerForTheModel: a person adds an MCP server at the REPL
-// (consent shows the command), enables it, and the model then calls its
+// TestREPLMCPServerForTheModel: a person pastes an MCP server's config at
+// the REPL and answers one question, on the screen that shows the
+// command, choosing to enable it; the model's next turn then calls its
 // tool, asked for like any non-safe call; tai stops the server when it
 // exits.
 func TestREPLMCPServerForTheModel(t *testing.T) {
@@ -62,18 +63,20 @@ func TestREPLMCPServerForTheModel(t *testing.T) {
 	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"echoer": map[string]any{
 		"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{mcpServerEnv: marker},
 	}}})
-	s.typeKeys("/mcp add " + string(cfg) + "\r")
+	s.typeKeys("\x1b[200~" + string(cfg) + "\x1b[201~\r")
 	s.expect("first time:")
 	s.expect("-test.run=^$")
 	s.expect("env:     " + mcpServerEnv + "  (values not shown)")
+	s.expect("y: add it and enable it for profile default")
+	s.expect("Add it? [y/d/N]")
 	s.expect("answer> ")
 	s.typeKeys("y\r")
-	s.expect("added echoer (stdio), stored disabled")
+	s.expect("added echoer (stdio), enabled for profile default")
 	s.expect("1 tools: echo")
 	s.expect("tai:default> ")
-	s.typeKeys("/mcp enable ech\t\r")
-	s.expect("echoer enabled for profile default")
-	s.expect("tai:default> ")
+	if strings.Contains(s.seen.String(), "add them to tai") || strings.Contains(s.seen.String(), "Start it?") {
+		t.Fatalf("adding asked more than one question:\n%s", s.seen.String())
+	}
 
 	srv.Push(fakemodel.Calls(fakemodel.Call("mcp_echoer_echo", `{"text":"via the model"}`)))
 	s.typeKeys("echo something\r")
@@ -86,6 +89,20 @@ func TestREPLMCPServerForTheModel(t *testing.T) {
 	s.typeKeys("/mcp\r")
 	s.expect("connected")
 	s.expect("tai:default> ")
+
+	// Another profile has it not enabled: the switch says so, and how to
+	// enable it; the model calling its tool is told the same.
+	s.typeKeys("/profile new spare provider=openai model=m2 base_url=" + srv.BaseURL + " key_env=OPENAI_API_KEY\r")
+	s.expect("saved profile spare")
+	s.typeKeys("/profile use spare\r")
+	s.expect("now using profile spare")
+	s.expect("no MCP server is enabled for spare")
+	s.expect("enabled for other profiles only: echoer (default); /mcp enable echoer offers its tools here")
+	s.expect("tai:spare> ")
+	srv.Push(fakemodel.Calls(fakemodel.Call("mcp_echoer_echo", `{"text":"elsewhere"}`)))
+	s.typeKeys("echo elsewhere\r")
+	s.expect(`not enabled for profile "spare", so its tools are not offered (it is enabled for profile default): the person enables it here with /mcp enable echoer`)
+	s.expect("tai:spare> ")
 	s.typeKeys("\x04")
 	if status := s.wait(); status != 0 {
 		t.Fatalf("exit status %d", status)

@@ -163,9 +163,10 @@ func TestREPLOnATerminal(t *testing.T) {
 	s.typeKeys("{\r  \"mcpServers\": {\r    \"fs\": {\"command\": \"npx\", \"args\": [\"-y\", \"x}\"]}\r  }\r}\r")
 	s.expect("the paste holds 1 server")
 	s.expect("runs:    npx\r\n           -y\r\n           'x}'")
-	s.expect("add them to tai")
+	s.expect("Add it? [y/d/N]")
+	s.expect("answer> ")
 	s.typeKeys("\r")
-	s.expect("(not added")
+	s.expect("consent was refused")
 	s.expect("tai:ollama> ")
 
 	// A broken one gets a positioned parse error.
@@ -177,10 +178,11 @@ func TestREPLOnATerminal(t *testing.T) {
 	// A TOML block is read until a blank line.
 	s.typeKeys("[mcp_servers.docs]\rcommand = \"npx\"\r\r")
 	s.expect("the paste holds 1 server")
-	s.expect("docs  (stdio, disabled until /mcp enable, from config-toml)")
-	s.expect("add them to tai")
+	s.expect("docs  (stdio, you choose to enable it when adding, from config-toml)")
+	s.expect("Add it? [y/d/N]")
+	s.expect("answer> ")
 	s.typeKeys("\r")
-	s.expect("(not added")
+	s.expect("consent was refused")
 	s.expect("tai:ollama> ")
 
 	// Plain text with no model available prints how to configure one.

@@ -36,7 +36,7 @@ func lastScreen(out string, rows, cols int) []string {
 
 // TestPastedCommandCannotScrollOutOfSight: a pasted entry whose -c
 // script hides behind 60 line breaks and a harmless-looking npx line is
-// shown, in the preview and on the consent screen, with the sh, the -c
+// shown on the consent screen after the preview, with the sh, the -c
 // and the script's first line still on the screen when the question is
 // asked, the line breaks as \n, and a warning; answering no runs nothing.
 func TestPastedCommandCannotScrollOutOfSight(t *testing.T) {
@@ -48,7 +48,9 @@ func TestPastedCommandCannotScrollOutOfSight(t *testing.T) {
 	s := startREPL(t, e, "--clean")
 	s.expect("> ")
 	s.typeKeys("\x1b[200~" + string(cfg) + "\x1b[201~\r")
-	s.expect("add them to tai")
+	s.expect("first time:")
+	s.expect("Add it? [y/d/N]")
+	s.expect("answer> ")
 	check := func(what string, wants ...string) {
 		t.Helper()
 		screen := strings.Join(lastScreen(s.seen.String(), 50, 200), "\n")
@@ -58,13 +60,8 @@ func TestPastedCommandCannotScrollOutOfSight(t *testing.T) {
 			}
 		}
 	}
-	check("preview", "runs:    sh\n", "\n           -c\n", "\n           'id > /", `\n\n\n\n`)
-	s.typeKeys("y\r")
-	s.expect("first time:")
-	s.expect("Start it? [y/N]")
-	s.expect("answer> ")
 	check("consent", "run:     sh\n", "\n           -c\n", "\n           'id > /", `\n\n\n\n`,
-		"no real server needs a line break in its command line", "Start it? [y/N]")
+		"no real server needs a line break in its command line", "Add it? [y/d/N]")
 	s.typeKeys("n\r")
 	s.expect("consent was refused")
 	s.expect("> ")

@@ -280,5 +280,17 @@ func (b *Bridge) tool(bt *bridged) engine.Tool {
 		Run: func(ctx context.Context, args map[string]any) (engine.Result, error) {
 			return b.call(ctx, server, tool, args)
 		},
+		Unavailable: func(ctx context.Context) string {
+			s, err := b.current()
+			if err != nil {
+				return "" // the call finds out, and says why
+			}
+			if st := s.servers[server]; st != nil {
+				if profile := b.profileFor(ctx); !st.profiles[profile] {
+					return st.disabledFor(profile)
+				}
+			}
+			return ""
+		},
 	}
 }

@@ -17,17 +17,19 @@ import (
 
 func TestAddVerifyEnableCall(t *testing.T) {
 	f := newFixture(t, engine.Interactive, "")
+	f.p.answer = "d" // add it disabled
 	out := f.add(t, "srv", nil)
 	if out.Enabled || out.Profile != "work" || !slices.Contains(out.Tools, "echo") {
 		t.Fatalf("outcome = %+v", out)
 	}
-	// Consent came first and showed the exact argv.
+	// Consent came first, once, and showed the exact argv and the choices.
 	qs := f.p.questions()
 	if len(qs) != 1 {
 		t.Fatalf("questions = %q", qs)
 	}
 	exe, _ := os.Executable()
-	mustContain(t, "consent", qs[0], "srv", exe, "-test.run=^$", "env:     "+serverEnv)
+	mustContain(t, "consent", qs[0], "srv", exe, "-test.run=^$", "env:     "+serverEnv,
+		"y: add it and enable it for profile work", "d: add it disabled", "N: no")
 
 	states, err := f.store.ServerStates()
 	if err != nil || len(states) != 1 {
@@ -781,5 +783,58 @@ func TestLongDescriptionIsCutForTheModel(t *testing.T) {
 	}
 	if s.byName["mcp_srv_big"].state != StateGranted {
 		t.Fatal("cutting the description changed the pin state")
+	}
+}
+
+// TestAddIsOneDecision: the consent screen's answer decides everything: y
+// stores the server enabled for the registering profile only, d stores it
+// disabled, anything else stores and starts nothing; each asks once.
+func TestAddIsOneDecision(t *testing.T) {
+	tests := []struct {
+		answer  string
+		outcome string
+		enabled bool
+	}{
+		{answer: "y", outcome: Added, enabled: true},
+		{answer: "YES", outcome: Added, enabled: true},
+		{answer: "d", outcome: Added},
+		{answer: "n", outcome: Refused},
+		{answer: "", outcome: Refused},
+		{answer: "enable", outcome: Refused},
+	}
+	for _, tt := range tests {
+		t.Run(tt.answer, func(t *testing.T) {
+			f := newFixture(t, engine.Interactive, "")
+			f.p.answer = tt.answer
+			rep, err := f.b.Add(ctxT(t), AddRequest{Source: serverJSON(t, "srv", nil)})
+			if err != nil || len(rep.Servers) != 1 {
+				t.Fatalf("add = %+v, %v", rep, err)
+			}
+			out := rep.Servers[0]
+			if out.Outcome != tt.outcome || out.Enabled != tt.enabled {
+				t.Fatalf("outcome = %s enabled %v, want %s enabled %v (%s)", out.Outcome, out.Enabled, tt.outcome, tt.enabled, out.Reason)
+			}
+			if qs := f.p.questions(); len(qs) != 1 {
+				t.Fatalf("asked %d questions, want 1: %q", len(qs), qs)
+			}
+			states, err := f.store.ServerStates()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.outcome == Refused {
+				if len(states) != 0 {
+					t.Fatalf("a refused server was stored: %+v", states)
+				}
+				mustContain(t, "reason", out.Reason, "consent was refused")
+				return
+			}
+			if on, ok := states[0].Profiles["work"]; !ok || on != tt.enabled || len(states[0].Profiles) != 1 {
+				t.Fatalf("profile rows = %v, want only work, enabled %v", states[0].Profiles, tt.enabled)
+			}
+			offered := slices.Contains(specNames(f.reg.Specs()), "mcp_srv_echo")
+			if offered != tt.enabled {
+				t.Fatalf("mcp_srv_echo offered = %v, want %v", offered, tt.enabled)
+			}
+		})
 	}
 }

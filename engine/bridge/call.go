@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
+	"strings"
 
 	"tai/engine"
 	"tai/mcp"
@@ -26,7 +28,7 @@ func (b *Bridge) call(ctx context.Context, server, tool string, args map[string]
 		return engine.ErrorResult("mcp server %q is not registered (any more): mcp_list shows the servers", server), nil
 	}
 	if profile := b.profileFor(ctx); !st.profiles[profile] {
-		return engine.ErrorResult("mcp server %q is not enabled for profile %q: enable it first (mcp_enable {\"server\": %q})", server, profile, server), nil
+		return engine.ErrorResult("%s", st.disabledFor(profile)), nil
 	}
 	if why := st.refusal(tool); why != "" {
 		return engine.ErrorResult("%s", why), nil
@@ -54,6 +56,24 @@ func (b *Bridge) call(ctx context.Context, server, tool string, args map[string]
 		return engine.Result{}, err
 	}
 	return convert(res), nil
+}
+
+// disabledFor says that the server is not enabled for profile, where it
+// is, and how a person enables it here.
+func (st *serverState) disabledFor(profile string) string {
+	var on []string
+	for p, enabled := range st.profiles {
+		if enabled {
+			on = append(on, p)
+		}
+	}
+	sort.Strings(on)
+	where := "no profile"
+	if len(on) > 0 {
+		where = "profile " + strings.Join(on, ", ")
+	}
+	name := st.row.Name
+	return fmt.Sprintf("mcp server %q is not enabled for profile %q, so its tools are not offered (it is enabled for %s): the person enables it here with /mcp enable %s (or mcp_enable {\"server\": %q})", name, profile, where, name, name)
 }
 
 // refusal says why tool is not offered, or "" when it is.

@@ -335,12 +335,66 @@ func credentialName(name string) bool {
 
 // consentSpawn asks before a server is started: in interactive mode a
 // person answers (nobody there: refused); --auto consents and tells the
-// front end; --yolo consents silently. first says the server is not
-// registered yet.
-func (b *Bridge) consentSpawn(ctx context.Context, sp spawn, first bool) error {
+// front end; --yolo consents silently. It is for a server already
+// registered whose command changed; consentAdd asks for a new one.
+func (b *Bridge) consentSpawn(ctx context.Context, sp spawn) error {
+	ask, err := b.consentScreen(ctx, sp, false)
+	if err != nil || ask == "" {
+		return err
+	}
+	ok, err := b.approver(ctx).Decide(ctx, ask+"Start it? [y/N]")
+	if err != nil {
+		return fmt.Errorf("mcp server %q not started: nobody could consent (%v)", sp.Server, err)
+	}
+	if !ok {
+		return fmt.Errorf("mcp server %q not started: consent was refused", sp.Server)
+	}
+	return nil
+}
+
+// Answers to the question consentAdd asks.
+const (
+	addNo      = iota // not added
+	addEnabled        // added and enabled for the profile
+	addOnly           // added, disabled
+)
+
+// consentAdd asks before a new server is started and stored, on one
+// screen: what will run, then whether to add it enabled for profile, add
+// it disabled, or not at all. In interactive mode a person answers (nobody
+// there: refused). --auto and --yolo consent as consentSpawn does and
+// return addOnly: enabling is then what the entry itself says.
+func (b *Bridge) consentAdd(ctx context.Context, sp spawn, profile string) (int, error) {
+	ask, err := b.consentScreen(ctx, sp, true)
+	if err != nil {
+		return addNo, err
+	}
+	if ask == "" {
+		return addOnly, nil
+	}
+	q := ask + fmt.Sprintf("  y: add it and enable it for profile %s\n  d: add it disabled (/mcp enable %s enables it later)\n  N: no, start nothing\nAdd it? [y/d/N]",
+		mcp.VisibleLine(profile), mcp.VisibleLine(sp.Server))
+	answer, err := b.approver(ctx).Ask(ctx, q)
+	if err != nil {
+		return addNo, fmt.Errorf("mcp server %q not started: nobody could consent (%v)", sp.Server, err)
+	}
+	switch strings.ToLower(strings.TrimSpace(answer)) {
+	case "y", "yes":
+		return addEnabled, nil
+	case "d", "disabled":
+		return addOnly, nil
+	}
+	return addNo, fmt.Errorf("mcp server %q not started: consent was refused", sp.Server)
+}
+
+// consentScreen is the first part of a consent question: why it is asked
+// and what will run. Under --auto it records the consent and tells the
+// front end, under --yolo it consents silently; both return "". first
+// says the server is not registered yet.
+func (b *Bridge) consentScreen(ctx context.Context, sp spawn, first bool) (string, error) {
 	a := b.approver(ctx)
 	if err := b.attended(ctx, a, "start MCP server "+sp.Server); err != nil {
-		return err
+		return "", err
 	}
 	args := map[string]any{"transport": sp.Transport}
 	if len(sp.Argv) > 0 {
@@ -363,10 +417,10 @@ func (b *Bridge) consentSpawn(ctx context.Context, sp spawn, first bool) error {
 	}
 	switch a.Mode() {
 	case engine.Yolo:
-		return nil
+		return "", nil
 	case engine.Auto:
 		_, err := a.Approve(ctx, engine.Consent{Tool: "mcp-spawn", Origin: sp.Server, Digest: sp.digest()[:12], Args: args})
-		return err
+		return "", err
 	}
 	name := mcp.VisibleLine(sp.Server)
 	why := "tai is about to start MCP server " + name + " for the first time:"
@@ -381,15 +435,7 @@ func (b *Bridge) consentSpawn(ctx context.Context, sp spawn, first bool) error {
 		}
 		text += fmt.Sprintf("  (%d lines%s: scroll up to the line after %q to read them all)\n", n, what, why)
 	}
-	q := why + "\n" + text + "Start it? [y/N]"
-	ok, err := a.Decide(ctx, q)
-	if err != nil {
-		return fmt.Errorf("mcp server %q not started: nobody could consent (%v)", sp.Server, err)
-	}
-	if !ok {
-		return fmt.Errorf("mcp server %q not started: consent was refused", sp.Server)
-	}
-	return nil
+	return why + "\n" + text, nil
 }
 
 // attended refuses what needs a person in a turn a model runs with nobody

@@ -114,7 +114,7 @@ func TestConsentShowsEveryWordVisibly(t *testing.T) {
 			if got := strings.Contains(q, "no real server needs a line break in its command line"); got != tt.warn {
 				t.Errorf("line-break warning shown = %v, want %v:\n%s", got, tt.warn, q)
 			}
-			if !strings.HasSuffix(q, "\nStart it? [y/N]") {
+			if !strings.HasSuffix(q, "\nAdd it? [y/d/N]") {
 				t.Errorf("the question is not last: %q", q[max(0, len(q)-200):])
 			}
 			if _, err := os.Stat(mark); err == nil {
@@ -238,7 +238,7 @@ func TestListShowsWordsAndMarksSecretInArgv(t *testing.T) {
 	}
 	out := text(res)
 	mustContain(t, "mcp_list", out,
-		"- leaky (stdio, disabled here):\n    "+mcp.Quote(exe)+"\n    '-test.run=^$'\n    --token\n    '${gh}'\n",
+		"- leaky (stdio, enabled here):\n    "+mcp.Quote(exe)+"\n    '-test.run=^$'\n    --token\n    '${gh}'\n",
 		`    'x\n- evil (stdio, enabled here): npx harmless\x1b[2J\u202e'`,
 		"⚠ secret in argv: ${gh}")
 	if strings.Count(out, "⚠ secret in argv") != 1 {

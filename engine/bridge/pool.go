@@ -119,7 +119,7 @@ func (b *Bridge) open(ctx context.Context, st *serverState, cn *conn) (*mcp.Clie
 	}
 	sp := spawnOf(e, st.entry, b.secretKind())
 	if d := sp.digest(); d != st.row.Consented {
-		if err := b.consentSpawn(ctx, sp, false); err != nil {
+		if err := b.consentSpawn(ctx, sp); err != nil {
 			return nil, err
 		}
 		if err := b.store.ServerConsent(st.row.Name, d); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -81,7 +82,8 @@ func (r AddReport) Count(o string) int {
 // already stored is skipped; otherwise the spawn is consented to (asked in
 // interactive mode, automatic under --auto, silent under --yolo), the
 // server is started and its tools listed, and only then is its row, the
-// registering profile's row (enabled as the entry says, else disabled),
+// registering profile's row (enabled as the person chose on the consent
+// screen; under --auto and --yolo as the entry says, else disabled),
 // its pins and its tool cache stored, in one transaction. A server that
 // fails verification stores nothing; its outcome says why, with its
 // stderr tail. The error is for a source that could not be read at all.
@@ -101,7 +103,7 @@ func (b *Bridge) Add(ctx context.Context, req AddRequest) (AddReport, error) {
 	if github.IsSource(text) {
 		return b.addResolved(ctx, rep, text, req)
 	}
-	if !strings.ContainsAny(text, "\n{}[]=\"") {
+	if !strings.ContainsAny(text, "\n{}[]=\"") && !isURL(text) {
 		if st := s.servers[text]; st != nil {
 			rep.Servers = append(rep.Servers, ServerOutcome{Server: text, Outcome: Skipped, Transport: st.row.Transport, Reason: "already registered"})
 			return rep, nil
@@ -168,6 +170,13 @@ func (b *Bridge) addResolved(ctx context.Context, rep AddReport, url string, req
 	out.Found = b.clean(b.store.Redact(found))
 	rep.Servers = append(rep.Servers, out)
 	return rep, nil
+}
+
+// isURL reports a source that is one http(s) URL: a server's address, for
+// the normalizer.
+func isURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (strings.EqualFold(u.Scheme, "http") || strings.EqualFold(u.Scheme, "https")) && u.Host != "" && !strings.ContainsAny(s, " \t\n")
 }
 
 func looksLikePath(s string) bool {
@@ -239,8 +248,13 @@ func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile, found string)
 		out.Consent = "asked"
 	}
 	out.Spawn = strings.TrimRight(sp.text(b.store.Redact), "\n")
-	if err := b.consentSpawn(ctx, sp, true); err != nil {
+	choice, err := b.consentAdd(ctx, sp, profile)
+	if err != nil {
 		return refuse("%v", err)
+	}
+	enabled := e.Enabled
+	if out.Consent == "asked" {
+		enabled = choice == addEnabled
 	}
 	c, err := mcp.Connect(ctx, ex, b.clientOptions(nil))
 	if err != nil {
@@ -272,7 +286,7 @@ func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile, found string)
 			URL: e.URL, Headers: e.Headers, Cwd: e.Cwd, Allow: e.Allow, Deny: e.Deny,
 			Source: source, Consented: sp.digest(),
 		},
-		Profile: profile, Enabled: e.Enabled, Pins: pins, Tools: rows, MaxServers: b.opts.MaxServers,
+		Profile: profile, Enabled: enabled, Pins: pins, Tools: rows, MaxServers: b.opts.MaxServers,
 	})
 	switch {
 	case errors.Is(err, vault.ErrExists):
@@ -286,7 +300,7 @@ func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile, found string)
 	if _, err := b.reload(); err != nil {
 		return refuse("%v", err)
 	}
-	out.Outcome, out.Enabled = Added, e.Enabled
+	out.Outcome, out.Enabled = Added, enabled
 	return out
 }
 

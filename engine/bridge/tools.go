@@ -205,7 +205,7 @@ func (b *Bridge) Callable(ctx context.Context, server, tool string) (string, err
 		return "", err
 	}
 	if profile := b.profileFor(ctx); !s.servers[server].profiles[profile] {
-		return "", fmt.Errorf("mcp server %q is not enabled for profile %q: enable it first (mcp_enable, /mcp enable %s)", server, profile, server)
+		return "", errors.New(s.servers[server].disabledFor(profile))
 	}
 	return name, nil
 }

@@ -162,7 +162,38 @@ func Normalize(text string, opts *Options) ([]mcp.Entry, []Note, error) {
 		return nil, notes, fmt.Errorf("%w in the pasted text: expected an object such as {\"mcpServers\": {\"NAME\": {\"command\": …}}}, a single entry with command or url, or [mcp_servers.NAME] tables in TOML", ErrNoServers)
 	}
 	entries, more := validate(rep.Entries, source)
-	return entries, append(notes, more...), nil
+	notes = append(notes, more...)
+	if doc.Format == FormatURL && o.Name == "" {
+		notes = append(notes, freeNames(entries, o.Stored)...)
+	}
+	return entries, notes, nil
+}
+
+// freeNames renames an entry named after its URL whose name a stored
+// server with another address holds: name-2, name-3, … (the same address
+// keeps the name: adding it again finds it registered).
+func freeNames(entries []mcp.Entry, stored func(string) (mcp.Entry, bool)) []Note {
+	if stored == nil {
+		return nil
+	}
+	var notes []Note
+	for i, e := range entries {
+		taken := func(name string) bool {
+			s, ok := stored(name)
+			return ok && (s.Transport != mcp.TransportHTTP || s.URL != e.URL)
+		}
+		if e.Name == "" || !taken(e.Name) {
+			continue
+		}
+		n := 2
+		for taken(fmt.Sprintf("%s-%d", e.Name, n)) {
+			n++
+		}
+		name := fmt.Sprintf("%s-%d", e.Name, n)
+		notes = append(notes, Note{Server: name, Level: LevelInfo, Text: fmt.Sprintf("named %q: a stored server with another address is named %q", name, e.Name)})
+		entries[i].Name = name
+	}
+	return notes
 }
 
 // Canonical is the Rules used when Options.Rules is nil: the document maps

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -178,5 +179,37 @@ func TestNormalizeAllRefusedKeepsTheReasons(t *testing.T) {
 	none := func(*Document) (*Repaired, error) { return &Repaired{}, nil }
 	if _, _, err := Normalize(`{"a": 1}`, &Options{Rules: none}); !errors.Is(err, ErrNoServers) {
 		t.Fatalf("err = %v, want ErrNoServers", err)
+	}
+}
+
+// TestURLNameNeverTakesAStoredName: a bare URL named after its host gains
+// -2, -3, … when a stored server with another address holds the name, and
+// keeps it when the stored server is the same address.
+func TestURLNameNeverTakesAStoredName(t *testing.T) {
+	rules := func(doc *Document) (*Repaired, error) {
+		u, _ := doc.Value.(*Object).Values["url"].(string)
+		return &Repaired{Entries: []map[string]any{{"name": "notion", "url": u, "transport": "http"}}}, nil
+	}
+	stored := map[string]mcp.Entry{
+		"notion":   {Name: "notion", Transport: mcp.TransportHTTP, URL: "https://mcp.notion.com/mcp"},
+		"notion-2": {Name: "notion-2", Transport: mcp.TransportStdio, Command: "x"},
+	}
+	lookup := func(name string) (mcp.Entry, bool) { e, ok := stored[name]; return e, ok }
+	tests := []struct{ url, want string }{
+		{"https://mcp.notion.com/mcp", "notion"},
+		{"https://mcp.notion.com/other", "notion-3"},
+	}
+	for _, tt := range tests {
+		entries, notes, err := Normalize(tt.url, &Options{Rules: rules, Stored: lookup})
+		if err != nil || len(entries) != 1 || entries[0].Name != tt.want {
+			t.Fatalf("%s: entries = %+v, %v; want named %s", tt.url, entries, err, tt.want)
+		}
+		if tt.want != "notion" && !slices.ContainsFunc(notes, func(n Note) bool { return strings.Contains(n.Text, "another address") }) {
+			t.Errorf("%s: no note says why it was renamed: %+v", tt.url, notes)
+		}
+	}
+	entries, _, err := Normalize("https://mcp.notion.com/other", &Options{Rules: rules, Stored: lookup, Name: "mine"})
+	if err != nil || entries[0].Name != "notion" {
+		t.Fatalf("a name the person gave is not renamed here: %+v, %v", entries, err)
 	}
 }

@@ -103,7 +103,7 @@ return {
       }
     }]])
     local lines = view.lines(entries, notes)
-    find(lines, "github  (stdio, disabled until /mcp enable, from config-json)")
+    find(lines, "github  (stdio, you choose to enable it when adding, from config-json)")
     local at = 0
     for i, l in ipairs(lines) do if l == "  runs:    docker" then at = i end end
     if at == 0 then error("no runs: line in:\n" .. table.concat(lines, "\n")) end

@@ -194,6 +194,12 @@ cwd = "/tmp"
       { [[{"command": "docker", "args": ["run", "-i", "--rm", "-e", "X", "ghcr.io/github/github-mcp-server"]}]], "github" },
       { [[{"command": "npx", "args": ["-y", "mcp-remote", "https://mcp.linear.app/mcp"]}]], "linear" },
       { "https://mcp.example.org/mcp", "example" },
+      { "https://mcp.notion.com/mcp", "notion" },
+      { "https://api.githubcopilot.com/mcp/", "githubcopilot" },
+      { "http://127.0.0.1:8765/mcp", "local-8765" },
+      { "http://localhost:3000/mcp", "local-3000" },
+      { "http://[::1]:9/mcp", "local-9" },
+      { "http://10.0.0.5/mcp", "host-10-0-0-5" },
     }
     for _, c in ipairs(cases) do
       local es, notes = normalize(c[1])
