@@ -15,9 +15,9 @@ import (
 // TestInteropResolveVerifyCall pastes a GitHub URL at the REPL on a
 // terminal: the resolver reads the folder of the official server-memory
 // through a fake contents API, the consent screen says where the entry was
-// found, the server (npx, from the pinned node_modules) is verified live
-// and stored with source github:<owner>/<repo>, and one of its tools is
-// called from the REPL.
+// found and is the one question (y adds it enabled), the server (npx, from
+// the pinned node_modules) is verified live and stored with source
+// github:<owner>/<repo>, and one of its tools is called from the REPL.
 func TestInteropResolveVerifyCall(t *testing.T) {
 	root, node := nodeModules(t)
 	api := httptest.NewServer(githubtest.Handler(filepath.Join("testdata", "repos"), nil))
@@ -32,16 +32,13 @@ func TestInteropResolveVerifyCall(t *testing.T) {
 	s.typeKeys("https://github.com/modelcontextprotocol/servers/tree/main/src/memory\r")
 	s.expect("found by the deterministic pass in src/memory/")
 	s.expect("@modelcontextprotocol/server-memory")
-	s.expect("add it to tai")
-	s.typeKeys("y\r")
 	s.expect("from:")
 	s.expect("github.com/modelcontextprotocol/servers")
-	s.expect("Start it? [y/N]")
+	s.expect("Add it? [y/d/N]")
+	s.expect("answer> ")
 	s.typeKeys("y\r")
-	s.expect("added memory (stdio)")
+	s.expect("added memory (stdio), enabled for profile")
 	s.expect("read_graph")
-	s.typeKeys("/mcp enable memory\r")
-	s.expect("memory enabled for profile")
 	// a person's own /mcp call is not put to them again
 	s.typeKeys("/mcp call memory read_graph {}\r")
 	s.expect(`"entities"`)
