@@ -83,6 +83,8 @@ func (s *clientSet) closeAll() {
 //	    entry: {name=, transport="stdio"|"http", command=, args=, env=, cwd=,
 //	            url=, headers=, allow=, deny=, enabled=, source=}
 //	client:tools() -> {{name=, description=, inputSchema=, …}, …} | nil, err
+//	    (a tool too deeply nested to convert: {name=, description=,
+//	    unreadable=why})
 //	client:call(tool [, args]) -> {content={…}, isError=bool, …} | nil, err
 //	client:ping() -> true | nil, err
 //	client:close()
@@ -199,6 +201,10 @@ func mcpTools(L *glua.LState) int {
 	if err != nil {
 		return c.fail(L, err.Error())
 	}
+	redact, err := c.redactor()
+	if err != nil {
+		return c.fail(L, err.Error())
+	}
 	out := L.NewTable()
 	for _, t := range tools {
 		if c.entry.Offers(t.Name) != nil {
@@ -210,9 +216,17 @@ func mcpTools(L *glua.LState) int {
 				return c.fail(L, err.Error())
 			}
 		}
-		v, err := c.toLua(L, raw)
+		v, err := decodeJSON(L, raw, redact)
 		if err != nil {
-			return c.fail(L, "tool "+t.Name+": "+err.Error())
+			// A definition Lua cannot hold (nested past what it reads) is
+			// listed by its name and why, and the other tools stay usable.
+			bad := L.NewTable()
+			bad.RawSetString("name", glua.LString(redact(t.Name)))
+			if t.Description != "" {
+				bad.RawSetString("description", glua.LString(redact(t.Description)))
+			}
+			bad.RawSetString("unreadable", glua.LString(redact(err.Error())))
+			v = bad
 		}
 		out.Append(v)
 	}

@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 		serveBenchMCP()
 		os.Exit(0)
 	}
-	if os.Getenv("TAI_LUA_TEST_MCP") == "1" {
+	if v := os.Getenv("TAI_LUA_TEST_MCP"); v == "1" || v == "deep" {
 		serveStdioMCP(os.Stdin, os.Stdout)
 		os.Exit(0)
 	}
@@ -56,11 +56,20 @@ func answerMCP(m rpcMsg) (result any, rerr *rpcError) {
 	case "ping":
 		return map[string]any{}, nil
 	case "tools/list":
-		return map[string]any{"tools": []any{
+		tools := []any{
 			map[string]any{"name": "echo", "description": "echoes text", "inputSchema": map[string]any{
 				"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}}}},
 			map[string]any{"name": "sulk", "description": "always fails", "inputSchema": map[string]any{"type": "object"}},
-		}}, nil
+		}
+		if os.Getenv("TAI_LUA_TEST_MCP") == "deep" {
+			// Nested past what a Lua table conversion reads.
+			var schema any = map[string]any{"type": "string"}
+			for range 300 {
+				schema = map[string]any{"type": "object", "properties": map[string]any{"a": schema}}
+			}
+			tools = append(tools, map[string]any{"name": "deep", "description": "nested deeply", "inputSchema": schema})
+		}
+		return map[string]any{"tools": tools}, nil
 	case "tools/call":
 		var p struct {
 			Name      string         `json:"name"`
@@ -162,6 +171,28 @@ func TestMCPConnect(t *testing.T) {
 				t.Fatalf("got %v\nwant %v", got, want)
 			}
 		})
+	}
+}
+
+// TestMCPToolsKeepsOthersBesideADeepTool: a tool nested too deeply to
+// convert comes back as its name, description and why, and the server's
+// other tools are listed and callable as ever.
+func TestMCPToolsKeepsOthersBesideADeepTool(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHost(t, Options{}, nil)
+	got := mustRun(t, h, fmt.Sprintf(`
+		local c = assert(tai.mcp.connect{name = "fake", command = %q, args = {"-test.run=^$"}, env = {TAI_LUA_TEST_MCP = "deep"}})
+		local tools = assert(c:tools())
+		local echo = assert(c:call("echo", {text = "hi"}))
+		c:close()
+		return #tools, tools[1].name, tools[3].name, tools[3].description, tools[3].inputSchema,
+			tools[3].unreadable ~= nil and tools[3].unreadable:match("deep") ~= nil, echo.content[1].text`, exe))
+	want := []any{int64(3), "echo", "deep", "nested deeply", nil, true, "echo: hi"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v\nwant %v", got, want)
 	}
 }
 
