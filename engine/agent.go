@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -44,6 +45,10 @@ type Events struct {
 	// OnToolStart and OnToolEnd bracket each tool call.
 	OnToolStart func(ToolEvent)
 	OnToolEnd   func(ToolEvent)
+	// OnRunning(true) says the approved calls of one answer have started
+	// running (time for a spinner naming them); OnRunning(false) comes
+	// after the OnToolEnd of every one of them.
+	OnRunning func(running bool)
 	// OnRetry is told of each retry of a model request (rate limit,
 	// server error, refused connection) before the client waits; it wins
 	// over ClientOptions.OnRetry for this agent's turns.
@@ -516,6 +521,10 @@ func (a *Agent) runCalls(ctx context.Context, calls []ToolCall, allow func(strin
 		}
 	}
 	var wg sync.WaitGroup
+	if ev.OnRunning != nil && slices.ContainsFunc(prepared, func(c *Call) bool { return c != nil }) {
+		ev.OnRunning(true)
+		defer ev.OnRunning(false)
+	}
 	for i, c := range prepared {
 		if c == nil {
 			continue

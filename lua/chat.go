@@ -86,6 +86,7 @@ type chatOpts struct {
 	onStart  *glua.LFunction
 	onEnd    *glua.LFunction
 	onRetry  *glua.LFunction
+	onRun    *glua.LFunction
 }
 
 func readChatOpts(L *glua.LState, n int) chatOpts {
@@ -131,6 +132,7 @@ func readChatOpts(L *glua.LState, n int) chatOpts {
 	o.onStart = fn("on_tool_start")
 	o.onEnd = fn("on_tool_end")
 	o.onRetry = fn("on_retry")
+	o.onRun = fn("on_running")
 	return o
 }
 
@@ -244,6 +246,31 @@ func (h *Host) chatEvents(ctx context.Context, o chatOpts) engine.Events {
 				mu.Lock()
 				defer mu.Unlock()
 				return broken[o.onWait]
+			}, func(n int, _ time.Duration) []glua.LValue { return []glua.LValue{glua.LTrue, glua.LNumber(n)} })
+		}
+	}
+	if o.onRun != nil {
+		var stop context.CancelFunc
+		var stopped chan struct{}
+		ev.OnRunning = func(running bool) {
+			if stop != nil {
+				stop()
+				<-stopped
+				stop, stopped = nil, nil
+			}
+			if !running {
+				call(o.onRun, func() []glua.LValue { return []glua.LValue{glua.LFalse} })
+				return
+			}
+			call(o.onRun, func() []glua.LValue { return []glua.LValue{glua.LTrue, glua.LNumber(0), glua.LNumber(0)} })
+			tctx, cancel := context.WithCancel(ctx)
+			stop, stopped = cancel, make(chan struct{})
+			go h.spin(tctx, o.onRun, stopped, func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return broken[o.onRun]
+			}, func(n int, elapsed time.Duration) []glua.LValue {
+				return []glua.LValue{glua.LTrue, glua.LNumber(n), glua.LNumber(elapsed.Milliseconds())}
 			})
 		}
 	}
@@ -280,10 +307,11 @@ func retryTable(L *glua.LState, n engine.RetryNotice) *glua.LTable {
 	return t
 }
 
-// spin calls fn(true, n) every spinnerTick until ctx ends, then closes
-// stopped.
-func (h *Host) spin(ctx context.Context, fn *glua.LFunction, stopped chan struct{}, broken func() bool) {
+// spin calls fn with args(n, elapsed) every spinnerTick until ctx ends,
+// then closes stopped.
+func (h *Host) spin(ctx context.Context, fn *glua.LFunction, stopped chan struct{}, broken func() bool, args func(n int, elapsed time.Duration) []glua.LValue) {
 	defer close(stopped)
+	start := time.Now()
 	tick := time.NewTicker(spinnerTick)
 	defer tick.Stop()
 	for n := 1; ; n++ {
@@ -294,7 +322,7 @@ func (h *Host) spin(ctx context.Context, fn *glua.LFunction, stopped chan struct
 		}
 		_ = h.onLua(ctx, func() {
 			if !broken() {
-				_, _ = h.callLua(fn, 0, glua.LTrue, glua.LNumber(n))
+				_, _ = h.callLua(fn, 0, args(n, time.Since(start))...)
 			}
 		})
 	}

@@ -85,7 +85,8 @@ func (h *Host) getenv() func(string) string {
 //	        empty=, finish_reason=, usage=, profile=} | nil, err
 //	    opts: profile, max_steps, tools (names or patterns), system, reset,
 //	    on_text(delta), on_waiting(waiting, tick), on_tool_start(ev),
-//	    on_tool_end(ev), on_retry(notice)
+//	    on_tool_end(ev), on_retry(notice), on_running(running, tick, elapsed_ms)
+//	    (every tick while the approved calls of an answer run; false after)
 //	    notice: {text=, reason=, status=, wait=(seconds), attempt=, attempts=,
 //	        provider=, model=}
 //	tai.chat_reset([opts])   forgets the conversation tai.chat keeps

@@ -78,6 +78,17 @@ function M.duration(ms)
   return string.format("%.1f s", ms / 1000)
 end
 
+-- running_text(names, ms, width) is the spinner's text while tools run:
+-- their names and the seconds they have taken ("shell · 12 s"), cut to
+-- fit width columns (0: unknown) so that redrawing it stays on one row.
+function M.running_text(names, ms, width)
+  local secs = string.format("%d s", math.floor(ms / 1000))
+  if tai.term.color() then secs = "\27[2m" .. secs .. "\27[0m" end
+  local list = table.concat(names, ", ")
+  if width and width > 0 then list = cut(list, math.max(8, width - 16)) end
+  return list .. " · " .. secs
+end
+
 -- retry_text(n) is how a retry of the model request is shown, from
 -- tai.chat's on_retry notice: "rate limited (429); retrying in 30s,
 -- attempt 2/4".
@@ -189,7 +200,7 @@ end
 -- view.opts(extra) gives tai.chat's options; view.finish() ends the last
 -- line.
 function M.new(o)
-  local view = { at_start = true, open = nil }
+  local view = { at_start = true, open = nil, running = {} }
   local same = o.note == o.write
   local red = o.redactor
   local md = o.markdown and M.styler() or nil
@@ -297,7 +308,31 @@ function M.new(o)
     o.note((o.retry_prefix or "") .. line .. "\n")
   end
 
+  -- running(on, tick, ms) draws, while the approved calls run, a spinner
+  -- naming them with the time they have taken. A tool line still open
+  -- (no question came between) is left alone for the first second.
+  local function running(on, tick, ms)
+    if not o.spinner then return end
+    if not on then
+      if view.spinning then
+        o.note("\r\27[K")
+        view.spinning = false
+      end
+      return
+    end
+    if view.open and (ms or 0) < 1000 then return end
+    local names = {}
+    for _, n in pairs(view.running) do names[#names + 1] = n end
+    if #names == 0 then return end
+    table.sort(names)
+    if not view.at_start and same then o.write("\n") view.at_start = true end
+    if view.open then o.note("\n") view.open = nil end
+    o.note("\r" .. M.frames[(tick or 0) % #M.frames + 1] .. " " .. M.running_text(names, ms or 0, o.width) .. "\27[K")
+    view.spinning = true
+  end
+
   local function tool_start(ev)
+    view.running[ev.id] = M.short(ev.name, 40)
     view.newline()
     if not view.at_start then
       o.write("\n")
@@ -309,6 +344,7 @@ function M.new(o)
   end
 
   local function tool_end(ev)
+    view.running[ev.id] = nil
     local mark = (M.marks[ev.outcome] or M.short(ev.outcome, 40)) .. " " .. M.duration(ev.duration_ms or 0)
     if view.spinning then
       o.note("\r\27[K")
@@ -325,7 +361,7 @@ function M.new(o)
 
   function view.opts(extra)
     local t = { on_text = text, on_waiting = waiting, on_tool_start = tool_start, on_tool_end = tool_end,
-      on_retry = retry }
+      on_retry = retry, on_running = running }
     for k, v in pairs(extra or {}) do t[k] = v end
     return t
   end
@@ -794,6 +830,7 @@ function M.conversation()
     conv.usage.input = conv.usage.input + (u.input_tokens or 0)
     conv.usage.output = conv.usage.output + (u.output_tokens or 0)
     if not not_a_turn then conv.usage.turns = conv.usage.turns + 1 end
+    if M.unreported(d) then conv.usage.unreported = (conv.usage.unreported or 0) + 1 end
   end
 
   -- turned() counts a turn of the conversation (kept with it).
@@ -813,10 +850,23 @@ end
 
 -- usage_line(d, total) is the line shown after a turn: the turn's tokens
 -- from the API's usage fields and the running total of the session.
+-- A turn whose usage the provider did not report (no usage fields, or
+-- zeros: no request is free) says so instead of counting zeros.
 function M.usage_line(d, total)
   local u = d and d.usage or {}
-  return string.format("%s in · %s out · session %s in · %s out",
-    M.thousands(u.input_tokens), M.thousands(u.output_tokens), M.thousands(total.input), M.thousands(total.output))
+  local turn = string.format("%s in · %s out", M.thousands(u.input_tokens), M.thousands(u.output_tokens))
+  if M.unreported(d) then turn = "usage not reported" end
+  if total.input == 0 and total.output == 0 then
+    return turn .. " by the provider"
+  end
+  return string.format("%s · session %s in · %s out", turn, M.thousands(total.input), M.thousands(total.output))
+end
+
+-- unreported(d) says whether the provider reported no usage for a turn
+-- (tai.chat's details).
+function M.unreported(d)
+  local u = d and d.usage or {}
+  return (u.input_tokens or 0) == 0 and (u.output_tokens or 0) == 0
 end
 
 -- env_key() names the provider key set in the environment, or nil.

@@ -771,6 +771,9 @@ builtin.usage = {
     local u = M.conv.usage
     M.say(string.format("session: %s tokens in, %s out, over %d turn%s", chatview.thousands(u.input), chatview.thousands(u.output),
       u.turns, u.turns == 1 and "" or "s"))
+    if (u.unreported or 0) > 0 then
+      M.say(string.format("(the provider reported no usage for %d of them, not counted)", u.unreported))
+    end
     M.say(string.format("the next request starts with about %s tokens (estimated; repl.context_limit is %s)",
       chatview.thousands(M.context_size()), chatview.thousands(M.context_limit)))
   end,

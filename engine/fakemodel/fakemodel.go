@@ -51,6 +51,9 @@ type Turn struct {
 	// InputTokens and OutputTokens override the usage counts (0 means a
 	// count derived from the sizes of request and answer).
 	InputTokens, OutputTokens int
+	// NoUsage leaves the usage out of the answer (OpenAI fake), as some
+	// OpenAI-compatible servers do.
+	NoUsage bool
 
 	// Status, when non-zero, answers with this HTTP status and an error
 	// body in the API's shape, carrying ErrorType and Error.

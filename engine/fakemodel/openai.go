@@ -133,11 +133,14 @@ func (s *Server) wholeOpenAI(w http.ResponseWriter, req Request, t Turn) {
 		}
 		msg["tool_calls"] = calls
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
+	body := map[string]any{
 		"id": "chatcmpl-fake", "object": "chat.completion", "created": time.Now().Unix(), "model": req.Model,
 		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": s.openAIFinish(t)}},
-		"usage":   map[string]any{"prompt_tokens": t.InputTokens, "completion_tokens": t.OutputTokens, "total_tokens": t.InputTokens + t.OutputTokens},
-	})
+	}
+	if !t.NoUsage {
+		body["usage"] = map[string]any{"prompt_tokens": t.InputTokens, "completion_tokens": t.OutputTokens, "total_tokens": t.InputTokens + t.OutputTokens}
+	}
+	writeJSON(w, http.StatusOK, body)
 }
 
 func (s *Server) streamOpenAI(w http.ResponseWriter, r *http.Request, req Request, t Turn) {
@@ -194,7 +197,7 @@ func (s *Server) streamOpenAI(w http.ResponseWriter, r *http.Request, req Reques
 	if !e.send("", chunk(map[string]any{}, s.openAIFinish(t))) {
 		return
 	}
-	if includeUsage.StreamOptions.IncludeUsage {
+	if includeUsage.StreamOptions.IncludeUsage && !t.NoUsage {
 		if !e.send("", map[string]any{
 			"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": created, "model": req.Model, "choices": []any{},
 			"usage": map[string]any{"prompt_tokens": t.InputTokens, "completion_tokens": t.OutputTokens, "total_tokens": t.InputTokens + t.OutputTokens},

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"tai/engine/fakemodel"
+)
+
+// TestSpinnerWhileAToolRuns: while an approved tool runs, a spinner names
+// it with the time it has taken, and is cleared when it ends; without a
+// question before it, the tool line stays as it is for the first second.
+func TestSpinnerWhileAToolRuns(t *testing.T) {
+	e := newEnv(t)
+	fifo := filepath.Join(e.root, "gate")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := fakemodel.NewOpenAI(t)
+	srv.SetRule(fromToolResults)
+	s := startREPLIn(t, e.root, e.modelVars(srv))
+	s.expect("tai:default> ")
+
+	open := func() {
+		// The tool blocks reading the FIFO until the test writes to it.
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString("released\n")
+		f.Close()
+	}
+	srv.Push(fakemodel.Calls(fakemodel.Call("shell", `{"command":"cat `+fifo+`"}`)))
+	s.typeKeys("wait for it\r")
+	s.expect("[s]how everything: ")
+	s.typeKeys("a")
+	s.expect(" shell · 0 s")
+	open()
+	s.expect("\r\x1b[K  shell ✓")
+	s.expect("tai:default> ")
+
+	srv.Push(fakemodel.Calls(fakemodel.Call("shell", `{"command":"cat `+fifo+` "}`)))
+	s.typeKeys("again\r")
+	s.expect("⚙ shell command=cat")
+	s.expect(" shell · 1 s")
+	open()
+	s.expect("\r\x1b[K  shell ✓")
+	s.expect("tai:default> ")
+	if n := strings.Count(s.seen.String(), "wants to run"); n != 1 {
+		t.Fatalf("asked %d times; want once (the second call came after [a])", n)
+	}
+}
