@@ -99,6 +99,10 @@ type TurnOptions struct {
 	// turn, joined with blank lines, not only its final answer (the served
 	// chat uses it).
 	Capture bool
+	// ToolBudget overrides the agent's SelectOptions.Budget for this turn
+	// (tokens the tool schemas may take before selection starts); zero
+	// keeps it.
+	ToolBudget int
 }
 
 // Turn is the outcome of RunTurn.
@@ -106,6 +110,9 @@ type Turn struct {
 	// Text is the final answer (in capture mode, everything the model said
 	// during the turn, joined with blank lines).
 	Text string
+	// Tools is the tool selection of the turn's last model call: what was
+	// offered, out of how many.
+	Tools Selection
 	// Steps counts the model calls made.
 	Steps int
 	// Usage sums the token counts of the turn.
@@ -229,9 +236,9 @@ func (a *Agent) allowed(name string) bool {
 
 // offered returns the tools offered to the model this step: the agent's
 // own tools when it has some, else the registry's selection.
-func (a *Agent) offered(hist []Message, sel SelectOptions) []ToolSpec {
+func (a *Agent) offered(hist []Message, sel SelectOptions) Selection {
 	if len(a.opts.Own) == 0 {
-		return a.reg.SelectTools(hist, sel)
+		return a.reg.Select(hist, sel)
 	}
 	out := make([]ToolSpec, 0, len(a.opts.Own))
 	for _, t := range a.opts.Own {
@@ -239,7 +246,7 @@ func (a *Agent) offered(hist []Message, sel SelectOptions) []ToolSpec {
 			out = append(out, ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
 		}
 	}
-	return out
+	return Selection{Offered: out, Available: len(out)}
 }
 
 // forbid keeps the named tools from this agent.
@@ -317,6 +324,9 @@ func (a *Agent) RunTurn(ctx context.Context, message string, opts *TurnOptions) 
 	}
 	sel := a.opts.Select
 	sel.Allow = allow
+	if o.ToolBudget != 0 {
+		sel.Budget = o.ToolBudget
+	}
 	if a.session != nil && sel.Profile == "" {
 		sel.Profile = a.session.Profile().Name
 	}
@@ -333,7 +343,8 @@ func (a *Agent) RunTurn(ctx context.Context, message string, opts *TurnOptions) 
 	for turn.Steps < maxSteps {
 		hist := a.History()
 		sel.Enabled = a.Enabled()
-		req := Request{Tools: a.offered(hist, sel), MaxTokens: model.MaxTokens}
+		turn.Tools = a.offered(hist, sel)
+		req := Request{Tools: turn.Tools.Offered, MaxTokens: model.MaxTokens}
 		if system != "" {
 			req.Messages = append(req.Messages, Message{Role: "system", Content: system})
 		}

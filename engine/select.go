@@ -16,6 +16,11 @@ import (
 // core set when SelectOptions.Cap is zero.
 const DefaultSelectCap = 24
 
+// DefaultToolBudget is how many tokens the schemas of every enabled tool
+// may take before SelectTools starts choosing among them, when
+// SelectOptions.Budget is zero: a tenth of a 128k-token context.
+const DefaultToolBudget = 12800
+
 // CoreTools are offered every turn (when registered): enough to work and to
 // find the rest with tool_search.
 var CoreTools = []string{
@@ -55,16 +60,42 @@ type SelectOptions struct {
 	// SpecSource (which servers are enabled depends on it); empty means
 	// the default.
 	Profile string
+	// Budget is how many tokens (estimated at 4 bytes a token of each
+	// tool's name, description and schema) the tools Allow lets through
+	// may take together and all be offered; past it the choice below is
+	// made. Zero means DefaultToolBudget; negative means always choose.
+	Budget int
 }
 
-// SelectTools picks the tools to offer the model this turn: the core set,
-// the enabled set, every tool already called in the recent conversation,
-// then the tools whose name and description words best match the recent
-// conversation, up to a cap. Ties break by name, so the choice is
-// deterministic. Word indexes are built once per registration change, and
-// the conversation is tokenised once per call.
+// Selection is what Select chose and from how many.
+type Selection struct {
+	// Offered are the tools offered this turn.
+	Offered []ToolSpec
+	// Available counts the tools that could have been offered (registered
+	// or from the SpecSource, and allowed).
+	Available int
+	// Tokens estimates what the schemas of the Available tools take.
+	Tokens int
+	// Selected reports that they were past the budget, so Offered holds a
+	// choice among them and tool_search reaches the rest.
+	Selected bool
+}
+
+// SelectTools picks the tools to offer the model this turn: every tool
+// allowed when their schemas fit in opts.Budget (the core set first, then
+// by name); past it, the core set, the enabled set, every tool already
+// called in the recent conversation, then the tools whose name and
+// description words best match the recent conversation, up to a cap. Ties
+// break by name, so the choice is deterministic. Word indexes are built
+// once per registration change, and the conversation is tokenised once
+// per call.
 func (r *Registry) SelectTools(conv []Message, opts SelectOptions) []ToolSpec {
-	words := conversationWords(conv)
+	return r.Select(conv, opts).Offered
+}
+
+// Select is SelectTools saying how many tools were available and whether
+// it had to choose among them.
+func (r *Registry) Select(conv []Message, opts SelectOptions) Selection {
 	reg, ext := r.indexes(opts.Profile)
 
 	allow := opts.Allow
@@ -78,6 +109,23 @@ func (r *Registry) SelectTools(conv []Message, opts SelectOptions) []ToolSpec {
 	limit := opts.Cap
 	if limit == 0 {
 		limit = DefaultSelectCap
+	}
+	tokens := opts.Budget
+	if tokens == 0 {
+		tokens = DefaultToolBudget
+	}
+
+	var sel Selection
+	var all []ToolSpec
+	for k, idx := range []*wordIndex{reg, ext} {
+		for i, s := range idx.specs {
+			if !allow(s.Name) || k == 1 && hasName(reg, s.Name) {
+				continue
+			}
+			sel.Available++
+			sel.Tokens += (idx.sizes[i] + 3) / 4
+			all = append(all, s)
+		}
 	}
 
 	var out []ToolSpec
@@ -100,14 +148,24 @@ func (r *Registry) SelectTools(conv []Message, opts SelectOptions) []ToolSpec {
 	for _, n := range opts.Enabled {
 		take(n)
 	}
+	if tokens > 0 && sel.Tokens <= tokens {
+		slices.SortFunc(all, func(a, b ToolSpec) int { return strings.Compare(a.Name, b.Name) })
+		for _, s := range all {
+			take(s.Name)
+		}
+		sel.Offered = out
+		return sel
+	}
+	sel.Selected = true
 	for _, n := range calledTools(conv) {
 		take(n)
 	}
 	if limit < 0 {
-		return out
+		sel.Offered = out
+		return sel
 	}
 	budget := MaxMatchedSchemas
-	for _, m := range rankMatches(words, limit+len(taken), taken, allow, reg, ext) {
+	for _, m := range rankMatches(conversationWords(conv), limit+len(taken), taken, allow, reg, ext) {
 		if limit == 0 {
 			break
 		}
@@ -123,7 +181,19 @@ func (r *Registry) SelectTools(conv []Message, opts SelectOptions) []ToolSpec {
 		taken[m.Name] = true
 		limit--
 	}
-	return out
+	sel.Offered = out
+	return sel
+}
+
+func hasName(idx *wordIndex, name string) bool {
+	_, ok := idx.lookup(name)
+	return ok
+}
+
+// specSize is how many bytes a tool's name, description and schema take
+// (a schema that does not encode counts as a large one).
+func specSize(s ToolSpec) int {
+	return len(s.Name) + len(s.Description) + min(schemaSize(s.Parameters), MaxMatchedSchemas)
 }
 
 // schemaSize is the length of p as JSON; one that does not encode counts
@@ -274,6 +344,7 @@ type wordIndex struct {
 	byName map[string]int32
 	post   map[string][]posting
 	words  []map[string]uint8 // per tool: its words and their weights
+	sizes  []int              // per tool: specSize
 }
 
 // newWordIndex indexes specs. prev, when given, lends the word lists of
@@ -285,9 +356,11 @@ func newWordIndex(specs []ToolSpec, prev *wordIndex) *wordIndex {
 		byName: make(map[string]int32, len(specs)),
 		post:   map[string][]posting{},
 		words:  make([]map[string]uint8, len(specs)),
+		sizes:  make([]int, len(specs)),
 	}
 	for i, s := range specs {
 		idx.byName[s.Name] = int32(i)
+		idx.sizes[i] = specSize(s)
 		var weights map[string]uint8
 		if j, ok := prev.lookup(s.Name); ok && prev.specs[j].Description == s.Description {
 			weights = prev.words[j]
@@ -338,6 +411,10 @@ func (e *extraIndex) refresh(specs []ToolSpec) *wordIndex {
 			idx := *e.idx
 			idx.specs = append([]ToolSpec(nil), specs...)
 			sort.Slice(idx.specs, func(i, j int) bool { return idx.specs[i].Name < idx.specs[j].Name })
+			idx.sizes = make([]int, len(idx.specs))
+			for i, s := range idx.specs {
+				idx.sizes[i] = specSize(s)
+			}
 			e.specs, e.idx = specs, &idx
 		}
 		return e.idx

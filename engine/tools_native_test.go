@@ -389,7 +389,7 @@ func TestToolSearchEnablesTools(t *testing.T) {
 	}}
 	e := newEngine(t, client, &Options{Mode: Yolo})
 	addTool(t, e.Tools(), textTool("currency_convert", "Convert an amount between currencies at today's exchange rate", true, "3 EUR"))
-	a := newSession(t, e).NewAgent(nil)
+	a := newSession(t, e).NewAgent(&AgentOptions{Select: SelectOptions{Budget: -1}}) // it would fit: choose anyway
 	if _, err := a.RunTurn(turnCtx(t), "hi", nil); err != nil {
 		t.Fatal(err)
 	}

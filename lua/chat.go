@@ -80,6 +80,7 @@ type chatOpts struct {
 	key      chatKey
 	tools    []string
 	maxSteps int
+	budget   int
 	reset    bool
 	onText   *glua.LFunction
 	onWait   *glua.LFunction
@@ -108,6 +109,16 @@ func readChatOpts(L *glua.LState, n int) chatOpts {
 	case *glua.LNilType:
 	default:
 		L.ArgError(n, "max_steps must be a number")
+	}
+	switch v := t.RawGetString("tool_budget").(type) {
+	case glua.LNumber:
+		if v < 1 || float64(v) != float64(int(v)) {
+			L.ArgError(n, "tool_budget must be a whole number of tokens, at least 1")
+		}
+		o.budget = int(v)
+	case *glua.LNilType:
+	default:
+		L.ArgError(n, "tool_budget must be a number")
 	}
 	switch v := t.RawGetString("tools").(type) {
 	case *glua.LTable:
@@ -163,7 +174,7 @@ func (h *Host) luaChat(L *glua.LState) int {
 		agent.Reset()
 	}
 	ctx := luaContext(L)
-	topts := &engine.TurnOptions{Events: h.chatEvents(ctx, o), MaxSteps: o.maxSteps}
+	topts := &engine.TurnOptions{Events: h.chatEvents(ctx, o), MaxSteps: o.maxSteps, ToolBudget: o.budget}
 
 	var turn engine.Turn
 	var terr error
@@ -184,8 +195,26 @@ func (h *Host) luaChat(L *glua.LState) int {
 	d.RawSetString("finish_reason", glua.LString(turn.FinishReason))
 	d.RawSetString("usage", usageTable(L, turn.Usage))
 	d.RawSetString("profile", glua.LString(agent.Session().Profile().Name))
+	d.RawSetString("tools", selectionTable(L, turn.Tools))
 	L.Push(d)
 	return 2
+}
+
+// selectionTable is the tools field of tai.chat's second result: the
+// names offered on the turn's last model call, how many tools were
+// available, what their schemas take in tokens, and whether selection
+// chose among them (past the budget).
+func selectionTable(L *glua.LState, s engine.Selection) *glua.LTable {
+	t := L.NewTable()
+	offered := L.NewTable()
+	for _, spec := range s.Offered {
+		offered.Append(glua.LString(spec.Name))
+	}
+	t.RawSetString("offered", offered)
+	t.RawSetString("available", glua.LNumber(s.Available))
+	t.RawSetString("tokens", glua.LNumber(s.Tokens))
+	t.RawSetString("selected", glua.LBool(s.Selected))
+	return t
 }
 
 func usageTable(L *glua.LState, u engine.Usage) *glua.LTable {

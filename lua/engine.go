@@ -82,8 +82,10 @@ func (h *Host) getenv() func(string) string {
 //	tai.tools() -> {{name=, description=, safe=, parameters=}, …}
 //	tai.tool{name=, description=, parameters=, safe=, run=}
 //	tai.chat(message [, opts]) -> text, {steps=, exhausted=, truncated=, filtered=,
-//	        empty=, finish_reason=, usage=, profile=} | nil, err
+//	        empty=, finish_reason=, usage=, profile=, tools=} | nil, err
+//	    tools: {offered={names}, available=, tokens=, selected=} of the last model call
 //	    opts: profile, max_steps, tools (names or patterns), system, reset,
+//	    tool_budget (tokens the tool schemas may take before selection starts),
 //	    on_text(delta), on_waiting(waiting, tick), on_tool_start(ev),
 //	    on_tool_end(ev), on_retry(notice), on_running(running, tick, elapsed_ms)
 //	    (every tick while the approved calls of an answer run; false after)

@@ -48,6 +48,15 @@ M.conv = nil
 M.context_limit = 128000
 M.warn_at = 0.8
 
+-- tool_share is the share of context_limit the schemas of every enabled
+-- tool may take and all be offered to the model; past it tai offers a
+-- choice and the model finds the rest with tool_search.
+M.tool_share = 0.10
+
+-- last_tools is the tool selection of the last turn (tai.chat's tools:
+-- offered, available, tokens, selected), for /tools and /context.
+M.last_tools = nil
+
 -- show_usage says whether each turn ends with its token usage.
 M.show_usage = true
 
@@ -71,7 +80,9 @@ function M.chat(text)
   local tty = tai.term.isatty()
   M.view = chatview.new({ write = tai.term.write, note = tai.term.write, spinner = tty,
     redactor = tai.vault.redactor(), markdown = M.markdown and tai.term.color(), width = tai.term.width() })
-  local answer, d = tai.chat(chatview.redacted(M.conv.message(M.attach(text))), M.view.opts(M.conv.opts()))
+  local opts = M.view.opts(M.conv.opts())
+  opts.tool_budget = math.max(1, math.floor(M.context_limit * M.tool_share))
+  local answer, d = tai.chat(chatview.redacted(M.conv.message(M.attach(text))), opts)
   M.conv.turned()
   M.view.finish()
   M.view = nil
@@ -86,6 +97,7 @@ function M.chat(text)
     return
   end
   M.conv.count(d)
+  M.last_tools = d.tools
   for _, n in ipairs(chatview.notices(d)) do M.warn("(" .. n .. ")") end
   if M.show_usage then M.say(M.paint("2", "  " .. chatview.usage_line(d, M.conv.usage))) end
   M.check_context()
@@ -718,19 +730,39 @@ builtin.model = {
 }
 
 builtin.tools = {
-  help = "list the tools the model may call: safe (runs at once) or asks first, and where each comes from",
+  help = "list the tools the model may call, built in, from Lua and from MCP servers: safe (runs at once) or asks first, where each comes from, and which were offered on the last turn",
   fn = function()
     local list, err = tai.tools()
     if not list then M.warn(err) return end
+    local bridged = tai.mcp.tools() or {}
     table.sort(list, function(a, b) return a.name < b.name end)
+    local last = {}
+    for _, n in ipairs(M.last_tools and M.last_tools.offered or {}) do last[n] = true end
     local width = 0
     for _, t in ipairs(list) do width = math.max(width, #t.name) end
+    for _, t in ipairs(bridged) do width = math.max(width, math.min(#t.name, 48)) end
+    local function row(mark, name, safe, origin, what)
+      M.say(string.format("%s %-" .. width .. "s  %-6s  %-10s %s", mark, chatview.short(name, 80), safe, chatview.short(origin, 80), what))
+    end
     for _, t in ipairs(list) do
       local first = (t.description or ""):match("^(.-%.)%s") or (t.description or ""):match("^[^\n]*")
-      M.say(string.format("  %-" .. width .. "s  %-6s  %-10s %s", chatview.short(t.name, 80), t.safe and "safe" or "asks",
-        chatview.short(t.origin or "", 80), chatview.short(first, 70)))
+      row(last[t.name] and "*" or " ", t.name, t.safe and "safe" or "asks", t.origin or "", chatview.short(first, 70))
     end
-    M.say(string.format("%d tools; \"asks\" ones run only after you approve them (unless --auto or --yolo)", #list))
+    local here = 0
+    for _, t in ipairs(bridged) do
+      if t.offered then here = here + 1 end
+      local state = t.state .. (t.offered and ", offered here" or "")
+      if t.reason and t.reason ~= "" then state = state .. ": " .. t.reason end
+      row(last[t.name] and "*" or " ", tai.term.clean(t.name, true), "asks", tai.term.clean(t.server .. "/" .. t.tool, true), chatview.short(chatview.clean(state), 90))
+    end
+    M.say(string.format("%d tools built in or from Lua, %d from MCP servers (%d offered to this profile); \"asks\" ones run only after you approve them (unless --auto or --yolo)",
+      #list, #bridged, here))
+    local lt = M.last_tools
+    if lt then
+      M.say(string.format("* offered on the last turn: %d of %d%s", #lt.offered, lt.available,
+        lt.selected and string.format(" (their schemas would take ~%s tokens, past %d%% of the context: the model finds the rest with tool_search)",
+          chatview.thousands(lt.tokens), math.floor(M.tool_share * 100 + 0.5)) or ""))
+    end
   end,
 }
 
@@ -799,6 +831,13 @@ builtin.context = {
     M.say(string.format("── history: %d message%s · ~%s tokens", #h, #h == 1 and "" or "s", chatview.thousands(hn)))
     if #M.conv.notes > 0 then M.say(string.format("── %d note%s from !commands go with the next message", #M.conv.notes, #M.conv.notes == 1 and "" or "s")) end
     M.say(string.format("in all about %s tokens (estimated at 4 bytes a token), before tool definitions", chatview.thousands(total)))
+    local lt = M.last_tools
+    if lt and lt.selected then
+      M.say(string.format("── tools: %d of %d offered on the last turn: all their schemas would take ~%s tokens, past %d%% of repl.context_limit (repl.tool_share); the rest are reachable through tool_search",
+        #lt.offered, lt.available, chatview.thousands(lt.tokens), math.floor(M.tool_share * 100 + 0.5)))
+    elseif lt then
+      M.say(string.format("── tools: all %d offered on the last turn, ~%s tokens of schemas", lt.available, chatview.thousands(lt.tokens)))
+    end
   end,
   complete = function() return { "all" } end,
 }

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"tai/engine/fakemodel"
+)
+
+// TestREPLToolsShowsWhatTheModelHas: with an MCP server enabled and the
+// schemas of every tool within the budget, the model is offered every
+// tool, the bridged one included; /tools lists the bridged tool with its
+// server and pin state and marks what the last turn offered. Past the
+// budget (repl.tool_share made tiny) selection starts: fewer tools are
+// offered, and /context and /tools say how many and that tool_search
+// reaches the rest.
+func TestREPLToolsShowsWhatTheModelHas(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t)
+	marker := fmt.Sprintf("%d-%s", os.Getpid(), t.TempDir())
+	srv := fakemodel.NewOpenAI(t)
+	srv.SetRule(fromToolResults)
+	s := startREPLWith(t, e, e.modelVars(srv), "--clean")
+	s.expect("tai:default> ")
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"echoer": map[string]any{
+		"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{mcpServerEnv: marker},
+	}}})
+	s.typeKeys("/mcp add " + string(cfg) + "\r")
+	s.expect("Add it? [y/d/N]")
+	s.expect("answer> ")
+	s.typeKeys("y\r")
+	s.expect("added echoer (stdio), enabled for profile default")
+	s.expect("tai:default> ")
+
+	s.typeKeys("hello\r")
+	s.expect("you said: hello")
+	s.expect("tai:default> ")
+	reqs := srv.Requests()
+	all := reqs[len(reqs)-1].ToolNames()
+	if !slices.Contains(all, "mcp_echoer_echo") || !slices.Contains(all, "http_fetch") || len(all) < 25 {
+		t.Fatalf("within the budget the model was offered %d tools: %v", len(all), all)
+	}
+	s.typeKeys("/tools\r")
+	s.expect("mcp_echoer_echo")
+	s.expect("echoer/echo")
+	s.expect("granted, offered here")
+	s.expect("1 from MCP servers (1 offered to this profile)")
+	s.expect(fmt.Sprintf("* offered on the last turn: %d of %d", len(all), len(all)))
+	s.expect("tai:default> ")
+	s.typeKeys("/context\r")
+	s.expect(fmt.Sprintf("── tools: all %d offered on the last turn", len(all)))
+	s.expect("tai:default> ")
+
+	s.typeKeys("= (function() require('repl').tool_share = 0.001 end)()\r")
+	s.expect("tai:default> ")
+	s.typeKeys("please list the folder\r")
+	s.expect("you said: please list the folder")
+	s.expect("tai:default> ")
+	reqs = srv.Requests()
+	some := reqs[len(reqs)-1].ToolNames()
+	if len(some) >= len(all) || !slices.Contains(some, "tool_search") {
+		t.Fatalf("past the budget the model was offered %d tools (of %d): %v", len(some), len(all), some)
+	}
+	s.typeKeys("/context\r")
+	s.expect(fmt.Sprintf("── tools: %d of %d offered on the last turn", len(some), len(all)))
+	s.expect("the rest are reachable through tool_search")
+	s.expect("tai:default> ")
+	s.typeKeys("/tools\r")
+	s.expect(fmt.Sprintf("* offered on the last turn: %d of %d", len(some), len(all)))
+	s.expect("the model finds the rest with tool_search")
+	s.expect("tai:default> ")
+	s.typeKeys("\x04")
+	if status := s.wait(); status != 0 {
+		t.Fatalf("exit status %d", status)
+	}
+	if out := s.seen.String(); strings.Contains(out, "stack traceback") {
+		t.Fatalf("a Lua error:\n%s", out)
+	}
+}
