@@ -29,7 +29,14 @@ const rulesTimeout = 5 * time.Second
 // M:normalize. The mutex makes the Rules value safe to call from any
 // goroutine (the bridge's tools run on the agent's).
 type rulesState struct {
-	h   *Host
+	h *Host
+	moduleState
+}
+
+// moduleState is a Lua state of its own running one stdlib module (the
+// normalizer's rules, the resolver): built on first use, kept for the
+// host's life; mu serializes its use.
+type moduleState struct {
 	mu  sync.Mutex
 	L   *glua.LState
 	mod *glua.LTable
@@ -187,31 +194,22 @@ func (r *rulesState) run(doc *config.Document) (*config.Repaired, error) {
 		}
 		rep.Entries = append(rep.Entries, m)
 	}
-	nl, _ := notes.([]any)
-	for _, n := range nl {
-		m, ok := n.(map[string]any)
-		if !ok {
-			continue
-		}
-		note := config.Note{}
-		note.Server, _ = m["server"].(string)
-		note.Level, _ = m["level"].(string)
-		note.Text, _ = m["text"].(string)
-		switch note.Level {
-		case config.LevelInfo, config.LevelWarn, config.LevelRefused:
-		default:
-			note.Level = config.LevelWarn
-		}
-		rep.Notes = append(rep.Notes, note)
-	}
+	rep.Notes = notesFrom(notes)
 	return rep, nil
 }
 
 // open builds the rules state and loads the normalize module through the
 // host's loader (user folder first, then the embedded stdlib).
 func (r *rulesState) open() error {
-	L := glua.NewState(glua.Options{SkipOpenLibs: true})
-	openLibs(L,
+	// the rules see one tai function: the shell word splitter M.split calls
+	setup := func(L *glua.LState) {
+		mcpMod := L.NewTable()
+		mcpMod.RawSetString("split", L.NewFunction(mcpSplit(func(L *glua.LState) *glua.LTable { return L.NewTable() })))
+		taiMod := L.NewTable()
+		taiMod.RawSetString("mcp", mcpMod)
+		L.SetGlobal("tai", taiMod)
+	}
+	L, mod, err := r.h.loadModule("normalize", setup,
 		lib{glua.LoadLibName, glua.OpenPackage},
 		lib{glua.BaseLibName, glua.OpenBase},
 		lib{glua.TabLibName, glua.OpenTable},
@@ -220,48 +218,58 @@ func (r *rulesState) open() error {
 		lib{glua.OsLibName, glua.OpenOs},
 		lib{glua.IoLibName, glua.OpenIo},
 	)
+	r.L, r.mod = L, mod
+	return err
+}
+
+// loadModule builds a state with libs (and what setup adds) and requires
+// module (module.lua) through the host's loader: the user's folder first,
+// then the embedded stdlib. The module must return a table.
+func (h *Host) loadModule(module string, setup func(*glua.LState), libs ...lib) (*glua.LState, *glua.LTable, error) {
+	L := glua.NewState(glua.Options{SkipOpenLibs: true})
+	openLibs(L, libs...)
 	installMarkers(L)
-	// the rules see one tai function: the shell word splitter M.split calls
-	mcpMod := L.NewTable()
-	mcpMod.RawSetString("split", L.NewFunction(mcpSplit(func(L *glua.LState) *glua.LTable { return L.NewTable() })))
-	taiMod := L.NewTable()
-	taiMod.RawSetString("mcp", mcpMod)
-	L.SetGlobal("tai", taiMod)
+	if setup != nil {
+		setup(L)
+	}
 	loaders, ok := L.GetField(L.Get(glua.RegistryIndex), "_LOADERS").(*glua.LTable)
 	if !ok {
 		L.Close()
-		return errors.New("normalize.lua: package library not opened")
+		return nil, nil, fmt.Errorf("%s.lua: package library not opened", module)
 	}
-	loaders.Insert(2, L.NewFunction(r.h.search))
+	loaders.Insert(2, L.NewFunction(h.search))
 	base := L.GetTop()
 	err := func() (err error) {
 		defer recoverLua(L, base, &err)
-		return L.CallByParam(glua.P{Fn: L.GetGlobal("require"), NRet: 1, Protect: true}, glua.LString("normalize"))
+		return L.CallByParam(glua.P{Fn: L.GetGlobal("require"), NRet: 1, Protect: true}, glua.LString(module))
 	}()
 	if err != nil {
 		L.Close()
-		return fmt.Errorf("normalize.lua: %w", luaError(err))
+		return nil, nil, fmt.Errorf("%s.lua: %w", module, luaError(err))
 	}
 	mod, ok := L.Get(-1).(*glua.LTable)
 	L.Pop(1)
 	if !ok {
 		L.Close()
-		return errors.New("normalize.lua: the module must return a table with a normalize function")
+		return nil, nil, fmt.Errorf("%s.lua: the module must return a table", module)
 	}
-	r.L, r.mod = L, mod
-	return nil
+	return L, mod, nil
 }
 
-// close releases the rules state.
+// close releases the rules state (nothing when it was never built).
 func (r *rulesState) close() {
-	if r == nil {
-		return
+	if r != nil {
+		r.moduleState.close()
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.L != nil {
-		r.L.Close()
-		r.L = nil
+}
+
+// close releases the state.
+func (m *moduleState) close() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.L != nil {
+		m.L.Close()
+		m.L = nil
 	}
 }
 
@@ -356,6 +364,13 @@ func mcpGitHub(L *glua.LState) int {
 	if err != nil {
 		return fail(L, err.Error())
 	}
+	L.Push(sourceToLua(L, src))
+	return 1
+}
+
+// sourceToLua converts a repository source to {owner=, repo=, ref=,
+// path=, url=, id=}.
+func sourceToLua(L *glua.LState, src github.Source) *glua.LTable {
 	t := L.CreateTable(0, 6)
 	t.RawSetString("owner", glua.LString(src.Owner))
 	t.RawSetString("repo", glua.LString(src.Repo))
@@ -363,8 +378,7 @@ func mcpGitHub(L *glua.LState) int {
 	t.RawSetString("path", glua.LString(src.Path))
 	t.RawSetString("url", glua.LString(src.String()))
 	t.RawSetString("id", glua.LString(src.ID()))
-	L.Push(t)
-	return 1
+	return t
 }
 
 // mcpResolve is tai.mcp.resolve(url) -> {entry=, notes=, pass=, file=,
@@ -393,15 +407,7 @@ func (h *Host) mcpResolve(L *glua.LState) int {
 	}
 	t := L.CreateTable(0, 7)
 	t.RawSetString("entry", e)
-	nt := NewArray(L)
-	for _, n := range res.Notes {
-		x := L.CreateTable(0, 3)
-		x.RawSetString("server", glua.LString(n.Server))
-		x.RawSetString("level", glua.LString(n.Level))
-		x.RawSetString("text", glua.LString(n.Text))
-		nt.Append(x)
-	}
-	t.RawSetString("notes", nt)
+	t.RawSetString("notes", notesToLua(L, res.Notes))
 	t.RawSetString("pass", glua.LString(res.Pass))
 	t.RawSetString("file", glua.LString(res.File))
 	t.RawSetString("line", glua.LNumber(res.Line))
@@ -443,6 +449,13 @@ func (h *Host) mcpNormalize(L *glua.LState) int {
 		}
 		out.Append(v)
 	}
+	L.Push(out)
+	L.Push(notesToLua(L, notes))
+	return 2
+}
+
+// notesToLua converts notes to a list of {server=, level=, text=}.
+func notesToLua(L *glua.LState, notes []config.Note) *glua.LTable {
 	nt := NewArray(L)
 	for _, n := range notes {
 		t := L.CreateTable(0, 3)
@@ -451,9 +464,7 @@ func (h *Host) mcpNormalize(L *glua.LState) int {
 		t.RawSetString("text", glua.LString(n.Text))
 		nt.Append(t)
 	}
-	L.Push(out)
-	L.Push(nt)
-	return 2
+	return nt
 }
 
 func (h *Host) mcpExpand(L *glua.LState) int {

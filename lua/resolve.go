@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	glua "github.com/yuin/gopher-lua"
@@ -27,11 +26,8 @@ const resolveTimeout = 60 * time.Second
 // the agent's goroutine while the main state waits. One resolution runs at
 // a time.
 type resolveState struct {
-	h   *Host
-	mu  sync.Mutex
-	L   *glua.LState
-	mod *glua.LTable
-	err error
+	h *Host
+	moduleState
 	// steps and timeout bound the subagent pass; zero means
 	// MCP_RESOLVER_STEPS and MCP_RESOLVER_TIMEOUT (tests shorten them).
 	steps   int
@@ -325,7 +321,7 @@ func (r *resolveState) deterministic(ctx context.Context, client *github.Client,
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.L == nil && r.err == nil {
-		r.err = r.open()
+		r.open()
 	}
 	if r.err != nil {
 		return nil, passOutcome{}, r.err
@@ -446,54 +442,36 @@ func (r *resolveState) ghTable(ctx context.Context, client *github.Client, src g
 		L.RaiseError("%s", err.Error())
 	}
 	gh := L.NewTable()
-	s := L.NewTable()
-	s.RawSetString("owner", glua.LString(src.Owner))
-	s.RawSetString("repo", glua.LString(src.Repo))
-	s.RawSetString("ref", glua.LString(src.Ref))
-	s.RawSetString("path", glua.LString(src.Path))
-	s.RawSetString("url", glua.LString(src.String()))
-	s.RawSetString("id", glua.LString(src.ID()))
-	gh.RawSetString("source", s)
+	gh.RawSetString("source", sourceToLua(L, src))
+	// read pushes a file's text and path; nothing when it is absent;
+	// nil and why when it is not read (too large, not a file); an API
+	// failure stops the pass.
+	read := func(get func() (github.File, bool, error)) glua.LGFunction {
+		return func(L *glua.LState) int {
+			if client == nil {
+				L.RaiseError("the repository is not read here")
+			}
+			f, ok, err := get()
+			switch {
+			case errors.Is(err, github.ErrUnreadable):
+				L.Push(glua.LNil)
+				L.Push(glua.LString(err.Error()))
+				return 2
+			case err != nil:
+				raise(L, err)
+			case !ok:
+				return 0
+			}
+			L.Push(glua.LString(f.Text))
+			L.Push(glua.LString(f.Path))
+			return 2
+		}
+	}
 	gh.RawSetString("file", L.NewFunction(func(L *glua.LState) int {
-		if client == nil {
-			L.RaiseError("the repository is not read here")
-		}
-		f, ok, err := client.File(ctx, src, L.CheckString(1))
-		if errors.Is(err, github.ErrUnreadable) {
-			L.Push(glua.LNil)
-			L.Push(glua.LString(err.Error()))
-			return 2
-		}
-		if err != nil {
-			raise(L, err)
-		}
-		if !ok {
-			return 0
-		}
-		L.Push(glua.LString(f.Text))
-		L.Push(glua.LString(f.Path))
-		return 2
+		name := L.CheckString(1)
+		return read(func() (github.File, bool, error) { return client.File(ctx, src, name) })(L)
 	}))
-	gh.RawSetString("readme", L.NewFunction(func(L *glua.LState) int {
-		if client == nil {
-			L.RaiseError("the repository is not read here")
-		}
-		f, ok, err := client.Readme(ctx, src)
-		if errors.Is(err, github.ErrUnreadable) {
-			L.Push(glua.LNil)
-			L.Push(glua.LString(err.Error()))
-			return 2
-		}
-		if err != nil {
-			raise(L, err)
-		}
-		if !ok {
-			return 0
-		}
-		L.Push(glua.LString(f.Text))
-		L.Push(glua.LString(f.Path))
-		return 2
-	}))
+	gh.RawSetString("readme", L.NewFunction(read(func() (github.File, bool, error) { return client.Readme(ctx, src) })))
 	gh.RawSetString("server_json", L.NewFunction(func(L *glua.LState) int {
 		cands, notes, err := github.ServerJSON(L.CheckString(1))
 		if err != nil {
@@ -550,51 +528,22 @@ func (r *resolveState) ghTable(ctx context.Context, client *github.Client, src g
 }
 
 // open builds the state and loads the resolve module through the host's
-// loader (user folder first, then the embedded stdlib).
+// loader (user folder first, then the embedded stdlib). The module sees
+// the standard library only; everything else comes through gh.
 func (r *resolveState) open() error {
-	L := glua.NewState(glua.Options{SkipOpenLibs: true})
-	openLibs(L,
+	r.L, r.mod, r.err = r.h.loadModule("resolve", nil,
 		lib{glua.LoadLibName, glua.OpenPackage},
 		lib{glua.BaseLibName, glua.OpenBase},
 		lib{glua.TabLibName, glua.OpenTable},
 		lib{glua.StringLibName, glua.OpenString},
 		lib{glua.MathLibName, glua.OpenMath},
 	)
-	installMarkers(L)
-	loaders, ok := L.GetField(L.Get(glua.RegistryIndex), "_LOADERS").(*glua.LTable)
-	if !ok {
-		L.Close()
-		return errors.New("resolve.lua: package library not opened")
-	}
-	loaders.Insert(2, L.NewFunction(r.h.search))
-	base := L.GetTop()
-	err := func() (err error) {
-		defer recoverLua(L, base, &err)
-		return L.CallByParam(glua.P{Fn: L.GetGlobal("require"), NRet: 1, Protect: true}, glua.LString("resolve"))
-	}()
-	if err != nil {
-		L.Close()
-		return fmt.Errorf("resolve.lua: %w", luaError(err))
-	}
-	mod, ok := L.Get(-1).(*glua.LTable)
-	L.Pop(1)
-	if !ok {
-		L.Close()
-		return errors.New("resolve.lua: the module must return a table with a resolve function")
-	}
-	r.L, r.mod = L, mod
-	return nil
+	return r.err
 }
 
-// close releases the state.
+// close releases the state (nothing when the resolver never ran).
 func (r *resolveState) close() {
-	if r == nil {
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.L != nil {
-		r.L.Close()
-		r.L = nil
+	if r != nil {
+		r.moduleState.close()
 	}
 }

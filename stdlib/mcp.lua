@@ -126,7 +126,8 @@ function M.offer_github(url)
   if not M.show_resolved(url) then return end
   local answer = repl().rl:read("add it to tai (you see the command before it runs)? [y/N] ")
   if not answer or not answer:match("^%s*[yY]") then
-    say("(not added; /mcp add " .. clean(url) .. " adds it)")
+    local repo = tai.mcp.github(url)
+    say("(not added; /mcp add " .. clean(repo and repo.url or url) .. " adds it)")
     return
   end
   M.add(url)

@@ -691,11 +691,12 @@ local docker_value_flags = {
   ["--env-file"] = true, ["--entrypoint"] = true, ["-u"] = true, ["--user"] = true, ["--platform"] = true,
 }
 
--- derive(e) names an entry after its package, image or URL.
-function M.derive(e)
-  if e.transport == "http" or (e.command == nil and type(e.url) == "string") then
-    return type(e.url) == "string" and M.url_name(e.url) or nil, "its URL"
-  end
+-- package_arg(e) returns the word of e's argv that names what it runs
+-- and its kind: the package after a runner (npx, uvx, pnpm dlx, …) and
+-- its flags ("package", with its index in args), the image after docker
+-- or podman run and its flags ("image"); else nil. base is the command's
+-- own name (cmd /c unwrapped).
+function M.package_arg(e)
   if type(e.command) ~= "string" then return nil end
   local base = (e.command:match("([^/\\]+)$") or e.command):lower():gsub("%.exe$", "")
   local args = is_table(e.args) and e.args or {}
@@ -709,12 +710,7 @@ function M.derive(e)
       local a = args[i]
       if a == "run" or a == "dlx" or a == "exec" then
       elseif a:sub(1, 1) ~= "-" then
-        if a == "mcp-remote" then
-          for j = i + 1, #args do
-            if args[j]:match("^https?://") then return M.url_name(args[j]), "the URL it bridges" end
-          end
-        end
-        return M.package_name(a), "its package"
+        return a, "package", i, base
       end
       i = i + 1
     end
@@ -727,10 +723,30 @@ function M.derive(e)
       elseif docker_value_flags[a] then
         i = i + 1
       elseif a:sub(1, 1) ~= "-" then
-        return M.package_name(a), "its image"
+        return a, "image", i, base
       end
       i = i + 1
     end
+  end
+  return nil, nil, nil, base
+end
+
+-- derive(e) names an entry after its package, image or URL.
+function M.derive(e)
+  if e.transport == "http" or (e.command == nil and type(e.url) == "string") then
+    return type(e.url) == "string" and M.url_name(e.url) or nil, "its URL"
+  end
+  if type(e.command) ~= "string" then return nil end
+  local a, kind, i, base = M.package_arg(e)
+  if kind == "package" then
+    if a == "mcp-remote" then
+      for j = i + 1, #e.args do
+        if e.args[j]:match("^https?://") then return M.url_name(e.args[j]), "the URL it bridges" end
+      end
+    end
+    return M.package_name(a), "its package"
+  elseif kind == "image" then
+    return M.package_name(a), "its image"
   end
   return M.slug(base), "its command"
 end

@@ -96,33 +96,14 @@ end
 
 -- package_id(e) is what names the program an entry runs, without its
 -- version: the npm or PyPI package, the image without tag and registry
--- prefix docker.io/, else the command.
+-- prefix docker.io/, else the command (normalize.lua's package_arg finds
+-- the word).
 function M.package_id(e)
-  if type(e.command) ~= "string" then return nil end
-  local base = (e.command:match("([^/\\]+)$") or e.command):lower():gsub("%.exe$", "")
-  local args = e.args or {}
-  local i = 1
-  if base == "cmd" and args[1] and args[1]:lower() == "/c" then base, i = (args[2] or ""):lower(), 3 end
-  local docker = base == "docker" or base == "podman"
-  local seen_run = not docker
-  local value_flags = { ["-e"] = 1, ["--env"] = 1, ["-v"] = 1, ["--volume"] = 1, ["-p"] = 1, ["--publish"] = 1,
-    ["--name"] = 1, ["--network"] = 1, ["-w"] = 1, ["--workdir"] = 1, ["--env-file"] = 1, ["--mount"] = 1,
-    ["--from"] = 1, ["--with"] = 1, ["--python"] = 1, ["--entrypoint"] = 1, ["-u"] = 1, ["--user"] = 1, ["--platform"] = 1 }
-  while args[i] do
-    local a = args[i]
-    if not seen_run then
-      seen_run = a == "run"
-    elseif value_flags[a] then
-      i = i + 1
-    elseif a:sub(1, 1) ~= "-" and a ~= "run" and a ~= "dlx" and a ~= "exec" then
-      if docker then
-        a = a:gsub("@sha256:%x+$", ""):gsub(":[%w._-]+$", ""):gsub("^docker%.io/", ""):gsub("^library/", "")
-        return a:lower()
-      end
-      a = a:gsub("==.*$", ""):gsub("(.)@[^/@]*$", "%1")
-      return a:lower()
-    end
-    i = i + 1
+  local a, kind, _, base = require("normalize").package_arg(e)
+  if kind == "image" then
+    return (a:gsub("@sha256:%x+$", ""):gsub(":[%w._-]+$", ""):gsub("^docker%.io/", ""):gsub("^library/", ""):lower())
+  elseif kind == "package" then
+    return (a:gsub("==.*$", ""):gsub("(.)@[^/@]*$", "%1"):lower())
   end
   return base
 end
@@ -335,12 +316,7 @@ function M:run_line(line, ctx, file, n, lines)
   if not first then return end
   if first == "claude" or first == "codex" or first == "gemini" then
     if s:match("^%S+%s+mcp%s+add%s") then
-      local entries, notes = ctx.gh.normalize(s)
-      if entries then
-        for _, e in ipairs(entries) do
-          ctx:add({ entry = e, file = file, line = n, via = first .. " mcp add line", recommended = M.recommended(lines, n) })
-        end
-      end
+      self:add_normalized(s, ctx, file, n, lines, first .. " mcp add line")
     end
     return
   end
@@ -381,11 +357,7 @@ function M:run_line(line, ctx, file, n, lines)
     -- a bridge from stdio to a remote server: tai speaks to the URL itself
     for _, a in ipairs(args) do
       if url_host(a) ~= "" then
-        local entries = ctx.gh.normalize(a)
-        for _, en in ipairs(entries or {}) do
-          ctx:add({ entry = en, file = file, line = n, via = "URL bridged by mcp-remote", recommended = M.recommended(lines, n) })
-        end
-        return
+        return self:add_normalized(a, ctx, file, n, lines, "URL bridged by mcp-remote")
       end
     end
     return
@@ -395,9 +367,15 @@ function M:run_line(line, ctx, file, n, lines)
     return
   end
   if next(env) then e.env = env end
-  local entries = ctx.gh.normalize(e)
-  for _, en in ipairs(entries or {}) do
-    ctx:add({ entry = en, file = file, line = n, via = "run line", from_shell = true, recommended = M.recommended(lines, n) })
+  self:add_normalized(e, ctx, file, n, lines, "run line", true)
+end
+
+-- add_normalized adds what the normalizer makes of source (a text or an
+-- entry table), found at line n of file, as candidates.
+function M:add_normalized(source, ctx, file, n, lines, via, from_shell)
+  local entries = ctx.gh.normalize(source)
+  for _, e in ipairs(entries or {}) do
+    ctx:add({ entry = e, file = file, line = n, via = via, from_shell = from_shell, recommended = M.recommended(lines, n) })
   end
 end
 
@@ -415,10 +393,7 @@ function M:prose_urls(line, ctx, file, n, lines)
     local link = pre == "(" or pre == "<" or pre == "="
     local docs = host:find("docs?%.") or path:find("/docs?/") or host:find("github") or u:find("#")
     if host ~= "" and not link and not docs and (host:match("^mcp%.") or path:match("/mcp/?$")) then
-      local entries = ctx.gh.normalize(u)
-      for _, e in ipairs(entries or {}) do
-        ctx:add({ entry = e, file = file, line = n, via = "URL in the text", recommended = M.recommended(lines, n) })
-      end
+      self:add_normalized(u, ctx, file, n, lines, "URL in the text")
     end
   end
 end
@@ -698,7 +673,13 @@ function M:resolve(gh)
   self:files(ctx)
   self:readme(ctx)
   local r, why = self:choose(ctx)
-  if r then return r end
+  if r then
+    -- notes on the repository as a whole belong to the entry found
+    for _, n in ipairs(r.notes) do
+      if n.server == "" then n.server = r.entry.name end
+    end
+    return r
+  end
   why = why or {}
   why.saw = ctx.saw
   why.notes = ctx.notes

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"net/http/httptest"
+	"testing"
+
+	"tai/mcp/github/githubtest"
+)
+
+// TestREPLPastedGitHubURL: a GitHub repository URL pasted at the prompt is
+// resolved (never sent to the model as chat): the entry and where it was
+// found are shown, and declining stores nothing.
+func TestREPLPastedGitHubURL(t *testing.T) {
+	root, err := githubtest.Repos()
+	if err != nil {
+		t.Fatalf("the repository fixtures (../shared/fixtures/repos beside the module) are missing: %v", err)
+	}
+	api := httptest.NewServer(githubtest.Handler(root, nil))
+	t.Cleanup(api.Close)
+	e := newEnv(t)
+	vars := append(e.vars(), "TAI_GITHUB_API="+api.URL, "GITHUB_TOKEN=")
+	s := startREPLWith(t, e, vars)
+	s.expect("> ")
+	s.typeKeys("https://github.com/upstash/context7#readme\r")
+	s.expect("found by the deterministic pass in server.json line 56")
+	s.expect("https://mcp.context7.com/mcp")
+	s.expect("npx ctx7 setup) runs a setup or install command")
+	s.expect("add it to tai")
+	s.typeKeys("n\r")
+	s.expect("(not added; /mcp add github.com/upstash/context7 adds it)")
+	s.typeKeys("github.com/nobody/nothing\r")
+	s.expect("github.com/nobody/nothing: no such repository, or it is private")
+	s.typeKeys("/mcp\r")
+	s.expect("no MCP servers registered")
+}
