@@ -30,6 +30,9 @@ import (
 //	        title=, turns=, profile=}, …}   newest first; times in Unix seconds
 //	tai.conversations.get(id) -> {…, messages=} | nil, err
 //	tai.conversations.delete(id) -> true | nil, err
+//	tai.conversations.use(id [, dir]) -> true | nil, err
+//	        marks it used now (in dir, default tai.cwd()): tai -c continues
+//	        the conversation last used in a folder, resumed or updated
 //	tai.models() -> {name, …} | nil, err   the models the current profile's
 //	                                  provider lists
 //	tai.model(name) -> profile | nil, err  this session's model (not stored)
@@ -49,6 +52,7 @@ func (h *Host) openConversation(L *glua.LState, tai *glua.LTable) {
 		"list":   h.conversationList,
 		"get":    h.conversationGet,
 		"delete": h.conversationDelete,
+		"use":    h.conversationUse,
 	}))
 	tai.RawSetString("models", L.NewFunction(h.luaModels))
 	tai.RawSetString("model", L.NewFunction(h.luaModel))
@@ -342,6 +346,23 @@ func (h *Host) conversationDelete(L *glua.LState) int {
 			return fail(L, strings.TrimPrefix(err.Error(), "vault: not found: "))
 		}
 		return fail(L, err.Error())
+	}
+	L.Push(glua.LTrue)
+	return 1
+}
+
+func (h *Host) conversationUse(L *glua.LState) int {
+	id := L.CheckString(1)
+	dir, err := h.projectDir(L.OptString(2, ""))
+	if err != nil {
+		return fail(L, err.Error())
+	}
+	s, err := h.Vault()
+	if err != nil {
+		return fail(L, err.Error())
+	}
+	if err := s.ConversationUse(id, dir); err != nil {
+		return fail(L, strings.TrimPrefix(err.Error(), "vault: not found: "))
 	}
 	L.Push(glua.LTrue)
 	return 1

@@ -740,8 +740,10 @@ end
 -- and the notes (from !commands) waiting to go with the next message.
 --   conv.opts(extra)   tai.chat options for this conversation
 --   conv.start()       a fresh conversation (the system message rebuilt)
---   conv.resume(c)     continue c (from tai.conversations.get)
---   conv.latest()      the last conversation kept in this folder, or nil
+--   conv.resume(c)     continue c (from tai.conversations.get), marked as
+--                      used now in this folder
+--   conv.latest()      the conversation last used in this folder (resumed
+--                      or updated), or nil
 --   conv.save()        keep it in the vault (redacted); returns nil, err
 --                      when it could not be kept
 --   conv.message(text) text with the waiting notes put before it
@@ -788,6 +790,8 @@ function M.conversation()
     local ok, err = tai.chat_restore(c.messages or {}, conv.opts())
     if not ok then return nil, err end
     conv.id, conv.title, conv.turns = c.id, c.title, c.turns
+    -- resuming is using it: tai -c continues the one used last here
+    if c.id then tai.conversations.use(c.id, tai.cwd()) end
     return true
   end
 

@@ -196,6 +196,45 @@ func (s *Store) ConversationList(n int, dir string) ([]Conversation, error) {
 	return out, err
 }
 
+// ConversationUse marks the conversation id as used now in the folder
+// dir (redacted, as ConversationPut keeps it): continuing it without a new
+// turn yet (a resume) makes it the last used, which ConversationList puts
+// first. A missing one is ErrNotFound.
+func (s *Store) ConversationUse(id, dir string) error {
+	seq, ok := parseConversationID(id)
+	if !ok {
+		return fmt.Errorf("%w: %q is not a conversation id", ErrNotFound, id)
+	}
+	red, err := s.Redactor()
+	if err != nil {
+		return fmt.Errorf("vault: the conversation is not marked as used: %w", err)
+	}
+	return s.update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketConversations)
+		var data []byte
+		if b != nil {
+			data = b.Get(conversationKey(seq))
+		}
+		if data == nil {
+			return fmt.Errorf("%w: conversation %s (never kept, deleted, or dropped by retention)", ErrNotFound, id)
+		}
+		var row map[string]json.RawMessage
+		if err := json.Unmarshal(data, &row); err != nil {
+			return fmt.Errorf("vault: conversation %s is damaged: %w", id, err)
+		}
+		now, _ := json.Marshal(time.Now().UTC())
+		row["updated"] = now
+		if dir != "" {
+			row["dir"], _ = json.Marshal(red.Redact(dir))
+		}
+		out, err := json.Marshal(row)
+		if err != nil {
+			return err
+		}
+		return b.Put(conversationKey(seq), out)
+	})
+}
+
 // ConversationDelete removes the conversation id; a missing one is
 // ErrNotFound.
 func (s *Store) ConversationDelete(id string) error {

@@ -76,3 +76,34 @@ func TestConversationRetention(t *testing.T) {
 		t.Fatalf("oversized conversation: %v", err)
 	}
 }
+
+// Using a conversation makes it the first listed, in the folder it was
+// used in, without touching its messages.
+func TestConversationUse(t *testing.T) {
+	s := newStore(t, nil)
+	a, err := s.ConversationPut(Conversation{Dir: "/x", Title: "a", Messages: []byte(`[{"role":"user","content":"a"}]`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ConversationPut(Conversation{Dir: "/x", Title: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ConversationUse(a, "/y"); err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.ConversationList(0, "/y")
+	if err != nil || len(list) != 1 || list[0].ID != a {
+		t.Fatalf("list /y = %+v, %v", list, err)
+	}
+	all, _ := s.ConversationList(0, "")
+	if all[0].ID != a {
+		t.Fatalf("the conversation used last is not first: %+v", all)
+	}
+	c, err := s.ConversationGet(a)
+	if err != nil || !strings.Contains(string(c.Messages), `"content":"a"`) || c.Title != "a" {
+		t.Fatalf("after use: %+v, %v", c, err)
+	}
+	if err := s.ConversationUse("c99", "/y"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("using a missing one: %v", err)
+	}
+}

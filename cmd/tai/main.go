@@ -74,7 +74,7 @@ Usage:
                             serve every tool plus chat and completions over
                             MCP (Streamable HTTP) to clients sending the key
                             as a Bearer token; runs tool calls without asking
-  tai -c [-p PROMPT]        continue the last conversation held in this folder
+  tai -c [-p PROMPT]        continue the conversation last used in this folder
 
 Options:
   -e CHUNK            run CHUNK instead of the REPL
