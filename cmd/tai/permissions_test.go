@@ -55,6 +55,7 @@ func TestProjectRuleForAShellPrefix(t *testing.T) {
 	srv.Push(fakemodel.Calls(fakemodel.Call("shell", `{"command":"git status"}`)))
 	s.typeKeys("once more\r")
 	s.expect("⚠ shell wants to run")
+	s.expect("[s]how everything: ")
 	s.typeKeys("n")
 	s.expect("tai:default> ")
 }
