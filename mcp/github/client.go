@@ -45,6 +45,11 @@ func (e notFound) Is(target error) bool { return target == ErrNotFound }
 // resolution goes on without it.
 var ErrUnreadable = errors.New("file not read")
 
+// redirectRefused is a redirect the client did not follow, and why.
+type redirectRefused string
+
+func (e redirectRefused) Error() string { return string(e) }
+
 // ErrRateLimit reports the API's rate limit.
 var ErrRateLimit = errors.New("GitHub API rate limit reached")
 
@@ -114,10 +119,10 @@ func New(o Options) (*Client, error) {
 	host := u.Host
 	hc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if req.URL.Host != host || req.URL.Scheme != u.Scheme {
-			return fmt.Errorf("the GitHub API at %s redirected to %s://%s, another host: not followed", host, req.URL.Scheme, req.URL.Host)
+			return redirectRefused(fmt.Sprintf("the GitHub API at %s redirected to %s://%s, another host: not followed", host, req.URL.Scheme, req.URL.Host))
 		}
 		if len(via) >= maxRedirects {
-			return fmt.Errorf("the GitHub API redirected more than %d times: not followed", maxRedirects)
+			return redirectRefused(fmt.Sprintf("the GitHub API redirected more than %d times: not followed", maxRedirects))
 		}
 		return nil
 	}
@@ -281,6 +286,10 @@ func (c *Client) get(ctx context.Context, s Source, path string, q url.Values) (
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%s: reading the repository stopped: %v", s.String(), ctx.Err())
+		}
+		var refused redirectRefused
+		if errors.As(err, &refused) {
+			return nil, fmt.Errorf("%s: %s", s.String(), c.redact(string(refused)))
 		}
 		return nil, fmt.Errorf("%s: the GitHub API at %s did not answer: %s", s.String(), c.base.Host, c.redact(unwrapURLError(err)))
 	}

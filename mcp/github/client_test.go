@@ -143,6 +143,25 @@ func TestClientErrors(t *testing.T) {
 	})
 	_, _, err = c.File(ctx, s, "server.json")
 	check("cross-host redirect", err, "another host", "not followed")
+	if strings.Contains(err.Error(), "did not answer") {
+		t.Errorf("a refused redirect reads as no answer: %v", err)
+	}
+
+	// a renamed repository answers 301 on the same host: followed, with
+	// the token
+	c = answering(t, token, func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/repos/o/r/") {
+			http.Redirect(w, r, strings.Replace(r.URL.Path, "/repos/o/r/", "/repositories/42/", 1), http.StatusMovedPermanently)
+			return
+		}
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			t.Errorf("token not sent after a same-host redirect")
+		}
+		_, _ = w.Write([]byte(`{"type":"file","encoding":"base64","content":"aGk="}`))
+	})
+	if f, ok, err := c.File(ctx, s, "server.json"); err != nil || !ok || f.Text != "hi" {
+		t.Errorf("same-host redirect: %q %v %v", f.Text, ok, err)
+	}
 
 	big := strings.Repeat("A", 50<<20)
 	c = answering(t, token, func(w http.ResponseWriter, r *http.Request) {
