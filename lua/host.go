@@ -94,6 +94,7 @@ type Host struct {
 	confirmFn   *glua.LFunction
 	askFn       *glua.LFunction // guarded by mu, like confirmFn
 	granting    bool            // a prompter runs with stdin not a terminal (owner goroutine only)
+	editor      *rl             // the line editor made last (owner goroutine only), for a login's pasted redirect
 	grantTTY    *os.File        // /dev/tty then, nil when there is none
 
 	clients *clientSet     // tai.mcp.connect sessions, closed with the host

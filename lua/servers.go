@@ -37,6 +37,7 @@ func (h *Host) newBridge(e *engine.Engine) (*bridge.Bridge, error) {
 		Dir:    e.Dir(),
 		Clean:  func(s string) string { return CleanText(s, false) },
 		Client: &mcp.ClientOptions{Version: h.opts.Version, OnWarning: h.mcpWarning},
+		Person: h.loginPerson,
 	})
 }
 
@@ -58,6 +59,8 @@ func (h *Host) mcpNormalizer() bridge.Normalizer { return h.Normalizer() }
 //	tai.mcp.call{server=, tool=, args=} -> {content={…}, isError=bool} | nil, err
 //	tai.mcp.grant{server=, tool=} -> {tool, …} | nil, err   (asks a person)
 //	tai.mcp.import{client= | path=} -> {files={{path=, report=, error=}, …}} | nil, err
+//	tai.mcp.login{server=, profile=, client_id=, client_secret=, client_metadata_url=,
+//	        callback_port=} -> message | nil, err   (opens a browser; client_secret is a ${NAME})
 //
 // add, grant and import ask consent through tai.prompter; call goes
 // through the same audit, redaction and spill as tai.call, and like it is
@@ -78,6 +81,7 @@ func (h *Host) openServers(L *glua.LState, tai *glua.LTable) {
 		"call":    h.mcpCallTool,
 		"grant":   h.mcpGrant,
 		"import":  h.mcpImport,
+		"login":   h.mcpLogin,
 	} {
 		mod.RawSetString(name, L.NewFunction(fn))
 	}

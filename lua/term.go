@@ -243,10 +243,11 @@ func CleanText(s string, oneline bool) string {
 // owns the Lua state: the readline goroutine asks through reqs.
 type rl struct {
 	inst     *readline.Instance
-	paste    *pasteFilter // between the terminal and the editor
-	out      io.Writer    // where the editor draws; bracketed paste is switched on it
-	bracket  bool         // out is a terminal: bracketed paste is used
-	pasteOn  bool         // bracketed paste was switched on and not off since
+	paste    *pasteFilter  // between the terminal and the editor
+	inject   *injectReader // under paste: types for the person (a login's end)
+	out      io.Writer     // where the editor draws; bracketed paste is switched on it
+	bracket  bool          // out is a terminal: bracketed paste is used
+	pasteOn  bool          // bracketed paste was switched on and not off since
 	complete *glua.LFunction
 	reqs     chan completeReq
 	closed   bool
@@ -286,7 +287,8 @@ func (h *Host) newReadline(L *glua.LState) int {
 	if s, ok := opts.RawGetString("history").(glua.LString); ok {
 		history = string(s)
 	}
-	r := &rl{reqs: make(chan completeReq), paste: newPasteFilter(readline.NewCancelableStdin(readline.Stdin))}
+	inj := newInjectReader(readline.NewCancelableStdin(readline.Stdin))
+	r := &rl{reqs: make(chan completeReq), inject: inj, paste: newPasteFilter(inj)}
 	if fn, ok := opts.RawGetString("complete").(*glua.LFunction); ok {
 		r.complete = fn
 	}
@@ -323,6 +325,7 @@ func (h *Host) newReadline(L *glua.LState) int {
 		return fail(L, "readline: "+err.Error())
 	}
 	r.inst = inst
+	h.editor = r
 	ud := L.NewUserData()
 	ud.Value = r
 	L.SetMetatable(ud, L.GetTypeMetatable(readlineType))

@@ -12,7 +12,7 @@ local function say(text) repl().say(text) end
 local function warn(text) repl().warn(text) end
 local function clean(s) return tai.term.clean(tostring(s)) end
 
-M.subcommands = { "add", "normalize", "list", "enable", "disable", "remove", "tools", "call", "grant", "import" }
+M.subcommands = { "add", "normalize", "list", "enable", "disable", "remove", "tools", "call", "grant", "import", "login" }
 
 -- report(rep [, notes_shown]) shows what an add or an import did with each
 -- server, and the notes unless they were shown already.
@@ -21,6 +21,9 @@ function M.report(rep, notes_shown)
     if s.outcome == "added" then
       local state = s.enabled and ("enabled for profile " .. s.profile .. ": the model has its tools from the next message")
         or ("stored disabled; /mcp enable " .. s.server .. " offers its tools to profile " .. s.profile)
+      if s.needs_login then
+        state = "stored disabled: it needs an OAuth login (HTTP 401); /mcp login " .. s.server .. " logs in and enables it"
+      end
       say(string.format("added %s (%s), %s", clean(s.server), s.transport, state))
       if s.consent == "auto" then
         say("  started under --auto without asking:")
@@ -226,6 +229,7 @@ function M.list_lines(list)
     local profiles = #s.profiles > 0 and table.concat(s.profiles, ", ") or "none"
     out[#out + 1] = string.format("  tools %d (granted %d, offered here %d, withheld %d, removed %d); enabled for: %s%s",
       s.tools, s.granted, s.offered, s.withheld, s.removed, one(profiles), s.connected and "; connected" or "")
+    if s.login and s.login ~= "" then out[#out + 1] = "  OAuth: " .. one(s.login) end
   end
   return out
 end
@@ -331,7 +335,34 @@ function M.import(what)
 end
 
 local usage = "usage: /mcp [list] | add [CONFIG|FILE|NAME|GITHUB-URL] | normalize [CONFIG] | enable SERVER [PROFILE] | disable SERVER [PROFILE] | " ..
-  "remove SERVER | tools [SERVER] | call SERVER TOOL [JSON] | grant SERVER [TOOL] | import CLIENT|PATH"
+  "remove SERVER | tools [SERVER] | call SERVER TOOL [JSON] | grant SERVER [TOOL] | import CLIENT|PATH | " ..
+  "login SERVER [--client-id ID] [--client-secret ${NAME}] [--client-metadata-url URL] [--callback-port N] [--profile P]"
+
+-- login_flags maps /mcp login's flags to tai.mcp.login's fields.
+local login_flags = {
+  ["--client-id"] = "client_id", ["--client-secret"] = "client_secret",
+  ["--client-metadata-url"] = "client_metadata_url", ["--callback-port"] = "callback_port", ["--profile"] = "profile",
+}
+
+-- login(w) is /mcp login SERVER [--flag VALUE]...
+function M.login(w)
+  if not w[2] then warn("usage: /mcp login SERVER [--client-id ID] [--client-secret ${NAME}] [--client-metadata-url URL] [--callback-port N] [--profile P]") return end
+  local args = { server = w[2] }
+  local i = 3
+  while w[i] do
+    local field = login_flags[w[i]]
+    if not field or not w[i + 1] then
+      warn("/mcp login: unknown flag or missing value at " .. clean(w[i]) .. "; flags: --client-id, --client-secret, --client-metadata-url, --callback-port, --profile")
+      return
+    end
+    args[field] = field == "callback_port" and tonumber(w[i + 1]) or w[i + 1]
+    if field == "callback_port" and not args[field] then warn("/mcp login: --callback-port wants a number") return end
+    i = i + 2
+  end
+  local msg, err = tai.mcp.login(args)
+  if not msg then warn(clean(err)) return end
+  say(msg)
+end
 
 -- run(rest, w) is the /mcp command.
 function M.run(rest, w)
@@ -380,6 +411,7 @@ function M.run(rest, w)
     return
   end
   if sub == "import" then return M.import(w[2]) end
+  if sub == "login" then return M.login(w) end
   warn(usage)
 end
 
@@ -401,7 +433,7 @@ function M.complete(word, line)
   if sub == "import" and n == 1 then
     return { "claude-desktop", "claude-code", "cursor", "vscode", "codex", "gemini" }
   end
-  if (sub == "enable" or sub == "disable" or sub == "remove" or sub == "tools" or sub == "grant" or sub == "call") and n == 1 then
+  if (sub == "enable" or sub == "disable" or sub == "remove" or sub == "tools" or sub == "grant" or sub == "call" or sub == "login") and n == 1 then
     return server_names()
   end
   if (sub == "call" or sub == "grant") and n == 2 then
@@ -419,7 +451,7 @@ function M.complete(word, line)
 end
 
 M.help = "MCP servers: /mcp lists them; /mcp add (then paste), /mcp add FILE|NAME|github.com/OWNER/REPO, /mcp normalize (then paste: show, store nothing), enable|disable SERVER [PROFILE], " ..
-  "remove SERVER, tools [SERVER], call SERVER TOOL [JSON], grant SERVER [TOOL], import CLIENT|PATH"
+  "remove SERVER, tools [SERVER], call SERVER TOOL [JSON], grant SERVER [TOOL], import CLIENT|PATH, login SERVER [--client-id ID]"
 
 -- install() adds /mcp unless init.lua already defined a command of that name.
 function M.install()

@@ -56,6 +56,9 @@ type Options struct {
 	// timeouts, stdio base environment); Redact and OnToolsChanged are set
 	// by the bridge.
 	Client *mcp.ClientOptions
+	// Person returns who can finish an OAuth login in this process; nil
+	// means nobody can (logins fail naming /mcp login).
+	Person PersonFunc
 	// MaxServers and MaxTools override mcp.MCP_MAX_SERVERS and
 	// mcp.MCP_MAX_TOOLS (tests); zero means the caps.
 	MaxServers, MaxTools int
@@ -74,6 +77,7 @@ type Bridge struct {
 
 	mu     sync.Mutex
 	conns  map[string]*conn
+	auths  map[string]mcp.Authorizer // per server, for the step-up limit
 	closed bool
 	// declined holds, per server and tool, the hash of the definition a
 	// person declined when asked unprompted, so a server announcing
@@ -88,7 +92,7 @@ func New(reg *engine.Registry, store *vault.Store, opts *Options) (*Bridge, erro
 	if reg == nil || store == nil {
 		return nil, errors.New("bridge: New needs a registry and a vault store")
 	}
-	b := &Bridge{reg: reg, store: store, conns: map[string]*conn{}, declined: map[[2]string]string{}}
+	b := &Bridge{reg: reg, store: store, conns: map[string]*conn{}, declined: map[[2]string]string{}, auths: map[string]mcp.Authorizer{}}
 	if opts != nil {
 		b.opts = *opts
 	}

@@ -30,6 +30,10 @@ type ServerInfo struct {
 	// SecretInArgv are the ${…} names of secrets the entry puts on the
 	// command line (or in the URL's query), where others can read them.
 	SecretInArgv []string `json:"secret_in_argv"`
+	// Login is the OAuth login state of an http server tai logs in to
+	// ("logged in, expires in 52m, refresh held", "no login held ..."),
+	// empty for other servers.
+	Login string `json:"login,omitempty"`
 }
 
 // ToolInfo describes one tool of a registered server for mcp_tools and
@@ -68,6 +72,7 @@ func (b *Bridge) List(ctx context.Context) ([]ServerInfo, error) {
 			Target: b.store.Redact(target(st.entry)), Profiles: []string{},
 			Enabled: st.profiles[profile], Tools: len(st.tools), Removed: len(st.removed),
 			Connected: connected[name], Words: []string{}, SecretInArgv: []string{},
+			Login: b.loginState(st.entry),
 		}
 		for _, w := range words(st.entry) {
 			info.Words = append(info.Words, b.store.Redact(w))
@@ -168,6 +173,9 @@ func listText(list []ServerInfo, profile string) string {
 		if len(s.SecretInArgv) > 0 {
 			fmt.Fprintf(&b, "  ⚠ secret in argv: %s is readable by every user of this machine (process list, or the URL's query in server logs); pass it in env (or a header) instead\n", strings.Join(s.SecretInArgv, ", "))
 		}
+		if s.Login != "" {
+			fmt.Fprintf(&b, "  OAuth: %s\n", s.Login)
+		}
 		fmt.Fprintf(&b, "  enabled for: %s; tools: %d listed, %d granted, %d offered here, %d withheld, %d removed; source %s\n",
 			orNone(s.Profiles), s.Tools, s.Granted, s.Offered, s.Withheld, s.Removed, mcp.VisibleLine(s.Source))
 	}
@@ -214,6 +222,9 @@ func addText(r AddReport) string {
 			state := "stored disabled for profile " + s.Profile + "; enable it with mcp_enable"
 			if s.Enabled {
 				state = "enabled for profile " + s.Profile
+			}
+			if s.NeedsLogin {
+				state = "stored disabled: it needs an OAuth login (HTTP 401); mcp_login (or /mcp login " + s.Server + ") logs in and enables it"
 			}
 			fmt.Fprintf(&b, "added %s (%s), %s; %d tools: %s\n", s.Server, s.Transport, state, len(s.Tools), strings.Join(s.Tools, ", "))
 			for _, n := range s.Notes {

@@ -130,7 +130,11 @@ func (b *Bridge) open(ctx context.Context, st *serverState, cn *conn) (*mcp.Clie
 			return nil, err
 		}
 	}
-	c, err := mcp.Connect(ctx, e, b.clientOptions(cn))
+	o, err := b.withAuthorizer(b.clientOptions(cn), e)
+	if err != nil {
+		return nil, err
+	}
+	c, err := mcp.Connect(ctx, e, o)
 	if err != nil {
 		return nil, b.failure(err, "")
 	}

@@ -56,6 +56,9 @@ type ServerOutcome struct {
 	Spawn string `json:"spawn,omitempty"`
 	// Notes name the listed tools that were refused, and why.
 	Notes []string `json:"notes,omitempty"`
+	// NeedsLogin says the server answered 401: it is stored disabled
+	// with no tools until an OAuth login (/mcp login, mcp_login).
+	NeedsLogin bool `json:"needs_login,omitempty"`
 	// Found says, for a server resolved from a GitHub repository, which
 	// pass found it and in which file and line.
 	Found string `json:"found,omitempty"`
@@ -256,14 +259,22 @@ func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile, found string)
 	if out.Consent == "asked" {
 		enabled = choice == addEnabled
 	}
+	var tools []mcp.Tool
 	c, err := mcp.Connect(ctx, ex, b.clientOptions(nil))
-	if err != nil {
-		return refuse("verification failed, nothing stored: %v", b.failure(err, ""))
+	stderr := ""
+	if err == nil {
+		tools, err = b.listTools(ctx, c)
+		stderr = c.Stderr()
+		c.Close()
 	}
-	tools, err := b.listTools(ctx, c)
-	stderr := c.Stderr()
-	c.Close()
-	if err != nil {
+	needsLogin := false
+	switch {
+	case err != nil && unauthorized(err) && !oauthable(e) && e.Transport == mcp.TransportHTTP:
+		return refuse("verification failed, nothing stored: the server refused the Authorization header the entry sets (HTTP 401); check those credentials (the header's value, or the secret it names): %v", b.failure(err, ""))
+	case err != nil && unauthorized(err) && oauthable(e):
+		// Stored disabled, no tools cached: a login comes next.
+		needsLogin, enabled, out.NeedsLogin = true, false, true
+	case err != nil:
 		return refuse("verification failed, nothing stored: %v", b.failure(err, stderr))
 	}
 	rows := listing(tools)
@@ -296,7 +307,11 @@ func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile, found string)
 		out.Tools = nil
 		return refuse("%v", err)
 	}
-	b.auditAdmin("add", e.Name, "ok")
+	if needsLogin {
+		b.auditAdmin("add", e.Name, "needs login")
+	} else {
+		b.auditAdmin("add", e.Name, "ok")
+	}
 	if _, err := b.reload(); err != nil {
 		return refuse("%v", err)
 	}
@@ -361,8 +376,13 @@ func (b *Bridge) Remove(ctx context.Context, server string) error {
 		}
 	}
 	b.dropConn(server)
+	b.forgetAuthorizer(server)
 	if err := b.store.ServerDelete(server); err != nil {
 		return err
+	}
+	// Tokens and registration are per server, shared by every profile.
+	if err := (vaultTokens{b.store, server}).dropAll(); err != nil {
+		return fmt.Errorf("mcp server %q removed, but its OAuth tokens were not: %w", server, err)
 	}
 	b.auditAdmin("remove", server, "ok")
 	_, err = b.reload()

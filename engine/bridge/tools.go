@@ -99,6 +99,30 @@ func (b *Bridge) agentTools() []engine.Tool {
 			},
 		},
 		{
+			Name: "mcp_login",
+			Description: "Log in to a registered http MCP server with OAuth: tai opens the person's browser (or they paste the final redirect URL), " +
+				"stores the tokens sealed in the vault, verifies with a live tools/list and enables the server for the profile. The person is asked first.",
+			Parameters: obj([]string{"server"}, map[string]any{
+				"server": str("server name"), "profile": str("profile to enable it for (default: the current one)"),
+			}),
+			Decides: true,
+			Run: func(ctx context.Context, args map[string]any) (engine.Result, error) {
+				server, err := argString(args, "server")
+				if err != nil || server == "" {
+					return engine.ErrorResult("mcp_login: give server (a name from mcp_list)"), nil
+				}
+				profile, err := argString(args, "profile")
+				if err != nil {
+					return engine.ErrorResult("mcp_login: %v", err), nil
+				}
+				msg, err := b.Login(ctx, server, LoginOptions{Profile: profile})
+				if err != nil {
+					return engine.ErrorResult("mcp_login: %v", err), nil
+				}
+				return engine.TextResult(msg), nil
+			},
+		},
+		{
 			Name:        "mcp_tools",
 			Description: "List the tools of one registered MCP server (default: all) with their bridged names, descriptions and pin state; a withheld tool shows why.",
 			Parameters:  obj(nil, map[string]any{"server": str("server name (default: every server)")}),

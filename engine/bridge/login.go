@@ -1,0 +1,328 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"tai/engine"
+	"tai/mcp"
+	"tai/mcp/oauth"
+)
+
+// PersonFunc returns whoever can finish an OAuth login in this process
+// (shown the URL, their browser opened, a redirect URL pasted back), and a
+// stop function called when the login ends; nil when nobody can.
+type PersonFunc func(ctx context.Context) (*oauth.Person, func())
+
+// LoginOptions are what a person may give a login beyond the server.
+type LoginOptions struct {
+	// Profile is enabled after the login ("" for the current one).
+	Profile string
+	// ClientID is a client id registered with the provider by hand.
+	ClientID string
+	// ClientSecret is that client's secret as a ${NAME} reference to a
+	// vault secret (never the value itself).
+	ClientSecret string
+	// ClientMetadataURL is an https client ID metadata document URL.
+	ClientMetadataURL string
+	// CallbackPort fixes the loopback redirect's port.
+	CallbackPort int
+}
+
+// loginSettings reads the server's kept login settings.
+func (b *Bridge) loginSettings(server string) (LoginOptions, error) {
+	_, meta, _, err := vaultTokens{b.store, server}.get(secretLogin)
+	if err != nil {
+		return LoginOptions{}, err
+	}
+	o := LoginOptions{ClientID: metaString(meta, "client_id"), ClientSecret: metaString(meta, "client_secret"),
+		ClientMetadataURL: metaString(meta, "client_metadata_url")}
+	if p, ok := meta["callback_port"].(float64); ok {
+		o.CallbackPort = int(p)
+	}
+	return o, nil
+}
+
+// saveLoginSettings keeps o's client settings for later logins and refreshes.
+func (b *Bridge) saveLoginSettings(server string, o LoginOptions) error {
+	meta := map[string]any{"kind": "mcp-oauth", "client_id": o.ClientID, "client_secret": o.ClientSecret,
+		"client_metadata_url": o.ClientMetadataURL, "callback_port": o.CallbackPort}
+	return b.store.SecretSet(oauthSecret(server, secretLogin), "", meta)
+}
+
+// oauthConfig is the login configuration of server at url.
+func (b *Bridge) oauthConfig(server, url string, person *oauth.Person) (oauth.Config, error) {
+	o, err := b.loginSettings(server)
+	if err != nil {
+		return oauth.Config{}, err
+	}
+	cfg := oauth.Config{Server: server, URL: url, Store: vaultTokens{b.store, server}, Person: person,
+		ClientID: o.ClientID, ClientMetadataURL: o.ClientMetadataURL, CallbackPort: o.CallbackPort}
+	if b.opts.Client != nil && b.opts.Client.HTTP != nil {
+		cfg.HTTPClient = b.opts.Client.HTTP.Client
+	}
+	if o.ClientSecret != "" {
+		name, ok := secretRef(o.ClientSecret)
+		if !ok {
+			return cfg, fmt.Errorf("the client secret of %s must be a ${NAME} reference to a vault secret", server)
+		}
+		v, _, err := b.store.SecretGet(name)
+		if err != nil {
+			return cfg, fmt.Errorf("the client secret of %s: %w", server, err)
+		}
+		cfg.ClientSecret = v
+	}
+	return cfg, nil
+}
+
+// secretRef returns NAME of a "${NAME}" reference.
+func secretRef(s string) (string, bool) {
+	if !strings.HasPrefix(s, "${") || !strings.HasSuffix(s, "}") || len(s) < 4 {
+		return "", false
+	}
+	name := s[2 : len(s)-1]
+	return name, !strings.ContainsAny(name, "${}:")
+}
+
+// oauthable reports whether e is an http entry whose Authorization tai's
+// OAuth login provides (it sets none of its own).
+func oauthable(e mcp.Entry) bool {
+	if e.Transport != mcp.TransportHTTP {
+		return false
+	}
+	for k := range e.Headers {
+		if strings.EqualFold(k, "Authorization") {
+			return false
+		}
+	}
+	return true
+}
+
+// authorizerFor returns the Authorizer of server's connections: one per
+// server per process (the step-up limit counts per server), without a
+// person: a connection that needs a login fails naming /mcp login.
+func (b *Bridge) authorizerFor(server, url string) (mcp.Authorizer, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if a := b.auths[server]; a != nil {
+		return a, nil
+	}
+	cfg, err := b.oauthConfig(server, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	a := oauth.NewAuthorizer(cfg)
+	b.auths[server] = a
+	return a, nil
+}
+
+// withAuthorizer returns o with an Authorizer for e when e is oauthable.
+func (b *Bridge) withAuthorizer(o *mcp.ClientOptions, e mcp.Entry) (*mcp.ClientOptions, error) {
+	if !oauthable(e) {
+		return o, nil
+	}
+	a, err := b.authorizerFor(e.Name, e.URL)
+	if err != nil {
+		return nil, err
+	}
+	var ho mcp.HTTPOptions
+	if o.HTTP != nil {
+		ho = *o.HTTP
+	}
+	ho.Authorizer = a
+	o.HTTP = &ho
+	return o, nil
+}
+
+// forgetAuthorizer drops server's Authorizer (new tokens or settings).
+func (b *Bridge) forgetAuthorizer(server string) {
+	b.mu.Lock()
+	delete(b.auths, server)
+	b.mu.Unlock()
+}
+
+// unauthorized reports whether err is the server's 401.
+func unauthorized(err error) bool {
+	var he *mcp.McpHttpError
+	return errors.As(err, &he) && he.Status == http.StatusUnauthorized
+}
+
+// Login logs in to server with OAuth: probes it anonymously (as far as
+// tools/list; a server that needs no login is refused), discovers,
+// registers or reuses a client, opens the browser (or takes the pasted
+// redirect), stores the tokens, verifies with a live tools/list, and
+// enables the server for the profile. It asks first when a model calls it,
+// and needs a person: in a served session it fails at once.
+func (b *Bridge) Login(ctx context.Context, server string, o LoginOptions) (string, error) {
+	s, err := b.reload()
+	if err != nil {
+		return "", err
+	}
+	st := s.servers[server]
+	if st == nil {
+		return "", fmt.Errorf("mcp server %q is not registered: mcp_list shows the servers", server)
+	}
+	if st.entry.Transport != mcp.TransportHTTP {
+		return "", fmt.Errorf("mcp server %q runs as a process (stdio); OAuth logins are for http servers: give a stdio server its credentials in env", server)
+	}
+	if !oauthable(st.entry) {
+		return "", fmt.Errorf("mcp server %q sets its own Authorization header; tai's OAuth login would replace it: remove the header first if the server wants an OAuth login", server)
+	}
+	a := b.approver(ctx)
+	if err := b.attended(ctx, a, "log in to MCP server "+server); err != nil {
+		return "", err
+	}
+	var person *oauth.Person
+	stop := func() {}
+	// Nobody answers a served session (its approver has no prompter):
+	// a login there fails at once rather than wait for a browser.
+	if b.opts.Person != nil && a.Prompter() != nil {
+		person, stop = b.opts.Person(ctx)
+	}
+	if person == nil {
+		return "", &oauth.LoginNeededError{Server: server, Reason: "a login opens a browser, and nobody is at this session"}
+	}
+	defer stop()
+	if _, byModel := engine.AgentFrom(ctx); byModel && a.Mode() == engine.Interactive {
+		ok, err := a.Decide(ctx, fmt.Sprintf("Log in to MCP server %s (%s) with OAuth in your browser? [y/N]", server, mcp.RedactURL(st.entry.URL)))
+		if err != nil || !ok {
+			return "", fmt.Errorf("not logged in to %s: the person said no", server)
+		}
+	}
+	if o.ClientSecret != "" {
+		if _, ok := secretRef(o.ClientSecret); !ok {
+			return "", errors.New("client_secret must be a ${NAME} reference to a vault secret, not the secret itself: store it with tai.vault.secret_set first")
+		}
+	}
+	if o.ClientID != "" || o.ClientSecret != "" || o.ClientMetadataURL != "" || o.CallbackPort != 0 {
+		if err := b.saveLoginSettings(server, o); err != nil {
+			return "", err
+		}
+	}
+	ex, _, err := b.expand(st.entry)
+	if err != nil {
+		return "", err
+	}
+	challenge, err := b.probe(ctx, ex)
+	if err != nil {
+		return "", err
+	}
+	cfg, err := b.oauthConfig(server, ex.URL, person)
+	if err != nil {
+		return "", err
+	}
+	tok, err := oauth.Login(ctx, &cfg, challenge, "")
+	if err != nil {
+		b.auditAdmin("login", server, "failed")
+		return "", mcp.Reworded(err, b.clean(b.store.Redact(err.Error())))
+	}
+	b.forgetAuthorizer(server)
+	b.dropConn(server)
+	n, err := b.verifyLogin(ctx, st, ex)
+	if err != nil {
+		return "", fmt.Errorf("logged in to %s, but the server refused the new token: %w", server, err)
+	}
+	profile, err := b.SetEnabled(ctx, server, o.Profile, true)
+	if err != nil {
+		return "", err
+	}
+	b.auditAdmin("login", server, "ok")
+	var msg strings.Builder
+	fmt.Fprintf(&msg, "Logged in to %s", server)
+	if tok.Scope != "" {
+		fmt.Fprintf(&msg, " (scope %s)", tok.Scope)
+	}
+	fmt.Fprintf(&msg, "; %d tools; enabled for profile %q.", n, profile)
+	if tok.Refresh == "" && !tok.Expiry.IsZero() {
+		fmt.Fprintf(&msg, " No refresh token was issued: log in again after %s.", tok.Expiry.Local().Format(time.Kitchen))
+	}
+	return msg.String(), nil
+}
+
+// probe connects without credentials as far as tools/list: a server that
+// answers is refused (it needs no login); a 401 gives its challenge.
+func (b *Bridge) probe(ctx context.Context, ex mcp.Entry) (map[string]string, error) {
+	c, err := mcp.Connect(ctx, ex, b.clientOptions(nil))
+	if err == nil {
+		_, err = b.listTools(ctx, c)
+		c.Close()
+		if err == nil {
+			return nil, fmt.Errorf("mcp server %q needs no login: it lists its tools without one", ex.Name)
+		}
+	}
+	var he *mcp.McpHttpError
+	if !errors.As(err, &he) || he.Status != http.StatusUnauthorized {
+		return nil, b.failure(err, "")
+	}
+	params, _ := oauth.Bearer(he.WWWAuthenticate)
+	return params, nil
+}
+
+// verifyLogin lists the tools with the new token, storing them; a server
+// that had none cached (added before its login) has them pinned as they
+// are now, since the person who added it is logging in to use them.
+func (b *Bridge) verifyLogin(ctx context.Context, st *serverState, ex mcp.Entry) (int, error) {
+	o, err := b.withAuthorizer(b.clientOptions(nil), ex)
+	if err != nil {
+		return 0, err
+	}
+	c, err := mcp.Connect(ctx, ex, o)
+	if err != nil {
+		return 0, b.failure(err, "")
+	}
+	defer c.Close()
+	tools, err := b.listTools(ctx, c)
+	if err != nil {
+		return 0, b.failure(err, "")
+	}
+	rows := listing(tools)
+	if err := b.store.ToolsReplace(st.row.Name, rows); err != nil {
+		return 0, err
+	}
+	if len(st.pins) == 0 {
+		for _, t := range rows {
+			if t.Refused == "" {
+				if err := b.store.PinPut(pinOf(st.row.Name, t)); err != nil {
+					return 0, err
+				}
+			}
+		}
+	}
+	if _, err := b.reload(); err != nil {
+		return 0, err
+	}
+	return len(rows), nil
+}
+
+// loginState words server's OAuth state for /mcp: "" when tai's login
+// does not apply to it.
+func (b *Bridge) loginState(e mcp.Entry) string {
+	if !oauthable(e) {
+		return ""
+	}
+	t, err := vaultTokens{b.store, e.Name}.Tokens()
+	switch {
+	case err != nil:
+		return "login state unreadable: " + err.Error()
+	case t == nil:
+		return "no login held (if the server asks for one: /mcp login " + e.Name + ")"
+	}
+	s := "logged in"
+	if !t.Expiry.IsZero() {
+		if d := time.Until(t.Expiry); d > 0 {
+			s += ", expires in " + d.Round(time.Minute).String()
+		} else {
+			s += ", expired"
+		}
+	}
+	if t.Refresh != "" {
+		s += ", refresh held"
+	} else if !t.Expiry.IsZero() {
+		s += ", no refresh token"
+	}
+	return s
+}

@@ -1,0 +1,171 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"tai/engine"
+	"tai/mcp/oauth"
+	"tai/mcp/oauth/oauthtest"
+)
+
+// oauthFixture is a fixture whose person logs in with a browser that
+// follows srv's redirects.
+func oauthFixture(t *testing.T, srv *oauthtest.Server) *fixture {
+	f := newFixture(t, engine.Interactive, "")
+	f.b.opts.Person = func(context.Context) (*oauth.Person, func()) {
+		return &oauth.Person{Open: srv.Browser, Say: func(string) {}}, func() {}
+	}
+	return f
+}
+
+func addProtected(t *testing.T, f *fixture, srv *oauthtest.Server, headers map[string]string) ServerOutcome {
+	t.Helper()
+	entry := map[string]any{"url": srv.URL()}
+	if headers != nil {
+		entry["headers"] = headers
+	}
+	src, _ := jsonString(map[string]any{"mcpServers": map[string]any{"notes": entry}})
+	rep, err := f.b.Add(ctxT(t), AddRequest{Source: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep.Servers[0]
+}
+
+func TestAddNeedingLoginStoredDisabled(t *testing.T) {
+	srv := oauthtest.New(t, oauthtest.Options{})
+	f := oauthFixture(t, srv)
+	out := addProtected(t, f, srv, nil)
+	if out.Outcome != Added || out.Enabled || len(out.Tools) != 0 || !out.NeedsLogin {
+		t.Fatalf("outcome %+v", out)
+	}
+	mustContain(t, "text", addText(AddReport{Servers: []ServerOutcome{out}}), "needs an OAuth login", "/mcp login notes")
+	if len(srv.AuthRequests()) != 0 {
+		t.Fatal("mcp_add started a login")
+	}
+	list, err := f.b.List(ctxT(t))
+	if err != nil || list[0].Enabled || list[0].Tools != 0 || !strings.Contains(list[0].Login, "no login held") {
+		t.Fatalf("list %+v, %v", list, err)
+	}
+}
+
+func TestAddStaticAuthorization401(t *testing.T) {
+	srv := oauthtest.New(t, oauthtest.Options{})
+	f := oauthFixture(t, srv)
+	out := addProtected(t, f, srv, map[string]string{"Authorization": "Bearer static-wrong-key"})
+	if out.Outcome != Refused {
+		t.Fatalf("outcome %+v", out)
+	}
+	mustContain(t, "reason", out.Reason, "check those credentials", "401")
+	if strings.Contains(out.Reason, "static-wrong-key") {
+		t.Fatalf("the key shows: %s", out.Reason)
+	}
+}
+
+func TestLoginStoresTokensEnablesAndRemoveDropsThem(t *testing.T) {
+	srv := oauthtest.New(t, oauthtest.Options{Refresh: true, PRMScopes: []string{"notes:read"}})
+	f := oauthFixture(t, srv)
+	addProtected(t, f, srv, nil)
+	msg, err := f.b.Login(ctxT(t), "notes", LoginOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, "login", msg, "Logged in to notes", "1 tools", `profile "work"`)
+	access, meta, err := f.store.SecretGet("mcp-oauth-notes-access")
+	if err != nil || meta["client_id"] == "" || meta["expiry"] == nil {
+		t.Fatalf("access secret meta %v, %v", meta, err)
+	}
+	if _, _, err := f.store.SecretGet("mcp-oauth-notes-refresh"); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.store.Redact("token " + access); strings.Contains(got, access) {
+		t.Fatalf("the access token is not redacted: %q", got)
+	}
+	res, err := f.reg.Dispatch(ctxT(t), "mcp_notes_whoami", map[string]any{})
+	if err != nil || res.IsError || text(res) != "scope: notes:read" {
+		t.Fatalf("call: %+v, %v", res, err)
+	}
+	list, _ := f.b.List(ctxT(t))
+	if !list[0].Enabled || !strings.Contains(list[0].Login, "logged in, expires in") || !strings.Contains(list[0].Login, "refresh held") {
+		t.Fatalf("list %+v", list[0])
+	}
+	// Refreshed on a 401 mid-call, without a browser.
+	srv.RevokeAccess()
+	f.b.opts.Person = nil
+	if res, err := f.reg.Dispatch(ctxT(t), "mcp_notes_whoami", map[string]any{}); err != nil || res.IsError {
+		t.Fatalf("call after revocation: %+v, %v", res, err)
+	}
+	if err := f.b.Remove(ctxT(t), "notes"); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"access", "refresh", "client"} {
+		if _, _, err := f.store.SecretGet("mcp-oauth-notes-" + s); err == nil {
+			t.Errorf("secret %s kept after remove", s)
+		}
+	}
+}
+
+func TestLoginRefusals(t *testing.T) {
+	t.Run("stdio", func(t *testing.T) {
+		srv := oauthtest.New(t, oauthtest.Options{})
+		f := oauthFixture(t, srv)
+		f.add(t, "local", nil)
+		if _, err := f.b.Login(ctxT(t), "local", LoginOptions{}); err == nil || !strings.Contains(err.Error(), "stdio") {
+			t.Fatalf("stdio login: %v", err)
+		}
+	})
+	t.Run("needs no login", func(t *testing.T) {
+		srv := oauthtest.New(t, oauthtest.Options{})
+		f := oauthFixture(t, srv)
+		open := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return testServer("v1") }, nil))
+		t.Cleanup(open.Close)
+		src, _ := jsonString(map[string]any{"mcpServers": map[string]any{"open": map[string]any{"url": open.URL}}})
+		if _, err := f.b.Add(ctxT(t), AddRequest{Source: src}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.b.Login(ctxT(t), "open", LoginOptions{}); err == nil || !strings.Contains(err.Error(), "needs no login") {
+			t.Fatalf("login: %v", err)
+		}
+	})
+	t.Run("nobody there", func(t *testing.T) {
+		srv := oauthtest.New(t, oauthtest.Options{})
+		f := oauthFixture(t, srv)
+		addProtected(t, f, srv, nil)
+		f.b.opts.Person = nil
+		_, err := f.b.Login(ctxT(t), "notes", LoginOptions{})
+		var ln *oauth.LoginNeededError
+		if !errors.As(err, &ln) || !strings.Contains(err.Error(), "/mcp login notes") || len(srv.AuthRequests()) != 0 {
+			t.Fatalf("error %v", err)
+		}
+	})
+	t.Run("literal client secret", func(t *testing.T) {
+		srv := oauthtest.New(t, oauthtest.Options{})
+		f := oauthFixture(t, srv)
+		addProtected(t, f, srv, nil)
+		_, err := f.b.Login(ctxT(t), "notes", LoginOptions{ClientID: "x", ClientSecret: "hunter2-literal"})
+		if err == nil || !strings.Contains(err.Error(), "${NAME}") || strings.Contains(err.Error(), "hunter2") {
+			t.Fatalf("error %v", err)
+		}
+	})
+	t.Run("pre-registered with a secret reference", func(t *testing.T) {
+		srv := oauthtest.New(t, oauthtest.Options{NoDCR: true, Clients: map[string]string{"my-app": "app-secret-1"}, AuthMethods: []string{"client_secret_basic"}})
+		f := oauthFixture(t, srv)
+		addProtected(t, f, srv, nil)
+		if err := f.store.SecretSet("NOTES_SECRET", "app-secret-1", nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.b.Login(ctxT(t), "notes", LoginOptions{ClientID: "my-app", ClientSecret: "${NOTES_SECRET}"}); err != nil {
+			t.Fatal(err)
+		}
+		if got := srv.AuthRequests()[0].Get("client_id"); got != "my-app" {
+			t.Fatalf("client_id %q", got)
+		}
+	})
+}
