@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	glua "github.com/yuin/gopher-lua"
@@ -32,7 +33,17 @@ type resolveState struct {
 	// MCP_RESOLVER_STEPS and MCP_RESOLVER_TIMEOUT (tests shorten them).
 	steps   int
 	timeout time.Duration
+
+	// last is the last resolution, reused for the same source within
+	// resolveReuse (the preview of /mcp add, then the add itself, read a
+	// repository once and run its subagent once).
+	lastMu sync.Mutex
+	last   *github.Resolution
+	lastAt time.Time
 }
+
+// resolveReuse is how long a resolution is reused for the same source.
+const resolveReuse = 2 * time.Minute
 
 // Resolver returns the GitHub resolver: it recognises the URL, reads the
 // repository through the contents API at TAI_GITHUB_API (default the
@@ -74,6 +85,25 @@ func (r *resolveState) run(ctx context.Context, text string) (github.Resolution,
 	if err != nil {
 		return github.Resolution{}, err
 	}
+	r.lastMu.Lock()
+	if r.last != nil && r.last.Source == src && time.Since(r.lastAt) < resolveReuse {
+		res := *r.last
+		r.lastMu.Unlock()
+		return res, nil
+	}
+	r.lastMu.Unlock()
+	res, err := r.resolve(ctx, src)
+	if err == nil {
+		r.lastMu.Lock()
+		r.last, r.lastAt = &res, time.Now()
+		r.lastMu.Unlock()
+	}
+	return res, err
+}
+
+// resolve runs the deterministic pass, then the subagent pass when the
+// first finds nothing.
+func (r *resolveState) resolve(ctx context.Context, src github.Source) (github.Resolution, error) {
 	client, err := r.h.githubClient()
 	if err != nil {
 		return github.Resolution{}, err

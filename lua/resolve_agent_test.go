@@ -37,9 +37,12 @@ func TestResolveAgentPass(t *testing.T) {
 			t.Fatalf("got %v, want %v", got, want)
 		}
 	}
+	// the same repository again (the add after /mcp add's preview) reuses
+	// the resolution: the subagent does not run twice
+	again := mustRun(t, h, `return assert(tai.mcp.resolve("github.com/korotovsky/slack-mcp-server/")).pass`)
 	reqs := srv.Requests()
-	if len(reqs) != 3 {
-		t.Fatalf("%d model requests", len(reqs))
+	if len(reqs) != 3 || again[0] != "subagent" {
+		t.Fatalf("%d model requests, then %v", len(reqs), again)
 	}
 	if names := strings.Join(reqs[0].ToolNames(), ","); names != "repo_readme,repo_list,repo_file" {
 		t.Fatalf("offered %s; want only the read-only repository tools", names)
