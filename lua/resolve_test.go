@@ -126,3 +126,39 @@ func TestResolveFixtures(t *testing.T) {
 		})
 	}
 }
+
+// TestResolveHandMade resolves the hand-made repositories of
+// testdata/repos: layouts the fixtures do not have, and hostile ones.
+func TestResolveHandMade(t *testing.T) {
+	srv := httptest.NewServer(githubtest.Handler(filepath.Join("testdata", "repos"), nil))
+	t.Cleanup(srv.Close)
+	t.Setenv("TAI_GITHUB_API", srv.URL)
+	t.Setenv("GITHUB_TOKEN", "")
+	h := newHost(t, Options{Clean: true}, nil)
+	for _, c := range []struct {
+		repo, want, env, err string
+	}{
+		{repo: "acme/dock", want: "docker run -i --rm -e DOCK_API_KEY acme/dock-mcp:1.0", env: "DOCK_API_KEY"},
+		{repo: "acme/py", want: "uvx mcp-server-foo --root /data"},
+		{repo: "evil/hostile", err: `needs a shell (it uses the shell operator ";")`},
+		{repo: "evil/hint", err: "runs sh, not a runner"},
+	} {
+		res, err := h.Resolver()(ctxT(t), "github.com/"+c.repo)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: resolved %+v, %v; want an error saying %q", c.repo, res.Entry, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.repo, err)
+			continue
+		}
+		if got := strings.Join(append([]string{res.Entry.Command}, res.Entry.Args...), " "); got != c.want {
+			t.Errorf("%s: %s, want %s", c.repo, got, c.want)
+		}
+		if c.env != "" && res.Entry.Env[c.env] != "${"+c.env+"}" {
+			t.Errorf("%s: env %v", c.repo, res.Entry.Env)
+		}
+	}
+}

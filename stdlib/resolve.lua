@@ -205,6 +205,19 @@ function M:placeholders(c, ctx)
       ctx:note("warn", string.format("the header %s holds a placeholder (%s): edit it before adding", k, v), e.name)
     end
   end
+  -- docker -e NAME=<placeholder>: the value comes from ${NAME} through
+  -- the server's environment instead
+  local args = e.args or {}
+  for i = 1, #args - 1 do
+    local k, v
+    if args[i] == "-e" or args[i] == "--env" then k, v = args[i + 1]:match("^([%a_][%w_]*)=(.*)$") end
+    if k and M.placeholder(v) then
+      args[i + 1] = k
+      e.env = e.env or {}
+      e.env[k] = "${" .. k .. "}"
+      ctx:note("warn", string.format("-e %s is read from ${%s}: store it as a vault secret (or set it in the environment) before the server starts", k, k), e.name)
+    end
+  end
   for _, a in ipairs(e.args or {}) do
     if M.placeholder(a) then
       c.placeholder = true
