@@ -89,6 +89,42 @@ function M.running_text(names, ms, width)
   return list .. " · " .. secs
 end
 
+-- distance(a, b) is the edit distance between two strings (bytes).
+local function distance(a, b)
+  local prev = {}
+  for j = 0, #b do prev[j] = j end
+  for i = 1, #a do
+    local cur = { [0] = i }
+    for j = 1, #b do
+      local cost = a:byte(i) == b:byte(j) and 0 or 1
+      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+    end
+    prev = cur
+  end
+  return prev[#b]
+end
+
+-- closest(name, list [, n]) returns the n (default 3) names of list
+-- nearest to name: the ones holding it first, then by edit
+-- distance (case ignored), ties in list order.
+function M.closest(name, list, n)
+  local want = name:lower()
+  local scored = {}
+  for i, cand in ipairs(list) do
+    local c = cand:lower()
+    local score = distance(want, c)
+    if want ~= "" and c:find(want, 1, true) then score = score - 1000 end
+    scored[#scored + 1] = { name = cand, score = score, i = i }
+  end
+  table.sort(scored, function(a, b)
+    if a.score ~= b.score then return a.score < b.score end
+    return a.i < b.i
+  end)
+  local out = {}
+  for k = 1, math.min(n or 3, #scored) do out[k] = scored[k].name end
+  return out
+end
+
 -- retry_text(n) is how a retry of the model request is shown, from
 -- tai.chat's on_retry notice: "rate limited (429); retrying in 30s,
 -- attempt 2/4".
@@ -861,7 +897,7 @@ function M.usage_line(d, total)
   local turn = string.format("%s in · %s out", M.thousands(u.input_tokens), M.thousands(u.output_tokens))
   if M.unreported(d) then turn = "usage not reported" end
   if total.input == 0 and total.output == 0 then
-    return turn .. " by the provider"
+    return M.unreported(d) and turn .. " by the provider" or turn
   end
   return string.format("%s · session %s in · %s out", turn, M.thousands(total.input), M.thousands(total.output))
 end
@@ -878,6 +914,37 @@ function M.env_key()
   for _, k in ipairs({ "OPENAI_API_KEY", "ANTHROPIC_API_KEY" }) do
     if (os.getenv(k) or "") ~= "" then return k end
   end
+end
+
+-- env_advice() says how to have the provider key set in the environment
+-- answer instead of the profile in use: a profile named "default" kept in
+-- the vault wins over the environment, so then it must go first.
+function M.env_advice()
+  local ok, list = pcall(tai.profiles.list)
+  for _, p in ipairs(ok and list or {}) do
+    if p.name == "default" and p.stored then
+      return "a profile named \"default\" is kept in the vault, and it wins over the environment until it is deleted (/profile delete default)"
+    end
+  end
+  return "tai --profile default uses that, and /profile use default makes it the current profile"
+end
+
+-- env_note(chosen) is what tai -p says once on stderr when a profile
+-- other than the environment's answered while OPENAI_API_KEY or
+-- ANTHROPIC_API_KEY is set; nil when the environment's answered, when no
+-- key is set, or when the profile was chosen with --profile (chosen).
+function M.env_note(chosen)
+  if chosen and chosen ~= "" then return nil end
+  local env_key = M.env_key()
+  if not env_key then return nil end
+  local ok, list = pcall(tai.profiles.list)
+  local cur
+  for _, p in ipairs(ok and list or {}) do
+    if p.current then cur = p end
+  end
+  if not cur or (cur.name == "default" and not cur.stored) then return nil end
+  return string.format("tai: profile %q answered (the current one, %s), not the %s set in the environment; %s",
+    cur.name, cur.stored and "kept in the vault" or "built in", env_key, M.env_advice())
 end
 
 -- profile_hint(err) adds to a failed turn's error which profile is in
@@ -898,7 +965,7 @@ function M.profile_hint(err)
     hint = hint .. ": a local Ollama at 127.0.0.1:11434" .. (env_key and "" or ", used because no OPENAI_API_KEY or ANTHROPIC_API_KEY is set")
   end
   if env_key and name ~= "default" then
-    hint = hint .. "; it wins over the " .. env_key .. " set in the environment: /profile use default (or tai --profile default) uses that"
+    hint = hint .. "; it wins over the " .. env_key .. " set in the environment: " .. M.env_advice()
   else
     hint = hint .. "; /profiles lists the others, /profile use NAME switches, tai --profile NAME picks one for a run"
   end
@@ -965,6 +1032,8 @@ function M.oneshot(prompt, inv)
     tai.term.warn("tai: " .. M.clean(M.redacted(M.profile_hint(d))))
     return 1
   end
+  local note = M.env_note(inv.profile)
+  if note then tai.term.warn(M.clean(note)) end
   local notes = M.notices(d)
   for _, n in ipairs(notes) do tai.term.warn("tai: " .. n) end
   if #notes > 0 then return 1 end

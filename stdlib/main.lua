@@ -1,7 +1,8 @@
 -- main.lua: start-up dispatch. The Go side calls the function this module
 -- returns with the invocation:
 --   { mode = "repl" | "script" | "eval" | "prompt" | "serve", script = path,
---     chunk = text, prompt = text (tai -p), args = { ... },
+--     chunk = text, prompt = text (tai -p), continue = bool (tai -c),
+--     profile = the --profile given ("" when none), args = { ... },
 --     serve = { key =, port =, bind = } (tai --serve-mcp),
 --     init = path of init.lua or nil }
 -- A number returned becomes the exit status.

@@ -724,7 +724,18 @@ builtin.model = {
     end
     local p, err = tai.model(w[1])
     if not p then M.warn(err) return end
-    M.say("now using model " .. p.model .. " for this session (profile " .. p.name .. " keeps " .. "its own; /profile new saves one)")
+    M.say("now using model " .. chatview.short(p.model, 120) .. " for this session (profile " .. p.name .. " keeps " .. "its own; /profile new saves one)")
+    -- a name the provider does not list is kept, but never silently
+    local list = tai.models()
+    if list and #list > 0 then
+      for _, n in ipairs(list) do
+        if n == p.model then return end
+      end
+      local near = {}
+      for _, n in ipairs(chatview.closest(p.model, list, 3)) do near[#near + 1] = tai.term.clean(n, true) end
+      M.warn("the provider does not list " .. chatview.short(p.model, 120) .. "; the closest it lists: " ..
+        table.concat(near, ", ") .. " (kept anyway: the next turn shows whether the provider takes it; /model lists them all)")
+    end
   end,
   complete = function() return model_names() end,
 }

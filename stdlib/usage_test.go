@@ -24,3 +24,18 @@ func TestUsageLineSaysWhenNothingWasReported(t *testing.T) {
 		t.Fatalf("got %q\nwant %q", got, want)
 	}
 }
+
+// closest names the listed models nearest to a name the list lacks.
+func TestClosestModels(t *testing.T) {
+	got := run(t, `
+		local chat = require("chat")
+		local list = {"gpt-4o", "gpt-4o-mini", "o3-mini", "claude-sonnet-4-5", "gpt-4.1"}
+		return table.concat(chat.closest("gpt-4o-mni", list, 3), ","),
+			table.concat(chat.closest("sonnet", list, 1), ","),
+			table.concat(chat.closest("GPT-4.1", list, 1), ","),
+			#chat.closest("x", {}, 3)`)
+	want := []any{"gpt-4o-mini,gpt-4o,gpt-4.1", "claude-sonnet-4-5", "gpt-4.1", int64(0)}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
