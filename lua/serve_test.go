@@ -23,6 +23,7 @@ func TestServeSnippetsNormalize(t *testing.T) {
 		"Cursor":      "Bearer ${TAI_MCP_KEY}",
 		"VS Code":     "Bearer ${input:tai-mcp-key}",
 		"Codex":       "Bearer ${TAI_MCP_KEY}",
+		"Another tai": "Bearer ${TAI_MCP_KEY}",
 	}
 	snippets := server.Snippets("tai", url)
 	if len(snippets) != len(want) {
@@ -30,7 +31,9 @@ func TestServeSnippetsNormalize(t *testing.T) {
 	}
 	for _, s := range snippets {
 		t.Run(s.Client, func(t *testing.T) {
-			text := s.Text // Claude Code's and Gemini CLI's are mcp add command lines
+			// Claude Code's and Gemini CLI's are mcp add command lines,
+			// another tai's a /mcp add line
+			text := strings.TrimPrefix(s.Text, "/mcp add ")
 			entries, notes, err := norm(text, "")
 			if err != nil {
 				t.Fatalf("normalize: %v\n%s", err, text)

@@ -98,6 +98,23 @@ function M.add(source, name, preview)
   local rep, err = tai.mcp.add({ source = source, name = name })
   if not rep then warn(clean(err)) return end
   M.report(rep, shown)
+  M.offer_login(rep)
+end
+
+-- offer_login(rep) offers, for each server an add stored because it
+-- answered 401, to log in now (/mcp login), which enables it.
+function M.offer_login(rep)
+  if not tai.term.isatty() then return end
+  for _, s in ipairs(rep.servers or {}) do
+    if s.outcome == "added" and s.needs_login then
+      local answer = repl().rl:read("log in to " .. clean(s.server) .. " now, in your browser? [y/N] ")
+      if answer and answer:match("^%s*[yY]") then
+        M.login({ "login", s.server })
+      else
+        say("(not logged in; /mcp login " .. clean(s.server) .. " does it later)")
+      end
+    end
+  end
 end
 
 -- show_resolved(url) shows the entry the resolver finds in a GitHub
@@ -197,6 +214,7 @@ function M.offer(text)
   local rep, err = tai.mcp.add({ source = text })
   if not rep then warn(clean(err)) return end
   M.report(rep, true)
+  M.offer_login(rep)
 end
 
 -- normalize(source) shows what a paste would register, storing nothing.

@@ -36,6 +36,9 @@ func addNeedingLogin(t *testing.T, s *screen, srv *oauthtest.Server) {
 	s.expect("answer> ")
 	s.typeKeys("y\r")
 	s.expect("stored disabled: it needs an OAuth login (HTTP 401); /mcp login notes logs in and enables it")
+	s.expect("log in to notes now, in your browser? [y/N] ")
+	s.typeKeys("n\r")
+	s.expect("(not logged in; /mcp login notes does it later)")
 	s.expect("tai:ollama> ")
 }
 

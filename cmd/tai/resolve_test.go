@@ -9,7 +9,8 @@ import (
 
 // TestREPLPastedGitHubURL: a GitHub repository URL pasted at the prompt is
 // resolved (never sent to the model as chat): the entry and where it was
-// found are shown, and declining stores nothing.
+// found are shown on the one consent question, and declining stores
+// nothing.
 func TestREPLPastedGitHubURL(t *testing.T) {
 	root, err := githubtest.Repos()
 	if err != nil {
@@ -25,9 +26,10 @@ func TestREPLPastedGitHubURL(t *testing.T) {
 	s.expect("found by the deterministic pass in server.json line 56")
 	s.expect("https://mcp.context7.com/mcp")
 	s.expect("npx ctx7 setup) runs a setup or install command")
-	s.expect("add it to tai")
+	s.expect("Add it? [y/d/N]")
+	s.expect("answer> ")
 	s.typeKeys("n\r")
-	s.expect("(not added; /mcp add github.com/upstash/context7 adds it)")
+	s.expect("consent was refused")
 	s.typeKeys("github.com/nobody/nothing\r")
 	s.expect("github.com/nobody/nothing: no such repository, or it is private")
 	s.typeKeys("/mcp\r")

@@ -26,10 +26,11 @@ type Snippet struct {
 }
 
 // Snippets returns the configurations of Claude Code, Gemini CLI, Cursor,
-// VS Code and Codex for a server at url named name. The key is never in
-// them: Claude Code, Gemini CLI, Cursor and Codex read it from
-// $TAI_MCP_KEY (KeyEnv) each time they connect, VS Code asks for it once
-// as a password input. The command lines quote ${TAI_MCP_KEY} so that the
+// VS Code, Codex and another tai for a server at url named name. The key
+// is never in them: Claude Code, Gemini CLI, Cursor, Codex and tai read
+// it from $TAI_MCP_KEY (KeyEnv) each time they connect (tai also from the
+// vault secret of that name), VS Code asks for it once as a password
+// input. The command lines quote ${TAI_MCP_KEY} so that the
 // shell passes it on as written: expanded there, the key would be on the
 // client's command line, where every user of the machine can read it, and
 // in its config file.
@@ -84,7 +85,23 @@ func Snippets(name, url string) []Snippet {
 			Text: fmt.Sprintf("[mcp_servers.%s]\nurl = %s\nbearer_token_env_var = %s",
 				name, strconv.Quote(url), strconv.Quote(KeyEnv)),
 		},
+		{
+			Client: "Another tai",
+			Where:  "at its prompt; it reads $" + KeyEnv + ", else the vault secret of that name, when it connects",
+			Text: "/mcp add " + oneLineJSON(map[string]any{
+				name: entry{URL: url, Headers: map[string]string{"Authorization": header}},
+			}),
+		},
 	}
+}
+
+// oneLineJSON is v as JSON on one line, < > & as they are.
+func oneLineJSON(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return strings.TrimSpace(b.String())
 }
 
 // Banner is what a server says when it starts: where it listens, that it
