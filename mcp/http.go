@@ -328,11 +328,15 @@ func (s *sendStatus) report(err error) bool {
 // sendRequest starts the POST of a request on its own goroutine and waits
 // for the server's status, ctx, or Close.
 func (t *HTTPTransport) sendRequest(ctx context.Context, id ID, method string, body []byte) error {
-	rctx, rcancel := context.WithCancel(t.ctx)
+	// The exchange outlives ctx (see HTTPTransport) but keeps its values
+	// (an Authorizer learns from them who is at this call), and ends on Close.
+	rctx, rcancel := context.WithCancel(context.WithoutCancel(ctx))
+	stopOnClose := context.AfterFunc(t.ctx, rcancel)
 	st := &sendStatus{ch: make(chan error, 1)}
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
+		stopOnClose()
 		rcancel()
 		return ErrClosed
 	}
@@ -342,6 +346,7 @@ func (t *HTTPTransport) sendRequest(ctx context.Context, id ID, method string, b
 	go func() {
 		defer t.wg.Done()
 		defer t.forget(id)
+		defer stopOnClose()
 		defer rcancel()
 		t.runRequest(rctx, id, method, body, st)
 	}()

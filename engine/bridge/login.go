@@ -115,6 +115,7 @@ func (b *Bridge) authorizerFor(server, url string) (mcp.Authorizer, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.PersonFor = b.personFor
 	a := oauth.NewAuthorizer(cfg)
 	b.auths[server] = a
 	return a, nil
@@ -176,13 +177,7 @@ func (b *Bridge) Login(ctx context.Context, server string, o LoginOptions) (stri
 	if err := b.attended(ctx, a, "log in to MCP server "+server); err != nil {
 		return "", err
 	}
-	var person *oauth.Person
-	stop := func() {}
-	// Nobody answers a served session (its approver has no prompter):
-	// a login there fails at once rather than wait for a browser.
-	if b.opts.Person != nil && a.Prompter() != nil {
-		person, stop = b.opts.Person(ctx)
-	}
+	person, stop := b.personFor(ctx)
 	if person == nil {
 		return "", &oauth.LoginNeededError{Server: server, Reason: "a login opens a browser, and nobody is at this session"}
 	}
@@ -325,4 +320,19 @@ func (b *Bridge) loginState(e mcp.Entry) string {
 		s += ", no refresh token"
 	}
 	return s
+}
+
+// personFor returns who can finish a login for the call in ctx: the
+// front end's person, unless the call comes from a served session (its
+// approver has no prompter: nobody is there), where a login fails at once
+// rather than wait for a browser.
+func (b *Bridge) personFor(ctx context.Context) (*oauth.Person, func()) {
+	if b.opts.Person == nil || b.approver(ctx).Prompter() == nil {
+		return nil, func() {}
+	}
+	p, stop := b.opts.Person(ctx)
+	if stop == nil {
+		stop = func() {}
+	}
+	return p, stop
 }

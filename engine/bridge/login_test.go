@@ -169,3 +169,39 @@ func TestLoginRefusals(t *testing.T) {
 		}
 	})
 }
+
+// TestStepUpDuringACall: a call refused for insufficient scope logs in
+// again with more scope through the person at tai and is resent; with
+// nobody there it fails naming the login.
+func TestStepUpDuringACall(t *testing.T) {
+	srv := oauthtest.New(t, oauthtest.Options{ChallengeScope: "read", CallScope: "write"})
+	f := oauthFixture(t, srv)
+	addProtected(t, f, srv, nil)
+	if _, err := f.b.Login(ctxT(t), "notes", LoginOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.reg.Dispatch(ctxT(t), "mcp_notes_whoami", map[string]any{})
+	if err != nil || res.IsError || text(res) != "scope: read write" {
+		t.Fatalf("call: %+v, %v", res, err)
+	}
+	if n := len(srv.AuthRequests()); n != 2 {
+		t.Fatalf("%d authorizations, want 2", n)
+	}
+
+	srv2 := oauthtest.New(t, oauthtest.Options{ChallengeScope: "read", CallScope: "write"})
+	g := oauthFixture(t, srv2)
+	addProtected(t, g, srv2, nil)
+	if _, err := g.b.Login(ctxT(t), "notes", LoginOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	g.b.opts.Person = nil
+	res, err = g.reg.Dispatch(ctxT(t), "mcp_notes_whoami", map[string]any{})
+	if err == nil && !res.IsError {
+		t.Fatalf("call without a person succeeded: %+v", res)
+	}
+	msg := text(res)
+	if err != nil {
+		msg = err.Error()
+	}
+	mustContain(t, "error", msg, "/mcp login notes", "write")
+}

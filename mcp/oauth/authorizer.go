@@ -98,13 +98,30 @@ func (a *Authorizer) unauthorized(ctx context.Context, params map[string]string,
 			reason = ln.Reason
 		}
 	}
-	if a.cfg.Person == nil {
+	cfg, done := a.withPerson(ctx)
+	defer done()
+	if cfg.Person == nil {
 		return false, &LoginNeededError{Server: a.cfg.Server, Reason: reason}
 	}
-	if _, err := Login(ctx, &a.cfg, withKnownMetadata(params, t), ""); err != nil {
+	if _, err := Login(ctx, &cfg, withKnownMetadata(params, t), ""); err != nil {
 		return false, err
 	}
 	return true, nil
+}
+
+// withPerson returns the config with the person who can log in for ctx
+// (Config.Person, else Config.PersonFor's), and what to call afterwards.
+func (a *Authorizer) withPerson(ctx context.Context) (Config, func()) {
+	cfg := a.cfg
+	if cfg.Person != nil || cfg.PersonFor == nil {
+		return cfg, func() {}
+	}
+	p, done := cfg.PersonFor(ctx)
+	if done == nil {
+		done = func() {}
+	}
+	cfg.Person = p
+	return cfg, done
 }
 
 func (a *Authorizer) stepUp(ctx context.Context, params map[string]string) (bool, error) {
@@ -129,12 +146,15 @@ func (a *Authorizer) stepUp(ctx context.Context, params map[string]string) (bool
 		return false, fmt.Errorf("%s still wants the scope %s after tai asked for exactly that; not asking again", a.cfg.Server, challenged)
 	case a.stepUps >= MaxStepUps:
 		return false, fmt.Errorf("%s wants more scope (%s) after %d re-authorizations; giving up", a.cfg.Server, challenged, MaxStepUps)
-	case a.cfg.Person == nil:
+	}
+	cfg, done := a.withPerson(ctx)
+	defer done()
+	if cfg.Person == nil {
 		return false, &LoginNeededError{Server: a.cfg.Server, Reason: "the call needs the scope " + want}
 	}
 	a.stepUps++
 	a.lastAsked = want
-	if _, err := Login(ctx, &a.cfg, withKnownMetadata(params, t), want); err != nil {
+	if _, err := Login(ctx, &cfg, withKnownMetadata(params, t), want); err != nil {
 		return false, err
 	}
 	return true, nil

@@ -48,8 +48,14 @@ type Config struct {
 	HTTPClient *http.Client
 	// Timeout bounds the wait for the browser's redirect (0: MCP_OAUTH_TIMEOUT).
 	Timeout time.Duration
-	// Person is who can log in; nil means nobody can (a served session).
+	// Person is who can log in; nil means nobody can (a served session),
+	// unless PersonFor finds one.
 	Person *Person
+	// PersonFor, when set and Person is nil, finds who can log in for the
+	// request in ctx (an Authorizer's re-login or step-up in the middle
+	// of a session), with a function to call when the login ends; it
+	// returns nil when nobody is there.
+	PersonFor func(ctx context.Context) (*Person, func())
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
 }

@@ -132,3 +132,32 @@ func TestTransportStaticAuthorizationNotTouched(t *testing.T) {
 		t.Fatalf("the key shows in %v", err)
 	}
 }
+
+type personKey struct{}
+
+// TestTransportStepUpFindsThePersonOfTheCall: the Authorizer learns who is
+// at a call from the call's context, also on a request the transport runs
+// on its own goroutine.
+func TestTransportStepUpFindsThePersonOfTheCall(t *testing.T) {
+	srv := oauthtest.New(t, oauthtest.Options{ChallengeScope: "read", CallScope: "write"})
+	cfg := config(srv, &oauth.MemoryStore{})
+	login(t, srv, cfg)
+	person := cfg.Person
+	cfg.Person = nil
+	cfg.PersonFor = func(ctx context.Context) (*oauth.Person, func()) {
+		if ctx.Value(personKey{}) == nil {
+			return nil, nil
+		}
+		return person, nil
+	}
+	c, err := connect(t, srv, oauth.NewAuthorizer(*cfg), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), personKey{}, true), testTimeout)
+	defer cancel()
+	res, err := c.Call(ctx, "whoami", nil)
+	if err != nil || res.Text() != "scope: read write" {
+		t.Fatalf("call: %v, %v", res, err)
+	}
+}
