@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"tai/engine"
 	"tai/mcp/oauth"
 	"tai/mcp/oauth/oauthtest"
+	"tai/vault"
 )
 
 // oauthFixture is a fixture whose person logs in with a browser that
@@ -204,4 +206,45 @@ func TestStepUpDuringACall(t *testing.T) {
 		msg = err.Error()
 	}
 	mustContain(t, "error", msg, "/mcp login notes", "write")
+}
+
+// TestLoginInAServedSessionFailsAtOnce: a call from a session nobody
+// attends (a served one: its approver has no prompter) never opens a
+// browser, even with a front end that could.
+func TestLoginInAServedSessionFailsAtOnce(t *testing.T) {
+	srv := oauthtest.New(t, oauthtest.Options{})
+	store, err := vault.Open(filepath.Join(t.TempDir(), "vault.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	e, err := engine.New(store, &engine.Options{Getenv: func(string) string { return "" }, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened := false
+	b, err := New(e.Tools(), store, &Options{Normalize: jsonNormalize, Person: func(context.Context) (*oauth.Person, func()) {
+		return &oauth.Person{Open: func(string) error { opened = true; return nil }}, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	src, _ := jsonString(map[string]any{"mcpServers": map[string]any{"notes": map[string]any{"url": srv.URL()}}})
+	local, err := e.NewSession(&engine.SessionOptions{Approver: engine.NewApprover(engine.Yolo, &prompter{answer: "y"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Add(engine.WithSession(ctxT(t), local), AddRequest{Source: src}); err != nil {
+		t.Fatal(err)
+	}
+	served, err := e.NewSession(&engine.SessionOptions{Approver: engine.NewApprover(engine.Yolo, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.Login(engine.WithSession(ctxT(t), served), "notes", LoginOptions{})
+	var ln *oauth.LoginNeededError
+	if !errors.As(err, &ln) || !strings.Contains(err.Error(), "/mcp login notes") || opened || len(srv.AuthRequests()) != 0 {
+		t.Fatalf("error %v, browser opened %v", err, opened)
+	}
 }
