@@ -1021,16 +1021,24 @@ function M.oneshot(prompt, inv)
     -- the question starts on a line of its own, after the tool line
     tai.prompter(M.prompter(get_rl, function(s) tai.term.ewrite(s .. "\n") end, view.before_question))
   end
-  local answer, d = tai.chat(message, view.opts(conv.opts()))
+  -- Ctrl-C stops the turn here, so the spinner's line is cleared and the
+  -- conversation kept before tai exits with status 130
+  local ok, answer, d = tai.term.protect(tai.chat, message, view.opts(conv.opts()))
   conv.turned()
   view.finish()
   tai.prompter(nil)
   if rl then rl:close() end
+  if not ok then
+    local saved = conv.save()
+    if not saved then tai.term.warn("tai: the conversation was not kept") end
+    tai.term.warn("tai: " .. M.clean(tostring(answer):match("^[^\n]*")))
+    return tostring(answer):find("interrupted", 1, true) and 130 or 1
+  end
   local saved, serr = conv.save()
   if not saved then tai.term.warn("tai: the conversation was not kept: " .. M.clean(tostring(serr))) end
   if not answer then
     tai.term.warn("tai: " .. M.clean(M.redacted(M.profile_hint(d))))
-    return 1
+    return d == "interrupted" and 130 or 1
   end
   local note = M.env_note(inv.profile)
   if note then tai.term.warn(M.clean(note)) end
