@@ -30,10 +30,14 @@ function M.report(rep, notes_shown)
         say(clean(s.spawn))
       end
       if s.found and s.found ~= "" then say("  " .. clean(s.found)) end
-      say("  " .. #(s.tools or {}) .. " tools: " .. tai.term.clean(table.concat(s.tools or {}, ", "), true))
+      if not s.needs_login then
+        say("  " .. #(s.tools or {}) .. " tools: " .. tai.term.clean(table.concat(s.tools or {}, ", "), true))
+      end
       for _, n in ipairs(s.notes or {}) do warn("  " .. clean(n)) end
     elseif s.outcome == "skipped" then
       say(string.format("skipped %s: %s", clean(s.server), clean(s.reason)))
+    elseif (s.reason or ""):find("consent was refused", 1, true) then
+      say(string.format("not added: %s (you said no; nothing was started)", clean(s.server)))
     else
       warn(string.format("refused %s: %s", clean(s.server), clean(s.reason)))
     end

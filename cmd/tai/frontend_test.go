@@ -193,7 +193,7 @@ func TestREPLChatThatLooksLikeConfig(t *testing.T) {
 	s.expect("Add it? [y/d/N]")
 	s.expect("answer> ")
 	s.typeKeys("\r")
-	s.expect("consent was refused")
+	s.expect("(you said no; nothing was started)")
 	s.expect("tai:default> ")
 	s.typeKeys("\x04")
 	if status := s.wait(); status != 0 {

@@ -54,7 +54,7 @@ func TestREPLPasteIsOneMessage(t *testing.T) {
 	s.expect("Add it? [y/d/N]")
 	s.expect("answer> ")
 	s.typeKeys("\r")
-	s.expect("consent was refused")
+	s.expect("(you said no; nothing was started)")
 	s.expect("tai:default> ")
 	if n := len(srv.Requests()); n != 2 {
 		t.Fatalf("a pasted config reached the model (%d requests)", n)

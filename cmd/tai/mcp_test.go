@@ -189,7 +189,7 @@ func TestREPLMCPAddFileShowsNotesFirst(t *testing.T) {
 	s.expect("first time:")
 	s.expect("answer> ")
 	s.typeKeys("n\r")
-	s.expect("consent was refused")
+	s.expect("(you said no; nothing was started)")
 	s.expect("tai:default> ")
 	s.typeKeys("\x04")
 	if status := s.wait(); status != 0 {

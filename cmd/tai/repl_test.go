@@ -166,7 +166,7 @@ func TestREPLOnATerminal(t *testing.T) {
 	s.expect("Add it? [y/d/N]")
 	s.expect("answer> ")
 	s.typeKeys("\r")
-	s.expect("consent was refused")
+	s.expect("(you said no; nothing was started)")
 	s.expect("tai:ollama> ")
 
 	// A broken one gets a positioned parse error.
@@ -182,7 +182,7 @@ func TestREPLOnATerminal(t *testing.T) {
 	s.expect("Add it? [y/d/N]")
 	s.expect("answer> ")
 	s.typeKeys("\r")
-	s.expect("consent was refused")
+	s.expect("(you said no; nothing was started)")
 	s.expect("tai:ollama> ")
 
 	// Plain text with no model available prints how to configure one.

@@ -29,7 +29,7 @@ func TestREPLPastedGitHubURL(t *testing.T) {
 	s.expect("Add it? [y/d/N]")
 	s.expect("answer> ")
 	s.typeKeys("n\r")
-	s.expect("consent was refused")
+	s.expect("(you said no; nothing was started)")
 	s.typeKeys("github.com/nobody/nothing\r")
 	s.expect("github.com/nobody/nothing: no such repository, or it is private")
 	s.typeKeys("/mcp\r")

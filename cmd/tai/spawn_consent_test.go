@@ -63,7 +63,7 @@ func TestPastedCommandCannotScrollOutOfSight(t *testing.T) {
 	check("consent", "run:     sh\n", "\n           -c\n", "\n           'id > /", `\n\n\n\n`,
 		"no real server needs a line break in its command line", "Add it? [y/d/N]")
 	s.typeKeys("n\r")
-	s.expect("consent was refused")
+	s.expect("(you said no; nothing was started)")
 	s.expect("> ")
 	if _, err := os.Stat(pwned); !errors.Is(err, os.ErrNotExist) {
 		t.Fatal("the payload ran although consent was refused")
