@@ -101,8 +101,9 @@ func (l *login) identity(ctx context.Context) (*client, error) {
 		accepts += "; it accepts a client metadata document URL (client_metadata_url)"
 	}
 	return nil, fmt.Errorf("the authorization server %s offers %s, so tai needs a client id: register an OAuth app with the provider "+
-		"(redirect URI %s), then run /mcp login %s --client-id ID, or tai.mcp.login{server=%q, client_id=ID, client_secret=\"${SECRET_NAME}\"} "+
-		"for a confidential app", d.Issuer, accepts, l.redirectURI, cfg.Server, cfg.Server)
+		"with the redirect URI http://127.0.0.1:PORT%s (a port of your choice), then run /mcp login %s --client-id ID --callback-port PORT "+
+		"(add --client-secret ${SECRET_NAME} for a confidential app, its secret stored first with tai.vault.secret_set)",
+		d.Issuer, accepts, CallbackPath, cfg.Server)
 }
 
 // registrationRequest is the RFC 7591 client metadata tai registers.
