@@ -66,6 +66,7 @@ func (h *Host) loginPerson(ctx context.Context) (*oauth.Person, func()) {
 			for {
 				line, err := r.inst.Readline()
 				if err != nil {
+					close(lines) // Ctrl-C or Ctrl-D: the person gives up the login
 					return
 				}
 				select {
@@ -97,6 +98,9 @@ func (h *Host) loginPerson(ctx context.Context) (*oauth.Person, func()) {
 				case <-rctx.Done():
 					return
 				}
+			}
+			if rctx.Err() == nil {
+				close(lines) // end of input: the person gives up the login
 			}
 		}()
 		return p, cancel

@@ -152,3 +152,15 @@ func TestAuthorizationErrorRedirect(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+func TestClosingPasteCancels(t *testing.T) {
+	srv := oauthtest.New(t, oauthtest.Options{})
+	cfg := config(srv, &oauth.MemoryStore{})
+	paste := make(chan string)
+	cfg.Person.Paste = paste
+	cfg.Person.Open = func(string) error { close(paste); return nil }
+	_, err := oauth.Login(context.Background(), cfg, probe(t, srv.URL()), "")
+	if err == nil || !strings.Contains(err.Error(), "cancelled") {
+		t.Fatalf("error %v", err)
+	}
+}

@@ -23,6 +23,7 @@ type Person struct {
 	Open func(rawURL string) error
 	// Paste carries the lines the person types while a login waits, for
 	// the final redirect URL copied from a browser elsewhere (nil: none).
+	// Closing it cancels the login (the person pressed Ctrl-C or Ctrl-D).
 	Paste <-chan string
 }
 
@@ -227,8 +228,7 @@ func (l *login) wait(ctx context.Context, authURL string) (string, error) {
 			return r.code, r.err
 		case line, ok := <-p.Paste:
 			if !ok {
-				p = &Person{Say: p.Say}
-				continue
+				return "", fmt.Errorf("the login to %s was cancelled", l.cfg.Server)
 			}
 			line = strings.TrimSpace(line)
 			if line == "" {
