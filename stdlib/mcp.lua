@@ -130,7 +130,8 @@ function M.show_resolved(url)
   local res, err = tai.mcp.resolve(url)
   if not res then warn(clean(err)) return false end
   say(clean(res.origin))
-  M.show({ res.entry }, res.notes)
+  local repo = tai.mcp.github(url)
+  M.show({ res.entry }, res.notes, repo and repo.url)
   return true
 end
 

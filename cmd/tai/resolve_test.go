@@ -9,8 +9,7 @@ import (
 
 // TestREPLPastedGitHubURL: a GitHub repository URL pasted at the prompt is
 // resolved (never sent to the model as chat): the entry and where it was
-// found are shown on the one consent question, and declining stores
-// nothing.
+// found are shown on the consent screen, and declining stores nothing.
 func TestREPLPastedGitHubURL(t *testing.T) {
 	root, err := githubtest.Repos()
 	if err != nil {
@@ -26,8 +25,12 @@ func TestREPLPastedGitHubURL(t *testing.T) {
 	s.expect("found by the deterministic pass in server.json line 56")
 	s.expect("https://mcp.context7.com/mcp")
 	s.expect("npx ctx7 setup) runs a setup or install command")
+	// the consent screen is the one decision, and names where the entry
+	// was found
+	s.expect("from:")
+	s.expect("github.com/upstash/context7: found by the deterministic pass in server.json line 56")
 	s.expect("Add it? [y/d/N]")
-	s.expect("answer> ")
+	s.expect("answer> ") // type-ahead is discarded: answer once asked
 	s.typeKeys("n\r")
 	s.expect("(you said no; nothing was started)")
 	s.typeKeys("github.com/nobody/nothing\r")
