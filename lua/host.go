@@ -50,6 +50,11 @@ type Options struct {
 	Vault func() (*vault.Store, error)
 	// Passphrase supplies the current passphrase to tai.vault.seal().
 	Passphrase func() (string, error)
+	// HideKey hides key wherever the process's own command line holds it
+	// (the process list, which every user of the machine reads) and reports
+	// whether it was there. tai.serve calls it with its key; nil means the
+	// command line is not the host's to change.
+	HideKey func(key string) bool
 	// Mode is the approval mode of non-safe tool calls (--auto, --yolo);
 	// the zero value asks (through tai.prompter) and denies when nobody can
 	// answer.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/signal"
@@ -57,6 +58,15 @@ func ParsePort(s string) (int, error) {
 	}
 	return p, nil
 }
+
+// argvKeyWarning is what tai.serve says when tai's command line held its key
+// (in a -e chunk, or an argument a script passed on).
+const argvKeyWarning = `tai: warning: the server's key was on tai's command line, in the process list
+where every user of this machine can read it, until tai hid it just now (it shows
+as ********), and it stays in your shell's history. Make a new key and give
+it so that neither holds it: store it with tai.vault.secret_set and serve with
+tai.serve{key_secret = NAME}, or take it from os.getenv("TAI_MCP_KEY").
+`
 
 // openServe installs tai.serve:
 //
@@ -132,6 +142,9 @@ func (h *Host) luaServe(L *glua.LState) int {
 func (h *Host) Serve(ctx context.Context, req ServeRequest) error {
 	if err := server.CheckKey(req.Key); err != nil {
 		return err
+	}
+	if h.opts.HideKey != nil && h.opts.HideKey(req.Key) {
+		io.WriteString(h.opts.Stderr, argvKeyWarning)
 	}
 	e, err := h.Engine()
 	if err != nil {

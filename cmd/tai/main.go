@@ -54,7 +54,8 @@ type options struct {
 	serveFrom  keySource
 	serveKey   string   // the key given on the command line (keyFromArgv)
 	serveBare  int      // words after a lone --serve-mcp, else -1 (see parse)
-	argvKeys   []string // every key given on the command line, hidden by hideArgs
+	argvKeys   []string // every key given on the command line, hidden at start
+	cmdline    *cmdline // the process's own command line, where keys are hidden
 	mcpPort    string
 	mcpBind    string
 	version    bool
@@ -153,15 +154,16 @@ func main() {
 	// First of all, a key given on the command line leaves the process
 	// list: the words are parsed from copies, then hidden where every
 	// user of the machine reads them.
+	own := ownCmdline()
 	var args []string
 	for i, a := range os.Args {
 		if i > 0 { // (execve may give no words at all)
 			args = append(args, strings.Clone(a))
 		}
 	}
-	var o options
+	o := options{cmdline: own}
 	perr := parse(args, &o)
-	hideArgs(o.argvKeys)
+	own.hide(o.argvKeys)
 	// Before anything reads a key: children of the same user must not read
 	// tai's environment or memory, and what they leave running stays ours
 	// to stop.
@@ -279,6 +281,7 @@ func run(o *options, perr error, stdout, stderr io.Writer) int {
 		Mode:       mode,
 		Clean:      o.clean,
 		Passphrase: newPassphrase,
+		HideKey:    o.cmdline.hideKey,
 		Vault: func() (*vault.Store, error) {
 			path := o.vault
 			if path == "" {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -179,6 +180,45 @@ func TestReadKeyFromAPipe(t *testing.T) {
 			if rest, _ := io.ReadAll(r); string(rest) != tc.left {
 				t.Fatalf("left on stdin %q, want %q", rest, tc.left)
 			}
+		})
+	}
+}
+
+// TestScriptServeKeyLeavesTheProcessList: a key a -e chunk or a script's
+// argument gives tai.serve is hidden from the process list once tai.serve
+// has it, with a warning, and still opens the server.
+func TestScriptServeKeyLeavesTheProcessList(t *testing.T) {
+	const warned = "was on tai's command line, in the process list"
+	e := newEnv(t)
+	script := e.writeRoot(t, "serve.lua", "assert(tai.serve{key = arg[1], port = 0})\n")
+	tests := []struct {
+		name string
+		argv []string
+	}{
+		{"-e", []string{"-e", fmt.Sprintf("assert(tai.serve{key = %q, port = 0})", serveKey)}},
+		{"a script's argument", []string{script, serveKey}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startServeWith(t, e, e.vars(), nil, tc.argv...)
+			cmdline := readAsAnotherUser(t, "/proc/"+strconv.Itoa(s.cmd.Process.Pid)+"/cmdline")
+			if !strings.Contains(cmdline, "serve") {
+				t.Fatalf("/proc/PID/cmdline is not the serving tai's: %q", cmdline)
+			}
+			if strings.Contains(cmdline, serveKey[:8]) || !strings.Contains(cmdline, keyMask) {
+				t.Fatalf("another user reads the key in /proc/PID/cmdline: %q", cmdline)
+			}
+			if !strings.Contains(s.stderr(), warned) || strings.Contains(s.stderr(), serveKey) {
+				t.Fatalf("stderr does not warn, or shows the key:\n%s", s.stderr())
+			}
+			sess := connectSDK(t, s.url)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			if _, err := sess.ListTools(ctx, nil); err != nil {
+				t.Fatalf("the hidden key no longer opens the server: %v", err)
+			}
+			sess.Close()
+			s.stop(t)
 		})
 	}
 }
