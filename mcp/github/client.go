@@ -133,9 +133,6 @@ func New(o Options) (*Client, error) {
 	return &Client{base: u, token: o.Token, http: hc, maxFile: max}, nil
 }
 
-// Base returns the API's base URL.
-func (c *Client) Base() string { return c.base.String() }
-
 // DefaultBranch returns the repository's default branch; the error wraps
 // ErrNotFound when the repository does not exist or is private.
 func (c *Client) DefaultBranch(ctx context.Context, s Source) (string, error) {
