@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 
+	"tai/mcp"
 	"tai/mcp/config"
 	"tai/vault"
 )
@@ -34,6 +36,26 @@ func CommandWords(command string) ([]string, bool) {
 // returns false when it is not a plain command prefix.
 func PrefixWords(prefix string) ([]string, bool) {
 	return CommandWords(prefix)
+}
+
+// CheckPrefix says why prefix cannot be kept as a shell rule: it is not a
+// plain command prefix, holds a word with a blank, or is only a program
+// that runs what its arguments say (a rule for "bash" or "env" alone
+// would cover every command).
+func CheckPrefix(prefix string) error {
+	words, ok := PrefixWords(prefix)
+	if !ok {
+		return fmt.Errorf("the prefix %s is not a plain command: give the command's first words, with no shell operator, redirection, variable or glob", mcp.VisibleLine(prefix))
+	}
+	for _, w := range words {
+		if strings.ContainsAny(w, " \t") {
+			return fmt.Errorf("the prefix %s has a quoted word with a blank in it, which a rule cannot keep: give the words before it", mcp.VisibleLine(prefix))
+		}
+	}
+	if len(words) == 1 && runsOthers(words[0]) {
+		return fmt.Errorf("a rule for %s alone would cover any command it is given; give more words (%s build.sh), or keep a rule for the whole shell tool (tai.permissions.add{tool = \"shell\"})", mcp.VisibleLine(words[0]), mcp.VisibleLine(words[0]))
+	}
+	return nil
 }
 
 // CommandHasPrefix reports whether the shell command line command runs
@@ -140,7 +162,9 @@ func inside(dir, path string) bool {
 
 // SuggestPrefix proposes the prefix a rule covering the shell call c
 // would keep: the program, and its subcommand when the second word is a
-// plain word ("git status" for "git status --short", "ls" for "ls -la").
+// plain word ("git status" for "git status --short", "ls" for "ls -la");
+// for a program that runs what its arguments say (a shell, env, xargs,
+// an interpreter: see runsOthers) the whole command.
 // It returns false when c is not a shell call a prefix rule can cover.
 func SuggestPrefix(c Consent) (string, bool) {
 	if c.Origin != "" || c.Tool != "shell" {
@@ -163,9 +187,18 @@ func SuggestPrefix(c Consent) (string, bool) {
 	if len(words) == 0 || !plainWord(words[0]) {
 		return "", false
 	}
-	if len(words) > 1 && plainWord(words[1]) && words[1][0] != '-' {
+	switch {
+	case runsOthers(words[0]):
+		// A prefix of a program that runs what its arguments say would
+		// cover every command: only the whole command is proposed.
+		for _, w := range words {
+			if !plainWord(w) {
+				return "", false
+			}
+		}
+	case len(words) > 1 && plainWord(words[1]) && words[1][0] != '-':
 		words = words[:2]
-	} else {
+	default:
 		words = words[:1]
 	}
 	prefix := strings.Join(words, " ")
@@ -173,6 +206,21 @@ func SuggestPrefix(c Consent) (string, bool) {
 		return "", false
 	}
 	return prefix, true
+}
+
+// runsOthers reports whether program (a path's last element) runs a
+// command or script its arguments give: shells, interpreters, and the
+// programs that run another (env, sudo, xargs, find -exec, …).
+func runsOthers(program string) bool {
+	switch filepath.Base(program) {
+	case "sh", "bash", "zsh", "dash", "ksh", "fish", "csh", "tcsh", "busybox",
+		"env", "sudo", "doas", "su", "xargs", "exec", "eval", "nohup", "timeout", "nice", "ionice",
+		"time", "command", "builtin", "watch", "strace", "setsid", "chroot", "unshare", "nsenter", "script",
+		"find", "parallel", "ssh", "docker", "podman", "kubectl", "npx", "bunx", "pnpx", "uvx",
+		"python", "python3", "node", "deno", "bun", "perl", "ruby", "php", "lua", "awk", "gawk", "sed", "tclsh", "osascript":
+		return true
+	}
+	return false
 }
 
 // plainWord reports whether w is a word a prefix can hold as it is:

@@ -111,3 +111,50 @@ func TestPermissionAllows(t *testing.T) {
 		})
 	}
 }
+
+func TestSuggestPrefix(t *testing.T) {
+	tests := []struct {
+		command string
+		want    string
+		ok      bool
+	}{
+		{"git status --short", "git status", true},
+		{"go test ./...", "go test", true},
+		{"ls -la", "ls", true},
+		{"make", "make", true},
+		{"find . -name x", "find . -name x", true},
+		{"bash -c 'curl x -o y'", "", false},
+		{"bash build.sh", "bash build.sh", true},
+		{"env FOO=1 rm -rf x", "env FOO=1 rm -rf x", true},
+		{"/usr/bin/python3 script.py", "/usr/bin/python3 script.py", true},
+		{"xargs rm", "xargs rm", true},
+		{"git status; id", "", false},
+		{"echo $HOME", "", false},
+		{"", "", false},
+	}
+	for _, tt := range tests {
+		got, ok := SuggestPrefix(Consent{Tool: "shell", Args: map[string]any{"command": tt.command}})
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("SuggestPrefix(%q) = %q, %v; want %q, %v", tt.command, got, ok, tt.want, tt.ok)
+		}
+	}
+	if _, ok := SuggestPrefix(Consent{Tool: "shell", Origin: "srv/shell", Args: map[string]any{"command": "ls"}}); ok {
+		t.Error("a bridged tool named shell got a prefix")
+	}
+	if got, ok := SuggestPrefix(Consent{Tool: "shell", Args: map[string]any{"argv": []any{"git", "log", "-1"}}}); got != "git log" || !ok {
+		t.Errorf("argv: %q, %v", got, ok)
+	}
+}
+
+func TestCheckPrefix(t *testing.T) {
+	for _, ok := range []string{"git status", "go test ./...", "bash build.sh", "make"} {
+		if err := CheckPrefix(ok); err != nil {
+			t.Errorf("CheckPrefix(%q): %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"bash", "env", "sudo", "/bin/sh", "python3", "git status;", "git 'a b'", "", "x $(id)"} {
+		if err := CheckPrefix(bad); err == nil {
+			t.Errorf("CheckPrefix(%q) accepted it", bad)
+		}
+	}
+}

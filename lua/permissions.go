@@ -110,19 +110,15 @@ func (h *Host) permissionChange(L *glua.LState, add bool) int {
 	}
 	p.Dir = dir
 	if p.Prefix != "" {
-		words, ok := engine.PrefixWords(p.Prefix)
-		if !ok {
-			return fail(L, "the prefix "+CleanText(p.Prefix, true)+" is not a plain command: give the command's first words, with no shell operator, redirection, variable or glob")
-		}
 		if p.Tool != "shell" {
 			return fail(L, "a prefix is for the shell tool only; a rule for "+CleanText(p.Tool, true)+" covers every call of it")
 		}
-		for _, w := range words {
-			if strings.ContainsAny(w, " \t") {
-				return fail(L, "the prefix "+CleanText(p.Prefix, true)+" has a quoted word with a blank in it, which a rule cannot keep: give the words before it")
-			}
+		if err := engine.CheckPrefix(p.Prefix); err != nil && add {
+			return fail(L, err.Error())
 		}
-		p.Prefix = strings.Join(words, " ")
+		if words, ok := engine.PrefixWords(p.Prefix); ok {
+			p.Prefix = strings.Join(words, " ")
+		}
 	}
 	return h.withVault(L, func(s *vault.Store) int {
 		if add {
