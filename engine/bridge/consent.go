@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -298,6 +299,21 @@ func (b *Bridge) expand(e mcp.Entry) (mcp.Entry, []string, error) {
 	out, missing := b.opts.Expand(e, lookup)
 	if len(missing) > 0 {
 		return e, nil, config.MissingError(e.Name, missing)
+	}
+	// A password in the URL, and a query value named like a credential
+	// (?api_key=…), are secrets too: the consent screen, errors and the
+	// audit trail show them redacted.
+	if u, err := url.Parse(out.URL); err == nil {
+		if pw, ok := u.User.Password(); ok {
+			b.store.AddRedaction("url-password", pw)
+		}
+		for k, vs := range u.Query() {
+			for _, v := range vs {
+				if credentialName(k) {
+					b.store.AddRedaction("url-query:"+k, v)
+				}
+			}
+		}
 	}
 	slices.Sort(secret)
 	return out, slices.Compact(secret), nil

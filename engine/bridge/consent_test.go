@@ -253,3 +253,17 @@ func TestListShowsWordsAndMarksSecretInArgv(t *testing.T) {
 		}
 	}
 }
+
+// TestConsentRedactsURLCredentials: a password in a server's URL and a
+// query value named like a credential are not shown on the consent screen
+// (nor in the outcome's reason); the rest of the URL is.
+func TestConsentRedactsURLCredentials(t *testing.T) {
+	f := newFixture(t, engine.Interactive, "")
+	q := asked(t, f, entryJSON(t, "remote", map[string]any{"url": "http://alice:hunter2pass@127.0.0.1:9/mcp?api_key=sk-abcdef123456&region=eu-west"}))
+	for _, secret := range []string{"hunter2pass", "sk-abcdef123456"} {
+		if strings.Contains(q, secret) {
+			t.Errorf("the consent screen shows %q:\n%s", secret, q)
+		}
+	}
+	mustContain(t, "consent", q, "alice:", "@127.0.0.1:9/mcp?api_key=", "region=eu-west", "[REDACTED")
+}
