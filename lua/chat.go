@@ -252,56 +252,43 @@ func (h *Host) chatEvents(ctx context.Context, o chatOpts) engine.Events {
 			call(o.onText, func() []glua.LValue { return []glua.LValue{glua.LString(d)} })
 		}
 	}
-	if o.onWait != nil {
-		var wmu sync.Mutex
+	// ticking returns the on/off event of a callback fn that is called
+	// again every spinnerTick while on, with args(tick, elapsed).
+	ticking := func(fn *glua.LFunction, args func(n int, elapsed time.Duration) []glua.LValue) func(bool) {
+		var tmu sync.Mutex
 		var stop context.CancelFunc
 		var stopped chan struct{}
-		ev.OnWaiting = func(waiting bool) {
-			wmu.Lock()
-			defer wmu.Unlock()
+		return func(on bool) {
+			tmu.Lock()
+			defer tmu.Unlock()
 			if stop != nil {
 				stop()
 				<-stopped
 				stop, stopped = nil, nil
 			}
-			if !waiting {
-				call(o.onWait, func() []glua.LValue { return []glua.LValue{glua.LFalse} })
+			if !on {
+				call(fn, func() []glua.LValue { return []glua.LValue{glua.LFalse} })
 				return
 			}
-			call(o.onWait, func() []glua.LValue { return []glua.LValue{glua.LTrue, glua.LNumber(0)} })
+			call(fn, func() []glua.LValue { return args(0, 0) })
 			tctx, cancel := context.WithCancel(ctx)
 			stop, stopped = cancel, make(chan struct{})
-			go h.spin(tctx, o.onWait, stopped, func() bool {
+			go h.spin(tctx, fn, stopped, func() bool {
 				mu.Lock()
 				defer mu.Unlock()
-				return broken[o.onWait]
-			}, func(n int, _ time.Duration) []glua.LValue { return []glua.LValue{glua.LTrue, glua.LNumber(n)} })
+				return broken[fn]
+			}, args)
 		}
 	}
+	if o.onWait != nil {
+		ev.OnWaiting = ticking(o.onWait, func(n int, _ time.Duration) []glua.LValue {
+			return []glua.LValue{glua.LTrue, glua.LNumber(n)}
+		})
+	}
 	if o.onRun != nil {
-		var stop context.CancelFunc
-		var stopped chan struct{}
-		ev.OnRunning = func(running bool) {
-			if stop != nil {
-				stop()
-				<-stopped
-				stop, stopped = nil, nil
-			}
-			if !running {
-				call(o.onRun, func() []glua.LValue { return []glua.LValue{glua.LFalse} })
-				return
-			}
-			call(o.onRun, func() []glua.LValue { return []glua.LValue{glua.LTrue, glua.LNumber(0), glua.LNumber(0)} })
-			tctx, cancel := context.WithCancel(ctx)
-			stop, stopped = cancel, make(chan struct{})
-			go h.spin(tctx, o.onRun, stopped, func() bool {
-				mu.Lock()
-				defer mu.Unlock()
-				return broken[o.onRun]
-			}, func(n int, elapsed time.Duration) []glua.LValue {
-				return []glua.LValue{glua.LTrue, glua.LNumber(n), glua.LNumber(elapsed.Milliseconds())}
-			})
-		}
+		ev.OnRunning = ticking(o.onRun, func(n int, elapsed time.Duration) []glua.LValue {
+			return []glua.LValue{glua.LTrue, glua.LNumber(n), glua.LNumber(elapsed.Milliseconds())}
+		})
 	}
 	if o.onStart != nil {
 		ev.OnToolStart = func(te engine.ToolEvent) {
