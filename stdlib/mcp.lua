@@ -357,7 +357,7 @@ function M.import(what)
   say(string.format("import: %d added, %d skipped (already there), %d refused", added, skipped, refused))
 end
 
-local usage = "usage: /mcp [list] | add [CONFIG|FILE|NAME|GITHUB-URL] | normalize [CONFIG] | enable SERVER [PROFILE] | disable SERVER [PROFILE] | " ..
+local usage = "usage: /mcp [list] | add [CONFIG|FILE|NAME|URL|GITHUB-URL] | normalize [CONFIG] | enable SERVER [PROFILE] | disable SERVER [PROFILE] | " ..
   "remove SERVER | tools [SERVER] | call SERVER TOOL [JSON] | grant SERVER [TOOL] | import CLIENT|PATH | " ..
   "login SERVER [--client-id ID] [--client-secret ${NAME}] [--client-metadata-url URL] [--callback-port N] [--profile P]"
 
@@ -473,7 +473,7 @@ function M.complete(word, line)
   return {}
 end
 
-M.help = "MCP servers: /mcp lists them; /mcp add (then paste), /mcp add FILE|NAME|github.com/OWNER/REPO, /mcp normalize (then paste: show, store nothing), enable|disable SERVER [PROFILE], " ..
+M.help = "MCP servers: /mcp lists them; /mcp add (then paste), /mcp add FILE|NAME|URL|github.com/OWNER/REPO, /mcp normalize (then paste: show, store nothing), enable|disable SERVER [PROFILE], " ..
   "remove SERVER, tools [SERVER], call SERVER TOOL [JSON], grant SERVER [TOOL], import CLIENT|PATH, login SERVER [--client-id ID]"
 
 -- install() adds /mcp unless init.lua already defined a command of that name.

@@ -29,8 +29,10 @@ const (
 
 // AddRequest is what mcp_add and tai.mcp.add take.
 type AddRequest struct {
-	// Source is a pasted config (JSON, TOML, a fragment or one entry), the
-	// path of a file holding one, or the name of a stored server.
+	// Source is a pasted config (JSON, TOML, a fragment or one entry, a
+	// claude|codex|gemini mcp add line), the path of a file holding one, a
+	// server's http(s) URL, a GitHub repository URL, or the name of a
+	// stored server.
 	Source string
 	// Name names a bare entry (one with no name of its own).
 	Name string

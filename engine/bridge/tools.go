@@ -38,11 +38,11 @@ func (b *Bridge) agentTools() []engine.Tool {
 		{
 			Name: "mcp_add",
 			Description: "Register MCP servers from a pasted config (Claude Desktop / VS Code / Cursor JSON, Codex TOML, a fragment or " +
-				"one entry), a config file path, a stored server name, or a GitHub repository URL (its files are read for the server's recommended entry). The person sees the exact command (or URL) and " +
-				"consents before it starts; each server is verified live (handshake and tools/list) before it is stored, " +
-				"disabled unless the config enables it. Returns the tools listed.",
+				"one entry, a claude/codex/gemini mcp add line), a config file path, a server's http(s) URL, a stored server name, or a GitHub repository URL (its files are read for the server's recommended entry). The person sees the exact command (or URL) and " +
+				"consents before it starts, choosing there whether to enable it for this profile; each server is verified live (handshake and tools/list) before it is stored " +
+				"(under --auto and --yolo, disabled unless the config enables it). Returns the tools listed.",
 			Parameters: obj([]string{"source"}, map[string]any{
-				"source":  str("the config text, a file path, a stored server name, or a GitHub repository URL (github.com/<owner>/<repo>[/tree/<ref>/<folder>]), which is resolved into one server entry"),
+				"source":  str("the config text (JSON, TOML, or a claude/codex/gemini mcp add command line), a file path, a stored server name, a server's http(s) URL (named after its host), or a GitHub repository URL (github.com/<owner>/<repo>[/tree/<ref>/<folder>]), which is resolved into one server entry"),
 				"name":    str("name for a bare entry that has none"),
 				"profile": str("registering profile (default: the current one)"),
 			}),
