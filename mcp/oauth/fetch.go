@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"tai/mcp"
 )
@@ -23,13 +24,18 @@ const MaxDocument = 1 << 20
 var errNotFound = errors.New("not found")
 
 // fetcher sends discovery, registration and token requests. Redirects are
-// followed only within the origin of the request (mcp.SameOriginRedirects).
+// followed only within the origin of the request (mcp.SameOriginRedirects),
+// and each request is bounded by timeout.
 type fetcher struct {
-	client *http.Client
+	client  *http.Client
+	timeout time.Duration
 }
 
-func newFetcher(c *http.Client) *fetcher {
-	return &fetcher{client: mcp.FollowSameOrigin(c)}
+func newFetcher(c *http.Client, timeout time.Duration) *fetcher {
+	if timeout <= 0 {
+		timeout = mcp.MCP_CONNECT_TIMEOUT
+	}
+	return &fetcher{client: mcp.FollowSameOrigin(c), timeout: timeout}
 }
 
 // getJSON GETs raw and decodes its JSON body into into. A 4xx answer is
@@ -65,11 +71,17 @@ const mcpProtocolHeader = "MCP-Protocol-Version"
 // do sends req and reads at most MaxDocument bytes of its answer.
 func (f *fetcher) do(req *http.Request, what string) ([]byte, int, http.Header, error) {
 	shown := mcp.RedactURL(req.URL.String())
+	ctx, cancel := context.WithTimeout(req.Context(), f.timeout)
+	defer cancel()
+	req = req.WithContext(ctx)
 	resp, err := f.client.Do(req)
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err
+		}
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+			return nil, 0, nil, fmt.Errorf("%s at %s: no answer within %s", what, shown, f.timeout)
 		}
 		return nil, 0, nil, fmt.Errorf("%s at %s: %w", what, shown, err)
 	}
@@ -78,6 +90,9 @@ func (f *fetcher) do(req *http.Request, what string) ([]byte, int, http.Header, 
 		return nil, 0, nil, fmt.Errorf("%s at %s: the answer is %d bytes, over the %d-byte limit; refusing it", what, shown, resp.ContentLength, MaxDocument)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxDocument+1))
+	if err != nil && ctx.Err() != nil {
+		return nil, 0, nil, fmt.Errorf("%s at %s: the answer did not end within %s", what, shown, f.timeout)
+	}
 	if err != nil {
 		return nil, 0, nil, fmt.Errorf("%s at %s: reading the answer: %v", what, shown, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"tai/mcp/oauth"
 	"tai/mcp/oauth/oauthtest"
@@ -113,6 +114,22 @@ func TestHugeTokenResponseRefused(t *testing.T) {
 		Person: &oauth.Person{Open: oauthtest.FollowRedirects}}
 	_, err := oauth.Login(context.Background(), cfg, probe(t, url), "")
 	if err == nil || !strings.Contains(err.Error(), "limit") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func TestSilentAuthorizationServerTimesOut(t *testing.T) {
+	url := hostile(t, func(w http.ResponseWriter, r *http.Request, base string) {
+		if r.URL.Path == "/prm" {
+			fmt.Fprintf(w, `{"resource":%q,"authorization_servers":[%q]}`, base+"/mcp", base)
+			return
+		}
+		<-r.Context().Done() // never answers
+	})
+	cfg := &oauth.Config{Server: "bad", URL: url, Store: &oauth.MemoryStore{}, Timeout: testTimeout,
+		RequestTimeout: 50 * time.Millisecond, Person: &oauth.Person{Open: func(string) error { return nil }}}
+	_, err := oauth.Login(context.Background(), cfg, probe(t, url), "")
+	if err == nil || !strings.Contains(err.Error(), "no answer within 50ms") {
 		t.Fatalf("error %v", err)
 	}
 }

@@ -49,6 +49,9 @@ type Config struct {
 	HTTPClient *http.Client
 	// Timeout bounds the wait for the browser's redirect (0: MCP_OAUTH_TIMEOUT).
 	Timeout time.Duration
+	// RequestTimeout bounds each request to the protected resource's
+	// metadata and the authorization server (0: MCP_CONNECT_TIMEOUT).
+	RequestTimeout time.Duration
 	// Person is who can log in; nil means nobody can (a served session),
 	// unless PersonFor finds one.
 	Person *Person
@@ -105,7 +108,7 @@ func Login(ctx context.Context, cfg *Config, challenge map[string]string, scope 
 	if cfg.Person == nil {
 		return nil, &LoginNeededError{Server: cfg.Server, Reason: "nobody is at this session to open a browser"}
 	}
-	f := newFetcher(cfg.HTTPClient)
+	f := newFetcher(cfg.HTTPClient, cfg.RequestTimeout)
 	d, err := Discover(ctx, f, cfg.URL, challenge)
 	if err != nil {
 		return nil, err
