@@ -1,11 +1,13 @@
 package lua
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	glua "github.com/yuin/gopher-lua"
 	"golang.org/x/sys/unix"
@@ -18,6 +20,45 @@ import (
 // never as the answer to a question that appeared later.
 func DiscardTypeAhead(fd int) error {
 	return unix.IoctlSetInt(fd, unix.TCFLSH, unix.TCIFLUSH)
+}
+
+// AnswerGrace is how long after a question shows the keys typed on still
+// count as typed ahead: nobody reads a question and answers it that fast,
+// while someone typing their next line easily hits a key in that time.
+const AnswerGrace = 400 * time.Millisecond
+
+// DropEarlyKeys throws away what was typed on the terminal fd before a
+// question showed and what is typed in the AnswerGrace after: call it
+// once the question is on the screen, before the prompt that takes the
+// answer. The terminal must be in non-canonical mode. It reports whether
+// one of those keys was Ctrl-C, which cancels the question all the same.
+func DropEarlyKeys(fd int) (interrupted bool, err error) {
+	if err := DiscardTypeAhead(fd); err != nil {
+		return false, err
+	}
+	deadline := time.Now().Add(AnswerGrace)
+	buf := make([]byte, 64)
+	for left := AnswerGrace; left > 0; left = time.Until(deadline) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, int(left/time.Millisecond)+1)
+		if errors.Is(err, unix.EINTR) || err == nil && n == 0 {
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		k, err := unix.Read(fd, buf)
+		if errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN) {
+			continue
+		}
+		if err != nil || k == 0 {
+			return false, nil // the end of input: the read that follows sees it
+		}
+		if bytes.IndexByte(buf[:k], 3) >= 0 {
+			return true, nil
+		}
+	}
+	return false, DiscardTypeAhead(fd)
 }
 
 // errKeyInterrupt and errKeyEOF are what readKey gives for Ctrl-C (or the
@@ -88,8 +129,8 @@ func (h *Host) rlDiscard(L *glua.LState) int {
 	return 1
 }
 
-// readKey puts the terminal in raw mode, discards type-ahead, writes
-// prompt to out and waits for one key (see rlKey). Ending ctx gives up
+// readKey puts the terminal in raw mode, discards type-ahead and the keys
+// of the AnswerGrace (see DropEarlyKeys), writes prompt to out and waits for one key (see rlKey). Ending ctx gives up
 // the wait with errKeyInterrupt; no read is left behind to take a later
 // key.
 func readKey(ctx context.Context, in *os.File, out io.Writer, prompt string) (string, error) {
@@ -99,8 +140,13 @@ func readKey(ctx context.Context, in *os.File, out io.Writer, prompt string) (st
 		return "", fmt.Errorf("reading a key: %w", err)
 	}
 	defer term.Restore(fd, saved)
-	if err := DiscardTypeAhead(fd); err != nil {
+	interrupted, err := DropEarlyKeys(fd)
+	if err != nil {
 		return "", fmt.Errorf("reading a key: discarding what was typed ahead: %w", err)
+	}
+	if interrupted {
+		io.WriteString(out, "^C\r\n")
+		return "", errKeyInterrupt
 	}
 	io.WriteString(out, prompt)
 	var p [2]int

@@ -462,8 +462,9 @@ var (
 // readHidden shows prompt on tty and reads one line without echo. Enter
 // ends it; Backspace and Ctrl-U edit it; Ctrl-C cancels (errCancelled);
 // Ctrl-D on an empty line ends the input with no answer. What was typed
-// before the prompt showed is discarded: it was meant for something else
-// (the next line of the REPL, say), never for a passphrase.
+// before the prompt showed, and in lua.AnswerGrace after what tai said
+// before it, is discarded: it was meant for something else (the next line
+// of the REPL, say), never for a passphrase.
 func readHidden(tty *os.File, prompt string) (string, error) {
 	// Echo goes off before the prompt appears, so nothing typed as soon as
 	// the prompt shows can be echoed. The line is read byte by byte, so
@@ -481,8 +482,13 @@ func readHidden(tty *os.File, prompt string) (string, error) {
 		return "", fmt.Errorf("reading the passphrase: %w", err)
 	}
 	defer unix.IoctlSetTermios(fd, unix.TCSETS, saved)
-	if err := lua.DiscardTypeAhead(fd); err != nil {
+	interrupted, err := lua.DropEarlyKeys(fd)
+	if err != nil {
 		return "", fmt.Errorf("reading the passphrase: discarding what was typed ahead: %w", err)
+	}
+	if interrupted {
+		fmt.Fprintln(tty)
+		return "", errCancelled
 	}
 	fmt.Fprint(tty, prompt)
 	defer fmt.Fprintln(tty)

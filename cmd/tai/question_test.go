@@ -107,3 +107,29 @@ print(tai.chat("go"))`)
 		t.Fatalf("the relayed call was not refused; stdout %s\nstderr %s", r.stdout, r.stderr)
 	}
 }
+
+// TestKeysTypedAsTheQuestionShowsNeverAnswerIt: a key typed the moment
+// the consent screen appears (someone typing on, their next line) is not
+// taken as the answer: "a" then would let the tool run for the whole
+// session. The question's prompt shows once such keys are dropped.
+func TestKeysTypedAsTheQuestionShowsNeverAnswerIt(t *testing.T) {
+	e := newEnv(t)
+	made := filepath.Join(e.root, "made")
+	srv := fakemodel.NewOpenAI(t, fakemodel.Calls(fakemodel.Call("shell", `{"command":"touch `+made+`"}`)))
+	srv.SetRule(fromToolResults)
+	s := startREPLIn(t, e.root, e.modelVars(srv))
+	s.expect("tai:default> ")
+	s.typeKeys("make it\r")
+	s.expect("wants to run")
+	s.typeKeys("a")
+	s.expect("[s]how everything: ")
+	s.typeKeys("n")
+	s.expect("✗ denied")
+	s.expect("tai:default> ")
+	if _, err := os.Stat(made); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a key typed as the question showed answered it: the call ran (%v)", err)
+	}
+	if strings.Contains(s.seen.String(), "without asking for the rest of this session") {
+		t.Fatal("a key typed as the question showed allowed the tool for the session")
+	}
+}
