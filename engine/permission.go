@@ -86,7 +86,8 @@ func hasWords(words, want []string) bool {
 
 // PermissionAllows returns the rule among rules (kept for the folder dir)
 // that lets the call c run without a question, if one does. A rule
-// without a prefix covers every call of its tool; one with a prefix covers
+// without a prefix covers every call of its tool whose path and cwd
+// arguments (if any) lie in dir, every call for a bridged tool; one with a prefix covers
 // the shell tool's calls whose command (or argv) starts with the prefix's
 // words and holds nothing else a shell would act on, run in dir or a
 // folder inside it.
@@ -99,7 +100,7 @@ func PermissionAllows(rules []vault.Permission, dir string, c Consent) (vault.Pe
 		if r.Dir != dir || r.Tool != key {
 			continue
 		}
-		if r.Prefix == "" {
+		if r.Prefix == "" && (c.Origin != "" || pathsInside(c.Args, dir)) {
 			return r, true
 		}
 		if c.Origin == "" && c.Tool == "shell" && shellCallHasPrefix(c.Args, dir, r.Prefix) {
@@ -147,8 +148,26 @@ func shellCallHasPrefix(args map[string]any, dir, prefix string) bool {
 	return hasWords(words, want)
 }
 
+// pathsInside reports whether a native tool call's path and cwd
+// arguments, when it has them, lie in dir: a rule kept for a folder
+// covers what the tool does there, never a file elsewhere (~/.bashrc).
+func pathsInside(args map[string]any, dir string) bool {
+	for _, k := range []string{"path", "cwd"} {
+		v, ok := args[k]
+		if !ok {
+			continue
+		}
+		s, isStr := v.(string)
+		if !isStr || !inside(dir, s) {
+			return false
+		}
+	}
+	return true
+}
+
 // inside reports whether path (relative to dir when not absolute) is dir
-// or a folder below it.
+// or below it, symbolic links resolved as far as the path exists (a link
+// inside the folder that points out of it is not inside).
 func inside(dir, path string) bool {
 	if path == "" {
 		return true
@@ -156,8 +175,24 @@ func inside(dir, path string) bool {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(dir, path)
 	}
-	path = filepath.Clean(path)
+	path = resolved(filepath.Clean(path))
+	dir = resolved(filepath.Clean(dir))
 	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
+}
+
+// resolved returns path with the symbolic links of its longest existing
+// leading part resolved; the rest is kept as written.
+func resolved(path string) string {
+	rest := ""
+	for p := path; ; p = filepath.Dir(p) {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if p == filepath.Dir(p) {
+			return path
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+	}
 }
 
 // SuggestPrefix proposes the prefix a rule covering the shell call c

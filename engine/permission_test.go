@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"tai/vault"
@@ -97,6 +99,10 @@ func TestPermissionAllows(t *testing.T) {
 		{"shell with an unknown argument", Consent{Tool: "shell", Args: map[string]any{"command": "git status", "env": "X=1"}}, false},
 		{"a redacted secret in the command", Consent{Tool: "shell", Args: map[string]any{"command": "git status [REDACTED:TOKEN]"}}, false},
 		{"a tool rule", Consent{Tool: "edit_file", Args: map[string]any{"path": "a"}}, true},
+		{"a tool rule, a path inside", Consent{Tool: "edit_file", Args: map[string]any{"path": "/home/me/project/sub/a.go"}}, true},
+		{"a tool rule, a path outside", Consent{Tool: "edit_file", Args: map[string]any{"path": "/home/me/.bashrc"}}, false},
+		{"a tool rule, climbing out", Consent{Tool: "edit_file", Args: map[string]any{"path": "../.bashrc"}}, false},
+		{"a tool rule, a path that is not a string", Consent{Tool: "edit_file", Args: map[string]any{"path": 3.0}}, false},
 		{"a bridged tool by its origin", Consent{Tool: "mcp_everything_echo", Origin: "everything/echo"}, true},
 		{"a native tool named like the origin", Consent{Tool: "everything/echo"}, true},
 		{"a bridged tool named like a native rule", Consent{Tool: "edit_file", Origin: "evil/edit_file"}, false},
@@ -155,6 +161,33 @@ func TestCheckPrefix(t *testing.T) {
 	for _, bad := range []string{"bash", "env", "sudo", "/bin/sh", "python3", "git status;", "git 'a b'", "", "x $(id)"} {
 		if err := CheckPrefix(bad); err == nil {
 			t.Errorf("CheckPrefix(%q) accepted it", bad)
+		}
+	}
+}
+
+// A symbolic link inside the folder that points out of it is not inside.
+func TestPermissionPathThroughALink(t *testing.T) {
+	dir := t.TempDir()
+	out := t.TempDir()
+	if err := os.Symlink(out, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rules := []vault.Permission{{Dir: dir, Tool: "write_file"}, {Dir: dir, Tool: "shell", Prefix: "make"}}
+	for _, tt := range []struct {
+		c    Consent
+		want bool
+	}{
+		{Consent{Tool: "write_file", Args: map[string]any{"path": "sub/new.txt"}}, true},
+		{Consent{Tool: "write_file", Args: map[string]any{"path": "link/new.txt"}}, false},
+		{Consent{Tool: "write_file", Args: map[string]any{"path": filepath.Join(dir, "link", "a", "b")}}, false},
+		{Consent{Tool: "shell", Args: map[string]any{"command": "make", "cwd": "sub"}}, true},
+		{Consent{Tool: "shell", Args: map[string]any{"command": "make", "cwd": "link"}}, false},
+	} {
+		if _, got := PermissionAllows(rules, dir, tt.c); got != tt.want {
+			t.Errorf("PermissionAllows(%v) = %v, want %v", tt.c.Args, got, tt.want)
 		}
 	}
 }
