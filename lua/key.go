@@ -22,16 +22,19 @@ func DiscardTypeAhead(fd int) error {
 	return unix.IoctlSetInt(fd, unix.TCFLSH, unix.TCIFLUSH)
 }
 
-// AnswerGrace is how long after a question shows the keys typed on still
-// count as typed ahead: nobody reads a question and answers it that fast,
-// while someone typing their next line easily hits a key in that time.
+// AnswerGrace is how long the keyboard must rest after a question shows
+// before a key counts as its answer: nobody reads a question and answers
+// it that fast, while someone typing their next line hits key after key
+// faster than that.
 const AnswerGrace = 400 * time.Millisecond
 
 // DropEarlyKeys throws away what was typed on the terminal fd before a
-// question showed and what is typed in the AnswerGrace after: call it
-// once the question is on the screen, before the prompt that takes the
-// answer. The terminal must be in non-canonical mode. It reports whether
-// one of those keys was Ctrl-C, which cancels the question all the same.
+// question showed, and every key typed after until none has come for
+// AnswerGrace: call it once the question is on the screen, before the
+// prompt that takes the answer. Someone typing on without looking never
+// answers it: the prompt shows once they stop. The terminal must be in
+// non-canonical mode. It reports whether one of those keys was Ctrl-C,
+// which cancels the question all the same.
 func DropEarlyKeys(fd int) (interrupted bool, err error) {
 	if err := DiscardTypeAhead(fd); err != nil {
 		return false, err
@@ -57,6 +60,7 @@ func DropEarlyKeys(fd int) (interrupted bool, err error) {
 		if bytes.IndexByte(buf[:k], 3) >= 0 {
 			return true, nil
 		}
+		deadline = time.Now().Add(AnswerGrace)
 	}
 	return false, DiscardTypeAhead(fd)
 }

@@ -462,9 +462,10 @@ var (
 // readHidden shows prompt on tty and reads one line without echo. Enter
 // ends it; Backspace and Ctrl-U edit it; Ctrl-C cancels (errCancelled);
 // Ctrl-D on an empty line ends the input with no answer. What was typed
-// before the prompt showed, and in lua.AnswerGrace after what tai said
-// before it, is discarded: it was meant for something else (the next line
-// of the REPL, say), never for a passphrase.
+// before the prompt showed, and after what tai said before it until the
+// keyboard has rested lua.AnswerGrace (see lua.DropEarlyKeys), is
+// discarded: it was meant for something else (the next line of the REPL,
+// say), never for a passphrase.
 func readHidden(tty *os.File, prompt string) (string, error) {
 	// Echo goes off before the prompt appears, so nothing typed as soon as
 	// the prompt shows can be echoed. The line is read byte by byte, so
