@@ -547,12 +547,24 @@ func short(id string) string {
 	return id
 }
 
+// clientLabel names a session's client in the log, from what it said at
+// initialize.
 func clientLabel(name, version string) string {
 	switch {
 	case name == "":
 		return "unnamed client"
 	case version == "":
-		return name
+		return plainWord(name)
 	}
-	return name + " " + version
+	return plainWord(name) + " " + plainWord(version)
+}
+
+// plainWord is what a client sent as the log shows it: as it is when it
+// is short and shows as itself, else quoted, clipped and rendered visibly
+// (mcp.Clip), so no client writes lines or escapes into the log.
+func plainWord(s string) string {
+	if len(s) <= mcp.ClipMax && mcp.VisibleLine(s) == s {
+		return s
+	}
+	return mcp.Clip(s)
 }
