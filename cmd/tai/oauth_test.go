@@ -66,6 +66,7 @@ func TestREPLOAuthLoginThroughTheBrowser(t *testing.T) {
 	s.expect("tai:ollama> ")
 	s.typeKeys("/mcp remove notes\r")
 	s.expect("[y/N]")
+	s.expect("answer> ")
 	s.typeKeys("y\r")
 	s.expect("removed notes")
 	s.expect("tai:ollama> ")
