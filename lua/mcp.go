@@ -243,7 +243,7 @@ func mcpCall(L *glua.LState) int {
 	}
 	res, err := c.c.Call(luaContext(L), name, args)
 	if err != nil {
-		var me *mcp.McpError
+		var me *mcp.MCPError
 		if errors.As(err, &me) {
 			return c.fail(L, me.Error())
 		}

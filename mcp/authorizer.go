@@ -29,7 +29,7 @@ const maxAuthRetries = 5
 // do; the HTTP failure stays reachable with errors.As.
 type AuthError struct {
 	// HTTP is the server's refusal.
-	HTTP *McpHttpError
+	HTTP *MCPHTTPError
 	// Err is the Authorizer's reason.
 	Err error
 }

@@ -1028,7 +1028,7 @@ func rawOrNil(val []byte) json.RawMessage {
 // Call runs one tool within CallTimeout. args may be nil, a
 // map[string]any, a json.RawMessage object or anything that marshals to a
 // JSON object. A tool that ran and failed comes back as a result with
-// IsError; a JSON-RPC error comes back as an error wrapping *McpError. On
+// IsError; a JSON-RPC error comes back as an error wrapping *MCPError. On
 // timeout the server gets notifications/cancelled and the call fails.
 func (c *Client) Call(ctx context.Context, name string, args any) (*CallResult, error) {
 	res, err := c.call(ctx, name, args)

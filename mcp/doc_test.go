@@ -224,7 +224,7 @@ func readDoc(t *testing.T) string {
 	return string(b)
 }
 
-func TestMcpDocNamesEveryCapMethodAndCode(t *testing.T) {
+func TestMCPDocNamesEveryCapMethodAndCode(t *testing.T) {
 	consts := packageConsts(t)
 	kinds := map[string]int{}
 	for _, c := range consts {
@@ -244,7 +244,7 @@ func TestMcpDocNamesEveryCapMethodAndCode(t *testing.T) {
 	}
 }
 
-func TestMcpDocDriftIsCaught(t *testing.T) {
+func TestMCPDocDriftIsCaught(t *testing.T) {
 	doc := readDoc(t)
 	consts := packageConsts(t)
 	tests := []struct {
@@ -340,13 +340,13 @@ func servedDrift(doc string, tools []string) []string {
 	return problems
 }
 
-func TestMcpDocServedTools(t *testing.T) {
+func TestMCPDocServedTools(t *testing.T) {
 	for _, p := range servedDrift(readDoc(t), servedTools(t)) {
 		t.Error(p)
 	}
 }
 
-func TestMcpDocServedDriftIsCaught(t *testing.T) {
+func TestMCPDocServedDriftIsCaught(t *testing.T) {
 	doc, tools := readDoc(t), servedTools(t)
 	tests := []struct {
 		name   string

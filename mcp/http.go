@@ -74,7 +74,7 @@ type HTTPOptions struct {
 // How failures reach the client: Send for a request returns once the
 // reply has begun (a JSON reply read whole, or the first message of an
 // event stream), or when ctx ends first, the request then being in flight.
-// A refused POST makes Send return *McpHttpError (status,
+// A refused POST makes Send return *MCPHTTPError (status,
 // WWW-Authenticate, and the body's JSON-RPC error when present), so 401
 // can be told from anything else; a network failure, an over-size message
 // or a stream that fails before its first message makes Send return an
@@ -486,7 +486,7 @@ func (t *HTTPTransport) sendOneWay(ctx context.Context, body []byte) error {
 
 // post sends body and returns a 2xx response. A 404 to a POST that carried
 // a session id re-initializes once and resends; any other non-2xx status
-// becomes *McpHttpError.
+// becomes *MCPHTTPError.
 func (t *HTTPTransport) post(ctx context.Context, body []byte, isInit bool) (*http.Response, error) {
 	authTries, authTries401 := 0, 0
 	for attempt := 0; ; attempt++ {
@@ -506,7 +506,7 @@ func (t *HTTPTransport) post(ctx context.Context, body []byte, isInit bool) (*ht
 		}
 		if (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) && t.authorizing() {
 			sent := req.Header.Get("Authorization")
-			he := t.httpError(resp).(*McpHttpError)
+			he := t.httpError(resp).(*MCPHTTPError)
 			if (resp.StatusCode == http.StatusUnauthorized && authTries401 > 0) || authTries >= maxAuthRetries {
 				return nil, he
 			}
@@ -679,7 +679,7 @@ func (t *HTTPTransport) readStream(ctx context.Context, body io.Reader, id ID, g
 		}
 		resp, err := t.resume(ctx, p.LastID)
 		if err != nil {
-			var he *McpHttpError
+			var he *MCPHTTPError
 			if errors.As(err, &he) || errors.As(err, &fatal) || ctx.Err() != nil {
 				return fmt.Errorf("cannot resume the event stream with GET and Last-Event-ID: %w", err)
 			}
@@ -864,12 +864,12 @@ func readCapped(r io.Reader, limit, hint int64) ([]byte, error) {
 	}
 }
 
-// httpError turns a non-2xx response into *McpHttpError, taking the
+// httpError turns a non-2xx response into *MCPHTTPError, taking the
 // JSON-RPC error from the body when there is one, else the body's first
 // line. It closes the body.
 func (t *HTTPTransport) httpError(resp *http.Response) error {
 	defer resp.Body.Close()
-	e := &McpHttpError{Status: resp.StatusCode, WWWAuthenticate: resp.Header.Get("WWW-Authenticate")}
+	e := &MCPHTTPError{Status: resp.StatusCode, WWWAuthenticate: resp.Header.Get("WWW-Authenticate")}
 	scrub := t.scrub
 	if resp.Request != nil {
 		// A token the Authorizer added is not among the stored headers.

@@ -381,7 +381,7 @@ func TestHTTPResumeFailures(t *testing.T) {
 	}
 }
 
-// TestHTTPStatusErrors: non-2xx answers become *McpHttpError carrying the
+// TestHTTPStatusErrors: non-2xx answers become *MCPHTTPError carrying the
 // status, WWW-Authenticate and the body's JSON-RPC error.
 func TestHTTPStatusErrors(t *testing.T) {
 	const challenge = `Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource", scope="read"`
@@ -428,12 +428,12 @@ func TestHTTPStatusErrors(t *testing.T) {
 			} else if !tc.atInit {
 				t.Fatalf("connect: %v", err)
 			}
-			var he *McpHttpError
+			var he *MCPHTTPError
 			if !errors.As(err, &he) {
-				t.Fatalf("err = %v (%T), want *McpHttpError", err, err)
+				t.Fatalf("err = %v (%T), want *MCPHTTPError", err, err)
 			}
 			if he.Status != tc.status || he.WWWAuthenticate != tc.header {
-				t.Errorf("McpHttpError status %d, WWW-Authenticate %q; want %d, %q", he.Status, he.WWWAuthenticate, tc.status, tc.header)
+				t.Errorf("MCPHTTPError status %d, WWW-Authenticate %q; want %d, %q", he.Status, he.WWWAuthenticate, tc.status, tc.header)
 			}
 			if he.Unauthorized() != (tc.status == 401) {
 				t.Errorf("Unauthorized() = %v", he.Unauthorized())
@@ -608,7 +608,7 @@ func TestHTTPOneWayReplies(t *testing.T) {
 		f.notifyStatus = http.StatusBadRequest
 		ts := f.start()
 		_, err := connectHTTP(httpCtx(t), ts.URL, nil, nil, nil)
-		var he *McpHttpError
+		var he *MCPHTTPError
 		if !errors.As(err, &he) || he.Status != http.StatusBadRequest || !strings.Contains(err.Error(), MethodInitialized) {
 			t.Fatalf("err = %v, want HTTP 400 naming %s", err, MethodInitialized)
 		}
@@ -701,7 +701,7 @@ func TestHTTPReinitialize(t *testing.T) {
 	f.dropSessions = true // now every session 404s: re-initialize only once
 	f.mu.Unlock()
 	_, err = c.Call(ctx, "echo", map[string]any{"text": "lost"})
-	var he *McpHttpError
+	var he *MCPHTTPError
 	if !errors.As(err, &he) || he.Status != http.StatusNotFound {
 		t.Fatalf("err = %v, want HTTP 404 after one re-initialize", err)
 	}
@@ -984,7 +984,7 @@ func TestHTTPNullIDError(t *testing.T) {
 	ts := f.start()
 	c := fakeClient(t, ts, nil, nil)
 	_, err := c.Call(httpCtx(t), "echo", nil)
-	var me *McpError
+	var me *MCPError
 	if !errors.As(err, &me) || me.Code != CodeInvalidRequest || !strings.Contains(err.Error(), "cannot read that") {
 		t.Fatalf("err = %v, want the server's -32600", err)
 	}

@@ -171,9 +171,9 @@ func malformedReplyID(data []byte) (ID, bool) {
 	return v, true
 }
 
-// McpError is a JSON-RPC error answered by a server: a protocol failure, as
+// MCPError is a JSON-RPC error answered by a server: a protocol failure, as
 // opposed to a tool that ran and failed (a CallResult with IsError).
-type McpError struct {
+type MCPError struct {
 	// Code is the JSON-RPC error code (see the Code constants).
 	Code int
 	// Message is the server's error message.
@@ -183,25 +183,25 @@ type McpError struct {
 }
 
 // Error formats the code and message.
-func (e *McpError) Error() string {
+func (e *MCPError) Error() string {
 	if len(e.Data) > 0 && len(e.Data) <= 200 {
 		return fmt.Sprintf("mcp error %d: %s (data: %s)", e.Code, e.Message, e.Data)
 	}
 	return fmt.Sprintf("mcp error %d: %s", e.Code, e.Message)
 }
 
-// Is reports whether target is an *McpError with the same code, so
-// errors.Is(err, &McpError{Code: CodeMethodNotFound}) works.
-func (e *McpError) Is(target error) bool {
-	t, ok := target.(*McpError)
+// Is reports whether target is an *MCPError with the same code, so
+// errors.Is(err, &MCPError{Code: CodeMethodNotFound}) works.
+func (e *MCPError) Is(target error) bool {
+	t, ok := target.(*MCPError)
 	return ok && t.Code == e.Code
 }
 
-// McpHttpError is an HTTP failure of the Streamable HTTP leg: the status
+// MCPHTTPError is an HTTP failure of the Streamable HTTP leg: the status
 // code and the WWW-Authenticate header, so 401 can be told from anything
-// else. It unwraps to its McpError, so errors.As finds either type.
-type McpHttpError struct {
-	McpError
+// else. It unwraps to its MCPError, so errors.As finds either type.
+type MCPHTTPError struct {
+	MCPError
 	// Status is the HTTP status code.
 	Status int
 	// WWWAuthenticate is the response's WWW-Authenticate header, if any.
@@ -209,7 +209,7 @@ type McpHttpError struct {
 }
 
 // Error formats the status, the message and the authentication challenge.
-func (e *McpHttpError) Error() string {
+func (e *MCPHTTPError) Error() string {
 	s := fmt.Sprintf("mcp: HTTP %d %s", e.Status, http.StatusText(e.Status))
 	if e.Message != "" {
 		s += ": " + e.Message
@@ -220,15 +220,15 @@ func (e *McpHttpError) Error() string {
 	return s
 }
 
-// Unwrap returns the embedded McpError.
-func (e *McpHttpError) Unwrap() error { return &e.McpError }
+// Unwrap returns the embedded MCPError.
+func (e *MCPHTTPError) Unwrap() error { return &e.MCPError }
 
 // Unauthorized reports whether the server answered 401.
-func (e *McpHttpError) Unauthorized() bool { return e.Status == http.StatusUnauthorized }
+func (e *MCPHTTPError) Unauthorized() bool { return e.Status == http.StatusUnauthorized }
 
 // Err converts a wire error object into the Go error the client returns.
-func (w *WireError) Err() *McpError {
-	return &McpError{Code: w.Code, Message: w.Message, Data: w.Data}
+func (w *WireError) Err() *MCPError {
+	return &MCPError{Code: w.Code, Message: w.Message, Data: w.Data}
 }
 
 // StringID returns a string request id.

@@ -148,7 +148,7 @@ func (b *Bridge) forgetAuthorizer(server string) {
 
 // unauthorized reports whether err is the server's 401.
 func unauthorized(err error) bool {
-	var he *mcp.McpHttpError
+	var he *mcp.MCPHTTPError
 	return errors.As(err, &he) && he.Status == http.StatusUnauthorized
 }
 
@@ -249,7 +249,7 @@ func (b *Bridge) probe(ctx context.Context, ex mcp.Entry) (map[string]string, er
 			return nil, fmt.Errorf("mcp server %q needs no login: it lists its tools without one", ex.Name)
 		}
 	}
-	var he *mcp.McpHttpError
+	var he *mcp.MCPHTTPError
 	if !errors.As(err, &he) || he.Status != http.StatusUnauthorized {
 		return nil, b.failure(err, "")
 	}

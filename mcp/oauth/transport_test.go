@@ -65,7 +65,7 @@ func TestTransportWithoutLoginNamesIt(t *testing.T) {
 	cfg.Person = nil
 	_, err := connect(t, srv, oauth.NewAuthorizer(*cfg), nil)
 	var ln *oauth.LoginNeededError
-	var he *mcp.McpHttpError
+	var he *mcp.MCPHTTPError
 	if !errors.As(err, &ln) || !errors.As(err, &he) || he.Status != 401 || !strings.Contains(err.Error(), "/mcp login fake") {
 		t.Fatalf("error %v", err)
 	}
@@ -124,7 +124,7 @@ func TestTransportStaticAuthorizationNotTouched(t *testing.T) {
 	opened := false
 	cfg.Person.Open = func(string) error { opened = true; return nil }
 	_, err := connect(t, srv, oauth.NewAuthorizer(*cfg), map[string]string{"Authorization": "Bearer wrong-static-key"})
-	var he *mcp.McpHttpError
+	var he *mcp.MCPHTTPError
 	if !errors.As(err, &he) || he.Status != 401 || opened {
 		t.Fatalf("error %v, browser opened %v", err, opened)
 	}
