@@ -675,6 +675,56 @@ local function answer_key(rl, prompt)
   return line:match("^%s*(%a*)"):lower()
 end
 
+-- choices_of(q) reads the choices a question offers from the bracket that
+-- ends it, "[y/d/N]" say: the letters in lower case, the default (the
+-- capital one, else the last) first. nil when q does not end in one.
+function M.choices_of(q)
+  local inner = tostring(q):match("%[(%a[/%a]*)%]%s*$")
+  if not inner then return nil end
+  local out, default = {}, nil
+  for c in inner:gmatch("%a") do
+    if c:match("%u") then default = c:lower() end
+    out[#out + 1] = c:lower()
+  end
+  if #out < 2 or #inner ~= 2 * #out - 1 then return nil end
+  default = default or out[#out]
+  local list = { default }
+  for _, c in ipairs(out) do
+    if c ~= default then list[#list + 1] = c end
+  end
+  return list
+end
+
+-- choose(rl, prompt, choices [, say]) asks a single-choice question: on a
+-- terminal one key answers, without Enter, and keys typed before the
+-- question showed are discarded (rl:key); else a line's first letter.
+-- Enter and Ctrl-D give the default, choices[1]; a key that is not a
+-- choice asks again, saying which keys answer through say (stderr by
+-- default). Returns the choice, or nil and "interrupt" for Ctrl-C.
+function M.choose(rl, prompt, choices, say)
+  while true do
+    local a, err = answer_key(rl, prompt)
+    if not a then
+      if err == "interrupt" then return nil, err end
+      return choices[1]
+    end
+    a = a:sub(1, 1)
+    if a == "" then return choices[1] end
+    for _, c in ipairs(choices) do
+      if a == c then return c end
+    end
+    local msg = "  answer " .. table.concat(choices, ", ", 2) .. " or " .. choices[1]
+    if say then say(msg) else tai.term.ewrite(msg .. "\n") end
+  end
+end
+
+-- confirm(rl, question) asks a yes/no question ending in [y/N] (see
+-- choose): true for y. Ctrl-C gives false and "interrupt".
+function M.confirm(rl, question)
+  local a, err = M.choose(rl, question, { "n", "y" })
+  return a == "y", err
+end
+
 -- prompter(get_rl, say [, before]) returns the consent and question
 -- functions for tai.prompter, asking through the readline handle get_rl()
 -- returns: y runs the call, n (or Enter, Ctrl-D) refuses it, a runs it and
@@ -723,6 +773,15 @@ function M.prompter(get_rl, say, before)
     if before then before() end
     say("? " .. M.clean(q))
     local rl = get_rl()
+    local choices = M.choices_of(q)
+    if choices then
+      local a, err = M.choose(rl, "answer> ", choices, say)
+      if not a then
+        tai.term.interrupt()
+        return nil, err
+      end
+      return a
+    end
     if rl.discard then rl:discard() end
     local line, err = rl:read("answer> ")
     if not line then

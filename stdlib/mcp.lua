@@ -111,8 +111,7 @@ function M.offer_login(rep)
   if not tai.term.isatty() then return end
   for _, s in ipairs(rep.servers or {}) do
     if s.outcome == "added" and s.needs_login then
-      local answer = repl().rl:read("log in to " .. clean(s.server) .. " now, in your browser? [y/N] ")
-      if answer and answer:match("^%s*[yY]") then
+      if require("chat").confirm(repl().rl, "log in to " .. clean(s.server) .. " now, in your browser? [y/N] ") then
         M.login({ "login", s.server })
       else
         say("(not logged in; /mcp login " .. clean(s.server) .. " does it later)")
@@ -149,8 +148,7 @@ end
 function M.offer_github(url)
   if M.asks_itself() then return M.add(url, nil, true) end
   if not M.show_resolved(url) then return end
-  local answer = repl().rl:read("add it to tai (you see the command before it runs)? [y/N] ")
-  if not answer or not answer:match("^%s*[yY]") then
+  if not require("chat").confirm(repl().rl, "add it to tai (you see the command before it runs)? [y/N] ") then
     local repo = tai.mcp.github(url)
     say("(not added; /mcp add " .. clean(repo and repo.url or url) .. " adds it)")
     return
@@ -210,8 +208,7 @@ function M.offer(text)
     return
   end
   if not M.asks_itself() then
-    local answer = repl().rl:read("add them to tai (they start without asking: --" .. tai.mode .. ")? [y/N] ")
-    if not answer or not answer:match("^%s*[yY]") then
+    if not require("chat").confirm(repl().rl, "add them to tai (they start without asking: --" .. tai.mode .. ")? [y/N] ") then
       say("(not added; /mcp add pastes again)")
       return
     end

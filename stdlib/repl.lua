@@ -139,8 +139,9 @@ function M.check_context()
   if n < M.context_limit * M.warn_at then return end
   M.warn(string.format("(the conversation is about %s tokens, %d%% of the %s the model's context holds (repl.context_limit))",
     chatview.thousands(n), math.floor(n * 100 / M.context_limit), chatview.thousands(M.context_limit)))
-  local answer = M.rl:read("  compact it now (the model summarizes it and tai continues from the summary)? [y/N] ")
-  if answer and answer:match("^%s*[yY]") then M.compact() end
+  if chatview.confirm(M.rl, "  compact it now (the model summarizes it and tai continues from the summary)? [y/N] ") then
+    M.compact()
+  end
 end
 
 -- before_prompt() ends the partly written line of a running turn before a
