@@ -34,6 +34,8 @@ type Entry struct {
 	URL string `json:"url,omitempty"`
 	// Headers are sent with every request to an http server.
 	Headers map[string]string `json:"headers,omitempty"`
+	// OAuth is how tai logs in to an http server (nil: by discovery).
+	OAuth *OAuth `json:"oauth,omitempty"`
 	// Allow lists the tools offered; empty means all.
 	Allow []string `json:"allow,omitempty"`
 	// Deny lists tools never offered.
@@ -68,6 +70,9 @@ func (e *Entry) Validate() error {
 		if e.URL != "" {
 			return fmt.Errorf("mcp entry %q: has both a command and a url; keep one and set transport to match", e.Label())
 		}
+		if !e.OAuth.Empty() {
+			return fmt.Errorf("mcp entry %q: oauth is for http servers; give a stdio server its credentials in env", e.Label())
+		}
 	case TransportHTTP:
 		if e.URL == "" {
 			return fmt.Errorf("mcp entry %q: http transport needs a url", e.Label())
@@ -75,6 +80,11 @@ func (e *Entry) Validate() error {
 		u, err := url.Parse(e.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("mcp entry %q: url %q is not an http:// or https:// URL", e.Label(), redactURL(e.URL))
+		}
+		if e.OAuth != nil {
+			if err := e.OAuth.Validate(); err != nil {
+				return fmt.Errorf("mcp entry %q: %w", e.Label(), err)
+			}
 		}
 	case "sse", "ws", "websocket":
 		return fmt.Errorf("mcp entry %q: transport %q is not supported; tai speaks stdio and Streamable HTTP (\"http\")", e.Label(), e.Transport)

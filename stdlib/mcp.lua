@@ -250,6 +250,7 @@ function M.list_lines(list)
     out[#out + 1] = string.format("  tools %d (granted %d, offered here %d, withheld %d, removed %d); enabled for: %s%s",
       s.tools, s.granted, s.offered, s.withheld, s.removed, one(profiles), s.connected and "; connected" or "")
     if s.login and s.login ~= "" then out[#out + 1] = "  OAuth: " .. one(s.login) end
+    if s.oauth and s.oauth ~= "" then out[#out + 1] = "  OAuth client: " .. one(s.oauth) end
   end
   return out
 end

@@ -250,7 +250,6 @@ M.ignored = {
   source = "Zed's marker for a hand-written entry",
   settings = "Zed hands these to its extension; an MCP server does not read them",
   authProviderType = "tai discovers a remote server's authorization itself; Gemini CLI's provider settings are not used",
-  oauth = "tai discovers a remote server's authorization itself; Gemini CLI's OAuth settings are not used",
   description = "a description for people; tai shows the server's own",
   gallery = "VS Code's gallery link",
   env_file = "tai does not read env files: put the variables in env, or in the vault with tai.vault.secret_set",
@@ -259,6 +258,23 @@ M.ignored = {
 }
 
 local function lower(s) return type(s) == "string" and s:lower() or s end
+
+-- oauth_keys maps the keys of Claude Code's, Gemini CLI's and Codex's
+-- oauth objects onto tai's; "redirect" is a redirect URI whose port is
+-- the callback port.
+M.oauth_keys = {
+  clientId = "client_id", client_id = "client_id",
+  clientSecret = "client_secret", client_secret = "client_secret",
+  callbackPort = "callback_port", callback_port = "callback_port",
+  clientMetadataUrl = "client_metadata_url", client_metadata_url = "client_metadata_url",
+  redirectUri = "redirect", redirect_uri = "redirect", callback_url = "redirect",
+}
+
+-- oauth_ignored are the oauth keys tai knows and does without.
+M.oauth_ignored = {
+  enabled = true, authorizationUrl = true, tokenUrl = true, registrationUrl = true, issuer = true,
+  authServerMetadataUrl = true, scopes = true, audiences = true, tokenParamName = true, scope = true,
+}
 
 -- entry(name, raw, ctx) maps one raw entry to canonical fields, or returns
 -- nil after ctx:refuse.
@@ -449,6 +465,8 @@ function M:entry(name, raw, ctx)
     note("info", "bearer_token_env_var: sends Authorization: Bearer ${" .. bearer .. "}")
   end
   if has_headers then e.headers = headers end
+  local oa = take("oauth")
+  if oa ~= nil then e.oauth = M:oauth(oa, doc, note) end
 
   -- tools
   local allow, akey = take("includeTools", "enabled_tools", "tools", "allowedTools", "allow")
@@ -520,6 +538,53 @@ function M:entry(name, raw, ctx)
     end
   end
   return e
+end
+
+-- oauth(raw, doc, note) maps a pasted oauth object onto tai's: a client
+-- id, its secret as a ${NAME} reference, a callback port, a client ID
+-- metadata document URL; nil when it sets none of them.
+function M:oauth(raw, doc, note)
+  if not is_table(raw) then
+    note("warn", "oauth is a " .. type(raw) .. ", not an object; it is ignored")
+    return nil
+  end
+  local o, has, ignored, unknown = {}, false, {}, {}
+  for _, k in ipairs(M.keys(doc, raw)) do
+    local v, field = raw[k], M.oauth_keys[k]
+    if field == "redirect" then
+      local p = type(v) == "string" and v:match("^https?://[^/?#]*:(%d+)[/?#]?") or nil
+      if p then
+        o.callback_port = tonumber(p)
+        has = true
+        note("info", string.format("oauth.%s: tai's login listens on its port, %s; register http://127.0.0.1:%s/callback with the provider", k, p, p))
+      else
+        ignored[#ignored + 1] = k
+      end
+    elseif field == "client_secret" and type(v) == "string" then
+      local n = v:match("^%$([%a_][%w_]*)$") or v:match("^%${env:([%a_][%w_]*)}$")
+      o.client_secret = n and "${" .. n .. "}" or v
+      has = true
+    elseif field then
+      o[field] = v
+      has = true
+    elseif M.oauth_ignored[k] then
+      ignored[#ignored + 1] = k
+    else
+      unknown[#unknown + 1] = k
+      o[k] = v
+    end
+  end
+  if #ignored > 0 then
+    note("info", "ignored oauth " .. quote_list(ignored) .. ": tai discovers the authorization server, its endpoints and the scope itself, and logs in when asked (/mcp login)")
+  end
+  if o.client_id ~= nil then
+    note("info", "oauth.client_id: tai logs in as this client, registered with the provider by hand")
+  end
+  if type(o.client_secret) == "string" and o.client_secret:match("^%${[%a_][%w_]*}$") then
+    note("info", "oauth.client_secret " .. o.client_secret .. " is read from the vault: store it with tai.vault.secret_set(\"" .. o.client_secret:sub(3, -2) .. "\", \"…\")")
+  end
+  if not has and #unknown == 0 then return nil end
+  return o
 end
 
 -- rewrite(e, fn) applies fn to every string tai expands.

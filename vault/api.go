@@ -202,16 +202,28 @@ type Server struct {
 	Env       map[string]string `json:"env,omitempty"`
 	URL       string            `json:"url,omitempty"`
 	Headers   map[string]string `json:"headers,omitempty"` // sealed at rest when the seal is on
-	Cwd       string            `json:"cwd,omitempty"`
-	Allow     []string          `json:"allow,omitempty"`
-	Deny      []string          `json:"deny,omitempty"`
-	Source    string            `json:"source,omitempty"` // config-json, config-toml, github:o/r, explicit
+	// OAuth holds the login settings of an http server: a client id, its
+	// secret only as a ${NAME} reference, a callback port, a client ID
+	// metadata document URL. None of it is a secret.
+	OAuth  *ServerOAuth `json:"oauth,omitempty"`
+	Cwd    string       `json:"cwd,omitempty"`
+	Allow  []string     `json:"allow,omitempty"`
+	Deny   []string     `json:"deny,omitempty"`
+	Source string       `json:"source,omitempty"` // config-json, config-toml, github:o/r, explicit
 	// Consented is the digest of the spawn a person last consented to (the
 	// expanded argv, cwd, env names and URL), so a later spawn that differs
 	// is shown again. It never holds the values themselves.
 	Consented string    `json:"consented,omitempty"`
 	Created   time.Time `json:"created"`
 	Updated   time.Time `json:"updated"`
+}
+
+// ServerOAuth is the OAuth login settings of a Server.
+type ServerOAuth struct {
+	ClientID          string `json:"client_id,omitempty"`
+	ClientSecret      string `json:"client_secret,omitempty"` // a ${NAME} reference, never a value
+	CallbackPort      int    `json:"callback_port,omitempty"`
+	ClientMetadataURL string `json:"client_metadata_url,omitempty"`
 }
 
 // ToolPin is one row of mcp_tool_pins: the hash of a tool definition a

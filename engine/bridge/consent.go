@@ -37,6 +37,9 @@ type spawn struct {
 	// Exposed are the secrets the entry puts on the command line or in
 	// the URL's query: shown as warnings, not part of the digest.
 	Exposed []exposure `json:"-"`
+	// OAuth describes the entry's login settings (client id, the secret's
+	// reference, callback port): shown, not part of the digest.
+	OAuth string `json:"-"`
 	// Found says where a resolved entry was found (repository, pass,
 	// file, line): shown, not part of the digest.
 	Found string `json:"-"`
@@ -53,7 +56,7 @@ type exposure struct {
 // entry as stored) names; secret tells a name whose value is a secret
 // (see Bridge.secretKind).
 func spawnOf(e, raw mcp.Entry, secret func(string) string) spawn {
-	s := spawn{Server: e.Name, Transport: e.Transport, Cwd: e.Cwd, URL: e.URL, Refs: map[string]string{}}
+	s := spawn{Server: e.Name, Transport: e.Transport, Cwd: e.Cwd, URL: e.URL, Refs: map[string]string{}, OAuth: raw.OAuth.String()}
 	note := func(key, v string) {
 		var refs []string
 		for _, r := range config.Refs(v) {
@@ -177,6 +180,9 @@ func (s spawn) text(redact func(string) string) string {
 		show("url", []string{s.URL}, nil)
 		if len(s.Headers) > 0 {
 			show("headers", s.Headers, refs("header:", s.Headers, "  (values not shown)"))
+		}
+		if s.OAuth != "" {
+			show("oauth", []string{s.OAuth}, nil)
 		}
 	}
 	if len(s.Breaks) > 0 {

@@ -52,7 +52,7 @@ func (p *prompter) questions() []string {
 }
 
 // jsonNormalize reads {"mcpServers": {name: {command, args, env, cwd, url,
-// headers}}} (the Claude Desktop shape), the one shape these tests paste.
+// headers, oauth}}} (the Claude Desktop shape), the one shape these tests paste.
 func jsonNormalize(text, _ string) ([]mcp.Entry, []config.Note, error) {
 	var doc struct {
 		MCPServers map[string]struct {
@@ -62,6 +62,7 @@ func jsonNormalize(text, _ string) ([]mcp.Entry, []config.Note, error) {
 			Cwd     string            `json:"cwd"`
 			URL     string            `json:"url"`
 			Headers map[string]string `json:"headers"`
+			OAuth   *mcp.OAuth        `json:"oauth"`
 		} `json:"mcpServers"`
 	}
 	if err := json.Unmarshal([]byte(text), &doc); err != nil {
@@ -69,7 +70,7 @@ func jsonNormalize(text, _ string) ([]mcp.Entry, []config.Note, error) {
 	}
 	var out []mcp.Entry
 	for name, s := range doc.MCPServers {
-		e := mcp.Entry{Name: name, Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd, URL: s.URL, Headers: s.Headers, Source: "config-json"}
+		e := mcp.Entry{Name: name, Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd, URL: s.URL, Headers: s.Headers, OAuth: s.OAuth, Source: "config-json"}
 		e.Transport = mcp.TransportStdio
 		if s.URL != "" {
 			e.Transport = mcp.TransportHTTP

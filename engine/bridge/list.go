@@ -34,6 +34,10 @@ type ServerInfo struct {
 	// ("logged in, expires in 52m, refresh held", "no login held ..."),
 	// empty for other servers.
 	Login string `json:"login,omitempty"`
+	// OAuth describes the login settings of an http server (client id,
+	// the client secret's ${NAME} reference, callback port), empty when
+	// it has none.
+	OAuth string `json:"oauth,omitempty"`
 }
 
 // ToolInfo describes one tool of a registered server for mcp_tools and
@@ -72,7 +76,7 @@ func (b *Bridge) List(ctx context.Context) ([]ServerInfo, error) {
 			Target: b.store.Redact(target(st.entry)), Profiles: []string{},
 			Enabled: st.profiles[profile], Tools: len(st.tools), Removed: len(st.removed),
 			Connected: connected[name], Words: []string{}, SecretInArgv: []string{},
-			Login: b.loginState(st.entry),
+			Login: b.loginState(st.entry), OAuth: st.entry.OAuth.String(),
 		}
 		for _, w := range words(st.entry) {
 			info.Words = append(info.Words, b.store.Redact(w))

@@ -33,40 +33,29 @@ type LoginOptions struct {
 	CallbackPort int
 }
 
-// loginSettings reads the server's kept login settings.
-func (b *Bridge) loginSettings(server string) (LoginOptions, error) {
-	_, meta, _, err := vaultTokens{b.store, server}.get(secretLogin)
-	if err != nil {
-		return LoginOptions{}, err
-	}
-	o := LoginOptions{ClientID: metaString(meta, "client_id"), ClientSecret: metaString(meta, "client_secret"),
-		ClientMetadataURL: metaString(meta, "client_metadata_url")}
-	if p, ok := meta["callback_port"].(float64); ok {
-		o.CallbackPort = int(p)
-	}
-	return o, nil
+// oauth returns o's client settings as an entry's OAuth part.
+func (o LoginOptions) oauth() mcp.OAuth {
+	return mcp.OAuth{ClientID: o.ClientID, ClientSecret: o.ClientSecret, CallbackPort: o.CallbackPort, ClientMetadataURL: o.ClientMetadataURL}
 }
 
-// saveLoginSettings keeps o's client settings for later logins and refreshes.
-func (b *Bridge) saveLoginSettings(server string, o LoginOptions) error {
-	meta := map[string]any{"kind": "mcp-oauth", "client_id": o.ClientID, "client_secret": o.ClientSecret,
-		"client_metadata_url": o.ClientMetadataURL, "callback_port": o.CallbackPort}
-	return b.store.SecretSet(oauthSecret(server, secretLogin), "", meta)
+// settingsOf is the entry's OAuth part (the zero value when it has none).
+func settingsOf(e mcp.Entry) mcp.OAuth {
+	if e.OAuth == nil {
+		return mcp.OAuth{}
+	}
+	return *e.OAuth
 }
 
-// oauthConfig is the login configuration of server at url.
-func (b *Bridge) oauthConfig(server, url string, person *oauth.Person) (oauth.Config, error) {
-	o, err := b.loginSettings(server)
-	if err != nil {
-		return oauth.Config{}, err
-	}
+// oauthConfig is the login configuration of server at url with the
+// client settings o.
+func (b *Bridge) oauthConfig(server, url string, o mcp.OAuth, person *oauth.Person) (oauth.Config, error) {
 	cfg := oauth.Config{Server: server, URL: url, Store: vaultTokens{b.store, server}, Person: person,
 		ClientID: o.ClientID, ClientMetadataURL: o.ClientMetadataURL, CallbackPort: o.CallbackPort}
 	if b.opts.Client != nil && b.opts.Client.HTTP != nil {
 		cfg.HTTPClient = b.opts.Client.HTTP.Client
 	}
 	if o.ClientSecret != "" {
-		name, ok := secretRef(o.ClientSecret)
+		name, ok := mcp.SecretRef(o.ClientSecret)
 		if !ok {
 			return cfg, fmt.Errorf("the client secret of %s must be a ${NAME} reference to a vault secret", server)
 		}
@@ -79,13 +68,15 @@ func (b *Bridge) oauthConfig(server, url string, person *oauth.Person) (oauth.Co
 	return cfg, nil
 }
 
-// secretRef returns NAME of a "${NAME}" reference.
-func secretRef(s string) (string, bool) {
-	if !strings.HasPrefix(s, "${") || !strings.HasSuffix(s, "}") || len(s) < 4 {
-		return "", false
+// keepSettings stores o as server's OAuth part, so later logins and
+// refreshes use the settings a login succeeded with.
+func (b *Bridge) keepSettings(server string, o mcp.OAuth) error {
+	row, err := b.store.ServerGet(server)
+	if err != nil {
+		return err
 	}
-	name := s[2 : len(s)-1]
-	return name, !strings.ContainsAny(name, "${}:")
+	row.OAuth = oauthRow(&o)
+	return b.store.ServerPut(row)
 }
 
 // oauthable reports whether e is an http entry whose Authorization tai's
@@ -105,13 +96,14 @@ func oauthable(e mcp.Entry) bool {
 // authorizerFor returns the Authorizer of server's connections: one per
 // server per process (the step-up limit counts per server), without a
 // person: a connection that needs a login fails naming /mcp login.
-func (b *Bridge) authorizerFor(server, url string) (mcp.Authorizer, error) {
+func (b *Bridge) authorizerFor(e mcp.Entry) (mcp.Authorizer, error) {
+	server := e.Name
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if a := b.auths[server]; a != nil {
 		return a, nil
 	}
-	cfg, err := b.oauthConfig(server, url, nil)
+	cfg, err := b.oauthConfig(server, e.URL, settingsOf(e), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +118,7 @@ func (b *Bridge) withAuthorizer(o *mcp.ClientOptions, e mcp.Entry) (*mcp.ClientO
 	if !oauthable(e) {
 		return o, nil
 	}
-	a, err := b.authorizerFor(e.Name, e.URL)
+	a, err := b.authorizerFor(e)
 	if err != nil {
 		return nil, err
 	}
@@ -189,14 +181,14 @@ func (b *Bridge) Login(ctx context.Context, server string, o LoginOptions) (stri
 		}
 	}
 	if o.ClientSecret != "" {
-		if _, ok := secretRef(o.ClientSecret); !ok {
+		if _, ok := mcp.SecretRef(o.ClientSecret); !ok {
 			return "", errors.New("client_secret must be a ${NAME} reference to a vault secret, not the secret itself: store it with tai.vault.secret_set first")
 		}
 	}
-	if o.ClientID != "" || o.ClientSecret != "" || o.ClientMetadataURL != "" || o.CallbackPort != 0 {
-		if err := b.saveLoginSettings(server, o); err != nil {
-			return "", err
-		}
+	// the flags are for this login; they are kept only once it succeeds
+	settings := settingsOf(st.entry).Over(o.oauth())
+	if err := settings.Validate(); err != nil {
+		return "", err
 	}
 	ex, _, err := b.expand(st.entry)
 	if err != nil {
@@ -206,7 +198,7 @@ func (b *Bridge) Login(ctx context.Context, server string, o LoginOptions) (stri
 	if err != nil {
 		return "", err
 	}
-	cfg, err := b.oauthConfig(server, ex.URL, person)
+	cfg, err := b.oauthConfig(server, ex.URL, settings, person)
 	if err != nil {
 		return "", err
 	}
@@ -214,6 +206,12 @@ func (b *Bridge) Login(ctx context.Context, server string, o LoginOptions) (stri
 	if err != nil {
 		b.auditAdmin("login", server, "failed")
 		return "", mcp.Reworded(err, b.clean(b.store.Redact(err.Error())))
+	}
+	if settings != settingsOf(st.entry) {
+		if err := b.keepSettings(server, settings); err != nil {
+			return "", err
+		}
+		ex.OAuth = &settings
 	}
 	b.forgetAuthorizer(server)
 	b.dropConn(server)

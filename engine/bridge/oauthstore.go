@@ -34,7 +34,7 @@ const (
 	secretAccess  = "access"  // the access token; meta: client, expiry, scope, where to refresh
 	secretRefresh = "refresh" // the refresh token
 	secretClient  = "client"  // a dynamic registration: its secret; meta: issuer, client id
-	secretLogin   = "login"   // login settings: pre-registered client id, secret reference, port
+	secretLogin   = "login"   // login settings an earlier version kept here (now in the server row): dropped with the rest
 )
 
 // vaultTokens is an oauth.TokenStore over one server's sealed vault secrets.

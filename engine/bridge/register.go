@@ -296,7 +296,7 @@ func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile, found string)
 	err = b.store.ServerRegister(vault.Registration{
 		Server: vault.Server{
 			Name: e.Name, Transport: e.Transport, Command: e.Command, Args: e.Args, Env: e.Env,
-			URL: e.URL, Headers: e.Headers, Cwd: e.Cwd, Allow: e.Allow, Deny: e.Deny,
+			URL: e.URL, Headers: e.Headers, OAuth: oauthRow(e.OAuth), Cwd: e.Cwd, Allow: e.Allow, Deny: e.Deny,
 			Source: source, Consented: sp.digest(),
 		},
 		Profile: profile, Enabled: enabled, Pins: pins, Tools: rows, MaxServers: b.opts.MaxServers,

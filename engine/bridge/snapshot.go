@@ -108,9 +108,25 @@ func (t *bridged) offered() bool { return t.reason == "" }
 func entryOf(srv vault.Server) mcp.Entry {
 	return mcp.Entry{
 		Name: srv.Name, Transport: srv.Transport, Command: srv.Command, Args: srv.Args,
-		Env: srv.Env, Cwd: srv.Cwd, URL: srv.URL, Headers: srv.Headers,
+		Env: srv.Env, Cwd: srv.Cwd, URL: srv.URL, Headers: srv.Headers, OAuth: oauthOf(srv.OAuth),
 		Allow: srv.Allow, Deny: srv.Deny, Source: srv.Source,
 	}
+}
+
+// oauthOf is the entry's OAuth part of a stored row's (nil when unset).
+func oauthOf(o *vault.ServerOAuth) *mcp.OAuth {
+	if o == nil {
+		return nil
+	}
+	return &mcp.OAuth{ClientID: o.ClientID, ClientSecret: o.ClientSecret, CallbackPort: o.CallbackPort, ClientMetadataURL: o.ClientMetadataURL}
+}
+
+// oauthRow is the stored form of an entry's OAuth part (nil when empty).
+func oauthRow(o *mcp.OAuth) *vault.ServerOAuth {
+	if o.Empty() {
+		return nil
+	}
+	return &vault.ServerOAuth{ClientID: o.ClientID, ClientSecret: o.ClientSecret, CallbackPort: o.CallbackPort, ClientMetadataURL: o.ClientMetadataURL}
 }
 
 func newSnapshot(states []vault.ServerState, profile string, maxTools int) *snapshot {

@@ -29,27 +29,33 @@ func cliLine(t string) (string, string, bool) {
 }
 
 // cliFlag is one flag of a CLI's "mcp add": the canonical field it fills
-// ("transport", "env", "header", "url", "bearer", "scope").
-type cliFlag struct{ field string }
+// ("transport", "env", "header", "url", "bearer", "scope", "client_id",
+// "callback_port", "client_secret"); a bare flag takes no value.
+type cliFlag struct {
+	field string
+	bare  bool
+}
 
 // cliFlags are the documented flags of each CLI's "mcp add".
 var cliFlags = map[string]map[string]cliFlag{
 	"claude": {
-		"-t": {"transport"}, "--transport": {"transport"},
-		"-e": {"env"}, "--env": {"env"},
-		"-H": {"header"}, "--header": {"header"},
-		"-s": {"scope"}, "--scope": {"scope"},
+		"-t": {field: "transport"}, "--transport": {field: "transport"},
+		"-e": {field: "env"}, "--env": {field: "env"},
+		"-H": {field: "header"}, "--header": {field: "header"},
+		"-s": {field: "scope"}, "--scope": {field: "scope"},
+		"--client-id": {field: "client_id"}, "--callback-port": {field: "callback_port"},
+		"--client-secret": {field: "client_secret", bare: true},
 	},
 	"gemini": {
-		"-t": {"transport"}, "--transport": {"transport"},
-		"-e": {"env"}, "--env": {"env"},
-		"-H": {"header"}, "--header": {"header"},
-		"-s": {"scope"}, "--scope": {"scope"},
+		"-t": {field: "transport"}, "--transport": {field: "transport"},
+		"-e": {field: "env"}, "--env": {field: "env"},
+		"-H": {field: "header"}, "--header": {field: "header"},
+		"-s": {field: "scope"}, "--scope": {field: "scope"},
 	},
 	"codex": {
-		"--env":                  {"env"},
-		"--url":                  {"url"},
-		"--bearer-token-env-var": {"bearer"},
+		"--env":                  {field: "env"},
+		"--url":                  {field: "url"},
+		"--bearer-token-env-var": {field: "bearer"},
 	},
 }
 
@@ -64,7 +70,7 @@ func parseCLI(cli string, words []string) (*Document, []Note, *Note) {
 	var notes []Note
 	flags := cliFlags[cli]
 	entry := NewObject()
-	env, headers := NewObject(), NewObject()
+	env, headers, oauth := NewObject(), NewObject(), NewObject()
 	transport := ""
 	var pos, tail []string
 	refuse := func(format string, args ...any) *Note {
@@ -91,6 +97,11 @@ func parseCLI(cli string, words []string) (*Document, []Note, *Note) {
 			return nil, nil, refuse("%s mcp add: tai does not know the flag %s; put the server's own command and arguments after --, or write the entry as JSON", cli, name)
 		}
 		var values []string
+		if f.bare {
+			// claude asks for the client secret; tai reads it from the vault
+			notes = append(notes, Note{Level: LevelInfo, Text: fmt.Sprintf("%s: tai reads the client secret from the vault: store it with tai.vault.secret_set(\"NAME\", \"…\") and log in with /mcp login SERVER --client-secret ${NAME}", name)})
+			continue
+		}
 		if inline {
 			values = []string{value}
 		} else {
@@ -128,6 +139,10 @@ func parseCLI(cli string, words []string) (*Document, []Note, *Note) {
 				transport = "http"
 			case "bearer":
 				headers.Set("Authorization", "Bearer ${"+v+"}")
+			case "client_id":
+				oauth.Set("client_id", v)
+			case "callback_port":
+				oauth.Set("callback_port", v)
 			}
 		}
 	}
@@ -166,6 +181,9 @@ func parseCLI(cli string, words []string) (*Document, []Note, *Note) {
 	}
 	if len(headers.Keys) > 0 {
 		entry.Set("headers", headers)
+	}
+	if len(oauth.Keys) > 0 {
+		entry.Set("oauth", oauth)
 	}
 	doc := NewObject()
 	doc.Set(name, entry)

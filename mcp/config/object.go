@@ -80,3 +80,14 @@ func fromAny(v any, path string, order map[string][]string) any {
 	}
 	return v
 }
+
+// values returns the values of an object, parsed (*Object) or not.
+func values(v any) (map[string]any, bool) {
+	switch x := v.(type) {
+	case *Object:
+		return x.Values, true
+	case map[string]any:
+		return x, true
+	}
+	return nil, false
+}

@@ -20,7 +20,7 @@ var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 func ValidName(name string) bool { return validName.MatchString(name) }
 
 // canonicalKeys are the fields of a raw entry that validate reads.
-var canonicalKeys = []string{"name", "transport", "command", "args", "env", "cwd", "url", "headers", "allow", "deny", "enabled"}
+var canonicalKeys = []string{"name", "transport", "command", "args", "env", "cwd", "url", "headers", "oauth", "allow", "deny", "enabled"}
 
 // validate turns raw entries into mcp.Entry values, refusing (as a note)
 // those that cannot be used and noting what needs a look.
@@ -108,6 +108,7 @@ func (c *checker) entry(raw map[string]any, source string, i int) mcp.Entry {
 	e.Cwd = c.str(raw, "cwd")
 	e.URL = c.str(raw, "url")
 	e.Headers = c.dict(raw, "headers")
+	e.OAuth = c.oauth(raw, e.Name)
 	e.Allow = c.list(raw, "allow")
 	e.Deny = c.list(raw, "deny")
 	if v, ok := raw["enabled"]; ok && v != nil {
@@ -202,19 +203,15 @@ func (c *checker) dict(raw map[string]any, key string) map[string]string {
 	if !ok || v == nil {
 		return nil
 	}
-	var m map[string]any
-	switch x := v.(type) {
-	case *Object:
-		m = x.Values
-	case map[string]any:
-		m = x
-	case []any:
-		if len(x) > 0 {
+	m, isObject := values(v)
+	if !isObject {
+		switch x, isList := v.([]any); {
+		case isList && len(x) == 0:
+		case isList:
 			c.refuse(fmt.Sprintf("%s is a list; it must be an object of names to strings", key))
+		default:
+			c.refuse(fmt.Sprintf("%s is a %s; it must be an object of names to strings", key, kindOf(v)))
 		}
-		return nil
-	default:
-		c.refuse(fmt.Sprintf("%s is a %s; it must be an object of names to strings", key, kindOf(v)))
 		return nil
 	}
 	if len(m) == 0 {
@@ -338,9 +335,6 @@ func check(e mcp.Entry) []Note {
 // placeholderFix says how to fill in a placeholder in field of server:
 // a secret in env or a header goes to the vault and is referenced.
 func placeholderFix(server, field string) string {
-	envName := func(s string) string {
-		return strings.ToUpper(strings.NewReplacer("-", "_", ".", "_", " ", "_").Replace(s))
-	}
 	switch {
 	case strings.HasPrefix(field, "env."):
 		name := envName(field[len("env."):])

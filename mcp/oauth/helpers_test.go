@@ -3,7 +3,6 @@ package oauth_test
 import (
 	"bytes"
 	"context"
-	"net"
 	"net/http"
 	"strconv"
 	"testing"
@@ -70,14 +69,6 @@ func callTool(t *testing.T, url, access string) int {
 }
 
 // freePort returns a loopback port nothing listens on just now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
+func freePort(t *testing.T) int { return oauthtest.FreePort(t) }
 
 func itoa(n int) string { return strconv.Itoa(n) }
