@@ -59,9 +59,26 @@ func (e *Entry) Label() string {
 	}
 }
 
+// The bounds of what a consent screen shows: every word of a command
+// line, every env and header name, on a line of its own, and the URL and
+// cwd in full, folded. Beyond them the screen would pass a terminal's
+// scrollback, and the person could not read what runs.
+const (
+	// MaxEntryLines bounds the words of the command line plus the names
+	// of env and headers.
+	MaxEntryLines = 256
+	// MaxEntryBytes bounds the bytes of the command line, cwd, URL and
+	// those names together.
+	MaxEntryBytes = 16 << 10
+)
+
 // Validate checks that the entry can be connected: a known transport, a
-// command for stdio, an http(s) URL for http.
+// command for stdio, an http(s) URL for http, and what a consent screen
+// shows of it within MaxEntryLines and MaxEntryBytes.
 func (e *Entry) Validate() error {
+	if err := e.checkShown(); err != nil {
+		return err
+	}
 	switch e.Transport {
 	case TransportStdio:
 		if strings.TrimSpace(e.Command) == "" {
@@ -92,6 +109,26 @@ func (e *Entry) Validate() error {
 		return fmt.Errorf("mcp entry %q: no transport; set transport to \"stdio\" (with command) or \"http\" (with url)", e.Label())
 	default:
 		return fmt.Errorf("mcp entry %q: unknown transport %q; use \"stdio\" or \"http\"", e.Label(), e.Transport)
+	}
+	return nil
+}
+
+// checkShown refuses an entry whose consent screen no one could read
+// whole: see MaxEntryLines.
+func (e *Entry) checkShown() error {
+	lines := 1 + len(e.Args) + len(e.Env) + len(e.Headers)
+	size := len(e.Command) + len(e.Cwd) + len(e.URL)
+	for _, a := range e.Args {
+		size += len(a)
+	}
+	for k := range e.Env {
+		size += len(k)
+	}
+	for k := range e.Headers {
+		size += len(k)
+	}
+	if lines > MaxEntryLines || size > MaxEntryBytes {
+		return fmt.Errorf("mcp entry %q: its command line, env and header names are %d words (%d bytes), more than the %d words (%d KiB) a consent screen shows so that a person can read them all; no real server needs that many: put long values in a file or in env", e.Label(), lines, size, MaxEntryLines, MaxEntryBytes>>10)
 	}
 	return nil
 }

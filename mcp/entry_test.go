@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -20,6 +21,12 @@ func TestEntryValidate(t *testing.T) {
 		{name: "legacy sse", entry: Entry{Name: "x", Transport: "sse", URL: "http://h/sse"}, wantErr: `transport "sse" is not supported`},
 		{name: "no transport", entry: Entry{Name: "x", Command: "a"}, wantErr: "no transport"},
 		{name: "unknown transport", entry: Entry{Name: "x", Transport: "pigeon"}, wantErr: `unknown transport "pigeon"`},
+		{name: "as many words as a screen shows", entry: Entry{Name: "x", Transport: TransportStdio, Command: "a", Args: make([]string, MaxEntryLines-1)}},
+		{name: "more words than a screen shows", entry: Entry{Name: "x", Transport: TransportStdio, Command: "a", Args: make([]string, 20000)}, wantErr: "20001 words"},
+		{name: "env names past the screen", entry: Entry{Name: "x", Transport: TransportStdio, Command: "a", Env: manyNames(MaxEntryLines)}, wantErr: "more than the 256 words"},
+		{name: "header names past the screen", entry: Entry{Name: "x", Transport: TransportHTTP, URL: "https://h/mcp", Headers: manyNames(MaxEntryLines)}, wantErr: "more than the 256 words"},
+		{name: "a 100 KB word", entry: Entry{Name: "x", Transport: TransportStdio, Command: "sh", Args: []string{"-c", strings.Repeat(" ", 100000) + "npx x"}}, wantErr: "(100009 bytes)"},
+		{name: "a URL past the bytes a screen shows", entry: Entry{Name: "x", Transport: TransportHTTP, URL: "https://h/mcp?" + strings.Repeat("a", MaxEntryBytes)}, wantErr: "KiB) a consent screen shows"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -35,6 +42,15 @@ func TestEntryValidate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// manyNames returns a map of n distinct names.
+func manyNames(n int) map[string]string {
+	m := map[string]string{}
+	for i := range n {
+		m[fmt.Sprintf("N%d", i)] = "v"
+	}
+	return m
 }
 
 // A URL may carry a key in its query or user part; messages about an entry
