@@ -26,14 +26,19 @@ import (
 // keeper handles SIGHUP and SIGINT, so the command starts with both at
 // their default action even when tai ignores them (under nohup).
 
-// shellKeeperEnv marks the environment of the keeper process; the
-// package's init turns such a process into the keeper and exits.
+// shellKeeperEnv marks the environment of the keeper process;
+// RunShellKeeperIfAsked turns such a process into the keeper.
 const (
 	shellKeeperEnv   = "TAI_SHELL_KEEPER"
 	shellKeeperChild = "keeper-1"
 )
 
-func init() {
+// RunShellKeeperIfAsked makes this process the shell keeper, and exits when
+// the keeper is done, if the shell tool started it as one; otherwise it
+// returns at once. Every program that runs the shell tool (tai's main, and
+// the TestMain of each test binary that does) calls it before anything
+// else, since the keeper is that same executable started again.
+func RunShellKeeperIfAsked() {
 	if os.Getenv(shellKeeperEnv) == shellKeeperChild {
 		os.Exit(shellKeeperMain())
 	}

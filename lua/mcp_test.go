@@ -11,11 +11,17 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"tai/engine"
 )
 
 // TestMain lets the test binary double as a small MCP server over stdio
 // (newline-delimited JSON-RPC) when TAI_LUA_TEST_MCP is set.
+// TestMain also lets this test binary be the shell keeper and the Lua
+// sandbox that the tests start, as tai's main does.
 func TestMain(m *testing.M) {
+	engine.RunShellKeeperIfAsked()
+	RunSandboxIfAsked()
 	if os.Getenv("TAI_LUA_TEST_MCP") == "leak" {
 		fmt.Fprintln(os.Stderr, "fatal: bad token "+os.Getenv("LEAK"))
 		os.Exit(1)

@@ -37,7 +37,7 @@ const (
 var ErrSandboxMemory = fmt.Errorf("the lua chunk used more than the sandbox's %d MiB of memory; build smaller strings and tables", MaxSandboxMemory>>20)
 
 // sandboxEnv marks the environment of the child process RunSandboxed starts;
-// the package's init turns such a process into the sandbox and exits.
+// RunSandboxIfAsked turns such a process into the sandbox.
 const (
 	sandboxEnv   = "TAI_LUA_SANDBOX"
 	sandboxChild = "child-1"
@@ -46,7 +46,12 @@ const (
 // sandboxOS lists the os functions that only read the clock.
 var sandboxOS = []string{"clock", "date", "difftime", "time"}
 
-func init() {
+// RunSandboxIfAsked makes this process the Lua sandbox, and exits when the
+// chunk is done, if RunSandboxed started it as one; otherwise it returns at
+// once. Every program that runs sandboxed chunks (tai's main, and the
+// TestMain of each test binary that does) calls it before anything else,
+// since the sandbox is that same executable started again.
+func RunSandboxIfAsked() {
 	if os.Getenv(sandboxEnv) == sandboxChild {
 		os.Exit(sandboxChildMain())
 	}

@@ -151,7 +151,12 @@ func newFlags(o *options, out io.Writer) *flag.FlagSet {
 }
 
 func main() {
-	// First of all, a key given on the command line leaves the process
+	// tai starts itself again as the shell tool's keeper and as the Lua
+	// sandbox: such a process becomes that helper and exits, before any of
+	// tai proper runs.
+	engine.RunShellKeeperIfAsked()
+	lua.RunSandboxIfAsked()
+	// Then a key given on the command line leaves the process
 	// list: the words are parsed from copies, then hidden where every
 	// user of the machine reads them.
 	own := ownCmdline()

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"tai/engine"
+	"tai/lua"
 	"tai/stdlib"
 )
 
@@ -17,6 +19,9 @@ import (
 var taiBin string
 
 func TestMain(m *testing.M) {
+	// The keeper and the sandbox, for the tests that run tai in process.
+	engine.RunShellKeeperIfAsked()
+	lua.RunSandboxIfAsked()
 	if os.Getenv(mcpServerEnv) != "" {
 		os.Exit(runMCPServer()) // the test binary as an MCP server (mcp_test.go)
 	}
