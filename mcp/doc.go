@@ -1,0 +1,29 @@
+// Package mcp is tai's client side of the Model Context Protocol
+// (2025-11-25) and the pieces its server, its registry and its screens
+// share: the JSON-RPC 2.0 wire (ID, Message, the Method… names and the
+// Code… error codes), the MCP_* caps, the canonical server Entry, the two
+// client transports (a stdio child process and Streamable HTTP with its
+// event-stream parser), and the Client that runs the handshake, lists and
+// calls tools and cancels what it gives up on. Beside them: tool-name
+// checks, the same-origin redirect policy, and the helpers that show names
+// and words from a server safely on a terminal.
+//
+//	c, err := mcp.Connect(ctx, mcp.Entry{Name: "everything", Transport: mcp.TransportStdio,
+//		Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-everything"}},
+//		&mcp.ClientOptions{Version: version})
+//	if err != nil { ... } // names the server, and for stdio its last stderr lines
+//	defer c.Close()
+//	tools, err := c.Tools(ctx) // every page
+//	res, err := c.Call(ctx, "echo", map[string]any{"message": "hi"})
+//	// err: the server answered a JSON-RPC error (*MCPError) or is gone;
+//	// res.IsError: the tool ran and failed
+//
+// A server's JSON-RPC error comes back wrapping *MCPError, an HTTP status
+// other than success wrapping *MCPHTTPError. Authorization plugs in through
+// an Authorizer (package mcp/oauth is one). The subpackages build on this
+// one: mcp/config turns pasted configuration into entries, mcp/github reads
+// server recipes from repositories, mcp/oauth logs in, mcp/server serves.
+//
+// Nothing under mcp imports the engine, the Lua host or the vault: package
+// mcp imports only the standard library and golang.org/x/sys.
+package mcp
