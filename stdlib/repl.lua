@@ -242,7 +242,24 @@ M.config_keys = {
   command = true, url = true, args = true, env = true, type = true, transport = true, headers = true, cwd = true,
 }
 
-local balance
+-- balance() returns a scanner that, fed line after line, says when the
+-- braces and brackets outside strings have closed.
+local function balance()
+  local depth, opened, in_string, escaped = 0, false, false, false
+  return function(line)
+    for i = 1, #line do
+      local c = line:sub(i, i)
+      if in_string then
+        if escaped then escaped = false
+        elseif c == "\\" then escaped = true
+        elseif c == '"' then in_string = false end
+      elseif c == '"' then in_string = true
+      elseif c == "{" or c == "[" then depth = depth + 1 opened = true
+      elseif c == "}" or c == "]" then depth = depth - 1 end
+    end
+    return opened and depth <= 0
+  end
+end
 
 -- block_kind(line) says whether a line starts a pasted config block:
 -- "json", "json-fragment" ("name": {…} without the outer braces), "toml",
@@ -278,25 +295,6 @@ function M.block_kind(line)
     return "toml"
   end
   return nil
-end
-
--- balance() returns a scanner that, fed line after line, says when the
--- braces and brackets outside strings have closed.
-function balance()
-  local depth, opened, in_string, escaped = 0, false, false, false
-  return function(line)
-    for i = 1, #line do
-      local c = line:sub(i, i)
-      if in_string then
-        if escaped then escaped = false
-        elseif c == "\\" then escaped = true
-        elseif c == '"' then in_string = false end
-      elseif c == '"' then in_string = true
-      elseif c == "{" or c == "[" then depth = depth + 1 opened = true
-      elseif c == "}" or c == "]" then depth = depth - 1 end
-    end
-    return opened and depth <= 0
-  end
 end
 
 local server_keys = { "mcpServers", "servers", "mcp_servers", "context_servers", "mcp" }
