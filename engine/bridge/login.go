@@ -144,6 +144,26 @@ func unauthorized(err error) bool {
 	return errors.As(err, &he) && he.Status == http.StatusUnauthorized
 }
 
+// noOAuth is the *oauth.NoOAuthError of a server that answered 401 (err)
+// but offers no OAuth login; nil when it offers one, or when discovery
+// cannot tell (a login then says why).
+func (b *Bridge) noOAuth(ctx context.Context, ex mcp.Entry, err error) error {
+	var he *mcp.MCPHTTPError
+	if !errors.As(err, &he) {
+		return nil
+	}
+	params, _ := oauth.Bearer(he.WWWAuthenticate)
+	cfg, cerr := b.oauthConfig(ex.Name, ex.URL, settingsOf(ex), nil)
+	if cerr != nil {
+		return nil
+	}
+	var no *oauth.NoOAuthError
+	if errors.As(oauth.Offered(ctx, &cfg, params), &no) {
+		return no
+	}
+	return nil
+}
+
 // Login logs in to server with OAuth: probes it anonymously (as far as
 // tools/list; a server that needs no login is refused), discovers,
 // registers or reuses a client, opens the browser (or takes the pasted

@@ -269,6 +269,11 @@ func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile, found string)
 		stderr = c.Stderr()
 		c.Close()
 	}
+	if err != nil && unauthorized(err) && oauthable(e) {
+		if no := b.noOAuth(ctx, ex, err); no != nil {
+			return refuse("nothing stored: %v", no)
+		}
+	}
 	needsLogin := false
 	switch {
 	case err != nil && unauthorized(err) && !oauthable(e) && e.Transport == mcp.TransportHTTP:

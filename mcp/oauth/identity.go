@@ -139,6 +139,9 @@ func (l *login) register(ctx context.Context) (*client, error) {
 	if err != nil {
 		return nil, err
 	}
+	if status == http.StatusNotFound && l.disc.assumed() {
+		return nil, &NoOAuthError{Server: l.cfg.Server, Missing: md.RegistrationEndpoint}
+	}
 	if status != http.StatusOK && status != http.StatusCreated {
 		return nil, refusal("client registration at "+mcp.RedactURL(md.RegistrationEndpoint), status, data)
 	}
