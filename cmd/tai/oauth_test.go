@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -121,5 +122,40 @@ func TestREPLOAuthLoginPastedRedirect(t *testing.T) {
 	s.typeKeys("\x04")
 	if status := s.wait(); status != 0 {
 		t.Fatalf("exit status %d", status)
+	}
+}
+
+// TestREPLOAuthPreRegisteredFromPastedConfig: a Claude Code config whose
+// oauth names a client id and a callback port is shown with them on the
+// consent screen; /mcp login logs in as that client, its redirect on that
+// port, with no registration; /mcp shows the client.
+func TestREPLOAuthPreRegisteredFromPastedConfig(t *testing.T) {
+	srv := oauthtest.New(t, oauthtest.Options{NoDCR: true, Clients: map[string]string{"slack-app": ""}})
+	port := oauthtest.FreePort(t)
+	e := newEnv(t)
+	vars := append(e.vars(), "BROWSER="+browserScript(t, `exec curl -sL -o /dev/null "$1"`))
+	s := startREPLWith(t, e, vars, "--clean")
+	s.expect("tai:ollama> ")
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"notes": map[string]any{
+		"type": "http", "url": srv.URL(), "oauth": map[string]any{"clientId": "slack-app", "callbackPort": port}}}})
+	s.typeKeys("/mcp add " + string(cfg) + "\r")
+	s.expect("oauth:   client id slack-app, callback port " + strconv.Itoa(port))
+	s.expect("answer> ")
+	s.typeKeys("y\r")
+	s.expect("log in to notes now, in your browser? [y/N] ")
+	s.typeKeys("y\r")
+	s.expect(`Logged in to notes; 1 tools; enabled for profile "ollama".`)
+	s.expect("tai:ollama> ")
+	s.typeKeys("/mcp\r")
+	s.expect("OAuth client: client id slack-app, callback port " + strconv.Itoa(port))
+	s.expect("tai:ollama> ")
+	s.typeKeys("\x04")
+	if status := s.wait(); status != 0 {
+		t.Fatalf("exit status %d", status)
+	}
+	auth := srv.AuthRequests()
+	if len(auth) != 1 || auth[0].Get("client_id") != "slack-app" || len(srv.Registrations()) != 0 ||
+		auth[0].Get("redirect_uri") != "http://127.0.0.1:"+strconv.Itoa(port)+"/callback" {
+		t.Fatalf("authorization requests %v, registrations %v", auth, srv.Registrations())
 	}
 }

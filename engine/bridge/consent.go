@@ -182,7 +182,7 @@ func (s spawn) text(redact func(string) string) string {
 			show("headers", s.Headers, refs("header:", s.Headers, "  (values not shown)"))
 		}
 		if s.OAuth != "" {
-			show("oauth", []string{s.OAuth}, nil)
+			b.WriteString("  oauth:" + strings.Repeat(" ", len(label)-8) + mcp.VisibleLine(redact(s.OAuth)) + "\n")
 		}
 	}
 	if len(s.Breaks) > 0 {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"tai/mcp"
+	"tai/mcp/config"
 	"tai/mcp/oauth"
 	"tai/mcp/oauth/oauthtest"
 )
@@ -96,5 +98,24 @@ func TestFailedLoginKeepsTheWorkingSettings(t *testing.T) {
 	auth := srv.AuthRequests()
 	if got := auth[len(auth)-1].Get("client_id"); got != "my-app" {
 		t.Fatalf("the next login went as %q", got)
+	}
+}
+
+// TestAddClaudeLineWithClientID: a pasted "claude mcp add" line for an
+// http server (its URL's slashes do not make it a file name) with
+// --client-id and --callback-port stores them as the entry's oauth.
+func TestAddClaudeLineWithClientID(t *testing.T) {
+	srv := oauthtest.New(t, oauthtest.Options{NoDCR: true, Clients: map[string]string{"slack-app": ""}})
+	f := oauthFixture(t, srv)
+	f.b.opts.Normalize = func(text, name string) ([]mcp.Entry, []config.Note, error) {
+		return config.Normalize(text, &config.Options{Name: name})
+	}
+	rep, err := f.b.Add(ctxT(t), AddRequest{Source: "claude mcp add --transport http notes " + srv.URL() + " --client-id slack-app --callback-port 3118"})
+	if err != nil || rep.Count(Added) != 1 {
+		t.Fatalf("add: %+v, %v", rep, err)
+	}
+	row, err := f.store.ServerGet("notes")
+	if err != nil || row.OAuth == nil || row.OAuth.ClientID != "slack-app" || row.OAuth.CallbackPort != 3118 {
+		t.Fatalf("stored oauth %+v, %v", row.OAuth, err)
 	}
 }

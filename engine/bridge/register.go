@@ -108,7 +108,7 @@ func (b *Bridge) Add(ctx context.Context, req AddRequest) (AddReport, error) {
 	if github.IsSource(text) {
 		return b.addResolved(ctx, rep, text, req)
 	}
-	if !strings.ContainsAny(text, "\n{}[]=\"") && !isURL(text) {
+	if !strings.ContainsAny(text, "\n{}[]=\"") && !isURL(text) && !config.IsCLILine(text) {
 		if st := s.servers[text]; st != nil {
 			rep.Servers = append(rep.Servers, ServerOutcome{Server: text, Outcome: Skipped, Transport: st.row.Transport, Reason: "already registered"})
 			return rep, nil

@@ -12,6 +12,14 @@ const FormatCLI = "cli"
 
 var cliStart = regexp.MustCompile(`^(claude|codex|gemini)[ \t]+mcp[ \t]+add([ \t]|$)`)
 
+// IsCLILine reports whether text is a "claude mcp add", "codex mcp add"
+// or "gemini mcp add" command line (not a file name, though it holds a
+// URL's slashes).
+func IsCLILine(text string) bool {
+	_, _, ok := cliLine(text)
+	return ok
+}
+
 // cliLine returns the pasted text as one command line when it is a
 // "claude mcp add", "codex mcp add" or "gemini mcp add" command (a leading
 // "$ " prompt dropped, backslash-newline continuations joined), and the

@@ -34,7 +34,7 @@ type Note struct {
 // order, and the notes on what was mapped, repaired or ignored.
 type Repaired struct {
 	// Entries hold the canonical fields (name, transport, command, args,
-	// env, cwd, url, headers, allow, deny, enabled) as plain values
+	// env, cwd, url, headers, oauth, allow, deny, enabled) as plain values
 	// (enabled is true only when the paste enables the server explicitly):
 	// map[string]any or *Object for objects, []any for lists. Any other
 	// key left in an entry is named in a note and ignored.
