@@ -37,9 +37,9 @@ func (d *Discovery) assumed() bool {
 // Offered tells whether cfg's server, which answered 401 with challenge
 // (its Bearer parameters, nil when none), offers an OAuth login, without
 // logging in: nil when it publishes metadata, or when its origin answers
-// at the default authorization endpoint; a *NoOAuthError when that
-// endpoint does not exist (HTTP 404) either; another error when discovery
-// fails.
+// at the default authorization endpoint (asked for its OPTIONS, which no
+// endpoint acts on); a *NoOAuthError when that endpoint does not exist
+// (HTTP 404) either; another error when discovery fails.
 func Offered(ctx context.Context, cfg *Config, challenge map[string]string) error {
 	f := newFetcher(cfg.HTTPClient, cfg.RequestTimeout)
 	d, err := Discover(ctx, f, cfg.URL, challenge)
@@ -50,7 +50,7 @@ func Offered(ctx context.Context, cfg *Config, challenge map[string]string) erro
 		return nil
 	}
 	end := d.Metadata.AuthorizationEndpoint
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, end, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodOptions, end, nil)
 	if err != nil {
 		return err
 	}
