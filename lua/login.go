@@ -27,8 +27,8 @@ func (h *Host) mcpLogin(L *glua.LState) int {
 		ClientMetadataURL: fieldString(L, args, "client_metadata_url", false),
 	}
 	if v, ok := args["callback_port"]; ok && v != nil {
-		n, isNum := v.(float64)
-		if !isNum || n != float64(int(n)) || n < 1 || n > 65535 {
+		n, isInt := v.(int64) // a whole Lua number arrives as int64
+		if !isInt || n < 1 || n > 65535 {
 			L.ArgError(1, "callback_port must be a port number (1-65535)")
 		}
 		o.CallbackPort = int(n)
