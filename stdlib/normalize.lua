@@ -727,26 +727,67 @@ function M.package_name(spec)
   return M.slug(n or "")
 end
 
+-- wildcard_dns are domains whose names resolve to the address spelled in
+-- them (app.10.0.0.5.sslip.io → 10.0.0.5), or to loopback (true).
+local wildcard_dns = {
+  ["nip.io"] = false, ["sslip.io"] = false, ["xip.io"] = false, ["traefik.me"] = false,
+  ["localtest.me"] = true, ["lvh.me"] = true,
+}
+
+-- generic_labels name no server: mcp.notion.com is notion.
+local generic_labels = { mcp = true, api = true, www = true }
+
 -- url_name(url) turns a URL into a server name: https://mcp.context7.com/mcp
 -- → context7, https://api.githubcopilot.com/mcp/ → githubcopilot; a
 -- loopback address names the port: http://127.0.0.1:8765/mcp → local-8765;
 -- another IP address is spelled out: http://10.0.0.5/mcp → host-10-0-0-5.
+-- Numeric labels name nothing, and a wildcard DNS name is read for the
+-- label before its address, else as that address:
+-- http://notes.127.0.0.1.nip.io:8080 → notes, http://mcp.127.0.0.1.nip.io:8080
+-- → local-8080.
 function M.url_name(url)
   local authority = url:match("^%a[%w+.-]*://([^/?#]+)") or url
   authority = authority:gsub("^.*@", "") -- user info is no part of the name
   local host, port = authority:match("^%[([^%]]*)%]:?(%d*)$")
   if not host then host, port = authority:match("^([^:]*):?(%d*)$") end
-  host = (host or authority):lower()
-  if host == "localhost" or host:match("^127%.") or host == "::1" or host == "0.0.0.0" then
-    return port ~= "" and ("local-" .. port) or "local"
+  host = (host or authority):lower():gsub("%.$", "")
+  local function by_address(ip)
+    if ip == "localhost" or ip:match("^127%.") or ip == "::1" or ip == "0.0.0.0" then
+      return port ~= "" and ("local-" .. port) or "local"
+    end
+    return M.slug("host-" .. ip .. (port ~= "" and ("-" .. port) or ""))
   end
-  if host:match("^[%d.]+$") or host:find(":", 1, true) then
-    return M.slug("host-" .. host .. (port ~= "" and ("-" .. port) or ""))
+  if host == "localhost" or host:match("^[%d.]+$") or host:find(":", 1, true) then
+    return by_address(host)
   end
-  for _, p in ipairs({ "mcp.", "api.", "www." }) do
-    if host:sub(1, #p) == p and host:find("%.", #p + 1) then host = host:sub(#p + 1) end
+  local labels = {}
+  for l in host:gmatch("[^.]+") do labels[#labels + 1] = l end
+  local address
+  for suffix, loopback in pairs(wildcard_dns) do
+    if host == suffix or host:sub(-#suffix - 1) == "." .. suffix then
+      labels = {}
+      for l in host:sub(1, -#suffix - 2):gmatch("[^.]+") do labels[#labels + 1] = l end
+      address = loopback and "127.0.0.1" or nil
+      local n = #labels
+      if n >= 4 and table.concat(labels, ".", n - 3, n):match("^%d+%.%d+%.%d+%.%d+$") then
+        address = table.concat(labels, ".", n - 3, n)
+        for _ = 1, 4 do table.remove(labels) end
+      elseif n >= 1 then
+        local before, dashed = labels[n]:match("^(.-)%-?(%d+%-%d+%-%d+%-%d+)$")
+        if dashed then
+          address = dashed:gsub("%-", ".")
+          labels[n] = before ~= "" and before or nil
+        end
+      end
+      break
+    end
   end
-  return M.slug(host:match("^([^.]+)") or host)
+  if not address and #labels > 1 then labels[#labels] = nil end -- the top-level domain
+  for _, l in ipairs(labels) do
+    if not l:match("^%d+$") and not generic_labels[l] then return M.slug(l) end
+  end
+  if address then return by_address(address) end
+  return M.slug(labels[1] or host)
 end
 
 local runners = { npx = true, bunx = true, uvx = true, pnpx = true, ["npx.cmd"] = true }

@@ -200,6 +200,14 @@ cwd = "/tmp"
       { "http://localhost:3000/mcp", "local-3000" },
       { "http://[::1]:9/mcp", "local-9" },
       { "http://10.0.0.5/mcp", "host-10-0-0-5" },
+      { "http://mcp.127.0.0.1.nip.io:8080/mcp", "local-8080" },
+      { "http://notes.127.0.0.1.nip.io:8080/mcp", "notes" },
+      { "https://app-10-0-0-5.sslip.io/mcp", "app" },
+      { "https://10-0-0-5.sslip.io/mcp", "host-10-0-0-5" },
+      { "http://wiki.localtest.me:81/mcp", "wiki" },
+      { "https://123.tools.example.com/mcp", "tools" },
+      { "https://mcp.com/mcp", "mcp" },
+      { "http://myhost:9000/mcp", "myhost" },
     }
     for _, c in ipairs(cases) do
       local es, notes = normalize(c[1])
