@@ -579,8 +579,9 @@ var errCutCall = errors.New("not run: the answer was cut off at the model's outp
 	"(split large content over several calls)")
 
 // historyArgs returns arguments fit to send back to a provider: a JSON
-// object. Anything else (a model may emit broken JSON) is kept, as the text
-// it sent, under invalid_arguments, so the history stays sendable and the
+// object. Anything else (a model may emit broken JSON, or nest it deeper
+// than MaxArgsDepth) is kept, as the text it sent, under
+// invalid_arguments, so the history stays sendable and convertible and the
 // model still sees what it sent.
 func historyArgs(raw json.RawMessage) json.RawMessage {
 	s := strings.TrimSpace(string(raw))
@@ -588,7 +589,7 @@ func historyArgs(raw json.RawMessage) json.RawMessage {
 		return json.RawMessage(`{}`)
 	}
 	var obj map[string]json.RawMessage
-	if json.Unmarshal([]byte(s), &obj) == nil && obj != nil {
+	if tooDeep(s) == nil && json.Unmarshal([]byte(s), &obj) == nil && obj != nil {
 		// s, not raw: TrimSpace also drops bytes JSON does not count as
 		// space (a form feed), which a provider would refuse.
 		return json.RawMessage(s)
@@ -606,6 +607,9 @@ func parseArgs(raw json.RawMessage) (map[string]any, error) {
 		return map[string]any{}, nil
 	}
 	const fix = "send the arguments as one JSON object matching the tool's parameters"
+	if err := tooDeep(s); err != nil {
+		return map[string]any{}, fmt.Errorf("%v: %s", err, fix)
+	}
 	var args map[string]any
 	err := json.Unmarshal([]byte(s), &args)
 	var syn *json.SyntaxError
@@ -622,6 +626,21 @@ func parseArgs(raw json.RawMessage) (map[string]any, error) {
 		args = map[string]any{}
 	}
 	return args, nil
+}
+
+// MaxArgsDepth bounds the objects and arrays nested in a tool call's
+// arguments, as bridge.MaxSchemaDepth bounds a schema's: no tool takes
+// deeper ones, and the conversation, which keeps the call, must convert
+// to Lua and back whole.
+const MaxArgsDepth = 64
+
+// tooDeep says when the JSON text s nests deeper than MaxArgsDepth, before
+// anything decodes it.
+func tooDeep(s string) error {
+	if depth, _ := mcp.JSONShape([]byte(s)); depth > MaxArgsDepth {
+		return fmt.Errorf("the arguments nest %d levels deep, more than the %d a tool takes", depth, MaxArgsDepth)
+	}
+	return nil
 }
 
 // around returns up to 20 bytes of s either side of offset, for an error

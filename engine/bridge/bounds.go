@@ -29,7 +29,7 @@ func definitionProblem(t mcp.Tool) string {
 	if n := len(t.Description); n > MaxDescriptionBytes {
 		return fmt.Sprintf("its description is %d bytes, over the %d tai accepts", n, MaxDescriptionBytes)
 	}
-	depth, size := jsonShape(t.InputSchema)
+	depth, size := mcp.JSONShape(t.InputSchema)
 	switch {
 	case depth > MaxSchemaDepth:
 		return fmt.Sprintf("its input schema nests %d levels deep, over the %d tai accepts", depth, MaxSchemaDepth)
@@ -37,37 +37,4 @@ func definitionProblem(t mcp.Tool) string {
 		return fmt.Sprintf("its input schema is %d bytes, over the %d tai accepts", size, MaxSchemaBytes)
 	}
 	return ""
-}
-
-// jsonShape returns how deeply the valid JSON raw nests objects and
-// arrays and its length without insignificant whitespace, in one pass.
-func jsonShape(raw []byte) (depth, size int) {
-	open, inString := 0, false
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if inString {
-			size++
-			switch c {
-			case '\\':
-				i++
-				size++
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case ' ', '\t', '\n', '\r':
-			continue
-		case '"':
-			inString = true
-		case '{', '[':
-			open++
-			depth = max(depth, open)
-		case '}', ']':
-			open--
-		}
-		size++
-	}
-	return depth, size
 }
