@@ -739,6 +739,72 @@ builtin.model = {
   complete = function() return model_names() end,
 }
 
+local function columns(s)
+  return select(2, s:gsub("[^\128-\191]", ""))
+end
+
+local function pad(s, n)
+  return s .. string.rep(" ", n - columns(s))
+end
+
+-- fold(s, n) cuts s into lines of at most n columns, at spaces where it can.
+local function fold(s, n)
+  local out = {}
+  while columns(s) > n do
+    local cut = 0
+    for i = 1, #s do
+      if columns(s:sub(1, i)) > n then break end
+      if s:sub(i, i) == " " then cut = i end
+    end
+    if cut == 0 then
+      local take = ""
+      for ch in s:gmatch("[%z\1-\127\194-\244][\128-\191]*") do
+        if columns(take) + 1 > n then break end
+        take = take .. ch
+      end
+      out[#out + 1], s = take, s:sub(#take + 1)
+    else
+      out[#out + 1], s = s:sub(1, cut - 1), s:sub(cut + 1)
+    end
+  end
+  out[#out + 1] = s
+  return out
+end
+
+-- table_lines(rows, cols) lays out /tools' rows {mark, name, safe|asks,
+-- origin, what} in columns within cols terminal columns (0: no limit): a
+-- name longer than its column has a line of its own, an origin longer
+-- than its column is cut with "…", and what is folded onto lines of its
+-- own column.
+function M.table_lines(rows, cols)
+  local nw, ow = 0, 0
+  for _, r in ipairs(rows) do
+    nw, ow = math.max(nw, columns(r[2])), math.max(ow, columns(r[4]))
+  end
+  nw, ow = math.min(nw, 48), math.max(math.min(ow, 40), 6)
+  local function fixed() return 1 + 1 + nw + 2 + 4 + 2 + ow + 2 end
+  if cols > 0 then
+    while cols - fixed() < 30 and ow > 24 do ow = ow - 1 end
+    while cols - fixed() < 30 and nw > 16 do nw = nw - 1 end
+    while cols - fixed() < 30 and ow > 12 do ow = ow - 1 end
+  end
+  local out = {}
+  local indent = string.rep(" ", fixed())
+  for _, r in ipairs(rows) do
+    local name = r[2]
+    if columns(name) > nw then
+      out[#out + 1] = r[1] .. " " .. name
+      name = ""
+    end
+    local origin = columns(r[4]) > ow and chatview.short(r[4], ow) or r[4]
+    local head = r[1] .. " " .. pad(name, nw) .. "  " .. pad(r[3], 4) .. "  " .. pad(origin, ow) .. "  "
+    local what = cols > 0 and fold(r[5], math.max(cols - fixed(), 20)) or { r[5] }
+    out[#out + 1] = (head .. what[1]):gsub("%s+$", "")
+    for i = 2, #what do out[#out + 1] = indent .. what[i] end
+  end
+  return out
+end
+
 builtin.tools = {
   help = "list the tools the model may call, built in, from Lua and from MCP servers: safe (runs at once) or asks first, where each comes from, and which were offered on the last turn",
   fn = function()
@@ -748,23 +814,21 @@ builtin.tools = {
     table.sort(list, function(a, b) return a.name < b.name end)
     local last = {}
     for _, n in ipairs(M.last_tools and M.last_tools.offered or {}) do last[n] = true end
-    local width = 0
-    for _, t in ipairs(list) do width = math.max(width, #t.name) end
-    for _, t in ipairs(bridged) do width = math.max(width, math.min(#t.name, 48)) end
-    local function row(mark, name, safe, origin, what)
-      M.say(string.format("%s %-" .. width .. "s  %-6s  %-10s %s", mark, chatview.short(name, 80), safe, chatview.short(origin, 80), what))
-    end
+    local rows = {}
     for _, t in ipairs(list) do
       local first = (t.description or ""):match("^(.-%.)%s") or (t.description or ""):match("^[^\n]*")
-      row(last[t.name] and "*" or " ", t.name, t.safe and "safe" or "asks", t.origin or "", chatview.short(first, 70))
+      rows[#rows + 1] = { last[t.name] and "*" or " ", chatview.short(t.name, 80), t.safe and "safe" or "asks",
+        chatview.short(t.origin or "", 80), chatview.short(first, 70) }
     end
     local here = 0
     for _, t in ipairs(bridged) do
       if t.offered then here = here + 1 end
       local state = t.state .. (t.offered and ", offered here" or "")
       if t.reason and t.reason ~= "" then state = state .. ": " .. t.reason end
-      row(last[t.name] and "*" or " ", tai.term.clean(t.name, true), "asks", tai.term.clean(t.server .. "/" .. t.tool, true), chatview.short(chatview.clean(state), 90))
+      rows[#rows + 1] = { last[t.name] and "*" or " ", tai.term.clean(t.name, true), "asks",
+        tai.term.clean(t.server .. "/" .. t.tool, true), chatview.short(chatview.clean(state), 90) }
     end
+    for _, l in ipairs(M.table_lines(rows, tai.term.width())) do M.say(l) end
     M.say(string.format("%d tools built in or from Lua, %d from MCP servers (%d offered to this profile); \"asks\" ones run only after you approve them (unless --auto or --yolo)",
       #list, #bridged, here))
     local lt = M.last_tools

@@ -17,7 +17,8 @@ import (
 
 // mcpServerEnv makes the test binary serve a go-sdk MCP server with one
 // echo tool over its stdio; a value ending in "+bomb" adds a tool whose
-// description is over the bounds tai accepts.
+// description is over the bounds tai accepts, one ending in "+long" a
+// tool with a long name.
 const mcpServerEnv = "TAI_CMD_TEST_MCP"
 
 func runMCPServer() int {
@@ -29,6 +30,12 @@ func runMCPServer() int {
 		func(_ context.Context, _ *sdk.CallToolRequest, a in) (*sdk.CallToolResult, any, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "echoed: " + a.Text}}}, nil, nil
 		})
+	if strings.HasSuffix(os.Getenv(mcpServerEnv), "+long") {
+		sdk.AddTool(s, &sdk.Tool{Name: "summarize_the_documents_of_a_folder", Description: "summarizes the documents of a folder"},
+			func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+				return &sdk.CallToolResult{}, nil, nil
+			})
+	}
 	if strings.HasSuffix(os.Getenv(mcpServerEnv), "+bomb") {
 		sdk.AddTool(s, &sdk.Tool{Name: "bomb", Description: strings.Repeat("d", 70000)},
 			func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {

@@ -4,9 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/creack/pty"
 
 	"tai/engine/fakemodel"
 )
@@ -83,4 +87,50 @@ func TestREPLToolsShowsWhatTheModelHas(t *testing.T) {
 	if out := s.seen.String(); strings.Contains(out, "stack traceback") {
 		t.Fatalf("a Lua error:\n%s", out)
 	}
+}
+
+// TestREPLToolsFitsTheTerminal: /tools lays its columns out within the
+// terminal's width: a long server/tool origin is cut visibly, never
+// pushing the line past the edge.
+func TestREPLToolsFitsTheTerminal(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t)
+	marker := fmt.Sprintf("%d-%s+long", os.Getpid(), t.TempDir())
+	s := startREPL(t, e, "--clean")
+	s.expect("> ")
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"a-server-with-a-rather-long-name": map[string]any{
+		"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{mcpServerEnv: marker},
+	}}})
+	s.typeKeys("/mcp add " + string(cfg) + "\r")
+	s.expect("answer> ")
+	s.typeKeys("y")
+	s.expect("2 tools: echo, summarize_the_documents_of_a_folder")
+	s.expect("> ")
+	const cols = 90
+	if err := pty.Setsize(s.tty, &pty.Winsize{Rows: 50, Cols: cols}); err != nil {
+		t.Fatal(err)
+	}
+	s.typeKeys("/tools\r")
+	s.expect("from MCP servers")
+	out := s.seen.String()
+	out = out[strings.LastIndex(out, "/tools"):]
+	rows := 0
+	escapes := regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07`)
+	for _, line := range strings.Split(escapes.ReplaceAllString(out, ""), "\r\n")[1:] {
+		if strings.Contains(line, "from MCP servers") {
+			break
+		}
+		rows++
+		if n := utf8.RuneCountInString(line); n > cols {
+			t.Errorf("a /tools line of %d columns, past the terminal's %d:\n%s", n, cols, line)
+		}
+	}
+	if rows < 25 || !regexp.MustCompile(`asks  a-server-with-a-\S*…  granted`).MatchString(out) {
+		t.Fatalf("/tools did not list the long origin cut visibly (%d rows):\n%s", rows, out)
+	}
+	s.typeKeys("\x04")
+	s.wait()
 }
