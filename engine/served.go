@@ -37,6 +37,10 @@ type ServedOptions struct {
 	// ChatTimeout bounds one served chat turn; zero means
 	// mcp.MCP_CHAT_TIMEOUT.
 	ChatTimeout time.Duration
+	// ToolBudget is how many tokens the schemas of every tool may take
+	// before a served chat turn chooses among them (TurnOptions.ToolBudget);
+	// zero means DefaultToolBudget.
+	ToolBudget int
 }
 
 // Served is the catalogue tai serves over MCP (it implements
@@ -50,6 +54,7 @@ type ServedOptions struct {
 type Served struct {
 	eng         *Engine
 	chatTimeout time.Duration
+	toolBudget  int
 }
 
 // Served returns the engine's MCP catalogue.
@@ -57,6 +62,9 @@ func (e *Engine) Served(opts *ServedOptions) *Served {
 	c := &Served{eng: e, chatTimeout: mcp.MCP_CHAT_TIMEOUT}
 	if opts != nil && opts.ChatTimeout > 0 {
 		c.chatTimeout = opts.ChatTimeout
+	}
+	if opts != nil {
+		c.toolBudget = opts.ToolBudget
 	}
 	return c
 }
@@ -273,7 +281,7 @@ func (s *servedSession) chat(ctx context.Context, args map[string]any) Result {
 	}
 	ctx, cancel := context.WithTimeout(WithSession(ctx, sess), s.cat.chatTimeout)
 	defer cancel()
-	turn, err := sess.RunTurn(ctx, message, &TurnOptions{MaxSteps: steps, Capture: true})
+	turn, err := sess.RunTurn(ctx, message, &TurnOptions{MaxSteps: steps, Capture: true, ToolBudget: s.cat.toolBudget})
 	if err != nil {
 		why := s.cat.eng.store.Redact(err.Error())
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {

@@ -14,6 +14,7 @@ import (
 
 	glua "github.com/yuin/gopher-lua"
 
+	"tai/engine"
 	"tai/mcp"
 	"tai/mcp/server"
 )
@@ -29,6 +30,9 @@ type ServeRequest struct {
 	// Ready, when set, is called with the server's URL once it listens
 	// (for a program embedding the server; the banner says the same).
 	Ready func(url string)
+	// ToolBudget is the tokens the tools' schemas may take before a served
+	// chat turn chooses among them (0: engine.DefaultToolBudget).
+	ToolBudget int
 }
 
 // DefaultServeRequest returns the port and bind address the environment
@@ -70,10 +74,12 @@ tai.serve{key_secret = NAME}, or take it from os.getenv("TAI_MCP_KEY").
 
 // openServe installs tai.serve:
 //
-//	tai.serve{key=, key_secret=, port=, bind=} -> true | nil, err
+//	tai.serve{key=, key_secret=, port=, bind=, tool_budget=} -> true | nil, err
 //	    key: the Bearer key (at least 16 characters), or key_secret: the
 //	    vault secret holding it; port defaults to $TAI_MCP_PORT else 8765,
-//	    bind to $TAI_MCP_BIND else 127.0.0.1. Serves every native tool
+//	    bind to $TAI_MCP_BIND else 127.0.0.1; tool_budget is the tokens the
+//	    tools' schemas may take before a served chat turn chooses among
+//	    them (as tai.chat's). Serves every native tool
 //	    (Lua tools added with tai.tool included) plus chat and completions
 //	    until Ctrl-C or SIGTERM, then shuts down gracefully and returns
 //	    true. Every call a client makes runs without asking (as --yolo).
@@ -114,6 +120,16 @@ func (h *Host) luaServe(L *glua.LState) int {
 	}
 	if b := str("bind"); b != "" {
 		req.Bind = b
+	}
+	switch v := t.RawGetString("tool_budget").(type) {
+	case glua.LNumber:
+		if v < 1 || float64(v) != float64(int(v)) {
+			L.ArgError(1, "tool_budget must be a whole number of tokens, at least 1")
+		}
+		req.ToolBudget = int(v)
+	case *glua.LNilType:
+	default:
+		L.ArgError(1, "tool_budget must be a number")
 	}
 	if secret != "" {
 		store, err := h.Vault()
@@ -175,7 +191,7 @@ func (h *Host) Serve(ctx context.Context, req ServeRequest) error {
 		short, _, _ := strings.Cut(name, ".")
 		opts.AllowedHosts = []string{name, short, short + ".local"}
 	}
-	srv, err := server.New(e.Served(nil), opts)
+	srv, err := server.New(e.Served(&engine.ServedOptions{ToolBudget: req.ToolBudget}), opts)
 	if err != nil {
 		return err
 	}

@@ -675,6 +675,15 @@ local function answer_key(rl, prompt)
   return line:match("^%s*(%a*)"):lower()
 end
 
+-- tool_budget() is how many tokens the schemas of every enabled tool may
+-- take and all be offered to the model, for the REPL, tai -p and served
+-- chats alike: repl.tool_share of repl.context_limit (both settable in
+-- init.lua).
+function M.tool_budget()
+  local repl = require("repl")
+  return math.max(1, math.floor(repl.context_limit * repl.tool_share))
+end
+
 -- choices_of(q) reads the choices a question offers from the bracket that
 -- ends it, "[y/d/N]" say: the letters in lower case, the default (the
 -- capital one, else the last) first. nil when q does not end in one.
@@ -1082,7 +1091,9 @@ function M.oneshot(prompt, inv)
   end
   -- Ctrl-C stops the turn here, so the spinner's line is cleared and the
   -- conversation kept before tai exits with status 130
-  local ok, answer, d = tai.term.protect(tai.chat, message, view.opts(conv.opts()))
+  local opts = view.opts(conv.opts())
+  opts.tool_budget = M.tool_budget()
+  local ok, answer, d = tai.term.protect(tai.chat, message, opts)
   conv.turned()
   view.finish()
   tai.prompter(nil)

@@ -3,7 +3,8 @@
 --   { mode = "repl" | "script" | "eval" | "prompt" | "serve", script = path,
 --     chunk = text, prompt = text (tai -p), continue = bool (tai -c),
 --     profile = the --profile given ("" when none), args = { ... },
---     serve = { key =, port =, bind = } (tai --serve-mcp),
+--     serve = { key =, port =, bind = } (tai --serve-mcp; the tool budget
+--     of chat.tool_budget is added),
 --     init = path of init.lua or nil }
 -- A number returned becomes the exit status.
 local tai = require("tai")
@@ -95,6 +96,7 @@ return function(inv)
     return require("chat").oneshot(inv.prompt, inv)
   elseif inv.mode == "serve" then
     -- After init.lua, so the tools it adds with tai.tool are served too.
+    inv.serve.tool_budget = require("chat").tool_budget()
     local ok, err = tai.serve(inv.serve)
     if not ok then
       tai.term.warn("tai: " .. tostring(err))

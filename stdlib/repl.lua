@@ -81,7 +81,7 @@ function M.chat(text)
   M.view = chatview.new({ write = tai.term.write, note = tai.term.write, spinner = tty,
     redactor = tai.vault.redactor(), markdown = M.markdown and tai.term.color(), width = tai.term.width() })
   local opts = M.view.opts(M.conv.opts())
-  opts.tool_budget = math.max(1, math.floor(M.context_limit * M.tool_share))
+  opts.tool_budget = chatview.tool_budget()
   local answer, d = tai.chat(chatview.redacted(M.conv.message(M.attach(text))), opts)
   M.conv.turned()
   M.view.finish()
