@@ -1092,13 +1092,35 @@ function M.history_ok(line)
   for tok in low:gmatch("bearer%s+(%S+)") do
     if #tok >= 8 and tok:find("%d") then return false end
   end
+  -- a quoted key that names a credential with a value written out, as
+  -- pasted configs hold them ("clientSecret": "…", "GITHUB_TOKEN": "…");
+  -- a ${NAME} reference or an address is no secret
+  for key, value in low:gmatch("[\"']([%w_%-%.]+)[\"']%s*[:=]%s*[\"']([^\"']*)[\"']") do
+    if value ~= "" and not value:match("^%${[^}]*}$") and not value:match("^https?://[^@]*$") then
+      for _, k in ipairs(M.credential_keys) do
+        if key:find(k) then return false end
+      end
+    end
+  end
   return true
+end
+
+-- credential_keys match (lower-cased) the config keys whose values are
+-- credentials.
+M.credential_keys = { "secret", "token", "passw", "credential", "api[_%-]?key", "authorization", "cookie", "private[_%-]?key" }
+
+-- history_note(line) tells the person when a line is kept out of the
+-- history for what it holds; it returns whether the line may be kept.
+function M.history_note(line)
+  if M.history_ok(line) then return true end
+  M.say("(not kept in history: it holds a secret)")
+  return false
 end
 
 -- remember(line) adds a line to the history, known secret values redacted
 -- (the line is left out when the vault cannot be read to redact it).
 function M.remember(line)
-  if not M.history_ok(line) then return end
+  if not M.history_note(line) then return end
   local red = tai.vault.redact(line)
   if red then M.rl:add_history(red) end
 end
