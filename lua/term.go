@@ -45,6 +45,13 @@ const readlineType = "tai.readline"
 //	                                     oneline also \n, \t and every
 //	                                     invisible character (\u200b, tags,
 //	                                     odd spaces: mcp.VisibleLine)
+//	tai.term.fold(s, lines, bytes) -> shown, note
+//	                                     s rendered for a person to approve
+//	                                     (mcp.Fold): first and last lines
+//	                                     of a long one, runs of blanks
+//	                                     counted ("⟨3000 spaces⟩"), note
+//	                                     says what was left out ("" when
+//	                                     nothing)
 //	tai.term.words(list [, width]) -> { line, … }
 //	                                     each word of list on lines of its
 //	                                     own, shell-quoted and rendered with
@@ -90,6 +97,7 @@ func (h *Host) openTerm(L *glua.LState, tai *glua.LTable) {
 		"interrupt":    h.luaInterrupt,
 		"clean":        luaClean,
 		"words":        luaWords,
+		"fold":         luaFold,
 		"width":        h.width,
 	}))
 }
@@ -209,6 +217,13 @@ func (h *Host) luaInterrupt(L *glua.LState) int {
 func luaClean(L *glua.LState) int {
 	L.Push(glua.LString(CleanText(L.CheckString(1), glua.LVAsBool(L.Get(2)))))
 	return 1
+}
+
+func luaFold(L *glua.LState) int {
+	shown, note := mcp.Fold(L.CheckString(1), L.CheckInt(2), L.CheckInt(3))
+	L.Push(glua.LString(shown))
+	L.Push(glua.LString(note))
+	return 2
 }
 
 func luaWords(L *glua.LState) int {

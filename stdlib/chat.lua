@@ -34,8 +34,6 @@ local function cut(s, n)
   return s .. "…"
 end
 
-local cut_text = cut
-
 -- utf8_len(s) counts the characters of s.
 local function utf8_len(s)
   local _, n = s:gsub("[^\128-\191]", "")
@@ -450,29 +448,12 @@ local function value_text(v)
   return tostring(v)
 end
 
--- fold(text, full) returns text, or its first lines when it is long (and
--- full is not set), and how much was left out ("" when nothing).
+-- fold(text, full) returns text made safe to show, whole when full, or
+-- else its first and last lines with runs of blanks counted when it is
+-- long (tai.term.fold), and a note of what was left out ("" when nothing).
 function M.fold(text, full, max_lines, max_bytes)
-  if full then return text, "" end
-  max_lines, max_bytes = max_lines or M.fold_lines, max_bytes or M.fold_bytes
-  local lines, n = {}, 0
-  for line in (text .. "\n"):gmatch("([^\n]*)\n") do
-    n = n + 1
-    if n <= max_lines then lines[#lines + 1] = line end
-  end
-  if text:sub(-1) == "\n" then n = n - 1 end
-  local shown = table.concat(lines, "\n")
-  local cut = false
-  if #shown > max_bytes then
-    shown = cut_text(shown, max_bytes)
-    cut = true
-  end
-  if n > max_lines then
-    return shown, string.format("… %d more line%s (%d bytes in all)", n - max_lines, n - max_lines == 1 and "" or "s", #text)
-  elseif cut then
-    return shown, string.format("… %d bytes in all", #text)
-  end
-  return text, ""
+  if full then return M.clean(text), "" end
+  return tai.term.fold(text, max_lines or M.fold_lines, max_bytes or M.fold_bytes)
 end
 
 -- full_args(c [, full]) renders the arguments one per line: short values
@@ -481,10 +462,10 @@ end
 function M.full_args(c, full)
   local lines = {}
   for _, k in ipairs(sorted_keys(c.args)) do
-    local text = M.clean(value_text(c.args[k]))
+    local text = value_text(c.args[k])
     local name = tai.term.clean(k, true)
     if not text:find("\n", 1, true) and #text <= 80 then
-      lines[#lines + 1] = "  " .. name .. " = " .. text
+      lines[#lines + 1] = "  " .. name .. " = " .. M.clean(text)
     else
       local shown, more = M.fold(text, full)
       lines[#lines + 1] = "  " .. name .. " ="
@@ -599,14 +580,14 @@ function M.consent_screen(c, full)
     end
     parts[#parts + 1] = M.full_args({ args = rest }, full)
     if hunks == nil then
-      local shown, more = M.fold(M.clean(args.content or ""), full)
+      local shown, more = M.fold(args.content or "", full)
       parts[#parts + 1] = "  " .. heading
       parts[#parts + 1] = M.paint_diff((shown:gsub("[^\n]*", "+%0", 1):gsub("\n", "\n+")) .. "\n")
       if more ~= "" then parts[#parts + 1] = "    " .. more end
     elseif hunks ~= "" then
       parts[#parts + 1] = "  " .. heading
       local shown, more = M.fold(hunks, full, M.diff_lines, 64 * M.diff_lines)
-      if full or more == "" then shown = hunks end
+      if full then shown = hunks end
       parts[#parts + 1] = M.paint_diff(shown .. "\n")
       if more ~= "" and not full then parts[#parts + 1] = "    " .. more end
     else

@@ -289,8 +289,8 @@ func TestREPLConsentScreen(t *testing.T) {
 	from := s.mark
 	s.expect("more lines")
 	s.expect("[s]how everything: ")
-	if strings.Contains(s.seen.String()[from:s.mark], "+LAST LINE") {
-		t.Fatal("a long content was shown whole before s")
+	if folded := s.seen.String()[from:s.mark]; strings.Count(folded, "+new line") >= 30 || !strings.Contains(folded, "+LAST LINE") {
+		t.Fatalf("a long content was not folded to its first and last lines before s:\n%s", folded)
 	}
 	s.typeKeys("s\r")
 	s.expect("+LAST LINE")
