@@ -971,29 +971,30 @@ builtin.compact = {
 -- shell_note_max bounds the output of a !command kept for the model.
 M.shell_note_max = 16 * 1024
 
--- shell(command) runs a !command: the output is shown and a note of it
--- goes with the next message to the model. Nothing is sent now.
+-- shell_timeout bounds a !command, in seconds (the shell tool's longest);
+-- Ctrl-C stops it sooner.
+M.shell_timeout = 1800
+
+-- shell(command) runs a !command through the shell tool as the person's
+-- own call (not asked about): what it leaves running in the background is
+-- stopped when it ends, Ctrl-C stops it, and its output comes back with
+-- the vault's secrets redacted. The result is shown and a note of it goes
+-- with the next message to the model. Nothing is sent now.
 function M.shell(command)
   if command:match("^%s*$") then M.warn("usage: !COMMAND runs COMMAND in the shell") return end
   M.rl:suspend()
-  local f, err = io.popen("(" .. command .. ") 2>&1", "r")
-  if not f then M.warn(err) return end
-  local chunks = {}
-  while true do
-    local chunk = f:read(4096)
-    if not chunk then break end
-    tai.term.write(chatview.clean(chunk))
-    chunks[#chunks + 1] = chunk
+  local r, err = tai.call("shell", { command = command, timeout = M.shell_timeout })
+  if not r then M.warn(err) return end
+  local parts = {}
+  for _, c in ipairs(r.content or {}) do
+    if c.type == "text" then parts[#parts + 1] = c.text end
   end
-  local ok, how, code = f:close()
-  local out = table.concat(chunks)
+  local out = table.concat(parts, "\n")
+  tai.term.write(chatview.clean(out))
   if out ~= "" and out:sub(-1) ~= "\n" then tai.term.write("\n") end
-  local status = code or (ok and 0 or 1)
-  if status ~= 0 then M.warn("(exit status " .. tostring(status) .. ")") end
   local kept = out
   if #kept > M.shell_note_max then kept = kept:sub(1, M.shell_note_max) .. "\n[… " .. (#out - M.shell_note_max) .. " more bytes not kept]" end
-  M.conv.notes[#M.conv.notes + 1] = string.format("[The person ran a shell command themselves: `%s` (exit status %s). Its output:\n%s]",
-    command, tostring(status), kept)
+  M.conv.notes[#M.conv.notes + 1] = string.format("[The person ran a shell command themselves: `%s`. What it gave:\n%s]", command, kept)
 end
 
 -- install_builtins adds the built-in commands unless init.lua already

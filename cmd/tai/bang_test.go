@@ -1,0 +1,72 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestREPLBangStopsDetachedChildren: a !command that leaves a detached
+// process behind (setsid) gives the prompt back when the command ends, and
+// the detached process is stopped and reported, as for the shell tool.
+func TestREPLBangStopsDetachedChildren(t *testing.T) {
+	e := newEnv(t)
+	pidFile := filepath.Join(e.root, "pid")
+	s := startREPL(t, e, "--clean")
+	s.expect("tai:ollama> ")
+	// the command ends once the detached sleep has written its pid
+	s.typeKeys(`!(setsid sh -c 'echo $$ > ` + pidFile + `; exec sleep 301' &); while [ ! -s ` + pidFile + ` ]; do :; done` + "\r")
+	s.expect("they were stopped")
+	s.expect("tai:ollama> ")
+	if pid := pidIn(t, pidFile); alive(t, pid) {
+		t.Fatalf("the detached sleep (pid %d) still runs", pid)
+	}
+	s.typeKeys("!echo still here\r")
+	s.expect("still here\r\n")
+	s.expect("tai:ollama> ")
+	s.typeKeys("\x04")
+	s.wait()
+}
+
+// TestREPLBangCtrlC: Ctrl-C stops a running !command and gives the prompt
+// back.
+func TestREPLBangCtrlC(t *testing.T) {
+	e := newEnv(t)
+	fifo := filepath.Join(e.root, "started")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan string, 1)
+	go func() {
+		// opening blocks until the command opens the pipe to write
+		b, _ := os.ReadFile(fifo)
+		started <- strings.TrimSpace(string(b))
+	}()
+	s := startREPL(t, e, "--clean")
+	s.expect("tai:ollama> ")
+	s.typeKeys("!echo $$ > " + fifo + "; exec sleep 300\r")
+	var pid int
+	select {
+	case got := <-started:
+		n, err := strconv.Atoi(got)
+		if err != nil {
+			t.Fatalf("pid %q", got)
+		}
+		pid = n
+		t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	case <-time.After(30 * time.Second):
+		t.Fatal("the command did not start")
+	}
+	s.typeKeys("\x03")
+	s.expect("interrupted")
+	s.expect("tai:ollama> ")
+	if alive(t, pid) {
+		t.Fatalf("the sleep (pid %d) still runs after Ctrl-C", pid)
+	}
+	s.typeKeys("\x04")
+	s.wait()
+}
