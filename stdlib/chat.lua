@@ -829,8 +829,9 @@ end
 --                      used now in this folder
 --   conv.latest()      the conversation last used in this folder (resumed
 --                      or updated), or nil
---   conv.save()        keep it in the vault (redacted); returns nil, err
---                      when it could not be kept
+--   conv.save()        keep it in the vault (redacted); returns nil and
+--                      "the conversation was not kept: why" when it
+--                      could not be kept
 --   conv.message(text) text with the waiting notes put before it
 --   conv.count(d [, not_a_turn])  adds a turn's usage (tai.chat's details;
 --                      a summary's, with not_a_turn)
@@ -860,10 +861,12 @@ function M.conversation()
   -- rebuild() makes the system message again (after a profile switch),
   -- keeping the conversation.
   function conv.rebuild()
-    local h = tai.chat_history(conv.opts())
+    local h, err = tai.chat_history(conv.opts())
+    if not h then return nil, err end
     conv.system = context.system(profile())
     tai.chat_reset(conv.opts())
     if #h > 0 then tai.chat_restore(h, conv.opts()) end
+    return true
   end
 
   function conv.history()
@@ -887,7 +890,8 @@ function M.conversation()
   end
 
   function conv.save()
-    local h = conv.history()
+    local h, herr = conv.history()
+    if not h then return nil, "the conversation was not kept: " .. tostring(herr) end
     if #h == 0 then return true end
     if not conv.title then
       for _, m in ipairs(h) do
@@ -899,7 +903,7 @@ function M.conversation()
     end
     local id, err = tai.conversations.save{ id = conv.id, dir = tai.cwd(), title = conv.title,
       profile = tai.profile, turns = conv.turns, messages = h }
-    if not id then return nil, err end
+    if not id then return nil, "the conversation was not kept: " .. tostring(err) end
     conv.id = id
     return true
   end
@@ -1080,13 +1084,13 @@ function M.oneshot(prompt, inv)
   tai.prompter(nil)
   if rl then rl:close() end
   if not ok then
-    local saved = conv.save()
-    if not saved then tai.term.warn("tai: the conversation was not kept") end
+    local saved, serr = conv.save()
+    if not saved then tai.term.warn("tai: " .. M.clean(tostring(serr))) end
     tai.term.warn("tai: " .. M.clean(tostring(answer):match("^[^\n]*")))
     return tostring(answer):find("interrupted", 1, true) and 130 or 1
   end
   local saved, serr = conv.save()
-  if not saved then tai.term.warn("tai: the conversation was not kept: " .. M.clean(tostring(serr))) end
+  if not saved then tai.term.warn("tai: " .. M.clean(tostring(serr))) end
   if not answer then
     tai.term.warn("tai: " .. M.clean(M.redacted(M.profile_hint(d))))
     return d == "interrupted" and 130 or 1

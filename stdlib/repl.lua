@@ -87,7 +87,7 @@ function M.chat(text)
   M.view.finish()
   M.view = nil
   local saved, serr = M.conv.save()
-  if not saved then M.warn("(the conversation is not kept: " .. chatview.clean(tostring(serr)) .. ")") end
+  if not saved then M.warn("(" .. chatview.clean(tostring(serr)) .. ")") end
   if not answer then
     if d == "interrupted" then
       M.say("(turn cancelled)")
@@ -899,7 +899,7 @@ builtin.context = {
       M.say(shown)
       if more ~= "" then M.say(M.paint("2", "   " .. more .. "; /context all shows everything")) end
     end
-    local h = M.conv.history()
+    local h = M.conv.history() or {}
     local hn = tai.estimate_tokens(h)
     total = total + hn
     M.say(string.format("── history: %d message%s · ~%s tokens", #h, #h == 1 and "" or "s", chatview.thousands(hn)))

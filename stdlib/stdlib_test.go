@@ -591,3 +591,18 @@ func TestHistoryKeepsCredentialsOut(t *testing.T) {
 		}
 	}
 }
+
+// TestConversationSaveSurvivesUnreadableHistory: when the history cannot
+// be read (tai.chat_history returns nil and why), conv.save says so
+// instead of failing on the nil, and the callers warn with that reason.
+func TestConversationSaveSurvivesUnreadableHistory(t *testing.T) {
+	got := run(t, `
+		local chat = require("chat")
+		local conv = chat.conversation()
+		tai.chat_history = function() return nil, "a message cannot be converted" end
+		local ok, saved, err = pcall(conv.save)
+		return ok, saved, err`)
+	if len(got) != 3 || got[0] != true || got[1] != nil || got[2] != "the conversation was not kept: a message cannot be converted" {
+		t.Fatalf("conv.save with an unreadable history = %v", got)
+	}
+}
