@@ -975,6 +975,25 @@ M.shell_note_max = 16 * 1024
 -- Ctrl-C stops it sooner.
 M.shell_timeout = 1800
 
+-- show_record(id) writes the whole of a stored record, read page by page
+-- through record_read (redacted as it is read).
+function M.show_record(id)
+  local offset, last = 0, ""
+  while offset do
+    local r, err = tai.call("record_read", { id = id, offset = offset, length = 60000 })
+    if not r then M.warn(err) return end
+    local text = r.content[1] and r.content[1].text or ""
+    if r.isError then M.warn(text) return end
+    local head, body = text:match("^(%[record [^\n]*%])\n(.*)$")
+    if not head then M.warn(text) return end
+    tai.term.write(chatview.clean(body))
+    if body ~= "" then last = body:sub(-1) end
+    local next_at = head:match("continue with offset (%d+)")
+    offset = next_at and tonumber(next_at)
+  end
+  if last ~= "" and last ~= "\n" then tai.term.write("\n") end
+end
+
 -- shell(command) runs a !command through the shell tool as the person's
 -- own call (not asked about): what it leaves running in the background is
 -- stopped when it ends, Ctrl-C stops it, and its output comes back with
@@ -990,8 +1009,14 @@ function M.shell(command)
     if c.type == "text" then parts[#parts + 1] = c.text end
   end
   local out = table.concat(parts, "\n")
-  tai.term.write(chatview.clean(out))
-  if out ~= "" and out:sub(-1) ~= "\n" then tai.term.write("\n") end
+  local record = out:match("^The result is %d+ bytes, over the inline limit of %d+, so it was stored as record (%S+)%.")
+  if record then
+    -- too long for the model's inline limit: the person sees it all
+    M.show_record(record)
+  else
+    tai.term.write(chatview.clean(out))
+    if out ~= "" and out:sub(-1) ~= "\n" then tai.term.write("\n") end
+  end
   local kept = out
   if #kept > M.shell_note_max then kept = kept:sub(1, M.shell_note_max) .. "\n[… " .. (#out - M.shell_note_max) .. " more bytes not kept]" end
   M.conv.notes[#M.conv.notes + 1] = string.format("[The person ran a shell command themselves: `%s`. What it gave:\n%s]", command, kept)

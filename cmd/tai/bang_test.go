@@ -25,6 +25,12 @@ func TestREPLBangStopsDetachedChildren(t *testing.T) {
 	if pid := pidIn(t, pidFile); alive(t, pid) {
 		t.Fatalf("the detached sleep (pid %d) still runs", pid)
 	}
+	// output past the inline limit of a tool result is still shown whole
+	s.typeKeys("!seq 1 30000\r")
+	s.expect("\r\n1\r\n2\r\n")
+	s.expect("\r\n15000\r\n15001\r\n")
+	s.expect("\r\n29999\r\n30000\r\n")
+	s.expect("tai:ollama> ")
 	s.typeKeys("!echo still here\r")
 	s.expect("still here\r\n")
 	s.expect("tai:ollama> ")
