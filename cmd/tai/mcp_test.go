@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"tai/engine/fakemodel"
+	"tai/mcp"
 )
 
 // mcpServerEnv makes the test binary serve a go-sdk MCP server with one
@@ -41,6 +42,12 @@ func runMCPServer() int {
 			func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
 				return &sdk.CallToolResult{}, nil, nil
 			})
+		for _, name := range []string{"bad\n#9999 forged", strings.Repeat("n", 5000)} {
+			sdk.AddTool(s, &sdk.Tool{Name: name, Description: "badly named"},
+				func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+					return &sdk.CallToolResult{}, nil, nil
+				})
+		}
 	}
 	if err := s.Run(context.Background(), &sdk.StdioTransport{}); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, err)
@@ -139,7 +146,9 @@ func TestREPLMCPAddNotesRefusedTools(t *testing.T) {
 	s.expect("answer> ")
 	s.typeKeys("y\r")
 	s.expect("1 tools: echo")
-	s.expect("tool bomb refused: its description is 70000 bytes, over the 65536 tai accepts")
+	s.expect(`tool "bad\n#9999 forged" refused: its name holds control characters`)
+	s.expect(`tool "` + strings.Repeat("n", mcp.ClipMax) + `…" (5000 bytes) refused: its name is 5000 bytes, over the 256 tai accepts`)
+	s.expect(`tool "bomb" refused: its description is 70000 bytes, over the 65536 tai accepts`)
 	s.expect("tai:default> ")
 	s.typeKeys("\x04")
 	if status := s.wait(); status != 0 {

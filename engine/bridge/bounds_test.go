@@ -114,14 +114,14 @@ func TestSchemaBombsAreRefusedOthersKept(t *testing.T) {
 	}
 	notes := strings.Join(out.Notes, "\n")
 	mustContain(t, "notes", notes,
-		"tool deep refused: its input schema nests 200001 levels deep",
-		"tool deep40 refused: its input schema nests 81 levels deep",
-		"tool enum refused: its input schema is 2000",
-		"tool required refused: its input schema is 8000",
-		"tool propdesc refused: its input schema is 1048",
-		"tool longdesc refused: its description is 102400 bytes",
-		"tool twice refused: the server lists it more than once, with different definitions")
-	mustContain(t, "add report", addText(AddReport{Servers: []ServerOutcome{out}}), "tool deep refused")
+		"tool \"deep\" refused: its input schema nests 200001 levels deep",
+		"tool \"deep40\" refused: its input schema nests 81 levels deep",
+		"tool \"enum\" refused: its input schema is 2000",
+		"tool \"required\" refused: its input schema is 8000",
+		"tool \"propdesc\" refused: its input schema is 1048",
+		"tool \"longdesc\" refused: its description is 102400 bytes",
+		"tool \"twice\" refused: the server lists it more than once, with different definitions")
+	mustContain(t, "add report", addText(AddReport{Servers: []ServerOutcome{out}}), "tool \"deep\" refused")
 	if _, err := f.b.SetEnabled(ctxT(t), "h", "", true); err != nil {
 		t.Fatal(err)
 	}

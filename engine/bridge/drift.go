@@ -11,8 +11,8 @@ import (
 )
 
 // listing turns a tools/list answer into cache rows. A tool whose name no
-// call could carry (control characters, over 256 bytes) is left out
-// rather than failing the whole server. A tool listed twice with the same
+// call could carry (badName) is left out rather than failing the whole
+// server. A tool listed twice with the same
 // definition is kept once; one listed twice with different definitions
 // is refused, since the model, the pin and the server could each take a
 // different one. A definition beyond the bounds (definitionProblem) is
@@ -21,7 +21,7 @@ func listing(tools []mcp.Tool) []vault.ServerTool {
 	out := make([]vault.ServerTool, 0, len(tools))
 	at := map[string]int{}
 	for _, t := range tools {
-		if len(t.Name) > 256 || strings.ContainsFunc(t.Name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		if badName(t.Name) != "" {
 			continue
 		}
 		row := vault.ServerTool{Tool: t.Name, Description: t.Description, Schema: t.InputSchema}
@@ -41,6 +41,30 @@ func listing(tools []mcp.Tool) []vault.ServerTool {
 		out[i] = vault.ServerTool{Tool: t.Name, Refused: "the server lists it more than once, with different definitions"}
 	}
 	return out
+}
+
+// badName says why no call could carry a listed tool's name (control
+// characters, over 256 bytes), "" when one can.
+func badName(name string) string {
+	switch {
+	case len(name) > 256:
+		return fmt.Sprintf("its name is %d bytes, over the 256 tai accepts", len(name))
+	case strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		return "its name holds control characters"
+	}
+	return ""
+}
+
+// badNames notes each listed tool that listing leaves out for its name,
+// the name clipped and shown visibly.
+func badNames(tools []mcp.Tool) []string {
+	var notes []string
+	for _, t := range tools {
+		if why := badName(t.Name); why != "" {
+			notes = append(notes, fmt.Sprintf("tool %s refused: %s", mcp.Clip(t.Name), why))
+		}
+	}
+	return notes
 }
 
 // relist lists server's tools on c, stores the listing as the cache and

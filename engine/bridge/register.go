@@ -285,10 +285,11 @@ func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile, found string)
 		return refuse("verification failed, nothing stored: %v", b.failure(err, stderr))
 	}
 	rows := listing(tools)
+	out.Notes = badNames(tools)
 	var pins []vault.ToolPin
 	for _, t := range rows {
 		if t.Refused != "" {
-			out.Notes = append(out.Notes, fmt.Sprintf("tool %s refused: %s", t.Tool, t.Refused))
+			out.Notes = append(out.Notes, fmt.Sprintf("tool %s refused: %s", mcp.Clip(t.Tool), t.Refused))
 			continue
 		}
 		pins = append(pins, pinOf(e.Name, t))
