@@ -114,13 +114,13 @@ func TestREPLToolsFitsTheTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.typeKeys("/tools\r")
-	s.expect("from MCP servers")
+	s.expect("2 from MCP servers (")
 	out := s.seen.String()
 	out = out[strings.LastIndex(out, "/tools"):]
 	rows := 0
 	escapes := regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07`)
 	for _, line := range strings.Split(escapes.ReplaceAllString(out, ""), "\r\n")[1:] {
-		if strings.Contains(line, "from MCP servers") {
+		if strings.Contains(line, "2 from MCP servers (") {
 			break
 		}
 		rows++
