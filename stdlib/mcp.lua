@@ -87,7 +87,7 @@ end
 function M.add(source, name, preview)
   local shown = false
   if preview and tai.mcp.github(source) then
-    if not M.show_resolved(source) then return end
+    if not M.show_resolved(source, M.asks_itself()) then return end
     preview, shown = false, true
   end
   if preview then
@@ -95,7 +95,7 @@ function M.add(source, name, preview)
     local entries, notes
     if text then entries, notes = tai.mcp.normalize(text, name) end
     if entries and #entries > 0 then
-      M.show(entries, notes, path)
+      M.show(entries, notes, path, M.asks_itself())
       shown = true
     end
   end
@@ -120,9 +120,10 @@ function M.offer_login(rep)
   end
 end
 
--- show_resolved(url) shows the entry the resolver finds in a GitHub
--- repository, where it found it and its notes; false when it found none.
-function M.show_resolved(url)
+-- show_resolved(url [, brief]) shows the entry the resolver finds in a
+-- GitHub repository, where it found it and its notes (brief: see show);
+-- false when it found none.
+function M.show_resolved(url, brief)
   local _, bad = tai.mcp.github(url)
   if bad then warn(clean(bad)) return false end
   say("reading " .. clean(url) .. " …")
@@ -130,7 +131,7 @@ function M.show_resolved(url)
   if not res then warn(clean(err)) return false end
   say(clean(res.origin))
   local repo = tai.mcp.github(url)
-  M.show({ res.entry }, res.notes, repo and repo.url)
+  M.show({ res.entry }, res.notes, repo and repo.url, brief)
   return true
 end
 
@@ -183,12 +184,13 @@ function M.read_paste()
   return table.concat(lines, "\n")
 end
 
--- show(entries, notes [, path]) shows what tai.mcp.normalize made of a
--- paste (or of the file at path), as mcpview lays it out.
-function M.show(entries, notes, path)
+-- show(entries, notes [, path [, brief]]) shows what tai.mcp.normalize
+-- made of a paste (or of the file at path), as mcpview lays it out; brief
+-- when the consent screen follows, which shows what will run in full.
+function M.show(entries, notes, path, brief)
   local view = require("mcpview")
   say(clean(view.summary(entries, notes, path)))
-  for _, l in ipairs(view.lines(entries, notes)) do say(clean(l)) end
+  for _, l in ipairs(view.lines(entries, notes, brief)) do say(clean(l)) end
 end
 
 -- offer(text) is what a pasted config block (a JSON or TOML config, a
@@ -202,7 +204,7 @@ function M.offer(text)
     warn(clean(notes))
     return
   end
-  M.show(entries, notes)
+  M.show(entries, notes, nil, M.asks_itself())
   if #entries == 0 then
     warn("the paste holds no server tai can add")
     return

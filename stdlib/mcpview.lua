@@ -117,12 +117,25 @@ local function state(e)
   return "disabled until /mcp enable"
 end
 
--- entry(e [, notes]) returns the lines that show one entry, then its notes.
-function M.entry(e, notes)
+-- referenced(t) says whether a value of t references a variable.
+local function referenced(t)
+  for _, v in pairs(t or {}) do
+    if M.reference(v) then return true end
+  end
+  return false
+end
+
+-- entry(e [, notes [, brief]]) returns the lines that show one entry, then
+-- its notes. brief leaves out what the consent screen that follows shows
+-- in full (the command and its arguments or the URL, the folder, env and
+-- header names), keeping the env and headers that reference variables.
+function M.entry(e, notes, brief)
   local one = function(s) return tai.term.clean(tostring(s), true) end
   local out = {}
   out[#out + 1] = string.format("%s  (%s, %s, from %s)", one(e.name or "?"), one(e.transport or "?"), state(e), one(e.source or "paste"))
-  if e.transport == "http" then
+  if brief then
+    -- the consent screen shows them
+  elseif e.transport == "http" then
     field(out, "url", { M.url(e.url) })
   else
     local words = { e.command or "" }
@@ -130,8 +143,8 @@ function M.entry(e, notes)
     field(out, "runs", words)
     if e.cwd and e.cwd ~= "" then field(out, "in", { e.cwd }) end
   end
-  if next(e.env or {}) then names(out, "env", e.env) end
-  if next(e.headers or {}) then names(out, "headers", e.headers) end
+  if next(e.env or {}) and (not brief or referenced(e.env)) then names(out, "env", e.env) end
+  if next(e.headers or {}) and (not brief or referenced(e.headers)) then names(out, "headers", e.headers) end
   if e.allow and #e.allow > 0 then out[#out + 1] = "  tools:   only " .. one(table.concat(e.allow, ", ")) end
   if e.deny and #e.deny > 0 then out[#out + 1] = "  never:   " .. one(table.concat(e.deny, ", ")) end
   for _, n in ipairs(notes or {}) do
@@ -140,9 +153,10 @@ function M.entry(e, notes)
   return out
 end
 
--- lines(entries, notes) shows a whole paste: notes on the text as a whole,
--- each entry with its own notes, then each refused entry and why.
-function M.lines(entries, notes)
+-- lines(entries, notes [, brief]) shows a whole paste: notes on the text
+-- as a whole, each entry with its own notes (brief: see entry), then each
+-- refused entry and why.
+function M.lines(entries, notes, brief)
   local out = {}
   local by_server, general, refused = {}, {}, {}
   local known = {}
@@ -162,7 +176,7 @@ function M.lines(entries, notes)
   for _, n in ipairs(general) do out[#out + 1] = string.format("%-7s  %s", n.level, one(n.text)) end
   for _, e in ipairs(entries or {}) do
     if #out > 0 then out[#out + 1] = "" end
-    for _, l in ipairs(M.entry(e, by_server[e.name or ""])) do out[#out + 1] = l end
+    for _, l in ipairs(M.entry(e, by_server[e.name or ""], brief)) do out[#out + 1] = l end
   end
   -- notes about a server that has no entry and was not refused (a name
   -- given to something the rules could not use)

@@ -189,7 +189,7 @@ func TestREPLChatThatLooksLikeConfig(t *testing.T) {
 	// A pasted config is still read whole.
 	s.typeKeys("[mcp_servers.docs]\rcommand = \"npx\"\r\r")
 	s.expect("the paste holds 1 server")
-	s.expect("runs:    npx")
+	s.expect("run:     npx")
 	s.expect("Add it? [y/d/N]")
 	s.expect("answer> ")
 	s.typeKeys("\r")

@@ -50,8 +50,11 @@ func TestREPLPasteIsOneMessage(t *testing.T) {
 	s.typeKeys("\x1b[200~{\r  \"mcpServers\": {\r    \"fetch\": {\"command\": \"uvx\", \"args\": [\"mcp-server-fetch\"]}\r  }\r}\x1b[201~\r")
 	s.expect("the paste holds 1 server")
 	s.expect("fetch  (stdio, you choose to enable it when adding, from config-json)")
-	s.expect("runs:    uvx\r\n           mcp-server-fetch")
+	s.expect("run:     uvx\r\n           mcp-server-fetch")
 	s.expect("Add it? [y/d/N]")
+	if strings.Contains(s.seen.String(), "runs:") {
+		t.Fatalf("the command was shown twice, before the consent screen and on it:\n%s", s.seen.String())
+	}
 	s.expect("answer> ")
 	s.typeKeys("\r")
 	s.expect("(you said no; nothing was started)")

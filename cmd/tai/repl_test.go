@@ -162,7 +162,7 @@ func TestREPLOnATerminal(t *testing.T) {
 	// A pasted multi-line JSON block is read whole.
 	s.typeKeys("{\r  \"mcpServers\": {\r    \"fs\": {\"command\": \"npx\", \"args\": [\"-y\", \"x}\"]}\r  }\r}\r")
 	s.expect("the paste holds 1 server")
-	s.expect("runs:    npx\r\n           -y\r\n           'x}'")
+	s.expect("run:     npx\r\n           -y\r\n           'x}'")
 	s.expect("Add it? [y/d/N]")
 	s.expect("answer> ")
 	s.typeKeys("\r")

@@ -23,12 +23,12 @@ func TestREPLPastedGitHubURL(t *testing.T) {
 	s.expect("> ")
 	s.typeKeys("https://github.com/upstash/context7#readme\r")
 	s.expect("found by the deterministic pass in server.json line 56")
-	s.expect("https://mcp.context7.com/mcp")
 	s.expect("npx ctx7 setup) runs a setup or install command")
-	// the consent screen is the one decision, and names where the entry
-	// was found
+	// the consent screen is the one decision: it shows what will run, and
+	// names where the entry was found
 	s.expect("from:")
 	s.expect("github.com/upstash/context7: found by the deterministic pass in server.json line 56")
+	s.expect("url:     https://mcp.context7.com/mcp")
 	s.expect("Add it? [y/d/N]")
 	s.expect("answer> ") // type-ahead is discarded: answer once asked
 	s.typeKeys("n\r")

@@ -120,4 +120,25 @@ return {
     eq(view.summary(entries, notes):match("^the paste holds 2 servers, 1 refused") ~= nil, true, "summary")
     eq(view.summary(entries, notes, "/tmp/x/servers.json"):match("^/tmp/x/servers.json holds 2 servers, 1 refused") ~= nil, true, "summary of a file")
   end,
+  ["brief leaves what the consent screen shows to it, notes and references kept"] = function()
+    local entries = {
+      { name = "fs", transport = "stdio", command = "npx", args = { "-y", "server-filesystem" }, cwd = "/srv",
+        env = { TOKEN = "${MY_TOKEN}", PLAIN = "x" } },
+      { name = "web", transport = "http", url = "https://mcp.example.net/mcp", headers = { Accept = "x" } },
+    }
+    local notes = { { server = "fs", level = "warn", text = "runs a package at its latest version" } }
+    local lines = view.lines(entries, notes, true)
+    find(lines, "fs  (stdio,")
+    find(lines, "warn     runs a package at its latest version")
+    find(lines, "env:     PLAIN")
+    find(lines, "TOKEN=${MY_TOKEN}")
+    find(lines, "web  (http,")
+    for _, l in ipairs(lines) do
+      if l:find("runs:", 1, true) or l:find("server-filesystem", 1, true) or l:find("url:", 1, true)
+        or l:find("in:", 1, true) or l:find("headers:", 1, true) then
+        error("brief shows what the consent screen shows: " .. l)
+      end
+    end
+    find(view.lines(entries, notes), "runs:    npx")
+  end,
 }
