@@ -50,6 +50,7 @@ type exposure struct {
 	Name  string // the ${…} name
 	Kind  string // "a vault secret" or "a credential"
 	Query bool   // in the URL's query rather than on the command line
+	Shell string // the env variable a shell script reads it through ("" when in argv itself)
 }
 
 // spawnOf is the spawn of the expanded entry e, whose references raw (the
@@ -110,6 +111,11 @@ func spawnOf(e, raw mcp.Entry, secret func(string) string) spawn {
 	for _, n := range argv {
 		if kind := secret(n); kind != "" && e.Transport == mcp.TransportStdio {
 			s.Exposed = append(s.Exposed, exposure{Name: n, Kind: kind})
+		}
+	}
+	for _, r := range config.ThroughShell(raw) {
+		if kind := secret(r.Name); kind != "" && e.Transport == mcp.TransportStdio && !slices.Contains(argv, r.Name) {
+			s.Exposed = append(s.Exposed, exposure{Name: r.Name, Kind: kind, Shell: r.Var})
 		}
 	}
 	for _, n := range query {
@@ -202,6 +208,9 @@ func (s spawn) text(redact func(string) string) string {
 // instead.
 func (x exposure) warning() string {
 	ref := "${" + x.Name + "}"
+	if x.Shell != "" {
+		return fmt.Sprintf("%s (%s) is in env %s, which the shell script in the command line reads: a command the script runs with $%s among its arguments shows it to every user of this machine in the process list (ps); let the program read %s from its environment itself, or run it without a shell", ref, x.Kind, mcp.VisibleLine(x.Shell), mcp.VisibleLine(x.Shell), mcp.VisibleLine(x.Shell))
+	}
 	if x.Query {
 		return fmt.Sprintf("%s (%s) goes into the URL's query, which web servers and proxies write to their logs; send it in a header instead if the server takes one: \"headers\": {\"Authorization\": \"Bearer %s\"}", ref, x.Kind, ref)
 	}

@@ -152,8 +152,9 @@ func TestConsentFoldsWithoutLoss(t *testing.T) {
 
 // TestConsentWarnsSecretInArgv: a vault secret or a credential variable
 // that ${…} puts on the command line (or in the URL's query) is warned
-// about on the consent screen, with the env form to use instead; one
-// passed in env is not.
+// about on the consent screen, with the env form to use instead, and so is
+// one in env that a shell's -c script reads; one passed in env to a
+// program that is not a shell is not.
 func TestConsentWarnsSecretInArgv(t *testing.T) {
 	t.Setenv("TAI_TEST_API_KEY", "k-literal-credential-123")
 	onArgv := func(ref, kind string) []string {
@@ -176,6 +177,11 @@ func TestConsentWarnsSecretInArgv(t *testing.T) {
 			want: onArgv("${gh}", "a vault secret")},
 		{name: "in the URL's query", entry: map[string]any{"url": "http://127.0.0.1:9/mcp?key=${gh}"},
 			want: []string{"${gh} (a vault secret) goes into the URL's query, which web servers and proxies write to their logs", `"headers": {"Authorization": "Bearer ${gh}"}`}},
+		{name: "through env into a shell's script", entry: map[string]any{"command": "sh", "args": []string{"-c", `curl -H "x: $T" https://example.com`}, "env": map[string]string{"T": "${gh}"}},
+			want: []string{"${gh} (a vault secret) is in env T, which the shell script in the command line reads", "process list (ps)"}},
+		{name: "through env into /usr/bin/env bash -c", entry: map[string]any{"command": "/usr/bin/env", "args": []string{"bash", "-ec", `exec srv --key "$K"`}, "env": map[string]string{"K": "${TAI_TEST_API_KEY}"}},
+			want: []string{"${TAI_TEST_API_KEY} (a credential) is in env K, which the shell script in the command line reads"}},
+		{name: "env read by a program that is not a shell: no warning", entry: map[string]any{"command": "srv", "args": []string{"-c", `$T`}, "env": map[string]string{"T": "${gh}"}}},
 		{name: "in env: no warning", entry: map[string]any{"command": "srv", "env": map[string]string{"GH_TOKEN": "${gh}"}}},
 		{name: "an ordinary variable in args: no warning", entry: map[string]any{"command": "srv", "args": []string{"${HOME}"}}},
 		{name: "in the URL's path: no warning", entry: map[string]any{"url": "http://127.0.0.1:9/${TAI_TEST_PATH:-mcp}"}},
