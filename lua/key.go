@@ -114,7 +114,10 @@ func (h *Host) rlKey(L *glua.LState) int {
 }
 
 // rlDiscard is rl:discard(): what was typed on the terminal and not read
-// yet is thrown away, before a question read with rl:read (ask_user's).
+// yet is thrown away, and so is every key typed after until the keyboard
+// has rested AnswerGrace (see DropEarlyKeys), before a question read with
+// rl:read (ask_user's): call it once the question is on the screen. It
+// gives true, or nil, "interrupt" when one of those keys was Ctrl-C.
 // Without a terminal it does nothing.
 func (h *Host) rlDiscard(L *glua.LState) int {
 	r := checkRL(L)
@@ -126,8 +129,18 @@ func (h *Host) rlDiscard(L *glua.LState) int {
 		return 0
 	}
 	r.paste.discard()
-	if err := DiscardTypeAhead(int(in.Fd())); err != nil {
+	fd := int(in.Fd())
+	saved, err := term.MakeRaw(fd)
+	if err != nil {
 		return fail(L, "discarding what was typed ahead: "+err.Error())
+	}
+	interrupted, err := DropEarlyKeys(fd)
+	term.Restore(fd, saved)
+	switch {
+	case err != nil:
+		return fail(L, "discarding what was typed ahead: "+err.Error())
+	case interrupted:
+		return fail(L, "interrupt")
 	}
 	L.Push(glua.LTrue)
 	return 1

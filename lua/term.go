@@ -70,7 +70,10 @@ const readlineType = "tai.readline"
 //	    with Ctrl-J or Alt-Enter to type a further one
 //	rl:key([prompt])             -> key | nil, err: one key, without Enter,
 //	    type-ahead discarded first (see rlKey)
-//	rl:discard()                 throws away what was typed ahead
+//	rl:discard() -> true | nil, "interrupt"
+//	    throws away what was typed ahead and what is typed until the
+//	    keyboard has rested 0.4 s (Ctrl-C among it gives "interrupt");
+//	    call it once a question read with rl:read is on the screen
 //	rl:add_history(line)         a multi-line entry is recalled whole
 //	rl:suspend()                 bracketed paste off until the next read
 //	rl:close()

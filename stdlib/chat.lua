@@ -616,7 +616,10 @@ function M.keep_rule(c, rl, say)
         " no project rule covers it; answer y, n, a or s")
       return false
     end
-    if rl.discard then rl:discard() end
+    if rl.discard and select(2, rl:discard()) == "interrupt" then
+      tai.term.interrupt()
+      return false
+    end
     local line, err = rl:read("  allow here every command that starts with: " .. proposal ..
       " (Enter keeps that, or type the words to keep): ")
     if not line then
@@ -772,7 +775,10 @@ function M.prompter(get_rl, say, before)
       end
       return a
     end
-    if rl.discard then rl:discard() end
+    if rl.discard and select(2, rl:discard()) == "interrupt" then
+      tai.term.interrupt()
+      return nil, "interrupt"
+    end
     local line, err = rl:read("answer> ")
     if not line then
       if err == "interrupt" then tai.term.interrupt() end

@@ -133,3 +133,28 @@ func TestKeysTypedAsTheQuestionShowsNeverAnswerIt(t *testing.T) {
 		t.Fatal("a key typed as the question showed allowed the tool for the session")
 	}
 }
+
+// TestLineTypedAsAskUserShowsNeverAnswersIt: a line typed the moment an
+// ask_user question appears (someone typing on) is not taken as the
+// answer; the prompt that takes it shows once the keyboard has rested.
+func TestLineTypedAsAskUserShowsNeverAnswersIt(t *testing.T) {
+	e := newEnv(t)
+	srv := fakemodel.NewOpenAI(t, fakemodel.Calls(fakemodel.Call("ask_user", `{"question":"delete everything?"}`)))
+	srv.SetRule(fromToolResults)
+	s := startREPLIn(t, e.root, e.modelVars(srv))
+	s.expect("tai:default> ")
+	s.typeKeys("tidy up\r")
+	s.expect("? delete everything?")
+	s.typeKeys("yes\r")
+	s.expect("answer> ")
+	s.typeKeys("no\r")
+	s.expect("the tool said: no")
+	s.expect("tai:default> ")
+	for _, req := range srv.Requests() {
+		for _, res := range req.ToolResults() {
+			if strings.Contains(res.Text, "yes") {
+				t.Fatalf("a line typed as the question showed answered it: %q", res.Text)
+			}
+		}
+	}
+}
