@@ -669,18 +669,18 @@ function M.tool_budget()
 end
 
 -- choices_of(q) reads the choices a question offers from the bracket that
--- ends it, "[y/d/N]" say: the letters in lower case, the default (the
--- capital one, else the last) first. nil when q does not end in one.
+-- ends it, "[y/d/N]" say: the letters in lower case, the default (the one
+-- capital letter) first. nil when q does not end in one with exactly one
+-- capital, so Enter always has an answer the question named.
 function M.choices_of(q)
   local inner = tostring(q):match("%[(%a[/%a]*)%]%s*$")
   if not inner then return nil end
-  local out, default = {}, nil
+  local out, default, capitals = {}, nil, 0
   for c in inner:gmatch("%a") do
-    if c:match("%u") then default = c:lower() end
+    if c:match("%u") then default, capitals = c:lower(), capitals + 1 end
     out[#out + 1] = c:lower()
   end
-  if #out < 2 or #inner ~= 2 * #out - 1 then return nil end
-  default = default or out[#out]
+  if #out < 2 or #inner ~= 2 * #out - 1 or capitals ~= 1 then return nil end
   local list = { default }
   for _, c in ipairs(out) do
     if c ~= default then list[#list + 1] = c end
