@@ -37,3 +37,20 @@ func TestREPLAddOfAKeyedServerSaysItWantsAHeader(t *testing.T) {
 	s.wait()
 	served.stop(t)
 }
+
+// TestREPLMissingReferenceIsNamed: an entry whose credential-named env
+// var references an unset variable is refused with the reference named,
+// not redacted as if the reference were the secret.
+func TestREPLMissingReferenceIsNamed(t *testing.T) {
+	e := newEnv(t)
+	s := startREPL(t, e, "--clean")
+	s.expect("> ")
+	s.typeKeys(`{"mcpServers": {"fs": {"command": "npx", "args": ["x"], "env": {"API_KEY": "${MY_UNSET_KEY}"}}}}` + "\r")
+	s.expect(`needs ${MY_UNSET_KEY}, which is not set`)
+	s.expect("> ")
+	if strings.Contains(s.seen.String(), "[REDACTED") {
+		t.Fatalf("a reference was redacted:\n%s", s.seen.String())
+	}
+	s.typeKeys("\x04")
+	s.wait()
+}

@@ -282,12 +282,15 @@ func (b *Bridge) secretKind() func(string) string {
 // inherit anyway (a credential, as far as tai can tell).
 func (b *Bridge) expand(e mcp.Entry) (mcp.Entry, []string, error) {
 	var secret []string
-	// Literal credentials in the entry are secrets too.
+	// Literal credentials in the entry are secrets too; a value that
+	// references a variable is not one (what it resolves to is, below).
 	for k, v := range e.Headers {
-		b.store.AddRedaction("header:"+k, v)
+		if len(config.Refs(v)) == 0 {
+			b.store.AddRedaction("header:"+k, v)
+		}
 	}
 	for k, v := range e.Env {
-		if credentialName(k) {
+		if credentialName(k) && len(config.Refs(v)) == 0 {
 			b.store.AddRedaction(k, v)
 		}
 	}
