@@ -275,6 +275,30 @@ func (b *Bridge) secretKind() func(string) string {
 	}
 }
 
+// literalParts is what of an entry's value is literal: the value itself
+// when it references no variable; else each part around its references
+// (and in their defaults) long enough to hold a credential, 8 bytes or
+// more once trimmed, such as the key in "${USER}:sk-live-…".
+func literalParts(v string) []string {
+	refs := config.Refs(v)
+	if len(refs) == 0 {
+		return []string{v}
+	}
+	var out []string
+	for _, r := range refs {
+		v = strings.Replace(v, r.Text, "\x00", 1)
+		if r.HasDefault {
+			out = append(out, literalParts(r.Default)...)
+		}
+	}
+	for _, p := range strings.Split(v, "\x00") {
+		if p = strings.TrimSpace(p); len(p) >= 8 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // expand resolves st's ${VAR} references (process environment first, then
 // vault secrets), registers every value found for redaction and refuses
 // when a name cannot be resolved. It also returns the names it resolved
@@ -282,16 +306,18 @@ func (b *Bridge) secretKind() func(string) string {
 // inherit anyway (a credential, as far as tai can tell).
 func (b *Bridge) expand(e mcp.Entry) (mcp.Entry, []string, error) {
 	var secret []string
-	// Literal credentials in the entry are secrets too; a value that
-	// references a variable is not one (what it resolves to is, below).
+	// Literal credentials in the entry are secrets too; a reference to a
+	// variable is not one (what it resolves to is, below).
 	for k, v := range e.Headers {
-		if len(config.Refs(v)) == 0 {
-			b.store.AddRedaction("header:"+k, v)
+		for _, l := range literalParts(v) {
+			b.store.AddRedaction("header:"+k, l)
 		}
 	}
 	for k, v := range e.Env {
-		if credentialName(k) && len(config.Refs(v)) == 0 {
-			b.store.AddRedaction(k, v)
+		if credentialName(k) {
+			for _, l := range literalParts(v) {
+				b.store.AddRedaction(k, l)
+			}
 		}
 	}
 	lookup := config.Chain(

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -272,4 +273,23 @@ func TestConsentRedactsURLCredentials(t *testing.T) {
 		}
 	}
 	mustContain(t, "consent", q, "alice:", "@127.0.0.1:9/mcp?api_key=", "region=eu-west", "[REDACTED")
+}
+
+// TestLiteralParts: a reference is no secret to redact, the literal key
+// beside one or in its default is.
+func TestLiteralParts(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []string
+	}{
+		{"sk-live-literal", []string{"sk-live-literal"}},
+		{"${MY_KEY}", nil},
+		{"Bearer ${MY_KEY}", nil},
+		{"${USER}:sk-live-abcdef", []string{":sk-live-abcdef"}},
+		{"${KEY:-sk-default-123}", []string{"sk-default-123"}},
+	} {
+		if got := literalParts(c.in); !slices.Equal(got, c.want) {
+			t.Errorf("literalParts(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
 }
