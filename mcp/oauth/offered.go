@@ -36,18 +36,30 @@ func (d *Discovery) assumed() bool {
 
 // Offered tells whether cfg's server, which answered 401 with challenge
 // (its Bearer parameters, nil when none), offers an OAuth login, without
-// logging in: nil when it publishes metadata, or when its origin answers
+// logging in and asking only the server's own origin: nil when the
+// challenge names a resource_metadata URL, when it publishes protected
+// resource or authorization server metadata at its well-known URLs (the
+// authorization server a PRM names is not asked), or when its origin answers
 // at the default authorization endpoint (asked for its OPTIONS, which no
 // endpoint acts on); a *NoOAuthError when that endpoint does not exist
 // (HTTP 404) either; another error when discovery fails.
 func Offered(ctx context.Context, cfg *Config, challenge map[string]string) error {
+	if challenge["resource_metadata"] != "" {
+		// It names its metadata, so it offers a login; fetching a URL the
+		// server chose waits for the person to ask for one.
+		return nil
+	}
 	f := newFetcher(cfg.HTTPClient, cfg.RequestTimeout)
-	d, err := Discover(ctx, f, cfg.URL, challenge)
+	su, err := checkURL("MCP server URL", cfg.URL)
 	if err != nil {
 		return err
 	}
-	if !d.assumed() {
-		return nil
+	d := &Discovery{ServerURL: cfg.URL}
+	if err := d.findPRM(ctx, f, su, ""); err != nil || d.PRM != nil {
+		return err // a PRM's authorization server is asked at the login
+	}
+	if err := d.legacy(ctx, f, su); err != nil || !d.assumed() {
+		return err
 	}
 	end := d.Metadata.AuthorizationEndpoint
 	req, err := http.NewRequestWithContext(ctx, http.MethodOptions, end, nil)

@@ -70,3 +70,26 @@ func TestLegacyDefaultsStillTried(t *testing.T) {
 		t.Fatalf("Login: %v", err)
 	}
 }
+
+// TestOfferedAsksOnlyTheServersOrigin: at an add, before anyone asked for
+// a login, no URL the server names is fetched: neither its challenge's
+// resource_metadata nor the authorization server its metadata names.
+func TestOfferedAsksOnlyTheServersOrigin(t *testing.T) {
+	elsewhere := "http://127.0.0.1:1" // nothing listens: a request there fails
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/.well-known/oauth-protected-resource/mcp" {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"resource":"http://` + r.Host + `/mcp","authorization_servers":["` + elsewhere + `"]}`))
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	cfg := &oauth.Config{Server: "s", URL: srv.URL + "/mcp", Store: &oauth.MemoryStore{}}
+	if err := oauth.Offered(context.Background(), cfg, map[string]string{"resource_metadata": elsewhere + "/prm"}); err != nil {
+		t.Fatalf("with a resource_metadata: %v", err)
+	}
+	if err := oauth.Offered(context.Background(), cfg, nil); err != nil {
+		t.Fatalf("with a PRM naming another authorization server: %v", err)
+	}
+}
