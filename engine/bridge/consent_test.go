@@ -293,3 +293,26 @@ func TestLiteralParts(t *testing.T) {
 		}
 	}
 }
+
+// TestListMarksSecretThroughShellOnce: a vault secret that two env
+// variables read by a shell's -c script carry is marked once.
+func TestListMarksSecretThroughShellOnce(t *testing.T) {
+	f := newFixture(t, engine.Interactive, "")
+	if err := f.store.SecretSet("gh", "ghp_vaultSecretValue42", nil); err != nil {
+		t.Fatal(err)
+	}
+	exe, _ := os.Executable()
+	rep, err := f.b.Add(ctxT(t), AddRequest{Source: entryJSON(t, "shelly", map[string]any{
+		"command": "sh", "args": []string{"-c", `exec "$EXE" -test.run='^$' "$T" "$U"`},
+		"env": map[string]string{serverEnv: "1", "EXE": exe, "T": "${gh}", "U": "${gh}"}})})
+	if err != nil || len(rep.Servers) != 1 || rep.Servers[0].Outcome != Added {
+		t.Fatalf("add = %+v, %v", rep, err)
+	}
+	list, err := f.b.List(ctxT(t))
+	if err != nil || len(list) != 1 {
+		t.Fatalf("list = %+v, %v", list, err)
+	}
+	if got := list[0].SecretInArgv; len(got) != 1 || got[0] != "${gh}" {
+		t.Errorf("SecretInArgv = %q, want [${gh}]", got)
+	}
+}

@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -82,7 +83,9 @@ func (b *Bridge) List(ctx context.Context) ([]ServerInfo, error) {
 			info.Words = append(info.Words, b.store.Redact(w))
 		}
 		for _, x := range spawnOf(st.entry, st.entry, secret).Exposed {
-			info.SecretInArgv = append(info.SecretInArgv, "${"+x.Name+"}")
+			if ref := "${" + x.Name + "}"; !slices.Contains(info.SecretInArgv, ref) {
+				info.SecretInArgv = append(info.SecretInArgv, ref)
+			}
 		}
 		for p, on := range st.profiles {
 			if on {
