@@ -31,9 +31,11 @@ func TestInteropResolveVerifyCall(t *testing.T) {
 	s.expect("> ")
 	s.typeKeys("https://github.com/modelcontextprotocol/servers/tree/main/src/memory\r")
 	s.expect("found by the deterministic pass in src/memory/")
-	s.expect("@modelcontextprotocol/server-memory")
+	// the preview names the server; the consent screen says where it was
+	// found, then what runs
 	s.expect("from:")
 	s.expect("github.com/modelcontextprotocol/servers")
+	s.expect("@modelcontextprotocol/server-memory")
 	s.expect("Add it? [y/d/N]")
 	s.expect("answer> ")
 	s.typeKeys("y\r")
