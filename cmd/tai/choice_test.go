@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -12,19 +11,13 @@ import (
 // answers at a keypress: d alone, without Enter, adds it disabled. A line
 // typed before the question appeared does not answer it.
 func TestAddAnswersAtAKeypress(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	e := newEnv(t)
 	marker := fmt.Sprintf("%d-%s", os.Getpid(), t.TempDir())
 	s := startREPL(t, e, "--clean")
 	s.expect("> ")
-	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"echoer": map[string]any{
-		"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{mcpServerEnv: marker},
-	}}})
+	cfg := serverConfig(t, "echoer", map[string]string{mcpServerEnv: marker})
 	// "y" and Enter typed with the paste, before the question shows.
-	s.typeKeys("\x1b[200~" + string(cfg) + "\x1b[201~\ry\r")
+	s.typeKeys("\x1b[200~" + cfg + "\x1b[201~\ry\r")
 	s.expect("Add it? [y/d/N]")
 	s.expect("answer> ")
 	if strings.Contains(s.seen.String(), "added echoer") {

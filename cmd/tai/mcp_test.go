@@ -62,10 +62,6 @@ func runMCPServer() int {
 // tool, asked for like any non-safe call; tai stops the server when it
 // exits.
 func TestREPLMCPServerForTheModel(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	e := newEnv(t)
 	// The marker tells this test's server apart from any other test
 	// binary's on the machine when the processes are counted at the end.
@@ -74,10 +70,8 @@ func TestREPLMCPServerForTheModel(t *testing.T) {
 	srv.SetRule(fromToolResults)
 	s := startREPLWith(t, e, e.modelVars(srv), "--clean")
 	s.expect("tai:default> ")
-	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"echoer": map[string]any{
-		"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{mcpServerEnv: marker},
-	}}})
-	s.typeKeys("\x1b[200~" + string(cfg) + "\x1b[201~\r")
+	cfg := serverConfig(t, "echoer", map[string]string{mcpServerEnv: marker})
+	s.typeKeys("\x1b[200~" + cfg + "\x1b[201~\r")
 	s.expect("first time:")
 	s.expect("-test.run=^$")
 	s.expect("env:     " + mcpServerEnv + "  (values not shown)")
@@ -132,17 +126,11 @@ func TestREPLMCPServerForTheModel(t *testing.T) {
 // TestREPLMCPAddNotesRefusedTools: /mcp add names each listed tool tai
 // refused, and why, under the tools it added.
 func TestREPLMCPAddNotesRefusedTools(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	e := newEnv(t)
 	s := startREPLWith(t, e, e.modelVars(fakemodel.NewOpenAI(t)), "--clean")
 	s.expect("tai:default> ")
-	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"echoer": map[string]any{
-		"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{mcpServerEnv: "1+bomb"},
-	}}})
-	s.typeKeys("/mcp add " + string(cfg) + "\r")
+	cfg := serverConfig(t, "echoer", map[string]string{mcpServerEnv: "1+bomb"})
+	s.typeKeys("/mcp add " + cfg + "\r")
 	s.expect("answer> ")
 	s.typeKeys("y\r")
 	s.expect("1 tools: echo")
@@ -184,17 +172,11 @@ func mcpServers(t *testing.T, marker string) []string {
 // server tai's own API key), before the person is asked to start the
 // server, not after.
 func TestREPLMCPAddFileShowsNotesFirst(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	e := newEnv(t)
 	srv := fakemodel.NewOpenAI(t)
-	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"echoer": map[string]any{
-		"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{mcpServerEnv: "1", "K": "${OPENAI_API_KEY}"},
-	}}})
+	cfg := serverConfig(t, "echoer", map[string]string{mcpServerEnv: "1", "K": "${OPENAI_API_KEY}"})
 	path := filepath.Join(e.root, "servers.json")
-	if err := os.WriteFile(path, cfg, 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	s := startREPLWith(t, e, e.modelVars(srv), "--clean")
@@ -214,4 +196,22 @@ func TestREPLMCPAddFileShowsNotesFirst(t *testing.T) {
 	if strings.Contains(s.seen.String(), "sk-e2e-secret") {
 		t.Fatal("the key shows")
 	}
+}
+
+// serverConfig is a pasted config of one stdio server called name: this
+// test binary in its MCP server mode (mcpServerEnv in env says how it
+// behaves, and marks its processes).
+func serverConfig(t *testing.T, name string, env map[string]string) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{name: map[string]any{
+		"command": exe, "args": []string{"-test.run=^$"}, "env": env,
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(cfg)
 }

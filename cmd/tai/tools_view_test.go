@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"regexp"
@@ -23,20 +22,14 @@ import (
 // offered, and /context and /tools say how many and that tool_search
 // reaches the rest.
 func TestREPLToolsShowsWhatTheModelHas(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	e := newEnv(t)
 	marker := fmt.Sprintf("%d-%s", os.Getpid(), t.TempDir())
 	srv := fakemodel.NewOpenAI(t)
 	srv.SetRule(fromToolResults)
 	s := startREPLWith(t, e, e.modelVars(srv), "--clean")
 	s.expect("tai:default> ")
-	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"echoer": map[string]any{
-		"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{mcpServerEnv: marker},
-	}}})
-	s.typeKeys("/mcp add " + string(cfg) + "\r")
+	cfg := serverConfig(t, "echoer", map[string]string{mcpServerEnv: marker})
+	s.typeKeys("/mcp add " + cfg + "\r")
 	s.expect("Add it? [y/d/N]")
 	s.expect("answer> ")
 	s.typeKeys("y\r")
@@ -93,18 +86,12 @@ func TestREPLToolsShowsWhatTheModelHas(t *testing.T) {
 // terminal's width: a long server/tool origin is cut visibly, never
 // pushing the line past the edge.
 func TestREPLToolsFitsTheTerminal(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	e := newEnv(t)
 	marker := fmt.Sprintf("%d-%s+long", os.Getpid(), t.TempDir())
 	s := startREPL(t, e, "--clean")
 	s.expect("> ")
-	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"a-server-with-a-rather-long-name": map[string]any{
-		"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{mcpServerEnv: marker},
-	}}})
-	s.typeKeys("/mcp add " + string(cfg) + "\r")
+	cfg := serverConfig(t, "a-server-with-a-rather-long-name", map[string]string{mcpServerEnv: marker})
+	s.typeKeys("/mcp add " + cfg + "\r")
 	s.expect("answer> ")
 	s.typeKeys("y")
 	s.expect("2 tools: echo, summarize_the_documents_of_a_folder")
