@@ -214,20 +214,7 @@ func (x exposure) warning() string {
 	if x.Query {
 		return fmt.Sprintf("%s (%s) goes into the URL's query, which web servers and proxies write to their logs; send it in a header instead if the server takes one: \"headers\": {\"Authorization\": \"Bearer %s\"}", ref, x.Kind, ref)
 	}
-	return fmt.Sprintf("%s (%s) goes on the command line, where every user of this machine can read it in the process list (ps); pass it in env instead, under the name the server reads: \"env\": {\"%s\": \"%s\"}, and take it out of args", ref, x.Kind, envName(x.Name), ref)
-}
-
-// envName is name as an environment variable is usually spelled.
-func envName(name string) string {
-	return strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' {
-			return r - 'a' + 'A'
-		}
-		if r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' {
-			return r
-		}
-		return '_'
-	}, name)
+	return fmt.Sprintf("%s (%s) goes on the command line, where every user of this machine can read it in the process list (ps); pass it in env instead, under the name the server reads: \"env\": {\"%s\": \"%s\"}, and take it out of args", ref, x.Kind, config.EnvName(x.Name), ref)
 }
 
 // names lists env or header names on one line, each rendered visibly with

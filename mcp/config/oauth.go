@@ -43,7 +43,7 @@ func (c *checker) oauth(raw map[string]any, server string) *mcp.OAuth {
 		case "client_secret":
 			s, isString := val.(string)
 			if _, ref := mcp.SecretRef(s); !isString || !ref {
-				name := envName(server) + "_CLIENT_SECRET"
+				name := EnvName(server) + "_CLIENT_SECRET"
 				c.refuse(fmt.Sprintf("oauth.client_secret is written out (not shown here); tai keeps no secret in a server entry: store it with tai.vault.secret_set(%q, \"…\") and write \"${%s}\" in its place", name, name))
 				continue
 			}
@@ -88,7 +88,16 @@ func port(v any) (int, bool) {
 	return n, n >= 1 && n <= 65535
 }
 
-// envName is s as an environment variable's name.
-func envName(s string) string {
-	return strings.ToUpper(strings.NewReplacer("-", "_", ".", "_", " ", "_").Replace(s))
+// EnvName is s as an environment variable's name is usually spelled:
+// upper case, every character other than A-Z, 0-9 and _ turned into _.
+func EnvName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' {
+			return r - 'a' + 'A'
+		}
+		if r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' {
+			return r
+		}
+		return '_'
+	}, s)
 }

@@ -337,13 +337,13 @@ func check(e mcp.Entry) []Note {
 func placeholderFix(server, field string) string {
 	switch {
 	case strings.HasPrefix(field, "env."):
-		name := envName(field[len("env."):])
+		name := EnvName(field[len("env."):])
 		return fmt.Sprintf("store the real value with tai.vault.secret_set(%q, \"…\") and write \"${%s}\" here, or write the value itself", name, name)
 	case field == "headers.Authorization" || strings.EqualFold(field, "headers.authorization"):
-		name := envName(server) + "_TOKEN"
+		name := EnvName(server) + "_TOKEN"
 		return fmt.Sprintf("store the token with tai.vault.secret_set(%q, \"…\") and write \"Bearer ${%s}\" here, or write the token itself", name, name)
 	case strings.HasPrefix(field, "headers."):
-		name := envName(server + "_" + field[len("headers."):])
+		name := EnvName(server + "_" + field[len("headers."):])
 		return fmt.Sprintf("store the real value with tai.vault.secret_set(%q, \"…\") and write \"${%s}\" here, or write the value itself", name, name)
 	}
 	return "replace it with the real value (a secret can go in the vault with tai.vault.secret_set(\"NAME\", \"…\") and be written ${NAME})"
