@@ -38,8 +38,9 @@ func (b *Bridge) call(ctx context.Context, server, tool string, args map[string]
 		return engine.Result{}, err
 	}
 	// The listing just made (a first one, or one after the server said
-	// its tools changed) may have withheld the tool.
-	if s, err = b.reload(); err == nil {
+	// its tools changed) may have withheld the tool; it reloaded the
+	// snapshot, so the one in memory is current.
+	if s, err = b.current(); err == nil {
 		if st2 := s.servers[server]; st2 != nil {
 			if why := st2.refusal(tool); why != "" {
 				return engine.ErrorResult("%s", why), nil
