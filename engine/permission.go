@@ -32,18 +32,12 @@ func CommandWords(command string) ([]string, bool) {
 	return words, true
 }
 
-// PrefixWords splits a rule's prefix ("git status") into its words, or
-// returns false when it is not a plain command prefix.
-func PrefixWords(prefix string) ([]string, bool) {
-	return CommandWords(prefix)
-}
-
 // CheckPrefix says why prefix cannot be kept as a shell rule: it is not a
 // plain command prefix, holds a word with a blank, or is only a program
 // that runs what its arguments say (a rule for "bash" or "env" alone
 // would cover every command).
 func CheckPrefix(prefix string) error {
-	words, ok := PrefixWords(prefix)
+	words, ok := CommandWords(prefix)
 	if !ok {
 		return fmt.Errorf("the prefix %s is not a plain command: give the command's first words, with no shell operator, redirection, variable or glob", mcp.VisibleLine(prefix))
 	}
@@ -56,20 +50,6 @@ func CheckPrefix(prefix string) error {
 		return fmt.Errorf("a rule for %s alone would cover any command it is given; give more words (%s build.sh), or keep a rule for the whole shell tool (tai.permissions.add{tool = \"shell\"})", mcp.VisibleLine(words[0]), mcp.VisibleLine(words[0]))
 	}
 	return nil
-}
-
-// CommandHasPrefix reports whether the shell command line command runs
-// the command prefix and then only plain arguments: whole words, never a
-// part of one ("git status-foo" is not "git status"), and nothing a shell
-// would read as a second command, a redirection or an expansion ("git
-// status; id", "git status > f", "git status $(id)" are not "git status").
-func CommandHasPrefix(command, prefix string) bool {
-	want, ok := PrefixWords(prefix)
-	if !ok {
-		return false
-	}
-	words, ok := CommandWords(command)
-	return ok && hasWords(words, want)
 }
 
 func hasWords(words, want []string) bool {
@@ -113,7 +93,7 @@ func PermissionAllows(rules []vault.Permission, dir string, c Consent) (vault.Pe
 // shellCallHasPrefix reports whether the shell tool's arguments run the
 // command prefix in dir (or below it), with nothing but a timeout beside.
 func shellCallHasPrefix(args map[string]any, dir, prefix string) bool {
-	want, ok := PrefixWords(prefix)
+	want, ok := CommandWords(prefix)
 	if !ok {
 		return false
 	}

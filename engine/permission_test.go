@@ -66,8 +66,8 @@ func TestCommandHasPrefix(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := CommandHasPrefix(tt.command, tt.prefix); got != tt.want {
-				t.Fatalf("CommandHasPrefix(%q, %q) = %v, want %v", tt.command, tt.prefix, got, tt.want)
+			if got := shellCallHasPrefix(map[string]any{"command": tt.command}, "", tt.prefix); got != tt.want {
+				t.Fatalf("shell call %q under prefix %q: %v, want %v", tt.command, tt.prefix, got, tt.want)
 			}
 		})
 	}

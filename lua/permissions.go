@@ -116,7 +116,7 @@ func (h *Host) permissionChange(L *glua.LState, add bool) int {
 		if err := engine.CheckPrefix(p.Prefix); err != nil && add {
 			return fail(L, err.Error())
 		}
-		if words, ok := engine.PrefixWords(p.Prefix); ok {
+		if words, ok := engine.CommandWords(p.Prefix); ok {
 			p.Prefix = strings.Join(words, " ")
 		}
 	}
