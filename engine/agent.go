@@ -243,7 +243,7 @@ func (a *Agent) offered(hist []Message, sel SelectOptions) Selection {
 	out := make([]ToolSpec, 0, len(a.opts.Own))
 	for _, t := range a.opts.Own {
 		if sel.Allow == nil || sel.Allow(t.Name) {
-			out = append(out, ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+			out = append(out, t.Spec())
 		}
 	}
 	return Selection{Offered: out, Available: len(out)}
@@ -488,10 +488,7 @@ func (a *Agent) runCalls(ctx context.Context, calls []ToolCall, allow func(strin
 	for i, tc := range calls {
 		out[i] = Message{Role: "tool", ToolCallID: tc.ID, Name: tc.Name}
 		args, perr := parseArgs(tc.Arguments)
-		tool, ok := ownTool(ctx, tc.Name)
-		if !ok {
-			tool, _ = a.reg.Get(tc.Name)
-		}
+		tool, _ := a.reg.lookup(ctx, tc.Name)
 		events[i] = ToolEvent{ID: tc.ID, Name: tc.Name, Digest: a.reg.callDigest(tool, args), Args: a.reg.ShownArgs(tool, args)}
 		if ev.OnToolStart != nil {
 			ev.OnToolStart(events[i])
