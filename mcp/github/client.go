@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"tai/mcp"
 )
 
 // DefaultBase is the public GitHub API, used when TAI_GITHUB_API is unset.
@@ -103,7 +105,7 @@ func New(o Options) (*Client, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
 		shown := "the value"
 		if err == nil && u.User == nil {
-			shown = fmt.Sprintf("%q", clip(base))
+			shown = mcp.Clip(base)
 		}
 		return nil, fmt.Errorf("TAI_GITHUB_API: %s is not an http(s) URL without credentials: give the API's base, such as %s", shown, DefaultBase)
 	}
@@ -367,7 +369,7 @@ func cleanPath(p string) (string, error) {
 		case seg == "" || seg == ".":
 			continue
 		case seg == ".." || strings.ContainsAny(seg, "\\\x00"):
-			return "", fmt.Errorf("%q leaves the repository: give a path inside it", clip(p))
+			return "", fmt.Errorf("%s leaves the repository: give a path inside it", mcp.Clip(p))
 		}
 		out = append(out, seg)
 	}

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+
+	"tai/mcp"
 )
 
 // Source is a GitHub repository, and optionally one folder of it at one
@@ -46,7 +48,7 @@ func IsSource(text string) bool {
 func Parse(text string) (Source, error) {
 	t := strings.TrimSpace(text)
 	if !IsSource(t) {
-		return Source{}, fmt.Errorf("%q is not a GitHub repository URL: give github.com/<owner>/<repo>", clip(t))
+		return Source{}, fmt.Errorf("%s is not a GitHub repository URL: give github.com/<owner>/<repo>", mcp.Clip(t))
 	}
 	rest := sourcePrefix.ReplaceAllString(t, "")
 	if i := strings.IndexAny(rest, "#?"); i >= 0 {
@@ -55,34 +57,34 @@ func Parse(text string) (Source, error) {
 	rest = strings.TrimRight(rest, "/")
 	parts := strings.Split(rest, "/")
 	if len(parts) < 2 || parts[0] == "" || parts[1] == "" {
-		return Source{}, fmt.Errorf("%s names no repository: give github.com/<owner>/<repo>", clip(t))
+		return Source{}, fmt.Errorf("%s names no repository: give github.com/<owner>/<repo>", mcp.Clip(t))
 	}
 	s := Source{Owner: parts[0], Repo: strings.TrimSuffix(parts[1], ".git")}
 	if !ownerName.MatchString(s.Owner) {
-		return Source{}, fmt.Errorf("%s: %q is not a GitHub user or organisation name (letters, digits and single dashes)", clip(t), clip(s.Owner))
+		return Source{}, fmt.Errorf("%s: %s is not a GitHub user or organisation name (letters, digits and single dashes)", mcp.Clip(t), mcp.Clip(s.Owner))
 	}
 	if !repoName.MatchString(s.Repo) || s.Repo == "." || s.Repo == ".." {
-		return Source{}, fmt.Errorf("%s: %q is not a GitHub repository name (letters, digits, '.', '-', '_')", clip(t), clip(s.Repo))
+		return Source{}, fmt.Errorf("%s: %s is not a GitHub repository name (letters, digits, '.', '-', '_')", mcp.Clip(t), mcp.Clip(s.Repo))
 	}
 	if len(parts) < 4 || (parts[2] != "tree" && parts[2] != "blob") {
 		return s, nil
 	}
 	ref, err := url.PathUnescape(parts[3])
 	if err != nil || ref == "" || strings.ContainsAny(ref, "\x00 ~^:?*[\\") || strings.Contains(ref, "..") {
-		return Source{}, fmt.Errorf("%s: %q is not a branch, tag or commit name", clip(t), clip(parts[3]))
+		return Source{}, fmt.Errorf("%s: %s is not a branch, tag or commit name", mcp.Clip(t), mcp.Clip(parts[3]))
 	}
 	s.Ref = ref
 	var folder []string
 	for _, seg := range parts[4:] {
 		seg, err := url.PathUnescape(seg)
 		if err != nil {
-			return Source{}, fmt.Errorf("%s: the path is not a valid URL path (%v)", clip(t), err)
+			return Source{}, fmt.Errorf("%s: the path is not a valid URL path (%v)", mcp.Clip(t), err)
 		}
 		switch {
 		case seg == "" || seg == ".":
 			continue
 		case seg == ".." || strings.ContainsAny(seg, "/\\\x00"):
-			return Source{}, fmt.Errorf("%s: the path leaves the repository (%q): give a folder inside it", clip(t), clip(seg))
+			return Source{}, fmt.Errorf("%s: the path leaves the repository (%s): give a folder inside it", mcp.Clip(t), mcp.Clip(seg))
 		}
 		folder = append(folder, seg)
 	}
@@ -115,12 +117,4 @@ func (s Source) Join(name string) string {
 		return name
 	}
 	return s.Path + "/" + name
-}
-
-// clip shortens text quoted in an error.
-func clip(s string) string {
-	if len(s) > 120 {
-		return s[:120] + "…"
-	}
-	return s
 }
