@@ -110,16 +110,7 @@ func readChatOpts(L *glua.LState, n int) chatOpts {
 	default:
 		L.ArgError(n, "max_steps must be a number")
 	}
-	switch v := t.RawGetString("tool_budget").(type) {
-	case glua.LNumber:
-		if v < 1 || float64(v) != float64(int(v)) {
-			L.ArgError(n, "tool_budget must be a whole number of tokens, at least 1")
-		}
-		o.budget = int(v)
-	case *glua.LNilType:
-	default:
-		L.ArgError(n, "tool_budget must be a number")
-	}
+	o.budget = optToolBudget(L, n, t)
 	switch v := t.RawGetString("tools").(type) {
 	case *glua.LTable:
 		for i := 1; i <= v.Len(); i++ {
@@ -431,4 +422,21 @@ func (h *Host) luaComplete(L *glua.LState) int {
 	d.RawSetString("usage", usageTable(L, resp.Usage))
 	L.Push(d)
 	return 2
+}
+
+// optToolBudget reads an options table's tool_budget at argument n: a
+// whole number of tokens, at least 1; 0 when it is not set.
+func optToolBudget(L *glua.LState, n int, t *glua.LTable) int {
+	switch v := t.RawGetString("tool_budget").(type) {
+	case glua.LNumber:
+		if v < 1 || float64(v) != float64(int(v)) {
+			L.ArgError(n, "tool_budget must be a whole number of tokens, at least 1")
+		}
+		return int(v)
+	case *glua.LNilType:
+		return 0
+	default:
+		L.ArgError(n, "tool_budget must be a number")
+		return 0
+	}
 }

@@ -179,9 +179,6 @@ func (h *Host) permissionAllows(L *glua.LState) int {
 		L.Push(glua.LNil)
 		return 1
 	}
-	if err != nil {
-		return fail(L, err.Error())
-	}
 	return h.withVault(L, func(s *vault.Store) int {
 		list, err := s.PermissionList(dir)
 		if err != nil {

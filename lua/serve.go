@@ -121,16 +121,7 @@ func (h *Host) luaServe(L *glua.LState) int {
 	if b := str("bind"); b != "" {
 		req.Bind = b
 	}
-	switch v := t.RawGetString("tool_budget").(type) {
-	case glua.LNumber:
-		if v < 1 || float64(v) != float64(int(v)) {
-			L.ArgError(1, "tool_budget must be a whole number of tokens, at least 1")
-		}
-		req.ToolBudget = int(v)
-	case *glua.LNilType:
-	default:
-		L.ArgError(1, "tool_budget must be a number")
-	}
+	req.ToolBudget = optToolBudget(L, 1, t)
 	if secret != "" {
 		store, err := h.Vault()
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"tai/mcp"
 )
@@ -184,6 +185,9 @@ func short(s string, n int) string {
 		return r
 	}, s)
 	if len(s) > n {
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n-- // never a character cut in two
+		}
 		s = s[:n] + "..."
 	}
 	return s
