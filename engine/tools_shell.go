@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"tai/engine/sandbox"
 	"tai/vault"
 	"time"
 
@@ -81,7 +82,7 @@ func (e *Engine) runShell(ctx context.Context, args map[string]any) (Result, err
 }
 
 // runCommand runs argv in dir with the environment env under the shell
-// keeper (see tools_shell_reaper.go), in its own process group, stopping
+// keeper (see package sandbox), in its own process group, stopping
 // it and everything it started on timeout or cancellation, and reports
 // status and output. Whatever the command leaves running, in its group
 // (cmd &) or detached from it (setsid), is stopped when it ends.
@@ -107,7 +108,7 @@ func runCommand(ctx context.Context, argv []string, dir string, env []string, ti
 	case ctx.Err() != nil:
 		fmt.Fprintf(&b, "killed: cancelled after %s\n", elapsed)
 		isErr = true
-	case errors.Is(err, errKeeperGone):
+	case errors.Is(err, sandbox.ErrKeeperGone):
 		fmt.Fprintf(&b, "%v\n", err)
 		isErr = true
 	case err != nil:
@@ -134,10 +135,10 @@ func runCommand(ctx context.Context, argv []string, dir string, env []string, ti
 // keep runs argv under the shell keeper and returns its reply. Cancelling
 // ctx asks the keeper to stop the command and all it started (SIGTERM);
 // a keeper that does not end within two seconds is killed with its group.
-func keep(ctx context.Context, argv []string, dir string, env []string, stdout, stderr *cappedBuffer) (keeperReply, error) {
-	cmd, replyR, replyW, err := keeperCommand(argv, dir, env)
+func keep(ctx context.Context, argv []string, dir string, env []string, stdout, stderr *cappedBuffer) (sandbox.Reply, error) {
+	cmd, replyR, replyW, err := sandbox.Command(argv, dir, env)
 	if err != nil {
-		return keeperReply{}, err
+		return sandbox.Reply{}, err
 	}
 	defer replyR.Close()
 	cmd.Stdout, cmd.Stderr = stdout, stderr
@@ -146,7 +147,7 @@ func keep(ctx context.Context, argv []string, dir string, env []string, stdout, 
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
 		replyW.Close()
-		return keeperReply{}, err
+		return sandbox.Reply{}, err
 	}
 	replyW.Close()
 	replyBuf := &cappedBuffer{max: 4096}
@@ -176,7 +177,7 @@ func keep(ctx context.Context, argv []string, dir string, env []string, stdout, 
 		replyR.Close()
 		<-copied
 	}
-	return readKeeperReply(replyBuf.buf)
+	return sandbox.ReadReply(replyBuf.buf)
 }
 
 // cappedBuffer keeps the first max bytes written and counts the rest. With

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"tai/engine"
+	"tai/engine/sandbox"
 )
 
 // TestMain lets the test binary double as a small MCP server over stdio
@@ -20,7 +20,7 @@ import (
 // TestMain also lets this test binary be the shell keeper and the Lua
 // sandbox that the tests start, as tai's main does.
 func TestMain(m *testing.M) {
-	engine.RunShellKeeperIfAsked()
+	sandbox.RunKeeperIfAsked()
 	RunSandboxIfAsked()
 	if os.Getenv("TAI_LUA_TEST_MCP") == "leak" {
 		fmt.Fprintln(os.Stderr, "fatal: bad token "+os.Getenv("LEAK"))

@@ -4,14 +4,14 @@ import (
 	"os"
 	"testing"
 
-	"tai/engine"
+	"tai/engine/sandbox"
 	"tai/lua"
 )
 
 // TestMain lets this test binary be the shell keeper and the Lua sandbox
 // that the tools it runs start, as tai's main does.
 func TestMain(m *testing.M) {
-	engine.RunShellKeeperIfAsked()
+	sandbox.RunKeeperIfAsked()
 	lua.RunSandboxIfAsked()
 	os.Exit(m.Run())
 }

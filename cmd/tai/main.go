@@ -27,6 +27,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"tai/engine"
+	"tai/engine/sandbox"
 	"tai/lua"
 	"tai/mcp/server"
 	"tai/stdlib"
@@ -154,7 +155,7 @@ func main() {
 	// tai starts itself again as the shell tool's keeper and as the Lua
 	// sandbox: such a process becomes that helper and exits, before any of
 	// tai proper runs.
-	engine.RunShellKeeperIfAsked()
+	sandbox.RunKeeperIfAsked()
 	lua.RunSandboxIfAsked()
 	// Then a key given on the command line leaves the process
 	// list: the words are parsed from copies, then hidden where every
@@ -172,14 +173,14 @@ func main() {
 	// Before anything reads a key: children of the same user must not read
 	// tai's environment or memory, and what they leave running stays ours
 	// to stop.
-	if err := engine.ProtectProcess(); err != nil {
+	if err := sandbox.ProtectProcess(); err != nil {
 		fmt.Fprintf(os.Stderr, "tai: %v\n", err)
 		os.Exit(lua.ExitError)
 	}
 	code := run(&o, perr, os.Stdout, os.Stderr)
 	// Whatever a command, a server or a script left running (detached or
 	// not) ends with tai.
-	engine.StopChildren(5 * time.Second)
+	sandbox.StopChildren(5 * time.Second)
 	os.Exit(code)
 }
 
@@ -364,7 +365,7 @@ func serveRequest(o *options, stdin *os.File) (lua.ServeRequest, error) {
 }
 
 // endWithTai makes the signals given end tai with whatever it started
-// (see engine.StopChildren), with status 128+signal, where they would have
+// (see sandbox.StopChildren), with status 128+signal, where they would have
 // killed tai alone. It returns the function that undoes that.
 func endWithTai(sigs ...os.Signal) (undo func()) {
 	ends := make(chan os.Signal, 1)
@@ -373,7 +374,7 @@ func endWithTai(sigs ...os.Signal) (undo func()) {
 	go func() {
 		select {
 		case sig := <-ends:
-			engine.StopChildren(2 * time.Second)
+			sandbox.StopChildren(2 * time.Second)
 			os.Exit(128 + int(sig.(syscall.Signal)))
 		case <-done:
 		}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"tai/engine"
+	"tai/engine/sandbox"
 	"tai/lua"
 	"tai/stdlib"
 )
@@ -20,7 +20,7 @@ var taiBin string
 
 func TestMain(m *testing.M) {
 	// The keeper and the sandbox, for the tests that run tai in process.
-	engine.RunShellKeeperIfAsked()
+	sandbox.RunKeeperIfAsked()
 	lua.RunSandboxIfAsked()
 	if os.Getenv(mcpServerEnv) != "" {
 		os.Exit(runMCPServer()) // the test binary as an MCP server (mcp_test.go)

@@ -13,7 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"tai/engine"
+	"tai/engine/sandbox"
 )
 
 // The test binary re-executed with serverEnv set serves a go-sdk MCP server
@@ -26,7 +26,7 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	engine.RunShellKeeperIfAsked() // the shell tool's keeper, as in tai's main
+	sandbox.RunKeeperIfAsked() // the shell tool's keeper, as in tai's main
 	if os.Getenv(serverEnv) != "" {
 		os.Exit(runTestServer())
 	}

@@ -1,4 +1,4 @@
-package engine
+package sandbox
 
 import (
 	"encoding/json"
@@ -27,18 +27,17 @@ import (
 // their default action even when tai ignores them (under nohup).
 
 // shellKeeperEnv marks the environment of the keeper process;
-// RunShellKeeperIfAsked turns such a process into the keeper.
+// RunKeeperIfAsked turns such a process into the keeper.
 const (
 	shellKeeperEnv   = "TAI_SHELL_KEEPER"
 	shellKeeperChild = "keeper-1"
 )
 
-// RunShellKeeperIfAsked makes this process the shell keeper, and exits when
-// the keeper is done, if the shell tool started it as one; otherwise it
-// returns at once. Every program that runs the shell tool (tai's main, and
+// RunKeeperIfAsked makes this process the keeper, and exits when the
+// keeper is done, if it was started as one; otherwise it returns at once. Every program that runs the shell tool (tai's main, and
 // the TestMain of each test binary that does) calls it before anything
 // else, since the keeper is that same executable started again.
-func RunShellKeeperIfAsked() {
+func RunKeeperIfAsked() {
 	if os.Getenv(shellKeeperEnv) == shellKeeperChild {
 		os.Exit(shellKeeperMain())
 	}
@@ -51,20 +50,20 @@ type keeperRequest struct {
 	Env  []string `json:"env"`
 }
 
-// keeperReply is what the keeper writes on fd 3 once the command and every
+// Reply is what the keeper writes on fd 3 once the command and every
 // descendant have ended.
-type keeperReply struct {
+type Reply struct {
 	Error   string `json:"error,omitempty"` // the command could not start
 	Exit    int    `json:"exit"`
 	Signal  int    `json:"signal,omitempty"`
 	Stopped int    `json:"stopped,omitempty"` // descendants still running when it ended
 }
 
-// keeperCommand returns the command that runs argv under the keeper, and
-// the pipe end its reply arrives on. The caller sets the output and starts
-// it, closes the write end (the second file) once started, and reads the
-// reply with readKeeperReply after Wait.
-func keeperCommand(argv []string, dir string, env []string) (*exec.Cmd, *os.File, *os.File, error) {
+// Command returns the command that runs argv under the keeper, and the
+// pipe end its reply arrives on. The caller sets the output and starts it,
+// closes the write end (the second file) once started, and reads the reply
+// with ReadReply after Wait.
+func Command(argv []string, dir string, env []string) (*exec.Cmd, *os.File, *os.File, error) {
 	req, err := json.Marshal(keeperRequest{Argv: argv, Dir: dir, Env: env})
 	if err != nil {
 		return nil, nil, nil, err
@@ -99,7 +98,7 @@ func shellKeeperMain() int {
 	// The command must not inherit the reply pipe: should the keeper be
 	// killed, what the command left running would hold tai's read open.
 	syscall.CloseOnExec(3)
-	reply := keeperReply{}
+	reply := Reply{}
 	send := func() int {
 		if err := json.NewEncoder(replyTo).Encode(reply); err != nil {
 			return 2
@@ -157,17 +156,17 @@ func shellKeeperMain() int {
 	return send()
 }
 
-// errKeeperGone reports a keeper that ended without a reply: it was
+// ErrKeeperGone reports a keeper that ended without a reply: it was
 // killed (by the command itself, say) before the command ended.
-var errKeeperGone = errors.New("the shell keeper was killed before the command ended, so its status is unknown; " +
+var ErrKeeperGone = errors.New("the shell keeper was killed before the command ended, so its status is unknown; " +
 	"anything the command left running is stopped when tai exits")
 
-// readKeeperReply decodes the keeper's reply; an empty or broken one
-// means the keeper died (killed on cancellation or timeout).
-func readKeeperReply(b []byte) (keeperReply, error) {
-	var r keeperReply
+// ReadReply decodes the keeper's reply; an empty or broken one means the
+// keeper died (killed on cancellation or timeout).
+func ReadReply(b []byte) (Reply, error) {
+	var r Reply
 	if len(b) == 0 {
-		return r, errKeeperGone
+		return r, ErrKeeperGone
 	}
 	if err := json.Unmarshal(b, &r); err != nil {
 		return r, fmt.Errorf("the shell keeper's reply: %w", err)

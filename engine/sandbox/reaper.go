@@ -1,4 +1,4 @@
-package engine
+package sandbox
 
 import (
 	"bytes"
