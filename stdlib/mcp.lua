@@ -473,8 +473,11 @@ function M.complete(word, line)
   return {}
 end
 
-M.help = "MCP servers: /mcp lists them; /mcp add (then paste), /mcp add FILE|NAME|URL|github.com/OWNER/REPO, /mcp normalize (then paste: show, store nothing), enable|disable SERVER [PROFILE], " ..
-  "remove SERVER, tools [SERVER], call SERVER TOOL [JSON], grant SERVER [TOOL], import CLIENT|PATH, login SERVER [--client-id ID]"
+M.help = "the MCP servers the model can use: add, list, tools, call, login, enable, …\n" ..
+  "/mcp lists them; /mcp add (then paste), /mcp add FILE|NAME|URL|github.com/OWNER/REPO,\n" ..
+  "/mcp normalize (then paste: show, store nothing), enable|disable SERVER [PROFILE],\n" ..
+  "remove SERVER, tools [SERVER], call SERVER TOOL [JSON], grant SERVER [TOOL],\n" ..
+  "import CLIENT|PATH, login SERVER [--client-id ID]"
 
 -- install() adds /mcp unless init.lua already defined a command of that name.
 function M.install()

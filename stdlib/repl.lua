@@ -352,35 +352,58 @@ end
 
 M.done = false
 
+local function columns(s)
+  return select(2, s:gsub("[^\128-\191]", ""))
+end
+
+local function pad(s, n)
+  return s .. string.rep(" ", n - columns(s))
+end
+
 local builtin = {}
 
+-- help_lines(commands, cols) is /help's list: one line per command, its
+-- name and the first line of its help, cut to cols columns (80 when cols
+-- is 0, as off a terminal) with … so that no command takes two lines.
+function M.help_lines(commands, cols)
+  if cols <= 0 then cols = 80 end
+  local width = 0
+  for _, c in ipairs(commands) do width = math.max(width, columns(c.name)) end
+  local out = {}
+  for _, c in ipairs(commands) do
+    local head = "  /" .. pad(c.name, width) .. "  "
+    local summary = (c.help:match("^[^\n]*") or ""):gsub("%s+", " ")
+    out[#out + 1] = head .. chatview.short(summary, math.max(cols - 1 - columns(head), 8))
+  end
+  return out
+end
+
 builtin.help = {
-  help = "list commands, or show one: /help [command]",
+  help = "list the commands, one line each, or show one in full: /help [COMMAND]",
   fn = function(rest)
     local name = rest:match("^%s*/?(%S+)")
     if name then
       local c = find_command(name)
       if not c then M.warn("no command /" .. name .. "; /help lists them") return end
-      M.say("/" .. c.name .. "  " .. c.help)
+      local first = true
+      for line in (c.help .. "\n"):gmatch("([^\n]*)\n") do
+        M.say(first and ("/" .. c.name .. "  " .. line) or ("  " .. line))
+        first = false
+      end
       return
     end
-    M.say("Commands:")
-    local width = 0
-    local list = tai.commands()
-    for _, c in ipairs(list) do width = math.max(width, #c.name) end
-    for _, c in ipairs(list) do
-      M.say(string.format("  /%-" .. width .. "s  %s", c.name, c.help))
-    end
+    M.say("Commands (/help COMMAND shows one in full):")
+    for _, l in ipairs(M.help_lines(tai.commands(), tai.term.width())) do M.say(l) end
     M.say("")
     M.say("  plain text    one turn with the model of the current profile (/profile)")
     M.say("  = expr        evaluate Lua and print the result (tables pretty-printed)")
     M.say("  !command      run a shell command yourself; its output goes with your next message")
     M.say("  @path         in a message attaches that file (Tab completes paths)")
-    M.say("  Alt-Enter, Ctrl-J or a trailing \\ start a further line; a paste is one message")
-    M.say("  paste a JSON or TOML MCP config: it is read whole (JSON until the braces")
-    M.say("                balance, TOML until a blank line) and checked")
-    M.say("  Tab completes commands and their arguments; Ctrl-C cancels the line or the")
-    M.say("  running command; Ctrl-D quits. History: " .. tai.term.history_file())
+    M.say("  a paste       is one message; a pasted JSON or TOML MCP config is read whole")
+    M.say("  Alt-Enter     (or Ctrl-J, or a trailing \\) starts a further line")
+    M.say("  Tab           completes commands and their arguments")
+    M.say("  Ctrl-C        cancels the line or the running command; Ctrl-D quits")
+    M.say("  history       " .. tai.term.history_file())
   end,
   complete = function(word)
     local out = {}
@@ -395,7 +418,8 @@ builtin.quit = {
 }
 
 builtin.lua = {
-  help = "run a multi-line Lua chunk, ended by a line holding only . (or pasted whole with /lua as its first line)",
+  help = "run a multi-line Lua chunk, ended by a line holding only .\n" ..
+    "or pasted whole with /lua as its first line",
   fn = function(rest) M.lua_block(rest) end,
 }
 
@@ -501,7 +525,9 @@ function M.profile_note(p)
 end
 
 builtin.profile = {
-  help = "show the current profile; /profile show [NAME], /profile use NAME switches, /profile delete NAME, /profile new NAME provider=… model=… [base_url=… key_env=…|key_secret=… system=\"…\"] creates one",
+  help = "show the current profile, or: show|use|delete NAME, new NAME …\n" ..
+    "/profile show [NAME], /profile use NAME switches, /profile delete NAME,\n" ..
+    "/profile new NAME provider=… model=… [base_url=… key_env=…|key_secret=… system=\"…\"] creates one",
   fn = function(rest, w)
     local sub = w[1]
     if not sub or (sub == "show" and not w[2]) then
@@ -583,7 +609,7 @@ builtin.profile = {
 }
 
 builtin.profiles = {
-  help = "list the model profiles (* marks the current one), the built-in ones included",
+  help = "list the model profiles (* marks the current one), built-in ones included",
   fn = function()
     local list, err = all_profiles()
     if not list then M.warn(err) return end
@@ -596,7 +622,7 @@ builtin.profiles = {
 }
 
 builtin.new = {
-  help = "start a new conversation (the current one stays kept; /resume finds it)",
+  help = "start a new conversation (the current one is kept: /resume finds it)",
   fn = function()
     M.conv.start()
     M.say("(new conversation)")
@@ -629,7 +655,8 @@ local function home_relative(dir)
 end
 
 builtin.resume = {
-  help = "list recent conversations (when, where, first line, turns); /resume N or /resume ID continues one; /resume WORDS searches their first lines",
+  help = "list recent conversations; /resume N|ID continues one, /resume WORDS searches\n" ..
+    "each shown with when, where, its first line and its turns; WORDS search the first lines",
   fn = function(rest, w)
     local searched = false
     local list, err = tai.conversations.list(w[1] and not w[1]:match("^c?%d+$") and 200 or 20)
@@ -706,7 +733,8 @@ local function model_names()
 end
 
 builtin.model = {
-  help = "show the model; /model NAME switches to it for this session (Tab completes from the provider's list)",
+  help = "show the model; /model NAME switches to it for this session\n" ..
+    "Tab completes NAME from the provider's list",
   fn = function(rest, w)
     if not w[1] then
       local p, err = tai.profiles.current()
@@ -738,14 +766,6 @@ builtin.model = {
   end,
   complete = function() return model_names() end,
 }
-
-local function columns(s)
-  return select(2, s:gsub("[^\128-\191]", ""))
-end
-
-local function pad(s, n)
-  return s .. string.rep(" ", n - columns(s))
-end
 
 -- fold(s, n) cuts s into lines of at most n columns, at spaces where it can.
 local function fold(s, n)
@@ -806,7 +826,8 @@ function M.table_lines(rows, cols)
 end
 
 builtin.tools = {
-  help = "list the tools the model may call, built in, from Lua and from MCP servers: safe (runs at once) or asks first, where each comes from, and which were offered on the last turn",
+  help = "list the tools the model may call: built in, from Lua and from MCP servers\n" ..
+    "each safe (runs at once) or asking first, where it comes from, and * when offered on the last turn",
   fn = function()
     local list, err = tai.tools()
     if not list then M.warn(err) return end
@@ -841,7 +862,8 @@ builtin.tools = {
 }
 
 builtin.permissions = {
-  help = "list the rules kept for this folder (calls that run without asking: [p] at the consent screen keeps one); /permissions remove N drops one",
+  help = "list this folder's rules (calls that run without asking); remove N drops one\n" ..
+    "[p] at the consent screen keeps a rule; /permissions remove N drops rule N",
   fn = function(rest, w)
     local list, err = tai.permissions.list()
     if not list then M.warn(err) return end
@@ -872,7 +894,8 @@ builtin.permissions = {
 }
 
 builtin.usage = {
-  help = "token usage of this session (from the API's usage fields) and the size of the conversation",
+  help = "token usage of this session and the size of the conversation\n" ..
+    "as the API's usage fields reported it",
   fn = function()
     local u = M.conv.usage
     M.say(string.format("session: %s tokens in, %s out, over %d turn%s", chatview.thousands(u.input), chatview.thousands(u.output),
@@ -886,7 +909,8 @@ builtin.usage = {
 }
 
 builtin.context = {
-  help = "show what is sent with each message (system prompt, profile, AGENTS.md files, history) and its size in tokens (estimated)",
+  help = "show what is sent with each message and its size in tokens\n" ..
+    "the system prompt, the profile, AGENTS.md files and the history; sizes are estimated",
   fn = function(rest, w)
     local ok, p = pcall(tai.profiles.current)
     local parts = require("context").parts(ok and p or nil)
@@ -964,7 +988,7 @@ function M.compact()
 end
 
 builtin.compact = {
-  help = "have the model summarize the conversation so far and continue from the summary",
+  help = "have the model summarize the conversation and continue from the summary",
   fn = function() M.compact() end,
 }
 
