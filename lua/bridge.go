@@ -45,7 +45,7 @@ func (h *Host) newBridge(e *engine.Engine) (*bridge.Bridge, error) {
 // the repair rules of normalize.lua and the stored servers known by name.
 func (h *Host) mcpNormalizer() bridge.Normalizer { return h.Normalizer() }
 
-// openServers installs the registry functions in tai.mcp, one per agent
+// openBridge installs the registry functions in tai.mcp, one per agent
 // tool, each taking one table of that tool's arguments:
 //
 //	tai.mcp.add{source=, name=, profile=} -> {servers={{server=, outcome=, reason=,
@@ -65,7 +65,7 @@ func (h *Host) mcpNormalizer() bridge.Normalizer { return h.Normalizer() }
 // add, grant and import ask consent through tai.prompter; call goes
 // through the same audit, redaction and spill as tai.call, and like it is
 // not asked about again when the person calls (engine.ByPerson).
-func (h *Host) openServers(L *glua.LState, tai *glua.LTable) {
+func (h *Host) openBridge(L *glua.LState, tai *glua.LTable) {
 	mod, ok := tai.RawGetString("mcp").(*glua.LTable)
 	if !ok {
 		mod = L.NewTable()

@@ -12,6 +12,27 @@ import (
 	"tai/engine"
 )
 
+// openChat installs the agent turns and plain completions:
+//
+//	tai.chat(message [, opts]) -> text, {steps=, exhausted=, truncated=, filtered=,
+//	        empty=, finish_reason=, usage=, profile=, tools=} | nil, err
+//	    tools: {offered={names}, available=, tokens=, selected=} of the last model call
+//	    opts: profile, max_steps, tools (names or patterns), system, reset,
+//	    tool_budget (tokens the tool schemas may take before selection starts),
+//	    on_text(delta), on_waiting(waiting, tick), on_tool_start(ev),
+//	    on_tool_end(ev), on_retry(notice), on_running(running, tick, elapsed_ms)
+//	    (every tick while the approved calls of an answer run; false after)
+//	    notice: {text=, reason=, status=, wait=(seconds), attempt=, attempts=,
+//	        provider=, model=}
+//	tai.chat_reset([opts])   forgets the conversation tai.chat keeps
+//	tai.complete(messages [, opts]) -> text, {finish_reason=, usage=} | nil, err
+//	    opts: on_retry(notice), as for tai.chat
+func (h *Host) openChat(L *glua.LState, tai *glua.LTable) {
+	tai.RawSetString("chat", L.NewFunction(h.luaChat))
+	tai.RawSetString("chat_reset", L.NewFunction(h.luaChatReset))
+	tai.RawSetString("complete", L.NewFunction(h.luaComplete))
+}
+
 // chatKey names one of the host's agents: tai.chat keeps one conversation
 // per profile, tool subset and system prompt.
 type chatKey struct{ profile, tools, system string }

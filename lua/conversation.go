@@ -4,11 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"runtime"
 	"strings"
-	"syscall"
 
 	glua "github.com/yuin/gopher-lua"
 
@@ -17,7 +13,7 @@ import (
 )
 
 // openConversation installs what the REPL needs to keep, show and change
-// a conversation, and to pick a model:
+// a conversation:
 //
 //	tai.chat_history([opts]) -> {{role=, content=, tool_calls=, tool_call_id=,
 //	        name=, is_error=}, …}     the conversation tai.chat keeps for
@@ -33,17 +29,6 @@ import (
 //	tai.conversations.use(id [, dir]) -> true | nil, err
 //	        marks it used now (in dir, default tai.cwd()): tai -c continues
 //	        the conversation last used in a folder, resumed or updated
-//	tai.models() -> {name, …} | nil, err   the models the current profile's
-//	                                  provider lists
-//	tai.model(name) -> profile | nil, err  this session's model (not stored)
-//	tai.estimate_tokens(text | messages) -> n   a rough token count
-//	tai.diff(old, new [, context]) -> text      unified-diff hunks
-//	tai.os                                      "linux", "darwin", …
-//	tai.cwd() -> path                           the tools' working directory
-//	tai.read_text(path [, max]) -> text, truncated | nil, err
-//	                                            a regular file's text, bounded
-//	tai.file_kind(path) -> "file" | "dir" | "other" | nil
-//	tai.list_dir(path) -> {name, …} | nil, err   folders end with /
 func (h *Host) openConversation(L *glua.LState, tai *glua.LTable) {
 	tai.RawSetString("chat_history", L.NewFunction(h.luaChatHistory))
 	tai.RawSetString("chat_restore", L.NewFunction(h.luaChatRestore))
@@ -54,108 +39,6 @@ func (h *Host) openConversation(L *glua.LState, tai *glua.LTable) {
 		"delete": h.conversationDelete,
 		"use":    h.conversationUse,
 	}))
-	tai.RawSetString("models", L.NewFunction(h.luaModels))
-	tai.RawSetString("model", L.NewFunction(h.luaModel))
-	tai.RawSetString("estimate_tokens", L.NewFunction(luaEstimateTokens))
-	tai.RawSetString("diff", L.NewFunction(luaDiff))
-	tai.RawSetString("os", glua.LString(runtime.GOOS))
-	tai.RawSetString("cwd", L.NewFunction(h.luaCwd))
-	tai.RawSetString("read_text", L.NewFunction(luaReadText))
-	tai.RawSetString("file_kind", L.NewFunction(luaFileKind))
-	tai.RawSetString("list_dir", L.NewFunction(luaListDir))
-}
-
-// maxListDir bounds the names tai.list_dir returns.
-const maxListDir = 2000
-
-// luaListDir is tai.list_dir(path) -> {name, …} | nil, err: the entries of
-// a folder, sorted, folders with a trailing slash (for completion).
-func luaListDir(L *glua.LState) int {
-	entries, err := os.ReadDir(L.CheckString(1))
-	if err != nil {
-		return fail(L, err.Error())
-	}
-	out := NewArray(L)
-	for i, e := range entries {
-		if i >= maxListDir {
-			break
-		}
-		name := e.Name()
-		if e.IsDir() {
-			name += "/"
-		}
-		out.Append(glua.LString(name))
-	}
-	L.Push(out)
-	return 1
-}
-
-// luaFileKind is tai.file_kind(path) -> "file" | "dir" | "other" | nil:
-// what path is, without opening it (symbolic links followed).
-func luaFileKind(L *glua.LState) int {
-	st, err := os.Stat(L.CheckString(1))
-	switch {
-	case err != nil:
-		L.Push(glua.LNil)
-	case st.Mode().IsRegular():
-		L.Push(glua.LString("file"))
-	case st.IsDir():
-		L.Push(glua.LString("dir"))
-	default:
-		L.Push(glua.LString("other"))
-	}
-	return 1
-}
-
-// luaReadText is tai.read_text(path [, max]) -> text, truncated | nil, err:
-// at most max bytes (default 1 MiB) of a regular file. Anything else (a
-// folder, a FIFO, a device such as /dev/tty) is refused without being
-// opened for reading, so a name chosen by a model or a repository can
-// never make the screen that shows it wait.
-func luaReadText(L *glua.LState) int {
-	path := L.CheckString(1)
-	limit := L.OptInt(2, 1<<20)
-	if limit < 0 {
-		L.ArgError(2, "max must not be negative")
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return fail(L, err.Error())
-	}
-	if !st.Mode().IsRegular() {
-		return fail(L, path+" is not a regular file")
-	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return fail(L, err.Error())
-	}
-	defer f.Close()
-	if st2, err := f.Stat(); err != nil || !st2.Mode().IsRegular() {
-		return fail(L, path+" is not a regular file")
-	}
-	buf := make([]byte, limit+1)
-	n, err := io.ReadFull(f, buf)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return fail(L, err.Error())
-	}
-	L.Push(glua.LString(buf[:min(n, limit)]))
-	L.Push(glua.LBool(n > limit))
-	return 2
-}
-
-// luaCwd is tai.cwd(): the working directory of the file and shell tools
-// (the engine's, else the process's).
-func (h *Host) luaCwd(L *glua.LState) int {
-	if o := h.opts.Engine; o != nil && o.Dir != "" {
-		L.Push(glua.LString(o.Dir))
-		return 1
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return fail(L, err.Error())
-	}
-	L.Push(glua.LString(wd))
-	return 1
 }
 
 // messagesTable converts messages to Lua through their JSON form.
@@ -365,70 +248,5 @@ func (h *Host) conversationUse(L *glua.LState) int {
 		return fail(L, strings.TrimPrefix(err.Error(), "vault: not found: "))
 	}
 	L.Push(glua.LTrue)
-	return 1
-}
-
-func (h *Host) luaModels(L *glua.LState) int {
-	e, err := h.Engine()
-	if err != nil {
-		return fail(L, err.Error())
-	}
-	sess, err := h.Session()
-	if err != nil {
-		return fail(L, err.Error())
-	}
-	p := sess.Profile()
-	copts := h.clientOptions()
-	copts.Getenv = h.getenv()
-	var names []string
-	var lerr error
-	ctx := luaContext(L)
-	h.Await(func() { names, lerr = engine.ListModels(ctx, p, e.Store(), copts) })
-	if lerr != nil {
-		return fail(L, lerr.Error())
-	}
-	out := NewArray(L)
-	for _, n := range names {
-		out.Append(glua.LString(n))
-	}
-	L.Push(out)
-	return 1
-}
-
-func (h *Host) luaModel(L *glua.LState) int {
-	name := strings.TrimSpace(L.CheckString(1))
-	if name == "" {
-		L.ArgError(1, "name the model")
-	}
-	sess, err := h.Session()
-	if err != nil {
-		return fail(L, err.Error())
-	}
-	p, err := sess.UseModel(name)
-	if err != nil {
-		return fail(L, err.Error())
-	}
-	L.Push(profileTable(L, p))
-	return 1
-}
-
-func luaEstimateTokens(L *glua.LState) int {
-	switch v := L.CheckAny(1).(type) {
-	case glua.LString:
-		L.Push(glua.LNumber(engine.EstimateTokens([]engine.Message{{Content: string(v)}})))
-	case *glua.LTable:
-		msgs, err := tableMessages(L, v)
-		if err != nil {
-			L.ArgError(1, err.Error())
-		}
-		L.Push(glua.LNumber(engine.EstimateTokens(msgs)))
-	default:
-		L.ArgError(1, "give a text or a list of messages")
-	}
-	return 1
-}
-
-func luaDiff(L *glua.LState) int {
-	L.Push(glua.LString(engine.UnifiedDiff(L.CheckString(1), L.CheckString(2), L.OptInt(3, 3))))
 	return 1
 }

@@ -1,12 +1,7 @@
 package lua
 
 import (
-	"os"
-	"path/filepath"
 	"reflect"
-	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 
 	"tai/engine"
@@ -52,37 +47,5 @@ func TestModelsAndModelSwitch(t *testing.T) {
 	}
 	if m := srv.Requests()[0].Model; m != "fake-b" {
 		t.Fatalf("request went to model %q", m)
-	}
-}
-
-func TestDiffAndEstimate(t *testing.T) {
-	h, _, _ := modelHost(t, engine.Interactive)
-	got := mustRun(t, h, `return tai.diff("a\nb\n", "a\nc\n"), tai.estimate_tokens(string.rep("x", 400)), tai.estimate_tokens({{role = "user", content = string.rep("y", 40)}})`)
-	if !strings.Contains(got[0].(string), "-b\n+c\n") || got[1] != int64(104) || got[2] != int64(14) {
-		t.Fatalf("got %q", got)
-	}
-}
-
-// TestReadTextRefusesWhatIsNotAFile: a FIFO (which would block a read)
-// and a folder are refused without waiting; a file is read up to max.
-func TestReadTextRefusesWhatIsNotAFile(t *testing.T) {
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "AGENTS.md")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(dir, "a.txt")
-	if err := os.WriteFile(file, []byte("hello world"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	h := newHost(t, Options{}, nil)
-	got := mustRun(t, h, `
-		local a, aerr = tai.read_text(`+strconv.Quote(fifo)+`)
-		local b, btrunc = tai.read_text(`+strconv.Quote(file)+`, 5)
-		local c, cerr = tai.read_text(`+strconv.Quote(dir)+`)
-		return a, aerr, b, btrunc, c, cerr, tai.file_kind(`+strconv.Quote(fifo)+`), tai.file_kind(`+strconv.Quote(dir)+`), tai.file_kind(`+strconv.Quote(file)+`), tai.file_kind(`+strconv.Quote(dir+"/none")+`)`)
-	want := []any{nil, fifo + " is not a regular file", "hello", true, nil, dir + " is not a regular file", "other", "dir", "file", nil}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("got %v\nwant %v", got, want)
 	}
 }

@@ -76,46 +76,13 @@ func (h *Host) getenv() func(string) string {
 	return os.Getenv
 }
 
-// openEngine installs the bindings over the engine:
+// openEngine installs what is set on the engine itself:
 //
-//	tai.call(tool, args) -> {content={…}, isError=bool} | nil, err
-//	tai.tools() -> {{name=, description=, safe=, parameters=}, …}
-//	tai.tool{name=, description=, parameters=, safe=, run=}
-//	tai.chat(message [, opts]) -> text, {steps=, exhausted=, truncated=, filtered=,
-//	        empty=, finish_reason=, usage=, profile=, tools=} | nil, err
-//	    tools: {offered={names}, available=, tokens=, selected=} of the last model call
-//	    opts: profile, max_steps, tools (names or patterns), system, reset,
-//	    tool_budget (tokens the tool schemas may take before selection starts),
-//	    on_text(delta), on_waiting(waiting, tick), on_tool_start(ev),
-//	    on_tool_end(ev), on_retry(notice), on_running(running, tick, elapsed_ms)
-//	    (every tick while the approved calls of an answer run; false after)
-//	    notice: {text=, reason=, status=, wait=(seconds), attempt=, attempts=,
-//	        provider=, model=}
-//	tai.chat_reset([opts])   forgets the conversation tai.chat keeps
-//	tai.complete(messages [, opts]) -> text, {finish_reason=, usage=} | nil, err
-//	    opts: on_retry(notice), as for tai.chat
-//	tai.prompter{confirm=fn(consent) -> bool, ask=fn(question) -> answer} | tai.prompter(nil)
 //	tai.pass_env(name, …)   shell commands may see these credential-looking variables
-//	tai.profiles.list() / current() / get(name) / use(name) / save(t) / delete(name)
 //	tai.mode   the approval mode: "interactive", "auto" or "yolo"
 func (h *Host) openEngine(L *glua.LState, tai *glua.LTable) {
-	tai.RawSetString("call", L.NewFunction(h.luaCallTool))
-	tai.RawSetString("tools", L.NewFunction(h.listTools))
-	tai.RawSetString("tool", L.NewFunction(h.luaAddTool))
-	tai.RawSetString("chat", L.NewFunction(h.luaChat))
-	tai.RawSetString("chat_reset", L.NewFunction(h.luaChatReset))
-	tai.RawSetString("complete", L.NewFunction(h.luaComplete))
-	tai.RawSetString("prompter", L.NewFunction(h.luaSetPrompter))
 	tai.RawSetString("pass_env", L.NewFunction(h.luaPassEnv))
 	tai.RawSetString("mode", glua.LString(h.opts.Mode.String()))
-	tai.RawSetString("profiles", L.SetFuncs(L.NewTable(), map[string]glua.LGFunction{
-		"list":    h.profilesList,
-		"current": h.profilesCurrent,
-		"get":     h.profilesGet,
-		"use":     h.profilesUse,
-		"save":    h.profilesSave,
-		"delete":  h.profilesDelete,
-	}))
 }
 
 // luaPassEnv is tai.pass_env(name, …): the named variables reach shell

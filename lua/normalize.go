@@ -321,7 +321,7 @@ func docToLua(L *glua.LState, v any, order *glua.LTable, depth int) (glua.LValue
 	return nil, fmt.Errorf("unexpected value %T in the parsed config", v)
 }
 
-// openConfig installs tai.mcp.normalize, tai.mcp.expand and
+// openNormalize installs tai.mcp.normalize, tai.mcp.expand and
 // tai.mcp.split:
 //
 //	tai.mcp.normalize(text [, name]) -> entries, notes | nil, err
@@ -337,7 +337,7 @@ func docToLua(L *glua.LState, v any, order *glua.LTable, depth int) (glua.LValue
 // normalize stores and spawns nothing; name names a bare entry. expand
 // resolves through the project folder, the environment, then vault
 // secrets, and registers each value from the environment for redaction.
-func (h *Host) openConfig(L *glua.LState, tai *glua.LTable) {
+func (h *Host) openNormalize(L *glua.LState, tai *glua.LTable) {
 	mod, ok := tai.RawGetString("mcp").(*glua.LTable)
 	if !ok {
 		mod = L.NewTable()

@@ -10,6 +10,26 @@ import (
 	"tai/engine"
 )
 
+// openProfiles installs the profiles and the model of this session:
+//
+//	tai.profiles.list() / current() / get(name) / use(name) / save(t) / delete(name)
+//	tai.models() -> {name, …} | nil, err   the models the current profile's
+//	                                  provider lists
+//	tai.model(name) -> profile | nil, err  this session's model (not stored)
+//	tai.profile   the current profile's name (a field, see luaProfileField)
+func (h *Host) openProfiles(L *glua.LState, tai *glua.LTable) {
+	tai.RawSetString("profiles", L.SetFuncs(L.NewTable(), map[string]glua.LGFunction{
+		"list":    h.profilesList,
+		"current": h.profilesCurrent,
+		"get":     h.profilesGet,
+		"use":     h.profilesUse,
+		"save":    h.profilesSave,
+		"delete":  h.profilesDelete,
+	}))
+	tai.RawSetString("models", L.NewFunction(h.luaModels))
+	tai.RawSetString("model", L.NewFunction(h.luaModel))
+}
+
 // luaProfileField answers tai.profile: the engine's profile once it is
 // built, else the --profile flag, else the current profile remembered in the
 // vault, else "default". It is computed on each read, so a switch made by
@@ -161,5 +181,49 @@ func (h *Host) profilesDelete(L *glua.LState) int {
 		return fail(L, err.Error())
 	}
 	L.Push(glua.LTrue)
+	return 1
+}
+
+func (h *Host) luaModels(L *glua.LState) int {
+	e, err := h.Engine()
+	if err != nil {
+		return fail(L, err.Error())
+	}
+	sess, err := h.Session()
+	if err != nil {
+		return fail(L, err.Error())
+	}
+	p := sess.Profile()
+	copts := h.clientOptions()
+	copts.Getenv = h.getenv()
+	var names []string
+	var lerr error
+	ctx := luaContext(L)
+	h.Await(func() { names, lerr = engine.ListModels(ctx, p, e.Store(), copts) })
+	if lerr != nil {
+		return fail(L, lerr.Error())
+	}
+	out := NewArray(L)
+	for _, n := range names {
+		out.Append(glua.LString(n))
+	}
+	L.Push(out)
+	return 1
+}
+
+func (h *Host) luaModel(L *glua.LState) int {
+	name := strings.TrimSpace(L.CheckString(1))
+	if name == "" {
+		L.ArgError(1, "name the model")
+	}
+	sess, err := h.Session()
+	if err != nil {
+		return fail(L, err.Error())
+	}
+	p, err := sess.UseModel(name)
+	if err != nil {
+		return fail(L, err.Error())
+	}
+	L.Push(profileTable(L, p))
 	return 1
 }

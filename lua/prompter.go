@@ -13,6 +13,13 @@ import (
 	"tai/engine"
 )
 
+// openPrompter installs tai.prompter:
+//
+//	tai.prompter{confirm=fn(consent) -> bool, ask=fn(question) -> answer} | tai.prompter(nil)
+func (h *Host) openPrompter(L *glua.LState, tai *glua.LTable) {
+	tai.RawSetString("prompter", L.NewFunction(h.luaSetPrompter))
+}
+
 // hostPrompter is the engine's Prompter: it asks through the Lua functions
 // installed with tai.prompter (the REPL's consent screen), run on the
 // goroutine that owns the state. With none installed nobody can answer.

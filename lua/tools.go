@@ -13,6 +13,17 @@ import (
 	"tai/vault"
 )
 
+// openTools installs the tool registry's functions:
+//
+//	tai.call(tool, args) -> {content={…}, isError=bool} | nil, err
+//	tai.tools() -> {{name=, description=, safe=, parameters=}, …}
+//	tai.tool{name=, description=, parameters=, safe=, run=}
+func (h *Host) openTools(L *glua.LState, tai *glua.LTable) {
+	tai.RawSetString("call", L.NewFunction(h.luaCallTool))
+	tai.RawSetString("tools", L.NewFunction(h.listTools))
+	tai.RawSetString("tool", L.NewFunction(h.luaAddTool))
+}
+
 // argsTable reads argument n, an optional table, as a JSON object.
 func argsTable(L *glua.LState, n int, what string) map[string]any {
 	v := L.Get(n)
