@@ -102,8 +102,9 @@ func (s *Session) Fork(ctx context.Context, o ForkOptions) (Turn, error) {
 	return turn, err
 }
 
-// ownToolsKey carries a fork's own tools in its context, where the
-// registry's lookup finds them before its own.
+// ownToolsKey carries a caller's own tools in its context (a fork's, a
+// served session's extra), where the registry's lookup finds them before
+// its own.
 type ownToolsKey struct{}
 
 func withOwnTools(ctx context.Context, tools []Tool) context.Context {
@@ -114,8 +115,8 @@ func withOwnTools(ctx context.Context, tools []Tool) context.Context {
 	return context.WithValue(ctx, ownToolsKey{}, m)
 }
 
-// ownTool returns the tool name of the fork running in ctx, if it has one
-// of its own by that name.
+// ownTool returns the tool name of the caller in ctx, if it has one of
+// its own by that name.
 func ownTool(ctx context.Context, name string) (Tool, bool) {
 	m, _ := ctx.Value(ownToolsKey{}).(map[string]Tool)
 	t, ok := m[name]

@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"tai/mcp"
 )
 
 // maxSchemaDepth bounds how deep checkSchema follows nested objects and
@@ -13,7 +15,10 @@ const maxSchemaDepth = 8
 
 // checkSchema checks args against the common core of a tool's JSON Schema:
 // required properties present, and each value of the type, enum or const
-// its property schema names, in nested objects and arrays too. It returns
+// its property schema names, within its minimum and maximum, and a list
+// holding at least minItems, in nested objects and arrays too; a native
+// tool's nested object that closes itself (additionalProperties false)
+// takes no other names (the top level is unknownArgNames'). It returns
 // the first problem (required arguments first, then the others by name),
 // worded as the tools' own argument errors are, so a call that cannot
 // succeed goes back to the model before anybody is asked to approve it.
@@ -22,12 +27,18 @@ func checkSchema(t Tool, args map[string]any) error {
 	if t.Parameters == nil {
 		return nil
 	}
-	return checkObject(t.Parameters, args, "", 0)
+	return checkObject(t.Parameters, args, "", 0, t.Origin == "")
 }
 
-// checkObject checks the object x at path against schema s.
-func checkObject(s map[string]any, x map[string]any, path string, depth int) error {
+// checkObject checks the object x at path against schema s; closed says
+// to hold a nested object to its additionalProperties false.
+func checkObject(s map[string]any, x map[string]any, path string, depth int, closed bool) error {
 	props, _ := s["properties"].(map[string]any)
+	if closed && path != "" {
+		if err := unknownNested(s, x, path); err != nil {
+			return err
+		}
+	}
 	for _, req := range nameList(s["required"]) {
 		if val, ok := x[req]; !ok || val == nil {
 			ps, _ := props[req].(map[string]any)
@@ -41,7 +52,7 @@ func checkObject(s map[string]any, x map[string]any, path string, depth int) err
 	sort.Strings(keys)
 	for _, k := range keys {
 		if ps, ok := props[k].(map[string]any); ok && x[k] != nil {
-			if err := checkValue(ps, x[k], join(path, k), depth+1); err != nil {
+			if err := checkValue(ps, x[k], join(path, k), depth+1, closed); err != nil {
 				return err
 			}
 		}
@@ -49,8 +60,78 @@ func checkObject(s map[string]any, x map[string]any, path string, depth int) err
 	return nil
 }
 
+// unlisted returns, quoted and sorted, the names of the object x that its
+// schema s, closed by additionalProperties false, does not list in its
+// properties (nil when s leaves the object open; see mcp.Clip), and those
+// properties.
+func unlisted(s, x map[string]any) ([]string, map[string]any) {
+	props, _ := s["properties"].(map[string]any)
+	if open, ok := s["additionalProperties"].(bool); !ok || open {
+		return nil, props
+	}
+	var names []string
+	for k := range x {
+		if _, ok := props[k]; !ok {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	// A client's names may be megabytes, and many: an error names a few,
+	// each clipped.
+	unknown := make([]string, 0, min(len(names), maxListed)+1)
+	for _, k := range names[:min(len(names), maxListed)] {
+		unknown = append(unknown, mcp.Clip(k))
+	}
+	if len(names) > maxListed {
+		unknown = append(unknown, fmt.Sprintf("… (%d more)", len(names)-maxListed))
+	}
+	return unknown, props
+}
+
+// unknownNested refuses the names of the object x at path that its closed
+// schema s does not list.
+func unknownNested(s, x map[string]any, path string) error {
+	unknown, props := unlisted(s, x)
+	if len(unknown) == 0 {
+		return nil
+	}
+	accepted := make([]string, 0, len(props))
+	for k := range props {
+		accepted = append(accepted, k)
+	}
+	sort.Strings(accepted)
+	return fmt.Errorf("argument %q has %s, which it does not take: it holds only %s", path, strings.Join(unknown, ", "), strings.Join(accepted, ", "))
+}
+
+// checkBounds checks a number against its schema's minimum and maximum,
+// and a list against its minItems.
+func checkBounds(s map[string]any, v any, path string) error {
+	if n, ok := toFloat(v); ok {
+		lo, hasLo := toFloat(s["minimum"])
+		hi, hasHi := toFloat(s["maximum"])
+		if hasLo && n < lo || hasHi && n > hi {
+			want := fmt.Sprintf("%v to %v", lo, hi)
+			if !hasHi {
+				want = fmt.Sprintf("at least %v", lo)
+			} else if !hasLo {
+				want = fmt.Sprintf("at most %v", hi)
+			}
+			return fmt.Errorf("argument %q is %v, out of range: give %s", path, v, want)
+		}
+	}
+	if l, ok := v.([]any); ok {
+		if lo, ok := toFloat(s["minItems"]); ok && float64(len(l)) < lo {
+			if len(l) == 0 {
+				return fmt.Errorf("argument %q is an empty list: give a non-empty list", path)
+			}
+			return fmt.Errorf("argument %q is a list of %d: give at least %v items", path, len(l), lo)
+		}
+	}
+	return nil
+}
+
 // checkValue checks v at path (never empty) against schema s.
-func checkValue(s map[string]any, v any, path string, depth int) error {
+func checkValue(s map[string]any, v any, path string, depth int, closed bool) error {
 	if depth > maxSchemaDepth {
 		return nil
 	}
@@ -96,9 +177,12 @@ func checkValue(s map[string]any, v any, path string, depth int) error {
 			return fmt.Errorf("argument %q is %s: give one of %s", path, describeJSON(v), listJSON(listed))
 		}
 	}
+	if err := checkBounds(s, v, path); err != nil {
+		return err
+	}
 	switch x := v.(type) {
 	case map[string]any:
-		return checkObject(s, x, path, depth)
+		return checkObject(s, x, path, depth, closed)
 	case []any:
 		if items, ok := s["items"].(map[string]any); ok {
 			for i, e := range x {
@@ -108,7 +192,7 @@ func checkValue(s map[string]any, v any, path string, depth int) error {
 					}
 					continue
 				}
-				if err := checkValue(items, e, fmt.Sprintf("%s[%d]", path, i), depth+1); err != nil {
+				if err := checkValue(items, e, fmt.Sprintf("%s[%d]", path, i), depth+1, closed); err != nil {
 					return err
 				}
 			}

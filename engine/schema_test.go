@@ -120,3 +120,82 @@ func TestInvalidCallIsNotAsked(t *testing.T) {
 		t.Fatalf("a possible edit was asked about %d times in all, want 2", n)
 	}
 }
+
+// TestCheckSchemaBoundsAndClosedObjects: minimum, maximum and minItems
+// are checked for every tool; a nested object closed by
+// additionalProperties false is held to it for a native tool only (a
+// bridged one's server judges its own schema).
+func TestCheckSchemaBoundsAndClosedObjects(t *testing.T) {
+	params := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"steps": map[string]any{"type": "integer", "minimum": 1, "maximum": 100},
+			"temp":  map[string]any{"type": "number", "minimum": 0.5},
+			"top":   map[string]any{"type": "number", "maximum": 2.0},
+			"list":  map[string]any{"type": "array", "minItems": 2.0, "items": map[string]any{"type": "integer"}},
+			"msgs": map[string]any{"type": "array", "minItems": 1, "items": map[string]any{
+				"type": "object", "additionalProperties": false,
+				"properties": map[string]any{"role": map[string]any{"type": "string"}, "content": map[string]any{"type": "string"}},
+			}},
+		},
+	}
+	tests := []struct {
+		name    string
+		args    map[string]any
+		native  string // "" means valid
+		bridged string // "" means valid
+	}{
+		{"within bounds", map[string]any{"steps": 1.0, "temp": 0.5, "top": 2.0, "list": []any{1.0, 2.0}, "msgs": []any{map[string]any{"role": "user"}}}, "", ""},
+		{"below both bounds", map[string]any{"steps": 0.0}, `argument "steps" is 0, out of range: give 1 to 100`, `argument "steps" is 0, out of range: give 1 to 100`},
+		{"above both bounds", map[string]any{"steps": 101.0}, `argument "steps" is 101, out of range: give 1 to 100`, `argument "steps" is 101, out of range: give 1 to 100`},
+		{"below a minimum", map[string]any{"temp": 0.25}, `argument "temp" is 0.25, out of range: give at least 0.5`, `argument "temp" is 0.25, out of range: give at least 0.5`},
+		{"above a maximum", map[string]any{"top": 3.0}, `argument "top" is 3, out of range: give at most 2`, `argument "top" is 3, out of range: give at most 2`},
+		{"an empty list", map[string]any{"msgs": []any{}}, `argument "msgs" is an empty list: give a non-empty list`, `argument "msgs" is an empty list: give a non-empty list`},
+		{"a short list", map[string]any{"list": []any{1.0}}, `argument "list" is a list of 1: give at least 2 items`, `argument "list" is a list of 1: give at least 2 items`},
+		{"a name a closed object does not take", map[string]any{"msgs": []any{map[string]any{"role": "user", "name": "x", "age": 1.0}}},
+			`argument "msgs[0]" has "age", "name", which it does not take: it holds only content, role`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, origin := range []string{"", "srv/t"} {
+				want := tt.native
+				if origin != "" {
+					want = tt.bridged
+				}
+				err := checkSchema(Tool{Name: "t", Parameters: params, Origin: origin}, tt.args)
+				switch {
+				case want == "" && err != nil:
+					t.Fatalf("origin %q: valid arguments refused: %v", origin, err)
+				case want != "" && (err == nil || err.Error() != want):
+					t.Fatalf("origin %q: got %v, want %q", origin, err, want)
+				}
+			}
+		})
+	}
+}
+
+// TestUnknownArgumentNamesAreNamedBriefly: a call with a megabyte-long
+// argument name, or thousands of names, gets an error that names a few,
+// clipped, not a copy of the arguments (which a served call would store
+// as a record).
+func TestUnknownArgumentNamesAreNamedBriefly(t *testing.T) {
+	tool := Tool{Name: "t", Parameters: schema(nil, map[string]any{
+		"list": map[string]any{"type": "array", "items": schema(nil, map[string]any{"a": prop("string", "")})},
+	})}
+	many := map[string]any{}
+	for i := range 5000 {
+		many[fmt.Sprint("name-", i)] = 1.0
+	}
+	huge := strings.Repeat("N", 1<<20)
+	for _, args := range []map[string]any{
+		{huge: 1.0},
+		many,
+		{"list": []any{map[string]any{huge: 1.0}}},
+		{"list": []any{many}},
+	} {
+		err := checkArgNames(tool, args)
+		if err == nil || len(err.Error()) > 4096 || !strings.Contains(err.Error(), "does not take") {
+			t.Fatalf("error of %d bytes: %.300v", len(fmt.Sprint(err)), err)
+		}
+	}
+}

@@ -12,7 +12,6 @@ import (
 
 	"tai/mcp"
 	"tai/mcp/server"
-	"tai/vault"
 )
 
 // The two tools tai serves beside its native ones.
@@ -50,77 +49,111 @@ type ServedOptions struct {
 // session is a Session of the engine with its own profile, history and an
 // approver that runs non-safe tools without asking (the key is the
 // authorization, as with --yolo) and has nobody to answer questions, so
-// ask_user and the profile changes a model asks for are refused.
+// ask_user and the profile changes a model asks for are refused. The two
+// extras are tools of the MCP session's own, which the registry resolves
+// only for a served call: they are prepared, checked against their
+// schemas, audited (as "mcp-serve"), redacted and spilled like any other,
+// and never offered to a model or resolved outside a served call.
 type Served struct {
 	eng         *Engine
 	chatTimeout time.Duration
 	toolBudget  int
+	// extras are chat and completions without their Run, which each MCP
+	// session binds to itself; listed is how tools/list shows them.
+	extras []Tool
+	listed []server.Tool
 }
 
 // Served returns the engine's MCP catalogue.
 func (e *Engine) Served(opts *ServedOptions) *Served {
-	c := &Served{eng: e, chatTimeout: mcp.MCP_CHAT_TIMEOUT}
+	c := &Served{eng: e, chatTimeout: mcp.MCP_CHAT_TIMEOUT, extras: servedExtras()}
 	if opts != nil && opts.ChatTimeout > 0 {
 		c.chatTimeout = opts.ChatTimeout
 	}
 	if opts != nil {
 		c.toolBudget = opts.ToolBudget
 	}
+	for _, t := range c.extras {
+		if l, ok := listedTool(t); ok {
+			c.listed = append(c.listed, l)
+		}
+	}
 	return c
-}
-
-// servedTools returns the registered native tools (never bridged ones).
-func (c *Served) servedTools() []Tool {
-	return c.eng.reg.NativeTools()
 }
 
 // Tools lists every native tool (name, description, parameters as
 // inputSchema) and the two extras, sorted by name with the extras last.
 func (c *Served) Tools() []server.Tool {
-	native := c.servedTools()
-	out := make([]server.Tool, 0, len(native)+2)
+	native := c.eng.reg.NativeTools()
+	out := make([]server.Tool, 0, len(native)+len(c.listed))
 	for _, t := range native {
 		if t.Name == ServedChat || t.Name == ServedCompletions {
 			continue // the extras win over a Lua tool of the same name
 		}
-		spec := t.Spec()
-		schema, err := json.Marshal(spec.Parameters)
-		if err != nil {
-			continue
+		if l, ok := listedTool(t); ok {
+			out = append(out, l)
 		}
-		desc := spec.Description
-		if strings.TrimSpace(desc) == "" {
-			desc = "The " + t.Name + " tool."
-		}
-		out = append(out, server.Tool{Name: t.Name, Description: desc, InputSchema: schema})
 	}
-	return append(out, servedExtras...)
+	return append(out, c.listed...)
 }
 
-var servedExtras = []server.Tool{
-	{
-		Name: ServedChat,
-		Description: "Send a message to tai's agent and get its answer: a full agent turn with tai's tools on this " +
-			"MCP session's own conversation, whose history is kept between calls. Name a session to keep a separate " +
-			"conversation; give a profile to switch that conversation's model profile.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
-			`"message":{"type":"string","description":"what to ask or tell the agent"},` +
-			`"session":{"type":"string","description":"name of a separate conversation within this MCP session (default: the main one)"},` +
-			`"profile":{"type":"string","description":"model profile to use from now on in this conversation"},` +
-			`"max_steps":{"type":"integer","minimum":1,"maximum":` + fmt.Sprint(ServedMaxSteps) + `,"description":"model calls allowed in this turn"}` +
-			`},"required":["message"],"additionalProperties":false}`),
-	},
-	{
-		Name: ServedCompletions,
-		Description: "Make one stateless completion with tai's current model, without tools and without history: " +
-			"give the whole conversation as messages with roles system, user or assistant; returns the answer.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
-			`"messages":{"type":"array","minItems":1,"items":{"type":"object","properties":{` +
-			`"role":{"type":"string","enum":["system","user","assistant"]},"content":{"type":"string"}},` +
-			`"required":["role","content"],"additionalProperties":false}}` +
-			`},"required":["messages"],"additionalProperties":false}`),
-	},
+// listedTool is t as tools/list shows it; false when its schema cannot be
+// encoded.
+func listedTool(t Tool) (server.Tool, bool) {
+	spec := t.Spec()
+	schema, err := json.Marshal(spec.Parameters)
+	if err != nil {
+		return server.Tool{}, false
+	}
+	desc := spec.Description
+	if strings.TrimSpace(desc) == "" {
+		desc = "The " + t.Name + " tool."
+	}
+	return server.Tool{Name: t.Name, Description: desc, InputSchema: schema}, true
 }
+
+// servedExtras returns chat and completions, in that order, without Run.
+func servedExtras() []Tool {
+	str := func(desc string) map[string]any { return prop("string", desc) }
+	steps := prop("integer", "model calls allowed in this turn")
+	steps["minimum"], steps["maximum"] = 1, ServedMaxSteps
+	message := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"role":    map[string]any{"type": "string", "enum": []any{"system", "user", "assistant"}},
+			"content": map[string]any{"type": "string"},
+		},
+		"required":             []string{"role", "content"},
+		"additionalProperties": false,
+	}
+	return []Tool{
+		{
+			Name: ServedChat,
+			Description: "Send a message to tai's agent and get its answer: a full agent turn with tai's tools on this " +
+				"MCP session's own conversation, whose history is kept between calls. Name a session to keep a separate " +
+				"conversation; give a profile to switch that conversation's model profile.",
+			Parameters: schema([]string{"message"}, map[string]any{
+				"message":   str("what to ask or tell the agent"),
+				"session":   str("name of a separate conversation within this MCP session (default: the main one)"),
+				"profile":   str("model profile to use from now on in this conversation"),
+				"max_steps": steps,
+			}),
+			AuditKind: servedAuditKind,
+		},
+		{
+			Name: ServedCompletions,
+			Description: "Make one stateless completion with tai's current model, without tools and without history: " +
+				"give the whole conversation as messages with roles system, user or assistant; returns the answer.",
+			Parameters: schema([]string{"messages"}, map[string]any{
+				"messages": map[string]any{"type": "array", "minItems": 1, "items": message},
+			}),
+			AuditKind: servedAuditKind,
+		},
+	}
+}
+
+// servedAuditKind is the audit kind of the served extras' calls.
+const servedAuditKind = "mcp-serve"
 
 // Open makes the engine session of a new MCP session.
 func (c *Served) Open(_ context.Context, id string) (server.Session, error) {
@@ -132,7 +165,17 @@ func (c *Served) Open(_ context.Context, id string) (server.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &servedSession{cat: c, name: name, main: s, named: map[string]*Session{}}, nil
+	ss := &servedSession{cat: c, name: name, main: s, named: map[string]*Session{}, extras: map[string]Tool{}}
+	for _, t := range c.extras {
+		switch t.Name {
+		case ServedChat:
+			t.Run = ss.chat
+		case ServedCompletions:
+			t.Run = ss.completions
+		}
+		ss.extras[t.Name] = t
+	}
+	return ss, nil
 }
 
 func (c *Served) newSession(name string) (*Session, error) {
@@ -148,6 +191,9 @@ type servedSession struct {
 	name string
 	main *Session
 
+	// extras are chat and completions bound to this session.
+	extras map[string]Tool
+
 	mu    sync.Mutex
 	named map[string]*Session
 }
@@ -157,9 +203,9 @@ func (s *servedSession) Close() {}
 
 type nativeOnlyKey struct{}
 
-// lookup is Get for Prepare: a fork's own tools come first; under a
-// served tool call only registered native tools resolve, never the
-// fallback's bridged ones.
+// lookup is Get for Prepare: the caller's own tools (a fork's, a served
+// session's extra) come first; under a served tool call only registered
+// native tools resolve, never the fallback's bridged ones.
 func (r *Registry) lookup(ctx context.Context, name string) (Tool, bool) {
 	if t, ok := ownTool(ctx, name); ok {
 		return t, true
@@ -195,32 +241,34 @@ func (s *servedSession) Call(ctx context.Context, name string, raw json.RawMessa
 			return nil, fmt.Errorf("%w: the arguments of %s are not a JSON object", server.ErrInvalidParams, name)
 		}
 	}
-	var res Result
-	switch name {
-	case ServedChat:
-		res = s.chat(ctx, args)
-	case ServedCompletions:
-		res = s.completions(ctx, args)
-	default:
-		// The registry resolves only native tools here, and audits an
-		// unknown name with the session like any other call.
-		var err error
-		res, err = s.main.Dispatch(context.WithValue(ctx, nativeOnlyKey{}, true), name, args)
-		switch {
-		case errors.Is(err, ErrUnknownTool):
-			if verr := mcp.CheckToolName(name); verr != nil {
-				return nil, fmt.Errorf("%w: %v", server.ErrInvalidParams, verr)
-			}
-			return nil, fmt.Errorf("%w %q: tools/list names the tools this server serves", server.ErrUnknownTool, name)
-		case err != nil && ctx.Err() != nil:
-			return nil, err
-		case err != nil:
-			// Denied, refused or failed to run: the tool did not give a
-			// result, which the client sees as a failed call.
-			res = ErrorResult("%s", s.cat.eng.store.Redact(err.Error()))
+	// The registry resolves only native tools here and the extras, and
+	// audits an unknown name with the session like any other call.
+	ctx = context.WithValue(ctx, nativeOnlyKey{}, true)
+	if t, ok := s.extras[name]; ok {
+		ctx = withOwnTools(ctx, []Tool{t})
+	}
+	res, err := s.main.Dispatch(ctx, name, args)
+	switch {
+	case errors.Is(err, ErrUnknownTool):
+		if verr := mcp.CheckToolName(name); verr != nil {
+			return nil, fmt.Errorf("%w: %v", server.ErrInvalidParams, verr)
 		}
+		return nil, fmt.Errorf("%w %q: tools/list names the tools this server serves", server.ErrUnknownTool, name)
+	case err != nil && ctx.Err() != nil:
+		return nil, err
+	case err != nil:
+		// Denied, refused or failed to run: the tool did not give a
+		// result, which the client sees as a failed call.
+		res = ErrorResult("%s", s.cat.eng.store.Redact(err.Error()))
 	}
 	return json.Marshal(res)
+}
+
+// unserved returns ctx without what marks a served call: a chat turn is
+// a full agent's, whose calls may reach bridged tools and never the
+// extras.
+func unserved(ctx context.Context) context.Context {
+	return context.WithValue(context.WithValue(ctx, nativeOnlyKey{}, nil), ownToolsKey{}, nil)
 }
 
 // conversation returns the engine session chat's session argument names.
@@ -244,50 +292,40 @@ func (s *servedSession) conversation(name string) (*Session, error) {
 	return c, nil
 }
 
-// chat runs a full turn on the conversation's own agent.
-func (s *servedSession) chat(ctx context.Context, args map[string]any) Result {
+// chat runs a full turn on the conversation's own agent. The registry
+// has checked the arguments against chat's schema.
+func (s *servedSession) chat(ctx context.Context, args map[string]any) (Result, error) {
 	a := readArgs(args)
 	message := a.str("message", true)
 	conv := a.str("session", false)
 	profile := a.str("profile", false)
 	steps := a.int("max_steps", 0)
 	if err := a.err(); err != nil {
-		return ErrorResult("%v", err)
-	}
-	for k := range args {
-		switch k {
-		case "message", "session", "profile", "max_steps":
-		default:
-			return ErrorResult("chat takes message, session, profile and max_steps, not %q", k)
-		}
+		return ErrorResult("%v", err), nil
 	}
 	if strings.TrimSpace(message) == "" {
-		return ErrorResult("chat: the message is empty")
+		return ErrorResult("chat: the message is empty: say what to ask or tell the agent"), nil
 	}
-	if _, given := args["max_steps"]; given && (steps < 1 || steps > ServedMaxSteps) {
-		return ErrorResult("chat: max_steps %d is out of range: give 1 to %d", steps, ServedMaxSteps)
-	}
-	start := time.Now()
 	sess, err := s.conversation(conv)
 	if err != nil {
-		return s.audited(ServedChat, args, start, ErrorResult("chat: %v", err))
+		return ErrorResult("chat: %v", err), nil
 	}
 	if profile != "" && profile != sess.Profile().Name {
 		// The client holding the key asks, not the model: this moves only
 		// this conversation.
 		if _, err := sess.SwitchProfile(profile); err != nil {
-			return s.audited(ServedChat, args, start, ErrorResult("chat: profile %q: %v", profile, s.cat.eng.store.Redact(err.Error())))
+			return ErrorResult("chat: profile %q: %v", profile, err), nil
 		}
 	}
-	ctx, cancel := context.WithTimeout(WithSession(ctx, sess), s.cat.chatTimeout)
+	ctx, cancel := context.WithTimeout(WithSession(unserved(ctx), sess), s.cat.chatTimeout)
 	defer cancel()
 	turn, err := sess.RunTurn(ctx, message, &TurnOptions{MaxSteps: steps, Capture: true, ToolBudget: s.cat.toolBudget})
 	if err != nil {
-		why := s.cat.eng.store.Redact(err.Error())
+		why := err.Error()
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			why = fmt.Sprintf("the turn ran past its deadline of %s (MCP_CHAT_TIMEOUT) after %d steps", s.cat.chatTimeout, turn.Steps)
 		}
-		return s.audited(ServedChat, args, start, ErrorResult("chat failed: %s", why))
+		return ErrorResult("chat failed: %s", why), nil
 	}
 	text := turn.Text
 	switch {
@@ -298,70 +336,23 @@ func (s *servedSession) chat(ctx context.Context, args map[string]any) Result {
 	case turn.Empty:
 		text = strings.TrimSpace(text + "\n[the model returned an empty answer]")
 	}
-	return s.audited(ServedChat, args, start, TextResult(text))
+	return TextResult(text), nil
 }
 
 // completions makes one stateless completion with the session's model.
-func (s *servedSession) completions(ctx context.Context, args map[string]any) Result {
-	start := time.Now()
-	for k := range args {
-		if k != "messages" {
-			return ErrorResult("completions takes messages, not %q", k)
-		}
-	}
-	list, ok := args["messages"].([]any)
-	if !ok || len(list) == 0 {
-		return ErrorResult("completions needs messages: a non-empty list of {role, content}")
-	}
+// The registry has checked the messages against completions' schema.
+func (s *servedSession) completions(ctx context.Context, args map[string]any) (Result, error) {
+	list, _ := args["messages"].([]any)
 	msgs := make([]Message, 0, len(list))
-	for i, v := range list {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return ErrorResult("messages[%d] must be an object {role, content}", i)
-		}
+	for _, v := range list {
+		m, _ := v.(map[string]any)
 		role, _ := m["role"].(string)
-		content, isStr := m["content"].(string)
-		switch role {
-		case "system", "user", "assistant":
-		default:
-			return ErrorResult("messages[%d].role is %q; use \"system\", \"user\" or \"assistant\"", i, role)
-		}
-		if !isStr {
-			return ErrorResult("messages[%d].content must be a string", i)
-		}
-		for k := range m {
-			if k != "role" && k != "content" {
-				return ErrorResult("messages[%d] has %q; a message holds only role and content", i, k)
-			}
-		}
+		content, _ := m["content"].(string)
 		msgs = append(msgs, Message{Role: role, Content: content})
 	}
 	resp, err := s.main.Complete(ctx, msgs)
 	if err != nil {
-		return s.audited(ServedCompletions, args, start, ErrorResult("completions failed: %s", s.cat.eng.store.Redact(err.Error())))
+		return ErrorResult("completions failed: %v", err), nil
 	}
-	return s.audited(ServedCompletions, args, start, TextResult(s.cat.eng.store.Redact(resp.Message.Content)))
-}
-
-// audited appends the audit entry of a served extra and returns res, with
-// a warning added when the trail could not record the call.
-func (s *servedSession) audited(tool string, args map[string]any, start time.Time, res Result) Result {
-	outcome := "ok"
-	if res.IsError {
-		outcome = "error"
-	}
-	var redact func(string) string
-	if red, err := s.cat.eng.store.Redactor(); err == nil {
-		redact = red.Redact
-	} else {
-		redact = withholdAll(err)
-	}
-	_, aerr := s.cat.eng.store.AuditAppend(vault.AuditEntry{
-		Time: time.Now(), Kind: "mcp-serve", Subject: tool, Digest: Digest(shownArgs(redact, Tool{Name: tool}, args)),
-		Outcome: outcome, Duration: time.Since(start), Size: res.size(), Session: s.name,
-	})
-	if aerr != nil {
-		res.Content = append(res.Content, Content{Type: "text", Text: "[warning: " + auditNote(aerr) + "]"})
-	}
-	return res
+	return TextResult(resp.Message.Content), nil
 }

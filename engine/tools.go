@@ -165,6 +165,9 @@ type Tool struct {
 	// enabled for the session's profile), or "": such a call is answered
 	// with the reason and nobody is asked.
 	Unavailable func(ctx context.Context) string
+	// AuditKind is the kind the audit trail files the tool's calls under;
+	// empty means "tool", or "mcp-call" for a bridged one (Origin set).
+	AuditKind string
 	// Decides marks a tool that puts its own question to the person
 	// (Approver.Decide) in every mode, --auto and --yolo included, and
 	// refuses when nobody can answer; the registry then does not ask for
@@ -764,7 +767,10 @@ func (r *Registry) spill(t Tool, digest string, res Result) (Result, error) {
 // the call's outcome, never in place of it: a finished call stays finished.
 func (r *Registry) audit(session string, t Tool, digest, outcome string, dur time.Duration, size int) error {
 	kind, subject := "tool", t.Name
-	if t.Origin != "" {
+	switch {
+	case t.AuditKind != "":
+		kind = t.AuditKind
+	case t.Origin != "":
 		kind, subject = "mcp-call", t.Origin
 	}
 	_, err := r.store.AuditAppend(vault.AuditEntry{

@@ -168,20 +168,10 @@ func unknownArgNames(t Tool, args map[string]any) error {
 	if t.Origin != "" || t.Parameters == nil {
 		return nil
 	}
-	if closed, ok := t.Parameters["additionalProperties"].(bool); !ok || closed {
-		return nil
-	}
-	props, _ := t.Parameters["properties"].(map[string]any)
-	var unknown []string
-	for k := range args {
-		if _, ok := props[k]; !ok {
-			unknown = append(unknown, fmt.Sprintf("%q", k))
-		}
-	}
+	unknown, props := unlisted(t.Parameters, args)
 	if len(unknown) == 0 {
 		return nil
 	}
-	sort.Strings(unknown)
 	if len(props) == 0 {
 		return fmt.Errorf("%s takes no arguments, but was given %s: call it with {}", t.Name, strings.Join(unknown, ", "))
 	}
