@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -375,6 +376,232 @@ func TestMCPDocServedDriftIsCaught(t *testing.T) {
 			problems := strings.Join(servedDrift(d, l), "\n")
 			if !strings.Contains(problems, tc.wanted) {
 				t.Errorf("drift not reported (want %q); problems:\n%s", tc.wanted, problems)
+			}
+		})
+	}
+}
+
+// repoRoot is the repository's root, seen from this package's folder.
+const repoRoot = ".."
+
+// goFiles parses the non-test Go files of the folder dir.
+func goFiles(t *testing.T, dir string) []*ast.File {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*ast.File
+	for _, n := range names {
+		if strings.HasSuffix(n, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), n, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// vaultTables reads the vault package's tables from its source: every
+// package-level variable named bucket… whose value is []byte("name").
+func vaultTables(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, f := range goFiles(t, filepath.Join(repoRoot, "vault")) {
+		ast.Inspect(f, func(n ast.Node) bool {
+			s, ok := n.(*ast.ValueSpec)
+			if !ok {
+				return true
+			}
+			for i, name := range s.Names {
+				if !strings.HasPrefix(name.Name, "bucket") || i >= len(s.Values) {
+					continue
+				}
+				call, ok := s.Values[i].(*ast.CallExpr)
+				if !ok || len(call.Args) != 1 {
+					continue
+				}
+				if lit, ok := call.Args[0].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+					if v, err := strconv.Unquote(lit.Value); err == nil {
+						out = append(out, v)
+					}
+				}
+			}
+			return true
+		})
+	}
+	sort.Strings(out)
+	return out
+}
+
+// tablesDrift names each vault table the doc does not name in backquotes.
+func tablesDrift(doc string, tables []string) []string {
+	var problems []string
+	for _, name := range tables {
+		if !strings.Contains(doc, "`"+name+"`") {
+			problems = append(problems, fmt.Sprintf("README.md does not name the vault table `%s` (a bucket the vault package declares)", name))
+		}
+	}
+	return problems
+}
+
+func TestMCPDocNamesEveryVaultTable(t *testing.T) {
+	tables := vaultTables(t)
+	for _, want := range []string{"mcp_servers", "mcp_server_profiles", "mcp_tool_pins", "mcp_server_tools", "secrets"} {
+		if !slices.Contains(tables, want) {
+			t.Fatalf("found the vault tables %v, without %s: the parser is broken", tables, want)
+		}
+	}
+	for _, p := range tablesDrift(readDoc(t), tables) {
+		t.Error(p)
+	}
+	doc := strings.ReplaceAll(readDoc(t), "`mcp_tool_pins`", "the pins table")
+	if got := strings.Join(tablesDrift(doc, tables), "\n"); !strings.Contains(got, "`mcp_tool_pins`") {
+		t.Errorf("a vault table taken out of the doc is not reported: %q", got)
+	}
+}
+
+// mapRow is one row of the code map: a package folder, the types it names
+// and the files.
+type mapRow struct {
+	pkg          string
+	types, files []string
+}
+
+// codeMap reads the rows of the doc's "## Code map" table.
+func codeMap(doc string) ([]mapRow, error) {
+	_, sec, ok := strings.Cut(doc, "\n## Code map\n")
+	if !ok {
+		return nil, fmt.Errorf(`README.md has no "## Code map" section`)
+	}
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	quoted := regexp.MustCompile("`([^`]+)`")
+	names := func(cell string) []string {
+		var out []string
+		for _, m := range quoted.FindAllStringSubmatch(cell, -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	var rows []mapRow
+	for _, line := range strings.Split(sec, "\n") {
+		cells := strings.Split(strings.Trim(strings.TrimSpace(line), "|"), "|")
+		if len(cells) != 4 || !strings.HasPrefix(strings.TrimSpace(cells[0]), "`") {
+			continue
+		}
+		pkg := names(cells[0])
+		if len(pkg) != 1 {
+			return nil, fmt.Errorf("a code map row names no single package: %s", line)
+		}
+		rows = append(rows, mapRow{pkg: pkg[0], types: names(cells[2]), files: names(cells[3])})
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("README.md's code map has no rows")
+	}
+	return rows, nil
+}
+
+// declaredTypes lists the types the non-test Go files of dir declare.
+func declaredTypes(t *testing.T, dir string) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	for _, f := range goFiles(t, dir) {
+		for _, d := range f.Decls {
+			if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.TYPE {
+				for _, s := range gd.Specs {
+					out[s.(*ast.TypeSpec).Name.Name] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// codeMapDrift checks each row against the tree at root: the package has
+// Go files, declares each type, each file exists; and every package under
+// mcp/ has a row.
+func codeMapDrift(t *testing.T, root string, rows []mapRow) []string {
+	t.Helper()
+	var problems []string
+	mapped := map[string]bool{}
+	for _, r := range rows {
+		mapped[r.pkg] = true
+		types := declaredTypes(t, filepath.Join(root, r.pkg))
+		if len(types) == 0 && len(goFiles(t, filepath.Join(root, r.pkg))) == 0 {
+			problems = append(problems, fmt.Sprintf("README.md's code map names the package `%s`, which has no Go files (moved? update the map)", r.pkg))
+			continue
+		}
+		for _, ty := range r.types {
+			if !types[ty] {
+				problems = append(problems, fmt.Sprintf("README.md's code map names the type `%s` in `%s`, which no Go file of %s declares (moved? update the map)", ty, r.pkg, r.pkg))
+			}
+		}
+		for _, f := range r.files {
+			if _, err := os.Stat(filepath.Join(root, f)); err != nil {
+				problems = append(problems, fmt.Sprintf("README.md's code map names the file `%s` (row `%s`), which does not exist (moved? update the map)", f, r.pkg))
+			}
+		}
+	}
+	filepath.WalkDir(filepath.Join(root, "mcp"), func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		if d.Name() == "testdata" {
+			return filepath.SkipDir
+		}
+		rel, _ := filepath.Rel(root, p)
+		if !mapped[filepath.ToSlash(rel)] && len(goFiles(t, p)) > 0 {
+			problems = append(problems, fmt.Sprintf("the package `%s` has no row in README.md's code map", filepath.ToSlash(rel)))
+		}
+		return nil
+	})
+	return problems
+}
+
+func TestMCPDocCodeMap(t *testing.T) {
+	rows, err := codeMap(readDoc(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range codeMapDrift(t, repoRoot, rows) {
+		t.Error(p)
+	}
+}
+
+// TestMCPDocCodeMapDriftIsCaught: a type or file that moved, a package
+// gone and a package without a row are each reported by name.
+func TestMCPDocCodeMapDriftIsCaught(t *testing.T) {
+	rows, err := codeMap(readDoc(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit := func(f func(rows []mapRow) []mapRow) []mapRow {
+		c := make([]mapRow, len(rows))
+		for i, r := range rows {
+			c[i] = mapRow{pkg: r.pkg, types: slices.Clone(r.types), files: slices.Clone(r.files)}
+		}
+		return f(c)
+	}
+	tests := []struct {
+		name string
+		rows []mapRow
+		want string
+	}{
+		{"a type that moved", edit(func(r []mapRow) []mapRow { r[0].types = append(r[0].types, "Moved"); return r }), "the type `Moved` in `" + rows[0].pkg + "`"},
+		{"a file that moved", edit(func(r []mapRow) []mapRow { r[0].files = append(r[0].files, "mcp/moved.go"); return r }), "the file `mcp/moved.go`"},
+		{"a package gone", edit(func(r []mapRow) []mapRow { return append(r, mapRow{pkg: "engine/gone"}) }), "the package `engine/gone`, which has no Go files"},
+		{"a package without a row", edit(func(r []mapRow) []mapRow {
+			return slices.DeleteFunc(r, func(m mapRow) bool { return m.pkg == "mcp/config" })
+		}), "the package `mcp/config` has no row"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := strings.Join(codeMapDrift(t, repoRoot, tc.rows), "\n")
+			if !strings.Contains(got, tc.want) {
+				t.Errorf("want a problem naming %q, got:\n%s", tc.want, got)
 			}
 		})
 	}
