@@ -25,8 +25,12 @@ func TestDumpWritesEveryFileAndRefusesToOverwrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	entries, _ := fs.ReadDir(stdlib.Files(), ".")
-	if len(written) != len(entries) || len(entries) < 3 {
-		t.Fatalf("wrote %v for %d embedded files", written, len(entries))
+	if len(written) != len(entries)+1 || len(entries) < 3 {
+		t.Fatalf("wrote %v for %d embedded modules and meta/tai.lua", written, len(entries))
+	}
+	meta, _ := fs.ReadFile(stdlib.Meta(), "meta/tai.lua")
+	if got, err := os.ReadFile(filepath.Join(dir, "meta", "tai.lua")); err != nil || !bytes.Equal(got, meta) || len(meta) == 0 {
+		t.Fatalf("meta/tai.lua not dumped as embedded: %v", err)
 	}
 	edited := filepath.Join(dir, "repl.lua")
 	if err := os.WriteFile(edited, []byte("-- mine"), 0o644); err != nil {

@@ -252,6 +252,18 @@ func TestDumpStdlib(t *testing.T) {
 			t.Errorf("stdout does not list %s: %q", ent.Name(), r.stdout)
 		}
 	}
+	// The LuaLS definitions go to meta/, the folder an editor is pointed at.
+	want, err := fs.ReadFile(stdlib.Meta(), "meta/tai.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "meta", "tai.lua"))
+	if err != nil || !bytes.Equal(got, want) {
+		t.Errorf("meta/tai.lua not dumped as embedded: %v", err)
+	}
+	if !strings.Contains(r.stdout, filepath.Join("meta", "tai.lua")) {
+		t.Errorf("stdout does not list meta/tai.lua: %q", r.stdout)
+	}
 	again := e.run(t, "--dump-stdlib", dir)
 	if again.status != 1 || !strings.Contains(again.stderr, "already exists") {
 		t.Fatalf("second dump: status %d stderr %q, want a refusal", again.status, again.stderr)

@@ -1,0 +1,985 @@
+---@meta
+-- The `tai` module's types for lua-language-server (LuaLS): completion,
+-- hover and type checks in init.lua and scripts. Point LuaLS's
+-- workspace.library at the folder holding this file (see README.md); tai
+-- itself never loads it. Code the model runs with the lua tool sees only
+-- tai.version, tai.json and tai.toml.
+--
+-- Functions that can fail at run time return nil and a message; bad
+-- arguments raise.
+error("meta/tai.lua only describes the tai module to editors; tai needs no require for it")
+
+-- Shapes ------------------------------------------------------------------
+
+---A canonical MCP server entry, as tai.mcp.normalize returns it and
+---tai.mcp.connect takes it.
+---@class tai.Entry
+---@field name string
+---@field transport "stdio"|"http" may be left out when only one of command and url is given
+---@field command? string the program of a stdio server, run without a shell
+---@field args? string[] its exact arguments
+---@field env? table<string, string> laid over tai's own environment
+---@field cwd? string working directory of a stdio server
+---@field url? string endpoint of an http server
+---@field headers? table<string, string> sent with every request to an http server
+---@field oauth? tai.EntryOAuth how tai logs in to an http server (nil: by discovery)
+---@field allow? string[] the tools offered; empty means all
+---@field deny? string[] tools never offered
+---@field enabled? boolean whether the registering profile has it enabled
+---@field source? string what was pasted: config-json, config-toml, github:<owner>/<repo> or explicit
+
+---The OAuth settings of an http entry.
+---@class tai.EntryOAuth
+---@field client_id? string a client id registered with the provider by hand
+---@field client_secret? string only ever a ${NAME} reference to a vault secret
+---@field callback_port? integer the loopback redirect's port (0: an ephemeral one)
+---@field client_metadata_url? string an https client ID metadata document URL
+
+---A note on a pasted config: what was mapped, repaired, ignored or refused.
+---@class tai.Note
+---@field server string the server it is about ("" for the whole paste)
+---@field level "info"|"warn"|"refused"
+---@field text string
+
+---One content block of a tool result (MCP content).
+---@class tai.Content
+---@field type "text"|"image"|"audio"|"resource_link"|"resource"|string
+---@field text? string
+---@field data? string base64, for image and audio
+---@field mimeType? string
+
+---What a tool call gives.
+---@class tai.ToolResult
+---@field content tai.Content[]
+---@field isError boolean true when the tool ran and failed
+
+---A native tool, as tai.tools lists it.
+---@class tai.ToolInfo
+---@field name string
+---@field description string
+---@field safe boolean runs without asking
+---@field origin string "built-in", "lua" (added with tai.tool) or "server/tool" for a bridged MCP tool
+---@field parameters table its JSON Schema
+
+---A tool written in Lua, for tai.tool.
+---@class tai.ToolSpec
+---@field name string
+---@field description string what the tool does; the model chooses tools by it
+---@field parameters? table a JSON Schema whose root type is "object" (default: no arguments)
+---@field safe? boolean runs without asking for consent (default false)
+---@field run fun(args: table): string|tai.ToolResult|any # a string is text content, any other value is sent as JSON; a Lua error becomes an isError result
+
+---A chat message.
+---@class tai.Message
+---@field role "system"|"user"|"assistant"|"tool"
+---@field content? string
+---@field tool_calls? tai.ToolCall[] assistant messages
+---@field tool_call_id? string tool messages
+---@field name? string tool messages: the tool's name
+---@field is_error? boolean tool messages: the tool ran and failed
+
+---A model's request to run one tool.
+---@class tai.ToolCall
+---@field id string
+---@field name string
+---@field arguments table|string a JSON object, or the text the model sent when it was not JSON
+
+---Options of tai.chat; profile, tools and system also pick which
+---conversation tai.chat_history, tai.chat_restore and tai.chat_reset mean.
+---@class tai.ChatOptions
+---@field profile? string run on this profile (a conversation of its own)
+---@field tools? string[] tool names or patterns offered (a conversation of its own)
+---@field system? string system prompt (a conversation of its own)
+---@field max_steps? integer 1 to 1000
+---@field reset? boolean forget the conversation first
+---@field tool_budget? integer tokens the tool schemas may take before selection starts
+---@field on_text? fun(delta: string)
+---@field on_waiting? fun(waiting: boolean, tick?: integer) # called every 0.1 s while the model is silent
+---@field on_tool_start? fun(ev: tai.ToolEvent)
+---@field on_tool_end? fun(ev: tai.ToolEvent)
+---@field on_retry? fun(notice: tai.RetryNotice)
+---@field on_running? fun(running: boolean, tick?: integer, elapsed_ms?: number) # every 0.1 s while approved calls run
+
+---What became of a tai.chat turn.
+---@class tai.ChatInfo
+---@field steps integer
+---@field exhausted boolean max_steps was reached
+---@field truncated boolean
+---@field filtered boolean
+---@field empty boolean
+---@field finish_reason string
+---@field usage tai.Usage
+---@field profile string
+---@field tools tai.ToolSelection of the turn's last model call
+
+---The tools offered on a model call.
+---@class tai.ToolSelection
+---@field offered string[] their names
+---@field available integer
+---@field tokens integer what the schemas take
+---@field selected boolean selection chose among them (past the budget)
+
+---@class tai.Usage
+---@field input_tokens integer
+---@field output_tokens integer
+
+---A retry of a model request, for on_retry.
+---@class tai.RetryNotice
+---@field text string for a person: "rate limited (429); retrying in 30s, attempt 2/4"
+---@field reason string
+---@field status integer
+---@field wait number seconds
+---@field attempt integer
+---@field attempts integer
+---@field provider string
+---@field model string
+
+---A tool call of a turn, for on_tool_start and on_tool_end.
+---@class tai.ToolEvent
+---@field id string
+---@field name string
+---@field digest string
+---@field args? table redacted
+---@field outcome? string on_tool_end only
+---@field duration_ms? number on_tool_end only
+
+---A message for tai.complete.
+---@class tai.CompleteMessage
+---@field role "system"|"user"|"assistant"
+---@field content string
+
+---@class tai.CompleteInfo
+---@field finish_reason string
+---@field usage tai.Usage
+
+---A tool call waiting for a person's consent.
+---@class tai.Consent
+---@field tool string
+---@field origin string
+---@field digest? string
+---@field args? table
+
+---The functions tai asks a person through (the REPL's consent screen).
+---@class tai.Prompter
+---@field confirm fun(consent: tai.Consent): boolean # true allows the call
+---@field ask fun(question: string): string?, string? # the answer, or nil and why
+
+---A model profile.
+---@class tai.Profile
+---@field name string
+---@field provider "openai"|"anthropic"|"ollama"
+---@field base_url? string empty: the provider's default
+---@field model? string
+---@field key_secret? string vault secret holding the API key
+---@field key_env? string environment variable holding the API key
+---@field system? string system prompt
+---@field tools? string[] tool names or patterns offered; empty: all
+---@field max_tokens? integer
+---@field pass_env? string[] credential-looking variables shell commands may see
+
+---A profile as tai.profiles.list shows it.
+---@class tai.ProfileRow: tai.Profile
+---@field current boolean
+---@field stored boolean kept in the vault (not only from the environment)
+
+---A REPL command, as tai.commands lists it.
+---@class tai.Command
+---@field name string without the slash
+---@field help string
+---@field fn fun(rest: string, words: string[])
+---@field complete? fun(word: string, line: string): string[]
+
+---A saved conversation.
+---@class tai.Conversation
+---@field id string
+---@field created integer Unix seconds
+---@field updated integer Unix seconds
+---@field dir string
+---@field title string
+---@field turns integer
+---@field profile string
+---@field messages? tai.Message[] tai.conversations.get only
+
+---What tai.conversations.save takes (an id updates that conversation).
+---@class tai.ConversationSave
+---@field id? string
+---@field dir? string
+---@field title? string
+---@field turns? integer default: the user messages counted
+---@field profile? string
+---@field messages? tai.Message[]
+
+---@class tai.SecretInfo
+---@field name string
+---@field meta table
+---@field updated? string RFC 3339
+
+---@class tai.RecordInfo
+---@field id string
+---@field size integer bytes
+---@field created? string RFC 3339
+---@field meta table
+
+---One entry of the audit trail (text fields on one line each).
+---@class tai.AuditEntry
+---@field seq integer
+---@field time? string RFC 3339
+---@field kind string
+---@field subject string
+---@field digest string
+---@field outcome string
+---@field duration_ms integer
+---@field size integer
+---@field session? string
+---@field prev string hash of the entry before
+---@field hash string
+
+---A folder's permission rule: calls it covers run without a consent question.
+---@class tai.Permission
+---@field dir string
+---@field tool string
+---@field prefix? string the shell tool only: the command's first words
+---@field created? string RFC 3339
+
+---@class tai.PermissionArgs
+---@field tool string
+---@field prefix? string the shell tool only ("git status")
+---@field dir? string default: tai.cwd()
+---@field created? string ignored (so a row of tai.permissions.list passes as it is)
+
+---@class tai.ServeOptions
+---@field key? string the Bearer key (at least 16 characters); give key or key_secret
+---@field key_secret? string the vault secret holding the key
+---@field port? integer default $TAI_MCP_PORT else 8765; 0 picks a free one
+---@field bind? string default $TAI_MCP_BIND else 127.0.0.1
+---@field tool_budget? integer tokens the schemas may take before a served chat turn chooses among them
+
+---@class tai.ReadlineOptions
+---@field history? string history file
+---@field complete? fun(line: string): string[] # candidates for the last word of the text before the cursor
+---@field output? "stdout"|"stderr" where the prompt and the edited line are drawn
+
+---@class tai.mcp.AddArgs
+---@field source string a pasted config (JSON, TOML, one entry, a `claude|codex|gemini mcp add` line), a file path, an http(s) URL, a GitHub URL or a stored server's name
+---@field name? string names a bare entry
+---@field profile? string the registering profile (default: the current one)
+
+---What became of one server of tai.mcp.add or tai.mcp.import.
+---@class tai.mcp.ServerOutcome
+---@field server string
+---@field outcome "added"|"skipped"|"refused"
+---@field reason? string
+---@field transport? "stdio"|"http"
+---@field tools? string[] as listed at verification
+---@field profile? string
+---@field enabled boolean
+---@field consent? "asked"|"auto"|"yolo" how the start was consented to
+---@field spawn? string what was started, secrets redacted
+---@field notes? string[] listed tools that were refused, and why
+---@field needs_login? boolean the server answered 401: stored disabled until tai.mcp.login
+---@field found? string a GitHub server: which pass found it, in which file and line
+
+---@class tai.mcp.AddReport
+---@field servers tai.mcp.ServerOutcome[]
+---@field notes? tai.Note[]
+
+---A registered server, as tai.mcp.list shows it.
+---@class tai.mcp.ServerInfo
+---@field name string
+---@field transport "stdio"|"http"
+---@field target string the argv or URL, secrets redacted
+---@field source string
+---@field profiles string[] the profiles it is enabled for
+---@field enabled boolean for the current profile
+---@field tools integer listed (cached)
+---@field granted integer
+---@field offered integer offered to the current profile
+---@field withheld integer
+---@field removed integer
+---@field connected boolean
+---@field words string[] the argv or URL, one word each, for tai.term.words
+---@field secret_in_argv string[] ${…} names of secrets on the command line or in the URL
+---@field login? string the OAuth login state of an http server
+---@field oauth? string its login settings
+
+---A tool of a registered server.
+---@class tai.mcp.ToolInfo
+---@field name string the bridged name
+---@field server string
+---@field tool string the server's own name for it
+---@field description string the granted one
+---@field state "granted"|"withheld"|"removed"
+---@field offered boolean
+---@field reason? string
+
+---@class tai.mcp.ImportReport
+---@field files tai.mcp.ImportedFile[]
+
+---@class tai.mcp.ImportedFile
+---@field path string
+---@field report tai.mcp.AddReport
+---@field error? string the file could not be read or normalized
+
+---@class tai.mcp.ImportArgs
+---@field client? "claude-desktop"|"claude-code"|"cursor"|"vscode"|"codex"|"gemini" read its config files at their documented places
+---@field path? string or read this file
+
+---@class tai.mcp.LoginArgs
+---@field server string a registered http server
+---@field profile? string enable it for this profile (default: the current one)
+---@field client_id? string a client id registered with the provider by hand
+---@field client_secret? string that client's secret, as a ${NAME} vault reference
+---@field client_metadata_url? string an https client ID metadata document URL
+---@field callback_port? integer fixes the loopback redirect's port
+
+---What the GitHub resolver makes of a repository.
+---@class tai.mcp.Resolution
+---@field entry tai.Entry
+---@field notes tai.Note[]
+---@field pass "deterministic"|"subagent"
+---@field file string where the entry was read
+---@field line integer
+---@field via string how it was read and why it won
+---@field origin string one line naming the pass, the file and the line
+
+---The repository a GitHub URL names.
+---@class tai.mcp.GitHubSource
+---@field owner string
+---@field repo string
+---@field ref string
+---@field path string
+---@field url string
+---@field id string
+
+---A tool as an MCP server lists it (secrets redacted).
+---@class tai.mcp.ServerTool
+---@field name string
+---@field description? string
+---@field inputSchema? table
+---@field unreadable? string why a definition too deeply nested could not be converted
+
+-- Objects -----------------------------------------------------------------
+
+---A session with an MCP server, from tai.mcp.connect. Closed by
+---client:close(), when tai exits, or when the script drops it.
+---@class tai.mcp.client
+local client = {}
+
+---Lists the server's tools that the entry's allow and deny let through.
+---@return tai.mcp.ServerTool[]? tools
+---@return string? err
+function client:tools() end
+
+---Calls a tool of the server; a tool that ran and failed is a result with isError.
+---@param tool string
+---@param args? table the tool's named arguments
+---@return tai.ToolResult? result
+---@return string? err a JSON-RPC error, a timeout or a closed session
+function client:call(tool, args) end
+
+---@return true? ok
+---@return string? err
+function client:ping() end
+
+---@return true? ok
+---@return string? err
+function client:close() end
+
+---The server's name and version and the protocol version agreed.
+---@return {name: string, version: string, protocol: string}
+function client:info() end
+
+---A line editor, from tai.term.readline.
+---@class tai.readline
+local readline = {}
+
+---Reads one line; a bracketed paste is one line however many it holds.
+---@param prompt? string default "> "
+---@return string? line
+---@return "more"|"interrupt"|"eof"|string? status "more": ended with Ctrl-J or Alt-Enter for a further line
+function readline:read(prompt) end
+
+---Reads one key without Enter (type-ahead discarded first): a printable
+---character, "enter", or "" for any other key.
+---@param prompt? string default "? "
+---@return string? key
+---@return "interrupt"|"eof"|"not a terminal"|string? err
+function readline:key(prompt) end
+
+---Throws away what was typed ahead and what is typed until the keyboard
+---rests 0.4 s.
+---@return true? ok
+---@return "interrupt"? err
+function readline:discard() end
+
+---Adds an entry to the history (a multi-line one is recalled whole).
+---@param line string
+---@return true? ok
+---@return string? err
+function readline:add_history(line) end
+
+---Bracketed paste off until the next read (before a program takes the terminal).
+function readline:suspend() end
+
+function readline:close() end
+
+---Redaction of streamed text, from tai.vault.redactor. Both methods raise
+---when the vault's secrets cannot be read.
+---@class tai.redactor
+local redactor = {}
+
+---Returns the text safe to show now; a tail that could begin a secret is held back.
+---@param delta string
+---@return string
+function redactor:push(delta) end
+
+---Returns what push held back.
+---@return string
+function redactor:flush() end
+
+-- The module ----------------------------------------------------------------
+
+---The tai module: a global, and require("tai").
+---@class tai
+tai = {}
+
+---tai's version.
+---@type string
+tai.version = ""
+
+---The current profile's name.
+---@type string
+tai.profile = ""
+
+---The approval mode of tool calls (--auto, --yolo).
+---@type "interactive"|"auto"|"yolo"
+tai.mode = "interactive"
+
+---The operating system: "linux", "darwin", …
+---@type string
+tai.os = ""
+
+---Calls a native tool through the same dispatch, audit and redaction as
+---the model (without asking: the person's own script calls).
+---@param tool string
+---@param args? table
+---@return tai.ToolResult? result
+---@return string? err
+function tai.call(tool, args) end
+
+---Lists the native tools.
+---@return tai.ToolInfo[]? tools
+---@return string? err
+function tai.tools() end
+
+---Adds (or replaces) a native tool written in Lua: the model, tai.call and
+---the MCP server all see it.
+---@param spec tai.ToolSpec
+function tai.tool(spec) end
+
+---Runs one agent turn on the conversation opts names.
+---@param message string
+---@param opts? tai.ChatOptions
+---@return string? text
+---@return tai.ChatInfo|string info or the error
+function tai.chat(message, opts) end
+
+---Forgets the conversation opts names (profile, tools, system), or every one.
+---@param opts? tai.ChatOptions
+function tai.chat_reset(opts) end
+
+---The conversation tai.chat keeps for opts, without the system prompt.
+---@param opts? tai.ChatOptions
+---@return tai.Message[]? messages
+---@return string? err
+function tai.chat_history(opts) end
+
+---Replaces the conversation tai.chat keeps for opts.
+---@param messages tai.Message[]
+---@param opts? tai.ChatOptions
+---@return true? ok
+---@return string? err
+function tai.chat_restore(messages, opts) end
+
+---One stateless completion with the current profile and no tools.
+---@param messages tai.CompleteMessage[]
+---@param opts? {on_retry?: fun(notice: tai.RetryNotice)}
+---@return string? text
+---@return tai.CompleteInfo|string info or the error
+function tai.complete(messages, opts) end
+
+---Sets the functions consent and questions are asked through; nil removes them.
+---@param prompter tai.Prompter?
+function tai.prompter(prompter) end
+
+---Lets shell commands see these credential-looking environment variables.
+---@param ... string
+---@return true? ok
+---@return string? err
+function tai.pass_env(...) end
+
+---Adds (or replaces) the REPL command /name.
+---@param name string
+---@param fn fun(rest: string, words: string[]) # runs it with the text after the name, and that text split on blanks
+---@param help? string
+---@param complete? fun(word: string, line: string): string[] # candidates for the word under the cursor
+function tai.command(name, fn, help, complete) end
+
+---The REPL commands, sorted by name.
+---@return tai.Command[]
+function tai.commands() end
+
+---The models the current profile's provider lists.
+---@return string[]? names
+---@return string? err
+function tai.models() end
+
+---Sets this session's model (not stored).
+---@param name string
+---@return tai.Profile? profile
+---@return string? err
+function tai.model(name) end
+
+---A rough token count.
+---@param text string|tai.Message[]
+---@return integer
+function tai.estimate_tokens(text) end
+
+---Unified-diff hunks from old to new.
+---@param old string
+---@param new string
+---@param context? integer lines of context (default 3)
+---@return string
+function tai.diff(old, new, context) end
+
+---The working directory of the file and shell tools.
+---@return string? path
+---@return string? err
+function tai.cwd() end
+
+---At most max bytes (default 1 MiB) of a regular file; anything else is refused unopened.
+---@param path string
+---@param max? integer
+---@return string? text
+---@return boolean|string truncated or the error
+function tai.read_text(path, max) end
+
+---What path is, without opening it (symbolic links followed); nil when it does not exist.
+---@param path string
+---@return "file"|"dir"|"other"|nil
+function tai.file_kind(path) end
+
+---A folder's entries, sorted; folders end with /.
+---@param path string
+---@return string[]? names
+---@return string? err
+function tai.list_dir(path) end
+
+---Serves every native tool (Lua tools included) plus chat and completions
+---over MCP until Ctrl-C or SIGTERM; every call a client makes runs
+---without asking.
+---@param opts tai.ServeOptions
+---@return true? ok
+---@return string? err
+function tai.serve(opts) end
+
+-- tai.json ------------------------------------------------------------------
+
+tai.json = {}
+
+---@param value any
+---@param opts? {indent?: string}
+---@return string? text
+---@return string? err
+function tai.json.encode(value, opts) end
+
+---@param text string
+---@return any value
+---@return string? err
+function tai.json.decode(text) end
+
+---Marks t as a JSON object ({} even when empty).
+---@generic T: table
+---@param t? T
+---@return T
+function tai.json.object(t) end
+
+---Marks t as a JSON array ([] even when empty).
+---@generic T: table
+---@param t? T
+---@return T
+function tai.json.array(t) end
+
+---Stands for JSON null inside tables.
+---@type userdata
+tai.json.null = nil
+
+-- tai.toml ------------------------------------------------------------------
+
+tai.toml = {}
+
+---Tables decode as objects, arrays as arrays, dates and times as their TOML text.
+---@param text string
+---@return table? value
+---@return string? err
+function tai.toml.decode(text) end
+
+-- tai.vault -----------------------------------------------------------------
+
+tai.vault = {}
+
+---Stores a secret; the warning says a value too short to be redacted.
+---@param name string
+---@param value string
+---@param meta? table
+---@return true? ok
+---@return string? warning_or_err
+function tai.vault.secret_set(name, value, meta) end
+
+---@param name string
+---@return string? value
+---@return table|string meta or the error
+function tai.vault.secret_get(name) end
+
+---@return tai.SecretInfo[]? secrets
+---@return string? err
+function tai.vault.secret_list() end
+
+---@param name string
+---@return true? ok
+---@return string? err
+function tai.vault.secret_delete(name) end
+
+---@param text string
+---@param meta? table
+---@return string? id
+---@return string? err
+function tai.vault.record_put(text, meta) end
+
+---@param id string
+---@param offset? integer
+---@param length? integer 0: the rest
+---@return string? text
+---@return tai.RecordInfo|string info or the error
+function tai.vault.record_get(id, offset, length) end
+
+---Newest first.
+---@param n? integer default 20
+---@return tai.RecordInfo[]? records
+---@return string? err
+function tai.vault.record_list(n) end
+
+---@param id string
+---@return true? ok
+---@return string? err
+function tai.vault.record_delete(id) end
+
+---The last n audit entries (default 20), of kind when given.
+---@param n? integer
+---@param kind? string
+---@return tai.AuditEntry[]? entries
+---@return string? err
+function tai.vault.audit_tail(n, kind) end
+
+---Checks the audit trail's hash chain; the note says it records an unclean shutdown.
+---@return integer? count
+---@return string? note_or_err
+function tai.vault.audit_verify() end
+
+---Seals the vault with the current passphrase (TAI_VAULT_PASSPHRASE or a prompt).
+---@return true? ok
+---@return string? err
+function tai.vault.seal() end
+
+---@return boolean? sealed
+---@return string? err
+function tai.vault.sealed() end
+
+---@return string? path
+---@return string? err
+function tai.vault.path() end
+
+---Every known secret value replaced by [REDACTED:name].
+---@param text string
+---@return string? text
+---@return string? err
+function tai.vault.redact(text) end
+
+---@return tai.redactor? r
+---@return string? err
+function tai.vault.redactor() end
+
+-- tai.mcp -------------------------------------------------------------------
+
+tai.mcp = {}
+
+---Registers every server in source: consent, a live check, then stored.
+---@param args tai.mcp.AddArgs
+---@return tai.mcp.AddReport? report
+---@return string? err
+function tai.mcp.add(args) end
+
+---@return tai.mcp.ServerInfo[]? servers
+---@return string? err
+function tai.mcp.list() end
+
+---Enables a server for a profile; returns the profile's name.
+---@param args {server: string, profile?: string}
+---@return string? profile
+---@return string? err
+function tai.mcp.enable(args) end
+
+---Disables a server for a profile; returns the profile's name.
+---@param args {server: string, profile?: string}
+---@return string? profile
+---@return string? err
+function tai.mcp.disable(args) end
+
+---Removes a server (asks first).
+---@param args {server: string}
+---@return true? ok
+---@return string? err
+function tai.mcp.remove(args) end
+
+---The tools of one registered server, or of all.
+---@param args? {server?: string}
+---@return tai.mcp.ToolInfo[]? tools
+---@return string? err
+function tai.mcp.tools(args) end
+
+---Calls a registered server's tool through the same audit, redaction and spill as tai.call.
+---@param args {server: string, tool: string, args?: table}
+---@return tai.ToolResult? result
+---@return string? err
+function tai.mcp.call(args) end
+
+---Grants a withheld tool (or every one of the server); asks a person.
+---@param args {server: string, tool?: string}
+---@return string[]? granted
+---@return string? err
+function tai.mcp.grant(args) end
+
+---Registers every server of another client's config files, or of one file.
+---@param args tai.mcp.ImportArgs
+---@return tai.mcp.ImportReport? report
+---@return string? err
+function tai.mcp.import(args) end
+
+---Logs in to a registered http server with OAuth (opens $BROWSER, else
+---prints the URL) and enables it.
+---@param args tai.mcp.LoginArgs
+---@return string? message
+---@return string? err
+function tai.mcp.login(args) end
+
+---Opens a session on an entry (no vault row needed).
+---@param entry tai.Entry
+---@return tai.mcp.client? client
+---@return string? err
+function tai.mcp.connect(entry) end
+
+---The canonical entries and notes of a pasted config, without storing or starting anything.
+---@param text string
+---@param name? string names a bare entry
+---@return tai.Entry[]? entries
+---@return tai.Note[]|string notes or the error
+function tai.mcp.normalize(text, name) end
+
+---The entry with ${…} resolved (project folder, environment, vault
+---secrets) and the names nothing resolved.
+---@param entry tai.Entry
+---@return tai.Entry entry
+---@return string[] missing
+function tai.mcp.expand(entry) end
+
+---Splits text into words as a POSIX shell would.
+---@param text string
+---@return string[]? words
+---@return string? err
+function tai.mcp.split(text) end
+
+---What the GitHub resolver makes of a repository, neither verified nor stored.
+---@param url string
+---@return tai.mcp.Resolution? resolution
+---@return string? err
+function tai.mcp.resolve(url) end
+
+---The repository a GitHub URL names; nil alone when text is not a GitHub URL.
+---@param text string
+---@return tai.mcp.GitHubSource? source
+---@return string? err
+function tai.mcp.github(text) end
+
+-- tai.profiles --------------------------------------------------------------
+
+tai.profiles = {}
+
+---@return tai.ProfileRow[]? profiles
+---@return string? err
+function tai.profiles.list() end
+
+---@return tai.Profile? profile
+---@return string? err
+function tai.profiles.current() end
+
+---@param name string
+---@return tai.Profile? profile
+---@return string? err
+function tai.profiles.get(name) end
+
+---Switches this session to the profile.
+---@param name string
+---@return tai.Profile? profile
+---@return string? err
+function tai.profiles.use(name) end
+
+---Stores a profile.
+---@param profile tai.Profile
+---@return true? ok
+---@return string? err
+function tai.profiles.save(profile) end
+
+---@param name string
+---@return true? ok
+---@return string? err
+function tai.profiles.delete(name) end
+
+-- tai.conversations -----------------------------------------------------------
+
+tai.conversations = {}
+
+---@param c tai.ConversationSave
+---@return string? id
+---@return string? err
+function tai.conversations.save(c) end
+
+---Newest first.
+---@param n? integer default 20
+---@param dir? string only those of this folder
+---@return tai.Conversation[]? conversations
+---@return string? err
+function tai.conversations.list(n, dir) end
+
+---@param id string
+---@return tai.Conversation? conversation with its messages
+---@return string? err
+function tai.conversations.get(id) end
+
+---@param id string
+---@return true? ok
+---@return string? err
+function tai.conversations.delete(id) end
+
+---Marks it used now in dir (default tai.cwd()): tai -c continues the one last used in a folder.
+---@param id string
+---@param dir? string
+---@return true? ok
+---@return string? err
+function tai.conversations.use(id, dir) end
+
+-- tai.permissions -------------------------------------------------------------
+
+tai.permissions = {}
+
+---The rules of dir (default tai.cwd()); "*" lists every folder's.
+---@param dir? string
+---@return tai.Permission[]? rules
+---@return string? err
+function tai.permissions.list(dir) end
+
+---@param rule tai.PermissionArgs
+---@return true? ok
+---@return string? err
+function tai.permissions.add(rule) end
+
+---@param rule tai.PermissionArgs
+---@return true? ok
+---@return string? err
+function tai.permissions.remove(rule) end
+
+---The kept rule that covers consent in tai.cwd(); with rule, whether that rule would.
+---@param consent tai.Consent
+---@param rule? {tool: string, prefix?: string}
+---@return tai.Permission?
+function tai.permissions.allows(consent, rule) end
+
+---The prefix a rule for this shell call would keep ("git status"), nil when none can cover it.
+---@param consent tai.Consent
+---@return string?
+function tai.permissions.suggest(consent) end
+
+-- tai.term ------------------------------------------------------------------
+
+tai.term = {}
+
+---@param stream? "stdout"|"stderr"|"stdin" default stdout
+---@return boolean
+function tai.term.isatty(stream) end
+
+---isatty() and NO_COLOR unset.
+---@return boolean
+function tai.term.color() end
+
+---Writes s to stdout, no newline.
+---@param s string
+function tai.term.write(s) end
+
+---Writes s to stderr, no newline.
+---@param s string
+function tai.term.ewrite(s) end
+
+---Writes s and a newline to stderr.
+---@param s string
+function tai.term.warn(s) end
+
+---Reads all of stdin (at most 8 MiB).
+---@return string? text
+---@return string? err
+function tai.term.read_stdin() end
+
+---The REPL's history file.
+---@return string
+function tai.term.history_file() end
+
+---Like pcall, with a traceback in err; Ctrl-C stops fn (err is "interrupted").
+---@param fn function
+---@param ... any
+---@return boolean ok
+---@return any ... fn's results, or the error
+function tai.term.protect(fn, ...) end
+
+---Stops the innermost protected run as Ctrl-C would; false when none runs.
+---@return boolean
+function tai.term.interrupt() end
+
+---The columns of the terminal, 0 when stream is not one.
+---@param stream? "stdout"|"stderr"
+---@return integer
+function tai.term.width(stream) end
+
+---s made safe to show: control characters, invalid UTF-8 and bidi
+---overrides rendered visibly; with oneline also newline, tab and invisible characters.
+---@param s string
+---@param oneline? boolean
+---@return string
+function tai.term.clean(s, oneline) end
+
+---s rendered for a person to approve: first and last lines of a long one,
+---runs of blanks counted; note says what was left out ("" when nothing).
+---@param s string
+---@param lines integer
+---@param bytes integer
+---@return string shown
+---@return string note
+function tai.term.fold(s, lines, bytes) end
+
+---Each word on lines of its own, shell-quoted and cleaned, a long one folded at width.
+---@param list string[]
+---@param width? integer
+---@return string[] lines
+function tai.term.words(list, width) end
+
+---@param opts? tai.ReadlineOptions
+---@return tai.readline? rl
+---@return string? err
+function tai.term.readline(opts) end
