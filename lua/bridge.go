@@ -29,8 +29,8 @@ func (h *Host) newBridge(e *engine.Engine) (*bridge.Bridge, error) {
 		Normalize: h.mcpNormalizer(),
 		Resolve:   h.Resolver(),
 		Profile: func() string {
-			if h.sess != nil {
-				return h.sess.Profile().Name
+			if h.engine.sess != nil {
+				return h.engine.sess.Profile().Name
 			}
 			return e.Profile().Name
 		},
@@ -94,7 +94,7 @@ func (h *Host) onBridge(L *glua.LState, fn func(ctx context.Context, b *bridge.B
 	if err != nil {
 		return err
 	}
-	ctx := engine.WithSession(luaContext(L), h.sess)
+	ctx := engine.WithSession(luaContext(L), h.engine.sess)
 	h.Await(func() { err = fn(ctx, b) })
 	return err
 }
@@ -234,7 +234,7 @@ func (h *Host) mcpCallTool(L *glua.LState) int {
 		if err != nil {
 			return err
 		}
-		res, err = h.sess.Dispatch(engine.ByPerson(ctx), name, targs)
+		res, err = h.engine.sess.Dispatch(engine.ByPerson(ctx), name, targs)
 		return err
 	}); err != nil {
 		return fail(L, err.Error())
@@ -272,7 +272,7 @@ func (h *Host) mcpImport(L *glua.LState) int {
 	path := fieldString(L, args, "path", false)
 	var rep bridge.ImportReport
 	if err := h.onBridge(L, func(ctx context.Context, b *bridge.Bridge) (err error) {
-		rep, err = b.Import(ctx, client, path, bridge.Places{Dir: h.eng.Dir(), Getenv: h.getenv()})
+		rep, err = b.Import(ctx, client, path, bridge.Places{Dir: h.engine.eng.Dir(), Getenv: h.getenv()})
 		return err
 	}); err != nil {
 		return fail(L, err.Error())

@@ -33,6 +33,13 @@ func (h *Host) openChat(L *glua.LState, tai *glua.LTable) {
 	tai.RawSetString("complete", L.NewFunction(h.luaComplete))
 }
 
+// chatState is what tai.chat keeps between calls.
+type chatState struct {
+	sessions map[string]*engine.Session // by profile option
+	agents   map[chatKey]*engine.Agent
+	busy     map[*engine.Agent]bool // agents running a tai.chat turn
+}
+
 // chatKey names one of the host's agents: tai.chat keeps one conversation
 // per profile, tool subset and system prompt.
 type chatKey struct{ profile, tools, system string }
@@ -43,7 +50,7 @@ type chatKey struct{ profile, tools, system string }
 // their own on that profile, so a profile switch made in one never moves
 // another.
 func (h *Host) chatAgent(key chatKey, tools []string) (*engine.Agent, error) {
-	if a, ok := h.agents[key]; ok {
+	if a, ok := h.chat.agents[key]; ok {
 		return a, nil
 	}
 	s, err := h.chatSession(key.profile)
@@ -54,7 +61,7 @@ func (h *Host) chatAgent(key chatKey, tools []string) (*engine.Agent, error) {
 	if key.tools != "" || key.system != "" {
 		a = s.NewAgent(&engine.AgentOptions{Tools: tools, System: key.system})
 	}
-	h.agents[key] = a
+	h.chat.agents[key] = a
 	return a, nil
 }
 
@@ -64,7 +71,7 @@ func (h *Host) chatSession(profile string) (*engine.Session, error) {
 	if profile == "" {
 		return h.Session()
 	}
-	if s, ok := h.sessions[profile]; ok {
+	if s, ok := h.chat.sessions[profile]; ok {
 		return s, nil
 	}
 	e, err := h.Engine()
@@ -75,7 +82,7 @@ func (h *Host) chatSession(profile string) (*engine.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	h.sessions[profile] = s
+	h.chat.sessions[profile] = s
 	return s, nil
 }
 
@@ -174,14 +181,14 @@ func (h *Host) luaChat(L *glua.LState) int {
 	if err != nil {
 		return fail(L, err.Error())
 	}
-	if h.busy[agent] {
+	if h.chat.busy[agent] {
 		// A Lua tool called during a turn asked for a turn on the same
 		// conversation: it would wait for itself forever.
 		return fail(L, "tai.chat is already running a turn on this conversation (called from a tool of that turn?); "+
 			"give a different profile, tools or system option for a separate conversation")
 	}
-	h.busy[agent] = true
-	defer delete(h.busy, agent)
+	h.chat.busy[agent] = true
+	defer delete(h.chat.busy, agent)
 	if o.reset {
 		agent.Reset()
 	}
@@ -378,13 +385,13 @@ func (h *Host) toolEventTable(te engine.ToolEvent) *glua.LTable {
 // agent opts names (profile, tools, system), or of every agent.
 func (h *Host) luaChatReset(L *glua.LState) int {
 	if L.GetTop() == 0 || L.Get(1) == glua.LNil {
-		for _, a := range h.agents {
+		for _, a := range h.chat.agents {
 			a.Reset()
 		}
 		return 0
 	}
 	o := readChatOpts(L, 1)
-	if a, ok := h.agents[o.key]; ok {
+	if a, ok := h.chat.agents[o.key]; ok {
 		a.Reset()
 	}
 	return 0

@@ -83,7 +83,7 @@ func tableMessages(L *glua.LState, v glua.LValue) ([]engine.Message, error) {
 func (h *Host) luaChatHistory(L *glua.LState) int {
 	o := readChatOpts(L, 1)
 	var msgs []engine.Message
-	if a, ok := h.agents[o.key]; ok {
+	if a, ok := h.chat.agents[o.key]; ok {
 		msgs = a.History()
 	}
 	t, err := messagesTable(L, msgs)
@@ -104,7 +104,7 @@ func (h *Host) luaChatRestore(L *glua.LState) int {
 	if err != nil {
 		return fail(L, err.Error())
 	}
-	if h.busy[a] {
+	if h.chat.busy[a] {
 		return fail(L, "a turn is running on this conversation; restore it after the turn")
 	}
 	if err := a.SetHistory(msgs); err != nil {

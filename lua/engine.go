@@ -9,6 +9,15 @@ import (
 	"tai/engine"
 )
 
+// hostEngine is the engine a host builds on first use (see Engine), the
+// host's own session of it, and what was asked of it before it was built.
+type hostEngine struct {
+	profileFlag string // Options.Profile as given: empty means the current one
+	eng         *engine.Engine
+	sess        *engine.Session // the host's own session, built with eng
+	passEnv     []string        // tai.pass_env before the engine was built
+}
+
 // Engine returns the host's engine, building it on first use: it opens the
 // vault, resolves the profile (Options.Profile, else the current one),
 // registers the native tools, the lua tool (backed by RunSandboxed) and the
@@ -17,8 +26,8 @@ import (
 // needs a model or a tool, so start-up does no engine, vault or network
 // work. Call it only from the goroutine that owns the host.
 func (h *Host) Engine() (*engine.Engine, error) {
-	if h.eng != nil {
-		return h.eng, nil
+	if h.engine.eng != nil {
+		return h.engine.eng, nil
 	}
 	store, err := h.Vault()
 	if err != nil {
@@ -29,10 +38,10 @@ func (h *Host) Engine() (*engine.Engine, error) {
 		o = *h.opts.Engine
 	}
 	o.Mode = h.opts.Mode
-	o.Profile = h.profileFlag
+	o.Profile = h.engine.profileFlag
 	o.Prompter = hostPrompter{h}
 	o.Client = h.clientOptions()
-	o.PassEnv = append(append([]string(nil), o.PassEnv...), h.passEnv...)
+	o.PassEnv = append(append([]string(nil), o.PassEnv...), h.engine.passEnv...)
 	if o.LuaRunner == nil {
 		o.LuaRunner = RunSandboxed
 	}
@@ -40,7 +49,7 @@ func (h *Host) Engine() (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, t := range h.luaTools {
+	for _, t := range h.tools.pending {
 		if err := e.Tools().Add(t); err != nil {
 			return nil, fmt.Errorf("tai.tool %s: %w", t.Name, err)
 		}
@@ -49,8 +58,8 @@ func (h *Host) Engine() (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	h.luaTools, h.passEnv = nil, nil
-	h.eng, h.sess = e, s
+	h.tools.pending, h.engine.passEnv = nil, nil
+	h.engine.eng, h.engine.sess = e, s
 	if h.bridge, err = h.newBridge(e); err != nil {
 		return nil, err
 	}
@@ -65,7 +74,7 @@ func (h *Host) Session() (*engine.Session, error) {
 	if _, err := h.Engine(); err != nil {
 		return nil, err
 	}
-	return h.sess, nil
+	return h.engine.sess, nil
 }
 
 // getenv is the engine options' Getenv, else os.Getenv.
@@ -97,12 +106,12 @@ func (h *Host) luaPassEnv(L *glua.LState) int {
 		}
 		names = append(names, n)
 	}
-	if h.eng != nil {
-		if err := h.eng.PassEnv(names...); err != nil {
+	if h.engine.eng != nil {
+		if err := h.engine.eng.PassEnv(names...); err != nil {
 			return fail(L, err.Error())
 		}
 	} else {
-		h.passEnv = append(h.passEnv, names...)
+		h.engine.passEnv = append(h.engine.passEnv, names...)
 	}
 	L.Push(glua.LTrue)
 	return 1

@@ -464,7 +464,7 @@ func TestProfileFieldFollowsTheVaultBeforeTheEngineIsBuilt(t *testing.T) {
 	if got := mustRun(t, second, `return tai.profile, rawget(tai, "profile")`); got[0] != "work" || got[1] != nil {
 		t.Fatalf("second host: tai.profile = %v (raw %v), want work computed on read", got[0], got[1])
 	}
-	if second.eng != nil {
+	if second.engine.eng != nil {
 		t.Fatal("reading tai.profile built the engine")
 	}
 	flagged := newHost(t, Options{Vault: openVault, Profile: "default", Engine: opts.Engine}, nil)

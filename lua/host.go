@@ -14,7 +14,6 @@
 package lua
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -75,49 +74,35 @@ type Options struct {
 type Host struct {
 	// L is the host's Lua state, for bindings that later packages add. Use
 	// it only from the goroutine that runs the host.
-	L    *glua.LState
-	opts Options
-	tai  *glua.LTable
+	L      *glua.LState
+	opts   Options
+	tai    *glua.LTable
+	jobs   chan *job        // Lua work sent by other goroutines (see Await)
+	exit   func(status int) // os.Exit; Run calls it on a second Ctrl-C
+	runs   runState         // the runs Interrupt can stop
+	closed bool
 
-	vaultOnce sync.Once
-	store     *vault.Store
-	vaultErr  error
+	// The parts the bindings keep, each described in the file of the
+	// surface that uses it.
+	vault    hostVault           // vault.go
+	engine   hostEngine          // engine.go
+	tools    luaTools            // tools.go
+	chat     chatState           // chat.go
+	prompter prompterState       // prompter.go
+	term     termState           // term.go
+	commands map[string]*command // command.go
+	clients  *clientSet          // mcp.go: tai.mcp.connect sessions, closed with the host
+	bridge   *bridge.Bridge      // bridge.go: registered MCP servers, built with the engine
+	modules  moduleStates        // normalize.go, resolve.go
+}
 
-	commands map[string]*command
-
-	// The engine, built on first use, and what tai.tool and tai.chat keep.
-	profileFlag string // Options.Profile as given: empty means the current one
-	eng         *engine.Engine
-	sess        *engine.Session            // the host's own session, built with eng
-	sessions    map[string]*engine.Session // tai.chat's, by profile option
-	luaTools    []engine.Tool              // added before the engine was built
-	passEnv     []string                   // tai.pass_env before the engine was built
-	luaNames    map[string]bool            // names of the tools added with tai.tool
-	agents      map[chatKey]*engine.Agent
-	busy        map[*engine.Agent]bool // agents running a tai.chat turn
-	jobs        chan *job              // Lua work sent by other goroutines (see Await)
-	confirmFn   *glua.LFunction
-	askFn       *glua.LFunction // guarded by mu, like confirmFn
-	granting    bool            // a prompter runs with stdin not a terminal (owner goroutine only)
-	editor      *rl             // the line editor made last (owner goroutine only), for a login's pasted redirect
-	grantTTY    *os.File        // /dev/tty then, nil when there is none
-
-	clients *clientSet     // tai.mcp.connect sessions, closed with the host
-	bridge  *bridge.Bridge // registered MCP servers, built with the engine
-	stdin   *bufio.Reader  // io.read's buffer over Stdin (see installStdin)
-
-	rulesOnce sync.Once
-	rules     *rulesState // normalize.lua's own state (see NormalizeRules)
-
-	resolveOnce sync.Once
-	resolve     *resolveState // resolve.lua's own state (see Resolver)
-	closed      bool
-
-	mu       sync.Mutex
-	cancels  []runCancel // innermost interruptible run last
-	runCount uint64      // ids of interruptible runs
-
-	exit func(status int) // os.Exit; Run calls it on a second Ctrl-C
+// runState is the stack of interruptible runs (a top-level Run, a
+// tai.term.protect), innermost last; mu guards it, as Interrupt may be
+// called from any goroutine.
+type runState struct {
+	mu      sync.Mutex
+	cancels []runCancel
+	count   uint64 // ids of interruptible runs
 }
 
 // runCancel is one run that Interrupt can stop.
@@ -150,11 +135,17 @@ func xdgDir(env, fallback string) string {
 // loader and the tai module. It opens no files; the vault is opened on first
 // use.
 func New(opts *Options) (*Host, error) {
-	h := &Host{commands: map[string]*command{}, agents: map[chatKey]*engine.Agent{}, sessions: map[string]*engine.Session{}, busy: map[*engine.Agent]bool{}, jobs: make(chan *job), clients: &clientSet{}, exit: os.Exit}
+	h := &Host{
+		commands: map[string]*command{},
+		chat:     chatState{agents: map[chatKey]*engine.Agent{}, sessions: map[string]*engine.Session{}, busy: map[*engine.Agent]bool{}},
+		jobs:     make(chan *job),
+		clients:  &clientSet{},
+		exit:     os.Exit,
+	}
 	if opts != nil {
 		h.opts = *opts
 	}
-	h.profileFlag = h.opts.Profile
+	h.engine.profileFlag = h.opts.Profile
 	if h.opts.Version == "" {
 		h.opts.Version = "dev"
 	}
@@ -255,11 +246,11 @@ func (h *Host) Close() error {
 		h.bridge.Close()
 	}
 	h.clients.closeAll()
-	h.rules.close()
-	h.resolve.close()
+	h.modules.rules.close()
+	h.modules.resolve.close()
 	h.L.Close()
-	if h.store != nil {
-		return h.store.Close()
+	if h.vault.store != nil {
+		return h.vault.store.Close()
 	}
 	return nil
 }
@@ -291,21 +282,21 @@ func (h *Host) Interrupt() bool {
 
 // interrupt is Interrupt, also returning the id of the run it stopped.
 func (h *Host) interrupt() (uint64, bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if len(h.cancels) == 0 {
+	h.runs.mu.Lock()
+	defer h.runs.mu.Unlock()
+	if len(h.runs.cancels) == 0 {
 		return 0, false
 	}
-	top := h.cancels[len(h.cancels)-1]
+	top := h.runs.cancels[len(h.runs.cancels)-1]
 	top.cancel()
 	return top.id, true
 }
 
 // running reports whether the interruptible run id has not returned yet.
 func (h *Host) running(id uint64) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, c := range h.cancels {
+	h.runs.mu.Lock()
+	defer h.runs.mu.Unlock()
+	for _, c := range h.runs.cancels {
 		if c.id == id {
 			return true
 		}
@@ -318,14 +309,14 @@ func (h *Host) running(id uint64) bool {
 func (h *Host) interruptible(parent context.Context, call func() error) error {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
-	h.mu.Lock()
-	h.runCount++
-	h.cancels = append(h.cancels, runCancel{id: h.runCount, cancel: cancel})
-	h.mu.Unlock()
+	h.runs.mu.Lock()
+	h.runs.count++
+	h.runs.cancels = append(h.runs.cancels, runCancel{id: h.runs.count, cancel: cancel})
+	h.runs.mu.Unlock()
 	defer func() {
-		h.mu.Lock()
-		h.cancels = h.cancels[:len(h.cancels)-1]
-		h.mu.Unlock()
+		h.runs.mu.Lock()
+		h.runs.cancels = h.runs.cancels[:len(h.runs.cancels)-1]
+		h.runs.mu.Unlock()
 	}()
 
 	prev := h.L.Context()
@@ -523,8 +514,8 @@ type lib struct {
 // syncVault makes the audit entries of the vault, when one is open,
 // durable now (before an exit that skips Close).
 func (h *Host) syncVault() {
-	if h.store != nil {
-		_ = h.store.Sync()
+	if h.vault.store != nil {
+		_ = h.vault.store.Sync()
 	}
 }
 

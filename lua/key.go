@@ -86,12 +86,12 @@ func (h *Host) rlKey(L *glua.LState) int {
 	prompt := L.OptString(2, "? ")
 	var in *os.File
 	out := r.out
-	if h.granting {
-		if h.grantTTY == nil {
+	if h.prompter.granting {
+		if h.prompter.tty == nil {
 			fmt.Fprintf(h.opts.Stderr, "tai: %v; refused\n", errNoTerminal)
 			return fail(L, "eof")
 		}
-		in, out = h.grantTTY, h.grantTTY
+		in, out = h.prompter.tty, h.prompter.tty
 	} else {
 		f, ok := h.opts.Stdin.(*os.File)
 		if !ok || !isTerminal(f) {
@@ -122,8 +122,8 @@ func (h *Host) rlKey(L *glua.LState) int {
 func (h *Host) rlDiscard(L *glua.LState) int {
 	r := checkRL(L)
 	in, ok := h.opts.Stdin.(*os.File)
-	if h.granting && h.grantTTY != nil {
-		in, ok = h.grantTTY, true
+	if h.prompter.granting && h.prompter.tty != nil {
+		in, ok = h.prompter.tty, true
 	}
 	if !ok || !isTerminal(in) {
 		return 0

@@ -54,7 +54,7 @@ func (h *Host) loginPerson(ctx context.Context) (*oauth.Person, func()) {
 	lines := make(chan string)
 	done := make(chan struct{})
 	var finished chan struct{}
-	switch r := h.editor; {
+	switch r := h.term.editor; {
 	case r != nil && !r.closed:
 		// Lines go through the editor, which redraws its prompt below them.
 		out = r.inst.Stderr()

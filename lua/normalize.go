@@ -43,13 +43,22 @@ type moduleState struct {
 	err error
 }
 
+// moduleStates are the states of their own that run stdlib modules for Go
+// callers, each built on first use.
+type moduleStates struct {
+	rulesOnce   sync.Once
+	rules       *rulesState // normalize.lua's (see NormalizeRules)
+	resolveOnce sync.Once
+	resolve     *resolveState // resolve.lua's (see Resolver)
+}
+
 // NormalizeRules returns the repair rules of stdlib/normalize.lua (or the
 // user's lua/normalize.lua, which the module loader finds first) as a
 // config.Rules value. The rules run in a state with the standard library
 // only, not the tai module.
 func (h *Host) NormalizeRules() config.Rules {
-	h.rulesOnce.Do(func() { h.rules = &rulesState{h: h} })
-	return h.rules.run
+	h.modules.rulesOnce.Do(func() { h.modules.rules = &rulesState{h: h} })
+	return h.modules.rules.run
 }
 
 // Normalizer returns config.Normalize with the Lua repair rules and the
@@ -82,8 +91,8 @@ func (h *Host) storedServer(name string) (mcp.Entry, bool) {
 		Cwd: srv.Cwd, URL: srv.URL, Headers: srv.Headers, Allow: srv.Allow, Deny: srv.Deny, Source: srv.Source,
 	}
 	profile := h.opts.Profile
-	if h.sess != nil {
-		profile = h.sess.Profile().Name
+	if h.engine.sess != nil {
+		profile = h.engine.sess.Profile().Name
 	}
 	if profiles, err := store.ServerProfiles(name); err == nil {
 		e.Enabled = profiles[profile]

@@ -44,18 +44,18 @@ func (h *Host) luaProfileField(L *glua.LState) int {
 }
 
 func (h *Host) currentProfileName() string {
-	if h.sess != nil {
-		return h.sess.Profile().Name
+	if h.engine.sess != nil {
+		return h.engine.sess.Profile().Name
 	}
 	s, err := h.Vault()
 	if err == nil {
 		var p engine.Profile
-		if p, err = engine.ResolveProfile(s, h.profileFlag, h.getenv()); err == nil {
+		if p, err = engine.ResolveProfile(s, h.engine.profileFlag, h.getenv()); err == nil {
 			return p.Name
 		}
 	}
-	if h.profileFlag != "" {
-		return h.profileFlag
+	if h.engine.profileFlag != "" {
+		return h.engine.profileFlag
 	}
 	return h.opts.Profile
 }

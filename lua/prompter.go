@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	glua "github.com/yuin/gopher-lua"
 
@@ -20,15 +21,27 @@ func (h *Host) openPrompter(L *glua.LState, tai *glua.LTable) {
 	tai.RawSetString("prompter", L.NewFunction(h.luaSetPrompter))
 }
 
+// prompterState is what tai.prompter installed and the question being
+// asked through it.
+type prompterState struct {
+	mu      sync.Mutex // guards confirm and ask, read from any goroutine
+	confirm *glua.LFunction
+	ask     *glua.LFunction
+	// granting says a prompter runs with stdin not a terminal, and tty is
+	// /dev/tty then (nil when there is none); both owner goroutine only.
+	granting bool
+	tty      *os.File
+}
+
 // hostPrompter is the engine's Prompter: it asks through the Lua functions
 // installed with tai.prompter (the REPL's consent screen), run on the
 // goroutine that owns the state. With none installed nobody can answer.
 type hostPrompter struct{ h *Host }
 
 func (h *Host) prompterFns() (confirm, ask *glua.LFunction) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.confirmFn, h.askFn
+	h.prompter.mu.Lock()
+	defer h.prompter.mu.Unlock()
+	return h.prompter.confirm, h.prompter.ask
 }
 
 // Confirm implements engine.Prompter. Consent is a person's: it is asked
@@ -48,8 +61,8 @@ func (p hostPrompter) Confirm(ctx context.Context, c engine.Consent) (bool, erro
 	var ok bool
 	var cerr error
 	err := p.h.onLua(ctx, func() {
-		p.h.granting, p.h.grantTTY = piped, tty
-		defer func() { p.h.granting, p.h.grantTTY = false, nil }()
+		p.h.prompter.granting, p.h.prompter.tty = piped, tty
+		defer func() { p.h.prompter.granting, p.h.prompter.tty = false, nil }()
 		L := p.h.L
 		t := L.NewTable()
 		t.RawSetString("tool", glua.LString(c.Tool))
@@ -88,8 +101,8 @@ func (p hostPrompter) Ask(ctx context.Context, question string) (string, error) 
 	var answer string
 	var aerr error
 	err := p.h.onLua(ctx, func() {
-		p.h.granting, p.h.grantTTY = piped, tty
-		defer func() { p.h.granting, p.h.grantTTY = false, nil }()
+		p.h.prompter.granting, p.h.prompter.tty = piped, tty
+		defer func() { p.h.prompter.granting, p.h.prompter.tty = false, nil }()
 		out, err := p.h.callLua(fn, 2, glua.LString(question))
 		if err != nil {
 			aerr = err
@@ -125,9 +138,9 @@ func (h *Host) luaSetPrompter(L *glua.LState) int {
 			L.ArgError(1, "ask must be a function(question) returning the answer")
 		}
 	}
-	h.mu.Lock()
-	h.confirmFn, h.askFn = confirm, ask
-	h.mu.Unlock()
+	h.prompter.mu.Lock()
+	h.prompter.confirm, h.prompter.ask = confirm, ask
+	h.prompter.mu.Unlock()
 	return 0
 }
 

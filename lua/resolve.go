@@ -51,8 +51,8 @@ const resolveReuse = 2 * time.Minute
 // when set, and runs resolve.lua's pass over it. Nothing is verified or
 // stored. It may be called from any goroutine.
 func (h *Host) Resolver() func(ctx context.Context, url string) (github.Resolution, error) {
-	h.resolveOnce.Do(func() { h.resolve = &resolveState{h: h} })
-	return h.resolve.run
+	h.modules.resolveOnce.Do(func() { h.modules.resolve = &resolveState{h: h} })
+	return h.modules.resolve.run
 }
 
 // githubClient builds the contents-API client from the environment and
@@ -126,7 +126,7 @@ func (r *resolveState) resolve(ctx context.Context, src github.Source) (github.R
 	first := fmt.Sprintf("the deterministic pass found no server entry (%s)%s", strings.Join(why.saw, "; "), leftOut(why.notes))
 	sess, ok := engine.SessionFrom(ctx)
 	if !ok {
-		sess = r.h.sess
+		sess = r.h.engine.sess
 	}
 	if sess == nil {
 		return github.Resolution{}, fmt.Errorf("%s: %s, and no subagent pass is available here (no model session): paste the config its README shows (the JSON or TOML block)", src, first)

@@ -134,7 +134,7 @@ func TestResolveAgentFailures(t *testing.T) {
 				},
 			}, c.files)
 			h.Resolver()
-			h.resolve.steps, h.resolve.timeout = c.steps, c.timeout
+			h.modules.resolve.steps, h.modules.resolve.timeout = c.steps, c.timeout
 			got := mustRun(t, h, `
 				local rep, err = tai.mcp.add({ source = "github.com/korotovsky/slack-mcp-server" })
 				return rep == nil, tostring(err), #assert(tai.mcp.list())`)

@@ -121,7 +121,7 @@ func (h *Host) run(ctx context.Context, inv Invocation) (int, error) {
 	t.RawSetString("chunk", glua.LString(inv.Chunk))
 	t.RawSetString("prompt", glua.LString(inv.Prompt))
 	t.RawSetString("continue", glua.LBool(inv.Continue))
-	t.RawSetString("profile", glua.LString(h.profileFlag))
+	t.RawSetString("profile", glua.LString(h.engine.profileFlag))
 	args := L.NewTable()
 	for _, a := range inv.Args {
 		args.Append(glua.LString(a))

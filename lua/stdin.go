@@ -105,7 +105,7 @@ func (h *Host) guardStdinFile(L *glua.LState, stdin glua.LValue) {
 			continue
 		}
 		methods.RawSetString(name, L.NewFunction(func(L *glua.LState) int {
-			if h.granting && L.Get(1) == stdin {
+			if h.prompter.granting && L.Get(1) == stdin {
 				if name == "lines" {
 					L.RaiseError("%s", errNoTerminal.Error())
 				}
@@ -129,10 +129,10 @@ func (h *Host) guardStdinFile(L *glua.LState, stdin glua.LValue) {
 }
 
 func (h *Host) stdinBuf() *bufio.Reader {
-	if h.stdin == nil {
-		h.stdin = bufio.NewReader(ctxReader{r: h.opts.Stdin, ctx: h.L.Context})
+	if h.term.stdin == nil {
+		h.term.stdin = bufio.NewReader(ctxReader{r: h.opts.Stdin, ctx: h.L.Context})
 	}
-	return h.stdin
+	return h.term.stdin
 }
 
 // ioRead is io.read(formats…).
@@ -176,7 +176,7 @@ func pushRead(L *glua.LState, v glua.LValue, err error) int {
 
 // readFormat reads one value of format from stdin; nil at end of input.
 func (h *Host) readFormat(L *glua.LState, format string) (glua.LValue, error) {
-	if h.granting {
+	if h.prompter.granting {
 		// Piped stdin never answers a question that grants something.
 		return nil, errNoTerminal
 	}

@@ -1,6 +1,7 @@
 package lua
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +19,13 @@ import (
 )
 
 const readlineType = "tai.readline"
+
+// termState is the terminal side of the REPL the host keeps (owner
+// goroutine only).
+type termState struct {
+	editor *rl           // the line editor made last, for a login's pasted redirect
+	stdin  *bufio.Reader // io.read's buffer over Stdin (see installStdin)
+}
 
 // openTerm installs tai.term, the terminal side of the REPL:
 //
@@ -343,7 +351,7 @@ func (h *Host) newReadline(L *glua.LState) int {
 		return fail(L, "readline: "+err.Error())
 	}
 	r.inst = inst
-	h.editor = r
+	h.term.editor = r
 	ud := L.NewUserData()
 	ud.Value = r
 	L.SetMetatable(ud, L.GetTypeMetatable(readlineType))
@@ -393,14 +401,14 @@ type readResult struct {
 func (h *Host) rlRead(L *glua.LState) int {
 	r := checkRL(L)
 	prompt := L.OptString(2, "> ")
-	if h.granting {
+	if h.prompter.granting {
 		// A question that grants something, with stdin not a terminal:
 		// the answer comes from /dev/tty, never from the pipe.
-		if h.grantTTY == nil {
+		if h.prompter.tty == nil {
 			fmt.Fprintf(h.opts.Stderr, "tai: %v; refused\n", errNoTerminal)
 			return fail(L, "eof")
 		}
-		line, err := readGrantLine(L, h.grantTTY, prompt)
+		line, err := readGrantLine(L, h.prompter.tty, prompt)
 		switch {
 		case err == nil:
 			L.Push(glua.LString(line))

@@ -13,6 +13,12 @@ import (
 	"tai/vault"
 )
 
+// luaTools are the tools added with tai.tool.
+type luaTools struct {
+	pending []engine.Tool   // added before the engine was built
+	names   map[string]bool // names of every tool added with tai.tool
+}
+
 // openTools installs the tool registry's functions:
 //
 //	tai.call(tool, args) -> {content={…}, isError=bool} | nil, err
@@ -192,10 +198,10 @@ func (h *Host) luaAddTool(L *glua.LState) int {
 		}
 		params = schemaArrays(m)
 	}
-	if h.luaNames == nil {
-		h.luaNames = map[string]bool{}
+	if h.tools.names == nil {
+		h.tools.names = map[string]bool{}
 	}
-	h.luaNames[string(name)] = true
+	h.tools.names[string(name)] = true
 	t := engine.Tool{
 		Name:        string(name),
 		Description: string(desc),
@@ -203,19 +209,19 @@ func (h *Host) luaAddTool(L *glua.LState) int {
 		Safe:        glua.LVAsBool(spec.RawGetString("safe")),
 		Run:         h.luaToolRun(string(name), run),
 	}
-	if h.eng != nil {
-		if err := h.eng.Tools().Add(t); err != nil {
+	if h.engine.eng != nil {
+		if err := h.engine.eng.Tools().Add(t); err != nil {
 			L.ArgError(1, err.Error())
 		}
 		return 0
 	}
-	for i, old := range h.luaTools {
+	for i, old := range h.tools.pending {
 		if old.Name == t.Name {
-			h.luaTools[i] = t
+			h.tools.pending[i] = t
 			return 0
 		}
 	}
-	h.luaTools = append(h.luaTools, t)
+	h.tools.pending = append(h.tools.pending, t)
 	return 0
 }
 
@@ -392,7 +398,7 @@ func (h *Host) toolOrigin(t engine.Tool) string {
 	switch {
 	case t.Origin != "":
 		return t.Origin
-	case h.luaNames[t.Name]:
+	case h.tools.names[t.Name]:
 		return "lua"
 	}
 	return "built-in"

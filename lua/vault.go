@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	glua "github.com/yuin/gopher-lua"
@@ -12,6 +13,14 @@ import (
 	"tai/mcp"
 	"tai/vault"
 )
+
+// hostVault is the host's vault, opened by the first binding that needs it
+// (see Vault).
+type hostVault struct {
+	once  sync.Once
+	store *vault.Store
+	err   error
+}
 
 // openVault installs tai.vault. Bad arguments raise; runtime failures
 // return nil, message.
@@ -65,14 +74,14 @@ func (h *Host) openVault(L *glua.LState, tai *glua.LTable) {
 
 // Vault returns the host's vault, opening it on first use.
 func (h *Host) Vault() (*vault.Store, error) {
-	h.vaultOnce.Do(func() {
+	h.vault.once.Do(func() {
 		if h.opts.Vault == nil {
-			h.vaultErr = errors.New("no vault is open in this session")
+			h.vault.err = errors.New("no vault is open in this session")
 			return
 		}
-		h.store, h.vaultErr = h.opts.Vault()
+		h.vault.store, h.vault.err = h.opts.Vault()
 	})
-	return h.store, h.vaultErr
+	return h.vault.store, h.vault.err
 }
 
 // withVault runs fn with the vault, or returns nil, message when it cannot
