@@ -96,7 +96,7 @@ func runCommand(ctx context.Context, argv []string, dir string, env []string, ti
 	stdout := &cappedBuffer{max: ShellOutputMax, slack: vault.MaxSecretSize, red: red}
 	stderr := &cappedBuffer{max: ShellOutputMax, slack: vault.MaxSecretSize, red: red}
 	start := time.Now()
-	rep, err := keep(ctx, argv, dir, env, stdout, stderr)
+	rep, err := keep(ctx, argv, dir, env, nil, stdout, stderr)
 	elapsed := time.Since(start).Round(time.Millisecond)
 
 	var b strings.Builder
@@ -135,21 +135,26 @@ func runCommand(ctx context.Context, argv []string, dir string, env []string, ti
 // keep runs argv under the shell keeper and returns its reply. Cancelling
 // ctx asks the keeper to stop the command and all it started (SIGTERM);
 // a keeper that does not end within two seconds is killed with its group.
-func keep(ctx context.Context, argv []string, dir string, env []string, stdout, stderr *cappedBuffer) (sandbox.Reply, error) {
-	cmd, replyR, replyW, err := sandbox.Command(argv, dir, env)
+func keep(ctx context.Context, argv []string, dir string, env []string, p *sandbox.Policy, stdout, stderr *cappedBuffer) (sandbox.Reply, error) {
+	cmd, pipes, err := sandbox.Command(argv, dir, env, p)
 	if err != nil {
 		return sandbox.Reply{}, err
 	}
+	replyR := pipes.Reply()
 	defer replyR.Close()
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	// Should a keeper killed on cancellation leave a process holding the
 	// output open, the wait for the output ends 2 s after the keeper.
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
-		replyW.Close()
+		pipes.Failed()
 		return sandbox.Reply{}, err
 	}
-	replyW.Close()
+	if err := pipes.Started(); err != nil {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+		return sandbox.Reply{}, fmt.Errorf("the keeper took no request: %w", err)
+	}
 	replyBuf := &cappedBuffer{max: 4096}
 	copied := make(chan struct{})
 	go func() {

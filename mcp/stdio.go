@@ -49,6 +49,13 @@ type StdioOptions struct {
 	// ShutdownGrace is the wait after closing stdin and again after SIGTERM
 	// (default DefaultShutdownGrace).
 	ShutdownGrace time.Duration
+	// Start, when set, starts the prepared command in place of its own
+	// Start method: tai starts servers through its sandbox keeper, which
+	// takes over the command's pipes, terminal (its first extra file when
+	// it asks for a controlling terminal) and process attributes, and
+	// exits as the server does. Start returns once the server runs, or
+	// with why it could not start, leaving nothing running.
+	Start func(cmd *exec.Cmd) error
 }
 
 // StdioTransport runs an MCP server as a child process and speaks
@@ -217,7 +224,11 @@ func (t *StdioTransport) Connect(ctx context.Context) error {
 	// ignored SIGHUP that the terminal's hang-up relies on. Start returns
 	// once the server has been exec'd, so the undo comes after that.
 	undo := childDefaultSignals()
-	err = cmd.Start()
+	if t.opts.Start != nil {
+		err = t.opts.Start(cmd)
+	} else {
+		err = cmd.Start()
+	}
 	undo()
 	if err != nil {
 		closeAll(inR, inW, outR, outW, errR, errW, tty, ttySlave)
@@ -639,8 +650,9 @@ func (t *StdioTransport) Close() error {
 	return t.closeErr
 }
 
-// Pid returns the server process id (its process group id too), or 0
-// before Connect.
+// Pid returns the id of the process the transport started (its process
+// group id too), or 0 before Connect: the server, or with Start set the
+// process Start made of the command (tai's keeper).
 func (t *StdioTransport) Pid() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()

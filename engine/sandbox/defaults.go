@@ -1,0 +1,434 @@
+package sandbox
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// DefaultDeny is the list of folders the shell tool's commands may not
+// read, as shipped: the keys of ssh and gpg and the credentials of the
+// cloud command-line tools. The vault's folder is denied whatever the
+// list says.
+func DefaultDeny() []string {
+	return []string{"~/.ssh", "~/.gnupg", "~/.aws", "~/.azure", "~/.config/gcloud", "~/.oci", "~/.kube", "~/.docker"}
+}
+
+// systemDirs are the folders every stdio server may read and execute:
+// programs, libraries and configuration, and the kernel's views of
+// processes and devices (where the kernel lets a process see only its
+// own domain's processes' secrets: Landlock refuses ptrace-like access,
+// /proc/PID/mem and environ among it, to processes outside the domain).
+func systemDirs() []string {
+	dirs := []string{"/usr", "/bin", "/sbin", "/etc", "/opt", "/proc", "/sys", "/nix/store", "/run/systemd/resolve"}
+	if libs, err := filepath.Glob("/lib*"); err == nil {
+		dirs = append(dirs, libs...)
+	}
+	return dirs
+}
+
+// ServerSpec is what ForServer builds a stdio server's policy from.
+type ServerSpec struct {
+	// Name is the server's name, which names its state folder.
+	Name string
+	// Command and Args are its command line; Cwd its working folder.
+	Command string
+	Args    []string
+	Cwd     string
+	// Env is the environment it starts with (its PATH finds the command;
+	// HOME, XDG_* and the caches' variables say where things are); nil
+	// means tai's.
+	Env []string
+	// Off, Required, NoNetwork, Read and Write are what the entry's
+	// sandbox field says: Read and Write grant folders (absolute, from ~,
+	// or from Cwd) beyond the default.
+	Off, Required, NoNetwork bool
+	Read, Write              []string
+	// Deny are never granted, even when the entry names them; nil means
+	// DefaultDeny. The vault's folder is always denied.
+	Deny []string
+	// Vault is the vault file.
+	Vault string
+}
+
+// ForServer returns the policy a stdio server runs under by default: it
+// may read and execute the system folders and the runtime it runs with,
+// read and write the package caches its launcher needs (npm's for npx
+// and node, uv's for uv and uvx, pip's for pip and python) and Docker's
+// socket for docker, and it gets a private state folder
+// ($XDG_STATE_HOME/tai/servers/<name>) and a private temporary folder
+// (its TMPDIR). The folders its entry names are granted: arguments that
+// are existing folders and cwd read and write, arguments that are
+// existing files read, and the sandbox field's grants. Nothing else of
+// the home folder, never the vault's folder nor what Deny lists: a grant
+// inside one is left out, and one holding one is granted without it, each
+// with a note. The network stays open unless NoNetwork.
+func ForServer(s ServerSpec) Policy {
+	env := s.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	home := homeOf(env)
+	p := Policy{Off: s.Off, Required: s.Required, NoNetwork: s.NoNetwork, PrivateTemp: true, Home: home}
+	p.Deny = denied(s.Deny, s.Vault, home)
+	for _, d := range systemDirs() {
+		p.Read = append(p.Read, Path{Path: d, Kind: KindSystem})
+	}
+	launchers := []string{filepath.Base(s.Command)}
+	for _, r := range runtimeOf(s.Command, lookEnv(env, "PATH"), s.Cwd) {
+		launchers = append(launchers, filepath.Base(r))
+		if !slices.ContainsFunc(p.Read, func(g Path) bool { return within(r, g.Path) }) {
+			p.Read = append(p.Read, Path{Path: runtimeRoot(r), Kind: KindSystem})
+		}
+	}
+	for _, c := range cachesOf(launchers, env, home) {
+		p.Write = append(p.Write, Path{Path: c, Kind: KindCache, Make: true})
+	}
+	if slices.Contains(launchers, "docker") {
+		p.Connect = append(p.Connect, dockerSocket(env))
+	}
+	state := filepath.Join(stateHome(env, home), "tai", "servers", fileName(s.Name))
+	p.Write = append(p.Write, Path{Path: state, Kind: KindState, Make: true})
+	for _, a := range s.Args {
+		if !strings.HasPrefix(a, "/") && !strings.HasPrefix(a, "~") && !strings.HasPrefix(a, ".") {
+			continue
+		}
+		path := expand(a, home, s.Cwd)
+		if st, err := os.Stat(path); err == nil && st.IsDir() {
+			p.Write = append(p.Write, Path{Path: path})
+		} else if err == nil {
+			p.Read = append(p.Read, Path{Path: path})
+		}
+	}
+	if s.Cwd != "" {
+		p.Write = append(p.Write, Path{Path: expand(s.Cwd, home, "/")})
+	}
+	for _, r := range s.Read {
+		p.Read = append(p.Read, Path{Path: expand(r, home, s.Cwd)})
+	}
+	for _, w := range s.Write {
+		p.Write = append(p.Write, Path{Path: expand(w, home, s.Cwd)})
+	}
+	p.Read, p.Notes = keepOut(p.Read, p.Deny, p.Notes, home)
+	p.Write, p.Notes = keepOut(p.Write, p.Deny, p.Notes, home)
+	p.Protect = protectHome(p.Write, home)
+	return p
+}
+
+// ShellSpec is what ForShell builds the shell tool's policy from.
+type ShellSpec struct {
+	// Dir is the working folder; empty means tai's.
+	Dir string
+	// Env is the commands' environment (HOME, TMPDIR, XDG_CACHE_HOME,
+	// GOCACHE, GOMODCACHE, GOPATH say where things are); nil means tai's.
+	Env []string
+	// Deny are never read nor written; nil means DefaultDeny. The vault's
+	// folder is always denied.
+	Deny []string
+	// Write are more folders commands may write.
+	Write []string
+	// Off, Required and NoNetwork are as in Policy.
+	Off, Required, NoNetwork bool
+	// Vault is the vault file.
+	Vault string
+}
+
+// ForShell returns the policy the shell tool's commands run under by
+// default: they may read everything but the vault's folder and what Deny
+// lists, and write only the working folder, the temporary folders and
+// the caches (XDG_CACHE_HOME, where Go's build cache and pip's live, npm's,
+// and Go's module cache).
+func ForShell(s ShellSpec) Policy {
+	env := s.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	home := homeOf(env)
+	dir := s.Dir
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	p := Policy{Off: s.Off, Required: s.Required, NoNetwork: s.NoNetwork, Home: home}
+	p.Deny = denied(s.Deny, s.Vault, home)
+	p.Read = []Path{{Path: "/", Kind: KindSystem}}
+	if dir != "" {
+		p.Write = append(p.Write, Path{Path: expand(dir, home, "/")})
+	}
+	for _, t := range []string{"/tmp", "/var/tmp", lookEnv(env, "TMPDIR")} {
+		if t != "" {
+			p.Write = append(p.Write, Path{Path: filepath.Clean(t), Kind: KindTemp})
+		}
+	}
+	cache := lookEnv(env, "XDG_CACHE_HOME")
+	if cache == "" && home != "" {
+		cache = filepath.Join(home, ".cache")
+	}
+	caches := []string{cache, lookEnv(env, "GOCACHE"), goModCache(env, home), npmCache(env, home)}
+	for _, c := range caches {
+		if c != "" && filepath.IsAbs(c) {
+			p.Write = append(p.Write, Path{Path: filepath.Clean(c), Kind: KindCache, Make: c == cache})
+		}
+	}
+	for _, w := range s.Write {
+		p.Write = append(p.Write, Path{Path: expand(w, home, dir)})
+	}
+	p.Write, p.Notes = keepOut(p.Write, p.Deny, p.Notes, home)
+	p.Protect = protectHome(p.Write, home)
+	return p
+}
+
+// protectHome returns the home folder's hidden entries (shell start-up
+// files, ~/.config, ~/.local, …), where a program left to run later
+// would hide, when a folder granted for writing holds the home folder
+// (tai run from ~, say): they stay readable but are never written. The
+// start-up files are named even when missing, so none can be made.
+func protectHome(write []Path, home string) []Path {
+	if home == "" || home == "/" || !slices.ContainsFunc(write, func(w Path) bool { return within(home, w.Path) }) {
+		return nil
+	}
+	names := []string{".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile", ".config", ".local"}
+	if hidden, err := filepath.Glob(filepath.Join(home, ".*")); err == nil {
+		for _, h := range hidden {
+			names = append(names, filepath.Base(h))
+		}
+	}
+	slices.Sort(names)
+	var out []Path
+	for _, n := range slices.Compact(names) {
+		out = append(out, Path{Path: filepath.Join(home, n)})
+	}
+	return out
+}
+
+// denied is the deny list: the vault's folder, then list (DefaultDeny
+// when nil) from the home folder.
+func denied(list []string, vault, home string) []Path {
+	var out []Path
+	if vault != "" {
+		out = append(out, Path{Path: filepath.Dir(expand(vault, home, "/")), Kind: KindVault})
+	}
+	kind := ""
+	if list == nil {
+		list, kind = DefaultDeny(), KindDefault
+	}
+	for _, d := range list {
+		if p := expand(d, home, "/"); p != "" && p != "/" {
+			out = append(out, Path{Path: p, Kind: kind})
+		}
+	}
+	return out
+}
+
+// keepOut leaves out of grants what lies inside a denied path, and notes
+// a grant that holds one (it is granted without it, see carve).
+func keepOut(grants, deny []Path, notes []string, home string) ([]Path, []string) {
+	var out []Path
+	for _, g := range grants {
+		real := realPath(g.Path)
+		i := slices.IndexFunc(deny, func(d Path) bool {
+			return within(g.Path, d.Path) || within(real, d.Path) || within(real, realPath(d.Path))
+		})
+		if i >= 0 {
+			notes = append(notes, fmt.Sprintf("%s is left out: it is inside %s, which is never granted", tilde(g.Path, home), denyName(deny[i], home)))
+			continue
+		}
+		var without []string
+		for _, d := range deny {
+			if g.Kind == "" && (within(d.Path, g.Path) || within(realPath(d.Path), real)) {
+				without = append(without, denyName(d, home))
+			}
+		}
+		if len(without) > 0 {
+			notes = append(notes, fmt.Sprintf("%s is granted without %s", tilde(g.Path, home), strings.Join(without, ", ")))
+		}
+		out = append(out, g)
+	}
+	return out, notes
+}
+
+func denyName(d Path, home string) string {
+	if d.Kind == KindVault {
+		return KindVault
+	}
+	return tilde(d.Path, home)
+}
+
+// runtimeOf returns the real path of command, found on path from dir,
+// and of the interpreter its #! line names (through env), when it has
+// one: what the server runs with.
+func runtimeOf(command, path, dir string) []string {
+	prog := lookPath(command, path, dir)
+	if prog == "" {
+		return nil
+	}
+	out := []string{realPath(prog)}
+	f, err := os.Open(out[0])
+	if err != nil {
+		return out
+	}
+	defer f.Close()
+	head := make([]byte, 256)
+	n, _ := f.Read(head)
+	line, _, _ := bytes.Cut(head[:n], []byte("\n"))
+	rest, ok := bytes.CutPrefix(line, []byte("#!"))
+	if !ok {
+		return out
+	}
+	words := strings.Fields(string(rest))
+	if len(words) == 0 {
+		return out
+	}
+	interp := words[0]
+	if filepath.Base(interp) == "env" {
+		interp = ""
+		for _, w := range words[1:] {
+			if !strings.HasPrefix(w, "-") && !strings.Contains(w, "=") {
+				interp = lookPath(w, path, dir)
+				break
+			}
+		}
+	}
+	if interp != "" {
+		out = append(out, realPath(interp))
+	}
+	return out
+}
+
+// runtimeRoot is the folder a runtime lives in: the one holding its bin
+// folder (~/.nvm/versions/node/v22 for …/v22/bin/node), else its own.
+func runtimeRoot(prog string) string {
+	dir := filepath.Dir(prog)
+	if filepath.Base(dir) == "bin" {
+		return filepath.Dir(dir)
+	}
+	return dir
+}
+
+// lookPath finds an executable as the keeper will: a name with a slash
+// from dir, any other on path.
+func lookPath(name, path, dir string) string {
+	if name == "" {
+		return ""
+	}
+	if strings.Contains(name, "/") {
+		return expand(name, "", dir)
+	}
+	for _, d := range filepath.SplitList(path) {
+		if d == "" || !filepath.IsAbs(d) {
+			continue
+		}
+		p := filepath.Join(d, name)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return ""
+}
+
+// cachesOf returns the caches the launchers named need, from env.
+func cachesOf(launchers, env []string, home string) []string {
+	cache := lookEnv(env, "XDG_CACHE_HOME")
+	if cache == "" && home != "" {
+		cache = filepath.Join(home, ".cache")
+	}
+	data := lookEnv(env, "XDG_DATA_HOME")
+	if data == "" && home != "" {
+		data = filepath.Join(home, ".local", "share")
+	}
+	var out []string
+	add := func(envName, def string) {
+		if v := lookEnv(env, envName); v != "" {
+			def = v
+		}
+		if def != "" && filepath.IsAbs(def) && !slices.Contains(out, def) {
+			out = append(out, filepath.Clean(def))
+		}
+	}
+	for _, l := range launchers {
+		switch strings.TrimSuffix(l, ".js") {
+		case "npx", "npm", "node", "npx-cli", "npm-cli", "pnpm", "pnpx", "yarn":
+			add("npm_config_cache", npmCache(env, home))
+		case "uv", "uvx":
+			add("UV_CACHE_DIR", filepath.Join(cache, "uv"))
+			add("UV_TOOL_DIR", filepath.Join(data, "uv"))
+		case "pip", "pip3", "pipx", "python", "python3":
+			add("PIP_CACHE_DIR", filepath.Join(cache, "pip"))
+		}
+	}
+	return slices.Compact(out)
+}
+
+func npmCache(env []string, home string) string {
+	for _, k := range []string{"npm_config_cache", "NPM_CONFIG_CACHE"} {
+		if v := lookEnv(env, k); v != "" {
+			return v
+		}
+	}
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".npm")
+}
+
+func goModCache(env []string, home string) string {
+	if v := lookEnv(env, "GOMODCACHE"); v != "" {
+		return v
+	}
+	if gp := filepath.SplitList(lookEnv(env, "GOPATH")); len(gp) > 0 && gp[0] != "" {
+		return filepath.Join(gp[0], "pkg", "mod")
+	}
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, "go", "pkg", "mod")
+}
+
+// dockerSocket is the socket docker talks to.
+func dockerSocket(env []string) string {
+	if h, ok := strings.CutPrefix(lookEnv(env, "DOCKER_HOST"), "unix://"); ok {
+		return h
+	}
+	return "/var/run/docker.sock"
+}
+
+func stateHome(env []string, home string) string {
+	if v := lookEnv(env, "XDG_STATE_HOME"); filepath.IsAbs(v) {
+		return v
+	}
+	return filepath.Join(home, ".local", "state")
+}
+
+func homeOf(env []string) string {
+	if h := lookEnv(env, "HOME"); filepath.IsAbs(h) {
+		return filepath.Clean(h)
+	}
+	h, _ := os.UserHomeDir()
+	return h
+}
+
+// lookEnv returns the value of k in env.
+func lookEnv(env []string, k string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], k+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// fileName makes a server's name one folder name.
+func fileName(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			b[i] = '_'
+		}
+	}
+	if s := string(b); s != "" && s != "." && s != ".." {
+		return s
+	}
+	return "server"
+}
