@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"tai/engine/fakemodel"
 )
 
 // fakeNpx puts an npx on a PATH it returns that starts this test binary's
@@ -158,5 +160,80 @@ func TestScriptAddServers(t *testing.T) {
 	r = e.runEnv(t, vars, "--yolo", repoScript("add-servers.lua"), three, js)
 	if r.status != 0 || !strings.Contains(r.stdout, "three            stdio 1 tools, enabled for: ollama") || !strings.Contains(r.stdout, "skipped one") {
 		t.Fatalf("status %d:\n%s\nstderr:\n%s", r.status, r.stdout, r.stderr)
+	}
+}
+
+// TestScriptLuaTool runs scripts/lua-tool.lua against the fake model,
+// which calls the script's word_stats tool, then a second time on a file
+// that does not exist: the tool's counts, and its error as a failed
+// tool's result, reach the model, and the answer is printed.
+func TestScriptLuaTool(t *testing.T) {
+	e := newEnv(t)
+	e.writeRoot(t, "notes.txt", "one two\nthree\n")
+	srv := fakemodel.NewOpenAI(t,
+		fakemodel.Calls(fakemodel.Call("word_stats", `{"path":"notes.txt"}`)),
+		fakemodel.Calls(fakemodel.Call("word_stats", `{"path":"missing.txt"}`)),
+		fakemodel.Say("notes.txt has 3 words."),
+	)
+	vars := append(e.vars(), "OPENAI_API_KEY=sk-test-key", "OPENAI_BASE_URL="+srv.BaseURL, "TAI_MODEL=fake-model")
+	r := e.runEnv(t, vars, repoScript("lua-tool.lua"), "How many words are in notes.txt?")
+	if r.status != 0 || r.stdout != "notes.txt has 3 words.\n" || !strings.Contains(r.stderr, `→ word_stats {"path":"notes.txt"}`) {
+		t.Fatalf("status %d\nstdout:\n%s\nstderr:\n%s", r.status, r.stdout, r.stderr)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests to the model, want 3", len(reqs))
+	}
+	if names := reqs[0].ToolNames(); len(names) != 1 || names[0] != "word_stats" {
+		t.Fatalf("tools offered: %v, want word_stats alone", names)
+	}
+	if got := reqs[1].ToolResults(); len(got) != 1 || got[0].IsError || got[0].Text != "notes.txt: 2 lines, 3 words, 14 bytes" {
+		t.Fatalf("first tool result: %+v", got)
+	}
+	// OpenAI's wire has no error flag: tai marks a failed tool's text.
+	if got := reqs[2].ToolResults(); len(got) != 1 || !strings.HasPrefix(got[0].Text, "Error: word_stats failed: ") || !strings.Contains(got[0].Text, "no such file") {
+		t.Fatalf("second tool result: %+v", got)
+	}
+	if bad := e.runEnv(t, vars, repoScript("lua-tool.lua")); bad.status != 2 || !strings.Contains(bad.stderr, "usage:") {
+		t.Fatalf("no question: status %d, %s", bad.status, bad.stderr)
+	}
+}
+
+// TestScriptNoteCommand loads scripts/note-command.lua from init.lua, as
+// its header says, and drives /note at the REPL on a terminal: keeping a
+// note, listing it, completing "rm" and deleting one; run as a script it
+// does the same from the shell.
+func TestScriptNoteCommand(t *testing.T) {
+	e := newEnv(t)
+	e.write(t, "init.lua", fmt.Sprintf("dofile(%q)\n", repoScript("note-command.lua")))
+	if r := e.run(t, repoScript("note-command.lua"), "from", "the", "shell"); r.status != 0 || !strings.Contains(r.stdout, "noted (r1)") {
+		t.Fatalf("as a script: status %d\n%s%s", r.status, r.stdout, r.stderr)
+	}
+	s := startREPL(t, e)
+	s.expect("tai:ollama> ")
+	s.typeKeys("/note buy milk\r")
+	s.expect("noted (r2)")
+	s.expect("tai:ollama> ")
+	s.typeKeys("/note\r")
+	s.expect("r2  ")
+	s.expect("buy milk")
+	s.expect("r1  ")
+	s.expect("from the shell")
+	s.expect("tai:ollama> ")
+	s.typeKeys("/note r\t")
+	s.expect("/note rm")
+	s.typeKeys(" r2\r")
+	s.expect("deleted r2")
+	s.expect("tai:ollama> ")
+	s.typeKeys("/note rm r9\r")
+	s.expect("/note: vault: not found: record r9 was never stored")
+	s.expect("tai:ollama> ")
+	s.typeKeys("\x04")
+	if status := s.wait(); status != 0 {
+		t.Fatalf("exit status %d", status)
+	}
+	r := e.run(t, repoScript("note-command.lua"))
+	if r.status != 0 || strings.Contains(r.stdout, "buy milk") || !strings.Contains(r.stdout, "from the shell") {
+		t.Fatalf("listing after the REPL: status %d\n%s%s", r.status, r.stdout, r.stderr)
 	}
 }
