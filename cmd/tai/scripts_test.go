@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"tai/engine/fakemodel"
+	"tai/mcp/oauth/oauthtest"
 )
 
 // fakeNpx puts an npx on a PATH it returns that starts this test binary's
@@ -235,5 +236,93 @@ func TestScriptNoteCommand(t *testing.T) {
 	r := e.run(t, repoScript("note-command.lua"))
 	if r.status != 0 || strings.Contains(r.stdout, "buy milk") || !strings.Contains(r.stdout, "from the shell") {
 		t.Fatalf("listing after the REPL: status %d\n%s%s", r.status, r.stdout, r.stderr)
+	}
+}
+
+// TestScriptLogin runs scripts/login.lua against the in-process OAuth
+// fakes, with $BROWSER following the authorization redirects to tai's
+// loopback listener: the server is added (stored disabled, needing a
+// login), logged in to, enabled, and its tool listed; then its tool
+// answers with the login's scope.
+func TestScriptLogin(t *testing.T) {
+	srv := oauthtest.New(t, oauthtest.Options{PRMScopes: []string{"notes:read"}})
+	e := newEnv(t)
+	vars := append(e.vars(), "BROWSER="+browserScript(t, `exec curl -sL -o /dev/null "$1"`))
+	r := e.runEnv(t, vars, "--auto", repoScript("login.lua"), srv.URL(), "notes")
+	for _, want := range []string{"added notes", `Logged in to notes (scope notes:read); 1 tools; enabled for profile "ollama".`, "  whoami"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Fatalf("status %d: stdout lacks %q\nstdout:\n%s\nstderr:\n%s", r.status, want, r.stdout, r.stderr)
+		}
+	}
+	if r.status != 0 || !strings.Contains(r.stderr, "Log in to notes in your browser: "+strings.SplitN(srv.Issuer(), "/", 3)[0]) {
+		t.Fatalf("status %d, stderr:\n%s", r.status, r.stderr)
+	}
+	call := e.run(t, "-e", `local r = assert(tai.mcp.call{server = "notes", tool = "whoami"}) print(r.content[1].text)`)
+	if call.status != 0 || !strings.Contains(call.stdout, "scope: notes:read") {
+		t.Fatalf("calling the tool after the login: status %d\n%s%s", call.status, call.stdout, call.stderr)
+	}
+	if again := e.runEnv(t, vars, repoScript("login.lua"), "notes"); again.status != 0 || !strings.Contains(again.stdout, "Logged in to notes") {
+		t.Fatalf("logging in again by name: status %d\n%s%s", again.status, again.stdout, again.stderr)
+	}
+	if bad := e.run(t, repoScript("login.lua"), "notes", "--callback-port", "x"); bad.status != 2 || !strings.Contains(bad.stderr, "usage:") {
+		t.Fatalf("bad flag: status %d, %s", bad.status, bad.stderr)
+	}
+}
+
+// TestScriptsAreDocumentedAndRun holds every script in scripts/ to its
+// promises: a header saying how to run it, a row in README.md, and a test
+// here that runs it.
+func TestScriptsAreDocumentedAndRun(t *testing.T) {
+	dir := filepath.Join("..", "..", "scripts")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests, err := filepath.Glob("*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var testSrc strings.Builder
+	for _, f := range tests {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		testSrc.Write(b)
+	}
+	n := 0
+	for _, ent := range entries {
+		name := ent.Name()
+		if !strings.HasSuffix(name, ".lua") {
+			continue
+		}
+		n++
+		src, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var header strings.Builder
+		for _, line := range strings.Split(string(src), "\n") {
+			if !strings.HasPrefix(line, "--") {
+				break
+			}
+			header.WriteString(line + "\n")
+		}
+		if !strings.HasPrefix(header.String(), "-- "+name+": ") || !strings.Contains(header.String(), "scripts/"+name) {
+			t.Errorf("%s: its first lines do not say what it does (-- %s: …) and how to run it (tai scripts/%s …)", name, name, name)
+		}
+		if !strings.Contains(string(readme), "tai scripts/"+name) && !strings.Contains(string(readme), "scripts/"+name+" ") {
+			t.Errorf("%s: README.md does not list it", name)
+		}
+		if !strings.Contains(testSrc.String(), `repoScript("`+name+`")`) {
+			t.Errorf("%s: no test runs it", name)
+		}
+	}
+	if n < 6 {
+		t.Fatalf("only %d scripts found in %s", n, dir)
 	}
 }
