@@ -31,6 +31,14 @@ func runMCPServer() int {
 		func(_ context.Context, _ *sdk.CallToolRequest, a in) (*sdk.CallToolResult, any, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "echoed: " + a.Text}}}, nil, nil
 		})
+	if strings.HasSuffix(os.Getenv(mcpServerEnv), "+memory") {
+		// read_graph answers as @modelcontextprotocol/server-memory's
+		// does on an empty graph.
+		sdk.AddTool(s, &sdk.Tool{Name: "read_graph", Description: "Read the entire knowledge graph"},
+			func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: emptyGraph}}}, nil, nil
+			})
+	}
 	if strings.HasSuffix(os.Getenv(mcpServerEnv), "+long") {
 		sdk.AddTool(s, &sdk.Tool{Name: "summarize_the_documents_of_a_folder", Description: "summarizes the documents of a folder"},
 			func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {

@@ -85,6 +85,13 @@ func startServeWith(t *testing.T, e env, vars []string, stdin io.Reader, argv ..
 	cmd.Env = vars
 	cmd.Dir = e.root
 	cmd.Stdin = stdin
+	return startServing(t, cmd)
+}
+
+// startServing starts cmd, a tai that serves (or a shell that runs one),
+// and waits for its banner.
+func startServing(t *testing.T, cmd *exec.Cmd) *served {
+	t.Helper()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	pipe, err := cmd.StderrPipe()
 	if err != nil {

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"tai/engine/fakemodel"
+)
+
+// emptyGraph is what the stand-in for server-memory's read_graph answers.
+const emptyGraph = `{"entities":[],"relations":[]}`
+
+// fakeAnswer is what the fake model says to a prompt that asks for no tool.
+const fakeAnswer = "hello from the fake model"
+
+// tourSection is README.md's tour.
+const tourSection = "## Five minutes with tai"
+
+// tourBlocks returns the sh blocks of README.md's tour, in order.
+func tourBlocks(readme string) ([]string, error) {
+	_, sec, ok := strings.Cut(readme, "\n"+tourSection+"\n")
+	if !ok {
+		return nil, fmt.Errorf("README.md has no %q section", tourSection)
+	}
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	var blocks []string
+	for _, m := range regexp.MustCompile("(?s)\n```sh\n(.*?)\n```").FindAllStringSubmatch(sec, -1) {
+		blocks = append(blocks, m[1])
+	}
+	if len(blocks) == 0 {
+		return nil, fmt.Errorf("README.md's tour has no sh blocks")
+	}
+	return blocks, nil
+}
+
+// tourRule is the fake model of the tour: a prompt offered the memory
+// server's read_graph calls it, then answers with what it read; any other
+// prompt gets fakeAnswer.
+func tourRule(r fakemodel.Request) fakemodel.Turn {
+	if results := r.ToolResults(); len(results) > 0 {
+		return fakemodel.Say("the graph: " + results[0].Text)
+	}
+	for _, name := range r.ToolNames() {
+		if name == "mcp_memory_read_graph" && strings.Contains(r.LastUser(), "remember") {
+			return fakemodel.Calls(fakemodel.Call(name, `{}`))
+		}
+	}
+	return fakemodel.Say(fakeAnswer)
+}
+
+// TestNewcomerTour runs the sh blocks of README.md's "Five minutes with
+// tai" as written, in order, the way a newcomer would: a fresh HOME with
+// nothing set but a model (the fake, at OPENAI_BASE_URL), tai and a
+// stand-in npx on PATH, in the checkout. A go line (the build) is left
+// out, since this test runs the binary it built; the serve block runs
+// until its banner, then a client lists the tools and tai is stopped.
+func TestNewcomerTour(t *testing.T) {
+	blocks, err := tourBlocks(readReadme(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	bin := t.TempDir()
+	if err := os.Symlink(taiBin, filepath.Join(bin, "tai")); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	npx := fmt.Sprintf("#!/bin/sh\n%s=1+memory exec %q -test.run=^$\n", mcpServerEnv, self)
+	if err := os.WriteFile(filepath.Join(bin, "npx"), []byte(npx), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	model := fakemodel.NewOpenAI(t)
+	model.SetRule(tourRule)
+	checkout, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := []string{
+		"HOME=" + home,
+		"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"OPENAI_API_KEY=sk-newcomer",
+		"OPENAI_BASE_URL=" + model.BaseURL,
+		"TAI_MODEL=fake-model",
+		"TAI_MCP_PORT=0", // the README's 8765 may be taken on this machine
+		"TERM=xterm",
+		"NO_COLOR=1",
+	}
+	var stdout, stderr strings.Builder
+	servedOnce := false
+	for i, block := range blocks {
+		var script []string
+		for _, line := range strings.Split(block, "\n") {
+			if strings.HasPrefix(line, "go ") {
+				continue
+			}
+			if strings.Contains(line, "tai --serve-mcp") {
+				runTourScript(t, i, strings.Join(script, "\n"), checkout, vars, &stdout, &stderr)
+				script = nil
+				serveTourLine(t, line, checkout, vars, filepath.Join(home, ".config", "tai", "mcp-key"))
+				servedOnce = true
+				continue
+			}
+			script = append(script, line)
+		}
+		runTourScript(t, i, strings.Join(script, "\n"), checkout, vars, &stdout, &stderr)
+	}
+	out, errOut := stdout.String(), stderr.String()
+	for _, want := range []string{
+		version + "\n",             // tai -e 'print(tai.version)'
+		fakeAnswer + "\n",          // tai -p
+		"added    memory",          // the import script
+		"enabled  memory",          // … with --enable
+		emptyGraph + "\n",          // tai -e calling the tool
+		"the graph: " + emptyGraph, // the model calling it
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the tour's output lacks %q; stdout:\n%s\nstderr:\n%s", want, out, errOut)
+		}
+	}
+	if !strings.Contains(errOut, "⚙ mcp_memory_read_graph") {
+		t.Errorf("the model's call of the memory server's tool is not shown on stderr:\n%s", errOut)
+	}
+	if !servedOnce {
+		t.Error("the tour does not serve tai (no tai --serve-mcp line in its sh blocks)")
+	}
+	// The vault is where "Where files live" says, and the tour sealed it.
+	if _, err := os.Stat(filepath.Join(home, ".local", "share", "tai", "vault.db")); err != nil {
+		t.Errorf("the vault is not at ~/.local/share/tai/vault.db: %v", err)
+	}
+	sealed := exec.Command(taiBin, "-e", "print(tai.vault.sealed())")
+	sealed.Env = vars
+	if got, err := sealed.Output(); err != nil || string(got) != "true\n" {
+		t.Errorf("after the tour, tai.vault.sealed() printed %q (%v), want true", got, err)
+	}
+}
+
+// runTourScript runs one block of the tour with sh -e, bounded, and fails
+// the test when it fails.
+func runTourScript(t *testing.T, block int, script, dir string, vars []string, stdout, stderr *strings.Builder) {
+	t.Helper()
+	if strings.TrimSpace(script) == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-e", "-c", script)
+	cmd.Env, cmd.Dir = vars, dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	stdout.WriteString(out.String())
+	stderr.WriteString(errOut.String())
+	if err != nil {
+		t.Fatalf("the tour's sh block %d failed (%v):\n%s\nstdout:\n%s\nstderr:\n%s", block+1, err, script, out.String(), errOut.String())
+	}
+}
+
+// serveTourLine starts the tour's serve line, connects with the key the
+// tour stored at keyFile, lists the tools and stops the server.
+func serveTourLine(t *testing.T, line, dir string, vars []string, keyFile string) {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", "exec "+line)
+	cmd.Env, cmd.Dir = vars, dir
+	s := startServing(t, cmd)
+	key, err := os.ReadFile(keyFile)
+	if err != nil {
+		t.Fatalf("the tour's key file: %v", err)
+	}
+	if st, err := os.Stat(keyFile); err != nil || st.Mode().Perm()&0o077 != 0 {
+		t.Errorf("the tour's key file is readable by others: %v %v", st.Mode(), err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	client := sdk.NewClient(&sdk.Implementation{Name: "newcomer", Version: "1"}, nil)
+	hc := &http.Client{Transport: bearerRT{strings.TrimSpace(string(key)), &http.Transport{}}}
+	sess, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: s.url, HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatalf("connecting to the tour's server: %v\n%s", err, s.stderr())
+	}
+	list, err := sess.ListTools(ctx, nil)
+	sess.Close()
+	if err != nil {
+		t.Fatalf("listing the tour's server's tools: %v", err)
+	}
+	names := map[string]bool{}
+	for _, tool := range list.Tools {
+		names[tool.Name] = true
+	}
+	for _, want := range []string{"chat", "completions", "read_file", "mcp_add"} {
+		if !names[want] {
+			t.Errorf("the tour's server does not serve %s: %v", want, names)
+		}
+	}
+	if strings.Contains(s.stderr(), strings.TrimSpace(string(key))) {
+		t.Error("the server's output shows the key")
+	}
+	if code := s.stop(t); code != 0 {
+		t.Errorf("the tour's server exited %d on SIGTERM:\n%s", code, s.stderr())
+	}
+}
