@@ -101,12 +101,8 @@ func (h *Host) rlKey(L *glua.LState) int {
 	}
 	r.paste.discard()
 	key, err := readKey(luaContext(L), in, out, prompt)
-	switch {
-	case errors.Is(err, errKeyInterrupt):
-		return fail(L, "interrupt")
-	case errors.Is(err, errKeyEOF):
-		return fail(L, "eof")
-	case err != nil:
+	if err != nil {
+		// errKeyInterrupt and errKeyEOF read "interrupt" and "eof".
 		return fail(L, err.Error())
 	}
 	L.Push(glua.LString(key))
@@ -200,29 +196,24 @@ func readKey(ctx context.Context, in *os.File, out io.Writer, prompt string) (st
 		}
 		// What came in the same read as the key (the rest of an escape
 		// sequence, an Enter after it) goes with it.
-		key, echo := keyName(buf[0])
+		key, echo, err := keyName(buf[0])
 		io.WriteString(out, echo+"\r\n")
-		switch buf[0] {
-		case 3:
-			return "", errKeyInterrupt
-		case 4:
-			return "", errKeyEOF
-		}
-		return key, nil
+		return key, err
 	}
 }
 
-// keyName names the key a byte starts, and how it is echoed.
-func keyName(b byte) (key, echo string) {
+// keyName names the key a byte starts and how it is echoed; Ctrl-C and
+// Ctrl-D name no key but errKeyInterrupt and errKeyEOF.
+func keyName(b byte) (key, echo string, err error) {
 	switch {
 	case b == 3:
-		return "", "^C"
+		return "", "^C", errKeyInterrupt
 	case b == 4:
-		return "", "^D"
+		return "", "^D", errKeyEOF
 	case b == '\r' || b == '\n':
-		return "enter", ""
+		return "enter", "", nil
 	case b >= 0x20 && b < 0x7f:
-		return string(rune(b)), string(rune(b))
+		return string(rune(b)), string(rune(b)), nil
 	}
-	return "", ""
+	return "", "", nil
 }

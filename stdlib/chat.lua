@@ -34,8 +34,9 @@ local function cut(s, n)
   return s .. "…"
 end
 
--- utf8_len(s) counts the characters of s.
-local function utf8_len(s)
+-- columns(s) counts the characters of s, the columns it takes on a
+-- terminal (one per character).
+function M.columns(s)
   local _, n = s:gsub("[^\128-\191]", "")
   return n
 end
@@ -374,7 +375,7 @@ function M.new(o)
     end
     local line = M.tool_line(ev)
     o.note(line)
-    view.open, view.open_width = ev.id, utf8_len(line)
+    view.open, view.open_width = ev.id, M.columns(line)
   end
 
   local function tool_end(ev)

@@ -36,7 +36,7 @@ function M.report(rep, notes_shown)
       for _, n in ipairs(s.notes or {}) do warn("  " .. clean(n)) end
     elseif s.outcome == "skipped" then
       say(string.format("skipped %s: %s", clean(s.server), clean(s.reason)))
-    elseif (s.reason or ""):find("consent was refused", 1, true) then
+    elseif s.declined then
       say(string.format("not added: %s (you said no; nothing was started)", clean(s.server)))
     else
       warn(string.format("refused %s: %s", clean(s.server), clean(s.reason)))
@@ -81,13 +81,35 @@ function M.source_text(source)
   return nil
 end
 
--- add(source [, name [, preview]]) registers what source holds (a config,
--- a file, a name). With preview, a config or file is first shown as the
--- normalizer reads it, warnings included, before any start is asked for.
-function M.add(source, name, preview)
+-- github(source) is what tai.mcp.github makes of source: nil when it is
+-- not a GitHub URL, else {repo=} (the repository it names) or {bad=} (why
+-- it names none). A paste is read once and this passed along.
+function M.github(source)
+  local repo, bad = tai.mcp.github(source)
+  if repo or bad then return { repo = repo, bad = bad } end
+  return nil
+end
+
+-- add_and_report(args, shown) calls tai.mcp.add(args) and reports what
+-- became of each server (its notes unless shown already), then offers the
+-- logins the servers need.
+local function add_and_report(args, shown)
+  local rep, err = tai.mcp.add(args)
+  if not rep then warn(clean(err)) return end
+  M.report(rep, shown)
+  M.offer_login(rep)
+end
+
+-- add(source [, name [, preview [, gh]]]) registers what source holds (a
+-- config, a file, a name). With preview, a config or file is first shown
+-- as the normalizer reads it, warnings included, before any start is
+-- asked for; a GitHub repository as the resolver reads it. gh is
+-- M.github(source) when the caller has it already.
+function M.add(source, name, preview, gh)
   local shown = false
-  if preview and tai.mcp.github(source) then
-    if not M.show_resolved(source, M.asks_itself()) then return end
+  if preview then gh = gh or M.github(source) end
+  if preview and gh and gh.repo then
+    if not M.show_resolved(source, gh, M.asks_itself()) then return end
     preview, shown = false, true
   end
   if preview then
@@ -99,10 +121,7 @@ function M.add(source, name, preview)
       shown = true
     end
   end
-  local rep, err = tai.mcp.add({ source = source, name = name })
-  if not rep then warn(clean(err)) return end
-  M.report(rep, shown)
-  M.offer_login(rep)
+  add_and_report({ source = source, name = name }, shown)
 end
 
 -- offer_login(rep) offers, for each server an add stored because it
@@ -120,18 +139,16 @@ function M.offer_login(rep)
   end
 end
 
--- show_resolved(url [, brief]) shows the entry the resolver finds in a
--- GitHub repository, where it found it and its notes (brief: see show);
--- false when it found none.
-function M.show_resolved(url, brief)
-  local _, bad = tai.mcp.github(url)
-  if bad then warn(clean(bad)) return false end
+-- show_resolved(url, gh [, brief]) shows the entry the resolver finds in
+-- the GitHub repository url names (gh is M.github(url)), where it found it
+-- and its notes (brief: see show); false when it found none.
+function M.show_resolved(url, gh, brief)
+  if gh.bad then warn(clean(gh.bad)) return false end
   say("reading " .. clean(url) .. " …")
   local res, err = tai.mcp.resolve(url)
   if not res then warn(clean(err)) return false end
   say(clean(res.origin))
-  local repo = tai.mcp.github(url)
-  M.show({ res.entry }, res.notes, repo and repo.url, brief)
+  M.show({ res.entry }, res.notes, gh.repo and gh.repo.url, brief)
   return true
 end
 
@@ -143,15 +160,15 @@ function M.asks_itself()
   return tai.mode == "interactive"
 end
 
--- offer_github(url) is what a GitHub URL pasted at the prompt does: show
--- what the resolver finds and, when the person agrees on the consent
--- screen, add it.
-function M.offer_github(url)
-  if M.asks_itself() then return M.add(url, nil, true) end
-  if not M.show_resolved(url) then return end
+-- offer_github(url [, gh]) is what a GitHub URL pasted at the prompt
+-- does: show what the resolver finds and, when the person agrees on the
+-- consent screen, add it. gh is M.github(url) when the caller has it.
+function M.offer_github(url, gh)
+  gh = gh or M.github(url) or {}
+  if M.asks_itself() then return M.add(url, nil, true, gh) end
+  if not M.show_resolved(url, gh) then return end
   if not require("chat").confirm(repl().rl, "add it to tai (you see the command before it runs)? [y/N] ") then
-    local repo = tai.mcp.github(url)
-    say("(not added; /mcp add " .. clean(repo and repo.url or url) .. " adds it)")
+    say("(not added; /mcp add " .. clean(gh.repo and gh.repo.url or url) .. " adds it)")
     return
   end
   M.add(url)
@@ -215,16 +232,14 @@ function M.offer(text)
       return
     end
   end
-  local rep, err = tai.mcp.add({ source = text })
-  if not rep then warn(clean(err)) return end
-  M.report(rep, true)
-  M.offer_login(rep)
+  add_and_report({ source = text }, true)
 end
 
 -- normalize(source) shows what a paste would register, storing nothing.
 function M.normalize(source)
-  if tai.mcp.github(source) then
-    if M.show_resolved(source) then say("(nothing stored; /mcp add stores it)") end
+  local gh = M.github(source)
+  if gh and gh.repo then
+    if M.show_resolved(source, gh) then say("(nothing stored; /mcp add stores it)") end
     return
   end
   local entries, notes = tai.mcp.normalize(source)
@@ -357,9 +372,9 @@ function M.import(what)
   say(string.format("import: %d added, %d skipped (already there), %d refused", added, skipped, refused))
 end
 
+local login_usage = "login SERVER [--client-id ID] [--client-secret ${NAME}] [--client-metadata-url URL] [--callback-port N] [--profile P]"
 local usage = "usage: /mcp [list] | add [CONFIG|FILE|NAME|URL|GITHUB-URL] | normalize [CONFIG] | enable SERVER [PROFILE] | disable SERVER [PROFILE] | " ..
-  "remove SERVER | tools [SERVER] | call SERVER TOOL [JSON] | grant SERVER [TOOL] | import CLIENT|PATH | " ..
-  "login SERVER [--client-id ID] [--client-secret ${NAME}] [--client-metadata-url URL] [--callback-port N] [--profile P]"
+  "remove SERVER | tools [SERVER] | call SERVER TOOL [JSON] | grant SERVER [TOOL] | import CLIENT|PATH | " .. login_usage
 
 -- login_flags maps /mcp login's flags to tai.mcp.login's fields.
 local login_flags = {
@@ -369,7 +384,7 @@ local login_flags = {
 
 -- login(w) is /mcp login SERVER [--flag VALUE]...
 function M.login(w)
-  if not w[2] then warn("usage: /mcp login SERVER [--client-id ID] [--client-secret ${NAME}] [--client-metadata-url URL] [--callback-port N] [--profile P]") return end
+  if not w[2] then warn("usage: /mcp " .. login_usage) return end
   local args = { server = w[2] }
   local i = 3
   while w[i] do

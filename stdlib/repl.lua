@@ -352,9 +352,7 @@ end
 
 M.done = false
 
-local function columns(s)
-  return select(2, s:gsub("[^\128-\191]", ""))
-end
+local columns = chatview.columns
 
 local function pad(s, n)
   return s .. string.rep(" ", n - columns(s))
@@ -1212,12 +1210,12 @@ function M.handle(line)
     if s:find("\n", 1, true) then return M.config_block(first, kind, s) end
     return M.config_block(line, kind)
   end
-  local repo, bad = tai.mcp.github(s)
-  if repo or bad then
+  local gh = require("mcp").github(s)
+  if gh then
     -- a GitHub repository URL names an MCP server to resolve, not a
     -- message for the model
     M.remember(s)
-    return require("mcp").offer_github(s)
+    return require("mcp").offer_github(s, gh)
   end
   if require("mcp").pasted_server(s) then
     -- a server's address or a claude|codex|gemini mcp add line, which may

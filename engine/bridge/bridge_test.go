@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -837,4 +838,31 @@ func TestAddIsOneDecision(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAddSaysWhenThePersonDeclined: a server refused because the person
+// said no is marked Declined, so a front end need not read the reason; a
+// server refused for anything else is not, though its reason may hold the
+// same words (here, in the path of a command that does not exist).
+func TestAddSaysWhenThePersonDeclined(t *testing.T) {
+	f := newFixture(t, engine.Interactive, "")
+	f.p.answer = "n"
+	rep, err := f.b.Add(ctxT(t), AddRequest{Source: serverJSON(t, "srv", nil)})
+	if err != nil || len(rep.Servers) != 1 {
+		t.Fatalf("add = %+v, %v", rep, err)
+	}
+	if out := rep.Servers[0]; out.Outcome != Refused || !out.Declined {
+		t.Fatalf("said no: outcome %s declined %v, want refused and declined (%s)", out.Outcome, out.Declined, out.Reason)
+	}
+	f.p.answer = "y"
+	missing := filepath.Join(t.TempDir(), "consent was refused")
+	rep, err = f.b.Add(ctxT(t), AddRequest{Source: `{"mcpServers": {"gone": {"command": ` + strconv.Quote(missing) + `}}}`})
+	if err != nil || len(rep.Servers) != 1 {
+		t.Fatalf("add = %+v, %v", rep, err)
+	}
+	out := rep.Servers[0]
+	if out.Outcome != Refused || out.Declined {
+		t.Fatalf("failed start: outcome %s declined %v, want refused, not declined (%s)", out.Outcome, out.Declined, out.Reason)
+	}
+	mustContain(t, "reason", out.Reason, "consent was refused")
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -394,10 +395,13 @@ func (b *Bridge) consentSpawn(ctx context.Context, sp spawn) error {
 		return fmt.Errorf("mcp server %q not started: nobody could consent (%v)", sp.Server, err)
 	}
 	if !ok {
-		return fmt.Errorf("mcp server %q not started: consent was refused", sp.Server)
+		return fmt.Errorf("mcp server %q not started: %w", sp.Server, errDeclined)
 	}
 	return nil
 }
+
+// errDeclined is why a server a person said no to was not started.
+var errDeclined = errors.New("consent was refused")
 
 // Answers to the question consentAdd asks.
 const (
@@ -431,7 +435,7 @@ func (b *Bridge) consentAdd(ctx context.Context, sp spawn, profile string) (int,
 	case "d", "disabled":
 		return addOnly, nil
 	}
-	return addNo, fmt.Errorf("mcp server %q not started: consent was refused", sp.Server)
+	return addNo, fmt.Errorf("mcp server %q not started: %w", sp.Server, errDeclined)
 }
 
 // consentScreen is the first part of a consent question: why it is asked

@@ -64,6 +64,9 @@ type ServerOutcome struct {
 	// Found says, for a server resolved from a GitHub repository, which
 	// pass found it and in which file and line.
 	Found string `json:"found,omitempty"`
+	// Declined says a Refused server was refused because the person said
+	// no at its consent question, so a front end need not read Reason.
+	Declined bool `json:"declined,omitempty"`
 }
 
 // AddReport is the result of Add or Import.
@@ -255,6 +258,7 @@ func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile, found string)
 	out.Spawn = strings.TrimRight(sp.text(b.store.Redact), "\n")
 	choice, err := b.consentAdd(ctx, sp, profile)
 	if err != nil {
+		out.Declined = errors.Is(err, errDeclined)
 		return refuse("%v", err)
 	}
 	enabled := e.Enabled

@@ -278,6 +278,7 @@ error("meta/tai.lua only describes the tai module to editors; tai needs no requi
 ---@field notes? string[] listed tools that were refused, and why
 ---@field needs_login? boolean the server answered 401: stored disabled until tai.mcp.login
 ---@field found? string a GitHub server: which pass found it, in which file and line
+---@field declined? boolean refused because the person said no at its consent question
 
 ---@class tai.mcp.AddReport
 ---@field servers tai.mcp.ServerOutcome[]
