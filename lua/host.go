@@ -94,6 +94,7 @@ type Host struct {
 	clients  *clientSet          // mcp.go: tai.mcp.connect sessions, closed with the host
 	bridge   *bridge.Bridge      // bridge.go: registered MCP servers, built with the engine
 	modules  moduleStates        // normalize.go, resolve.go
+	deny     denyList            // sandboxdeny.go: tai.sandbox.deny
 }
 
 // runState is the stack of interruptible runs (a top-level Run, a
@@ -221,6 +222,7 @@ func New(opts *Options) (*Host, error) {
 		h.openNormalize,
 		h.openServe,
 		h.openPermissions,
+		h.openSandbox,
 	} {
 		open(L, h.tai)
 	}

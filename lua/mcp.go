@@ -120,7 +120,7 @@ func (h *Host) openMCP(L *glua.LState, tai *glua.LTable) {
 }
 
 // entryFields are the fields of a canonical entry, for the error on a typo.
-const entryFields = "name, transport, command, args, env, cwd, url, headers, allow, deny, enabled, source"
+const entryFields = "name, transport, command, args, env, cwd, url, headers, oauth, allow, deny, sandbox, enabled, source"
 
 // entryLists are the entry fields that hold JSON arrays and entryMaps those
 // that hold objects: an empty Lua table, which has no JSON shape of its

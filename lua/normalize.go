@@ -13,6 +13,7 @@ import (
 	glua "github.com/yuin/gopher-lua"
 
 	"tai/engine"
+	"tai/engine/bridge"
 	"tai/mcp"
 	"tai/mcp/config"
 	"tai/mcp/github"
@@ -68,7 +69,7 @@ func (h *Host) NormalizeRules() config.Rules {
 func (h *Host) Normalizer() func(text, name string) ([]mcp.Entry, []config.Note, error) {
 	rules := h.NormalizeRules()
 	return func(text, name string) ([]mcp.Entry, []config.Note, error) {
-		return config.Normalize(text, &config.Options{Name: name, Rules: rules, Stored: h.storedServer})
+		return config.Normalize(text, &config.Options{Name: name, Rules: rules, Stored: h.storedServer, Denied: h.sandboxDenied()})
 	}
 }
 
@@ -86,10 +87,7 @@ func (h *Host) storedServer(name string) (mcp.Entry, bool) {
 	if err != nil {
 		return mcp.Entry{}, false
 	}
-	e := mcp.Entry{
-		Name: srv.Name, Transport: srv.Transport, Command: srv.Command, Args: srv.Args, Env: srv.Env,
-		Cwd: srv.Cwd, URL: srv.URL, Headers: srv.Headers, Allow: srv.Allow, Deny: srv.Deny, Source: srv.Source,
-	}
+	e := bridge.EntryOf(srv)
 	profile := h.opts.Profile
 	if h.engine.sess != nil {
 		profile = h.engine.sess.Profile().Name
@@ -518,6 +516,13 @@ func checkEntry(L *glua.LState, n int) mcp.Entry {
 	for _, k := range entryMaps {
 		if a, ok := fields[k].([]any); ok && len(a) == 0 {
 			fields[k] = map[string]any{}
+		}
+	}
+	if sb, ok := fields["sandbox"].(map[string]any); ok {
+		for _, k := range []string{"read", "write"} {
+			if m, ok := sb[k].(map[string]any); ok && len(m) == 0 {
+				sb[k] = []any{}
+			}
 		}
 	}
 	if fields["transport"] == nil {

@@ -40,6 +40,9 @@ type Entry struct {
 	Allow []string `json:"allow,omitempty"`
 	// Deny lists tools never offered.
 	Deny []string `json:"deny,omitempty"`
+	// Sandbox is what the entry says about the sandbox a stdio server
+	// runs in (nil: the default).
+	Sandbox *Sandbox `json:"sandbox,omitempty"`
 	// Enabled says whether the registering profile has the server enabled.
 	Enabled bool `json:"enabled"`
 	// Source records what was pasted: config-json, config-toml,
@@ -73,9 +76,13 @@ const (
 )
 
 // Validate checks that the entry can be connected: a known transport, a
-// command for stdio, an http(s) URL for http, and what a consent screen
+// command for stdio, an http(s) URL for http, a sandbox setting that
+// Sandbox.Validate takes (for stdio only), and what a consent screen
 // shows of it within MaxEntryLines and MaxEntryBytes.
 func (e *Entry) Validate() error {
+	if err := e.Sandbox.Validate(); err != nil {
+		return fmt.Errorf("mcp entry %q: %w", e.Label(), err)
+	}
 	if err := e.checkShown(); err != nil {
 		return err
 	}
@@ -103,6 +110,9 @@ func (e *Entry) Validate() error {
 				return fmt.Errorf("mcp entry %q: %w", e.Label(), err)
 			}
 		}
+		if !e.Sandbox.Empty() {
+			return fmt.Errorf("mcp entry %q: sandbox is for stdio servers, which tai starts; an http server runs elsewhere: take sandbox out", e.Label())
+		}
 	case "sse", "ws", "websocket":
 		return fmt.Errorf("mcp entry %q: transport %q is not supported; tai speaks stdio and Streamable HTTP (\"http\")", e.Label(), e.Transport)
 	case "":
@@ -114,7 +124,7 @@ func (e *Entry) Validate() error {
 }
 
 // checkShown refuses an entry whose consent screen no one could read
-// whole: see MaxEntryLines.
+// whole: see MaxEntryLines. The folders a sandbox grants count as words.
 func (e *Entry) checkShown() error {
 	lines := 1 + len(e.Args) + len(e.Env) + len(e.Headers)
 	size := len(e.Command) + len(e.Cwd) + len(e.URL)
@@ -126,6 +136,10 @@ func (e *Entry) checkShown() error {
 	}
 	for k := range e.Headers {
 		size += len(k)
+	}
+	for _, g := range e.Sandbox.Grants() {
+		lines++
+		size += len(g.Path)
 	}
 	if lines > MaxEntryLines || size > MaxEntryBytes {
 		return fmt.Errorf("mcp entry %q: its command line, env and header names are %d words (%d bytes), more than the %d words (%d KiB) a consent screen shows so that a person can read them all; no real server needs that many: put long values in a file or in env", e.Label(), lines, size, MaxEntryLines, MaxEntryBytes>>10)

@@ -251,7 +251,8 @@ end
 -- list_lines(list) is how /mcp shows tai.mcp.list(): each server's name
 -- and state, every word of its command line (or its URL) on lines of its
 -- own, rendered visibly (tai.term.words), a mark when it puts a secret
--- where other users can read it, and its tool counts.
+-- where other users can read it, its tool counts, and what its sandbox
+-- lets it do (a warning when the sandbox is off).
 function M.list_lines(list)
   local one = function(v) return tai.term.clean(tostring(v), true) end
   local out = {}
@@ -266,6 +267,11 @@ function M.list_lines(list)
     local profiles = #s.profiles > 0 and table.concat(s.profiles, ", ") or "none"
     out[#out + 1] = string.format("  tools %d (granted %d, offered here %d, withheld %d, removed %d); enabled for: %s%s",
       s.tools, s.granted, s.offered, s.withheld, s.removed, one(profiles), s.connected and "; connected" or "")
+    if s.sandbox_off then
+      out[#out + 1] = "  ⚠ sandbox " .. one(s.sandbox) .. " (sandbox = false in its entry)"
+    elseif s.sandbox and s.sandbox ~= "" then
+      out[#out + 1] = "  sandbox: " .. one(s.sandbox)
+    end
     if s.login and s.login ~= "" then out[#out + 1] = "  OAuth: " .. one(s.login) end
     if s.oauth and s.oauth ~= "" then out[#out + 1] = "  OAuth client: " .. one(s.oauth) end
   end
@@ -309,7 +315,9 @@ function M.list()
     say("no MCP servers registered; paste a config or /mcp add")
     return
   end
-  for _, l in ipairs(M.list_lines(list)) do say(l) end
+  for _, l in ipairs(M.list_lines(list)) do
+    if l:find("^  ⚠") then say(repl().paint("1;31", l)) else say(l) end
+  end
 end
 
 function M.tools(server)

@@ -12,6 +12,7 @@
 --   view.argv(e)    -> "npx -y '@scope/pkg'"  the command line, shell-quoted
 --   view.url(u)     -> the URL with userinfo and query values hidden
 --   view.reference(v) -> "Bearer ${TOKEN}" for a value naming variables, else nil
+--   view.sandbox(e) -> "  sandbox: also reads ~/notes; network closed", or nil
 local tai = require("tai")
 
 local M = {}
@@ -145,12 +146,39 @@ function M.entry(e, notes, brief)
   end
   if next(e.env or {}) and (not brief or referenced(e.env)) then names(out, "env", e.env) end
   if next(e.headers or {}) and (not brief or referenced(e.headers)) then names(out, "headers", e.headers) end
+  local sb = M.sandbox(e)
+  if sb then out[#out + 1] = sb end
   if e.allow and #e.allow > 0 then out[#out + 1] = "  tools:   only " .. one(table.concat(e.allow, ", ")) end
   if e.deny and #e.deny > 0 then out[#out + 1] = "  never:   " .. one(table.concat(e.deny, ", ")) end
   for _, n in ipairs(notes or {}) do
     out[#out + 1] = string.format("  %-7s  %s", n.level, one(n.text))
   end
   return out
+end
+
+-- sandbox(e) is the line that shows what a stdio entry says about its
+-- sandbox (nil when it says nothing: the default): a warning when it turns
+-- the sandbox off, else what it grants, closes and requires.
+function M.sandbox(e)
+  local sb = e.sandbox
+  if e.transport == "http" or sb == nil or sb == true then return nil end
+  if sb == false then
+    return "  ⚠ sandbox: off (sandbox = false): the server runs with all of your rights, your keys and the vault's folder included"
+  end
+  if sb == "required" then return "  sandbox: required (the server does not start where no sandbox can run)" end
+  if type(sb) ~= "table" then return nil end
+  local parts = {}
+  local function paths(list)
+    local shown = {}
+    for _, p in ipairs(list) do shown[#shown + 1] = tai.term.clean(tostring(p), true) end
+    return table.concat(shown, ", ")
+  end
+  if sb.read and #sb.read > 0 then parts[#parts + 1] = "also reads " .. paths(sb.read) end
+  if sb.write and #sb.write > 0 then parts[#parts + 1] = "also writes " .. paths(sb.write) end
+  if sb.network == false then parts[#parts + 1] = "network closed" end
+  if sb.required then parts[#parts + 1] = "required" end
+  if #parts == 0 then return nil end
+  return "  sandbox: " .. table.concat(parts, "; ")
 end
 
 -- lines(entries, notes [, brief]) shows a whole paste: notes on the text

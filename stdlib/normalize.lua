@@ -13,7 +13,7 @@
 --           order = { [object table] = { key, … } } }   -- keys in source order
 --   M:normalize(doc) -> entries, notes
 --     entries: { { name=, transport=, command=, args=, env=, cwd=, url=,
---                  headers=, allow=, deny=, enabled= }, … }  (any other key
+--                  headers=, allow=, deny=, sandbox=, enabled= }, … }  (any other key
 --                  left in an entry is named by Go as unknown)
 --     notes:   { { server=, level = "info" | "warn" | "refused", text= }, … }
 --
@@ -493,6 +493,11 @@ function M:entry(name, raw, ctx)
       note("warn", dkey .. " is not a list of tool names; it is ignored")
     end
   end
+
+  -- sandbox: tai's own field, passed to Go as written (false,
+  -- "required" or {read=, write=, network=, required=}); Go checks it
+  local sandbox = take("sandbox")
+  if sandbox ~= nil then e.sandbox = sandbox end
 
   -- enablement
   local enabled = take("enabled")

@@ -210,6 +210,9 @@ type Server struct {
 	Allow  []string     `json:"allow,omitempty"`
 	Deny   []string     `json:"deny,omitempty"`
 	Source string       `json:"source,omitempty"` // config-json, config-toml, github:o/r, explicit
+	// Sandbox is what the entry says about the sandbox its stdio server
+	// runs in; nil is the default.
+	Sandbox *ServerSandbox `json:"sandbox,omitempty"`
 	// Consented is the digest of the spawn a person last consented to (the
 	// expanded argv, cwd, env names and URL), so a later spawn that differs
 	// is shown again. It never holds the values themselves.
@@ -224,6 +227,16 @@ type ServerOAuth struct {
 	ClientSecret      string `json:"client_secret,omitempty"` // a ${NAME} reference, never a value
 	CallbackPort      int    `json:"callback_port,omitempty"`
 	ClientMetadataURL string `json:"client_metadata_url,omitempty"`
+}
+
+// ServerSandbox is the sandbox setting of a Server: off, required, the
+// folders granted for reading and for writing, the network closed.
+type ServerSandbox struct {
+	Off       bool     `json:"off,omitempty"`
+	Required  bool     `json:"required,omitempty"`
+	Read      []string `json:"read,omitempty"`
+	Write     []string `json:"write,omitempty"`
+	NoNetwork bool     `json:"no_network,omitempty"`
 }
 
 // ToolPin is one row of mcp_tool_pins: the hash of a tool definition a

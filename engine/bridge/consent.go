@@ -28,6 +28,9 @@ type spawn struct {
 	Env       []string `json:"env,omitempty"` // names only
 	URL       string   `json:"url,omitempty"`
 	Headers   []string `json:"headers,omitempty"` // names only
+	// Sandbox is what the entry says about the sandbox (nil for the
+	// default, so a digest from before the field is unchanged).
+	Sandbox *mcp.Sandbox `json:"sandbox,omitempty"`
 	// Refs are the ${…} references each env variable ("env:NAME") or
 	// header ("header:NAME") is built from, as the entry wrote them: shown,
 	// not part of the digest.
@@ -44,6 +47,11 @@ type spawn struct {
 	// Found says where a resolved entry was found (repository, pass,
 	// file, line): shown, not part of the digest.
 	Found string `json:"-"`
+	// Confined says in one line what the sandbox lets a stdio server do,
+	// or that it is off (SandboxOff): shown, not part of the digest
+	// (Sandbox is).
+	Confined   string `json:"-"`
+	SandboxOff bool   `json:"-"`
 }
 
 // exposure is one secret put where others can read it.
@@ -76,6 +84,10 @@ func spawnOf(e, raw mcp.Entry, secret func(string) string) spawn {
 	}
 	if e.Transport == mcp.TransportStdio {
 		s.Argv = append([]string{e.Command}, e.Args...)
+		if !raw.Sandbox.Empty() {
+			s.Sandbox = raw.Sandbox
+		}
+		s.Confined, s.SandboxOff = sandboxLine(raw), raw.Sandbox.IsOff()
 	}
 	for k := range e.Env {
 		s.Env = append(s.Env, k)
@@ -182,6 +194,15 @@ func (s spawn) text(redact func(string) string) string {
 		}
 		if len(s.Env) > 0 {
 			show("env", s.Env, refs("env:", s.Env, "  (values not shown)"))
+		}
+		if s.SandboxOff {
+			b.WriteString("  ⚠ sandbox " + s.Confined + ": the entry says sandbox = false, so the server can read your keys, credentials and the vault's folder\n")
+		} else if s.Confined != "" {
+			pad := "  sandbox: "
+			for _, l := range wrapLine(s.Confined, mcp.ShowWidth) {
+				b.WriteString(pad + l + "\n")
+				pad = strings.Repeat(" ", len(label))
+			}
 		}
 	default:
 		show("url", []string{s.URL}, nil)

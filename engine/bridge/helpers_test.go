@@ -63,6 +63,7 @@ func jsonNormalize(text, _ string) ([]mcp.Entry, []config.Note, error) {
 			URL     string            `json:"url"`
 			Headers map[string]string `json:"headers"`
 			OAuth   *mcp.OAuth        `json:"oauth"`
+			Sandbox *mcp.Sandbox      `json:"sandbox"`
 		} `json:"mcpServers"`
 	}
 	if err := json.Unmarshal([]byte(text), &doc); err != nil {
@@ -70,7 +71,7 @@ func jsonNormalize(text, _ string) ([]mcp.Entry, []config.Note, error) {
 	}
 	var out []mcp.Entry
 	for name, s := range doc.MCPServers {
-		e := mcp.Entry{Name: name, Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd, URL: s.URL, Headers: s.Headers, OAuth: s.OAuth, Source: "config-json"}
+		e := mcp.Entry{Name: name, Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd, URL: s.URL, Headers: s.Headers, OAuth: s.OAuth, Sandbox: s.Sandbox, Source: "config-json"}
 		e.Transport = mcp.TransportStdio
 		if s.URL != "" {
 			e.Transport = mcp.TransportHTTP

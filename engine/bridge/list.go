@@ -39,6 +39,13 @@ type ServerInfo struct {
 	// the client secret's ${NAME} reference, callback port), empty when
 	// it has none.
 	OAuth string `json:"oauth,omitempty"`
+	// Sandbox says in one line what the sandbox lets a stdio server do
+	// ("reads: system, caches; writes: its own state; network: open"),
+	// or that it is off; empty for an http server.
+	Sandbox string `json:"sandbox,omitempty"`
+	// SandboxOff says the entry turns the sandbox off (sandbox = false):
+	// the server runs with all of the person's rights.
+	SandboxOff bool `json:"sandbox_off,omitempty"`
 }
 
 // ToolInfo describes one tool of a registered server for mcp_tools and
@@ -78,6 +85,9 @@ func (b *Bridge) List(ctx context.Context) ([]ServerInfo, error) {
 			Enabled: st.profiles[profile], Tools: len(st.tools), Removed: len(st.removed),
 			Connected: connected[name], Words: []string{}, SecretInArgv: []string{},
 			Login: b.loginState(st.entry), OAuth: st.entry.OAuth.String(),
+		}
+		if st.entry.Transport == mcp.TransportStdio {
+			info.Sandbox, info.SandboxOff = sandboxLine(st.entry), st.entry.Sandbox.IsOff()
 		}
 		for _, w := range words(st.entry) {
 			info.Words = append(info.Words, b.store.Redact(w))
@@ -182,6 +192,12 @@ func listText(list []ServerInfo, profile string) string {
 		}
 		if s.Login != "" {
 			fmt.Fprintf(&b, "  OAuth: %s\n", s.Login)
+		}
+		switch {
+		case s.SandboxOff:
+			fmt.Fprintf(&b, "  ⚠ sandbox %s\n", s.Sandbox)
+		case s.Sandbox != "":
+			fmt.Fprintf(&b, "  sandbox: %s\n", s.Sandbox)
 		}
 		fmt.Fprintf(&b, "  enabled for: %s; tools: %d listed, %d granted, %d offered here, %d withheld, %d removed; source %s\n",
 			orNone(s.Profiles), s.Tools, s.Granted, s.Offered, s.Withheld, s.Removed, mcp.VisibleLine(s.Source))

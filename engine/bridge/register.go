@@ -307,7 +307,7 @@ func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile, found string)
 		Server: vault.Server{
 			Name: e.Name, Transport: e.Transport, Command: e.Command, Args: e.Args, Env: e.Env,
 			URL: e.URL, Headers: e.Headers, OAuth: oauthRow(e.OAuth), Cwd: e.Cwd, Allow: e.Allow, Deny: e.Deny,
-			Source: source, Consented: sp.digest(),
+			Sandbox: sandboxRow(e.Sandbox), Source: source, Consented: sp.digest(),
 		},
 		Profile: profile, Enabled: enabled, Pins: pins, Tools: rows, MaxServers: b.opts.MaxServers,
 	})

@@ -105,12 +105,32 @@ type bridged struct {
 // offered reports whether the tool is offered at all (enablement aside).
 func (t *bridged) offered() bool { return t.reason == "" }
 
-func entryOf(srv vault.Server) mcp.Entry {
+// EntryOf is the canonical entry of a stored server (Enabled, which is
+// per profile, left false).
+func EntryOf(srv vault.Server) mcp.Entry {
 	return mcp.Entry{
 		Name: srv.Name, Transport: srv.Transport, Command: srv.Command, Args: srv.Args,
 		Env: srv.Env, Cwd: srv.Cwd, URL: srv.URL, Headers: srv.Headers, OAuth: oauthOf(srv.OAuth),
-		Allow: srv.Allow, Deny: srv.Deny, Source: srv.Source,
+		Allow: srv.Allow, Deny: srv.Deny, Sandbox: sandboxOf(srv.Sandbox), Source: srv.Source,
 	}
+}
+
+// sandboxOf is the entry's sandbox setting of a stored row's (nil when
+// unset).
+func sandboxOf(s *vault.ServerSandbox) *mcp.Sandbox {
+	if s == nil {
+		return nil
+	}
+	return &mcp.Sandbox{Off: s.Off, Required: s.Required, Read: s.Read, Write: s.Write, NoNetwork: s.NoNetwork}
+}
+
+// sandboxRow is the stored form of an entry's sandbox setting (nil for
+// the default).
+func sandboxRow(s *mcp.Sandbox) *vault.ServerSandbox {
+	if s.Empty() {
+		return nil
+	}
+	return &vault.ServerSandbox{Off: s.Off, Required: s.Required, Read: s.Read, Write: s.Write, NoNetwork: s.NoNetwork}
 }
 
 // oauthOf is the entry's OAuth part of a stored row's (nil when unset).
@@ -137,7 +157,7 @@ func newSnapshot(states []vault.ServerState, profile string, maxTools int) *snap
 	}
 	var pending []unnamed
 	for _, st := range states {
-		ss := &serverState{row: st.Server, entry: entryOf(st.Server), profiles: st.Profiles, pins: map[string]vault.ToolPin{}}
+		ss := &serverState{row: st.Server, entry: EntryOf(st.Server), profiles: st.Profiles, pins: map[string]vault.ToolPin{}}
 		for _, p := range st.Pins {
 			ss.pins[p.Tool] = p
 		}

@@ -64,6 +64,12 @@ type Options struct {
 	// Stored looks up a stored server by name, for a paste that is a bare
 	// word; nil means there are none.
 	Stored func(name string) (mcp.Entry, bool)
+	// Home is the folder ~ stands for in the folders a sandbox grants;
+	// "" means the user's home folder.
+	Home string
+	// Denied are the folders no sandbox grant may reach; nil means
+	// DefaultDeny.
+	Denied []Denied
 }
 
 // Sources of an entry, as Entry.Source records them.
@@ -161,7 +167,7 @@ func Normalize(text string, opts *Options) ([]mcp.Entry, []Note, error) {
 	if len(rep.Entries) == 0 && !slices.ContainsFunc(rep.Notes, func(n Note) bool { return n.Level == LevelRefused }) {
 		return nil, notes, fmt.Errorf("%w in the pasted text: expected an object such as {\"mcpServers\": {\"NAME\": {\"command\": …}}}, a single entry with command or url, or [mcp_servers.NAME] tables in TOML", ErrNoServers)
 	}
-	entries, more := validate(rep.Entries, source)
+	entries, more := validate(rep.Entries, source, newGrantRules(&o))
 	notes = append(notes, more...)
 	if doc.Format == FormatURL && o.Name == "" {
 		notes = append(notes, freeNames(entries, o.Stored)...)

@@ -20,17 +20,18 @@ var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 func ValidName(name string) bool { return validName.MatchString(name) }
 
 // canonicalKeys are the fields of a raw entry that validate reads.
-var canonicalKeys = []string{"name", "transport", "command", "args", "env", "cwd", "url", "headers", "oauth", "allow", "deny", "enabled"}
+var canonicalKeys = []string{"name", "transport", "command", "args", "env", "cwd", "url", "headers", "oauth", "allow", "deny", "enabled", "sandbox"}
 
 // validate turns raw entries into mcp.Entry values, refusing (as a note)
-// those that cannot be used and noting what needs a look.
-func validate(raws []map[string]any, source string) ([]mcp.Entry, []Note) {
+// those that cannot be used and noting what needs a look; g checks the
+// folders a sandbox grants.
+func validate(raws []map[string]any, source string, g *grantRules) ([]mcp.Entry, []Note) {
 	var entries []mcp.Entry
 	var notes []Note
 	taken := map[string]bool{}
 	for i, raw := range raws {
 		v := &checker{}
-		e := v.entry(raw, source, i)
+		e := v.entry(raw, source, i, g)
 		if v.refusal == "" {
 			switch {
 			case taken[e.Name]:
@@ -92,7 +93,7 @@ func (c *checker) refuse(why string) {
 	}
 }
 
-func (c *checker) entry(raw map[string]any, source string, i int) mcp.Entry {
+func (c *checker) entry(raw map[string]any, source string, i int, g *grantRules) mcp.Entry {
 	e := mcp.Entry{Source: source}
 	e.Name = c.str(raw, "name")
 	switch {
@@ -111,6 +112,11 @@ func (c *checker) entry(raw map[string]any, source string, i int) mcp.Entry {
 	e.OAuth = c.oauth(raw, e.Name)
 	e.Allow = c.list(raw, "allow")
 	e.Deny = c.list(raw, "deny")
+	e.Sandbox = c.sandbox(raw, g)
+	if !e.Sandbox.Empty() && e.Transport == mcp.TransportHTTP {
+		c.note(LevelWarn, "sandbox is for stdio servers, which tai starts; an http server runs elsewhere, so it is ignored")
+		e.Sandbox = nil
+	}
 	if v, ok := raw["enabled"]; ok && v != nil {
 		if b, ok := v.(bool); ok {
 			e.Enabled = b
@@ -161,8 +167,13 @@ func (c *checker) str(raw map[string]any, key string) string {
 }
 
 func (c *checker) list(raw map[string]any, key string) []string {
-	v, ok := raw[key]
-	if !ok || v == nil {
+	return c.listOf(raw[key], key)
+}
+
+// listOf reads v, the value of the field key, as a list of strings (nil
+// for none).
+func (c *checker) listOf(v any, key string) []string {
+	if v == nil {
 		return nil
 	}
 	var items []any

@@ -25,6 +25,7 @@ error("meta/tai.lua only describes the tai module to editors; tai needs no requi
 ---@field oauth? tai.EntryOAuth how tai logs in to an http server (nil: by discovery)
 ---@field allow? string[] the tools offered; empty means all
 ---@field deny? string[] tools never offered
+---@field sandbox? false|"required"|tai.EntrySandbox a stdio server's sandbox: false turns it off, "required" refuses to start where none can run (nil: the default)
 ---@field enabled? boolean whether the registering profile has it enabled
 ---@field source? string what was pasted: config-json, config-toml, github:<owner>/<repo> or explicit
 
@@ -34,6 +35,13 @@ error("meta/tai.lua only describes the tai module to editors; tai needs no requi
 ---@field client_secret? string only ever a ${NAME} reference to a vault secret
 ---@field callback_port? integer the loopback redirect's port (0: an ephemeral one)
 ---@field client_metadata_url? string an https client ID metadata document URL
+
+---What a stdio entry's sandbox may do beyond the default.
+---@class tai.EntrySandbox
+---@field read? string[] folders it may read (absolute, or under ~)
+---@field write? string[] folders it may read and write
+---@field network? boolean false closes TCP (nil: open)
+---@field required? boolean refuse to start where no sandbox can run
 
 ---A note on a pasted config: what was mapped, repaired, ignored or refused.
 ---@class tai.Note
@@ -302,6 +310,8 @@ error("meta/tai.lua only describes the tai module to editors; tai needs no requi
 ---@field secret_in_argv string[] ${…} names of secrets on the command line or in the URL
 ---@field login? string the OAuth login state of an http server
 ---@field oauth? string its login settings
+---@field sandbox? string what the sandbox lets a stdio server do, in one line, or that it is off
+---@field sandbox_off? boolean the entry turns the sandbox off (sandbox = false)
 
 ---A tool of a registered server.
 ---@class tai.mcp.ToolInfo
@@ -812,6 +822,17 @@ function tai.mcp.resolve(url) end
 function tai.mcp.github(text) end
 
 -- tai.profiles --------------------------------------------------------------
+
+---The sandbox tai starts stdio servers and shell commands in.
+tai.sandbox = {}
+
+---The folders no sandbox grants: shell commands cannot read them, and an
+---entry whose sandbox grants one (or a folder holding one) is refused. With
+---a list it replaces the list (each folder absolute or under ~). The vault's
+---folder is never granted, listed or not.
+---@param folders? string[]
+---@return string[] folders the list in force
+function tai.sandbox.deny(folders) end
 
 tai.profiles = {}
 

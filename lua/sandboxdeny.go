@@ -1,0 +1,98 @@
+package lua
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	glua "github.com/yuin/gopher-lua"
+
+	"tai/mcp"
+	"tai/mcp/config"
+)
+
+// denyList is tai.sandbox.deny: the folders no sandbox grants. The
+// normalizer reads it from any goroutine, so it is guarded.
+type denyList struct {
+	mu    sync.Mutex
+	set   bool
+	paths []string
+}
+
+// get returns the list (config.DefaultDeny until one is set).
+func (d *denyList) get() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.set {
+		return config.DefaultDeny()
+	}
+	return slices.Clone(d.paths)
+}
+
+func (d *denyList) put(paths []string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.set, d.paths = true, slices.Clone(paths)
+}
+
+// openSandbox installs tai.sandbox:
+//
+//	tai.sandbox.deny([folders]) -> folders
+//	    the folders no sandbox grants: shell commands cannot read them,
+//	    and an entry whose sandbox grants one (or a folder holding one)
+//	    is refused. With a list, it replaces the list (each folder
+//	    absolute or under ~); it returns the list in force. The vault's
+//	    folder is never granted, listed or not.
+func (h *Host) openSandbox(L *glua.LState, tai *glua.LTable) {
+	mod, ok := tai.RawGetString("sandbox").(*glua.LTable)
+	if !ok {
+		mod = L.NewTable()
+		tai.RawSetString("sandbox", mod)
+	}
+	mod.RawSetString("deny", L.NewFunction(h.luaSandboxDeny))
+}
+
+func (h *Host) luaSandboxDeny(L *glua.LState) int {
+	if L.GetTop() >= 1 && L.Get(1) != glua.LNil {
+		t := L.CheckTable(1)
+		keys := 0
+		t.ForEach(func(glua.LValue, glua.LValue) { keys++ })
+		if keys != t.Len() {
+			L.ArgError(1, "tai.sandbox.deny takes a list of folders")
+		}
+		paths := make([]string, 0, keys)
+		for i := 1; i <= keys; i++ {
+			s, ok := t.RawGetInt(i).(glua.LString)
+			if !ok {
+				L.ArgError(1, fmt.Sprintf("tai.sandbox.deny[%d] is a %s, not a folder's path", i, t.RawGetInt(i).Type()))
+			}
+			if err := mcp.ValidGrant(string(s)); err != nil {
+				L.ArgError(1, fmt.Sprintf("tai.sandbox.deny[%d] %v", i, err))
+			}
+			paths = append(paths, string(s))
+		}
+		h.deny.put(paths)
+	}
+	out := NewArray(L)
+	for _, p := range h.deny.get() {
+		out.Append(glua.LString(p))
+	}
+	L.Push(out)
+	return 1
+}
+
+// sandboxDenied is what no sandbox grant may reach: the vault's folder
+// (when the vault is open) and tai.sandbox.deny.
+func (h *Host) sandboxDenied() []config.Denied {
+	var out []config.Denied
+	if h.opts.Vault != nil {
+		if store, err := h.Vault(); err == nil && store.Path() != "" {
+			out = append(out, config.Denied{Path: filepath.Dir(store.Path()), Why: "the vault's folder"})
+		}
+	}
+	for _, p := range h.deny.get() {
+		out = append(out, config.Denied{Path: p, Why: config.DenyListed})
+	}
+	return out
+}
