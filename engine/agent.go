@@ -277,6 +277,25 @@ func matchAny(patterns []string, name string, empty bool) bool {
 
 type agentKey struct{}
 
+// turnContext carries the agent whose turn runs, and its session when it has
+// one, in one allocation.
+type turnContext struct {
+	context.Context
+	agent *Agent
+}
+
+func (x *turnContext) Value(key any) any {
+	switch key {
+	case agentKey{}:
+		return x.agent
+	case sessionKey{}:
+		if x.agent.session != nil {
+			return x.agent.session
+		}
+	}
+	return x.Context.Value(key)
+}
+
 // AgentFrom returns the agent whose turn is running in ctx (tool_search uses
 // it to enable tools for the calling agent).
 func AgentFrom(ctx context.Context) (*Agent, bool) {
@@ -332,10 +351,12 @@ func (a *Agent) RunTurn(ctx context.Context, message string, opts *TurnOptions) 
 	}
 
 	a.appendHistory(Message{Role: "user", Content: message})
-	ctx = context.WithValue(ctx, agentKey{}, a)
+	caller := CallerFrom(ctx)
+	caller.ByModel = true
 	if a.session != nil {
-		ctx = WithSession(ctx, a.session)
+		caller = a.session.caller(caller)
 	}
+	ctx = WithCaller(&turnContext{ctx, a}, caller)
 	ctx = WithRetryNotice(ctx, ev.OnRetry)
 
 	var turn Turn
@@ -488,7 +509,7 @@ func (a *Agent) runCalls(ctx context.Context, calls []ToolCall, allow func(strin
 	for i, tc := range calls {
 		out[i] = Message{Role: "tool", ToolCallID: tc.ID, Name: tc.Name}
 		args, perr := parseArgs(tc.Arguments)
-		tool, _ := a.reg.lookup(ctx, tc.Name)
+		tool, _ := a.reg.Lookup(ctx, tc.Name)
 		events[i] = ToolEvent{ID: tc.ID, Name: tc.Name, Digest: a.reg.callDigest(tool, args), Args: a.reg.ShownArgs(tool, args)}
 		if ev.OnToolStart != nil {
 			ev.OnToolStart(events[i])

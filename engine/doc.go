@@ -17,8 +17,10 @@
 // Every conversation is a Session of one Engine (the REPL, tai -p,
 // tai.chat, each served MCP session): it owns its profile, model client,
 // approver (with its mode) and history, and nothing it does reaches another
-// session except through the vault. A tool call learns its session from
-// its context (SessionFrom); the registry asks that session's approver.
+// session except through the vault. A session puts a Caller in the
+// context of its calls (its audit name, approver and profile; an agent's
+// turn adds ByModel): the registry and the bridge read that, never the
+// session.
 //
 // Every tool call, from the model, a script or the MCP server, goes through
 // Registry.Dispatch: approval for non-safe tools (asked in Interactive

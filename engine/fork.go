@@ -102,25 +102,16 @@ func (s *Session) Fork(ctx context.Context, o ForkOptions) (Turn, error) {
 	return turn, err
 }
 
-// ownToolsKey carries a caller's own tools in its context (a fork's, a
-// served session's extra), where the registry's lookup finds them before
-// its own.
-type ownToolsKey struct{}
-
+// withOwnTools returns ctx whose Caller has tools of its own, which the
+// registry's lookup finds before its own.
 func withOwnTools(ctx context.Context, tools []Tool) context.Context {
 	m := make(map[string]Tool, len(tools))
 	for _, t := range tools {
 		m[t.Name] = t
 	}
-	return context.WithValue(ctx, ownToolsKey{}, m)
-}
-
-// ownTool returns the tool name of the caller in ctx, if it has one of
-// its own by that name.
-func ownTool(ctx context.Context, name string) (Tool, bool) {
-	m, _ := ctx.Value(ownToolsKey{}).(map[string]Tool)
-	t, ok := m[name]
-	return t, ok
+	c := CallerFrom(ctx)
+	c.Own = m
+	return WithCaller(ctx, c)
 }
 
 // forkListMax bounds the tool names an unmatched-tools error lists.

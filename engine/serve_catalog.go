@@ -201,35 +201,6 @@ type servedSession struct {
 // Close implements server.Session; nothing is held beyond memory.
 func (s *servedSession) Close() {}
 
-type nativeOnlyKey struct{}
-
-// lookup is Get for Prepare: the caller's own tools (a fork's, a served
-// session's extra) come first; under a served tool call only registered
-// native tools resolve, never the fallback's bridged ones.
-func (r *Registry) lookup(ctx context.Context, name string) (Tool, bool) {
-	if t, ok := ownTool(ctx, name); ok {
-		return t, true
-	}
-	if ctx.Value(nativeOnlyKey{}) == nil {
-		return r.Get(name)
-	}
-	r.mu.RLock()
-	t, ok := r.tools[name]
-	r.mu.RUnlock()
-	if !ok || t.Origin != "" {
-		return Tool{}, false
-	}
-	return *t, true
-}
-
-// sessionName is the audit name of the session calling in ctx.
-func sessionName(ctx context.Context) string {
-	if s, ok := SessionFrom(ctx); ok {
-		return s.name
-	}
-	return ""
-}
-
 // Call implements server.Session: chat, completions, or a native tool
 // through the registry (approval, audit with the session, redaction,
 // spill).
@@ -243,11 +214,12 @@ func (s *servedSession) Call(ctx context.Context, name string, raw json.RawMessa
 	}
 	// The registry resolves only native tools here and the extras, and
 	// audits an unknown name with the session like any other call.
-	ctx = context.WithValue(ctx, nativeOnlyKey{}, true)
+	c := CallerFrom(ctx)
+	c.NativeOnly = true
 	if t, ok := s.extras[name]; ok {
-		ctx = withOwnTools(ctx, []Tool{t})
+		c.Own = map[string]Tool{name: t}
 	}
-	res, err := s.main.Dispatch(ctx, name, args)
+	res, err := s.main.Dispatch(WithCaller(ctx, c), name, args)
 	switch {
 	case errors.Is(err, ErrUnknownTool):
 		if verr := mcp.CheckToolName(name); verr != nil {
@@ -268,7 +240,9 @@ func (s *servedSession) Call(ctx context.Context, name string, raw json.RawMessa
 // a full agent's, whose calls may reach bridged tools and never the
 // extras.
 func unserved(ctx context.Context) context.Context {
-	return context.WithValue(context.WithValue(ctx, nativeOnlyKey{}, nil), ownToolsKey{}, nil)
+	c := CallerFrom(ctx)
+	c.NativeOnly, c.Own = false, nil
+	return WithCaller(ctx, c)
 }
 
 // conversation returns the engine session chat's session argument names.

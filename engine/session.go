@@ -39,6 +39,9 @@ type Session struct {
 	approver *Approver
 	created  time.Time
 	agent    *Agent
+	// profileName is the Caller's Profile of the calls made under the
+	// session, made once.
+	profileName func() string
 
 	mu      sync.Mutex
 	profile Profile
@@ -67,6 +70,7 @@ func (e *Engine) NewSession(opts *SessionOptions) (*Session, error) {
 		o.Approver = NewApprover(e.mode, e.prompter)
 	}
 	s := &Session{eng: e, name: o.Name, approver: o.Approver, created: time.Now(), profile: p, gen: gen}
+	s.profileName = func() string { return s.Profile().Name }
 	s.agent = s.NewAgent(o.Agent)
 	return s, nil
 }
@@ -112,12 +116,20 @@ func (s *Session) RunTurn(ctx context.Context, message string, opts *TurnOptions
 
 type sessionKey struct{}
 
-// WithSession returns ctx carrying s: the registry asks s's approver for
-// the calls made under it, and tools (profile_switch, ask_user, fork) act
-// on s. Agent turns and Session.Dispatch put their session there
-// themselves.
+// WithSession returns ctx carrying s: the calls made under it have s as
+// their Caller (its audit name, approver and profile; what else the
+// context's caller said, such as ByModel, stands), and tools
+// (profile_switch, ask_user, fork) act on s. Agent turns and
+// Session.Dispatch put their session there themselves.
 func WithSession(ctx context.Context, s *Session) context.Context {
-	return context.WithValue(ctx, sessionKey{}, s)
+	return WithCaller(context.WithValue(ctx, sessionKey{}, s), s.caller(CallerFrom(ctx)))
+}
+
+// caller returns c as the caller of calls made under s: s's audit name,
+// approver and profile.
+func (s *Session) caller(c Caller) Caller {
+	c.Name, c.Approver, c.Profile = s.name, s.approver, s.profileName
+	return c
 }
 
 // SessionFrom returns the session whose call is running in ctx.
@@ -237,7 +249,7 @@ func (s *Session) Complete(ctx context.Context, msgs []Message) (Response, error
 
 // approverFor returns the approver of the session calling in ctx, else the
 // registry's (which has nobody to ask).
-func (e *Engine) approverFor(ctx context.Context) *Approver { return e.reg.approverFor(ctx) }
+func (e *Engine) approverFor(ctx context.Context) *Approver { return e.reg.ApproverFor(ctx) }
 
 // profileFor returns the profile of the session calling in ctx, else the
 // engine's.

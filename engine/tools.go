@@ -259,8 +259,7 @@ type Registry struct {
 }
 
 // NewRegistry returns an empty registry that audits, redacts and spills
-// through store. Calls made under a session (see WithSession) are approved
-// by the session's approver; approver decides the others, and a nil one
+// through store. Calls whose Caller has an approver are approved by it; approver decides the others, and a nil one
 // denies every non-safe call. It panics on a nil store: without one nothing could
 // be redacted or audited.
 func NewRegistry(store *vault.Store, approver *Approver) *Registry {
@@ -280,17 +279,43 @@ func NewRegistry(store *vault.Store, approver *Approver) *Registry {
 }
 
 // Approver returns the registry's own approver: the one that decides calls
-// made outside of any session. A call under a session (see WithSession) is
-// decided by the session's approver.
+// made by a caller with none of its own (see Caller.Approver).
 func (r *Registry) Approver() *Approver { return r.approver }
 
-// approverFor returns the approver that decides a call made in ctx: the
-// calling session's, else the registry's own.
-func (r *Registry) approverFor(ctx context.Context) *Approver {
-	if s, ok := SessionFrom(ctx); ok {
-		return s.approver
+// ApproverFor returns the approver that decides a call made in ctx: its
+// caller's, else the registry's own.
+func (r *Registry) ApproverFor(ctx context.Context) *Approver {
+	return r.approverOf(CallerFrom(ctx))
+}
+
+func (r *Registry) approverOf(c Caller) *Approver {
+	if c.Approver != nil {
+		return c.Approver
 	}
 	return r.approver
+}
+
+// Lookup is Get as Prepare resolves a name for the caller of ctx: the
+// caller's own tools come first; for a NativeOnly caller only registered
+// native tools resolve, never the fallback's bridged ones.
+func (r *Registry) Lookup(ctx context.Context, name string) (Tool, bool) {
+	return r.lookup(CallerFrom(ctx), name)
+}
+
+func (r *Registry) lookup(c Caller, name string) (Tool, bool) {
+	if t, ok := c.Own[name]; ok {
+		return t, true
+	}
+	if !c.NativeOnly {
+		return r.Get(name)
+	}
+	r.mu.RLock()
+	t, ok := r.tools[name]
+	r.mu.RUnlock()
+	if !ok || t.Origin != "" {
+		return Tool{}, false
+	}
+	return *t, true
 }
 
 // Add registers t, replacing any tool of the same name.
@@ -458,14 +483,15 @@ func (r *Registry) Prepare(ctx context.Context, name string, args map[string]any
 	if args == nil {
 		args = map[string]any{}
 	}
-	session := sessionName(ctx)
+	caller := CallerFrom(ctx)
+	session := caller.Name
 	if err := mcp.CheckToolName(name); err != nil {
 		// Refused before any lookup: the audit entry keeps a capped
 		// subject and no digest of arguments nothing will use.
 		aerr := r.audit(session, Tool{Name: name}, "", "invalid", 0, 0)
 		return nil, withAuditNote(fmt.Errorf("%w: %v", ErrUnknownTool, err), aerr)
 	}
-	t, ok := r.lookup(ctx, name)
+	t, ok := r.lookup(caller, name)
 	if !ok {
 		t = Tool{Name: name}
 	}
@@ -499,8 +525,8 @@ func (r *Registry) Prepare(ctx context.Context, name string, args map[string]any
 			return &Call{reg: r, tool: t, args: args, digest: digest, session: session, invalid: errors.New(why)}, nil
 		}
 	}
-	if !t.Safe && !t.Decides && !calledByPerson(ctx) {
-		ok, err := r.approverFor(ctx).Approve(ctx, Consent{Tool: t.Name, Origin: t.Origin, Digest: digest, Args: shown})
+	if !t.Safe && !t.Decides && !caller.PersonsOwn() {
+		ok, err := r.approverOf(caller).Approve(ctx, Consent{Tool: t.Name, Origin: t.Origin, Digest: digest, Args: shown})
 		if err != nil || !ok {
 			aerr := r.audit(session, t, digest, "denied", 0, 0)
 			if err != nil && ctx.Err() != nil {

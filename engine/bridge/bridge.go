@@ -45,7 +45,7 @@ type Options struct {
 	Dir string
 	// Profile returns the profile whose enablement decides what
 	// select_tools offers (the main session's); nil means "default". A
-	// call made under an engine.Session checks that session's profile.
+	// call whose engine.Caller names a profile checks that one.
 	Profile func() string
 	// Getenv reads the environment for ${VAR}; nil means os.LookupEnv.
 	Getenv func(string) (string, bool)
@@ -159,24 +159,18 @@ func (b *Bridge) profile() string {
 	return "default"
 }
 
-// profileFor returns the profile of the session calling in ctx, else the
-// bridge's.
+// profileFor returns the profile of the caller in ctx, else the bridge's.
 func (b *Bridge) profileFor(ctx context.Context) string {
-	if s, ok := engine.SessionFrom(ctx); ok {
-		if p := s.Profile().Name; p != "" {
-			return p
-		}
+	if p := engine.CallerFrom(ctx).ProfileName(); p != "" {
+		return p
 	}
 	return b.profile()
 }
 
-// approver returns the approver of the session calling in ctx (spawn
-// consent, grants, removal), else the registry's own.
+// approver returns the approver of the caller in ctx (spawn consent,
+// grants, removal), else the registry's own.
 func (b *Bridge) approver(ctx context.Context) *engine.Approver {
-	if s, ok := engine.SessionFrom(ctx); ok {
-		return s.Approver()
-	}
-	return b.reg.Approver()
+	return b.reg.ApproverFor(ctx)
 }
 
 func (b *Bridge) clean(s string) string {

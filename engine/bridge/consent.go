@@ -380,7 +380,7 @@ func (b *Bridge) unattendedSecrets(ctx context.Context, a *engine.Approver, serv
 	if len(names) == 0 || a.Mode() == engine.Interactive {
 		return nil
 	}
-	if _, byModel := engine.AgentFrom(ctx); !byModel {
+	if !engine.CallerFrom(ctx).ByModel {
 		return nil
 	}
 	refs := make([]string, len(names))
@@ -514,7 +514,7 @@ func (b *Bridge) consentScreen(ctx context.Context, sp spawn, first bool) (strin
 // present to consent (a served chat turn): the model cannot consent for a
 // person.
 func (b *Bridge) attended(ctx context.Context, a *engine.Approver, what string) error {
-	if _, byModel := engine.AgentFrom(ctx); byModel && a.Prompter() == nil {
+	if engine.CallerFrom(ctx).ByModel && a.Prompter() == nil {
 		return fmt.Errorf("refused to %s: a model asked, and nobody is present to consent; a person must do it (tai.mcp or /mcp)", what)
 	}
 	return nil

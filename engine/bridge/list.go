@@ -62,7 +62,7 @@ type ToolInfo struct {
 }
 
 // List returns every registered server, sorted by name; Enabled is for
-// the profile of the session calling in ctx.
+// the profile of the caller in ctx.
 func (b *Bridge) List(ctx context.Context) ([]ServerInfo, error) {
 	s, err := b.reload()
 	if err != nil {
@@ -136,7 +136,7 @@ func words(e mcp.Entry) []string {
 
 // Tools returns the tools of server (every server when empty), sorted by
 // server and tool, removed ones last per server; Offered is for the
-// profile of the session calling in ctx.
+// profile of the caller in ctx.
 func (b *Bridge) Tools(ctx context.Context, server string) ([]ToolInfo, error) {
 	s, err := b.reload()
 	if err != nil {

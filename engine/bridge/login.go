@@ -194,7 +194,7 @@ func (b *Bridge) Login(ctx context.Context, server string, o LoginOptions) (stri
 		return "", &oauth.LoginNeededError{Server: server, Reason: "a login opens a browser, and nobody is at this session"}
 	}
 	defer stop()
-	if _, byModel := engine.AgentFrom(ctx); byModel && a.Mode() == engine.Interactive {
+	if engine.CallerFrom(ctx).ByModel && a.Mode() == engine.Interactive {
 		ok, err := a.Decide(ctx, fmt.Sprintf("Log in to MCP server %s (%s) with OAuth in your browser? [y/N]", server, mcp.RedactURL(st.entry.URL)))
 		if err != nil || !ok {
 			return "", fmt.Errorf("not logged in to %s: the person said no", server)

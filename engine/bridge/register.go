@@ -414,7 +414,7 @@ func orNone(list []string) string {
 // are a person's decision. It returns the tools granted.
 func (b *Bridge) Grant(ctx context.Context, server, tool string) ([]string, error) {
 	a := b.approver(ctx)
-	if _, byModel := engine.AgentFrom(ctx); byModel {
+	if engine.CallerFrom(ctx).ByModel {
 		return nil, errors.New("a model cannot grant tools: a person grants them (/mcp grant)")
 	}
 	if a.Prompter() == nil {
