@@ -81,6 +81,7 @@ type Approver struct {
 	mode     Mode
 	prompter Prompter
 	notify   func(Consent)
+	rules    Rules
 
 	ask sync.Mutex // serializes prompts
 }
@@ -127,12 +128,21 @@ func (a *Approver) SetNotify(f func(Consent)) {
 	a.mu.Unlock()
 }
 
-// Approve reports whether the call c may run. Interactive mode asks the
-// prompter (nil prompter, an error or a cancelled ctx: no); Auto says yes
-// and notifies; Yolo says yes.
+// SetRules installs the kept permission rules Interactive mode consults
+// before it asks (see Rules). Nil removes them.
+func (a *Approver) SetRules(r Rules) {
+	a.mu.Lock()
+	a.rules = r
+	a.mu.Unlock()
+}
+
+// Approve reports whether the call c may run. Interactive mode runs a call
+// a kept rule covers (see SetRules) without a question and asks the
+// prompter about the others (nil prompter, an error or a cancelled ctx:
+// no); Auto says yes and notifies; Yolo says yes.
 func (a *Approver) Approve(ctx context.Context, c Consent) (bool, error) {
 	a.mu.RLock()
-	mode, p, notify := a.mode, a.prompter, a.notify
+	mode, p, notify, rules := a.mode, a.prompter, a.notify, a.rules
 	a.mu.RUnlock()
 	switch mode {
 	case Yolo:
@@ -141,6 +151,9 @@ func (a *Approver) Approve(ctx context.Context, c Consent) (bool, error) {
 		if notify != nil {
 			notify(c)
 		}
+		return true, nil
+	}
+	if rules != nil && rules(c) {
 		return true, nil
 	}
 	if p == nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 
@@ -69,6 +70,7 @@ type Engine struct {
 	profile     Profile // resolved at New: the default profile (see Profile)
 	mode        Mode
 	prompter    Prompter
+	rules       Rules // the permission rules kept for dir
 
 	// profileGen counts the profile changes made through the engine
 	// (SaveProfile, DeleteProfile), so sessions re-read theirs.
@@ -103,7 +105,12 @@ func New(store *vault.Store, opts *Options) (*Engine, error) {
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{}
 	}
+	ruleDir, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("engine: working directory: %w", err)
+	}
 	e := &Engine{
+		rules:       KeptRules(store, ruleDir),
 		store:       store,
 		dir:         o.Dir,
 		getenv:      o.Getenv,

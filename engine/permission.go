@@ -90,6 +90,34 @@ func PermissionAllows(rules []vault.Permission, dir string, c Consent) (vault.Pe
 	return vault.Permission{}, false
 }
 
+// Rules reports whether a kept permission rule lets the call c run without
+// a question. Interactive approval consults it before it asks.
+type Rules func(c Consent) bool
+
+// KeptRules returns the Rules of the permissions store keeps for the
+// folder dir (see PermissionAllows), read at each question so a rule kept
+// or removed by another session counts at once. When they cannot be read
+// no rule covers the call, so the person is asked.
+func KeptRules(store *vault.Store, dir string) Rules {
+	return func(c Consent) bool {
+		list, err := store.PermissionList(dir)
+		if err != nil {
+			return false
+		}
+		_, ok := PermissionAllows(list, dir, c)
+		return ok
+	}
+}
+
+// argv reads the shell tool's argv argument as the tool does (a list of
+// strings, as decoded from JSON or built in Go); false when it is absent
+// or not such a list.
+func argv(args map[string]any) ([]string, bool) {
+	a := readArgs(args)
+	words := a.strings("argv")
+	return words, words != nil && a.err() == nil
+}
+
 // shellCallHasPrefix reports whether the shell tool's arguments run the
 // command prefix in dir (or below it), with nothing but a timeout beside.
 func shellCallHasPrefix(args map[string]any, dir, prefix string) bool {
@@ -113,17 +141,9 @@ func shellCallHasPrefix(args map[string]any, dir, prefix string) bool {
 		words, ok := CommandWords(command)
 		return ok && hasWords(words, want)
 	}
-	list, isList := args["argv"].([]any)
-	if !isList || args["command"] != nil {
+	words, ok := argv(args)
+	if !ok || args["command"] != nil {
 		return false
-	}
-	words := make([]string, 0, len(list))
-	for _, v := range list {
-		s, isStr := v.(string)
-		if !isStr {
-			return false
-		}
-		words = append(words, s)
 	}
 	return hasWords(words, want)
 }
@@ -190,13 +210,9 @@ func SuggestPrefix(c Consent) (string, bool) {
 		if words, ok = CommandWords(command); !ok {
 			return "", false
 		}
-	} else if list, ok := c.Args["argv"].([]any); ok {
-		for _, v := range list {
-			s, isStr := v.(string)
-			if !isStr {
-				return "", false
-			}
-			words = append(words, s)
+	} else if _, given := c.Args["argv"]; given {
+		if words, ok = argv(c.Args); !ok {
+			return "", false
 		}
 	}
 	if len(words) == 0 || !plainWord(words[0]) {

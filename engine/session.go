@@ -19,8 +19,9 @@ type SessionOptions struct {
 	Profile string
 	// Approver decides the session's non-safe tool calls and answers its
 	// questions; nil means a new approver in the engine's Options.Mode
-	// asking through Options.Prompter. Give each session its own: its mode
-	// and prompter are the session's.
+	// asking through Options.Prompter, which runs the calls the permission
+	// rules kept for Options.Dir cover without asking (see KeptRules).
+	// Give each session its own: its mode and prompter are the session's.
 	Approver *Approver
 	// Agent tunes the session's own conversation (Session.Agent).
 	Agent *AgentOptions
@@ -68,6 +69,7 @@ func (e *Engine) NewSession(opts *SessionOptions) (*Session, error) {
 	}
 	if o.Approver == nil {
 		o.Approver = NewApprover(e.mode, e.prompter)
+		o.Approver.SetRules(e.rules)
 	}
 	s := &Session{eng: e, name: o.Name, approver: o.Approver, created: time.Now(), profile: p, gen: gen}
 	s.profileName = func() string { return s.Profile().Name }

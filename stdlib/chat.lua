@@ -724,9 +724,9 @@ end
 -- returns: y runs the call, n (or Enter, Ctrl-D) refuses it, a runs it and
 -- every later call of the same tool in this session without asking, p
 -- keeps a rule for this folder (see keep_rule) and runs it, s shows the
--- arguments and the change in full and asks again; a call a kept rule
--- covers (tai.permissions.allows) runs without a question; Ctrl-C
--- refuses it and cancels the whole turn. On a terminal a key answers,
+-- arguments and the change in full and asks again; Ctrl-C refuses it and
+-- cancels the whole turn. A call a kept rule covers (tai.permissions) never
+-- reaches the prompter: the approval runs it without a question. On a terminal a key answers,
 -- without Enter, and keys typed before the question showed are discarded.
 -- say(line) prints; before() runs first (to end a partly written line).
 -- The prompter's always table holds the tools allowed for the session.
@@ -735,8 +735,6 @@ function M.prompter(get_rl, say, before)
   local function confirm(c)
     local key = (c.origin and c.origin ~= "") and c.origin or c.tool
     if always[key] then return true end
-    local ok, rule = pcall(tai.permissions.allows, c)
-    if ok and rule then return true end
     if before then before() end
     say(M.consent_screen(c, false))
     while true do

@@ -59,3 +59,25 @@ func TestProjectRuleForAShellPrefix(t *testing.T) {
 	s.typeKeys("n")
 	s.expect("tai:default> ")
 }
+
+// TestKeptRuleUnderPipedPrompt: with its input piped, tai -p has nobody to
+// ask, yet a shell call a rule kept for this folder covers runs; one the
+// rule does not cover is still denied.
+func TestKeptRuleUnderPipedPrompt(t *testing.T) {
+	e := newEnv(t)
+	if r := e.run(t, "-e", `assert(tai.permissions.add{tool = "shell", prefix = "echo"})`); r.status != 0 {
+		t.Fatalf("keeping the rule: status %d: %s", r.status, r.stderr)
+	}
+	srv := fakemodel.NewOpenAI(t, fakemodel.Calls(fakemodel.Call("shell", `{"command":"echo ran-under-the-rule"}`)))
+	srv.SetRule(fromToolResults)
+	r := e.runInput(t, e.modelVars(srv), "the input\n", "-p", "say it")
+	if r.status != 0 || !strings.Contains(r.stdout, "\nran-under-the-rule\n") || strings.Contains(r.stderr, "denied") {
+		t.Fatalf("the covered call: status %d\nstdout %q\nstderr %q", r.status, r.stdout, r.stderr)
+	}
+
+	srv.Push(fakemodel.Calls(fakemodel.Call("shell", `{"command":"echo a; echo b"}`)))
+	r = e.runInput(t, e.modelVars(srv), "the input\n", "-p", "say both")
+	if r.status != 0 || !strings.Contains(r.stderr, "✗ denied") || strings.Contains(r.stdout, "\na\n") {
+		t.Fatalf("the call the rule does not cover: status %d\nstdout %q\nstderr %q", r.status, r.stdout, r.stderr)
+	}
+}
