@@ -172,7 +172,7 @@ func (r *Registry) Select(conv []Message, opts SelectOptions) Selection {
 		if taken[m.Name] {
 			continue
 		}
-		size := schemaSize(m.Parameters)
+		size := schemaOf(m.Name, reg, ext)
 		if size > budget {
 			continue
 		}
@@ -190,10 +190,16 @@ func hasName(idx *wordIndex, name string) bool {
 	return ok
 }
 
-// specSize is how many bytes a tool's name, description and schema take
-// (a schema that does not encode counts as a large one).
-func specSize(s ToolSpec) int {
-	return len(s.Name) + len(s.Description) + min(schemaSize(s.Parameters), MaxMatchedSchemas)
+// schemaOf returns the schema size the first index holding name measured
+// (a registered tool hides an extra one of the same name, as in
+// rankMatches).
+func schemaOf(name string, idxs ...*wordIndex) int {
+	for _, idx := range idxs {
+		if i, ok := idx.lookup(name); ok {
+			return idx.schemas[i]
+		}
+	}
+	return math.MaxInt
 }
 
 // schemaSize is the length of p as JSON; one that does not encode counts
@@ -340,11 +346,24 @@ type posting struct {
 // wordIndex is an inverted index from words to the tools whose name or
 // description holds them.
 type wordIndex struct {
-	specs  []ToolSpec
-	byName map[string]int32
-	post   map[string][]posting
-	words  []map[string]uint8 // per tool: its words and their weights
-	sizes  []int              // per tool: specSize
+	specs   []ToolSpec
+	byName  map[string]int32
+	post    map[string][]posting
+	words   []map[string]uint8 // per tool: its words and their weights
+	sizes   []int              // per tool: bytes of name, description and schema (see measure)
+	schemas []int              // per tool: bytes of its schema as JSON (see schemaSize)
+}
+
+// measure sizes every tool once, when the index is made: its schema as
+// JSON, and its name, description and schema together (a schema that
+// does not encode counts as a large one), which selection reads each step.
+func (idx *wordIndex) measure() {
+	idx.sizes = make([]int, len(idx.specs))
+	idx.schemas = make([]int, len(idx.specs))
+	for i, s := range idx.specs {
+		idx.schemas[i] = schemaSize(s.Parameters)
+		idx.sizes[i] = len(s.Name) + len(s.Description) + min(idx.schemas[i], MaxMatchedSchemas)
+	}
 }
 
 // newWordIndex indexes specs. prev, when given, lends the word lists of
@@ -356,11 +375,10 @@ func newWordIndex(specs []ToolSpec, prev *wordIndex) *wordIndex {
 		byName: make(map[string]int32, len(specs)),
 		post:   map[string][]posting{},
 		words:  make([]map[string]uint8, len(specs)),
-		sizes:  make([]int, len(specs)),
 	}
+	idx.measure()
 	for i, s := range specs {
 		idx.byName[s.Name] = int32(i)
-		idx.sizes[i] = specSize(s)
 		var weights map[string]uint8
 		if j, ok := prev.lookup(s.Name); ok && prev.specs[j].Description == s.Description {
 			weights = prev.words[j]
@@ -411,10 +429,7 @@ func (e *extraIndex) refresh(specs []ToolSpec) *wordIndex {
 			idx := *e.idx
 			idx.specs = append([]ToolSpec(nil), specs...)
 			sort.Slice(idx.specs, func(i, j int) bool { return idx.specs[i].Name < idx.specs[j].Name })
-			idx.sizes = make([]int, len(idx.specs))
-			for i, s := range idx.specs {
-				idx.sizes[i] = specSize(s)
-			}
+			idx.measure()
 			e.specs, e.idx = specs, &idx
 		}
 		return e.idx
