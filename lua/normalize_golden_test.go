@@ -11,6 +11,7 @@ import (
 
 	"github.com/tailscale/hujson"
 
+	"tai/engine/sandbox"
 	"tai/mcp"
 	"tai/mcp/config"
 )
@@ -31,7 +32,11 @@ type goldenOut struct {
 }
 
 func normalizeForGolden(rules config.Rules, text string) []byte {
-	entries, notes, err := config.Normalize(text, &config.Options{GOOS: "linux", Rules: rules})
+	var denied []config.Denied
+	for _, p := range sandbox.DefaultDeny() {
+		denied = append(denied, config.Denied{Path: p, Why: config.DenyListed})
+	}
+	entries, notes, err := config.Normalize(text, &config.Options{GOOS: "linux", Rules: rules, Denied: denied})
 	out := goldenOut{Entries: entries, Notes: notes}
 	if out.Entries == nil {
 		out.Entries = []mcp.Entry{}

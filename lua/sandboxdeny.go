@@ -8,6 +8,7 @@ import (
 
 	glua "github.com/yuin/gopher-lua"
 
+	"tai/engine/sandbox"
 	"tai/mcp"
 	"tai/mcp/config"
 )
@@ -20,12 +21,12 @@ type denyList struct {
 	paths []string
 }
 
-// get returns the list (config.DefaultDeny until one is set).
+// get returns the list (sandbox.DefaultDeny until one is set).
 func (d *denyList) get() []string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !d.set {
-		return config.DefaultDeny()
+		return sandbox.DefaultDeny()
 	}
 	return slices.Clone(d.paths)
 }
@@ -38,6 +39,12 @@ func (d *denyList) put(paths []string) {
 
 // openSandbox installs tai.sandbox:
 //
+//	tai.sandbox.available() -> abi | nil, why
+//	    the Landlock ABI version the sandbox uses here, or nil and why
+//	    there is none (an older kernel, Landlock off, another system, or
+//	    $TAI_LANDLOCK_ABI=0): then servers and shell commands run with all
+//	    of the person's rights, and an entry that requires the sandbox
+//	    does not start
 //	tai.sandbox.deny([folders]) -> folders
 //	    the folders no sandbox grants: shell commands cannot read them,
 //	    and an entry whose sandbox grants one (or a folder holding one)
@@ -51,6 +58,16 @@ func (h *Host) openSandbox(L *glua.LState, tai *glua.LTable) {
 		tai.RawSetString("sandbox", mod)
 	}
 	mod.RawSetString("deny", L.NewFunction(h.luaSandboxDeny))
+	mod.RawSetString("available", L.NewFunction(luaSandboxAvailable))
+}
+
+func luaSandboxAvailable(L *glua.LState) int {
+	abi, err := sandbox.Available()
+	if err != nil {
+		return fail(L, err.Error())
+	}
+	L.Push(glua.LNumber(abi))
+	return 1
 }
 
 func (h *Host) luaSandboxDeny(L *glua.LState) int {

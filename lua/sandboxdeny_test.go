@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"tai/engine"
+	"tai/engine/sandbox"
 )
 
 // TestSandboxFieldThroughLua: an entry's sandbox setting comes out of
@@ -94,5 +95,23 @@ func TestSandboxDenyList(t *testing.T) {
 	}
 	if want := "is the vault's folder, which tai never grants a server"; !strings.Contains(got[8].(string), want) {
 		t.Errorf("the vault's folder: %q, want %q", got[8], want)
+	}
+}
+
+// TestSandboxAvailable: tai.sandbox.available answers the Landlock ABI
+// version, or nil and why there is none (simulated with
+// TAI_LANDLOCK_ABI=0).
+func TestSandboxAvailable(t *testing.T) {
+	h := newHost(t, Options{}, nil)
+	t.Setenv(sandbox.ABIEnv, "0")
+	got := mustRun(t, h, `return tai.sandbox.available()`)
+	if len(got) != 2 || got[0] != nil || !strings.Contains(fmt.Sprint(got[1]), "$TAI_LANDLOCK_ABI=0 turns it off") {
+		t.Fatalf("with the ABI at 0: %q", got)
+	}
+	abi, err := sandbox.Available()
+	t.Setenv(sandbox.ABIEnv, "2")
+	got = mustRun(t, h, `return tai.sandbox.available()`)
+	if err == nil && (len(got) != 1 || fmt.Sprint(got[0]) != fmt.Sprint(min(abi, 2))) {
+		t.Fatalf("with the ABI at most 2: %q", got)
 	}
 }

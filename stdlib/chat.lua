@@ -1037,8 +1037,20 @@ end
 -- from the last conversation kept in this folder; either way the
 -- conversation is kept. Returns the exit status: 1 when the turn failed
 -- or its answer is incomplete (the notice goes to stderr).
+-- sandbox_notice() is what tai says once at start where no sandbox can
+-- run (nil where one can): servers and shell commands then run as they
+-- would without it, and entries that require it do not start.
+function M.sandbox_notice()
+  local abi, why = tai.sandbox.available()
+  if abi then return nil end
+  return "no sandbox on this system (" .. M.clean(tostring(why)) .. "): MCP servers and shell commands run with all of your rights;" ..
+    " a server whose entry says sandbox = \"required\" is not started"
+end
+
 function M.oneshot(prompt, inv)
   inv = inv or {}
+  local notice = M.sandbox_notice()
+  if notice then tai.term.warn("tai: " .. notice) end
   local message = prompt
   if not tai.term.isatty("stdin") then
     local input, err = tai.term.read_stdin()

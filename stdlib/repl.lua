@@ -1264,6 +1264,8 @@ function M.run(inv)
   local oks, serr = pcall(M.conv.start)
   if not oks then M.warn(tostring(serr)) end
   M.say(string.format("tai %s. /help lists commands; Alt-Enter starts a new line, !cmd runs a shell command, @file attaches one; Ctrl-D quits.", tai.version))
+  local notice = chatview.sandbox_notice()
+  if notice then M.warn("(" .. notice .. ")") end
   local env_key = chatview.env_key()
   if okp and p and p.provider == "ollama" and p.name == "ollama" and not env_key then
     M.say("(no OPENAI_API_KEY or ANTHROPIC_API_KEY is set: the model is a local Ollama at 127.0.0.1:11434; /profile new adds another)")

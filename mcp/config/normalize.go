@@ -67,8 +67,8 @@ type Options struct {
 	// Home is the folder ~ stands for in the folders a sandbox grants;
 	// "" means the user's home folder.
 	Home string
-	// Denied are the folders no sandbox grant may reach; nil means
-	// DefaultDeny.
+	// Denied are the folders no sandbox grant may reach (the lua package
+	// passes the vault's folder and tai.sandbox.deny); nil denies none.
 	Denied []Denied
 }
 

@@ -14,14 +14,6 @@ import (
 // sandboxKeys are the fields of an entry's sandbox table.
 var sandboxKeys = []string{"read", "write", "network", "required"}
 
-// DefaultDeny is the folders no sandbox grants unless the person changes
-// the list (tai.sandbox.deny): the keys of ssh and gpg, and the
-// credentials of the cloud command-line tools. The vault's folder is
-// never granted, whatever the list says.
-func DefaultDeny() []string {
-	return []string{"~/.ssh", "~/.gnupg", "~/.aws", "~/.azure", "~/.config/gcloud", "~/.oci", "~/.kube", "~/.docker"}
-}
-
 // DenyListed is the Why of a folder on the deny list.
 const DenyListed = "a folder on tai.sandbox.deny"
 
@@ -117,17 +109,12 @@ type grantRules struct {
 	denied []Denied
 }
 
-// newGrantRules reads the rules from the options: the default home
-// folder and DefaultDeny when they leave them out.
+// newGrantRules reads the rules from the options: the user's home
+// folder when they name none.
 func newGrantRules(o *Options) *grantRules {
 	g := &grantRules{home: o.Home, denied: o.Denied}
 	if g.home == "" {
 		g.home, _ = os.UserHomeDir()
-	}
-	if g.denied == nil {
-		for _, p := range DefaultDeny() {
-			g.denied = append(g.denied, Denied{Path: p, Why: DenyListed})
-		}
 	}
 	return g
 }
@@ -240,17 +227,4 @@ func resolve(abs string) string {
 		rest = filepath.Join(filepath.Base(p), rest)
 		p = parent
 	}
-}
-
-// CheckGrants checks what s grants against denied, ~ standing for home,
-// as the normalizer does: for an entry stored before the folders it
-// grants became symbolic links, or before the deny list changed. The
-// error names the grant and the folder it reaches.
-func CheckGrants(s *mcp.Sandbox, home string, denied []Denied) error {
-	if s.Empty() || s.Off {
-		return nil
-	}
-	c := *s
-	c.Read, c.Write = slices.Clone(s.Read), slices.Clone(s.Write)
-	return (&grantRules{home: home, denied: denied}).clean(&c)
 }

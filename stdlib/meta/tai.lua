@@ -834,6 +834,13 @@ tai.sandbox = {}
 ---@return string[] folders the list in force
 function tai.sandbox.deny(folders) end
 
+---The Landlock ABI version the sandbox uses here, or nil and why there is
+---none: then stdio servers and shell commands run with all of your rights,
+---and an entry whose sandbox is required does not start.
+---@return integer? abi
+---@return string? why
+function tai.sandbox.available() end
+
 tai.profiles = {}
 
 ---@return tai.ProfileRow[]? profiles
