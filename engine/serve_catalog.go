@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -207,8 +206,7 @@ func (s *servedSession) Close() {}
 func (s *servedSession) Call(ctx context.Context, name string, raw json.RawMessage) (json.RawMessage, error) {
 	args := map[string]any{}
 	if len(raw) > 0 {
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		if err := dec.Decode(&args); err != nil || args == nil {
+		if err := json.Unmarshal(raw, &args); err != nil || args == nil {
 			return nil, fmt.Errorf("%w: the arguments of %s are not a JSON object", server.ErrInvalidParams, name)
 		}
 	}
@@ -233,7 +231,8 @@ func (s *servedSession) Call(ctx context.Context, name string, raw json.RawMessa
 		// result, which the client sees as a failed call.
 		res = ErrorResult("%s", s.cat.eng.store.Redact(err.Error()))
 	}
-	return json.Marshal(res)
+	// The server checks the whole answer as it encodes it.
+	return res.appendJSON(make([]byte, 0, 64+res.size())), nil
 }
 
 // unserved returns ctx without what marks a served call: a chat turn is

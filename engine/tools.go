@@ -53,13 +53,18 @@ type Content struct {
 // MarshalJSON encodes a text item as {"type":"text","text":…} and any other
 // item as its raw JSON.
 func (c Content) MarshalJSON() ([]byte, error) {
+	return c.appendJSON(nil), nil
+}
+
+// appendJSON appends the item as MarshalJSON encodes it; a raw item is
+// appended as it is, for the encoder of the whole to check.
+func (c Content) appendJSON(b []byte) []byte {
 	if c.Type != "text" && len(c.Raw) > 0 {
-		return c.Raw, nil
+		return append(b, c.Raw...)
 	}
-	return json.Marshal(struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}{"text", c.Text})
+	b = append(b, `{"type":"text","text":`...)
+	b = mcp.AppendJSONString(b, c.Text)
+	return append(b, '}')
 }
 
 // UnmarshalJSON decodes an MCP content block, keeping non-text items raw.
@@ -91,14 +96,25 @@ type Result struct {
 // MarshalJSON encodes the result as MCP's tools/call result; a nil Content
 // becomes an empty array, never null.
 func (r Result) MarshalJSON() ([]byte, error) {
-	content := r.Content
-	if content == nil {
-		content = []Content{}
+	return r.appendJSON(nil), nil
+}
+
+// appendJSON appends the result as MarshalJSON encodes it, without
+// reflection; raw items are appended as they are, for the encoder of the
+// whole to check.
+func (r Result) appendJSON(b []byte) []byte {
+	b = append(b, `{"content":[`...)
+	for i, c := range r.Content {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = c.appendJSON(b)
 	}
-	return json.Marshal(struct {
-		Content []Content `json:"content"`
-		IsError bool      `json:"isError,omitempty"`
-	}{content, r.IsError})
+	b = append(b, ']')
+	if r.IsError {
+		b = append(b, `,"isError":true`...)
+	}
+	return append(b, '}')
 }
 
 // TextResult returns a successful result holding one text item.

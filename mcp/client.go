@@ -1057,7 +1057,7 @@ func (c *Client) call(ctx context.Context, name string, args any) (*CallResult, 
 	}
 	params := make([]byte, 0, 32+len(name)+len(arguments))
 	params = append(params, `{"name":`...)
-	params = appendJSONString(params, name)
+	params = AppendJSONString(params, name)
 	if len(arguments) > 0 {
 		params = append(params, `,"arguments":`...)
 		params = append(params, arguments...)

@@ -250,7 +250,7 @@ func (id ID) appendJSON(b []byte) []byte {
 	case !id.Set:
 		return append(b, "null"...)
 	case id.IsStr:
-		return appendJSONString(b, id.Str)
+		return AppendJSONString(b, id.Str)
 	default:
 		return strconv.AppendInt(b, id.Num, 10)
 	}
@@ -320,7 +320,7 @@ func (m *Message) AppendJSON(b []byte) ([]byte, error) {
 			return nil, fmt.Errorf("mcp: message %q carries a result or error beside its method", m.Method)
 		}
 		b = append(b, `,"method":`...)
-		b = appendJSONString(b, m.Method)
+		b = AppendJSONString(b, m.Method)
 		if len(m.Params) > 0 {
 			b = append(b, `,"params":`...)
 			if b, err = appendCompact(b, m.Params); err != nil {
@@ -337,7 +337,7 @@ func (m *Message) AppendJSON(b []byte) ([]byte, error) {
 		b = append(b, `,"error":{"code":`...)
 		b = strconv.AppendInt(b, int64(m.Error.Code), 10)
 		b = append(b, `,"message":`...)
-		b = appendJSONString(b, m.Error.Message)
+		b = AppendJSONString(b, m.Error.Message)
 		if len(m.Error.Data) > 0 {
 			b = append(b, `,"data":`...)
 			if b, err = appendCompact(b, m.Error.Data); err != nil {
@@ -868,18 +868,4 @@ func jsonString(raw []byte) (string, bool) {
 		return "", false
 	}
 	return s, true
-}
-
-// appendJSONString appends s as a JSON string.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
-			q, _ := json.Marshal(s)
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }

@@ -234,7 +234,7 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, mcp.CodeInvalidRequest, "unsupported MCP-Protocol-Version "+quoteHeader(v)+": this server speaks "+mcp.MCP_PROTOCOL_VERSION+", 2025-06-18 and 2025-03-26")
 		return
 	}
-	if ct := r.Header.Get("Content-Type"); ct != "" {
+	if ct := r.Header.Get("Content-Type"); ct != "" && ct != "application/json" {
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
 			httpError(w, http.StatusUnsupportedMediaType, mcp.CodeInvalidRequest, "Content-Type must be application/json")
 			return
@@ -305,8 +305,9 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	stop := context.AfterFunc(sess.ctx, cancel)
 	defer stop()
-	sess.track(msg.ID, cancel)
-	defer sess.untrack(msg.ID)
+	key := msg.ID.String()
+	sess.track(key, cancel)
+	defer sess.untrack(key)
 
 	// ping has no effect on the session, so it need not wait its turn.
 	if msg.Method != mcp.MethodPing {
@@ -391,17 +392,13 @@ func (s *Server) toolsList(msg *mcp.Message) *mcp.Message {
 }
 
 func (s *Server) toolsCall(ctx context.Context, sess *session, msg *mcp.Message) *mcp.Message {
-	var p struct {
-		Name      *string         `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if err := json.Unmarshal(msg.Params, &p); err != nil || len(msg.Params) == 0 {
+	name, args, err := mcp.ParseToolCall(msg.Params)
+	if err != nil || len(msg.Params) == 0 {
 		return errorReply(msg.ID, mcp.CodeInvalidParams, "tools/call params must be an object {name, arguments?}")
 	}
-	if p.Name == nil || *p.Name == "" {
+	if name == "" {
 		return errorReply(msg.ID, mcp.CodeInvalidParams, "tools/call needs the name of a tool")
 	}
-	args := p.Arguments
 	switch firstByte(args) {
 	case 0, 'n':
 		args = nil
@@ -409,7 +406,7 @@ func (s *Server) toolsCall(ctx context.Context, sess *session, msg *mcp.Message)
 	default:
 		return errorReply(msg.ID, mcp.CodeInvalidParams, "tools/call arguments must be a JSON object")
 	}
-	res, err := sess.state.Call(ctx, *p.Name, args)
+	res, err := sess.state.Call(ctx, name, args)
 	switch {
 	case errors.Is(err, ErrUnknownTool), errors.Is(err, ErrInvalidParams):
 		return errorReply(msg.ID, mcp.CodeInvalidParams, err.Error())

@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"sync"
 	"time"
-
-	"tai/mcp"
 )
 
 // session is one entry of the session table: the catalog's state plus what
@@ -99,19 +97,20 @@ func (s *session) close() {
 	}
 }
 
-// track registers an in-flight request for notifications/cancelled.
-func (s *session) track(id mcp.ID, cancel context.CancelFunc) {
+// track registers an in-flight request, by its id as ID.String gives it,
+// for notifications/cancelled.
+func (s *session) track(id string, cancel context.CancelFunc) {
 	s.mu.Lock()
 	if s.calls == nil {
 		s.calls = map[string]context.CancelFunc{}
 	}
-	s.calls[id.String()] = cancel
+	s.calls[id] = cancel
 	s.mu.Unlock()
 }
 
-func (s *session) untrack(id mcp.ID) {
+func (s *session) untrack(id string) {
 	s.mu.Lock()
-	delete(s.calls, id.String())
+	delete(s.calls, id)
 	s.mu.Unlock()
 }
 

@@ -1,0 +1,49 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+)
+
+// ParseToolCall reads the params of a tools/call request: the tool's name
+// ("" when it is absent or null) and the raw arguments (nil when absent),
+// a subslice of params. It fails when params is not one JSON object or
+// the name is neither a string nor null. A name is decoded as
+// encoding/json decodes it (escapes resolved, invalid UTF-8 as U+FFFD).
+func ParseToolCall(params json.RawMessage) (name string, args json.RawMessage, err error) {
+	var rawName []byte
+	err = eachMember(params, validating, func(key, val []byte) {
+		switch string(key) {
+		case "name":
+			rawName = val
+		case "arguments":
+			args = val
+		}
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	if rawName == nil || string(rawName) == "null" {
+		return "", args, nil
+	}
+	name, ok := jsonString(rawName)
+	if !ok {
+		return "", nil, errors.New("the name is not a string")
+	}
+	return name, args, nil
+}
+
+// AppendJSONString appends s as a JSON string, escaped as encoding/json
+// escapes it.
+func AppendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == '"' || c == '\\' || c >= 0x80 || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
