@@ -1,7 +1,7 @@
 -- lua-tool.lua: give the model a tool written in Lua, then ask it something
 -- the tool answers. word_stats counts the lines, words and bytes of a text
--- file; it only reads, so it is marked safe and runs without a consent
--- question. The tool calls are shown on stderr as they happen.
+-- file in this folder; it only reads, so it is marked safe and runs
+-- without a consent question. The tool calls are shown on stderr as they happen.
 --
 --   tai scripts/lua-tool.lua "How many words are in README.md?"
 --
@@ -24,6 +24,10 @@ tai.tool({
     required = { "path" },
   },
   run = function(args)
+    -- Safe tools run without asking, so this one stays inside the folder.
+    if args.path:sub(1, 1) == "/" or args.path:sub(1, 1) == "~" or ("/" .. args.path .. "/"):find("/../", 1, true) then
+      error("give a path inside the working directory, without .. or a leading / or ~", 0)
+    end
     local text, truncated = tai.read_text(args.path)
     if not text then error(truncated, 0) end -- the message: a result with isError, which the model reads
     local _, lines = text:gsub("\n", "")

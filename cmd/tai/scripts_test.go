@@ -165,15 +165,16 @@ func TestScriptAddServers(t *testing.T) {
 }
 
 // TestScriptLuaTool runs scripts/lua-tool.lua against the fake model,
-// which calls the script's word_stats tool, then a second time on a file
-// that does not exist: the tool's counts, and its error as a failed
-// tool's result, reach the model, and the answer is printed.
+// which calls the script's word_stats tool on a file, on one that does
+// not exist and on one outside the folder: the counts, and the errors as
+// failed tools' results, reach the model, and the answer is printed.
 func TestScriptLuaTool(t *testing.T) {
 	e := newEnv(t)
 	e.writeRoot(t, "notes.txt", "one two\nthree\n")
 	srv := fakemodel.NewOpenAI(t,
 		fakemodel.Calls(fakemodel.Call("word_stats", `{"path":"notes.txt"}`)),
 		fakemodel.Calls(fakemodel.Call("word_stats", `{"path":"missing.txt"}`)),
+		fakemodel.Calls(fakemodel.Call("word_stats", `{"path":"sub/../../secret.txt"}`)),
 		fakemodel.Say("notes.txt has 3 words."),
 	)
 	vars := append(e.vars(), "OPENAI_API_KEY=sk-test-key", "OPENAI_BASE_URL="+srv.BaseURL, "TAI_MODEL=fake-model")
@@ -182,8 +183,8 @@ func TestScriptLuaTool(t *testing.T) {
 		t.Fatalf("status %d\nstdout:\n%s\nstderr:\n%s", r.status, r.stdout, r.stderr)
 	}
 	reqs := srv.Requests()
-	if len(reqs) != 3 {
-		t.Fatalf("%d requests to the model, want 3", len(reqs))
+	if len(reqs) != 4 {
+		t.Fatalf("%d requests to the model, want 4", len(reqs))
 	}
 	if names := reqs[0].ToolNames(); len(names) != 1 || names[0] != "word_stats" {
 		t.Fatalf("tools offered: %v, want word_stats alone", names)
@@ -194,6 +195,9 @@ func TestScriptLuaTool(t *testing.T) {
 	// OpenAI's wire has no error flag: tai marks a failed tool's text.
 	if got := reqs[2].ToolResults(); len(got) != 1 || !strings.HasPrefix(got[0].Text, "Error: word_stats failed: ") || !strings.Contains(got[0].Text, "no such file") {
 		t.Fatalf("second tool result: %+v", got)
+	}
+	if got := reqs[3].ToolResults(); len(got) != 1 || !strings.Contains(got[0].Text, "give a path inside the working directory") {
+		t.Fatalf("a path out of the folder: %+v", got)
 	}
 	if bad := e.runEnv(t, vars, repoScript("lua-tool.lua")); bad.status != 2 || !strings.Contains(bad.stderr, "usage:") {
 		t.Fatalf("no question: status %d, %s", bad.status, bad.stderr)
