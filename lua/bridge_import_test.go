@@ -18,9 +18,15 @@ func fakeCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The binary sits beside the scripts, in the folder a server's sandbox
+	// grants as the runtime it runs with.
 	bin := t.TempDir()
+	server := filepath.Join(bin, "server")
+	if err := os.Link(exe, server); err != nil {
+		t.Fatal(err)
+	}
 	for _, name := range []string{"npx", "python"} {
-		script := fmt.Sprintf("#!/bin/sh\nTAI_LUA_TEST_MCP=1 exec %q -test.run=^$\n", exe)
+		script := fmt.Sprintf("#!/bin/sh\nTAI_LUA_TEST_MCP=1 exec %q -test.run=^$\n", server)
 		if err := os.WriteFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 
 	glua "github.com/yuin/gopher-lua"
 
+	"tai/engine/bridge"
 	"tai/mcp"
 	"tai/mcp/config"
 	"tai/vault"
@@ -138,6 +139,7 @@ func (h *Host) mcpConnect(L *glua.LState) int {
 	}
 	redact := func(s string) string { return s }
 	redactor := func() (func(string) string, error) { return redact, nil }
+	vaultPath := ""
 	if h.opts.Vault != nil {
 		// Results are redacted with the vault's secrets; a vault that
 		// cannot be opened cannot redact, so nothing is connected.
@@ -146,6 +148,7 @@ func (h *Host) mcpConnect(L *glua.LState) int {
 			return fail(L, "tai.mcp.connect: the vault's secrets are needed to redact what the server sends: "+err.Error())
 		}
 		redact, redactor = store.Redact, storeRedactor(store)
+		vaultPath = store.Path()
 	}
 	entry, missing := config.Expand(entry, h.ExpandLookup())
 	if err := config.MissingError(entry.Label(), missing); err != nil {
@@ -154,8 +157,10 @@ func (h *Host) mcpConnect(L *glua.LState) int {
 	if err := entry.Validate(); err != nil {
 		return fail(L, redact(err.Error()))
 	}
-	c, err := mcp.Connect(luaContext(L), entry, &mcp.ClientOptions{Version: h.opts.Version, Redact: redact,
-		OnWarning: func(msg string) { h.mcpWarning(redact(msg)) }})
+	// A stdio server runs in its sandbox, as the bridge's do.
+	opts := bridge.Sandboxed(&mcp.ClientOptions{Version: h.opts.Version, Redact: redact,
+		OnWarning: func(msg string) { h.mcpWarning(redact(msg)) }}, entry, bridge.ServerPolicy(entry, nil, vaultPath, nil))
+	c, err := mcp.Connect(luaContext(L), entry, opts)
 	if err != nil {
 		return fail(L, redact(err.Error()))
 	}

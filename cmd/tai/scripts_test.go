@@ -19,8 +19,14 @@ func fakeNpx(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The binary sits beside the script, in the folder a server's sandbox
+	// grants as the runtime it runs with.
 	bin := t.TempDir()
-	script := fmt.Sprintf("#!/bin/sh\n%s=1 exec %q -test.run=^$\n", mcpServerEnv, exe)
+	server := filepath.Join(bin, "server")
+	if err := os.Link(exe, server); err != nil {
+		t.Fatal(err)
+	}
+	script := fmt.Sprintf("#!/bin/sh\n%s=1 exec %q -test.run=^$\n", mcpServerEnv, server)
 	if err := os.WriteFile(filepath.Join(bin, "npx"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}

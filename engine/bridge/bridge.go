@@ -56,6 +56,9 @@ type Options struct {
 	// timeouts, stdio base environment); Redact and OnToolsChanged are set
 	// by the bridge.
 	Client *mcp.ClientOptions
+	// Deny lists the folders no stdio server is granted, besides the
+	// vault's, which never is; nil means sandbox.DefaultDeny().
+	Deny []string
 	// Person returns who can finish an OAuth login in this process; nil
 	// means nobody can (logins fail naming /mcp login).
 	Person PersonFunc

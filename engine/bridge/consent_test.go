@@ -303,7 +303,7 @@ func TestListMarksSecretThroughShellOnce(t *testing.T) {
 	}
 	exe, _ := os.Executable()
 	rep, err := f.b.Add(ctxT(t), AddRequest{Source: entryJSON(t, "shelly", map[string]any{
-		"command": "sh", "args": []string{"-c", `exec "$EXE" -test.run='^$' "$T" "$U"`},
+		"command": "sh", "args": []string{"-c", `exec "$EXE" -test.run='^$' "$T" "$U"`}, "cwd": filepath.Dir(exe), // the sandbox grants cwd
 		"env": map[string]string{serverEnv: "1", "EXE": exe, "T": "${gh}", "U": "${gh}"}})})
 	if err != nil || len(rep.Servers) != 1 || rep.Servers[0].Outcome != Added {
 		t.Fatalf("add = %+v, %v", rep, err)

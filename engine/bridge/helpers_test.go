@@ -93,9 +93,12 @@ func serverJSON(t testing.TB, name string, env map[string]string) string {
 	for k, v := range env {
 		e[k] = v
 	}
-	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		name: map[string]any{"command": exe, "args": []string{"-test.run=^$"}, "env": e},
-	}})
+	entry := map[string]any{"command": exe, "args": []string{"-test.run=^$"}, "env": e}
+	if state, ok := env[serverStateEnv]; ok {
+		// The server's sandbox grants its cwd: the folder of its state.
+		entry["cwd"] = filepath.Dir(state)
+	}
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{name: entry}})
 	return string(b)
 }
 

@@ -259,7 +259,7 @@ func (b *Bridge) Login(ctx context.Context, server string, o LoginOptions) (stri
 // probe connects without credentials as far as tools/list: a server that
 // answers is refused (it needs no login); a 401 gives its challenge.
 func (b *Bridge) probe(ctx context.Context, ex mcp.Entry) (map[string]string, error) {
-	c, err := mcp.Connect(ctx, ex, b.clientOptions(nil))
+	c, err := mcp.Connect(ctx, ex, b.clientOptions(nil, ex))
 	if err == nil {
 		_, err = b.listTools(ctx, c)
 		c.Close()
@@ -279,7 +279,7 @@ func (b *Bridge) probe(ctx context.Context, ex mcp.Entry) (map[string]string, er
 // that had none cached (added before its login) has them pinned as they
 // are now, since the person who added it is logging in to use them.
 func (b *Bridge) verifyLogin(ctx context.Context, st *serverState, ex mcp.Entry) (int, error) {
-	o, err := b.withAuthorizer(b.clientOptions(nil), ex)
+	o, err := b.withAuthorizer(b.clientOptions(nil, ex), ex)
 	if err != nil {
 		return 0, err
 	}

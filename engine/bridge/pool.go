@@ -98,7 +98,7 @@ func (b *Bridge) client(ctx context.Context, st *serverState, prompt bool) (*mcp
 }
 
 // clientOptions returns the options of one connection to server.
-func (b *Bridge) clientOptions(cn *conn) *mcp.ClientOptions {
+func (b *Bridge) clientOptions(cn *conn, e mcp.Entry) *mcp.ClientOptions {
 	var o mcp.ClientOptions
 	if b.opts.Client != nil {
 		o = *b.opts.Client
@@ -107,7 +107,7 @@ func (b *Bridge) clientOptions(cn *conn) *mcp.ClientOptions {
 	if cn != nil {
 		o.OnToolsChanged = func() { cn.stale.Store(true) }
 	}
-	return &o
+	return b.sandboxed(&o, e)
 }
 
 // open expands st's entry, asks consent when the spawn differs from the
@@ -130,7 +130,7 @@ func (b *Bridge) open(ctx context.Context, st *serverState, cn *conn) (*mcp.Clie
 			return nil, err
 		}
 	}
-	o, err := b.withAuthorizer(b.clientOptions(cn), e)
+	o, err := b.withAuthorizer(b.clientOptions(cn, e), e)
 	if err != nil {
 		return nil, err
 	}

@@ -266,7 +266,7 @@ func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile, found string)
 		enabled = choice == addEnabled
 	}
 	var tools []mcp.Tool
-	c, err := mcp.Connect(ctx, ex, b.clientOptions(nil))
+	c, err := mcp.Connect(ctx, ex, b.clientOptions(nil, ex))
 	stderr := ""
 	if err == nil {
 		tools, err = b.listTools(ctx, c)

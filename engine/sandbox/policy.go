@@ -54,10 +54,10 @@ type Path struct {
 
 // Kinds of Path, as Describe names them.
 const (
-	KindSystem  = "system"         // system folders, the runtime, devices
-	KindCache   = "caches"         // package caches
-	KindState   = "its own state"  // a server's private state folder
-	KindTemp    = "temp folders"   // shared temporary folders
+	KindSystem  = "system"        // system folders, the runtime, devices
+	KindCache   = "caches"        // package caches
+	KindState   = "its own state" // a server's private state folder
+	KindTemp    = "temp folders"  // shared temporary folders
 	KindVault   = "the vault's folder"
 	KindDefault = "the usual credential folders" // the deny list as shipped
 )

@@ -1,0 +1,57 @@
+package bridge
+
+import (
+	"tai/engine/sandbox"
+	"tai/mcp"
+)
+
+// ServerPolicy returns the sandbox policy e's stdio server runs under
+// (sandbox.ForServer): e is the entry as it is spawned, its variables
+// expanded. Its Describe line is what the consent screen and the server
+// list show.
+func (b *Bridge) ServerPolicy(e mcp.Entry) sandbox.Policy {
+	var base []string
+	if b.opts.Client != nil && b.opts.Client.Stdio != nil {
+		base = b.opts.Client.Stdio.BaseEnv
+	}
+	return ServerPolicy(e, base, b.store.Path(), b.opts.Deny)
+}
+
+// ServerPolicy returns the sandbox policy of e's stdio server started
+// with the base environment base (nil: mcp.SafeEnv()), for the vault file
+// vault, with deny never granted (nil: sandbox.DefaultDeny()).
+func ServerPolicy(e mcp.Entry, base []string, vault string, deny []string) sandbox.Policy {
+	if base == nil {
+		base = mcp.SafeEnv()
+	}
+	env := append([]string(nil), base...)
+	for k, v := range e.Env {
+		env = append(env, k+"="+v)
+	}
+	spec := sandbox.ServerSpec{Name: e.Name, Command: e.Command, Args: e.Args, Cwd: e.Cwd, Env: env, Deny: deny, Vault: vault}
+	if sb := e.Sandbox; sb != nil {
+		spec.Off, spec.Required, spec.NoNetwork = sb.Off, sb.Required, sb.NoNetwork
+		spec.Read, spec.Write = sb.Read, sb.Write
+	}
+	return sandbox.ForServer(spec)
+}
+
+// Sandboxed makes o start e's server, when it is a stdio server, through
+// the keeper under p.
+func Sandboxed(o *mcp.ClientOptions, e mcp.Entry, p sandbox.Policy) *mcp.ClientOptions {
+	if e.Transport != mcp.TransportStdio {
+		return o
+	}
+	var so mcp.StdioOptions
+	if o.Stdio != nil {
+		so = *o.Stdio
+	}
+	so.Start = sandbox.StartServer(p)
+	o.Stdio = &so
+	return o
+}
+
+// sandboxed makes o start e's server through the keeper under its policy.
+func (b *Bridge) sandboxed(o *mcp.ClientOptions, e mcp.Entry) *mcp.ClientOptions {
+	return Sandboxed(o, e, b.ServerPolicy(e))
+}
