@@ -442,7 +442,7 @@ func tablesDrift(doc string, tables []string) []string {
 	var problems []string
 	for _, name := range tables {
 		if !strings.Contains(doc, "`"+name+"`") {
-			problems = append(problems, fmt.Sprintf("README.md does not name the vault table `%s` (a bucket the vault package declares)", name))
+			problems = append(problems, fmt.Sprintf("mcp/README.md does not name the vault table `%s` (a bucket the vault package declares)", name))
 		}
 	}
 	return problems
@@ -531,17 +531,17 @@ func codeMapDrift(t *testing.T, root string, rows []mapRow) []string {
 		mapped[r.pkg] = true
 		types := declaredTypes(t, filepath.Join(root, r.pkg))
 		if len(types) == 0 && len(goFiles(t, filepath.Join(root, r.pkg))) == 0 {
-			problems = append(problems, fmt.Sprintf("README.md's code map names the package `%s`, which has no Go files (moved? update the map)", r.pkg))
+			problems = append(problems, fmt.Sprintf("mcp/README.md's code map names the package `%s`, which has no Go files (moved? update the map)", r.pkg))
 			continue
 		}
 		for _, ty := range r.types {
 			if !types[ty] {
-				problems = append(problems, fmt.Sprintf("README.md's code map names the type `%s` in `%s`, which no Go file of %s declares (moved? update the map)", ty, r.pkg, r.pkg))
+				problems = append(problems, fmt.Sprintf("mcp/README.md's code map names the type `%s` in `%s`, which no Go file of %s declares (moved? update the map)", ty, r.pkg, r.pkg))
 			}
 		}
 		for _, f := range r.files {
 			if _, err := os.Stat(filepath.Join(root, f)); err != nil {
-				problems = append(problems, fmt.Sprintf("README.md's code map names the file `%s` (row `%s`), which does not exist (moved? update the map)", f, r.pkg))
+				problems = append(problems, fmt.Sprintf("mcp/README.md's code map names the file `%s` (row `%s`), which does not exist (moved? update the map)", f, r.pkg))
 			}
 		}
 	}
@@ -554,7 +554,7 @@ func codeMapDrift(t *testing.T, root string, rows []mapRow) []string {
 		}
 		rel, _ := filepath.Rel(root, p)
 		if !mapped[filepath.ToSlash(rel)] && len(goFiles(t, p)) > 0 {
-			problems = append(problems, fmt.Sprintf("the package `%s` has no row in README.md's code map", filepath.ToSlash(rel)))
+			problems = append(problems, fmt.Sprintf("the package `%s` has no row in mcp/README.md's code map (add one: package, what it holds, types, files)", filepath.ToSlash(rel)))
 		}
 		return nil
 	})
