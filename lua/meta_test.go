@@ -285,3 +285,30 @@ func jsonFields(t reflect.Type) []string {
 	}
 	return out
 }
+
+// TestMetaNamesResolve stands in for a type checker over the annotations
+// themselves: every tai.… name an annotation line mentions (a parameter's,
+// a field's or a result's type, or a function named in a description) is
+// a class the file declares or a name of the module.
+func TestMetaNamesResolve(t *testing.T) {
+	src, err := fs.ReadFile(stdlib.Meta(), metaFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := metaNames(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	classes := metaClassFields(src)
+	ref := regexp.MustCompile(`\btai(?:\.\w+)+`)
+	for i, line := range strings.Split(string(src), "\n") {
+		if !strings.HasPrefix(line, "---@") || strings.HasPrefix(line, "---@class") {
+			continue
+		}
+		for _, r := range ref.FindAllString(line, -1) {
+			if _, ok := classes[r]; !ok && !names[r] {
+				t.Errorf("%s:%d: %s is neither a class nor a name of the module: %s", metaFile, i+1, r, line)
+			}
+		}
+	}
+}
