@@ -478,7 +478,7 @@ tai.os = ""
 ---@return string? err
 function tai.call(tool, args) end
 
----Lists the native tools.
+---Lists the tools registered with the engine; origin says where each comes from.
 ---@return tai.ToolInfo[]? tools
 ---@return string? err
 function tai.tools() end
@@ -776,8 +776,8 @@ function tai.mcp.grant(args) end
 ---@return string? err
 function tai.mcp.import(args) end
 
----Logs in to a registered http server with OAuth (opens $BROWSER, else
----prints the URL) and enables it.
+---Logs in to a registered http server with OAuth (opens the browser,
+---$BROWSER when set, and prints the URL) and enables it for the profile.
 ---@param args tai.mcp.LoginArgs
 ---@return string? message
 ---@return string? err
