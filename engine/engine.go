@@ -50,6 +50,11 @@ type Options struct {
 	// PassEnv names variables shell commands may see although their names
 	// look like credentials (see Engine.PassEnv).
 	PassEnv []string
+	// SandboxDeny returns the folders shell commands may not read besides
+	// the vault's (tai.sandbox.deny); nil, or a nil answer, means
+	// sandbox.DefaultDeny. It is asked at each command, so a change of
+	// the list applies to the next one.
+	SandboxDeny func() []string
 }
 
 // Engine is what every session shares: the vault, the tool registry, the
@@ -78,6 +83,8 @@ type Engine struct {
 
 	passMu  sync.Mutex
 	passEnv map[string]bool // Options.PassEnv and Engine.PassEnv
+
+	sandboxDeny func() []string // Options.SandboxDeny
 }
 
 // New builds an Engine on store with the native tools registered and the
@@ -120,6 +127,7 @@ func New(store *vault.Store, opts *Options) (*Engine, error) {
 		profileFlag: o.Profile,
 		mode:        o.Mode,
 		prompter:    o.Prompter,
+		sandboxDeny: o.SandboxDeny,
 	}
 	if e.newClient == nil {
 		copts := ClientOptions{}

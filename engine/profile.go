@@ -90,7 +90,13 @@ type Profile struct {
 	Tools     []string `json:"tools,omitempty"`      // tool names or patterns (mcp_github_*) offered; empty: all
 	MaxTokens int      `json:"max_tokens,omitempty"` // 0: the provider's default
 	PassEnv   []string `json:"pass_env,omitempty"`   // credential-looking variables shell commands may see
+	// Sandbox false runs the shell tool's commands without the sandbox
+	// for sessions on this profile (nil or true: sandboxed).
+	Sandbox *bool `json:"sandbox,omitempty"`
 }
+
+// ShellUnsandboxed reports whether p turns the shell's sandbox off.
+func (p Profile) ShellUnsandboxed() bool { return p.Sandbox != nil && !*p.Sandbox }
 
 // ValidProfileName reports whether name is a usable profile name: 1–64 of
 // letters, digits, '-', '_' and '.', not starting with '.'.

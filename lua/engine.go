@@ -42,6 +42,7 @@ func (h *Host) Engine() (*engine.Engine, error) {
 	o.Prompter = hostPrompter{h}
 	o.Client = h.clientOptions()
 	o.PassEnv = append(append([]string(nil), o.PassEnv...), h.engine.passEnv...)
+	o.SandboxDeny = h.deny.get
 	if o.LuaRunner == nil {
 		o.LuaRunner = RunSandboxed
 	}

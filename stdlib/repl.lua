@@ -12,9 +12,27 @@ local M = {}
 -- prompt() -> string shown before each line: the profile, and the
 -- approval mode when tools run without asking ("tai:default [auto]> ").
 function M.prompt()
-  local mode = ""
-  if tai.mode ~= "interactive" then mode = " [" .. tai.mode .. "]" end
+  local marks = {}
+  if tai.mode ~= "interactive" then marks[#marks + 1] = tai.mode end
+  if M.shell_unsandboxed() then marks[#marks + 1] = "no sandbox" end
+  local mode = #marks > 0 and (" [" .. table.concat(marks, ", ") .. "]") or ""
   return M.paint("1;36", "tai:" .. tai.profile) .. mode .. "> "
+end
+
+-- shell_unsandboxed() says whether the current profile turns the shell's
+-- sandbox off (sandbox = false): then the prompt says "no sandbox", as it
+-- says --yolo.
+function M.shell_unsandboxed()
+  local ok, p = pcall(tai.profiles.current)
+  return ok and type(p) == "table" and p.sandbox == false
+end
+
+-- shell_sandbox_warning(p) is the warning shown when the profile p turns
+-- the shell's sandbox off, or nil.
+function M.shell_sandbox_warning(p)
+  if type(p) ~= "table" or p.sandbox ~= false then return nil end
+  return "⚠ the shell's sandbox is off: profile " .. chatview.clean(tostring(p.name)) .. " says sandbox = false, so the commands the model runs " ..
+    "can read your keys, your credentials and the vault's folder; tai.profiles.save{…, sandbox = true} turns it back on"
 end
 
 -- continuation is the prompt for the further lines of a message or block.
@@ -436,6 +454,7 @@ function M.describe_profile(p)
       lines[#lines + 1] = string.format("  %-10s %s", k, tostring(v))
     end
   end
+  if p.sandbox == false then lines[#lines + 1] = "  sandbox    off: shell commands run with all of your rights" end
   return table.concat(lines, "\n")
 end
 
@@ -543,6 +562,8 @@ builtin.profile = {
       if not p then M.warn(err) return end
       M.conv.rebuild()
       M.say("now using profile " .. p.name .. " (" .. p.provider .. (p.model and p.model ~= "" and (", " .. p.model) or "") .. ")")
+      local shell_off = M.shell_sandbox_warning(p)
+      if shell_off then M.warn(shell_off) end
       if w[2] == "default" and p.name == "ollama" then
         M.say("(default resolves to a local Ollama at 127.0.0.1:11434: no OPENAI_API_KEY or ANTHROPIC_API_KEY is set)")
       end
@@ -1266,6 +1287,8 @@ function M.run(inv)
   M.say(string.format("tai %s. /help lists commands; Alt-Enter starts a new line, !cmd runs a shell command, @file attaches one; Ctrl-D quits.", tai.version))
   local notice = chatview.sandbox_notice()
   if notice then M.warn("(" .. notice .. ")") end
+  local shell_off = okp and M.shell_sandbox_warning(p)
+  if shell_off then M.warn(shell_off) end
   local env_key = chatview.env_key()
   if okp and p and p.provider == "ollama" and p.name == "ollama" and not env_key then
     M.say("(no OPENAI_API_KEY or ANTHROPIC_API_KEY is set: the model is a local Ollama at 127.0.0.1:11434; /profile new adds another)")

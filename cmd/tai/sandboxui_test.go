@@ -45,3 +45,29 @@ func TestNoSandboxIsSaidOnceAtStart(t *testing.T) {
 		t.Fatalf("the REPL said it %d times:\n%s", n, s.seen.String())
 	}
 }
+
+// TestShellSandboxOffIsShownLikeYolo: a profile that says sandbox = false
+// is warned about at REPL start and when switched to, and the prompt says
+// so for as long as it is in use, as it says --yolo.
+func TestShellSandboxOffIsShownLikeYolo(t *testing.T) {
+	e := newEnv(t)
+	if r := e.run(t, "--clean", "-e", `assert(tai.profiles.save{name = "loose", provider = "openai", model = "m", base_url = "http://127.0.0.1:9/v1", key_env = "X_KEY", sandbox = false})`+
+		` assert(tai.profiles.save{name = "tight", provider = "openai", model = "m", base_url = "http://127.0.0.1:9/v1", key_env = "X_KEY"})`+
+		` assert(tai.profiles.use("loose"))`); r.status != 0 {
+		t.Fatalf("saving the profiles: %s", r.stderr)
+	}
+	s := startREPL(t, e, "--clean", "--yolo")
+	s.expect("⚠ the shell's sandbox is off: profile loose says sandbox = false")
+	s.expect("tai:loose [yolo, no sandbox]> ")
+	s.typeKeys("/profile use tight\r")
+	s.expect("now using profile tight")
+	s.expect("tai:tight [yolo]> ")
+	s.typeKeys("/profile use loose\r")
+	s.expect("⚠ the shell's sandbox is off: profile loose says sandbox = false")
+	s.expect("tai:loose [yolo, no sandbox]> ")
+	s.typeKeys("/profile\r")
+	s.expect("sandbox    off: shell commands run with all of your rights")
+	s.expect("> ")
+	s.typeKeys("\x04")
+	s.wait()
+}

@@ -184,6 +184,7 @@ error("meta/tai.lua only describes the tai module to editors; tai needs no requi
 ---@field tools? string[] tool names or patterns offered; empty: all
 ---@field max_tokens? integer
 ---@field pass_env? string[] credential-looking variables shell commands may see
+---@field sandbox? boolean false runs the shell tool's commands without the sandbox for sessions on this profile
 
 ---A profile as tai.profiles.list shows it.
 ---@class tai.ProfileRow: tai.Profile

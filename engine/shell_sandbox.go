@@ -1,0 +1,24 @@
+package engine
+
+import (
+	"context"
+
+	"tai/engine/sandbox"
+)
+
+// ShellPolicy returns the sandbox policy the shell tool's commands run
+// under for the session in ctx (else the engine's own profile), in dir
+// with the environment env: sandbox.ForShell with the folders
+// Options.SandboxDeny lists (tai.sandbox.deny) and the vault file never
+// readable, off when the session's profile says sandbox = false.
+func (e *Engine) ShellPolicy(ctx context.Context, dir string, env []string) sandbox.Policy {
+	p := e.Profile()
+	if s, ok := SessionFrom(ctx); ok {
+		p = s.Profile()
+	}
+	var deny []string
+	if e.sandboxDeny != nil {
+		deny = e.sandboxDeny()
+	}
+	return sandbox.ForShell(sandbox.ShellSpec{Dir: dir, Env: env, Deny: deny, Off: p.ShellUnsandboxed(), Vault: e.store.Path()})
+}
