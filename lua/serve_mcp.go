@@ -200,7 +200,7 @@ func (h *Host) Serve(ctx context.Context, req ServeRequest) error {
 	switch ip := net.ParseIP(req.Bind); {
 	case ip != nil && ip.IsUnspecified():
 		host = "127.0.0.1" // every interface: this machine's own address works
-	case ip != nil && ip.IsLoopback(), req.Bind == "localhost":
+	case mcp.IsLoopback(req.Bind):
 		exposed = false
 	}
 	url := "http://" + net.JoinHostPort(host, strconv.Itoa(port)) + server.DefaultPath

@@ -873,8 +873,8 @@ func (t *HTTPTransport) httpError(resp *http.Response) error {
 	scrub := t.scrub
 	if resp.Request != nil {
 		// A token the Authorizer added is not among the stored headers.
-		if _, tok, ok := strings.Cut(resp.Request.Header.Get("Authorization"), " "); ok && len(tok) >= minSecretLen {
-			scrub = func(s string) string { return strings.ReplaceAll(t.scrub(s), tok, "[redacted]") }
+		if _, tok, ok := strings.Cut(resp.Request.Header.Get("Authorization"), " "); ok {
+			scrub = func(s string) string { return Scrub(t.scrub(s), tok) }
 		}
 	}
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
@@ -895,17 +895,13 @@ func (t *HTTPTransport) httpError(resp *http.Response) error {
 	return e
 }
 
-// minSecretLen is the shortest credential scrubbed from server text; a
-// shorter value would blank out ordinary words.
-const minSecretLen = 6
-
 // credentials returns what the transport sends that may be secret: header
 // values (and their token after a "Bearer "/"Basic " scheme), the URL's
 // password and query values.
 func credentials(u *url.URL, h http.Header) []string {
 	var out []string
 	add := func(v string) {
-		if len(v) >= minSecretLen {
+		if len(v) >= MinSecretLen {
 			out = append(out, v)
 		}
 	}
@@ -936,19 +932,13 @@ func (t *HTTPTransport) scrub(s string) string {
 	t.mu.Lock()
 	secrets := t.secrets
 	t.mu.Unlock()
-	for _, c := range secrets {
-		s = strings.ReplaceAll(s, c, "[redacted]")
-	}
-	return s
+	return Scrub(s, secrets...)
 }
 
 // netError rewrites a client error so it names the redacted URL (net/http
 // would print the full one, query string and all).
 func (t *HTTPTransport) netError(method string, err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
+	err = URLErrorCause(err)
 	if t.ctx.Err() != nil {
 		return ErrClosed
 	}

@@ -290,7 +290,7 @@ func (c *Client) get(ctx context.Context, s Source, path string, q url.Values) (
 		if errors.As(err, &refused) {
 			return nil, fmt.Errorf("%s: %s", s.String(), c.redact(string(refused)))
 		}
-		return nil, fmt.Errorf("%s: the GitHub API at %s did not answer: %s", s.String(), c.base.Host, c.redact(unwrapURLError(err)))
+		return nil, fmt.Errorf("%s: the GitHub API at %s did not answer: %s", s.String(), c.base.Host, c.redact(mcp.URLErrorCause(err).Error()))
 	}
 	defer resp.Body.Close()
 	limit := c.maxFile*4/3 + 64*1024
@@ -349,16 +349,6 @@ func (c *Client) redact(s string) string {
 		return s
 	}
 	return strings.ReplaceAll(s, c.token, "[redacted]")
-}
-
-// unwrapURLError drops the *url.Error's "Get <url>:" prefix, which repeats
-// what the caller says already.
-func unwrapURLError(err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err.Error()
-	}
-	return err.Error()
 }
 
 // cleanPath refuses a path that leaves the repository.

@@ -2,6 +2,7 @@ package github
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -295,7 +296,7 @@ func (m *mapper) pkg(i int, p pkgDoc, docVersion string) (Candidate, bool) {
 	}
 	switch reg {
 	case "npm":
-		e.Command = orDefault(hint, "npx")
+		e.Command = cmp.Or(hint, "npx")
 		if e.Command == "npx" && !hasAny(runtime, "-y", "--yes") {
 			runtime = append([]string{"-y"}, runtime...)
 		}
@@ -304,13 +305,13 @@ func (m *mapper) pkg(i int, p pkgDoc, docVersion string) (Candidate, bool) {
 		}
 		e.Args = append(append(runtime, id), pkgArgs...)
 	case "pypi":
-		e.Command = orDefault(hint, "uvx")
+		e.Command = cmp.Or(hint, "uvx")
 		if version != "" {
 			id += "==" + version
 		}
 		e.Args = append(append(runtime, id), pkgArgs...)
 	case "oci", "docker":
-		e.Command = orDefault(hint, "docker")
+		e.Command = cmp.Or(hint, "docker")
 		if i := strings.LastIndex(id, ":"); i > strings.LastIndex(id, "/") && strings.ContainsAny(id[i:], "{$") {
 			m.note(config.LevelWarn, fmt.Sprintf("%s: image tag %q is an unrendered template placeholder: left out, the image's latest tag runs", from, id[i+1:]))
 			id = id[:i]
@@ -363,7 +364,7 @@ func (m *mapper) arg(where string, a inputDoc) []string {
 		return nil
 	}
 	if value == "" && a.Type != "named" {
-		ref := "${" + upper(orDefault(a.ValueHint, a.Name, m.name+"_ARG")) + "}"
+		ref := "${" + upper(cmp.Or(a.ValueHint, a.Name, m.name+"_ARG")) + "}"
 		m.note(config.LevelWarn, fmt.Sprintf("%s is required: store its value as %s", where, ref[2:len(ref)-1]))
 		value = ref
 	} else if value != "" {
@@ -495,15 +496,6 @@ func entryName(s string) string {
 // upper makes an environment-variable name.
 func upper(s string) string {
 	return strings.Trim(upperName.ReplaceAllString(strings.ToUpper(s), "_"), "_")
-}
-
-func orDefault(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
 }
 
 func hasAny(list []string, words ...string) bool {

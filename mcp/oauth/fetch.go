@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -77,10 +76,7 @@ func (f *fetcher) do(req *http.Request, what string) ([]byte, int, http.Header, 
 	req = req.WithContext(ctx)
 	resp, err := f.client.Do(req)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
+		err = mcp.URLErrorCause(err)
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
 			return nil, 0, nil, fmt.Errorf("%s at %s: no answer within %s", what, shown, f.timeout)
 		}
@@ -161,19 +157,9 @@ func refusal(what string, status int, body []byte, secrets ...string) *ErrorCode
 	var oe oauthError
 	_ = json.Unmarshal(body, &oe)
 	e := &ErrorCode{What: what, Status: status, Code: short(oe.Code, 64), Description: short(oe.Description, 300)}
-	e.Code = scrub(e.Code, secrets)
-	e.Description = scrub(e.Description, secrets)
+	e.Code = mcp.Scrub(e.Code, secrets...)
+	e.Description = mcp.Scrub(e.Description, secrets...)
 	return e
-}
-
-// scrub blanks every secret of at least four bytes out of s.
-func scrub(s string, secrets []string) string {
-	for _, v := range secrets {
-		if len(v) >= 4 {
-			s = strings.ReplaceAll(s, v, "[redacted]")
-		}
-	}
-	return s
 }
 
 // short cuts s to at most n bytes of printable text.

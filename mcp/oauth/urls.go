@@ -2,22 +2,11 @@ package oauth
 
 import (
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
 
 	"tai/mcp"
 )
-
-// IsLoopback reports whether host (a URL's hostname) is a loopback
-// address: localhost, 127.0.0.0/8 or ::1.
-func IsLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
 
 // checkURL parses raw and refuses anything tai will not talk OAuth to:
 // not http(s), no host, a fragment, or plain http to a host that is not a
@@ -27,7 +16,7 @@ func checkURL(what, raw string) (*url.URL, error) {
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
 		return nil, fmt.Errorf("the %s %q is not an http(s) URL with a host", what, mcp.RedactURL(raw))
 	}
-	if u.Scheme == "http" && !IsLoopback(u.Hostname()) {
+	if u.Scheme == "http" && !mcp.IsLoopback(u.Hostname()) {
 		return nil, fmt.Errorf("the %s %s uses plain http to %s, which is not a loopback address; "+
 			"tai sends credentials over https only (plain http is allowed to 127.0.0.1, ::1 and localhost)",
 			what, mcp.RedactURL(raw), u.Hostname())

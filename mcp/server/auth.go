@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"tai/mcp"
 )
 
 // MinKeyLength is the shortest key New accepts.
@@ -68,15 +70,11 @@ func (k keyCheck) ok(r *http.Request) bool {
 	return subtle.ConstantTimeCompare(got[:], k.sum[:]) == 1
 }
 
-// loopbackName reports whether host (no port) names this machine's
-// loopback interface: localhost (and *.localhost), 127.0.0.0/8, ::1.
+// loopbackName reports whether host (no port), as a browser names it,
+// is this machine's loopback interface: what mcp.IsLoopback takes, and
+// names under .localhost, which browsers resolve to loopback themselves.
 func loopbackName(host string) bool {
-	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip != nil && ip.IsLoopback()
+	return mcp.IsLoopback(host) || strings.HasSuffix(strings.ToLower(strings.TrimSuffix(host, ".")), ".localhost")
 }
 
 // originAllowed reports whether the Origin header (when present) is one a
