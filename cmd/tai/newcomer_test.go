@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,14 +18,38 @@ import (
 	"tai/engine/fakemodel"
 )
 
-// emptyGraph is what the stand-in for server-memory's read_graph answers.
-const emptyGraph = `{"entities":[],"relations":[]}`
+// emptyGraph is what the stand-in for server-memory's read_graph answers,
+// as the real one does on an empty graph (indented by two).
+const emptyGraph = "{\n  \"entities\": [],\n  \"relations\": []\n}"
 
 // fakeAnswer is what the fake model says to a prompt that asks for no tool.
 const fakeAnswer = "hello from the fake model"
 
 // tourSection is README.md's tour.
 const tourSection = "## Five minutes with tai"
+
+// fence is a fenced block of Markdown: its language and its lines.
+type fence struct{ lang, text string }
+
+// fences returns the fenced blocks of text, in order.
+func fences(text string) []fence {
+	var out []fence
+	var cur *fence
+	var lines []string
+	for _, line := range strings.Split(text, "\n") {
+		switch {
+		case cur == nil && strings.HasPrefix(line, "```"):
+			cur, lines = &fence{lang: strings.TrimPrefix(line, "```")}, nil
+		case cur != nil && line == "```":
+			cur.text = strings.Join(lines, "\n")
+			out = append(out, *cur)
+			cur = nil
+		case cur != nil:
+			lines = append(lines, line)
+		}
+	}
+	return out
+}
 
 // tourBlocks returns the sh blocks of README.md's tour, in order.
 func tourBlocks(readme string) ([]string, error) {
@@ -36,8 +59,10 @@ func tourBlocks(readme string) ([]string, error) {
 	}
 	sec, _, _ = strings.Cut(sec, "\n## ")
 	var blocks []string
-	for _, m := range regexp.MustCompile("(?s)\n```sh\n(.*?)\n```").FindAllStringSubmatch(sec, -1) {
-		blocks = append(blocks, m[1])
+	for _, f := range fences(sec) {
+		if f.lang == "sh" {
+			blocks = append(blocks, f.text)
+		}
 	}
 	if len(blocks) == 0 {
 		return nil, fmt.Errorf("README.md's tour has no sh blocks")
@@ -71,35 +96,7 @@ func TestNewcomerTour(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	home := t.TempDir()
-	bin := t.TempDir()
-	if err := os.Symlink(taiBin, filepath.Join(bin, "tai")); err != nil {
-		t.Fatal(err)
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	npx := fmt.Sprintf("#!/bin/sh\n%s=1+memory exec %q -test.run=^$\n", mcpServerEnv, self)
-	if err := os.WriteFile(filepath.Join(bin, "npx"), []byte(npx), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	model := fakemodel.NewOpenAI(t)
-	model.SetRule(tourRule)
-	checkout, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	vars := []string{
-		"HOME=" + home,
-		"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"),
-		"OPENAI_API_KEY=sk-newcomer",
-		"OPENAI_BASE_URL=" + model.BaseURL,
-		"TAI_MODEL=fake-model",
-		"TAI_MCP_PORT=0", // the README's 8765 may be taken on this machine
-		"TERM=xterm",
-		"NO_COLOR=1",
-	}
+	home, checkout, vars := newcomerWorld(t)
 	var stdout, stderr strings.Builder
 	servedOnce := false
 	for i, block := range blocks {
@@ -146,6 +143,106 @@ func TestNewcomerTour(t *testing.T) {
 	sealed.Env = vars
 	if got, err := sealed.Output(); err != nil || string(got) != "true\n" {
 		t.Errorf("after the tour, tai.vault.sealed() printed %q (%v), want true", got, err)
+	}
+}
+
+// newcomerWorld is what a newcomer has: a fresh HOME (returned), the
+// checkout (where tai's scripts are), and an environment (returned) with
+// nothing set but a model, the fake at OPENAI_BASE_URL, and a PATH holding
+// tai and an npx that starts this test binary as a stand-in for
+// @modelcontextprotocol/server-memory.
+func newcomerWorld(t *testing.T) (home, checkout string, vars []string) {
+	t.Helper()
+	home = t.TempDir()
+	bin := t.TempDir()
+	if err := os.Symlink(taiBin, filepath.Join(bin, "tai")); err != nil {
+		t.Fatal(err)
+	}
+	model := fakemodel.NewOpenAI(t)
+	model.SetRule(tourRule)
+	checkout, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars = []string{
+		"HOME=" + home,
+		"PATH=" + bin + string(os.PathListSeparator) + fakeNpxAs(t, "1+memory"),
+		"OPENAI_API_KEY=sk-newcomer",
+		"OPENAI_BASE_URL=" + model.BaseURL,
+		"TAI_MODEL=fake-model",
+		"TAI_MCP_PORT=0", // the README's 8765 may be taken on this machine
+		"TERM=xterm",
+		"NO_COLOR=1",
+	}
+	return home, checkout, vars
+}
+
+// tourPrompt is the REPL's prompt in the tour, where a key is set.
+const tourPrompt = "tai:default> "
+
+// tourPromptLines returns what the tour types at the REPL's prompt, in
+// order: the lines of its plain blocks that start with tourPrompt.
+func tourPromptLines(readme string) []string {
+	_, sec, _ := strings.Cut(readme, "\n"+tourSection+"\n")
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	var lines []string
+	for _, f := range fences(sec) {
+		if f.lang != "" {
+			continue
+		}
+		for _, line := range strings.Split(f.text, "\n") {
+			if typed, ok := strings.CutPrefix(line, tourPrompt); ok {
+				lines = append(lines, typed)
+			}
+		}
+	}
+	return lines
+}
+
+// needsNetwork tells the tour's lines that reach a host on the internet
+// (a remote server, its login, GitHub) from those a test can type.
+func needsNetwork(line string) bool {
+	return strings.Contains(line, "://") || strings.Contains(line, "github.com/") || strings.HasPrefix(line, "/mcp login ")
+}
+
+// TestNewcomerTourAtThePrompt types the tour's REPL lines as written in
+// a fresh HOME: the pasted Claude Desktop config (answering y on the
+// consent screen), then the call of its tool. The lines that need the
+// internet (a remote server's URL, a GitHub repository) are left to the
+// person; the test says which it left.
+func TestNewcomerTourAtThePrompt(t *testing.T) {
+	lines := tourPromptLines(readReadme(t))
+	_, checkout, vars := newcomerWorld(t)
+	s := startREPLIn(t, checkout, vars)
+	s.expect(tourPrompt)
+	pasted, called := false, false
+	for _, line := range lines {
+		switch {
+		case needsNetwork(line):
+			t.Logf("left to the person (needs the internet): %s", line)
+		case strings.HasPrefix(line, "{"):
+			s.typeKeys("\x1b[200~" + line + "\x1b[201~\r")
+			s.expect("Add it? [y/d/N]")
+			s.expect("answer> ")
+			s.typeKeys("y")
+			s.expect("added memory (stdio), enabled for profile default")
+			s.expect(tourPrompt)
+			pasted = true
+		default:
+			s.typeKeys(line + "\r")
+			if strings.HasPrefix(line, "/mcp call memory read_graph") {
+				s.expect(`"entities": []`)
+				called = true
+			}
+			s.expect(tourPrompt)
+		}
+	}
+	if !pasted || !called {
+		t.Errorf("the tour's REPL lines %q do not paste a config (%v) and call its tool (%v)", lines, pasted, called)
+	}
+	s.typeKeys("\x04")
+	if code := s.wait(); code != 0 {
+		t.Errorf("tai exited %d after Ctrl-D", code)
 	}
 }
 

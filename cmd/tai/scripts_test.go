@@ -15,6 +15,12 @@ import (
 // MCP server, so configs naming npx verify for real.
 func fakeNpx(t *testing.T) string {
 	t.Helper()
+	return fakeNpxAs(t, "1")
+}
+
+// fakeNpxAs is fakeNpx with the server's mode (mcpServerEnv's value).
+func fakeNpxAs(t *testing.T, mode string) string {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -26,7 +32,7 @@ func fakeNpx(t *testing.T) string {
 	if err := os.Link(exe, server); err != nil {
 		t.Fatal(err)
 	}
-	script := fmt.Sprintf("#!/bin/sh\n%s=1 exec %q -test.run=^$\n", mcpServerEnv, server)
+	script := fmt.Sprintf("#!/bin/sh\n%s=%s exec %q -test.run=^$\n", mcpServerEnv, mode, server)
 	if err := os.WriteFile(filepath.Join(bin, "npx"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
