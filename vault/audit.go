@@ -111,7 +111,7 @@ func auditHash(e AuditEntry) string {
 // ErrWrongPassphrase): an entry anyone could have written would not be
 // evidence. On an unsealed vault AuditAppend never asks.
 func (s *Store) AuditAppend(e AuditEntry) (AuditEntry, error) {
-	red, err := s.Redactor()
+	red, stamp, err := s.redactorAt()
 	if err != nil {
 		return e, fmt.Errorf("vault: the audit entry was not recorded: %w", err)
 	}
@@ -129,7 +129,12 @@ func (s *Store) AuditAppend(e AuditEntry) (AuditEntry, error) {
 			return e, errClosed
 		}
 		j.mu.Lock()
-		salt, stamp, err := s.auditSealState()
+		if try > 0 {
+			// The first try holds to the stamp of the redactor's look;
+			// journalAppend checks it again under the journal's lock.
+			stamp = s.gen.stamp()
+		}
+		salt, err := s.auditSealState(stamp)
 		if err != nil {
 			j.mu.Unlock()
 			return e, fmt.Errorf("vault: the audit entry was not recorded: %w", err)

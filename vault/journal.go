@@ -649,14 +649,13 @@ func (s *Store) journalAppend(e AuditEntry, key []byte, stamp genStamp) (AuditEn
 // read the seal state: it reads it again.
 var errSealChanged = errors.New("vault: the seal changed during the append")
 
-// auditSealState returns whether appends need a MAC (the salt of the seal,
-// nil when unsealed) and the stamp it holds for. It reads the vault only
-// when the generation file changed. j.mu held.
-func (s *Store) auditSealState() ([]byte, genStamp, error) {
+// auditSealState returns whether appends need a MAC as of the generation
+// stamp (the salt of the seal, nil when unsealed). It reads the vault only
+// when the stamp is not the one it last read at. j.mu held.
+func (s *Store) auditSealState(stamp genStamp) ([]byte, error) {
 	j := &s.journal
-	stamp := s.gen.stamp()
 	if j.sealKnown && stamp.known() && stamp == j.sealStamp {
-		return j.sealSalt, stamp, nil
+		return j.sealSalt, nil
 	}
 	var salt []byte
 	err := s.viewOnce(func(tx *bolt.Tx) error {
@@ -668,10 +667,10 @@ func (s *Store) auditSealState() ([]byte, genStamp, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, genStamp{}, err
+		return nil, err
 	}
 	j.sealSalt, j.sealStamp, j.sealKnown = salt, stamp, true
-	return salt, stamp, nil
+	return salt, nil
 }
 
 // journalEntries returns the journal's entries that follow the trail's end

@@ -232,7 +232,8 @@ func (s *Store) journalAppendForTest(e AuditEntry) (AuditEntry, error) {
 	j := &s.journal
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	salt, stamp, err := s.auditSealState()
+	stamp := s.gen.stamp()
+	salt, err := s.auditSealState(stamp)
 	if err != nil {
 		return e, err
 	}

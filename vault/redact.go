@@ -219,8 +219,15 @@ func Withheld(err error) string {
 // nothing bound for a model, a screen, a record or the audit trail may then
 // be passed on.
 func (s *Store) Redactor() (*Redactor, error) {
+	red, _, err := s.redactorAt()
+	return red, err
+}
+
+// redactorAt is Redactor, also returning the generation stamp its look was
+// made at (taken before any read).
+func (s *Store) redactorAt() (*Redactor, genStamp, error) {
 	if s.closed.Load() {
-		return nil, errClosed
+		return nil, genStamp{}, errClosed
 	}
 	stamp := s.gen.stamp()
 	file := s.watch.current(s.path, false)
@@ -231,7 +238,7 @@ func (s *Store) Redactor() (*Redactor, error) {
 	if current && file == r.file {
 		cur := r.snapshot()
 		r.mu.Unlock()
-		return cur, nil
+		return cur, stamp, nil
 	}
 	r.mu.Unlock()
 	// Stamped before the read: a change after it is seen by the next look.
@@ -245,27 +252,27 @@ func (s *Store) Redactor() (*Redactor, error) {
 		if err != nil || len(unread.sealed) > 0 || unread.names() != "" {
 			secrets = nil // unreadable now: what was read before stands
 		}
-		return r.join(file, secrets), nil
+		return r.join(file, secrets), stamp, nil
 	}
 	if err == nil && len(unread.sealed) > 0 {
 		if uerr := s.unlock(); uerr != nil {
-			return nil, notReady(len(unread.sealed), uerr, s.prompt != nil, s.passphrase != nil)
+			return nil, stamp, notReady(len(unread.sealed), uerr, s.prompt != nil, s.passphrase != nil)
 		}
 		key = s.key.Load()
 		secrets, unread, err = s.secretValues(s.lockTimeout)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("vault: the vault's secrets could not be read, so no text can be checked for them and none is shown: %w", err)
+		return nil, stamp, fmt.Errorf("vault: the vault's secrets could not be read, so no text can be checked for them and none is shown: %w", err)
 	}
 	if bad := unread.names(); bad != "" {
-		return nil, fmt.Errorf("vault: %s cannot be read, so no text can be checked for them and none is shown: "+
+		return nil, stamp, fmt.Errorf("vault: %s cannot be read, so no text can be checked for them and none is shown: "+
 			"the vault file was altered; set them again (secret_set) or delete them (secret_delete)", bad)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.secrets, r.loaded, r.stamp, r.file, r.key = secrets, true, stamp, file, key
 	r.rebuild()
-	return r.cur, nil
+	return r.cur, stamp, nil
 }
 
 // ownWrite tells the redactor that this Store has just written the vault
