@@ -7,8 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
-
-	"tai/mcp"
+	"tai/mcp/sse"
 )
 
 // AnthropicVersion is the anthropic-version header sent with every request.
@@ -251,7 +250,7 @@ type anBlockBuilder struct {
 }
 
 func (c *AnthropicClient) readStream(body io.Reader, onText func(string)) (Response, error) {
-	sse := mcp.NewSSEReader(body, maxSSEEvent)
+	events := sse.NewParser(body, maxSSEEvent, nil)
 	var text strings.Builder
 	var blocks []*anBlockBuilder
 	byIndex := map[int]*anBlockBuilder{}
@@ -263,7 +262,7 @@ func (c *AnthropicClient) readStream(body io.Reader, onText func(string)) (Respo
 	}
 	started, done := false, false
 	for !done {
-		ev, err := sse.Next()
+		ev, err := events.Next()
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			return fail(fmt.Errorf("%s model %q: the stream ended before message_stop", c.cfg.Provider, c.cfg.Model))
 		}

@@ -10,7 +10,7 @@ import (
 	"sort"
 	"time"
 
-	"tai/mcp"
+	"tai/mcp/httppolicy"
 	"tai/vault"
 )
 
@@ -59,7 +59,7 @@ func ListModels(ctx context.Context, p Profile, s *vault.Store, opts *ClientOpti
 	case key != "":
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
-	client := mcp.FollowSameOrigin(o.HTTPClient)
+	client := httppolicy.FollowSameOrigin(o.HTTPClient)
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("profile %q: listing models: %s", p.Name, redactKey(err.Error(), key))

@@ -8,8 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-
-	"tai/mcp"
+	"tai/mcp/sse"
 )
 
 // OpenAIClient is a ChatClient for OpenAI-compatible chat-completions APIs
@@ -246,7 +245,7 @@ type callBuilder struct {
 }
 
 func (c *OpenAIClient) readStream(body io.Reader, onText func(string)) (Response, error) {
-	sse := mcp.NewSSEReader(body, maxSSEEvent)
+	events := sse.NewParser(body, maxSSEEvent, nil)
 	var text strings.Builder
 	var calls []*callBuilder
 	byIndex := map[int]*callBuilder{}
@@ -258,7 +257,7 @@ func (c *OpenAIClient) readStream(body io.Reader, onText func(string)) (Response
 	}
 	done := false
 	for !done {
-		ev, err := sse.Next()
+		ev, err := events.Next()
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			if finish != "" {
 				break // some servers close without [DONE]

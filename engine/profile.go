@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"tai/mcp"
+	"tai/mcp/httppolicy"
 	"tai/vault"
 )
 
@@ -593,7 +593,7 @@ func (c *ollamaClient) ready(ctx context.Context) (*OpenAIClient, error) {
 // URL is baseURL (ending in /v1), via its /api/tags, bounded by
 // OllamaProbeTimeout.
 func OllamaModels(ctx context.Context, hc *http.Client, baseURL string) ([]string, error) {
-	hc = mcp.FollowSameOrigin(hc)
+	hc = httppolicy.FollowSameOrigin(hc)
 	ctx, cancel := context.WithTimeout(ctx, OllamaProbeTimeout)
 	defer cancel()
 	root := strings.TrimSuffix(strings.TrimRight(baseURL, "/"), "/v1")

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"tai/engine/fakemodel"
-	"tai/mcp"
+	"tai/mcp/httppolicy"
 )
 
 // TestModelRedirectsStayInTheOrigin: a model base URL that answers with a
@@ -40,7 +40,7 @@ func TestModelRedirectsStayInTheOrigin(t *testing.T) {
 				if err == nil {
 					t.Fatal("a turn through a cross-origin redirect succeeded")
 				}
-				if !errors.Is(err, mcp.ErrCrossOriginRedirect) {
+				if !errors.Is(err, httppolicy.ErrCrossOriginRedirect) {
 					t.Errorf("error does not wrap ErrCrossOriginRedirect: %v", err)
 				}
 				msg := err.Error()

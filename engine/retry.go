@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"tai/mcp"
+	"tai/mcp/httppolicy"
 	"tai/vault"
 )
 
@@ -279,7 +279,7 @@ func (cfg *ProviderConfig) complete(ctx context.Context, api wireAPI, payload an
 			}
 			// Some OpenAI-compatible servers ignore "stream": they answer
 			// with the whole completion as JSON, which is read as such.
-			switch mcp.MediaType(r.Header.Get("Content-Type")) {
+			switch httppolicy.MediaType(r.Header.Get("Content-Type")) {
 			case "text/event-stream", "":
 				resp, err = api.readStream(r.Body, onText)
 			case "application/json":
@@ -299,7 +299,7 @@ func (cfg *ProviderConfig) complete(ctx context.Context, api wireAPI, payload an
 // do runs c with retries, timeouts and key redaction.
 func (cfg *ProviderConfig) do(ctx context.Context, c call) error {
 	// The key and the conversation go to the configured origin only.
-	hc := mcp.FollowSameOrigin(cfg.HTTPClient)
+	hc := httppolicy.FollowSameOrigin(cfg.HTTPClient)
 	attempts := cfg.Retry.attempts()
 	for n := 1; ; n++ {
 		retryAfter, err := cfg.attempt(ctx, hc, c)
@@ -320,7 +320,7 @@ func (cfg *ProviderConfig) do(ctx context.Context, c call) error {
 			}
 		case errors.As(err, &apiErr):
 			retry = apiErr.Retryable()
-		case errors.Is(err, mcp.ErrCrossOriginRedirect):
+		case errors.Is(err, httppolicy.ErrCrossOriginRedirect):
 			retry = false // the same answer every time
 		default:
 			retry = true // transport failure: connection refused or reset
@@ -382,7 +382,7 @@ func (cfg *ProviderConfig) attempt(ctx context.Context, hc *http.Client, c call)
 		if ctx.Err() == context.DeadlineExceeded {
 			return "", fmt.Errorf("%s model %q: no answer within %v", cfg.Provider, cfg.Model, timeout)
 		}
-		if errors.Is(err, mcp.ErrCrossOriginRedirect) {
+		if errors.Is(err, httppolicy.ErrCrossOriginRedirect) {
 			var ue *url.Error
 			if errors.As(err, &ue) {
 				err = ue.Err // url.Error repeats the new URL, its user name included

@@ -13,6 +13,7 @@ import (
 
 	"tai/engine/fakemodel"
 	"tai/mcp"
+	"tai/mcp/sse"
 )
 
 func TestRetry(t *testing.T) {
@@ -301,7 +302,7 @@ func TestBaseURLMistakes(t *testing.T) {
 	}
 }
 
-// TestSSEReader checks mcp's SSE reader as the model providers use it: an
+// TestSSEReader checks the SSE parser as the model providers use it: an
 // unnamed event has type "message" (anthropic.go maps it back to ""), a
 // stream cut inside an event ends with io.EOF (the incomplete event is
 // dropped; both providers treat that as a stream ended too soon), and the
@@ -324,11 +325,11 @@ func TestSSEReader(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := mcp.NewSSEReader(strings.NewReader(tc.in), maxSSEEvent)
+			r := sse.NewParser(strings.NewReader(tc.in), maxSSEEvent, nil)
 			var got []string
 			var err error
 			for {
-				var ev mcp.SSEEvent
+				var ev sse.Event
 				ev, err = r.Next()
 				if err != nil {
 					break
@@ -341,10 +342,10 @@ func TestSSEReader(t *testing.T) {
 		})
 	}
 	huge := "data: " + strings.Repeat("x", maxSSEEvent+1) + "\n\n"
-	_, err := mcp.NewSSEReader(strings.NewReader(huge), maxSSEEvent).Next()
-	if !errors.Is(err, mcp.ErrEventTooLarge) || errors.Is(err, mcp.ErrTooLarge) ||
+	_, err := sse.NewParser(strings.NewReader(huge), maxSSEEvent, nil).Next()
+	if !errors.Is(err, sse.ErrTooLarge) || errors.Is(err, mcp.ErrTooLarge) ||
 		!strings.Contains(err.Error(), strconv.Itoa(maxSSEEvent)) || strings.Contains(err.Error(), "MCP_HTTP_MAX_BODY") {
-		t.Errorf("oversized event: %v; want ErrEventTooLarge naming the %d-byte cap", err, maxSSEEvent)
+		t.Errorf("oversized event: %v; want sse.ErrTooLarge naming the %d-byte cap", err, maxSSEEvent)
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"tai/mcp/sse"
 )
 
 // echoHandler is a minimal Streamable HTTP MCP server for the benchmarks:
@@ -183,7 +185,7 @@ func BenchmarkSSEParser(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		p := newSSEParser(bytes.NewReader(data), MCP_HTTP_MAX_BODY)
+		p := sse.NewParser(bytes.NewReader(data), MCP_HTTP_MAX_BODY, ErrTooLarge)
 		for {
 			if _, err := p.Next(); err != nil {
 				break

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"tai/mcp/httppolicy"
 )
 
 // Transport names of a canonical entry.
@@ -58,7 +60,7 @@ func (e *Entry) Label() string {
 	case e.Command != "":
 		return e.Command
 	default:
-		return redactURL(e.URL)
+		return httppolicy.RedactURL(e.URL)
 	}
 }
 
@@ -103,7 +105,7 @@ func (e *Entry) Validate() error {
 		}
 		u, err := url.Parse(e.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("mcp entry %q: url %q is not an http:// or https:// URL", e.Label(), redactURL(e.URL))
+			return fmt.Errorf("mcp entry %q: url %q is not an http:// or https:// URL", e.Label(), httppolicy.RedactURL(e.URL))
 		}
 		if e.OAuth != nil {
 			if err := e.OAuth.Validate(); err != nil {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"tai/mcp/httppolicy"
 )
 
 // OAuth is how tai logs in to an http server whose authorization server
@@ -76,7 +78,7 @@ func (o *OAuth) Validate() error {
 	if o.ClientMetadataURL != "" {
 		u, err := url.Parse(o.ClientMetadataURL)
 		if err != nil || u.Scheme != "https" || u.Host == "" {
-			return fmt.Errorf("oauth.client_metadata_url %q is not an https URL", redactURL(o.ClientMetadataURL))
+			return fmt.Errorf("oauth.client_metadata_url %q is not an https URL", httppolicy.RedactURL(o.ClientMetadataURL))
 		}
 	}
 	if strings.ContainsAny(o.ClientID, "\r\n") {
@@ -103,7 +105,7 @@ func (o *OAuth) String() string {
 		parts = append(parts, fmt.Sprintf("callback port %d", o.CallbackPort))
 	}
 	if o.ClientMetadataURL != "" {
-		parts = append(parts, "client metadata "+VisibleLine(redactURL(o.ClientMetadataURL)))
+		parts = append(parts, "client metadata "+VisibleLine(httppolicy.RedactURL(o.ClientMetadataURL)))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -14,6 +14,9 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"tai/mcp/httppolicy"
+	"tai/mcp/sse"
 )
 
 // Defaults of HTTPOptions.
@@ -41,7 +44,7 @@ const (
 type HTTPOptions struct {
 	// Client sends the requests. Nil means a client of the transport's own
 	// (no overall timeout: streams may be long; contexts bound every wait).
-	// Either way redirects follow SameOriginRedirects.
+	// Either way redirects follow httppolicy.SameOriginRedirects.
 	Client *http.Client
 	// MaxBody caps one message sent or received (default MCP_HTTP_MAX_BODY).
 	MaxBody int64
@@ -129,7 +132,7 @@ type HTTPTransport struct {
 func NewHTTPTransport(rawURL string, headers map[string]string, opts *HTTPOptions) (*HTTPTransport, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("mcp: server URL %q is not an http:// or https:// URL with a host; give the server's full endpoint, e.g. http://127.0.0.1:8765/mcp", redactURL(rawURL))
+		return nil, fmt.Errorf("mcp: server URL %q is not an http:// or https:// URL with a host; give the server's full endpoint, e.g. http://127.0.0.1:8765/mcp", httppolicy.RedactURL(rawURL))
 	}
 	h := make(http.Header, len(headers))
 	for k, v := range headers {
@@ -141,7 +144,7 @@ func NewHTTPTransport(rawURL string, headers map[string]string, opts *HTTPOption
 		}
 		h.Set(k, v)
 	}
-	t := &HTTPTransport{url: rawURL, shownURL: redactURL(rawURL), headers: h, secrets: credentials(u, h),
+	t := &HTTPTransport{url: rawURL, shownURL: httppolicy.RedactURL(rawURL), headers: h, secrets: credentials(u, h),
 		in: make(chan inbound, 64), done: make(chan struct{}), inflight: make(map[ID]context.CancelFunc)}
 	if opts != nil {
 		t.opts = *opts
@@ -165,7 +168,7 @@ func NewHTTPTransport(rawURL string, headers map[string]string, opts *HTTPOption
 		t.client = &http.Client{Transport: t.own}
 	}
 	// The entry's headers (and the key in them) go to its origin only.
-	t.client = FollowSameOrigin(t.client)
+	t.client = httppolicy.FollowSameOrigin(t.client)
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	return t, nil
 }
@@ -419,7 +422,7 @@ func (t *HTTPTransport) runRequest(ctx context.Context, id ID, method string, bo
 			t.mu.Unlock()
 		}
 	}
-	switch ct := MediaType(resp.Header.Get("Content-Type")); {
+	switch ct := httppolicy.MediaType(resp.Header.Get("Content-Type")); {
 	case ct == "text/event-stream":
 		// Send returns at the first message, or with the error of a stream
 		// that yields none: a stream that opens and then fails is reported
@@ -573,7 +576,7 @@ func (t *HTTPTransport) reinit(ctx context.Context, stale string) error {
 		return wrap(errors.New("the new Mcp-Session-Id is not visible ASCII"))
 	}
 	var answer *Message
-	switch MediaType(resp.Header.Get("Content-Type")) {
+	switch httppolicy.MediaType(resp.Header.Get("Content-Type")) {
 	case "application/json":
 		answer, err = t.readJSON(resp, initID)
 	case "text/event-stream":
@@ -626,7 +629,8 @@ func (e errStreamFatal) Unwrap() error { return e.err }
 // GET + Last-Event-ID, up to MaxResumes times in a row without a message.
 // The caller closes body.
 func (t *HTTPTransport) readStream(ctx context.Context, body io.Reader, id ID, got func(*Message)) error {
-	p := newSSEParser(body, int(t.opts.MaxBody))
+	p := sse.NewParser(body, t.opts.MaxBody, ErrTooLarge)
+	src := body // the body p reads, drained when the response arrives
 	fruitless := 0
 	var closer io.Closer // a resumed stream's body, ours to close
 	defer func() {
@@ -637,8 +641,8 @@ func (t *HTTPTransport) readStream(ctx context.Context, body io.Reader, id ID, g
 	for {
 		done, n, err := t.consume(p, id, got)
 		if done {
-			if !p.ended() {
-				drainStream(p.r)
+			if !p.Ended() {
+				drainStream(src)
 			}
 			return nil
 		}
@@ -684,11 +688,12 @@ func (t *HTTPTransport) readStream(ctx context.Context, body io.Reader, id ID, g
 				return fmt.Errorf("cannot resume the event stream with GET and Last-Event-ID: %w", err)
 			}
 			// A network failure: count it and try again after the delay.
-			p = p.resumed(emptyReader{})
+			src = emptyReader{}
+			p = p.Resumed(src)
 			continue
 		}
-		closer = resp.Body
-		p = p.resumed(resp.Body)
+		closer, src = resp.Body, resp.Body
+		p = p.Resumed(src)
 	}
 }
 
@@ -697,18 +702,9 @@ type emptyReader struct{}
 
 func (emptyReader) Read([]byte) (int, error) { return 0, io.EOF }
 
-// resumed returns a parser for a resumed stream, carrying the last event
-// id and retry delay over (they belong to the event source, not one body).
-func (p *sseParser) resumed(r io.Reader) *sseParser {
-	q := newSSEParser(r, p.max)
-	q.LastID, q.idBuf, q.SawID = p.LastID, p.LastID, p.SawID
-	q.Retry, q.RetrySet = p.Retry, p.RetrySet
-	return q
-}
-
 // consume reads events until the response to id (done), the end of the
 // stream or an error. n counts the messages read.
-func (t *HTTPTransport) consume(p *sseParser, id ID, got func(*Message)) (done bool, n int, err error) {
+func (t *HTTPTransport) consume(p *sse.Parser, id ID, got func(*Message)) (done bool, n int, err error) {
 	for {
 		ev, err := p.Next()
 		if err != nil {
@@ -753,7 +749,7 @@ func (t *HTTPTransport) resume(ctx context.Context, lastID string) (*http.Respon
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, t.httpError(resp)
 	}
-	if ct := MediaType(resp.Header.Get("Content-Type")); ct != "text/event-stream" {
+	if ct := httppolicy.MediaType(resp.Header.Get("Content-Type")); ct != "text/event-stream" {
 		drain(resp, 64<<10)
 		return nil, errStreamFatal{fmt.Errorf("the resumed stream has Content-Type %q, not text/event-stream", ct)}
 	}
@@ -998,34 +994,6 @@ func drainStream(r io.Reader) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(body, streamDrainMax))
 	stop.Stop()
 	body.Close()
-}
-
-// MediaType returns the media type of a Content-Type value, lower-cased,
-// without parameters (what mime.ParseMediaType gives for a valid one, and
-// the same cut for one it rejects).
-func MediaType(contentType string) string {
-	t, _, _ := strings.Cut(contentType, ";")
-	return strings.ToLower(strings.TrimSpace(t))
-}
-
-// redactURL drops userinfo and the query string, which may hold
-// credentials, from a URL shown in messages.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		if i := strings.IndexAny(raw, "?@"); i >= 0 {
-			return raw[:i] + "…"
-		}
-		return raw
-	}
-	u.User = nil
-	if u.RawQuery != "" || u.ForceQuery {
-		u.RawQuery, u.ForceQuery = "", false
-		u.Fragment = ""
-		return u.String() + "?…"
-	}
-	u.Fragment = ""
-	return u.String()
 }
 
 // firstLine returns the first line of b, trimmed and cut to max runes, or

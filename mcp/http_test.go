@@ -15,6 +15,8 @@ import (
 	"testing"
 	"testing/iotest"
 	"time"
+
+	"tai/mcp/httppolicy"
 )
 
 // fakeHTTP is a hand-written Streamable HTTP MCP server for the fault
@@ -885,24 +887,10 @@ func TestHTTPErrorsHideSecrets(t *testing.T) {
 	for _, url := range []string{deadURL, refusing.URL + "/mcp?key=" + secret} {
 		_, err := connectHTTP(httpCtx(t), url, map[string]string{"Authorization": "Bearer " + secret}, nil, &ClientOptions{ConnectTimeout: 5 * time.Second})
 		if err == nil {
-			t.Fatalf("connecting to %s succeeded", redactURL(url))
+			t.Fatalf("connecting to %s succeeded", httppolicy.RedactURL(url))
 		}
 		if strings.Contains(err.Error(), secret) {
 			t.Errorf("error shows the secret: %v", err)
-		}
-	}
-}
-
-func TestRedactURL(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"http://127.0.0.1:8765/mcp", "http://127.0.0.1:8765/mcp"},
-		{"https://u:p@host/x?token=1#frag", "https://host/x?…"},
-		{"https://host/x#frag", "https://host/x"},
-		{"http://[::1/?k=v", "http://[::1/…"},
-	}
-	for _, tc := range tests {
-		if got := redactURL(tc.in); got != tc.want {
-			t.Errorf("redactURL(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"tai/mcp/httppolicy"
 )
 
 // TestHTTPRedirectsStayInTheOrigin: an MCP server that answers with a
@@ -55,8 +57,8 @@ func TestHTTPRedirectsStayInTheOrigin(t *testing.T) {
 			if err == nil {
 				t.Fatal("connecting through a cross-origin redirect succeeded")
 			}
-			if !errors.Is(err, ErrCrossOriginRedirect) {
-				t.Errorf("error does not wrap ErrCrossOriginRedirect: %v", err)
+			if !errors.Is(err, httppolicy.ErrCrossOriginRedirect) {
+				t.Errorf("error does not wrap httppolicy.ErrCrossOriginRedirect: %v", err)
 			}
 			msg := err.Error()
 			if !strings.Contains(msg, redirecting.URL) || !strings.Contains(msg, "redirected to") {

@@ -10,6 +10,7 @@ import (
 
 	"tai/engine"
 	"tai/mcp"
+	"tai/mcp/httppolicy"
 	"tai/mcp/oauth"
 )
 
@@ -195,7 +196,7 @@ func (b *Bridge) Login(ctx context.Context, server string, o LoginOptions) (stri
 	}
 	defer stop()
 	if engine.CallerFrom(ctx).ByModel && a.Mode() == engine.Interactive {
-		ok, err := a.Decide(ctx, fmt.Sprintf("Log in to MCP server %s (%s) with OAuth in your browser? [y/N]", server, mcp.RedactURL(st.entry.URL)))
+		ok, err := a.Decide(ctx, fmt.Sprintf("Log in to MCP server %s (%s) with OAuth in your browser? [y/N]", server, httppolicy.RedactURL(st.entry.URL)))
 		if err != nil || !ok {
 			return "", fmt.Errorf("not logged in to %s: the person said no", server)
 		}

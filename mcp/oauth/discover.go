@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"tai/mcp"
+	"tai/mcp/httppolicy"
 )
 
 // ResourceMetadata is a protected resource metadata document (RFC 9728):
@@ -90,7 +90,7 @@ func Discover(ctx context.Context, f *fetcher, serverURL string, challenge map[s
 	issuer := d.PRM.AuthorizationServers[0]
 	iu, err := checkURL("authorization server", issuer)
 	if err != nil {
-		return nil, fmt.Errorf("the protected resource metadata at %s names %w", mcp.RedactURL(d.ResourceMetadataURL), err)
+		return nil, fmt.Errorf("the protected resource metadata at %s names %w", httppolicy.RedactURL(d.ResourceMetadataURL), err)
 	}
 	d.Issuer = issuer
 	for _, m := range asMetadataURLs(iu) {
@@ -104,7 +104,7 @@ func Discover(ctx context.Context, f *fetcher, serverURL string, challenge map[s
 		}
 		if md.Issuer != issuer {
 			return nil, fmt.Errorf("the authorization server metadata at %s names the issuer %q, but the server's protected resource metadata names %q; "+
-				"they must be the same (RFC 8414 §3.3), so tai will not log in there", mcp.RedactURL(m), md.Issuer, issuer)
+				"they must be the same (RFC 8414 §3.3), so tai will not log in there", httppolicy.RedactURL(m), md.Issuer, issuer)
 		}
 		d.Metadata, d.MetadataURL = md, m
 		return d, d.checkMetadata()
@@ -143,14 +143,14 @@ func (d *Discovery) findPRM(ctx context.Context, f *fetcher, su *url.URL, fromHe
 		if !resourceCovers(prm.Resource, d.ServerURL) {
 			return fmt.Errorf("the protected resource metadata at %s is for the resource %s, not for this server (%s); "+
 				"a server may only send tai to its own metadata (RFC 9728 §3.3), so tai will not log in",
-				mcp.RedactURL(c), mcp.RedactURL(prm.Resource), mcp.RedactURL(d.ServerURL))
+				httppolicy.RedactURL(c), httppolicy.RedactURL(prm.Resource), httppolicy.RedactURL(d.ServerURL))
 		}
 		if len(prm.AuthorizationServers) == 0 {
-			return fmt.Errorf("the protected resource metadata at %s lists no authorization_servers", mcp.RedactURL(c))
+			return fmt.Errorf("the protected resource metadata at %s lists no authorization_servers", httppolicy.RedactURL(c))
 		}
 		res, err := CanonicalResource(prm.Resource)
 		if err != nil {
-			return fmt.Errorf("the protected resource metadata at %s: resource %w", mcp.RedactURL(c), err)
+			return fmt.Errorf("the protected resource metadata at %s: resource %w", httppolicy.RedactURL(c), err)
 		}
 		d.PRM, d.ResourceMetadataURL, d.Resource = &prm, c, res
 		return nil
@@ -195,7 +195,7 @@ func (d *Discovery) legacy(ctx context.Context, f *fetcher, su *url.URL) error {
 // missing or not https (loopback aside), and no PKCE S256.
 func (d *Discovery) checkMetadata() error {
 	md := &d.Metadata
-	where := mcp.RedactURL(d.MetadataURL)
+	where := httppolicy.RedactURL(d.MetadataURL)
 	if !slices.Contains(md.CodeChallengeMethodsSupported, "S256") {
 		return fmt.Errorf("the authorization server %s does not offer PKCE with S256 (its metadata at %s lists code_challenge_methods_supported %v); "+
 			"MCP requires it, so tai will not log in there", d.Issuer, where, md.CodeChallengeMethodsSupported)

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"tai/mcp"
+	"tai/mcp/httppolicy"
 )
 
 // MaxDocument caps every body read from a protected resource or an
@@ -24,7 +25,7 @@ const MaxDocument = 1 << 20
 var errNotFound = errors.New("not found")
 
 // fetcher sends discovery, registration and token requests. Redirects are
-// followed only within the origin of the request (mcp.SameOriginRedirects),
+// followed only within the origin of the request (httppolicy.SameOriginRedirects),
 // and each request is bounded by timeout.
 type fetcher struct {
 	client  *http.Client
@@ -35,7 +36,7 @@ func newFetcher(c *http.Client, timeout time.Duration) *fetcher {
 	if timeout <= 0 {
 		timeout = mcp.MCP_CONNECT_TIMEOUT
 	}
-	return &fetcher{client: mcp.FollowSameOrigin(c), timeout: timeout}
+	return &fetcher{client: httppolicy.FollowSameOrigin(c), timeout: timeout}
 }
 
 // getJSON GETs raw and decodes its JSON body into into. A 4xx answer is
@@ -44,7 +45,7 @@ func newFetcher(c *http.Client, timeout time.Duration) *fetcher {
 func (f *fetcher) getJSON(ctx context.Context, what, raw string, into any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, raw, nil)
 	if err != nil {
-		return fmt.Errorf("%s %s: %v", what, mcp.RedactURL(raw), err)
+		return fmt.Errorf("%s %s: %v", what, httppolicy.RedactURL(raw), err)
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set(mcpProtocolHeader, mcp.MCP_PROTOCOL_VERSION)
@@ -53,13 +54,13 @@ func (f *fetcher) getJSON(ctx context.Context, what, raw string, into any) error
 		return err
 	}
 	if status >= 400 && status < 500 {
-		return fmt.Errorf("%s at %s: HTTP %d: %w", what, mcp.RedactURL(raw), status, errNotFound)
+		return fmt.Errorf("%s at %s: HTTP %d: %w", what, httppolicy.RedactURL(raw), status, errNotFound)
 	}
 	if status != http.StatusOK {
-		return fmt.Errorf("%s at %s answered HTTP %d", what, mcp.RedactURL(raw), status)
+		return fmt.Errorf("%s at %s answered HTTP %d", what, httppolicy.RedactURL(raw), status)
 	}
 	if err := json.Unmarshal(body, into); err != nil {
-		return fmt.Errorf("%s at %s is not a JSON object: %v", what, mcp.RedactURL(raw), err)
+		return fmt.Errorf("%s at %s is not a JSON object: %v", what, httppolicy.RedactURL(raw), err)
 	}
 	return nil
 }
@@ -70,7 +71,7 @@ const mcpProtocolHeader = "MCP-Protocol-Version"
 
 // do sends req and reads at most MaxDocument bytes of its answer.
 func (f *fetcher) do(req *http.Request, what string) ([]byte, int, http.Header, error) {
-	shown := mcp.RedactURL(req.URL.String())
+	shown := httppolicy.RedactURL(req.URL.String())
 	ctx, cancel := context.WithTimeout(req.Context(), f.timeout)
 	defer cancel()
 	req = req.WithContext(ctx)
@@ -104,7 +105,7 @@ func (f *fetcher) do(req *http.Request, what string) ([]byte, int, http.Header, 
 func (f *fetcher) post(ctx context.Context, what, raw, contentType string, body []byte, header http.Header) ([]byte, int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, raw, bytes.NewReader(body))
 	if err != nil {
-		return nil, 0, fmt.Errorf("%s %s: %v", what, mcp.RedactURL(raw), err)
+		return nil, 0, fmt.Errorf("%s %s: %v", what, httppolicy.RedactURL(raw), err)
 	}
 	for k, v := range header {
 		req.Header[k] = v

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"tai/mcp"
+	"tai/mcp/httppolicy"
 )
 
 // Token endpoint client authentication methods tai speaks.
@@ -73,7 +73,7 @@ func (l *login) identity(ctx context.Context) (*client, error) {
 	if cfg.ClientMetadataURL != "" && md.ClientIDMetadataDocumentSupported {
 		u, err := url.Parse(cfg.ClientMetadataURL)
 		if err != nil || u.Scheme != "https" || u.Host == "" || strings.Trim(u.Path, "/") == "" {
-			return nil, fmt.Errorf("the client metadata URL %q must be an https URL with a path, e.g. https://example.com/tai-client.json", mcp.RedactURL(cfg.ClientMetadataURL))
+			return nil, fmt.Errorf("the client metadata URL %q must be an https URL with a path, e.g. https://example.com/tai-client.json", httppolicy.RedactURL(cfg.ClientMetadataURL))
 		}
 		return &client{id: cfg.ClientMetadataURL, authMethod: AuthNone, kind: kindMetadataDoc}, nil
 	}
@@ -143,17 +143,17 @@ func (l *login) register(ctx context.Context) (*client, error) {
 		return nil, &NoOAuthError{Server: l.cfg.Server, Missing: md.RegistrationEndpoint}
 	}
 	if status != http.StatusOK && status != http.StatusCreated {
-		return nil, refusal("client registration at "+mcp.RedactURL(md.RegistrationEndpoint), status, data)
+		return nil, refusal("client registration at "+httppolicy.RedactURL(md.RegistrationEndpoint), status, data)
 	}
 	var rr registrationResponse
 	if err := json.Unmarshal(data, &rr); err != nil || rr.ClientID == "" {
-		return nil, fmt.Errorf("the client registration at %s answered without a client_id", mcp.RedactURL(md.RegistrationEndpoint))
+		return nil, fmt.Errorf("the client registration at %s answered without a client_id", httppolicy.RedactURL(md.RegistrationEndpoint))
 	}
 	switch rr.TokenEndpointAuthMethod {
 	case "", AuthNone, AuthSecretPost, AuthSecretBasic:
 	default:
 		return nil, fmt.Errorf("the client registration at %s assigned token_endpoint_auth_method %q, which tai does not speak (it speaks none, client_secret_post and client_secret_basic)",
-			mcp.RedactURL(md.RegistrationEndpoint), short(rr.TokenEndpointAuthMethod, 64))
+			httppolicy.RedactURL(md.RegistrationEndpoint), short(rr.TokenEndpointAuthMethod, 64))
 	}
 	reg := &Registration{Issuer: l.disc.Issuer, ClientID: rr.ClientID, ClientSecret: rr.ClientSecret,
 		AuthMethod: rr.TokenEndpointAuthMethod, RedirectURI: l.redirectURI}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"tai/mcp"
+	"tai/mcp/httppolicy"
 )
 
 // Person is whoever started tai, when someone did (the REPL, tai -p, their
@@ -182,7 +183,7 @@ func loginWith(ctx context.Context, cfg *Config, f *fetcher, d *Discovery, chall
 func (l *login) authorizationURL(c *client, pk pkce, state string) (string, error) {
 	u, err := url.Parse(l.disc.Metadata.AuthorizationEndpoint)
 	if err != nil {
-		return "", fmt.Errorf("the authorization endpoint %q does not parse", mcp.RedactURL(l.disc.Metadata.AuthorizationEndpoint))
+		return "", fmt.Errorf("the authorization endpoint %q does not parse", httppolicy.RedactURL(l.disc.Metadata.AuthorizationEndpoint))
 	}
 	q := u.Query()
 	q.Set("response_type", "code")

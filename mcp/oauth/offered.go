@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"tai/mcp"
+	"tai/mcp/httppolicy"
 )
 
 // NoOAuthError says a server that answered 401 offers no OAuth login: no
@@ -24,7 +24,7 @@ func (e *NoOAuthError) Error() string {
 	return fmt.Sprintf("mcp server %s asks for credentials (HTTP 401) but offers no OAuth login: it publishes no OAuth metadata and has no %s, "+
 		"so a browser login cannot work. It most likely wants a key or token in a header: store it with tai.vault.secret_set(\"NAME\", \"…\") "+
 		"and add the server with \"headers\": {\"Authorization\": \"Bearer ${NAME}\"} in its entry (or claude mcp add … --header 'Authorization: Bearer ${NAME}')",
-		e.Server, mcp.RedactURL(e.Missing))
+		e.Server, httppolicy.RedactURL(e.Missing))
 }
 
 // assumed reports that d holds the 2025-03-26 defaults at the server's

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"tai/mcp"
+	"tai/mcp/httppolicy"
 )
 
 // tokenResponse is an RFC 6749 §5.1 answer.
@@ -41,7 +41,7 @@ func requestToken(ctx context.Context, f *fetcher, d *Discovery, c *client, form
 		form.Set("client_id", c.id)
 	}
 	secrets := []string{c.secret, form.Get("code"), form.Get("refresh_token"), form.Get("code_verifier")}
-	what := "the token request to " + mcp.RedactURL(endpoint)
+	what := "the token request to " + httppolicy.RedactURL(endpoint)
 	data, status, err := f.post(ctx, what, endpoint, "application/x-www-form-urlencoded", []byte(form.Encode()), header)
 	if err != nil {
 		return nil, err

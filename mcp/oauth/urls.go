@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"tai/mcp"
+	"tai/mcp/httppolicy"
 )
 
 // checkURL parses raw and refuses anything tai will not talk OAuth to:
@@ -14,15 +15,15 @@ import (
 func checkURL(what, raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return nil, fmt.Errorf("the %s %q is not an http(s) URL with a host", what, mcp.RedactURL(raw))
+		return nil, fmt.Errorf("the %s %q is not an http(s) URL with a host", what, httppolicy.RedactURL(raw))
 	}
 	if u.Scheme == "http" && !mcp.IsLoopback(u.Hostname()) {
 		return nil, fmt.Errorf("the %s %s uses plain http to %s, which is not a loopback address; "+
 			"tai sends credentials over https only (plain http is allowed to 127.0.0.1, ::1 and localhost)",
-			what, mcp.RedactURL(raw), u.Hostname())
+			what, httppolicy.RedactURL(raw), u.Hostname())
 	}
 	if u.Fragment != "" {
-		return nil, fmt.Errorf("the %s %s has a fragment (#...), which OAuth does not allow", what, mcp.RedactURL(raw))
+		return nil, fmt.Errorf("the %s %s has a fragment (#...), which OAuth does not allow", what, httppolicy.RedactURL(raw))
 	}
 	return u, nil
 }
@@ -33,7 +34,7 @@ func checkURL(what, raw string) (*url.URL, error) {
 func CanonicalResource(raw string) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
-		return "", fmt.Errorf("%q is not an absolute URL", mcp.RedactURL(raw))
+		return "", fmt.Errorf("%q is not an absolute URL", httppolicy.RedactURL(raw))
 	}
 	c := *u
 	c.Scheme = strings.ToLower(c.Scheme)
@@ -62,7 +63,7 @@ func resourceCovers(resource, serverURL string) bool {
 	}
 	ru, _ := url.Parse(r)
 	su, _ := url.Parse(s)
-	if !mcp.SameOrigin(ru, su) || ru.RawQuery != "" && ru.RawQuery != su.RawQuery {
+	if !httppolicy.SameOrigin(ru, su) || ru.RawQuery != "" && ru.RawQuery != su.RawQuery {
 		return false
 	}
 	if ru.Path == su.Path || ru.Path == "" {

@@ -1,4 +1,4 @@
-package mcp
+package httppolicy
 
 import (
 	"errors"
@@ -68,8 +68,3 @@ func effectivePort(u *url.URL) string {
 	}
 	return ""
 }
-
-// RedactURL returns raw fit to show: without userinfo (user:password@),
-// query string or fragment. Anything that does not parse as a URL is cut
-// at its first '?' or '@'.
-func RedactURL(raw string) string { return redactURL(raw) }

@@ -1,4 +1,4 @@
-package mcp
+package sse
 
 import (
 	"errors"
@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// sseEvent is one dispatched server-sent event.
-type sseEvent struct {
+// Event is one dispatched server-sent event.
+type Event struct {
 	// Type is the event type; "message" when the stream named none.
 	Type string
 	// Data is the event's data, lines joined with "\n". It is never empty:
@@ -20,11 +20,11 @@ type sseEvent struct {
 	ID string
 }
 
-// sseReadSize is how much the parser asks the body for at a time (longer
+// readSize is how much the parser asks the body for at a time (longer
 // lines accumulate across reads).
-const sseReadSize = 4 << 10
+const readSize = 4 << 10
 
-// sseParser reads a text/event-stream body incrementally, following the
+// Parser reads a text/event-stream body incrementally, following the
 // WHATWG HTML "event stream interpretation" rules: lines end with CRLF, LF
 // or CR; one leading BOM is dropped; ":" lines are comments; a blank line
 // dispatches; "data" lines join with LF; "id" persists across events, takes
@@ -34,9 +34,9 @@ const sseReadSize = 4 << 10
 // LastID and Retry but is never returned.
 //
 // A line or an event's data larger than max bytes fails the stream with an
-// error naming MCP_HTTP_MAX_BODY (ErrEventTooLarge when plainSize is set),
-// before more than max bytes are buffered.
-type sseParser struct {
+// error wrapping the parser's too-large error (ErrTooLarge unless the
+// caller named its own), before more than max bytes are buffered.
+type Parser struct {
 	r   io.Reader
 	max int
 
@@ -64,32 +64,45 @@ type sseParser struct {
 	Retry    time.Duration
 	RetrySet bool
 
-	// plainSize makes an oversize line or event fail with
-	// ErrEventTooLarge instead of ErrTooLarge (set by NewSSEReader, whose
-	// cap is the caller's, not MCP_HTTP_MAX_BODY).
-	plainSize bool
+	// tooLarge is the error an oversize line or event wraps.
+	tooLarge error
 }
 
-// newSSEParser returns a parser reading r with lines and events capped at
-// max bytes.
-func newSSEParser(r io.Reader, max int) *sseParser {
-	return &sseParser{r: r, max: max, buf: make([]byte, sseReadSize), first: true}
-}
+// ErrTooLarge reports a line or an event's data over the parser's cap,
+// when the caller named no error of its own.
+var ErrTooLarge = errors.New("server-sent event too large")
 
-// errTooLarge reports an event stream line or event over the cap; it
-// wraps ErrTooLarge (ErrEventTooLarge for an SSEReader).
-func (p *sseParser) errTooLarge(what string) error {
-	if p.plainSize {
-		return fmt.Errorf("%w: the server sent an SSE %s over %d bytes; refusing it", ErrEventTooLarge, what, p.max)
+// NewParser returns a parser reading r with lines and events capped at max
+// bytes (at most math.MaxInt). Over the cap, Next fails with an error
+// wrapping tooLarge, or ErrTooLarge when tooLarge is nil, so a caller can
+// tell the stream's size from its own limit.
+func NewParser(r io.Reader, max int64, tooLarge error) *Parser {
+	if tooLarge == nil {
+		tooLarge = ErrTooLarge
 	}
-	return fmt.Errorf("%w: the server sent an SSE %s over %d bytes; refusing it", ErrTooLarge, what, p.max)
+	return &Parser{r: r, max: int(min(max, math.MaxInt)), buf: make([]byte, readSize), first: true, tooLarge: tooLarge}
+}
+
+// Resumed returns a parser for r, the body of a resumed stream, carrying
+// p's cap, last event id and retry delay over (they belong to the event
+// source, not one body).
+func (p *Parser) Resumed(r io.Reader) *Parser {
+	q := NewParser(r, int64(p.max), p.tooLarge)
+	q.LastID, q.idBuf, q.SawID = p.LastID, p.LastID, p.SawID
+	q.Retry, q.RetrySet = p.Retry, p.RetrySet
+	return q
+}
+
+// errTooLarge reports an event stream line or event over the cap.
+func (p *Parser) errTooLarge(what string) error {
+	return fmt.Errorf("%w: the server sent an SSE %s over %d bytes; refusing it", p.tooLarge, what, p.max)
 }
 
 // readLine returns the next complete line without its terminator. The slice
 // is valid until the next call. At the end of the stream an unterminated
 // final line is discarded (WHATWG: an incomplete event is not dispatched)
 // and the reader's error (io.EOF on a clean end) is returned.
-func (p *sseParser) readLine() ([]byte, error) {
+func (p *Parser) readLine() ([]byte, error) {
 	p.line = p.line[:0]
 	partial := false
 	for {
@@ -155,9 +168,9 @@ func appendDoubling(buf, b []byte) []byte {
 	return append(buf, b...)
 }
 
-// ended reports whether the parser has consumed the whole stream (the
+// Ended reports whether the parser has consumed the whole stream (the
 // reader reported its end or an error, and nothing is left unread).
-func (p *sseParser) ended() bool { return p.start == p.end && p.rerr != nil }
+func (p *Parser) Ended() bool { return p.start == p.end && p.rerr != nil }
 
 // indexLineEnd returns the index of the first CR or LF in b, or -1.
 func indexLineEnd(b []byte) int {
@@ -172,11 +185,11 @@ func indexLineEnd(b []byte) int {
 // Next returns the next event with non-empty data. It returns io.EOF when
 // the stream ends cleanly (a trailing incomplete event is dropped), or the
 // reader's error.
-func (p *sseParser) Next() (sseEvent, error) {
+func (p *Parser) Next() (Event, error) {
 	for {
 		line, err := p.readLine()
 		if err != nil {
-			return sseEvent{}, err
+			return Event{}, err
 		}
 		if len(line) == 0 {
 			if ev, ok := p.dispatch(); ok {
@@ -205,7 +218,7 @@ func (p *sseParser) Next() (sseEvent, error) {
 			p.typeSet = true
 		case "data":
 			if len(p.data)+len(value)+1 > p.max+1 {
-				return sseEvent{}, p.errTooLarge("event")
+				return Event{}, p.errTooLarge("event")
 			}
 			p.data = appendDoubling(p.data, value)
 			p.data = append(p.data, '\n')
@@ -227,7 +240,7 @@ func (p *sseParser) Next() (sseEvent, error) {
 
 // dispatch ends the event under construction. It always commits the id
 // buffer to LastID; it reports an event only when the data is non-empty.
-func (p *sseParser) dispatch() (sseEvent, bool) {
+func (p *Parser) dispatch() (Event, bool) {
 	p.LastID = p.idBuf
 	data := p.data
 	typ := "message"
@@ -237,11 +250,11 @@ func (p *sseParser) dispatch() (sseEvent, bool) {
 	p.typeSet = false
 	p.data = p.data[:0]
 	if len(data) <= 1 {
-		return sseEvent{}, false
+		return Event{}, false
 	}
 	out := make([]byte, len(data)-1)
 	copy(out, data)
-	return sseEvent{Type: typ, Data: out, ID: p.LastID}, true
+	return Event{Type: typ, Data: out, ID: p.LastID}, true
 }
 
 // containsNUL reports whether b holds a NUL byte.
@@ -275,44 +288,4 @@ func parseDigits(b []byte) (int64, bool) {
 		return maxRetryMillis, true
 	}
 	return n, true
-}
-
-// ErrEventTooLarge reports, from an SSEReader, a line or an event's data
-// over the reader's cap.
-var ErrEventTooLarge = errors.New("server-sent event too large")
-
-// SSEEvent is one event read by an SSEReader.
-type SSEEvent struct {
-	// Type is the event type; "message" when the stream named none.
-	Type string
-	// Data is the event's data, lines joined with "\n"; never empty.
-	Data []byte
-}
-
-// SSEReader reads a text/event-stream body with the same WHATWG parser the
-// HTTP transport uses, for other streams over HTTP (such as a model API's
-// streamed answer). Its id and retry fields are parsed but not reported.
-type SSEReader struct {
-	p *sseParser
-}
-
-// NewSSEReader returns a reader of r whose lines and events' data are each
-// capped at max bytes; over the cap, Next fails with ErrEventTooLarge
-// before more than max bytes are buffered.
-func NewSSEReader(r io.Reader, max int64) *SSEReader {
-	n := int(min(max, math.MaxInt))
-	p := newSSEParser(r, n)
-	p.plainSize = true
-	return &SSEReader{p: p}
-}
-
-// Next returns the next event with non-empty data. It returns io.EOF when
-// the stream ends, also inside an event (an incomplete event is dropped,
-// as WHATWG says), or the reader's error.
-func (r *SSEReader) Next() (SSEEvent, error) {
-	ev, err := r.p.Next()
-	if err != nil {
-		return SSEEvent{}, err
-	}
-	return SSEEvent{Type: ev.Type, Data: ev.Data}, nil
 }

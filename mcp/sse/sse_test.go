@@ -1,4 +1,4 @@
-package mcp
+package sse
 
 import (
 	"bytes"
@@ -14,15 +14,18 @@ import (
 // sseResult is everything a parse run observes: the events, then the final
 // LastID and retry.
 type sseResult struct {
-	events   []sseEvent
+	events   []Event
 	lastID   string
 	retry    time.Duration
 	retrySet bool
 	err      error
 }
 
-func runSSE(r io.Reader, max int) sseResult {
-	p := newSSEParser(r, max)
+// errCap is the too-large error the tests give the parser.
+var errCap = errors.New("over the test's cap")
+
+func runSSE(r io.Reader, max int64) sseResult {
+	p := NewParser(r, max, errCap)
 	var res sseResult
 	for {
 		ev, err := p.Next()
@@ -38,43 +41,43 @@ func runSSE(r io.Reader, max int) sseResult {
 	return res
 }
 
-func ev(typ, data, id string) sseEvent { return sseEvent{Type: typ, Data: []byte(data), ID: id} }
+func ev(typ, data, id string) Event { return Event{Type: typ, Data: []byte(data), ID: id} }
 
 func TestSSEParser(t *testing.T) {
 	tests := []struct {
 		name     string
 		in       string
-		want     []sseEvent
+		want     []Event
 		lastID   string
 		retry    time.Duration
 		retrySet bool
 	}{
-		{name: "single LF event", in: "data: {\"a\":1}\n\n", want: []sseEvent{ev("message", `{"a":1}`, "")}},
-		{name: "CRLF line ends", in: "data: x\r\n\r\n", want: []sseEvent{ev("message", "x", "")}},
-		{name: "CR line ends", in: "data: x\r\rdata: y\r\r", want: []sseEvent{ev("message", "x", ""), ev("message", "y", "")}},
-		{name: "mixed line ends", in: "data: a\r\ndata: b\rdata: c\n\r\n", want: []sseEvent{ev("message", "a\nb\nc", "")}},
-		{name: "multi-line data joins with LF", in: "data: one\ndata: two\ndata:three\n\n", want: []sseEvent{ev("message", "one\ntwo\nthree", "")}},
-		{name: "only one leading space is removed", in: "data:  two spaces\n\n", want: []sseEvent{ev("message", " two spaces", "")}},
-		{name: "field without colon", in: "data\ndata: x\n\n", want: []sseEvent{ev("message", "\nx", "")}},
-		{name: "comments and keepalives ignored", in: ": keepalive\n:\ndata: x\n: mid\n\n", want: []sseEvent{ev("message", "x", "")}},
-		{name: "leading BOM dropped", in: "\xEF\xBB\xBFdata: x\n\n", want: []sseEvent{ev("message", "x", "")}},
-		{name: "BOM only stripped once", in: "\xEF\xBB\xBF\xEF\xBB\xBFdata: x\n\ndata: y\n\n", want: []sseEvent{ev("message", "y", "")}},
-		{name: "event type", in: "event: ping\ndata: x\n\ndata: y\n\n", want: []sseEvent{ev("ping", "x", ""), ev("message", "y", "")}},
-		{name: "event type reset after empty dispatch", in: "event: other\n\ndata: y\n\n", want: []sseEvent{ev("message", "y", "")}},
-		{name: "id persists", in: "id: 7\ndata: a\n\ndata: b\n\n", want: []sseEvent{ev("message", "a", "7"), ev("message", "b", "7")}, lastID: "7"},
-		{name: "id reset by empty id", in: "id: 7\ndata: a\n\nid\ndata: b\n\n", want: []sseEvent{ev("message", "a", "7"), ev("message", "b", "")}},
-		{name: "id with NUL ignored", in: "id: 7\ndata: a\n\nid: 8\x009\ndata: b\n\n", want: []sseEvent{ev("message", "a", "7"), ev("message", "b", "7")}, lastID: "7"},
+		{name: "single LF event", in: "data: {\"a\":1}\n\n", want: []Event{ev("message", `{"a":1}`, "")}},
+		{name: "CRLF line ends", in: "data: x\r\n\r\n", want: []Event{ev("message", "x", "")}},
+		{name: "CR line ends", in: "data: x\r\rdata: y\r\r", want: []Event{ev("message", "x", ""), ev("message", "y", "")}},
+		{name: "mixed line ends", in: "data: a\r\ndata: b\rdata: c\n\r\n", want: []Event{ev("message", "a\nb\nc", "")}},
+		{name: "multi-line data joins with LF", in: "data: one\ndata: two\ndata:three\n\n", want: []Event{ev("message", "one\ntwo\nthree", "")}},
+		{name: "only one leading space is removed", in: "data:  two spaces\n\n", want: []Event{ev("message", " two spaces", "")}},
+		{name: "field without colon", in: "data\ndata: x\n\n", want: []Event{ev("message", "\nx", "")}},
+		{name: "comments and keepalives ignored", in: ": keepalive\n:\ndata: x\n: mid\n\n", want: []Event{ev("message", "x", "")}},
+		{name: "leading BOM dropped", in: "\xEF\xBB\xBFdata: x\n\n", want: []Event{ev("message", "x", "")}},
+		{name: "BOM only stripped once", in: "\xEF\xBB\xBF\xEF\xBB\xBFdata: x\n\ndata: y\n\n", want: []Event{ev("message", "y", "")}},
+		{name: "event type", in: "event: ping\ndata: x\n\ndata: y\n\n", want: []Event{ev("ping", "x", ""), ev("message", "y", "")}},
+		{name: "event type reset after empty dispatch", in: "event: other\n\ndata: y\n\n", want: []Event{ev("message", "y", "")}},
+		{name: "id persists", in: "id: 7\ndata: a\n\ndata: b\n\n", want: []Event{ev("message", "a", "7"), ev("message", "b", "7")}, lastID: "7"},
+		{name: "id reset by empty id", in: "id: 7\ndata: a\n\nid\ndata: b\n\n", want: []Event{ev("message", "a", "7"), ev("message", "b", "")}},
+		{name: "id with NUL ignored", in: "id: 7\ndata: a\n\nid: 8\x009\ndata: b\n\n", want: []Event{ev("message", "a", "7"), ev("message", "b", "7")}, lastID: "7"},
 		{name: "priming event not dispatched", in: "id: event-1\nretry: 500\ndata: \n\n", lastID: "event-1", retry: 500 * time.Millisecond, retrySet: true},
 		{name: "priming event with no data field", in: "id: p\n\n", lastID: "p"},
-		{name: "priming then message", in: "id: e1\nretry: 500\ndata: \n\nid: e2\ndata: {}\n\n", want: []sseEvent{ev("message", "{}", "e2")}, lastID: "e2", retry: 500 * time.Millisecond, retrySet: true},
-		{name: "retry needs all digits", in: "retry: 12a\nretry: -1\nretry: 1.5\nretry:\ndata: x\n\n", want: []sseEvent{ev("message", "x", "")}},
+		{name: "priming then message", in: "id: e1\nretry: 500\ndata: \n\nid: e2\ndata: {}\n\n", want: []Event{ev("message", "{}", "e2")}, lastID: "e2", retry: 500 * time.Millisecond, retrySet: true},
+		{name: "retry needs all digits", in: "retry: 12a\nretry: -1\nretry: 1.5\nretry:\ndata: x\n\n", want: []Event{ev("message", "x", "")}},
 		{name: "retry digits", in: "retry: 0\nretry:250\n\n", retry: 250 * time.Millisecond, retrySet: true},
 		{name: "retry huge is clamped", in: "retry: 99999999999999999999999\n\n", retry: 24 * time.Hour, retrySet: true},
-		{name: "unknown fields ignored", in: "foo: bar\ndata: x\nDATA: y\n\n", want: []sseEvent{ev("message", "x", "")}},
-		{name: "incomplete event at EOF dropped", in: "data: x\n\ndata: partial\n", want: []sseEvent{ev("message", "x", "")}},
-		{name: "incomplete id at EOF not committed", in: "id: 1\ndata: x\n\nid: 2\n", want: []sseEvent{ev("message", "x", "1")}, lastID: "1"},
+		{name: "unknown fields ignored", in: "foo: bar\ndata: x\nDATA: y\n\n", want: []Event{ev("message", "x", "")}},
+		{name: "incomplete event at EOF dropped", in: "data: x\n\ndata: partial\n", want: []Event{ev("message", "x", "")}},
+		{name: "incomplete id at EOF not committed", in: "id: 1\ndata: x\n\nid: 2\n", want: []Event{ev("message", "x", "1")}, lastID: "1"},
 		{name: "unterminated line at EOF dropped", in: "data: x", want: nil},
-		{name: "colon in value kept", in: "data: a:b: c\n\n", want: []sseEvent{ev("message", "a:b: c", "")}},
+		{name: "colon in value kept", in: "data: a:b: c\n\n", want: []Event{ev("message", "a:b: c", "")}},
 		{name: "empty stream", in: ""},
 	}
 	readers := []struct {
@@ -107,7 +110,7 @@ func TestSSEParser(t *testing.T) {
 	}
 }
 
-func sameEvents(a, b []sseEvent) bool {
+func sameEvents(a, b []Event) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -137,8 +140,8 @@ func TestSSEParserCaps(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got := runSSE(iotest.HalfReader(strings.NewReader(tc.in)), max)
 			if tc.wantErr {
-				if got.err == nil || !strings.Contains(got.err.Error(), "MCP_HTTP_MAX_BODY") {
-					t.Fatalf("err = %v, want an MCP_HTTP_MAX_BODY error", got.err)
+				if !errors.Is(got.err, errCap) {
+					t.Fatalf("err = %v, want the caller's too-large error", got.err)
 				}
 				return
 			}
@@ -161,7 +164,7 @@ func TestSSEParserBoundedMemory(t *testing.T) {
 	if got.err == nil {
 		t.Fatal("endless line parsed without error")
 	}
-	if src.n > max+2*sseReadSize {
+	if src.n > max+2*readSize {
 		t.Fatalf("read %d bytes before refusing a line over %d", src.n, max)
 	}
 }
@@ -225,7 +228,7 @@ func refSSE(in string) sseResult {
 				if t == "" {
 					t = "message"
 				}
-				res.events = append(res.events, sseEvent{Type: t, Data: []byte(d), ID: idBuf})
+				res.events = append(res.events, Event{Type: t, Data: []byte(d), ID: idBuf})
 			}
 			data, typ = "", ""
 			continue
