@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"tai/engine/llm"
 	"tai/mcp"
 )
 
@@ -52,13 +53,13 @@ type Events struct {
 	// OnRetry is told of each retry of a model request (rate limit,
 	// server error, refused connection) before the client waits; it wins
 	// over ClientOptions.OnRetry for this agent's turns.
-	OnRetry func(RetryNotice)
+	OnRetry func(llm.RetryNotice)
 }
 
 // Model is what an agent talks to for one turn: the client, the system
 // prompt and the profile's tool selection (empty: every tool).
 type Model struct {
-	Client    ChatClient
+	Client    llm.ChatClient
 	System    string
 	Tools     []string
 	MaxTokens int
@@ -116,7 +117,7 @@ type Turn struct {
 	// Steps counts the model calls made.
 	Steps int
 	// Usage sums the token counts of the turn.
-	Usage Usage
+	Usage llm.Usage
 	// Exhausted reports that the step limit ended the turn before the
 	// model gave a final answer; Text then says so.
 	Exhausted bool
@@ -153,7 +154,7 @@ type Agent struct {
 
 	turnMu  sync.Mutex // held for the length of a turn
 	mu      sync.Mutex // guards the fields below
-	history []Message
+	history []llm.Message
 	enabled []string
 	denied  map[string]bool // names never allowed, whatever the patterns say
 }
@@ -173,7 +174,7 @@ func NewAgent(reg *Registry, model ModelSource, opts *AgentOptions) *Agent {
 
 // StaticModel returns a ModelSource that always answers with client and
 // system.
-func StaticModel(client ChatClient, system string) ModelSource {
+func StaticModel(client llm.ChatClient, system string) ModelSource {
 	return func(context.Context) (Model, error) { return Model{Client: client, System: system}, nil }
 }
 
@@ -182,10 +183,10 @@ func (a *Agent) Session() *Session { return a.session }
 
 // History returns a copy of the conversation so far (without the system
 // prompt).
-func (a *Agent) History() []Message {
+func (a *Agent) History() []llm.Message {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return append([]Message(nil), a.history...)
+	return append([]llm.Message(nil), a.history...)
 }
 
 // Reset forgets the conversation and the tools enabled through
@@ -236,11 +237,11 @@ func (a *Agent) allowed(name string) bool {
 
 // offered returns the tools offered to the model this step: the agent's
 // own tools when it has some, else the registry's selection.
-func (a *Agent) offered(hist []Message, sel SelectOptions) Selection {
+func (a *Agent) offered(hist []llm.Message, sel SelectOptions) Selection {
 	if len(a.opts.Own) == 0 {
 		return a.reg.Select(hist, sel)
 	}
-	out := make([]ToolSpec, 0, len(a.opts.Own))
+	out := make([]llm.ToolSpec, 0, len(a.opts.Own))
 	for _, t := range a.opts.Own {
 		if sel.Allow == nil || sel.Allow(t.Name) {
 			out = append(out, t.Spec())
@@ -350,14 +351,14 @@ func (a *Agent) RunTurn(ctx context.Context, message string, opts *TurnOptions) 
 		sel.Profile = a.session.Profile().Name
 	}
 
-	a.appendHistory(Message{Role: "user", Content: message})
+	a.appendHistory(llm.Message{Role: "user", Content: message})
 	caller := CallerFrom(ctx)
 	caller.ByModel = true
 	if a.session != nil {
 		caller = a.session.caller(caller)
 	}
 	ctx = WithCaller(&turnContext{ctx, a}, caller)
-	ctx = WithRetryNotice(ctx, ev.OnRetry)
+	ctx = llm.WithRetryNotice(ctx, ev.OnRetry)
 
 	var turn Turn
 	var said []string
@@ -365,9 +366,9 @@ func (a *Agent) RunTurn(ctx context.Context, message string, opts *TurnOptions) 
 		hist := a.History()
 		sel.Enabled = a.Enabled()
 		turn.Tools = a.offered(hist, sel)
-		req := Request{Tools: turn.Tools.Offered, MaxTokens: model.MaxTokens}
+		req := llm.Request{Tools: turn.Tools.Offered, MaxTokens: model.MaxTokens}
 		if system != "" {
-			req.Messages = append(req.Messages, Message{Role: "system", Content: system})
+			req.Messages = append(req.Messages, llm.Message{Role: "system", Content: system})
 		}
 		req.Messages = append(req.Messages, hist...)
 
@@ -383,8 +384,8 @@ func (a *Agent) RunTurn(ctx context.Context, message string, opts *TurnOptions) 
 		msg.Role = "assistant"
 		// The calls as the model sent them are run; the history keeps them
 		// with arguments a provider accepts back.
-		called := append([]ToolCall(nil), msg.ToolCalls...)
-		msg.ToolCalls = make([]ToolCall, len(called))
+		called := append([]llm.ToolCall(nil), msg.ToolCalls...)
+		msg.ToolCalls = make([]llm.ToolCall, len(called))
 		ids := map[string]bool{}
 		for i := range called {
 			if called[i].ID == "" || ids[called[i].ID] {
@@ -421,7 +422,7 @@ func (a *Agent) RunTurn(ctx context.Context, message string, opts *TurnOptions) 
 	}
 	note := fmt.Sprintf("[stopped: the step limit of %d model calls was reached before a final answer; "+
 		"send another message to continue, or raise max_steps]", maxSteps)
-	a.appendHistory(Message{Role: "assistant", Content: note})
+	a.appendHistory(llm.Message{Role: "assistant", Content: note})
 	said = append(said, note)
 	turn.Exhausted = true
 	turn.Text = note
@@ -432,9 +433,9 @@ func (a *Agent) RunTurn(ctx context.Context, message string, opts *TurnOptions) 
 }
 
 // complete makes one model call, reporting waiting and text deltas.
-func (a *Agent) complete(ctx context.Context, c ChatClient, req Request, ev Events) (Response, error) {
+func (a *Agent) complete(ctx context.Context, c llm.ChatClient, req llm.Request, ev Events) (llm.Response, error) {
 	if c == nil {
-		return Response{}, errors.New("agent has no model client")
+		return llm.Response{}, errors.New("agent has no model client")
 	}
 	// A client may stream from another goroutine: the flag is atomic so
 	// OnWaiting(false) is reported exactly once.
@@ -466,7 +467,7 @@ func (a *Agent) endInterrupted(ctx context.Context, err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	answered := map[string]bool{}
-	var pending []ToolCall
+	var pending []llm.ToolCall
 	for _, m := range a.history {
 		if m.Role == "tool" {
 			answered[m.ToolCallID] = true
@@ -480,7 +481,7 @@ func (a *Agent) endInterrupted(ctx context.Context, err error) {
 		}
 	}
 	for _, tc := range pending {
-		a.history = append(a.history, Message{Role: "tool", ToolCallID: tc.ID, Name: tc.Name, IsError: true,
+		a.history = append(a.history, llm.Message{Role: "tool", ToolCallID: tc.ID, Name: tc.Name, IsError: true,
 			Content: "cancelled before it ran"})
 	}
 	reason := "interrupted"
@@ -488,11 +489,11 @@ func (a *Agent) endInterrupted(ctx context.Context, err error) {
 		reason = "failed: " + a.reg.redact(err.Error())
 	}
 	if n := len(a.history); n == 0 || a.history[n-1].Role != "assistant" || len(a.history[n-1].ToolCalls) > 0 {
-		a.history = append(a.history, Message{Role: "assistant", Content: "[turn " + reason + "]"})
+		a.history = append(a.history, llm.Message{Role: "assistant", Content: "[turn " + reason + "]"})
 	}
 }
 
-func (a *Agent) appendHistory(msgs ...Message) {
+func (a *Agent) appendHistory(msgs ...llm.Message) {
 	a.mu.Lock()
 	a.history = append(a.history, msgs...)
 	a.mu.Unlock()
@@ -502,12 +503,12 @@ func (a *Agent) appendHistory(msgs ...Message) {
 // approved ones concurrently, and returns one tool message per call, in the
 // order of calls. cut says the answer hit the token limit: a call whose
 // arguments do not parse was cut off mid-way, and the model is told so.
-func (a *Agent) runCalls(ctx context.Context, calls []ToolCall, allow func(string) bool, ev Events, cut bool) []Message {
-	out := make([]Message, len(calls))
+func (a *Agent) runCalls(ctx context.Context, calls []llm.ToolCall, allow func(string) bool, ev Events, cut bool) []llm.Message {
+	out := make([]llm.Message, len(calls))
 	prepared := make([]*Call, len(calls))
 	events := make([]ToolEvent, len(calls))
 	for i, tc := range calls {
-		out[i] = Message{Role: "tool", ToolCallID: tc.ID, Name: tc.Name}
+		out[i] = llm.Message{Role: "tool", ToolCallID: tc.ID, Name: tc.Name}
 		args, perr := parseArgs(tc.Arguments)
 		tool, _ := a.reg.Lookup(ctx, tc.Name)
 		events[i] = ToolEvent{ID: tc.ID, Name: tc.Name, Digest: a.reg.callDigest(tool, args), Args: a.reg.ShownArgs(tool, args)}

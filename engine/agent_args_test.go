@@ -5,7 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm"
+	"tai/engine/llm/llmtest"
 )
 
 // TestAgentInvalidToolArguments checks that arguments which are not JSON
@@ -16,19 +17,19 @@ func TestAgentInvalidToolArguments(t *testing.T) {
 		name, args string
 		want       []string
 		history    string
-		providers  []provider // Anthropic streams partial JSON of an object: only broken text applies
+		providers  []fakeProvider // Anthropic streams partial JSON of an object: only broken text applies
 	}{
 		{name: "broken", args: `{"path": "a.txt",}`, want: []string{"not valid JSON", "at byte 18", "near", "a.txt"},
-			history: `{"invalid_arguments":"{\"path\": \"a.txt\",}"}`, providers: providers},
+			history: `{"invalid_arguments":"{\"path\": \"a.txt\",}"}`, providers: fakeProviders},
 		{name: "string", args: `"a.txt"`, want: []string{"a JSON string, not an object"},
-			history: `{"invalid_arguments":"\"a.txt\""}`, providers: providers[:1]},
+			history: `{"invalid_arguments":"\"a.txt\""}`, providers: fakeProviders[:1]},
 		{name: "array", args: `[1,2]`, want: []string{"a JSON array, not an object"},
-			history: `{"invalid_arguments":"[1,2]"}`, providers: providers[:1]},
+			history: `{"invalid_arguments":"[1,2]"}`, providers: fakeProviders[:1]},
 	}
 	for _, tc := range cases {
 		for _, p := range tc.providers {
 			t.Run(p.name+"/"+tc.name, func(t *testing.T) {
-				srv := p.fake(t, fakemodel.Calls(fakemodel.Call("read_file", tc.args)), fakemodel.Say("ok"))
+				srv := p.fake(t, llmtest.Calls(llmtest.Call("read_file", tc.args)), llmtest.Say("ok"))
 				e := fakeProfileEngine(t, p.name, srv.BaseURL, &Options{Mode: Yolo})
 				ev := Events{OnText: func(string) {}}
 				ag := newSession(t, e).NewAgent(nil)
@@ -57,7 +58,7 @@ func TestAgentInvalidToolArguments(t *testing.T) {
 }
 
 func TestToolCallMarshalsInvalidArguments(t *testing.T) {
-	b, err := json.Marshal(Message{Role: "assistant", ToolCalls: []ToolCall{{ID: "1", Name: "f", Arguments: json.RawMessage(`{"a":`)}, {ID: "2", Name: "g", Arguments: json.RawMessage(`{"b":1}`)}}})
+	b, err := json.Marshal(llm.Message{Role: "assistant", ToolCalls: []llm.ToolCall{{ID: "1", Name: "f", Arguments: json.RawMessage(`{"a":`)}, {ID: "2", Name: "g", Arguments: json.RawMessage(`{"b":1}`)}}})
 	if err != nil {
 		t.Fatal(err)
 	}

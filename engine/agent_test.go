@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm"
+	"tai/engine/llm/llmtest"
 )
 
 // testCtx returns a context bounded well below the test timeout.
@@ -23,7 +24,7 @@ func turnCtx(t testing.TB) context.Context {
 
 // checkHistory fails when a tool call lacks exactly one result, a result
 // answers no call, or the history does not end with an assistant message.
-func checkHistory(t *testing.T, hist []Message) {
+func checkHistory(t *testing.T, hist []llm.Message) {
 	t.Helper()
 	pending := map[string]bool{}
 	for i, m := range hist {
@@ -55,7 +56,7 @@ func checkHistory(t *testing.T, hist []Message) {
 }
 
 func TestAgentMultiStep(t *testing.T) {
-	client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){
+	client := &scripted{steps: []func(context.Context, llm.Request, func(string)) (llm.Response, error){
 		calls("lookup", `{"key":"a"}`),
 		calls("lookup", `{"key":"b"}`),
 		say("a is 1 and b is 2"),
@@ -78,7 +79,7 @@ func TestAgentMultiStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if turn.Text != "a is 1 and b is 2" || turn.Steps != 3 || turn.Exhausted || turn.Usage != (Usage{30, 15}) {
+	if turn.Text != "a is 1 and b is 2" || turn.Steps != 3 || turn.Exhausted || turn.Usage != (llm.Usage{InputTokens: 30, OutputTokens: 15}) {
 		t.Fatalf("turn = %+v", turn)
 	}
 	if text.String() != "a is 1 and b is 2" {
@@ -106,7 +107,7 @@ func TestAgentMultiStep(t *testing.T) {
 }
 
 func TestAgentParallelCallsRunConcurrentlyInOrder(t *testing.T) {
-	client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){
+	client := &scripted{steps: []func(context.Context, llm.Request, func(string)) (llm.Response, error){
 		calls("meet", `{"who":"first"}`, "meet", `{"who":"second"}`, "echo", `{"v":"third"}`),
 		say("done"),
 	}}
@@ -153,7 +154,7 @@ func TestAgentParallelCallsRunConcurrentlyInOrder(t *testing.T) {
 }
 
 func TestAgentToolErrorsReachTheModel(t *testing.T) {
-	client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){
+	client := &scripted{steps: []func(context.Context, llm.Request, func(string)) (llm.Response, error){
 		calls("fails", `{}`, "no_such_tool", `{}`, "fails", `not json`, "guarded", `{}`),
 		say("I see the errors"),
 	}}
@@ -188,7 +189,7 @@ func TestAgentToolErrorsReachTheModel(t *testing.T) {
 
 func TestAgentStepExhaustion(t *testing.T) {
 	loop := calls("echo", `{}`)
-	client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){loop, loop, loop, say("never")}}
+	client := &scripted{steps: []func(context.Context, llm.Request, func(string)) (llm.Response, error){loop, loop, loop, say("never")}}
 	e := newEngine(t, client, &Options{Mode: Yolo})
 	addTool(t, e.Tools(), textTool("echo", "", true, "again"))
 	a := newSession(t, e).NewAgent(nil)
@@ -211,7 +212,7 @@ func TestAgentStepExhaustion(t *testing.T) {
 func TestAgentCancellation(t *testing.T) {
 	t.Run("during a tool call", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(turnCtx(t))
-		client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){
+		client := &scripted{steps: []func(context.Context, llm.Request, func(string)) (llm.Response, error){
 			calls("slow", `{}`, "slow", `{}`),
 			say("after"),
 		}}
@@ -238,10 +239,10 @@ func TestAgentCancellation(t *testing.T) {
 	})
 	t.Run("while waiting for the model", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(turnCtx(t))
-		client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){
-			func(ctx context.Context, _ Request, _ func(string)) (Response, error) {
+		client := &scripted{steps: []func(context.Context, llm.Request, func(string)) (llm.Response, error){
+			func(ctx context.Context, _ llm.Request, _ func(string)) (llm.Response, error) {
 				<-ctx.Done()
-				return Response{}, ctx.Err()
+				return llm.Response{}, ctx.Err()
 			},
 			say("fine"),
 		}}
@@ -263,9 +264,9 @@ func TestAgentCancellation(t *testing.T) {
 }
 
 func TestAgentDuplicateCallIDs(t *testing.T) {
-	client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){
-		func(context.Context, Request, func(string)) (Response, error) {
-			return Response{Message: Message{Role: "assistant", ToolCalls: []ToolCall{
+	client := &scripted{steps: []func(context.Context, llm.Request, func(string)) (llm.Response, error){
+		func(context.Context, llm.Request, func(string)) (llm.Response, error) {
+			return llm.Response{Message: llm.Message{Role: "assistant", ToolCalls: []llm.ToolCall{
 				{ID: "x", Name: "echo", Arguments: json.RawMessage(`{}`)},
 				{ID: "x", Name: "echo", Arguments: json.RawMessage(`{}`)},
 			}}}, nil
@@ -282,9 +283,9 @@ func TestAgentDuplicateCallIDs(t *testing.T) {
 }
 
 func TestAgentCaptureMode(t *testing.T) {
-	client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){
-		func(context.Context, Request, func(string)) (Response, error) {
-			return Response{Message: Message{Role: "assistant", Content: "Let me check.", ToolCalls: []ToolCall{{ID: "1", Name: "echo", Arguments: json.RawMessage(`{}`)}}}}, nil
+	client := &scripted{steps: []func(context.Context, llm.Request, func(string)) (llm.Response, error){
+		func(context.Context, llm.Request, func(string)) (llm.Response, error) {
+			return llm.Response{Message: llm.Message{Role: "assistant", Content: "Let me check.", ToolCalls: []llm.ToolCall{{ID: "1", Name: "echo", Arguments: json.RawMessage(`{}`)}}}}, nil
 		},
 		say("It is fine."),
 	}}
@@ -298,7 +299,7 @@ func TestAgentCaptureMode(t *testing.T) {
 }
 
 func TestAgentSystemPromptAndProfileTools(t *testing.T) {
-	client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){say("hi")}}
+	client := &scripted{steps: []func(context.Context, llm.Request, func(string)) (llm.Response, error){say("hi")}}
 	e := newEngine(t, client, nil)
 	a := NewAgent(e.Tools(), func(context.Context) (Model, error) {
 		return Model{Client: client, System: "be brief", Tools: []string{"read_*", "glob"}}, nil
@@ -319,7 +320,7 @@ func TestAgentSystemPromptAndProfileTools(t *testing.T) {
 	}
 }
 
-// fakeProfile stores a profile pointing at a fakemodel server and returns
+// fakeProfile stores a profile pointing at an llmtest server and returns
 // an engine using it through the real provider client.
 func fakeProfileEngine(t testing.TB, provider, baseURL string, o *Options) *Engine {
 	t.Helper()
@@ -327,8 +328,8 @@ func fakeProfileEngine(t testing.TB, provider, baseURL string, o *Options) *Engi
 	if err := store.SecretSet("model-key", "sk-fake-model-key-123", nil); err != nil {
 		t.Fatal(err)
 	}
-	p := Profile{Name: "fake", Provider: provider, BaseURL: baseURL, Model: "fake-model", KeySecret: "model-key"}
-	if err := SaveProfile(store, p); err != nil {
+	p := llm.Profile{Name: "fake", Provider: provider, BaseURL: baseURL, Model: "fake-model", KeySecret: "model-key"}
+	if err := llm.SaveProfile(store, p); err != nil {
 		t.Fatal(err)
 	}
 	var opts Options
@@ -349,15 +350,15 @@ func fakeProfileEngine(t testing.TB, provider, baseURL string, o *Options) *Engi
 
 func TestAgentEndToEndRedaction(t *testing.T) {
 	const secret = "ghp_SuperSecretValue0123456789"
-	for _, provider := range []string{ProviderOpenAI, ProviderAnthropic} {
+	for _, provider := range []string{llm.ProviderOpenAI, llm.ProviderAnthropic} {
 		t.Run(provider, func(t *testing.T) {
-			start := fakemodel.NewOpenAI
-			if provider == ProviderAnthropic {
-				start = fakemodel.NewAnthropic
+			start := llmtest.NewOpenAI
+			if provider == llm.ProviderAnthropic {
+				start = llmtest.NewAnthropic
 			}
 			srv := start(t,
-				fakemodel.Calls(fakemodel.Call("shell", `{"command":"printf 'token: %s\\n' \"$SHOWN\""}`), fakemodel.Call("print_env", `{}`)),
-				fakemodel.Say("The token is redacted."),
+				llmtest.Calls(llmtest.Call("shell", `{"command":"printf 'token: %s\\n' \"$SHOWN\""}`), llmtest.Call("print_env", `{}`)),
+				llmtest.Say("The token is redacted."),
 			)
 			srv.RequireKey("sk-fake-model-key-123")
 			e := fakeProfileEngine(t, provider, srv.BaseURL, &Options{Mode: Yolo})
@@ -402,9 +403,9 @@ func TestAgentEndToEndRedaction(t *testing.T) {
 // request, one streamed completion against the in-process fake OpenAI
 // server, record the answer) with the native tools registered.
 func BenchmarkAgentStep(b *testing.B) {
-	srv := fakemodel.NewOpenAI(b)
-	srv.SetRule(func(fakemodel.Request) fakemodel.Turn { return fakemodel.Say("ok") })
-	e := fakeProfileEngine(b, ProviderOpenAI, srv.BaseURL, &Options{Mode: Yolo})
+	srv := llmtest.NewOpenAI(b)
+	srv.SetRule(func(llmtest.Request) llmtest.Turn { return llmtest.Say("ok") })
+	e := fakeProfileEngine(b, llm.ProviderOpenAI, srv.BaseURL, &Options{Mode: Yolo})
 	a := newSession(b, e).NewAgent(nil)
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -421,7 +422,7 @@ func BenchmarkAgentStep(b *testing.B) {
 // same loop with a client that answers at once.
 func BenchmarkAgentStepOverhead(b *testing.B) {
 	e := newEngine(b, nil, &Options{Mode: Yolo})
-	client := ChatClient(instant{})
+	client := llm.ChatClient(instant{})
 	a := NewAgent(e.Tools(), StaticModel(client, "system"), nil)
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -436,6 +437,6 @@ func BenchmarkAgentStepOverhead(b *testing.B) {
 
 type instant struct{}
 
-func (instant) Complete(context.Context, Request, func(string)) (Response, error) {
-	return Response{Message: Message{Role: "assistant", Content: "ok"}, FinishReason: "stop"}, nil
+func (instant) Complete(context.Context, llm.Request, func(string)) (llm.Response, error) {
+	return llm.Response{Message: llm.Message{Role: "assistant", Content: "ok"}, FinishReason: "stop"}, nil
 }

@@ -7,23 +7,25 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"tai/engine/llm"
 )
 
 // cutOff answers like a model that hit its token limit: finish "length",
 // with the given text and tool calls (name, raw arguments pairs).
-func cutOff(text string, pairs ...string) func(context.Context, Request, func(string)) (Response, error) {
-	return func(context.Context, Request, func(string)) (Response, error) {
-		var tcs []ToolCall
+func cutOff(text string, pairs ...string) func(context.Context, llm.Request, func(string)) (llm.Response, error) {
+	return func(context.Context, llm.Request, func(string)) (llm.Response, error) {
+		var tcs []llm.ToolCall
 		for i := 0; i+1 < len(pairs); i += 2 {
-			tcs = append(tcs, ToolCall{ID: "cut" + pairs[i], Name: pairs[i], Arguments: json.RawMessage(pairs[i+1])})
+			tcs = append(tcs, llm.ToolCall{ID: "cut" + pairs[i], Name: pairs[i], Arguments: json.RawMessage(pairs[i+1])})
 		}
-		return Response{Message: Message{Role: "assistant", Content: text, ToolCalls: tcs}, FinishReason: "length"}, nil
+		return llm.Response{Message: llm.Message{Role: "assistant", Content: text, ToolCalls: tcs}, FinishReason: "length"}, nil
 	}
 }
 
 func TestAgentTruncatedAnswers(t *testing.T) {
 	t.Run("cut tool call is not run", func(t *testing.T) {
-		client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){
+		client := &scripted{steps: []func(context.Context, llm.Request, func(string)) (llm.Response, error){
 			// The whole first call survived; the second was cut mid-arguments.
 			cutOff("", "list_dir", `{"path":"."}`, "write_file", `{"path":"out.txt","content":"half of the te`),
 			say("I will write it in smaller parts."),
@@ -53,7 +55,7 @@ func TestAgentTruncatedAnswers(t *testing.T) {
 		checkHistory(t, a.History())
 	})
 	t.Run("cut final answer", func(t *testing.T) {
-		client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){
+		client := &scripted{steps: []func(context.Context, llm.Request, func(string)) (llm.Response, error){
 			cutOff("The answer begins and then"),
 			say("Complete this time."),
 		}}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"testing"
+
+	"tai/engine/llm"
 )
 
 // A call the person makes themselves is not asked about; the same call
@@ -37,7 +39,7 @@ func TestPersonsOwnCallIsNotAskedAgain(t *testing.T) {
 		return TextResult("relayed"), nil
 	}})
 	p.allow = true
-	model := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){calls("relay", `{}`), say("done")}}
+	model := &scripted{steps: []func(context.Context, llm.Request, func(string)) (llm.Response, error){calls("relay", `{}`), say("done")}}
 	a := NewAgent(reg, StaticModel(model, ""), nil)
 	before := len(p.seen())
 	if _, err := a.RunTurn(ByPerson(context.Background()), "go", nil); err != nil {

@@ -1,7 +1,8 @@
-// Package engine is tai's agent core: model profiles and chat clients, the
+// Package engine is tai's agent core: sessions on a model profile, the
 // tool registry with its approval, audit, redaction and spill path, the
 // native tools, the lazy tool selection and the Agent that loops model →
-// tools → model. It depends on vault and mcp; the lua package supplies
+// tools → model. Models, their chat types and profiles are engine/llm's.
+// It depends on engine/llm, vault and mcp; the lua package supplies
 // Lua-side pieces (the lua tool's runner, tools written in Lua) through the
 // function values and Tool values declared here.
 //

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"tai/engine/llm"
 	"tai/vault"
 )
 
@@ -38,10 +39,10 @@ type Options struct {
 	// HTTPClient is used by http_fetch; nil means a default client.
 	HTTPClient *http.Client
 	// Client tunes the model clients built from profiles.
-	Client *ClientOptions
+	Client *llm.ClientOptions
 	// NewClient builds the model client of a profile; nil means
 	// NewChatClient with the vault and Client. Tests put a fake here.
-	NewClient func(p Profile) (ChatClient, error)
+	NewClient func(p llm.Profile) (llm.ChatClient, error)
 	// LuaRunner, when set, backs the lua tool.
 	LuaRunner LuaRunner
 	// MaxSteps bounds the model calls of each agent turn; zero means
@@ -67,12 +68,12 @@ type Engine struct {
 	dir        string
 	getenv     func(string) string
 	httpClient *http.Client
-	newClient  func(Profile) (ChatClient, error)
+	newClient  func(llm.Profile) (llm.ChatClient, error)
 	maxSteps   int
 
 	// What sessions start with when their options name nothing else.
 	profileFlag string
-	profile     Profile // resolved at New: the default profile (see Profile)
+	profile     llm.Profile // resolved at New: the default profile (see Profile)
 	mode        Mode
 	prompter    Prompter
 	rules       Rules // the permission rules kept for dir
@@ -130,19 +131,19 @@ func New(store *vault.Store, opts *Options) (*Engine, error) {
 		sandboxDeny: o.SandboxDeny,
 	}
 	if e.newClient == nil {
-		copts := ClientOptions{}
+		copts := llm.ClientOptions{}
 		if o.Client != nil {
 			copts = *o.Client
 		}
 		if copts.Getenv == nil {
 			copts.Getenv = o.Getenv
 		}
-		e.newClient = func(p Profile) (ChatClient, error) { return NewChatClient(p, store, &copts) }
+		e.newClient = func(p llm.Profile) (llm.ChatClient, error) { return llm.NewChatClient(p, store, &copts) }
 	}
 	// Calls made outside of any session have nobody to ask: non-safe tools
 	// are denied.
 	e.reg = NewRegistry(store, NewApprover(Interactive, nil))
-	p, err := ResolveProfile(store, o.Profile, o.Getenv)
+	p, err := llm.ResolveProfile(store, o.Profile, o.Getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -183,12 +184,12 @@ func (e *Engine) Dir() string { return e.dir }
 // Profile returns the profile resolved when the engine was built (the
 // --profile flag's, else the vault's current one then). Sessions have
 // their own: see Session.Profile.
-func (e *Engine) Profile() Profile { return e.profile }
+func (e *Engine) Profile() llm.Profile { return e.profile }
 
 // SaveProfile stores p; sessions on that profile pick up the change on
 // their next model call.
-func (e *Engine) SaveProfile(p Profile) error {
-	if err := SaveProfile(e.store, p); err != nil {
+func (e *Engine) SaveProfile(p llm.Profile) error {
+	if err := llm.SaveProfile(e.store, p); err != nil {
 		return err
 	}
 	e.redactEnv()
@@ -200,7 +201,7 @@ func (e *Engine) SaveProfile(p Profile) error {
 // to the default resolution (the vault's current profile, the environment,
 // a local Ollama) for their next model call.
 func (e *Engine) DeleteProfile(name string) error {
-	if err := DeleteProfile(e.store, name); err != nil {
+	if err := llm.DeleteProfile(e.store, name); err != nil {
 		return err
 	}
 	e.profileGen.Add(1)

@@ -6,20 +6,21 @@ import (
 	"strings"
 	"testing"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm"
+	"tai/engine/llm/llmtest"
 )
 
 func TestEngineBuildsClientsLazily(t *testing.T) {
 	store := openStore(t)
-	if err := SaveProfile(store, Profile{Name: "p1", Provider: ProviderOpenAI, Model: "m1", System: "sys one"}); err != nil {
+	if err := llm.SaveProfile(store, llm.Profile{Name: "p1", Provider: llm.ProviderOpenAI, Model: "m1", System: "sys one"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := SaveProfile(store, Profile{Name: "p2", Provider: ProviderAnthropic, Model: "m2", System: "sys two", Tools: []string{"read_file"}}); err != nil {
+	if err := llm.SaveProfile(store, llm.Profile{Name: "p2", Provider: llm.ProviderAnthropic, Model: "m2", System: "sys two", Tools: []string{"read_file"}}); err != nil {
 		t.Fatal(err)
 	}
 	var built []string
-	client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){say("one"), say("two")}}
-	e, err := New(store, &Options{Profile: "p1", Getenv: noEnv, Dir: t.TempDir(), NewClient: func(p Profile) (ChatClient, error) {
+	client := &scripted{steps: []func(context.Context, llm.Request, func(string)) (llm.Response, error){say("one"), say("two")}}
+	e, err := New(store, &Options{Profile: "p1", Getenv: noEnv, Dir: t.TempDir(), NewClient: func(p llm.Profile) (llm.ChatClient, error) {
 		built = append(built, p.Name)
 		return client, nil
 	}})
@@ -54,7 +55,7 @@ func TestEngineBuildsClientsLazily(t *testing.T) {
 
 func TestEngineDeleteCurrentProfile(t *testing.T) {
 	e := newEngine(t, nil, nil)
-	if err := e.SaveProfile(Profile{Name: "tmp", Provider: ProviderOpenAI, Model: "m"}); err != nil {
+	if err := e.SaveProfile(llm.Profile{Name: "tmp", Provider: llm.ProviderOpenAI, Model: "m"}); err != nil {
 		t.Fatal(err)
 	}
 	s := newSession(t, e)
@@ -64,10 +65,10 @@ func TestEngineDeleteCurrentProfile(t *testing.T) {
 	if err := e.DeleteProfile("tmp"); err != nil {
 		t.Fatal(err)
 	}
-	if p := s.Profile(); p.Name != OllamaProfileName {
+	if p := s.Profile(); p.Name != llm.OllamaProfileName {
 		t.Fatalf("after deleting the current profile the engine uses %q", p.Name)
 	}
-	if err := e.DeleteProfile("tmp"); !errors.Is(err, ErrProfileNotFound) {
+	if err := e.DeleteProfile("tmp"); !errors.Is(err, llm.ErrProfileNotFound) {
 		t.Fatalf("deleting twice: %v", err)
 	}
 }
@@ -77,12 +78,12 @@ func TestEngineErrors(t *testing.T) {
 		t.Fatal("New without a store succeeded")
 	}
 	_, err := New(openStore(t), &Options{Profile: "missing", Getenv: noEnv})
-	if !errors.Is(err, ErrProfileNotFound) {
+	if !errors.Is(err, llm.ErrProfileNotFound) {
 		t.Fatalf("a missing --profile: %v", err)
 	}
-	e := newEngine(t, nil, &Options{NewClient: func(Profile) (ChatClient, error) { return nil, ErrNoModel }})
+	e := newEngine(t, nil, &Options{NewClient: func(llm.Profile) (llm.ChatClient, error) { return nil, llm.ErrNoModel }})
 	_, err = newSession(t, e).NewAgent(nil).RunTurn(turnCtx(t), "hi", nil)
-	if !errors.Is(err, ErrNoModel) {
+	if !errors.Is(err, llm.ErrNoModel) {
 		t.Fatalf("no model: %v", err)
 	}
 }
@@ -112,9 +113,9 @@ func TestNativeToolSafety(t *testing.T) {
 }
 
 func TestEngineCompleteIsStatelessWithoutTools(t *testing.T) {
-	srv := fakemodel.NewAnthropic(t, fakemodel.Say("pong"))
-	e := fakeProfileEngine(t, ProviderAnthropic, srv.BaseURL, nil)
-	resp, err := newSession(t, e).Complete(turnCtx(t), []Message{{Role: "system", Content: "terse"}, {Role: "user", Content: "ping"}})
+	srv := llmtest.NewAnthropic(t, llmtest.Say("pong"))
+	e := fakeProfileEngine(t, llm.ProviderAnthropic, srv.BaseURL, nil)
+	resp, err := newSession(t, e).Complete(turnCtx(t), []llm.Message{{Role: "system", Content: "terse"}, {Role: "user", Content: "ping"}})
 	if err != nil || resp.Message.Content != "pong" {
 		t.Fatalf("Complete = %+v, %v", resp, err)
 	}

@@ -3,16 +3,13 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"slices"
 	"strings"
 
+	"tai/engine/llm"
 	"tai/vault"
 )
-
-// vaultPassphraseEnv is the variable tai reads the vault passphrase from.
-const vaultPassphraseEnv = "TAI_VAULT_PASSPHRASE"
 
 // scrubWords are the parts of a variable name that mark it as a
 // credential for the shell: commands never see such a variable unless a
@@ -26,7 +23,7 @@ var scrubWords = []string{"KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDE
 // profile's key_env (in keyEnvs).
 func credentialEnv(name string, keyEnvs map[string]bool) bool {
 	up := strings.ToUpper(name)
-	if up == vaultPassphraseEnv || keyEnvs[name] {
+	if up == vault.PassphraseEnv || keyEnvs[name] {
 		return true
 	}
 	for _, w := range scrubWords {
@@ -43,30 +40,13 @@ func credentialEnv(name string, keyEnvs map[string]bool) bool {
 // or names the vault passphrase.
 func CredentialName(name string) bool { return credentialEnv(name, nil) }
 
-// ValidPassEnv checks a name a person asks to pass through to shell
-// commands: a variable name, and never the vault passphrase.
-func ValidPassEnv(name string) error {
-	if name == "" {
-		return errors.New("pass_env: a variable name is empty")
-	}
-	for i, r := range name {
-		if !(r == '_' || (r >= 'A' && r <= 'Z') || (r >= 'a' && r <= 'z') || (i > 0 && r >= '0' && r <= '9')) {
-			return fmt.Errorf("pass_env: %q is not an environment variable name (letters, digits and '_', not starting with a digit)", name)
-		}
-	}
-	if strings.ToUpper(name) == vaultPassphraseEnv {
-		return fmt.Errorf("pass_env: %s is never passed to commands", vaultPassphraseEnv)
-	}
-	return nil
-}
-
 // PassEnv lets shell commands see the named variables although their
 // names look like credentials (GH_TOKEN for gh, say). Their values stay
 // registered for redaction, so output that repeats one still hides it.
 // Set it from init.lua with tai.pass_env, or per profile (pass_env).
 func (e *Engine) PassEnv(names ...string) error {
 	for _, n := range names {
-		if err := ValidPassEnv(n); err != nil {
+		if err := llm.ValidPassEnv(n); err != nil {
 			return err
 		}
 	}
@@ -83,7 +63,7 @@ func (e *Engine) PassEnv(names ...string) error {
 
 // passed reports whether name was passed through by a person: with
 // PassEnv, or in the pass_env of p (the calling session's profile).
-func (e *Engine) passed(name string, p Profile) bool {
+func (e *Engine) passed(name string, p llm.Profile) bool {
 	e.passMu.Lock()
 	ok := e.passEnv[name]
 	e.passMu.Unlock()
@@ -96,14 +76,14 @@ func (e *Engine) keyEnvs() map[string]bool {
 	out := map[string]bool{}
 	// A stored profile from before ValidKeyEnv may name HOME or PATH; such
 	// a name holds no key, and stripping it would break the shell.
-	if p := e.Profile(); p.KeyEnv != "" && ValidKeyEnv(p.KeyEnv) == nil {
+	if p := e.Profile(); p.KeyEnv != "" && llm.ValidKeyEnv(p.KeyEnv) == nil {
 		out[p.KeyEnv] = true
 	}
 	// A vault that cannot list its profiles still leaves the fixed names
 	// stripped; the current profile is covered above.
-	if ps, err := ListProfiles(e.store); err == nil {
+	if ps, err := llm.ListProfiles(e.store); err == nil {
 		for _, p := range ps {
-			if p.KeyEnv != "" && ValidKeyEnv(p.KeyEnv) == nil {
+			if p.KeyEnv != "" && llm.ValidKeyEnv(p.KeyEnv) == nil {
 				out[p.KeyEnv] = true
 			}
 		}
@@ -124,7 +104,7 @@ func (e *Engine) shellEnv(ctx context.Context) []string {
 	out := make([]string, 0, len(env))
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
-		if !credentialEnv(name, keyEnvs) || (e.passed(name, p) && !strings.EqualFold(name, vaultPassphraseEnv)) {
+		if !credentialEnv(name, keyEnvs) || (e.passed(name, p) && !strings.EqualFold(name, vault.PassphraseEnv)) {
 			out = append(out, kv)
 		}
 	}
@@ -136,9 +116,9 @@ func (e *Engine) shellEnv(ctx context.Context) []string {
 // profile's base URL, so a file, a page or an error that repeats one never
 // shows it.
 func (e *Engine) redactEnv() {
-	redactUserinfo(e.store, e.Profile().BaseURL)
+	llm.RedactUserinfo(e.store, e.Profile().BaseURL)
 	keyEnvs := e.keyEnvs()
-	names := map[string]bool{vaultPassphraseEnv: true}
+	names := map[string]bool{vault.PassphraseEnv: true}
 	for n := range keyEnvs {
 		names[n] = true
 	}

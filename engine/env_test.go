@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"tai/engine/llm"
 	"tai/vault"
 )
 
@@ -23,10 +24,10 @@ func TestShellEnvironmentHoldsNoCredentials(t *testing.T) {
 	}
 	t.Setenv("TAI_PLAIN_SETTING", "kept-value")
 	store := openStore(t)
-	if err := SaveProfile(store, Profile{Name: "router", Provider: ProviderOpenAI, Model: "m", KeyEnv: "ROUTER_TOKEN"}); err != nil {
+	if err := llm.SaveProfile(store, llm.Profile{Name: "router", Provider: llm.ProviderOpenAI, Model: "m", KeyEnv: "ROUTER_TOKEN"}); err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(store, &Options{Mode: Yolo, Dir: t.TempDir(), Getenv: noEnv, NewClient: func(Profile) (ChatClient, error) { return nil, nil }})
+	e, err := New(store, &Options{Mode: Yolo, Dir: t.TempDir(), Getenv: noEnv, NewClient: func(llm.Profile) (llm.ChatClient, error) { return nil, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func TestShellEnvironmentHoldsNoCredentials(t *testing.T) {
 	}
 	// A profile saved later has its key_env stripped too.
 	t.Setenv("LATER_SECRET", "later-secret-value-5")
-	if err := e.SaveProfile(Profile{Name: "later", Provider: ProviderOpenAI, Model: "m", KeyEnv: "LATER_SECRET"}); err != nil {
+	if err := e.SaveProfile(llm.Profile{Name: "later", Provider: llm.ProviderOpenAI, Model: "m", KeyEnv: "LATER_SECRET"}); err != nil {
 		t.Fatal(err)
 	}
 	res, err = newSession(t, e).Dispatch(context.Background(), "shell", map[string]any{"argv": []any{"env"}})
@@ -84,8 +85,8 @@ func TestSealedVaultWithoutKeyRefusesTurnsAndTools(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "leak.txt"), []byte("password=sealed-db-password-1\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){say("should not be asked")}}
-	e, err := New(locked, &Options{Mode: Yolo, Dir: dir, Getenv: noEnv, NewClient: func(Profile) (ChatClient, error) { return client, nil }})
+	client := &scripted{steps: []func(context.Context, llm.Request, func(string)) (llm.Response, error){say("should not be asked")}}
+	e, err := New(locked, &Options{Mode: Yolo, Dir: dir, Getenv: noEnv, NewClient: func(llm.Profile) (llm.ChatClient, error) { return client, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func TestSealedVaultWithoutKeyRefusesTurnsAndTools(t *testing.T) {
 	if _, err := newSession(t, e).NewAgent(nil).RunTurn(context.Background(), "read leak.txt", nil); !errors.Is(err, vault.ErrNoPassphrase) {
 		t.Fatalf("RunTurn err = %v, want a refusal", err)
 	}
-	if _, err := newSession(t, e).Complete(context.Background(), []Message{{Role: "user", Content: "hi"}}); !errors.Is(err, vault.ErrNoPassphrase) {
+	if _, err := newSession(t, e).Complete(context.Background(), []llm.Message{{Role: "user", Content: "hi"}}); !errors.Is(err, vault.ErrNoPassphrase) {
 		t.Fatalf("Complete err = %v, want a refusal", err)
 	}
 	if n := len(client.requests()); n != 0 {
@@ -111,7 +112,7 @@ func TestSealedVaultWithoutKeyRefusesTurnsAndTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err = New(open, &Options{Mode: Yolo, Dir: dir, Getenv: noEnv, NewClient: func(Profile) (ChatClient, error) { return client, nil }})
+	e, err = New(open, &Options{Mode: Yolo, Dir: dir, Getenv: noEnv, NewClient: func(llm.Profile) (llm.ChatClient, error) { return client, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +132,7 @@ func TestStoredProfileWithOrdinaryKeyEnv(t *testing.T) {
 	if err := store.ProfilePut("legacy", []byte(`{"provider":"openai","model":"m","key_env":"HOME"}`)); err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(store, &Options{Mode: Yolo, Dir: t.TempDir(), Getenv: noEnv, NewClient: func(Profile) (ChatClient, error) { return nil, nil }})
+	e, err := New(store, &Options{Mode: Yolo, Dir: t.TempDir(), Getenv: noEnv, NewClient: func(llm.Profile) (llm.ChatClient, error) { return nil, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func TestStoredProfileWithOrdinaryKeyEnv(t *testing.T) {
 	if got := store.Redact(home); got != home {
 		t.Errorf("HOME's value is redacted: %q", got)
 	}
-	err = e.SaveProfile(Profile{Name: "bad", Provider: ProviderOpenAI, Model: "m", KeyEnv: "PATH"})
+	err = e.SaveProfile(llm.Profile{Name: "bad", Provider: llm.ProviderOpenAI, Model: "m", KeyEnv: "PATH"})
 	if err == nil || !strings.Contains(err.Error(), "key_env PATH is not an API key variable") {
 		t.Errorf("saving key_env PATH: %v", err)
 	}
@@ -183,7 +184,7 @@ func TestShellEnvironmentScrubsCredentialNames(t *testing.T) {
 	t.Setenv("NPM_TOKEN", "npm-token-passed-10")
 	store := openStore(t)
 	e, err := New(store, &Options{Mode: Yolo, Dir: t.TempDir(), Getenv: noEnv, PassEnv: []string{"GH_TOKEN"},
-		NewClient: func(Profile) (ChatClient, error) { return nil, nil }})
+		NewClient: func(llm.Profile) (llm.ChatClient, error) { return nil, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +220,7 @@ func TestShellEnvironmentScrubsCredentialNames(t *testing.T) {
 	}
 	// A profile passes its own names through; the passphrase never.
 	t.Setenv("ROUTER_TOKEN", "router-token-passed-11")
-	if err := e.SaveProfile(Profile{Name: "p", Provider: ProviderOpenAI, Model: "m", PassEnv: []string{"ROUTER_TOKEN"}}); err != nil {
+	if err := e.SaveProfile(llm.Profile{Name: "p", Provider: llm.ProviderOpenAI, Model: "m", PassEnv: []string{"ROUTER_TOKEN"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := sess.UseProfile("p"); err != nil {
@@ -239,7 +240,7 @@ func TestShellEnvironmentScrubsCredentialNames(t *testing.T) {
 		if err := e.PassEnv(bad); err == nil {
 			t.Errorf("PassEnv(%q) was accepted", bad)
 		}
-		if err := (Profile{Name: "q", Provider: ProviderOpenAI, Model: "m", PassEnv: []string{bad}}).Validate(); err == nil {
+		if err := (llm.Profile{Name: "q", Provider: llm.ProviderOpenAI, Model: "m", PassEnv: []string{bad}}).Validate(); err == nil {
 			t.Errorf("a profile passing %q validated", bad)
 		}
 	}

@@ -5,10 +5,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"tai/engine/llm"
 )
 
 func TestForkToolSubsetAndSteps(t *testing.T) {
-	client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){
+	client := &scripted{steps: []func(context.Context, llm.Request, func(string)) (llm.Response, error){
 		calls("shell", `{"command":"echo hi"}`, "fork", `{"task":"nested"}`, "echo", `{}`),
 		calls("echo", `{}`),
 		say("never reached"),
@@ -41,10 +43,10 @@ func TestForkToolSubsetAndSteps(t *testing.T) {
 }
 
 func TestForkDeadline(t *testing.T) {
-	client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){
-		func(ctx context.Context, _ Request, _ func(string)) (Response, error) {
+	client := &scripted{steps: []func(context.Context, llm.Request, func(string)) (llm.Response, error){
+		func(ctx context.Context, _ llm.Request, _ func(string)) (llm.Response, error) {
 			<-ctx.Done()
-			return Response{}, ctx.Err()
+			return llm.Response{}, ctx.Err()
 		},
 	}}
 	e := newEngine(t, client, nil)
@@ -58,7 +60,7 @@ func TestForkDeadline(t *testing.T) {
 }
 
 func TestForkToolInAgent(t *testing.T) {
-	client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){
+	client := &scripted{steps: []func(context.Context, llm.Request, func(string)) (llm.Response, error){
 		calls("fork", `{"task":"find the answer","tools":["echo"],"max_steps":3}`), // parent
 		calls("echo", `{}`),                            // subagent step 1
 		say("the answer is echoed"),                    // subagent step 2
@@ -105,7 +107,7 @@ func TestForkUnmatchedTools(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){say("done")}}
+			client := &scripted{steps: []func(context.Context, llm.Request, func(string)) (llm.Response, error){say("done")}}
 			e := newEngine(t, client, &Options{Mode: Yolo})
 			addTool(t, e.Tools(), textTool("echo", "echo back", true, "echoed"))
 			turn, err := newSession(t, e).Fork(turnCtx(t), ForkOptions{Task: "research", Tools: tc.tools})
@@ -131,14 +133,14 @@ func TestForkUnmatchedTools(t *testing.T) {
 }
 
 func TestForkToolReportsHowTheSubagentEnded(t *testing.T) {
-	answer := func(text, reason string) func(context.Context, Request, func(string)) (Response, error) {
-		return func(context.Context, Request, func(string)) (Response, error) {
-			return Response{Message: Message{Role: "assistant", Content: text}, FinishReason: reason}, nil
+	answer := func(text, reason string) func(context.Context, llm.Request, func(string)) (llm.Response, error) {
+		return func(context.Context, llm.Request, func(string)) (llm.Response, error) {
+			return llm.Response{Message: llm.Message{Role: "assistant", Content: text}, FinishReason: reason}, nil
 		}
 	}
 	cases := []struct {
 		name    string
-		step    func(context.Context, Request, func(string)) (Response, error)
+		step    func(context.Context, llm.Request, func(string)) (llm.Response, error)
 		want    string
 		isError bool
 	}{
@@ -149,7 +151,7 @@ func TestForkToolReportsHowTheSubagentEnded(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEngine(t, &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){tc.step}}, &Options{Mode: Yolo})
+			e := newEngine(t, &scripted{steps: []func(context.Context, llm.Request, func(string)) (llm.Response, error){tc.step}}, &Options{Mode: Yolo})
 			res := dispatch(t, e, "fork", map[string]any{"task": "look"})
 			if !strings.HasPrefix(res.Text(), tc.want) || res.IsError != tc.isError {
 				t.Errorf("fork result %q (error %v), want %q (error %v)", res.Text(), res.IsError, tc.want, tc.isError)
@@ -162,7 +164,7 @@ func TestForkToolReportsHowTheSubagentEnded(t *testing.T) {
 // offered, they run and are audited, and the registry's tools (write_file)
 // are not available to it.
 func TestForkOwnTools(t *testing.T) {
-	client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){
+	client := &scripted{steps: []func(context.Context, llm.Request, func(string)) (llm.Response, error){
 		calls("repo_read", `{"path":"README.md"}`, "write_file", `{"path":"x","content":"y"}`),
 		say("done"),
 	}}

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"tai/engine/llm"
+	"tai/engine/llm/llmtest"
 	"tai/vault"
 )
 
@@ -26,52 +28,52 @@ func openStore(t testing.TB) *vault.Store {
 // and recording a deep copy of every request.
 type scripted struct {
 	mu    sync.Mutex
-	steps []func(ctx context.Context, req Request, onText func(string)) (Response, error)
-	reqs  []Request
+	steps []func(ctx context.Context, req llm.Request, onText func(string)) (llm.Response, error)
+	reqs  []llm.Request
 }
 
-func (s *scripted) Complete(ctx context.Context, req Request, onText func(string)) (Response, error) {
+func (s *scripted) Complete(ctx context.Context, req llm.Request, onText func(string)) (llm.Response, error) {
 	s.mu.Lock()
 	raw, _ := json.Marshal(req)
-	var cp Request
+	var cp llm.Request
 	_ = json.Unmarshal(raw, &cp)
 	s.reqs = append(s.reqs, cp)
 	n := len(s.reqs)
 	if n > len(s.steps) {
 		s.mu.Unlock()
-		return Response{}, fmt.Errorf("scripted client: request %d, but only %d answers are scripted", n, len(s.steps))
+		return llm.Response{}, fmt.Errorf("scripted client: request %d, but only %d answers are scripted", n, len(s.steps))
 	}
 	step := s.steps[n-1]
 	s.mu.Unlock()
 	return step(ctx, req, onText)
 }
 
-func (s *scripted) requests() []Request {
+func (s *scripted) requests() []llm.Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]Request(nil), s.reqs...)
+	return append([]llm.Request(nil), s.reqs...)
 }
 
 // say answers text (streamed as two deltas).
-func say(text string) func(context.Context, Request, func(string)) (Response, error) {
-	return func(_ context.Context, _ Request, onText func(string)) (Response, error) {
+func say(text string) func(context.Context, llm.Request, func(string)) (llm.Response, error) {
+	return func(_ context.Context, _ llm.Request, onText func(string)) (llm.Response, error) {
 		if onText != nil && text != "" {
 			half := len(text) / 2
 			onText(text[:half])
 			onText(text[half:])
 		}
-		return Response{Message: Message{Role: "assistant", Content: text}, FinishReason: "stop", Usage: Usage{InputTokens: 10, OutputTokens: 5}}, nil
+		return llm.Response{Message: llm.Message{Role: "assistant", Content: text}, FinishReason: "stop", Usage: llm.Usage{InputTokens: 10, OutputTokens: 5}}, nil
 	}
 }
 
 // calls answers with tool calls; each pair is name, JSON arguments.
-func calls(pairs ...string) func(context.Context, Request, func(string)) (Response, error) {
-	return func(context.Context, Request, func(string)) (Response, error) {
-		var tcs []ToolCall
+func calls(pairs ...string) func(context.Context, llm.Request, func(string)) (llm.Response, error) {
+	return func(context.Context, llm.Request, func(string)) (llm.Response, error) {
+		var tcs []llm.ToolCall
 		for i := 0; i+1 < len(pairs); i += 2 {
-			tcs = append(tcs, ToolCall{ID: fmt.Sprintf("c%d", i/2), Name: pairs[i], Arguments: json.RawMessage(pairs[i+1])})
+			tcs = append(tcs, llm.ToolCall{ID: fmt.Sprintf("c%d", i/2), Name: pairs[i], Arguments: json.RawMessage(pairs[i+1])})
 		}
-		return Response{Message: Message{Role: "assistant", ToolCalls: tcs}, FinishReason: "tool_calls", Usage: Usage{InputTokens: 10, OutputTokens: 5}}, nil
+		return llm.Response{Message: llm.Message{Role: "assistant", ToolCalls: tcs}, FinishReason: "tool_calls", Usage: llm.Usage{InputTokens: 10, OutputTokens: 5}}, nil
 	}
 }
 
@@ -110,7 +112,7 @@ func noEnv(string) string { return "" }
 
 // newEngine builds an Engine on a fresh vault whose model is client, with
 // its working directory in a temporary folder.
-func newEngine(t testing.TB, client ChatClient, o *Options) *Engine {
+func newEngine(t testing.TB, client llm.ChatClient, o *Options) *Engine {
 	t.Helper()
 	var opts Options
 	if o != nil {
@@ -123,7 +125,7 @@ func newEngine(t testing.TB, client ChatClient, o *Options) *Engine {
 		opts.Getenv = noEnv
 	}
 	if opts.NewClient == nil {
-		opts.NewClient = func(Profile) (ChatClient, error) { return client, nil }
+		opts.NewClient = func(llm.Profile) (llm.ChatClient, error) { return client, nil }
 	}
 	e, err := New(openStore(t), &opts)
 	if err != nil {
@@ -154,4 +156,17 @@ func newSession(t testing.TB, e *Engine) *Session {
 		t.Fatalf("NewSession: %v", err)
 	}
 	return s
+}
+
+// fakeProvider names a provider and starts a fake of its API.
+type fakeProvider struct {
+	name string
+	fake func(testing.TB, ...llmtest.Turn) *llmtest.Server
+}
+
+// fakeProviders are the providers whose turns the tests run through a
+// fake of their API.
+var fakeProviders = []fakeProvider{
+	{llm.ProviderOpenAI, llmtest.NewOpenAI},
+	{llm.ProviderAnthropic, llmtest.NewAnthropic},
 }

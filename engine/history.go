@@ -3,6 +3,8 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+
+	"tai/engine/llm"
 )
 
 // SetHistory replaces the agent's conversation with msgs (a conversation
@@ -12,9 +14,9 @@ import (
 // history), an unknown role, or a tool result answering no call. Tool
 // call arguments that are not a JSON object are kept as historyArgs keeps
 // them.
-func (a *Agent) SetHistory(msgs []Message) error {
+func (a *Agent) SetHistory(msgs []llm.Message) error {
 	calls := map[string]bool{}
-	out := make([]Message, len(msgs))
+	out := make([]llm.Message, len(msgs))
 	for i, m := range msgs {
 		switch m.Role {
 		case "user", "assistant":
@@ -27,7 +29,7 @@ func (a *Agent) SetHistory(msgs []Message) error {
 		default:
 			return fmt.Errorf("message %d has role %q; use user, assistant or tool", i+1, m.Role)
 		}
-		m.ToolCalls = append([]ToolCall(nil), m.ToolCalls...)
+		m.ToolCalls = append([]llm.ToolCall(nil), m.ToolCalls...)
 		for j := range m.ToolCalls {
 			calls[m.ToolCalls[j].ID] = true
 			m.ToolCalls[j].Arguments = historyArgs(m.ToolCalls[j].Arguments)
@@ -44,7 +46,7 @@ func (a *Agent) SetHistory(msgs []Message) error {
 // EstimateTokens is a rough count of the tokens msgs take (about four
 // bytes of text per token, as the providers' own rules of thumb say), for
 // showing what a conversation costs before the API reports it.
-func EstimateTokens(msgs []Message) int {
+func EstimateTokens(msgs []llm.Message) int {
 	n := 0
 	for _, m := range msgs {
 		n += 4 + len(m.Content)/4

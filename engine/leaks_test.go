@@ -13,6 +13,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"tai/engine/llm"
 	"tai/vault"
 )
 
@@ -174,7 +175,7 @@ func TestReadFileFailsClosedWhileTheVaultIsLocked(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	e, err := New(store, &Options{Dir: dir, Getenv: noEnv, Mode: Yolo, NewClient: func(Profile) (ChatClient, error) { return nil, nil }})
+	e, err := New(store, &Options{Dir: dir, Getenv: noEnv, Mode: Yolo, NewClient: func(llm.Profile) (llm.ChatClient, error) { return nil, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm"
+	"tai/engine/llm/llmtest"
 	"tai/mcp/httppolicy"
 )
 
@@ -19,7 +20,7 @@ import (
 // naming both URLs; the other origin never sees the key or the
 // conversation. A same-origin redirect is followed.
 func TestModelRedirectsStayInTheOrigin(t *testing.T) {
-	for _, p := range providers {
+	for _, p := range fakeProviders {
 		for _, status := range []int{http.StatusTemporaryRedirect, http.StatusPermanentRedirect, http.StatusFound} {
 			t.Run(p.name+"/"+http.StatusText(status), func(t *testing.T) {
 				var elsewhere atomic.Int32
@@ -35,7 +36,7 @@ func TestModelRedirectsStayInTheOrigin(t *testing.T) {
 				}))
 				defer redirecting.Close()
 				base := "http://user:pw-in-base-url@" + strings.TrimPrefix(redirecting.URL, "http://") + "/v1"
-				e := fakeProfileEngine(t, p.name, base, &Options{Mode: Yolo, Client: &ClientOptions{Retry: RetryPolicy{Attempts: 3}}})
+				e := fakeProfileEngine(t, p.name, base, &Options{Mode: Yolo, Client: &llm.ClientOptions{Retry: llm.RetryPolicy{Attempts: 3}}})
 				_, err := newSession(t, e).NewAgent(nil).RunTurn(turnCtx(t), "hello", nil)
 				if err == nil {
 					t.Fatal("a turn through a cross-origin redirect succeeded")
@@ -60,7 +61,7 @@ func TestModelRedirectsStayInTheOrigin(t *testing.T) {
 		}
 	}
 	t.Run("same origin", func(t *testing.T) {
-		srv := fakemodel.NewOpenAI(t, fakemodel.Say("followed"))
+		srv := llmtest.NewOpenAI(t, llmtest.Say("followed"))
 		target, err := url.Parse(srv.URL)
 		if err != nil {
 			t.Fatal(err)
@@ -72,7 +73,7 @@ func TestModelRedirectsStayInTheOrigin(t *testing.T) {
 		})
 		front := httptest.NewServer(mux)
 		defer front.Close()
-		e := fakeProfileEngine(t, ProviderOpenAI, front.URL+"/old/v1", &Options{Mode: Yolo})
+		e := fakeProfileEngine(t, llm.ProviderOpenAI, front.URL+"/old/v1", &Options{Mode: Yolo})
 		turn, err := newSession(t, e).NewAgent(nil).RunTurn(turnCtx(t), "hello", nil)
 		if err != nil || turn.Text != "followed" {
 			t.Fatalf("turn %+v, %v", turn, err)

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"tai/engine/llm"
 )
 
 // DefaultSelectCap is how many matched tools SelectTools offers beyond the
@@ -70,7 +72,7 @@ type SelectOptions struct {
 // Selection is what Select chose and from how many.
 type Selection struct {
 	// Offered are the tools offered this turn.
-	Offered []ToolSpec
+	Offered []llm.ToolSpec
 	// Available counts the tools that could have been offered (registered
 	// or from the SpecSource, and allowed).
 	Available int
@@ -89,13 +91,13 @@ type Selection struct {
 // break by name, so the choice is deterministic. Word indexes are built
 // once per registration change, and the conversation is tokenised once
 // per call.
-func (r *Registry) SelectTools(conv []Message, opts SelectOptions) []ToolSpec {
+func (r *Registry) SelectTools(conv []llm.Message, opts SelectOptions) []llm.ToolSpec {
 	return r.Select(conv, opts).Offered
 }
 
 // Select is SelectTools saying how many tools were available and whether
 // it had to choose among them.
-func (r *Registry) Select(conv []Message, opts SelectOptions) Selection {
+func (r *Registry) Select(conv []llm.Message, opts SelectOptions) Selection {
 	reg, ext := r.indexes(opts.Profile)
 
 	allow := opts.Allow
@@ -116,7 +118,7 @@ func (r *Registry) Select(conv []Message, opts SelectOptions) Selection {
 	}
 
 	var sel Selection
-	var all []ToolSpec
+	var all []llm.ToolSpec
 	for k, idx := range []*wordIndex{reg, ext} {
 		for i, s := range idx.specs {
 			if !allow(s.Name) || k == 1 && hasName(reg, s.Name) {
@@ -128,7 +130,7 @@ func (r *Registry) Select(conv []Message, opts SelectOptions) Selection {
 		}
 	}
 
-	var out []ToolSpec
+	var out []llm.ToolSpec
 	taken := map[string]bool{}
 	take := func(name string) {
 		if taken[name] || !allow(name) {
@@ -149,7 +151,7 @@ func (r *Registry) Select(conv []Message, opts SelectOptions) Selection {
 		take(n)
 	}
 	if tokens > 0 && sel.Tokens <= tokens {
-		slices.SortFunc(all, func(a, b ToolSpec) int { return strings.Compare(a.Name, b.Name) })
+		slices.SortFunc(all, func(a, b llm.ToolSpec) int { return strings.Compare(a.Name, b.Name) })
 		for _, s := range all {
 			take(s.Name)
 		}
@@ -215,13 +217,13 @@ func schemaSize(p map[string]any) int {
 // Search returns up to n tools whose name and description words match
 // query, best first (ties by name), considering the registered tools and the
 // SpecSource's.
-func (r *Registry) Search(query string, n int) []ToolSpec {
+func (r *Registry) Search(query string, n int) []llm.ToolSpec {
 	return r.SearchFor("", query, n)
 }
 
 // SearchFor is Search for a session on profile (the SpecSource's tools
 // depend on it; empty means the default).
-func (r *Registry) SearchFor(profile, query string, n int) []ToolSpec {
+func (r *Registry) SearchFor(profile, query string, n int) []llm.ToolSpec {
 	words := map[string]bool{}
 	tokenize(query, func(w string) { words[w] = true })
 	reg, ext := r.indexes(profile)
@@ -238,7 +240,7 @@ func (r *Registry) indexes(profile string) (*wordIndex, *wordIndex) {
 	if reg == nil {
 		r.mu.Lock()
 		if r.index == nil {
-			specs := make([]ToolSpec, 0, len(r.tools))
+			specs := make([]llm.ToolSpec, 0, len(r.tools))
 			for _, t := range r.tools {
 				specs = append(specs, t.Spec())
 			}
@@ -247,7 +249,7 @@ func (r *Registry) indexes(profile string) (*wordIndex, *wordIndex) {
 		reg = r.index
 		r.mu.Unlock()
 	}
-	var extSpecs []ToolSpec
+	var extSpecs []llm.ToolSpec
 	if src != nil {
 		extSpecs = src(profile)
 	}
@@ -257,7 +259,7 @@ func (r *Registry) indexes(profile string) (*wordIndex, *wordIndex) {
 // rankMatches scores every tool of the indexes against words and returns up
 // to n of the best with a positive score, skipping names in skip and names
 // allow rejects. A registered tool hides an extra one of the same name.
-func rankMatches(words map[string]bool, n int, skip map[string]bool, allow func(string) bool, idxs ...*wordIndex) []ToolSpec {
+func rankMatches(words map[string]bool, n int, skip map[string]bool, allow func(string) bool, idxs ...*wordIndex) []llm.ToolSpec {
 	if n <= 0 || len(words) == 0 {
 		return nil
 	}
@@ -329,7 +331,7 @@ func rankMatches(words map[string]bool, n int, skip map[string]bool, allow func(
 	if len(cands) > n {
 		cands = cands[:n]
 	}
-	out := make([]ToolSpec, len(cands))
+	out := make([]llm.ToolSpec, len(cands))
 	for i, c := range cands {
 		out[i] = idxs[c.idx].specs[c.tool]
 	}
@@ -346,7 +348,7 @@ type posting struct {
 // wordIndex is an inverted index from words to the tools whose name or
 // description holds them.
 type wordIndex struct {
-	specs   []ToolSpec
+	specs   []llm.ToolSpec
 	byName  map[string]int32
 	post    map[string][]posting
 	words   []map[string]uint8 // per tool: its words and their weights
@@ -368,7 +370,7 @@ func (idx *wordIndex) measure() {
 
 // newWordIndex indexes specs. prev, when given, lends the word lists of
 // tools whose name and description did not change.
-func newWordIndex(specs []ToolSpec, prev *wordIndex) *wordIndex {
+func newWordIndex(specs []llm.ToolSpec, prev *wordIndex) *wordIndex {
 	sort.Slice(specs, func(i, j int) bool { return specs[i].Name < specs[j].Name })
 	idx := &wordIndex{
 		specs:  specs,
@@ -403,10 +405,10 @@ func (idx *wordIndex) lookup(name string) (int32, bool) {
 	return i, ok
 }
 
-func (idx *wordIndex) spec(name string) (ToolSpec, bool) {
+func (idx *wordIndex) spec(name string) (llm.ToolSpec, bool) {
 	i, ok := idx.lookup(name)
 	if !ok {
-		return ToolSpec{}, false
+		return llm.ToolSpec{}, false
 	}
 	return idx.specs[i], true
 }
@@ -415,11 +417,11 @@ func (idx *wordIndex) spec(name string) (ToolSpec, bool) {
 // only when the list's names or descriptions change.
 type extraIndex struct {
 	mu    sync.Mutex
-	specs []ToolSpec
+	specs []llm.ToolSpec
 	idx   *wordIndex
 }
 
-func (e *extraIndex) refresh(specs []ToolSpec) *wordIndex {
+func (e *extraIndex) refresh(specs []llm.ToolSpec) *wordIndex {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.idx != nil && sameSpecs(e.specs, specs) {
@@ -427,7 +429,7 @@ func (e *extraIndex) refresh(specs []ToolSpec) *wordIndex {
 			// The words stand; the specs offered are the new ones (a
 			// schema granted anew under the same description).
 			idx := *e.idx
-			idx.specs = append([]ToolSpec(nil), specs...)
+			idx.specs = append([]llm.ToolSpec(nil), specs...)
 			sort.Slice(idx.specs, func(i, j int) bool { return idx.specs[i].Name < idx.specs[j].Name })
 			idx.measure()
 			e.specs, e.idx = specs, &idx
@@ -435,11 +437,11 @@ func (e *extraIndex) refresh(specs []ToolSpec) *wordIndex {
 		return e.idx
 	}
 	e.specs = specs
-	e.idx = newWordIndex(append([]ToolSpec(nil), specs...), e.idx)
+	e.idx = newWordIndex(append([]llm.ToolSpec(nil), specs...), e.idx)
 	return e.idx
 }
 
-func sameSpecs(a, b []ToolSpec) bool {
+func sameSpecs(a, b []llm.ToolSpec) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -454,7 +456,7 @@ func sameSpecs(a, b []ToolSpec) bool {
 // sameParameters reports whether a and b (of the same names, in order)
 // hold the very same Parameters maps: a SpecSource hands out the same
 // maps until its tools change.
-func sameParameters(a, b []ToolSpec) bool {
+func sameParameters(a, b []llm.ToolSpec) bool {
 	for i := range a {
 		if reflect.ValueOf(a[i].Parameters).UnsafePointer() != reflect.ValueOf(b[i].Parameters).UnsafePointer() {
 			return false
@@ -465,7 +467,7 @@ func sameParameters(a, b []ToolSpec) bool {
 
 // calledTools returns the names of tools called in the recent conversation,
 // oldest first, so a tool in use stays on offer.
-func calledTools(conv []Message) []string {
+func calledTools(conv []llm.Message) []string {
 	var out []string
 	start := max(len(conv)-2*selectRecent, 0)
 	for _, m := range conv[start:] {
@@ -478,7 +480,7 @@ func calledTools(conv []Message) []string {
 
 // conversationWords tokenises the last user message and the text of the few
 // messages before it.
-func conversationWords(conv []Message) map[string]bool {
+func conversationWords(conv []llm.Message) map[string]bool {
 	words := map[string]bool{}
 	add := func(w string) { words[w] = true }
 	lastUser := -1

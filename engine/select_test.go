@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"tai/engine/llm"
 )
 
 func selectRegistry(t testing.TB) *Registry {
@@ -26,7 +28,7 @@ func selectRegistry(t testing.TB) *Registry {
 	return reg
 }
 
-func names(specs []ToolSpec) []string {
+func names(specs []llm.ToolSpec) []string {
 	out := make([]string, len(specs))
 	for i, s := range specs {
 		out[i] = s.Name
@@ -38,36 +40,36 @@ func TestSelectTools(t *testing.T) {
 	core := []string{"read_file", "shell", "tool_search"}
 	tests := []struct {
 		name string
-		conv []Message
+		conv []llm.Message
 		opts SelectOptions
 		want []string
 	}{
 		{
 			name: "core only when nothing matches",
-			conv: []Message{{Role: "user", Content: "hello there"}},
+			conv: []llm.Message{{Role: "user", Content: "hello there"}},
 			want: core,
 		},
 		{
 			name: "equal scores break ties by name",
-			conv: []Message{{Role: "user", Content: "Find the open issues about login in our GitHub repo"}},
+			conv: []llm.Message{{Role: "user", Content: "Find the open issues about login in our GitHub repo"}},
 			want: append(slices.Clone(core), "github_create_issue", "github_search_issues"),
 		},
 		{
 			name: "camel case names and plurals match, description words add",
-			conv: []Message{{Role: "user", Content: "run a postgres query; also what events are on my calendar"}},
+			conv: []llm.Message{{Role: "user", Content: "run a postgres query; also what events are on my calendar"}},
 			want: append(slices.Clone(core), "postgresQuery", "calendar_list_events"),
 		},
 		{
 			name: "cap bounds the matches, best first",
-			conv: []Message{{Role: "user", Content: "github weather forecast"}},
+			conv: []llm.Message{{Role: "user", Content: "github weather forecast"}},
 			opts: SelectOptions{Cap: 1},
 			want: append(slices.Clone(core), "weather_forecast"),
 		},
 		{
 			name: "enabled and called tools stay offered",
-			conv: []Message{
+			conv: []llm.Message{
 				{Role: "user", Content: "what is the forecast"},
-				{Role: "assistant", ToolCalls: []ToolCall{{ID: "1", Name: "weather_forecast", Arguments: []byte(`{}`)}}},
+				{Role: "assistant", ToolCalls: []llm.ToolCall{{ID: "1", Name: "weather_forecast", Arguments: []byte(`{}`)}}},
 				{Role: "tool", ToolCallID: "1", Content: "sunny"},
 				{Role: "user", Content: "thanks"},
 			},
@@ -76,13 +78,13 @@ func TestSelectTools(t *testing.T) {
 		},
 		{
 			name: "allow restricts everything",
-			conv: []Message{{Role: "user", Content: "github issues"}},
+			conv: []llm.Message{{Role: "user", Content: "github issues"}},
 			opts: SelectOptions{Allow: func(n string) bool { return n != "shell" && n != "github_create_issue" }},
 			want: []string{"read_file", "tool_search", "github_search_issues"},
 		},
 		{
 			name: "negative cap offers no matches",
-			conv: []Message{{Role: "user", Content: "github issues"}},
+			conv: []llm.Message{{Role: "user", Content: "github issues"}},
 			opts: SelectOptions{Cap: -1},
 			want: core,
 		},
@@ -105,22 +107,22 @@ func TestSelectTools(t *testing.T) {
 func TestSelectToolsSpecSource(t *testing.T) {
 	reg := selectRegistry(t)
 	calls := 0
-	bridged := []ToolSpec{
+	bridged := []llm.ToolSpec{
 		{Name: "mcp_jira_find_tickets", Description: "Find Jira tickets by JQL"},
 		{Name: "shell", Description: "a bridged tool shadowed by the native shell"},
 	}
-	reg.SetSpecSource(func(string) []ToolSpec { calls++; return bridged })
-	conv := []Message{{Role: "user", Content: "which jira tickets are open?"}}
+	reg.SetSpecSource(func(string) []llm.ToolSpec { calls++; return bridged })
+	conv := []llm.Message{{Role: "user", Content: "which jira tickets are open?"}}
 	got := names(reg.SelectTools(conv, SelectOptions{}))
 	if !slices.Contains(got, "mcp_jira_find_tickets") {
 		t.Fatalf("bridged spec not selected: %v", got)
 	}
-	for _, s := range reg.SelectTools([]Message{{Role: "user", Content: "shell"}}, SelectOptions{}) {
+	for _, s := range reg.SelectTools([]llm.Message{{Role: "user", Content: "shell"}}, SelectOptions{}) {
 		if s.Name == "shell" && s.Description != "Run a shell command" {
 			t.Fatalf("a bridged spec shadowed the native tool: %+v", s)
 		}
 	}
-	bridged = append(bridged, ToolSpec{Name: "mcp_jira_close_ticket", Description: "Close a Jira ticket"})
+	bridged = append(bridged, llm.ToolSpec{Name: "mcp_jira_close_ticket", Description: "Close a Jira ticket"})
 	got = names(reg.SelectTools(conv, SelectOptions{}))
 	if !slices.Contains(got, "mcp_jira_close_ticket") {
 		t.Fatalf("a changed spec list was not re-indexed: %v", got)
@@ -174,18 +176,18 @@ func splitFields(s string) []string {
 
 // bridgedCatalogue returns 32 servers × 100 tools with realistic names and
 // descriptions.
-func bridgedCatalogue() []ToolSpec {
+func bridgedCatalogue() []llm.ToolSpec {
 	servers := []string{"github", "gitlab", "jira", "slack", "notion", "linear", "sentry", "postgres",
 		"mysql", "redis", "s3", "gcs", "kubernetes", "docker", "terraform", "aws", "azure", "stripe",
 		"shopify", "salesforce", "hubspot", "zendesk", "confluence", "figma", "discord", "twilio",
 		"sendgrid", "datadog", "grafana", "pagerduty", "airtable", "calendar"}
 	verbs := []string{"list", "get", "create", "update", "delete", "search", "archive", "export", "import", "sync"}
 	nouns := []string{"issues", "projects", "users", "comments", "files", "records", "events", "alerts", "reports", "invoices"}
-	var out []ToolSpec
+	var out []llm.ToolSpec
 	for _, s := range servers {
 		for i, v := range verbs {
 			for j, n := range nouns {
-				out = append(out, ToolSpec{
+				out = append(out, llm.ToolSpec{
 					Name: fmt.Sprintf("mcp_%s_%s_%s", s, v, n),
 					Description: fmt.Sprintf("%s the %s of a %s workspace. Supports pagination with a cursor, filters by owner "+
 						"and status, and returns JSON with ids, titles and timestamps (variant %d).", v, n, s, i*10+j),
@@ -197,11 +199,11 @@ func bridgedCatalogue() []ToolSpec {
 	return out
 }
 
-func benchConversation() []Message {
-	return []Message{
+func benchConversation() []llm.Message {
+	return []llm.Message{
 		{Role: "user", Content: "Our deploy failed last night. Check the sentry alerts for the api project and open a jira issue."},
 		{Role: "assistant", Content: "I'll look at the Sentry alerts first, then create the Jira issue with a summary."},
-		{Role: "assistant", ToolCalls: []ToolCall{{ID: "1", Name: "mcp_sentry_list_alerts", Arguments: []byte(`{}`)}}},
+		{Role: "assistant", ToolCalls: []llm.ToolCall{{ID: "1", Name: "mcp_sentry_list_alerts", Arguments: []byte(`{}`)}}},
 		{Role: "tool", ToolCallID: "1", Content: "3 alerts: TypeError in handler, timeout on /v1/orders, OOM in worker"},
 		{Role: "user", Content: "Also post a summary to the incidents channel on Slack and list the kubernetes events for the worker."},
 	}
@@ -231,7 +233,7 @@ func BenchmarkSelectTools(b *testing.B) {
 func BenchmarkSelectToolsSpecSource(b *testing.B) {
 	reg := NewRegistry(openStore(b), NewApprover(Yolo, nil))
 	cat := bridgedCatalogue()
-	reg.SetSpecSource(func(string) []ToolSpec { return cat })
+	reg.SetSpecSource(func(string) []llm.ToolSpec { return cat })
 	conv := benchConversation()
 	reg.SelectTools(conv, SelectOptions{})
 	b.ReportAllocs()
@@ -244,7 +246,7 @@ func BenchmarkSelectToolsSpecSource(b *testing.B) {
 func TestSelectToolsLargeCatalogue(t *testing.T) {
 	reg := NewRegistry(openStore(t), NewApprover(Yolo, nil))
 	cat := bridgedCatalogue()
-	reg.SetSpecSource(func(string) []ToolSpec { return cat })
+	reg.SetSpecSource(func(string) []llm.ToolSpec { return cat })
 	got := names(reg.SelectTools(benchConversation(), SelectOptions{}))
 	if len(got) != DefaultSelectCap+1 { // the called sentry tool plus the cap
 		t.Fatalf("selected %d tools, want %d: %v", len(got), DefaultSelectCap+1, got)
@@ -265,14 +267,14 @@ func TestSelectToolsLargeCatalogue(t *testing.T) {
 // first.
 func TestSelectionOffersTheSpecSourcesCurrentSchema(t *testing.T) {
 	reg := NewRegistry(openStore(t), NewApprover(Yolo, nil))
-	spec := func(prop string) []ToolSpec {
-		return []ToolSpec{{Name: "mcp_srv_fetch", Description: "fetches a page",
+	spec := func(prop string) []llm.ToolSpec {
+		return []llm.ToolSpec{{Name: "mcp_srv_fetch", Description: "fetches a page",
 			Parameters: map[string]any{"type": "object", "properties": map[string]any{prop: map[string]any{"type": "string"}}}}}
 	}
 	current := spec("url")
-	reg.SetSpecSource(func(string) []ToolSpec { return current })
-	conv := []Message{{Role: "user", Content: "fetch the page"}}
-	props := func(specs []ToolSpec) map[string]any {
+	reg.SetSpecSource(func(string) []llm.ToolSpec { return current })
+	conv := []llm.Message{{Role: "user", Content: "fetch the page"}}
+	props := func(specs []llm.ToolSpec) map[string]any {
 		for _, s := range specs {
 			if s.Name == "mcp_srv_fetch" {
 				return s.Parameters["properties"].(map[string]any)
@@ -285,7 +287,7 @@ func TestSelectionOffersTheSpecSourcesCurrentSchema(t *testing.T) {
 		t.Fatal("the first schema is not offered")
 	}
 	current = spec("address")
-	for what, specs := range map[string][]ToolSpec{"selection": reg.SelectTools(conv, SelectOptions{}), "search": reg.Search("fetch", 5)} {
+	for what, specs := range map[string][]llm.ToolSpec{"selection": reg.SelectTools(conv, SelectOptions{}), "search": reg.Search("fetch", 5)} {
 		if _, ok := props(specs)["address"]; !ok {
 			t.Fatalf("%s offers the schema indexed first: %v", what, props(specs))
 		}
@@ -297,18 +299,18 @@ func TestSelectionOffersTheSpecSourcesCurrentSchema(t *testing.T) {
 // schemas: the matched tools' schemas stay within MaxMatchedSchemas.
 func TestSelectionBoundsMatchedSchemaBytes(t *testing.T) {
 	reg := NewRegistry(openStore(t), NewApprover(Yolo, nil))
-	var fat []ToolSpec
+	var fat []llm.ToolSpec
 	for i := range 30 {
 		props := map[string]any{}
 		for j := range 100 {
 			props[fmt.Sprint("p", j)] = map[string]any{"type": "string", "description": strings.Repeat("x", 580)}
 		}
-		fat = append(fat, ToolSpec{Name: fmt.Sprintf("mcp_fat_fetch%02d", i), Description: "fetch the page",
+		fat = append(fat, llm.ToolSpec{Name: fmt.Sprintf("mcp_fat_fetch%02d", i), Description: "fetch the page",
 			Parameters: map[string]any{"type": "object", "properties": props}})
 	}
-	fat = append(fat, ToolSpec{Name: "mcp_thin_fetch", Description: "fetch the page", Parameters: map[string]any{"type": "object"}})
-	reg.SetSpecSource(func(string) []ToolSpec { return fat })
-	got := reg.SelectTools([]Message{{Role: "user", Content: "fetch the page"}}, SelectOptions{Core: []string{}})
+	fat = append(fat, llm.ToolSpec{Name: "mcp_thin_fetch", Description: "fetch the page", Parameters: map[string]any{"type": "object"}})
+	reg.SetSpecSource(func(string) []llm.ToolSpec { return fat })
+	got := reg.SelectTools([]llm.Message{{Role: "user", Content: "fetch the page"}}, SelectOptions{Core: []string{}})
 	b, _ := json.Marshal(got)
 	if len(got) == 0 || len(b) > MaxMatchedSchemas+8<<10 {
 		t.Fatalf("selected %d tools of %d bytes", len(got), len(b))

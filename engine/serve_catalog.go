@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"tai/engine/llm"
 	"tai/mcp"
 	"tai/mcp/server"
 )
@@ -316,12 +317,12 @@ func (s *servedSession) chat(ctx context.Context, args map[string]any) (Result, 
 // The registry has checked the messages against completions' schema.
 func (s *servedSession) completions(ctx context.Context, args map[string]any) (Result, error) {
 	list, _ := args["messages"].([]any)
-	msgs := make([]Message, 0, len(list))
+	msgs := make([]llm.Message, 0, len(list))
 	for _, v := range list {
 		m, _ := v.(map[string]any)
 		role, _ := m["role"].(string)
 		content, _ := m["content"].(string)
-		msgs = append(msgs, Message{Role: role, Content: content})
+		msgs = append(msgs, llm.Message{Role: role, Content: content})
 	}
 	resp, err := s.main.Complete(ctx, msgs)
 	if err != nil {

@@ -13,7 +13,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm"
+	"tai/engine/llm/llmtest"
 	"tai/mcp/server"
 )
 
@@ -88,7 +89,7 @@ func TestServedCatalogue(t *testing.T) {
 		}
 		return Tool{}, false
 	})
-	e.Tools().SetSpecSource(func(string) []ToolSpec { return []ToolSpec{{Name: "mcp_fs_read", Description: "bridged"}} })
+	e.Tools().SetSpecSource(func(string) []llm.ToolSpec { return []llm.ToolSpec{{Name: "mcp_fs_read", Description: "bridged"}} })
 	sess := sdkSession(t, serveEngine(t, e))
 	list, err := sess.ListTools(turnCtx(t), nil)
 	if err != nil {
@@ -148,12 +149,12 @@ func TestServedCatalogue(t *testing.T) {
 // session's approver: non-safe tools run, ask_user and a model's profile
 // change are refused, and every call is audited with its session.
 func TestServedCallsRunWithoutAskingAndAreAudited(t *testing.T) {
-	srv := fakemodel.NewOpenAI(t,
-		fakemodel.Calls(fakemodel.Call("profile_switch", `{"name":"other"}`)),
-		fakemodel.Say("could not switch"),
+	srv := llmtest.NewOpenAI(t,
+		llmtest.Calls(llmtest.Call("profile_switch", `{"name":"other"}`)),
+		llmtest.Say("could not switch"),
 	)
-	e := fakeProfileEngine(t, ProviderOpenAI, srv.BaseURL, nil)
-	if err := e.SaveProfile(Profile{Name: "other", Provider: ProviderOpenAI, BaseURL: srv.BaseURL, Model: "other-model", KeySecret: "model-key"}); err != nil {
+	e := fakeProfileEngine(t, llm.ProviderOpenAI, srv.BaseURL, nil)
+	if err := e.SaveProfile(llm.Profile{Name: "other", Provider: llm.ProviderOpenAI, BaseURL: srv.BaseURL, Model: "other-model", KeySecret: "model-key"}); err != nil {
 		t.Fatal(err)
 	}
 	var ran []string
@@ -214,18 +215,18 @@ func TestServedCallsRunWithoutAskingAndAreAudited(t *testing.T) {
 // conversations, a profile for one conversation only) and completions
 // (stateless, roles validated) through the go-sdk client.
 func TestServedChatAndCompletions(t *testing.T) {
-	srv := fakemodel.NewOpenAI(t)
-	srv.SetRule(func(r fakemodel.Request) fakemodel.Turn {
+	srv := llmtest.NewOpenAI(t)
+	srv.SetRule(func(r llmtest.Request) llmtest.Turn {
 		var users []string
 		for _, m := range r.Messages {
 			if m.Role == "user" {
 				users = append(users, m.Text)
 			}
 		}
-		return fakemodel.Say(r.Model + " heard " + strings.Join(users, "+"))
+		return llmtest.Say(r.Model + " heard " + strings.Join(users, "+"))
 	})
-	e := fakeProfileEngine(t, ProviderOpenAI, srv.BaseURL, nil)
-	if err := e.SaveProfile(Profile{Name: "other", Provider: ProviderOpenAI, BaseURL: srv.BaseURL, Model: "other-model", KeySecret: "model-key"}); err != nil {
+	e := fakeProfileEngine(t, llm.ProviderOpenAI, srv.BaseURL, nil)
+	if err := e.SaveProfile(llm.Profile{Name: "other", Provider: llm.ProviderOpenAI, BaseURL: srv.BaseURL, Model: "other-model", KeySecret: "model-key"}); err != nil {
 		t.Fatal(err)
 	}
 	sess := sdkSession(t, serveEngine(t, e))
@@ -277,10 +278,10 @@ func TestServedChatAndCompletions(t *testing.T) {
 // profiles at once, each with several chat turns, and checks that every
 // request reached its session's model with its session's history only.
 func TestServedSessionsAreIsolated(t *testing.T) {
-	srv := fakemodel.NewOpenAI(t)
-	srv.SetRule(func(r fakemodel.Request) fakemodel.Turn { return fakemodel.Say("ok from " + r.Model) })
-	e := fakeProfileEngine(t, ProviderOpenAI, srv.BaseURL, nil)
-	if err := e.SaveProfile(Profile{Name: "other", Provider: ProviderOpenAI, BaseURL: srv.BaseURL, Model: "other-model", KeySecret: "model-key"}); err != nil {
+	srv := llmtest.NewOpenAI(t)
+	srv.SetRule(func(r llmtest.Request) llmtest.Turn { return llmtest.Say("ok from " + r.Model) })
+	e := fakeProfileEngine(t, llm.ProviderOpenAI, srv.BaseURL, nil)
+	if err := e.SaveProfile(llm.Profile{Name: "other", Provider: llm.ProviderOpenAI, BaseURL: srv.BaseURL, Model: "other-model", KeySecret: "model-key"}); err != nil {
 		t.Fatal(err)
 	}
 	url := serveEngine(t, e)

@@ -8,7 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm"
+	"tai/engine/llm/llmtest"
 )
 
 // TestServedExtrasTakeTheRegistryPath: chat and completions are prepared,
@@ -18,14 +19,14 @@ import (
 // agent's (a bridged tool runs in it).
 func TestServedExtrasTakeTheRegistryPath(t *testing.T) {
 	const secret = "sk-fake-model-key-123" // fakeProfileEngine's model key
-	srv := fakemodel.NewOpenAI(t,
-		fakemodel.Say("the key is "+secret),
-		fakemodel.Say("completed with "+secret),
-		fakemodel.Say(strings.Repeat("long answer ", ResultMax/10)),
-		fakemodel.Calls(fakemodel.Call("mcp_fs_read", `{}`)),
-		fakemodel.Say("read it"),
+	srv := llmtest.NewOpenAI(t,
+		llmtest.Say("the key is "+secret),
+		llmtest.Say("completed with "+secret),
+		llmtest.Say(strings.Repeat("long answer ", ResultMax/10)),
+		llmtest.Calls(llmtest.Call("mcp_fs_read", `{}`)),
+		llmtest.Say("read it"),
 	)
-	e := fakeProfileEngine(t, ProviderOpenAI, srv.BaseURL, nil)
+	e := fakeProfileEngine(t, llm.ProviderOpenAI, srv.BaseURL, nil)
 	var bridged atomic.Int32
 	e.Tools().SetFallback(func(name string) (Tool, bool) {
 		if name != "mcp_fs_read" {
@@ -36,8 +37,8 @@ func TestServedExtrasTakeTheRegistryPath(t *testing.T) {
 			return TextResult("file text"), nil
 		}}, true
 	})
-	e.Tools().SetSpecSource(func(string) []ToolSpec {
-		return []ToolSpec{{Name: "mcp_fs_read", Description: "reads a file", Parameters: map[string]any{"type": "object"}}}
+	e.Tools().SetSpecSource(func(string) []llm.ToolSpec {
+		return []llm.ToolSpec{{Name: "mcp_fs_read", Description: "reads a file", Parameters: map[string]any{"type": "object"}}}
 	})
 	sess := sdkSession(t, serveEngine(t, e))
 

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"sync"
 	"time"
+
+	"tai/engine/llm"
 )
 
 // SessionOptions tunes Engine.NewSession. A nil *SessionOptions means
@@ -45,9 +47,9 @@ type Session struct {
 	profileName func() string
 
 	mu      sync.Mutex
-	profile Profile
-	gen     uint64     // the engine's profile generation profile was resolved at
-	client  ChatClient // built lazily for profile
+	profile llm.Profile
+	gen     uint64         // the engine's profile generation profile was resolved at
+	client  llm.ChatClient // built lazily for profile
 }
 
 // NewSession returns a session on the engine with its own profile,
@@ -63,7 +65,7 @@ func (e *Engine) NewSession(opts *SessionOptions) (*Session, error) {
 		name = e.profileFlag
 	}
 	gen := e.profileGen.Load()
-	p, err := ResolveProfile(e.store, name, e.getenv)
+	p, err := llm.ResolveProfile(e.store, name, e.getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +150,7 @@ func (s *Session) Dispatch(ctx context.Context, name string, args map[string]any
 
 // Profile returns the session's profile, as last saved: a change to it
 // through Engine.SaveProfile or DeleteProfile shows at the next call.
-func (s *Session) Profile() Profile {
+func (s *Session) Profile() llm.Profile {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.refreshLocked()
@@ -164,9 +166,9 @@ func (s *Session) refreshLocked() {
 	if gen == s.gen {
 		return
 	}
-	p, err := ResolveProfile(s.eng.store, s.profile.Name, s.eng.getenv)
-	if errors.Is(err, ErrProfileNotFound) {
-		p, err = ResolveProfile(s.eng.store, "", s.eng.getenv)
+	p, err := llm.ResolveProfile(s.eng.store, s.profile.Name, s.eng.getenv)
+	if errors.Is(err, llm.ErrProfileNotFound) {
+		p, err = llm.ResolveProfile(s.eng.store, "", s.eng.getenv)
 	}
 	if err != nil {
 		// Keep what works; the next change tries again.
@@ -182,11 +184,11 @@ func (s *Session) refreshLocked() {
 // remembered in the vault and no other session changes. The next model
 // call uses it. (The profile_switch tool uses it: a switch the model asked
 // for never outlives the session.)
-func (s *Session) SwitchProfile(name string) (Profile, error) {
+func (s *Session) SwitchProfile(name string) (llm.Profile, error) {
 	gen := s.eng.profileGen.Load()
-	p, err := ResolveProfile(s.eng.store, name, s.eng.getenv)
+	p, err := llm.ResolveProfile(s.eng.store, name, s.eng.getenv)
 	if err != nil {
-		return Profile{}, err
+		return llm.Profile{}, err
 	}
 	s.mu.Lock()
 	s.profile, s.client, s.gen = p, nil, gen
@@ -197,20 +199,36 @@ func (s *Session) SwitchProfile(name string) (Profile, error) {
 // UseProfile makes name the session's profile and remembers it in the
 // vault as the current profile, which sessions made later start on. Other
 // running sessions keep theirs.
-func (s *Session) UseProfile(name string) (Profile, error) {
+func (s *Session) UseProfile(name string) (llm.Profile, error) {
 	p, err := s.SwitchProfile(name)
 	if err != nil {
-		return Profile{}, err
+		return llm.Profile{}, err
 	}
-	if err := SetCurrentProfile(s.eng.store, name); err != nil {
-		return Profile{}, err
+	if err := llm.SetCurrentProfile(s.eng.store, name); err != nil {
+		return llm.Profile{}, err
 	}
+	return p, nil
+}
+
+// UseModel makes the session's profile use model until the session's
+// profile changes: nothing is stored, and no other session changes. The
+// next model call uses it.
+func (s *Session) UseModel(model string) (llm.Profile, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refreshLocked()
+	p := s.profile
+	p.Model = model
+	if err := p.Validate(); err != nil {
+		return llm.Profile{}, err
+	}
+	s.profile, s.client = p, nil
 	return p, nil
 }
 
 // Client returns the model client of the session's profile, building it on
 // first use.
-func (s *Session) Client() (ChatClient, error) {
+func (s *Session) Client() (llm.ChatClient, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.refreshLocked()
@@ -238,15 +256,15 @@ func (s *Session) Model(context.Context) (Model, error) {
 // Complete makes one stateless completion with the session's model and no
 // tools (the served completions tool, tai.complete). Like a turn, it is
 // refused while the vault holds sealed secrets it cannot decrypt.
-func (s *Session) Complete(ctx context.Context, msgs []Message) (Response, error) {
+func (s *Session) Complete(ctx context.Context, msgs []llm.Message) (llm.Response, error) {
 	if err := redactionReady(s.eng.store); err != nil {
-		return Response{}, err
+		return llm.Response{}, err
 	}
 	m, err := s.Model(ctx)
 	if err != nil {
-		return Response{}, err
+		return llm.Response{}, err
 	}
-	return m.Client.Complete(ctx, Request{Messages: msgs, MaxTokens: m.MaxTokens}, nil)
+	return m.Client.Complete(ctx, llm.Request{Messages: msgs, MaxTokens: m.MaxTokens}, nil)
 }
 
 // approverFor returns the approver of the session calling in ctx, else the
@@ -255,7 +273,7 @@ func (e *Engine) approverFor(ctx context.Context) *Approver { return e.reg.Appro
 
 // profileFor returns the profile of the session calling in ctx, else the
 // engine's.
-func (e *Engine) profileFor(ctx context.Context) Profile {
+func (e *Engine) profileFor(ctx context.Context) llm.Profile {
 	if s, ok := SessionFrom(ctx); ok {
 		return s.Profile()
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"tai/engine/llm"
 )
 
 // TestSessionsOwnTheirState runs two sessions of one engine at once, on two
@@ -17,7 +19,7 @@ import (
 func TestSessionsOwnTheirState(t *testing.T) {
 	store := openStore(t)
 	for _, name := range []string{"alpha", "beta", "gamma"} {
-		if err := SaveProfile(store, Profile{Name: name, Provider: ProviderOpenAI, Model: "m-" + name, System: "you are " + name}); err != nil {
+		if err := llm.SaveProfile(store, llm.Profile{Name: name, Provider: llm.ProviderOpenAI, Model: "m-" + name, System: "you are " + name}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -33,10 +35,10 @@ func TestSessionsOwnTheirState(t *testing.T) {
 	}
 	// Every model answers with its own name and the message it was sent;
 	// alpha first asks to switch to gamma.
-	echo := func(name string) func(context.Context, Request, func(string)) (Response, error) {
-		return func(_ context.Context, req Request, _ func(string)) (Response, error) {
+	echo := func(name string) func(context.Context, llm.Request, func(string)) (llm.Response, error) {
+		return func(_ context.Context, req llm.Request, _ func(string)) (llm.Response, error) {
 			last := req.Messages[len(req.Messages)-1]
-			return Response{Message: Message{Role: "assistant", Content: name + " heard " + last.Content}, FinishReason: "stop"}, nil
+			return llm.Response{Message: llm.Message{Role: "assistant", Content: name + " heard " + last.Content}, FinishReason: "stop"}, nil
 		}
 	}
 	for _, name := range []string{"alpha", "beta", "gamma"} {
@@ -45,7 +47,7 @@ func TestSessionsOwnTheirState(t *testing.T) {
 			c.steps = append(c.steps, echo(name))
 		}
 	}
-	e, err := New(store, &Options{Getenv: noEnv, Dir: t.TempDir(), NewClient: func(p Profile) (ChatClient, error) { return client(p.Name), nil }})
+	e, err := New(store, &Options{Getenv: noEnv, Dir: t.TempDir(), NewClient: func(p llm.Profile) (llm.ChatClient, error) { return client(p.Name), nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +129,7 @@ func TestSessionsOwnTheirState(t *testing.T) {
 // Session.Dispatch or under WithSession finds the calling session, and
 // that the session-bound tools refuse to run outside of one.
 func TestToolLearnsItsSession(t *testing.T) {
-	client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){calls("whoami", `{}`), say("done")}}
+	client := &scripted{steps: []func(context.Context, llm.Request, func(string)) (llm.Response, error){calls("whoami", `{}`), say("done")}}
 	e := newEngine(t, client, &Options{Mode: Yolo})
 	var mu sync.Mutex
 	var seen []string
@@ -187,7 +189,7 @@ func TestToolLearnsItsSession(t *testing.T) {
 // moving those already running.
 func TestSessionFollowsSavedProfile(t *testing.T) {
 	e := newEngine(t, nil, nil)
-	if err := e.SaveProfile(Profile{Name: "work", Provider: ProviderOpenAI, Model: "m1"}); err != nil {
+	if err := e.SaveProfile(llm.Profile{Name: "work", Provider: llm.ProviderOpenAI, Model: "m1"}); err != nil {
 		t.Fatal(err)
 	}
 	s := newSession(t, e)
@@ -201,7 +203,7 @@ func TestSessionFollowsSavedProfile(t *testing.T) {
 	if later := newSession(t, e); later.Profile().Name != "work" {
 		t.Fatalf("a session made after UseProfile starts on %q", later.Profile().Name)
 	}
-	if err := e.SaveProfile(Profile{Name: "work", Provider: ProviderOpenAI, Model: "m2"}); err != nil {
+	if err := e.SaveProfile(llm.Profile{Name: "work", Provider: llm.ProviderOpenAI, Model: "m2"}); err != nil {
 		t.Fatal(err)
 	}
 	if p := s.Profile(); p.Model != "m2" {

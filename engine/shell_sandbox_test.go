@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"tai/engine/llm"
 )
 
 // TestShellPolicy: the shell's policy denies the vault's folder and the
@@ -15,7 +17,7 @@ func TestShellPolicy(t *testing.T) {
 	store := openStore(t)
 	deny := []string{"/srv/secret"}
 	e, err := New(store, &Options{Mode: Yolo, Dir: t.TempDir(), Getenv: noEnv, SandboxDeny: func() []string { return deny },
-		NewClient: func(Profile) (ChatClient, error) { return nil, nil }})
+		NewClient: func(llm.Profile) (llm.ChatClient, error) { return nil, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +41,7 @@ func TestShellPolicy(t *testing.T) {
 		t.Fatalf("default profile: %s", p.Describe())
 	}
 	off := false
-	if err := e.SaveProfile(Profile{Name: "loose", Provider: ProviderOpenAI, Model: "m", Sandbox: &off}); err != nil {
+	if err := e.SaveProfile(llm.Profile{Name: "loose", Provider: llm.ProviderOpenAI, Model: "m", Sandbox: &off}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := sess.UseProfile("loose"); err != nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"tai/engine/llm"
 	"tai/mcp"
 	"tai/vault"
 )
@@ -226,12 +227,12 @@ func shownArgs(redact func(string) string, t Tool, args map[string]any) map[stri
 }
 
 // Spec returns the tool as offered to a model.
-func (t Tool) Spec() ToolSpec {
+func (t Tool) Spec() llm.ToolSpec {
 	params := t.Parameters
 	if params == nil {
 		params = map[string]any{"type": "object", "properties": map[string]any{}}
 	}
-	return ToolSpec{Name: t.Name, Description: t.Description, Parameters: params}
+	return llm.ToolSpec{Name: t.Name, Description: t.Description, Parameters: params}
 }
 
 // Fallback resolves a tool the registry does not hold (the MCP bridge
@@ -244,7 +245,7 @@ type Fallback func(name string) (Tool, bool)
 // through the Fallback. It is called once per selection, so it should
 // return a cached slice; the word index over it is rebuilt only when a
 // name or description changes.
-type SpecSource func(profile string) []ToolSpec
+type SpecSource func(profile string) []llm.ToolSpec
 
 var toolNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
@@ -427,9 +428,9 @@ func (r *Registry) Tools() []Tool {
 
 // Specs returns every tool spec a model could be offered: the registered
 // tools and the SpecSource's, sorted by name.
-func (r *Registry) Specs() []ToolSpec {
+func (r *Registry) Specs() []llm.ToolSpec {
 	tools := r.Tools()
-	out := make([]ToolSpec, 0, len(tools))
+	out := make([]llm.ToolSpec, 0, len(tools))
 	seen := make(map[string]bool, len(tools))
 	for _, t := range tools {
 		out = append(out, t.Spec())

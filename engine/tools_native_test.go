@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"tai/engine/llm"
 )
 
 // dispatch dispatches a tool on a new session of e and fails the test on a
@@ -317,7 +319,7 @@ func TestProfileTools(t *testing.T) {
 	person := &prompter{answer: "yes"}
 	e := newEngine(t, nil, &Options{Mode: Yolo, Prompter: person})
 	s := newSession(t, e)
-	if p := s.Profile(); p.Name != OllamaProfileName {
+	if p := s.Profile(); p.Name != llm.OllamaProfileName {
 		t.Fatalf("with no environment the profile is %q, want the Ollama fallback", p.Name)
 	}
 	res := dispatchIn(t, s, "profile_create", map[string]any{"name": "work", "provider": "anthropic", "model": "claude-x", "key_env": "WORK_KEY", "system": "be terse"})
@@ -337,7 +339,7 @@ func TestProfileTools(t *testing.T) {
 	if p := s.Profile(); p.Name != "work" || p.Model != "claude-y" || p.System != "be terse" {
 		t.Fatalf("current profile = %+v", p)
 	}
-	if cur, _ := CurrentProfileName(e.Store()); cur != "" {
+	if cur, _ := llm.CurrentProfileName(e.Store()); cur != "" {
 		t.Fatalf("the model's switch was remembered for later runs: %q", cur)
 	}
 	if len(person.asked) != 3 {
@@ -382,7 +384,7 @@ func TestLuaToolIsGated(t *testing.T) {
 }
 
 func TestToolSearchEnablesTools(t *testing.T) {
-	client := &scripted{steps: []func(context.Context, Request, func(string)) (Response, error){
+	client := &scripted{steps: []func(context.Context, llm.Request, func(string)) (llm.Response, error){
 		calls("tool_search", `{"query":"convert currency exchange"}`),
 		calls("currency_convert", `{"amount":3}`),
 		say("3 EUR"),
@@ -394,7 +396,7 @@ func TestToolSearchEnablesTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	reqs := client.requests()
-	offered := func(r Request) bool {
+	offered := func(r llm.Request) bool {
 		for _, s := range r.Tools {
 			if s.Name == "currency_convert" {
 				return true

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"tai/engine/llm"
 )
 
 func (e *Engine) profileTools() []Tool {
@@ -63,7 +65,7 @@ func (e *Engine) profileTools() []Tool {
 }
 
 func (e *Engine) profileList(ctx context.Context, _ map[string]any) (Result, error) {
-	list, err := ListProfiles(e.store)
+	list, err := llm.ListProfiles(e.store)
 	if err != nil {
 		return ErrorResult("profile_list: %v", err), nil
 	}
@@ -92,7 +94,7 @@ func (e *Engine) profileShow(ctx context.Context, args map[string]any) (Result, 
 	p := e.profileFor(ctx)
 	if name != "" && name != p.Name {
 		var err error
-		if p, err = ResolveProfile(e.store, name, e.getenv); err != nil {
+		if p, err = llm.ResolveProfile(e.store, name, e.getenv); err != nil {
 			return ErrorResult("profile_show: %v", err), nil
 		}
 	}
@@ -109,12 +111,12 @@ func (e *Engine) profileCreate(ctx context.Context, args map[string]any) (Result
 	if err := a.err(); err != nil {
 		return ErrorResult("%v", err), nil
 	}
-	p, err := LoadProfile(e.store, name)
+	p, err := llm.LoadProfile(e.store, name)
 	verb := "updated"
-	var old *Profile
+	var old *llm.Profile
 	switch {
-	case errors.Is(err, ErrProfileNotFound):
-		p, verb = Profile{Name: name}, "created"
+	case errors.Is(err, llm.ErrProfileNotFound):
+		p, verb = llm.Profile{Name: name}, "created"
 	case err != nil:
 		return ErrorResult("profile_create: %v", err), nil
 	default:
@@ -163,13 +165,13 @@ func (e *Engine) profileSwitch(ctx context.Context, args map[string]any) (Result
 	if noSession != nil {
 		return *noSession, nil
 	}
-	p, err := ResolveProfile(e.store, name, e.getenv)
+	p, err := llm.ResolveProfile(e.store, name, e.getenv)
 	if err != nil {
 		return ErrorResult("profile_switch: %v", err), nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "The model asks to switch this session to profile %q: %s model %q at %s, API key %s.",
-		p.Name, p.Provider, p.Model, hideUserinfo(p.BaseURLOrDefault()), keySourceText(p))
+		p.Name, p.Provider, p.Model, llm.HideUserinfo(p.BaseURLOrDefault()), keySourceText(p))
 	for _, w := range e.keyWarnings(p) {
 		b.WriteString("\n  ! " + w)
 	}
@@ -194,14 +196,14 @@ func refusal(err error) string {
 // profileChangeQuestion describes a profile change the model asks for:
 // what changes and, above all, where an API key would be sent that it was
 // not sent before.
-func (e *Engine) profileChangeQuestion(old *Profile, p Profile) string {
+func (e *Engine) profileChangeQuestion(old *llm.Profile, p llm.Profile) string {
 	var b strings.Builder
 	if old == nil {
-		fmt.Fprintf(&b, "The model asks to create profile %q: %s model %q at %s, API key %s.", p.Name, p.Provider, p.Model, hideUserinfo(p.BaseURLOrDefault()), keySourceText(p))
+		fmt.Fprintf(&b, "The model asks to create profile %q: %s model %q at %s, API key %s.", p.Name, p.Provider, p.Model, llm.HideUserinfo(p.BaseURLOrDefault()), keySourceText(p))
 	} else {
 		fmt.Fprintf(&b, "The model asks to change profile %q:", p.Name)
 		diff := []struct{ key, was, now string }{
-			{"provider", old.Provider, p.Provider}, {"base_url", hideUserinfo(old.BaseURLOrDefault()), hideUserinfo(p.BaseURLOrDefault())},
+			{"provider", old.Provider, p.Provider}, {"base_url", llm.HideUserinfo(old.BaseURLOrDefault()), llm.HideUserinfo(p.BaseURLOrDefault())},
 			{"model", old.Model, p.Model}, {"API key", keySourceText(*old), keySourceText(p)},
 			{"system", old.System, p.System}, {"tools", strings.Join(old.Tools, ","), strings.Join(p.Tools, ",")},
 			{"max_tokens", fmt.Sprint(old.MaxTokens), fmt.Sprint(p.MaxTokens)},
@@ -230,14 +232,14 @@ func (e *Engine) profileChangeQuestion(old *Profile, p Profile) string {
 
 // keyWarnings names the other profiles that send p's API key to a host
 // other than p's: a profile pointing an existing key somewhere new.
-func (e *Engine) keyWarnings(p Profile) []string {
+func (e *Engine) keyWarnings(p llm.Profile) []string {
 	src := keySource(p)
 	if src == "" {
 		return nil
 	}
 	host := urlHost(p.BaseURLOrDefault())
-	others, _ := ListProfiles(e.store)
-	if env, ok := EnvProfile(e.getenv); ok && !slices.ContainsFunc(others, func(q Profile) bool { return q.Name == env.Name }) {
+	others, _ := llm.ListProfiles(e.store)
+	if env, ok := llm.EnvProfile(e.getenv); ok && !slices.ContainsFunc(others, func(q llm.Profile) bool { return q.Name == env.Name }) {
 		others = append(others, env)
 	}
 	var out []string
@@ -252,7 +254,7 @@ func (e *Engine) keyWarnings(p Profile) []string {
 }
 
 // keySource identifies where p's API key comes from ("" for none).
-func keySource(p Profile) string {
+func keySource(p llm.Profile) string {
 	switch {
 	case p.KeySecret != "":
 		return "secret:" + p.KeySecret
@@ -262,7 +264,7 @@ func keySource(p Profile) string {
 	return ""
 }
 
-func keySourceText(p Profile) string {
+func keySourceText(p llm.Profile) string {
 	switch {
 	case p.KeySecret != "":
 		return "from vault secret " + p.KeySecret

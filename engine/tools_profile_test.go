@@ -5,7 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm"
+	"tai/engine/llm/llmtest"
 	"tai/vault"
 )
 
@@ -16,22 +17,22 @@ const workKey = "sk-work-REAL-0123456789"
 // model would like the key sent to.
 type keyHosts struct {
 	store          *vault.Store
-	legit, capture *fakemodel.Server
+	legit, capture *llmtest.Server
 }
 
 func newKeyHosts(t *testing.T) *keyHosts {
 	t.Helper()
-	k := &keyHosts{store: openStore(t), legit: fakemodel.NewOpenAI(t), capture: fakemodel.NewOpenAI(t)}
+	k := &keyHosts{store: openStore(t), legit: llmtest.NewOpenAI(t), capture: llmtest.NewOpenAI(t)}
 	k.legit.RequireKey(workKey)
-	k.legit.SetRule(func(fakemodel.Request) fakemodel.Turn { return fakemodel.Say("done") })
-	k.capture.SetRule(func(fakemodel.Request) fakemodel.Turn { return fakemodel.Say("captured") })
+	k.legit.SetRule(func(llmtest.Request) llmtest.Turn { return llmtest.Say("done") })
+	k.capture.SetRule(func(llmtest.Request) llmtest.Turn { return llmtest.Say("captured") })
 	if err := k.store.SecretSet("WORK_KEY", workKey, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := SaveProfile(k.store, Profile{Name: "work", Provider: ProviderOpenAI, BaseURL: k.legit.BaseURL, Model: "m", KeySecret: "WORK_KEY"}); err != nil {
+	if err := llm.SaveProfile(k.store, llm.Profile{Name: "work", Provider: llm.ProviderOpenAI, BaseURL: k.legit.BaseURL, Model: "m", KeySecret: "WORK_KEY"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := SetCurrentProfile(k.store, "work"); err != nil {
+	if err := llm.SetCurrentProfile(k.store, "work"); err != nil {
 		t.Fatal(err)
 	}
 	return k
@@ -40,7 +41,7 @@ func newKeyHosts(t *testing.T) *keyHosts {
 func (k *keyHosts) engine(t *testing.T, mode Mode, p Prompter) *Engine {
 	t.Helper()
 	e, err := New(k.store, &Options{Mode: mode, Prompter: p, Getenv: noEnv, Dir: t.TempDir(),
-		Client: &ClientOptions{Retry: RetryPolicy{Attempts: 1}}})
+		Client: &llm.ClientOptions{Retry: llm.RetryPolicy{Attempts: 1}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,20 +67,20 @@ func (k *keyHosts) keyRequests() int {
 func TestModelProfileChangesNeverMoveTheKey(t *testing.T) {
 	scenarios := []struct {
 		name  string
-		calls func(capture string) []fakemodel.Turn
+		calls func(capture string) []llmtest.Turn
 	}{
-		{name: "repoint the current profile", calls: func(c string) []fakemodel.Turn {
-			return []fakemodel.Turn{fakemodel.Calls(fakemodel.Call("profile_create", fmt.Sprintf(`{"name":"work","base_url":%q}`, c)))}
+		{name: "repoint the current profile", calls: func(c string) []llmtest.Turn {
+			return []llmtest.Turn{llmtest.Calls(llmtest.Call("profile_create", fmt.Sprintf(`{"name":"work","base_url":%q}`, c)))}
 		}},
-		{name: "new profile with the key, then switch", calls: func(c string) []fakemodel.Turn {
-			return []fakemodel.Turn{
-				fakemodel.Calls(fakemodel.Call("profile_create", fmt.Sprintf(`{"name":"evil","provider":"openai","model":"m","base_url":%q,"key_secret":"WORK_KEY"}`, c))),
-				fakemodel.Calls(fakemodel.Call("profile_switch", `{"name":"evil"}`)),
+		{name: "new profile with the key, then switch", calls: func(c string) []llmtest.Turn {
+			return []llmtest.Turn{
+				llmtest.Calls(llmtest.Call("profile_create", fmt.Sprintf(`{"name":"evil","provider":"openai","model":"m","base_url":%q,"key_secret":"WORK_KEY"}`, c))),
+				llmtest.Calls(llmtest.Call("profile_switch", `{"name":"evil"}`)),
 			}
 		}},
-		{name: "key_env of another profile", calls: func(c string) []fakemodel.Turn {
-			return []fakemodel.Turn{
-				fakemodel.Calls(fakemodel.Call("profile_create", fmt.Sprintf(`{"name":"work","key_secret":"","key_env":"OPENAI_API_KEY","base_url":%q}`, c))),
+		{name: "key_env of another profile", calls: func(c string) []llmtest.Turn {
+			return []llmtest.Turn{
+				llmtest.Calls(llmtest.Call("profile_create", fmt.Sprintf(`{"name":"work","key_secret":"","key_env":"OPENAI_API_KEY","base_url":%q}`, c))),
 			}
 		}},
 	}
@@ -121,7 +122,7 @@ func TestModelProfileChangesNeverMoveTheKey(t *testing.T) {
 					if n := len(k.capture.Requests()); n != 0 {
 						t.Errorf("%d requests reached the new host (%d with the key)", n, k.keyRequests())
 					}
-					if cur, _ := CurrentProfileName(k.store); cur != "work" {
+					if cur, _ := llm.CurrentProfileName(k.store); cur != "work" {
 						t.Errorf("current profile is now %q", cur)
 					}
 					if pp, ok := p.(*prompter); ok {
@@ -146,8 +147,8 @@ func TestModelProfileChangeConfirmed(t *testing.T) {
 		t.Run(mode.String(), func(t *testing.T) {
 			k := newKeyHosts(t)
 			k.legit.Push(
-				fakemodel.Calls(fakemodel.Call("profile_create", fmt.Sprintf(`{"name":"evil","provider":"openai","model":"m","base_url":%q,"key_secret":"WORK_KEY"}`, k.capture.BaseURL))),
-				fakemodel.Calls(fakemodel.Call("profile_switch", `{"name":"evil"}`)),
+				llmtest.Calls(llmtest.Call("profile_create", fmt.Sprintf(`{"name":"evil","provider":"openai","model":"m","base_url":%q,"key_secret":"WORK_KEY"}`, k.capture.BaseURL))),
+				llmtest.Calls(llmtest.Call("profile_switch", `{"name":"evil"}`)),
 			)
 			p := &prompter{answer: "yes"}
 			e := k.engine(t, mode, p)
@@ -181,7 +182,7 @@ func TestModelProfileChangeConfirmed(t *testing.T) {
 			if !strings.Contains(p.asked[1], "this session only") {
 				t.Errorf("switch question %q does not say it is for this session only", p.asked[1])
 			}
-			if cur, _ := CurrentProfileName(k.store); cur != "work" {
+			if cur, _ := llm.CurrentProfileName(k.store); cur != "work" {
 				t.Errorf("a model-made switch was remembered: current profile %q", cur)
 			}
 			if later := k.engine(t, mode, nil); later.Profile().Name != "work" {
@@ -194,7 +195,7 @@ func TestModelProfileChangeConfirmed(t *testing.T) {
 func TestProfileChangeQuestionRepoint(t *testing.T) {
 	k := newKeyHosts(t)
 	e := k.engine(t, Yolo, nil)
-	old, err := LoadProfile(k.store, "work")
+	old, err := llm.LoadProfile(k.store, "work")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"tai/engine/llm"
 	"tai/vault"
 )
 
@@ -383,8 +384,8 @@ func TestModesAndRunTimeSwitch(t *testing.T) {
 func TestSpecsIncludeSpecSource(t *testing.T) {
 	reg := NewRegistry(openStore(t), nil)
 	addTool(t, reg, textTool("b_native", "native", true, ""))
-	reg.SetSpecSource(func(string) []ToolSpec {
-		return []ToolSpec{{Name: "a_bridged", Description: "bridged"}, {Name: "b_native", Description: "shadowed"}}
+	reg.SetSpecSource(func(string) []llm.ToolSpec {
+		return []llm.ToolSpec{{Name: "a_bridged", Description: "bridged"}, {Name: "b_native", Description: "shadowed"}}
 	})
 	specs := reg.Specs()
 	if len(specs) != 2 || specs[0].Name != "a_bridged" || specs[1].Description != "native" {

@@ -7,21 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm"
+	"tai/engine/llm/llmtest"
 )
-
-func TestHideUserinfo(t *testing.T) {
-	for in, want := range map[string]string{
-		"https://user:pw@api.example.com/v1?x=1": "https://api.example.com/v1?x=1",
-		"http://ghp_token@host:8080/v1":          "http://host:8080/v1",
-		"https://api.example.com/v1":             "https://api.example.com/v1",
-		"http://us er:p w@ho st/v1":              "http://…@ho st/v1",
-	} {
-		if got := hideUserinfo(in); got != want {
-			t.Errorf("hideUserinfo(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
 
 // TestBaseURLUserinfoNeverShows: a base URL with user:password@ reaches
 // neither an error (a 404, a dead port, a bad profile) nor, through a tool
@@ -38,7 +26,7 @@ func TestBaseURLUserinfoNeverShows(t *testing.T) {
 	ln.Close()
 	for _, base := range []string{notFound.URL + "/v1", dead + "/v1"} {
 		withInfo := strings.Replace(base, "http://", "http://"+user+":"+pass+"@", 1)
-		e := fakeProfileEngine(t, ProviderOpenAI, withInfo, &Options{Mode: Yolo, Client: &ClientOptions{Retry: RetryPolicy{Attempts: 1}}})
+		e := fakeProfileEngine(t, llm.ProviderOpenAI, withInfo, &Options{Mode: Yolo, Client: &llm.ClientOptions{Retry: llm.RetryPolicy{Attempts: 1}}})
 		_, err := newSession(t, e).NewAgent(nil).RunTurn(turnCtx(t), "hello", nil)
 		if err == nil {
 			t.Fatalf("a turn against %s succeeded", base)
@@ -47,16 +35,16 @@ func TestBaseURLUserinfoNeverShows(t *testing.T) {
 			t.Errorf("error shows the base URL's userinfo: %v", err)
 		}
 	}
-	bad := Profile{Name: "bad", Provider: ProviderOpenAI, Model: "m", BaseURL: "http://" + user + ":" + pass + "@host /v1"}
+	bad := llm.Profile{Name: "bad", Provider: llm.ProviderOpenAI, Model: "m", BaseURL: "http://" + user + ":" + pass + "@host /v1"}
 	if err := bad.Validate(); err == nil || strings.Contains(err.Error(), pass) {
 		t.Errorf("Validate: %v", err)
 	}
 
 	// A command that repeats the URL (here from the environment).
-	srv := fakemodel.NewOpenAI(t, fakemodel.Calls(fakemodel.Call("shell", `{"command":"echo \"$SHOWN_URL\""}`)), fakemodel.Say("ok"))
+	srv := llmtest.NewOpenAI(t, llmtest.Calls(llmtest.Call("shell", `{"command":"echo \"$SHOWN_URL\""}`)), llmtest.Say("ok"))
 	withInfo := strings.Replace(srv.BaseURL, "http://", "http://"+user+":"+pass+"@", 1)
 	t.Setenv("SHOWN_URL", withInfo)
-	e := fakeProfileEngine(t, ProviderOpenAI, withInfo, &Options{Mode: Yolo})
+	e := fakeProfileEngine(t, llm.ProviderOpenAI, withInfo, &Options{Mode: Yolo})
 	if _, err := newSession(t, e).NewAgent(nil).RunTurn(turnCtx(t), "show it", nil); err != nil {
 		t.Fatal(err)
 	}

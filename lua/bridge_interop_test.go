@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"tai/engine"
-	"tai/engine/fakemodel"
+	"tai/engine/llm/llmtest"
 )
 
 // npmPeer returns node and the entry script of an official server from
@@ -48,19 +48,19 @@ func TestInteropMCPRegistryEndToEnd(t *testing.T) {
 		"name": "tai", "entityType": "program", "observations": []string{big},
 	}}})
 	h, srv, dir := modelHost(t, engine.Auto,
-		fakemodel.Calls(fakemodel.Call("mcp_everything_echo", `{"message":"hello from the model"}`)),
-		fakemodel.Calls(fakemodel.Call("mcp_memory_create_entities", string(entity))),
-		fakemodel.Calls(fakemodel.Call("mcp_memory_read_graph", `{}`)),
+		llmtest.Calls(llmtest.Call("mcp_everything_echo", `{"message":"hello from the model"}`)),
+		llmtest.Calls(llmtest.Call("mcp_memory_create_entities", string(entity))),
+		llmtest.Calls(llmtest.Call("mcp_memory_read_graph", `{}`)),
 	)
 	spilled := false
-	srv.SetRule(func(r fakemodel.Request) fakemodel.Turn {
+	srv.SetRule(func(r llmtest.Request) llmtest.Turn {
 		res := r.ToolResults()
 		last := res[len(res)-1].Text
 		if m := recordID.FindStringSubmatch(last); m != nil {
 			spilled = true
-			return fakemodel.Calls(fakemodel.Call("record_read", fmt.Sprintf(`{"id":%q,"offset":70000,"length":100}`, m[1])))
+			return llmtest.Calls(llmtest.Call("record_read", fmt.Sprintf(`{"id":%q,"offset":70000,"length":100}`, m[1])))
 		}
-		return fakemodel.Say("read back: " + last)
+		return llmtest.Say("read back: " + last)
 	})
 	claude, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{
 		"everything": map[string]any{"command": node, "args": []string{everything, "stdio"}},

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"tai/engine"
-	"tai/engine/fakemodel"
+	"tai/engine/llm/llmtest"
 )
 
 // TestMCPRegistryFunctions drives tai.mcp.add/list/enable/tools/call/
@@ -22,8 +22,8 @@ func TestMCPRegistryFunctions(t *testing.T) {
 	args, _ := json.Marshal(map[string]any{"text": "from the model"})
 	h, srv, _ := modelHost(t, engine.Yolo)
 	srv.Push(
-		fakemodel.Calls(fakemodel.Call("mcp_fake_echo", string(args))),
-		fakemodel.Say("done"),
+		llmtest.Calls(llmtest.Call("mcp_fake_echo", string(args))),
+		llmtest.Say("done"),
 	)
 	cfg, _ := json.Marshal(map[string]any{"fake": map[string]any{
 		"transport": "stdio", "command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{"TAI_LUA_TEST_MCP": "1"}, "enabled": false,

@@ -10,6 +10,7 @@ import (
 	glua "github.com/yuin/gopher-lua"
 
 	"tai/engine"
+	"tai/engine/llm"
 )
 
 // openChat installs the agent turns and plain completions:
@@ -90,13 +91,13 @@ func (h *Host) chatSession(profile string) (*engine.Session, error) {
 // with retries reported on Stderr ("tai: rate limited (429); retrying in
 // 30s, attempt 2/4") unless a turn has its own on_retry or the options
 // their own OnRetry, so that no wait passes in silence.
-func (h *Host) clientOptions() *engine.ClientOptions {
-	var c engine.ClientOptions
+func (h *Host) clientOptions() *llm.ClientOptions {
+	var c llm.ClientOptions
 	if o := h.opts.Engine; o != nil && o.Client != nil {
 		c = *o.Client
 	}
 	if c.OnRetry == nil {
-		c.OnRetry = func(n engine.RetryNotice) {
+		c.OnRetry = func(n llm.RetryNotice) {
 			fmt.Fprintf(h.opts.Stderr, "tai: %s\n", n)
 		}
 	}
@@ -236,7 +237,7 @@ func selectionTable(L *glua.LState, s engine.Selection) *glua.LTable {
 	return t
 }
 
-func usageTable(L *glua.LState, u engine.Usage) *glua.LTable {
+func usageTable(L *glua.LState, u llm.Usage) *glua.LTable {
 	t := L.NewTable()
 	t.RawSetString("input_tokens", glua.LNumber(u.InputTokens))
 	t.RawSetString("output_tokens", glua.LNumber(u.OutputTokens))
@@ -320,7 +321,7 @@ func (h *Host) chatEvents(ctx context.Context, o chatOpts) engine.Events {
 		}
 	}
 	if o.onRetry != nil {
-		ev.OnRetry = func(n engine.RetryNotice) {
+		ev.OnRetry = func(n llm.RetryNotice) {
 			call(o.onRetry, func() []glua.LValue { return []glua.LValue{retryTable(h.L, n)} })
 		}
 	}
@@ -329,7 +330,7 @@ func (h *Host) chatEvents(ctx context.Context, o chatOpts) engine.Events {
 
 // retryTable is the table on_retry receives: text is the notice rendered
 // for a person ("rate limited (429); retrying in 30s, attempt 2/4").
-func retryTable(L *glua.LState, n engine.RetryNotice) *glua.LTable {
+func retryTable(L *glua.LState, n llm.RetryNotice) *glua.LTable {
 	t := L.NewTable()
 	t.RawSetString("text", glua.LString(n.String()))
 	t.RawSetString("reason", glua.LString(n.Reason))
@@ -405,7 +406,7 @@ func (h *Host) luaComplete(L *glua.LState) int {
 	if n == 0 {
 		L.ArgError(1, "messages must be a non-empty list of {role=, content=}")
 	}
-	msgs := make([]engine.Message, 0, n)
+	msgs := make([]llm.Message, 0, n)
 	for i := 1; i <= n; i++ {
 		m, ok := list.RawGetInt(i).(*glua.LTable)
 		if !ok {
@@ -421,7 +422,7 @@ func (h *Host) luaComplete(L *glua.LState) int {
 		if !ok {
 			L.ArgError(1, fmt.Sprintf("messages[%d].content must be a string", i))
 		}
-		msgs = append(msgs, engine.Message{Role: string(role), Content: string(content)})
+		msgs = append(msgs, llm.Message{Role: string(role), Content: string(content)})
 	}
 	var onRetry *glua.LFunction
 	if t := L.OptTable(2, nil); t != nil {
@@ -433,9 +434,9 @@ func (h *Host) luaComplete(L *glua.LState) int {
 	}
 	ctx := luaContext(L)
 	if onRetry != nil {
-		ctx = engine.WithRetryNotice(ctx, h.chatEvents(ctx, chatOpts{onRetry: onRetry}).OnRetry)
+		ctx = llm.WithRetryNotice(ctx, h.chatEvents(ctx, chatOpts{onRetry: onRetry}).OnRetry)
 	}
-	var resp engine.Response
+	var resp llm.Response
 	var cerr error
 	h.Await(func() { resp, cerr = s.Complete(ctx, msgs) })
 	if cerr != nil {

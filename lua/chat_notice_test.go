@@ -8,19 +8,20 @@ import (
 	"time"
 
 	"tai/engine"
-	"tai/engine/fakemodel"
+	"tai/engine/llm"
+	"tai/engine/llm/llmtest"
 )
 
 func TestChatDetailsSayHowTheAnswerEnded(t *testing.T) {
 	tests := []struct {
 		name string
-		turn fakemodel.Turn
+		turn llmtest.Turn
 		want []any // text, finish_reason, truncated, filtered, empty
 	}{
-		{"complete", fakemodel.Say("all of it"), []any{"all of it", "stop", false, false, false}},
-		{"cut off", fakemodel.Turn{Text: "half", Finish: "length"}, []any{"half", "length", true, false, false}},
-		{"filtered", fakemodel.Turn{Text: "Here is", Finish: "content_filter"}, []any{"Here is", "content_filter", false, true, false}},
-		{"empty", fakemodel.Say(""), []any{"", "stop", false, false, true}},
+		{"complete", llmtest.Say("all of it"), []any{"all of it", "stop", false, false, false}},
+		{"cut off", llmtest.Turn{Text: "half", Finish: "length"}, []any{"half", "length", true, false, false}},
+		{"filtered", llmtest.Turn{Text: "Here is", Finish: "content_filter"}, []any{"Here is", "content_filter", false, true, false}},
+		{"empty", llmtest.Say(""), []any{"", "stop", false, false, true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -34,7 +35,7 @@ func TestChatDetailsSayHowTheAnswerEnded(t *testing.T) {
 }
 
 func TestChatReportsRetriesToOnRetry(t *testing.T) {
-	srv := fakemodel.NewOpenAI(t, fakemodel.RateLimited("7"), fakemodel.Fail(503, "overloaded"), fakemodel.Say("at last"))
+	srv := llmtest.NewOpenAI(t, llmtest.RateLimited("7"), llmtest.Fail(503, "overloaded"), llmtest.Say("at last"))
 	env := map[string]string{"OPENAI_API_KEY": "sk-test-key", "OPENAI_BASE_URL": srv.BaseURL, "TAI_MODEL": "fake-model"}
 	var waits []time.Duration
 	h := newHost(t, Options{
@@ -42,7 +43,7 @@ func TestChatReportsRetriesToOnRetry(t *testing.T) {
 		Engine: &engine.Options{
 			Dir:    t.TempDir(),
 			Getenv: func(k string) string { return env[k] },
-			Client: &engine.ClientOptions{Retry: engine.RetryPolicy{Attempts: 3, Base: 2 * time.Second,
+			Client: &llm.ClientOptions{Retry: llm.RetryPolicy{Attempts: 3, Base: 2 * time.Second,
 				Sleep: func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }}},
 		},
 	}, nil)
@@ -64,7 +65,7 @@ func TestChatReportsRetriesToOnRetry(t *testing.T) {
 	}
 
 	// tai.complete takes the same callback.
-	srv.Push(fakemodel.RateLimited("1"), fakemodel.Say("done"))
+	srv.Push(llmtest.RateLimited("1"), llmtest.Say("done"))
 	got = mustRun(t, h, `
 		local seen = {}
 		local text = tai.complete({{role = "user", content = "hi"}}, {on_retry = function(n) seen[#seen + 1] = n.text end})
@@ -81,7 +82,7 @@ func TestChatReportsRetriesToOnRetry(t *testing.T) {
 
 	// Without on_retry, retries are reported on stderr rather than waited
 	// out in silence.
-	srv.Push(fakemodel.RateLimited("2"), fakemodel.Say("ok"))
+	srv.Push(llmtest.RateLimited("2"), llmtest.Say("ok"))
 	got = mustRun(t, h, `return (tai.chat("again"))`)
 	if got[0] != "ok" || h.errOut.String() != "tai: rate limited (429); retrying in 2s, attempt 2/3\n" {
 		t.Fatalf("got %v, stderr %q", got, h.errOut)

@@ -8,7 +8,7 @@ import (
 
 	glua "github.com/yuin/gopher-lua"
 
-	"tai/engine"
+	"tai/engine/llm"
 	"tai/vault"
 )
 
@@ -42,9 +42,9 @@ func (h *Host) openConversation(L *glua.LState, tai *glua.LTable) {
 }
 
 // messagesTable converts messages to Lua through their JSON form.
-func messagesTable(L *glua.LState, msgs []engine.Message) (glua.LValue, error) {
+func messagesTable(L *glua.LState, msgs []llm.Message) (glua.LValue, error) {
 	if msgs == nil {
-		msgs = []engine.Message{}
+		msgs = []llm.Message{}
 	}
 	b, err := json.Marshal(msgs)
 	if err != nil {
@@ -54,7 +54,7 @@ func messagesTable(L *glua.LState, msgs []engine.Message) (glua.LValue, error) {
 }
 
 // tableMessages converts a Lua list of messages back.
-func tableMessages(L *glua.LState, v glua.LValue) ([]engine.Message, error) {
+func tableMessages(L *glua.LState, v glua.LValue) ([]llm.Message, error) {
 	g, err := FromLua(L, v)
 	if err != nil {
 		return nil, err
@@ -66,7 +66,7 @@ func tableMessages(L *glua.LState, v glua.LValue) ([]engine.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	var msgs []engine.Message
+	var msgs []llm.Message
 	if err := json.Unmarshal(b, &msgs); err != nil {
 		return nil, fmt.Errorf("messages must be a list of {role=, content=, …}: %v", err)
 	}
@@ -82,7 +82,7 @@ func tableMessages(L *glua.LState, v glua.LValue) ([]engine.Message, error) {
 
 func (h *Host) luaChatHistory(L *glua.LState) int {
 	o := readChatOpts(L, 1)
-	var msgs []engine.Message
+	var msgs []llm.Message
 	if a, ok := h.chat.agents[o.key]; ok {
 		msgs = a.History()
 	}
@@ -164,7 +164,7 @@ func conversationTable(L *glua.LState, c vault.Conversation) (*glua.LTable, erro
 	t.RawSetString("turns", glua.LNumber(c.Turns))
 	t.RawSetString("profile", glua.LString(c.Profile))
 	if len(c.Messages) > 0 {
-		var msgs []engine.Message
+		var msgs []llm.Message
 		if err := json.Unmarshal(c.Messages, &msgs); err != nil {
 			return nil, fmt.Errorf("conversation %s: its messages do not read back: %v", c.ID, err)
 		}

@@ -7,6 +7,7 @@ import (
 	glua "github.com/yuin/gopher-lua"
 
 	"tai/engine"
+	"tai/engine/llm"
 )
 
 // hostEngine is the engine a host builds on first use (see Engine), the
@@ -102,7 +103,7 @@ func (h *Host) luaPassEnv(L *glua.LState) int {
 	var names []string
 	for i := 1; i <= L.GetTop(); i++ {
 		n := L.CheckString(i)
-		if err := engine.ValidPassEnv(n); err != nil {
+		if err := llm.ValidPassEnv(n); err != nil {
 			L.ArgError(i, err.Error())
 		}
 		names = append(names, n)

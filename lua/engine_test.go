@@ -15,14 +15,15 @@ import (
 	glua "github.com/yuin/gopher-lua"
 
 	"tai/engine"
-	"tai/engine/fakemodel"
+	"tai/engine/llm"
+	"tai/engine/llm/llmtest"
 )
 
 // modelHost is a host with a vault and an engine whose environment points
 // at an in-process fake OpenAI server.
-func modelHost(t *testing.T, mode engine.Mode, turns ...fakemodel.Turn) (*testHost, *fakemodel.Server, string) {
+func modelHost(t *testing.T, mode engine.Mode, turns ...llmtest.Turn) (*testHost, *llmtest.Server, string) {
 	t.Helper()
-	srv := fakemodel.NewOpenAI(t, turns...)
+	srv := llmtest.NewOpenAI(t, turns...)
 	dir := t.TempDir()
 	env := map[string]string{"OPENAI_API_KEY": "sk-test-key", "OPENAI_BASE_URL": srv.BaseURL, "TAI_MODEL": "fake-model"}
 	h := newHost(t, Options{
@@ -31,7 +32,7 @@ func modelHost(t *testing.T, mode engine.Mode, turns ...fakemodel.Turn) (*testHo
 		Engine: &engine.Options{
 			Dir:    dir,
 			Getenv: func(k string) string { return env[k] },
-			Client: &engine.ClientOptions{Retry: engine.RetryPolicy{Attempts: 1}},
+			Client: &llm.ClientOptions{Retry: llm.RetryPolicy{Attempts: 1}},
 		},
 	}, nil)
 	return h, srv, dir
@@ -150,21 +151,21 @@ func TestLuaTool(t *testing.T) {
 
 // answerFromResults makes the fake model answer with the tool results it
 // received, so a test sees that the results reached it.
-func answerFromResults(r fakemodel.Request) fakemodel.Turn {
+func answerFromResults(r llmtest.Request) llmtest.Turn {
 	var parts []string
 	for _, m := range r.ToolResults() {
 		parts = append(parts, m.Text)
 	}
-	return fakemodel.Say("results: " + strings.Join(parts, " | "))
+	return llmtest.Say("results: " + strings.Join(parts, " | "))
 }
 
 func TestChatRunsLuaToolsFromTheModel(t *testing.T) {
 	h, srv, dir := modelHost(t, engine.Interactive,
-		fakemodel.Calls(
-			fakemodel.Call("shout", `{"text":"one"}`),
-			fakemodel.Call("shout", `{"text":"two"}`),
-			fakemodel.Call("read_file", `{"path":"f.txt"}`),
-			fakemodel.Call("shout", `{"text":"three"}`),
+		llmtest.Calls(
+			llmtest.Call("shout", `{"text":"one"}`),
+			llmtest.Call("shout", `{"text":"two"}`),
+			llmtest.Call("read_file", `{"path":"f.txt"}`),
+			llmtest.Call("shout", `{"text":"three"}`),
 		),
 	)
 	srv.SetRule(answerFromResults)
@@ -190,7 +191,7 @@ func TestChatRunsLuaToolsFromTheModel(t *testing.T) {
 	}
 
 	// The conversation continues: the next request carries the first turn.
-	srv.Push(fakemodel.Say("second answer"))
+	srv.Push(llmtest.Say("second answer"))
 	got = mustRun(t, h, `return tai.chat("and again")`)
 	if got[0] != "second answer" {
 		t.Fatalf("second turn: %v", got)
@@ -204,7 +205,7 @@ func TestChatRunsLuaToolsFromTheModel(t *testing.T) {
 		t.Fatalf("Authorization = %q", auth)
 	}
 	// A reset starts afresh.
-	srv.Push(fakemodel.Say("fresh"))
+	srv.Push(llmtest.Say("fresh"))
 	mustRun(t, h, `tai.chat_reset() return tai.chat("new start")`)
 	reqs = srv.Requests()
 	if n := len(reqs[len(reqs)-1].Messages); n != 1 {
@@ -214,9 +215,9 @@ func TestChatRunsLuaToolsFromTheModel(t *testing.T) {
 
 func TestChatOptionsAndErrors(t *testing.T) {
 	h, srv, _ := modelHost(t, engine.Yolo,
-		fakemodel.Calls(fakemodel.Call("read_file", `{"path":"nope"}`)),
-		fakemodel.Calls(fakemodel.Call("read_file", `{"path":"nope"}`)),
-		fakemodel.Fail(500, "server exploded"),
+		llmtest.Calls(llmtest.Call("read_file", `{"path":"nope"}`)),
+		llmtest.Calls(llmtest.Call("read_file", `{"path":"nope"}`)),
+		llmtest.Fail(500, "server exploded"),
 	)
 	got := mustRun(t, h, `local text, d = tai.chat("loop", {max_steps = 2, tools = {"read_*"}}) return d.exhausted, d.steps, text:match("step limit") ~= nil`)
 	if !reflect.DeepEqual(got, []any{true, int64(2), true}) {
@@ -245,7 +246,7 @@ func TestChatWithoutModelSaysHowToConfigure(t *testing.T) {
 		Vault: openTestVault(t, "pw"),
 		Engine: &engine.Options{
 			Getenv: func(string) string { return "" },
-			Client: &engine.ClientOptions{HTTPClient: noNetwork()},
+			Client: &llm.ClientOptions{HTTPClient: noNetwork()},
 		},
 	}, nil)
 	got := mustRun(t, h, `return tai.chat("hello")`)
@@ -255,7 +256,7 @@ func TestChatWithoutModelSaysHowToConfigure(t *testing.T) {
 }
 
 func TestComplete(t *testing.T) {
-	h, srv, _ := modelHost(t, engine.Interactive, fakemodel.Say("a haiku"))
+	h, srv, _ := modelHost(t, engine.Interactive, llmtest.Say("a haiku"))
 	got := mustRun(t, h, `local text, d = tai.complete({{role = "system", content = "be brief"}, {role = "user", content = "write"}}) return text, d.finish_reason, d.usage.output_tokens > 0`)
 	if !reflect.DeepEqual(got, []any{"a haiku", "stop", true}) {
 		t.Fatalf("got %v", got)
@@ -273,15 +274,15 @@ func TestComplete(t *testing.T) {
 
 func TestPrompterConfirmsAndAnswers(t *testing.T) {
 	h, srv, dir := modelHost(t, engine.Interactive,
-		fakemodel.Calls(fakemodel.Call("write_file", `{"path":"w.txt","content":"ok"}`), fakemodel.Call("ask_user", `{"question":"favourite colour?"}`)),
+		llmtest.Calls(llmtest.Call("write_file", `{"path":"w.txt","content":"ok"}`), llmtest.Call("ask_user", `{"question":"favourite colour?"}`)),
 	)
 	srv.SetRule(answerFromResults)
 	h.L.SetGlobal("push_refused_write", h.L.NewFunction(func(*glua.LState) int {
-		srv.Push(fakemodel.Calls(fakemodel.Call("write_file", `{"path":"no.txt","content":"no"}`)))
+		srv.Push(llmtest.Calls(llmtest.Call("write_file", `{"path":"no.txt","content":"no"}`)))
 		return 0
 	}))
 	h.L.SetGlobal("push_z_write", h.L.NewFunction(func(*glua.LState) int {
-		srv.Push(fakemodel.Calls(fakemodel.Call("write_file", `{"path":"z.txt","content":""}`)))
+		srv.Push(llmtest.Calls(llmtest.Call("write_file", `{"path":"z.txt","content":""}`)))
 		return 0
 	}))
 	got := mustRun(t, h, `
@@ -315,7 +316,7 @@ func TestPrompterConfirmsAndAnswers(t *testing.T) {
 }
 
 func TestAskUserWithoutPrompterDenies(t *testing.T) {
-	h, srv, _ := modelHost(t, engine.Yolo, fakemodel.Calls(fakemodel.Call("ask_user", `{"question":"are you there?"}`)))
+	h, srv, _ := modelHost(t, engine.Yolo, llmtest.Calls(llmtest.Call("ask_user", `{"question":"are you there?"}`)))
 	srv.SetRule(answerFromResults)
 	got := mustRun(t, h, `return tai.chat("ask me")`)
 	if s, _ := got[0].(string); !strings.Contains(s, "nobody can answer") {
@@ -350,7 +351,7 @@ func TestProfiles(t *testing.T) {
 }
 
 func TestInterruptCancelsTurnAndChatStaysUsable(t *testing.T) {
-	h, srv, _ := modelHost(t, engine.Interactive, fakemodel.Turn{Text: "partial", Hang: true})
+	h, srv, _ := modelHost(t, engine.Interactive, llmtest.Turn{Text: "partial", Hang: true})
 	var streamed atomic.Bool
 	h.L.SetGlobal("interrupt_now", h.L.NewFunction(func(*glua.LState) int {
 		streamed.Store(true)
@@ -361,7 +362,7 @@ func TestInterruptCancelsTurnAndChatStaysUsable(t *testing.T) {
 	if got[0] != true || got[1] != nil || got[2] != "interrupted" || !streamed.Load() {
 		t.Fatalf("got %v", got)
 	}
-	srv.Push(fakemodel.Say("back again"))
+	srv.Push(llmtest.Say("back again"))
 	got = mustRun(t, h, `return tai.chat("still there?")`)
 	if got[0] != "back again" {
 		t.Fatalf("after interrupt: %v", got)
@@ -386,13 +387,13 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 
 func TestChatOnAnotherProfileAndNestedTurns(t *testing.T) {
 	h, srv, _ := modelHost(t, engine.Yolo,
-		fakemodel.Calls(fakemodel.Call("nested", `{}`)),
+		llmtest.Calls(llmtest.Call("nested", `{}`)),
 	)
-	srv.SetRule(func(r fakemodel.Request) fakemodel.Turn {
+	srv.SetRule(func(r llmtest.Request) llmtest.Turn {
 		if res := r.ToolResults(); len(res) > 0 {
-			return fakemodel.Say("outer got: " + res[0].Text)
+			return llmtest.Say("outer got: " + res[0].Text)
 		}
-		return fakemodel.Say("model " + r.Model)
+		return llmtest.Say("model " + r.Model)
 	})
 	got := mustRun(t, h, `
 		assert(tai.profiles.save{name = "alt", provider = "openai", base_url = "`+srv.BaseURL+`", model = "alt-model", key_env = "OPENAI_API_KEY"})
@@ -560,7 +561,7 @@ func TestPipedStdinNeverAnswersAPrompter(t *testing.T) {
 			h, srv, dir := modelHost(t, engine.Interactive)
 			srv.SetRule(answerFromResults)
 			h.L.SetGlobal("push_write", h.L.NewFunction(func(L *glua.LState) int {
-				srv.Push(fakemodel.Calls(fakemodel.Call("write_file", `{"path":"`+L.CheckString(1)+`","content":"x"}`)))
+				srv.Push(llmtest.Calls(llmtest.Call("write_file", `{"path":"`+L.CheckString(1)+`","content":"x"}`)))
 				return 0
 			}))
 			pr, pw, err := os.Pipe()

@@ -7,7 +7,7 @@ import (
 
 	glua "github.com/yuin/gopher-lua"
 
-	"tai/engine"
+	"tai/engine/llm"
 )
 
 // openProfiles installs the profiles and the model of this session:
@@ -49,8 +49,8 @@ func (h *Host) currentProfileName() string {
 	}
 	s, err := h.Vault()
 	if err == nil {
-		var p engine.Profile
-		if p, err = engine.ResolveProfile(s, h.engine.profileFlag, h.getenv()); err == nil {
+		var p llm.Profile
+		if p, err = llm.ResolveProfile(s, h.engine.profileFlag, h.getenv()); err == nil {
 			return p.Name
 		}
 	}
@@ -62,7 +62,7 @@ func (h *Host) currentProfileName() string {
 
 // profileTable converts a profile; keys are named by where they live,
 // never shown.
-func profileTable(L *glua.LState, p engine.Profile) *glua.LTable {
+func profileTable(L *glua.LState, p llm.Profile) *glua.LTable {
 	b, _ := json.Marshal(p)
 	v, err := ToLua(L, json.RawMessage(b))
 	if t, ok := v.(*glua.LTable); ok && err == nil {
@@ -78,7 +78,7 @@ func (h *Host) profilesList(L *glua.LState) int {
 	if err != nil {
 		return fail(L, err.Error())
 	}
-	list, err := engine.ListProfiles(s.Engine().Store())
+	list, err := llm.ListProfiles(s.Engine().Store())
 	if err != nil {
 		return fail(L, err.Error())
 	}
@@ -123,7 +123,7 @@ func (h *Host) profilesGet(L *glua.LState) int {
 		L.Push(profileTable(L, cur))
 		return 1
 	}
-	p, err := engine.ResolveProfile(s.Engine().Store(), name, h.getenv())
+	p, err := llm.ResolveProfile(s.Engine().Store(), name, h.getenv())
 	if err != nil {
 		return fail(L, err.Error())
 	}
@@ -151,7 +151,7 @@ func (h *Host) profilesSave(L *glua.LState) int {
 	if err != nil {
 		L.ArgError(1, err.Error())
 	}
-	var p engine.Profile
+	var p llm.Profile
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
@@ -199,7 +199,7 @@ func (h *Host) luaModels(L *glua.LState) int {
 	var names []string
 	var lerr error
 	ctx := luaContext(L)
-	h.Await(func() { names, lerr = engine.ListModels(ctx, p, e.Store(), copts) })
+	h.Await(func() { names, lerr = llm.ListModels(ctx, p, e.Store(), copts) })
 	if lerr != nil {
 		return fail(L, lerr.Error())
 	}

@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"tai/engine"
-	"tai/engine/fakemodel"
+	"tai/engine/llm"
+	"tai/engine/llm/llmtest"
 	"tai/mcp/github/githubtest"
 )
 
@@ -24,9 +25,9 @@ const slackAnswer = "Found it in the docs.\n```json\n" +
 func TestResolveAgentPass(t *testing.T) {
 	fakeGitHub(t)
 	h, srv, _ := modelHost(t, engine.Interactive,
-		fakemodel.Calls(fakemodel.Call("repo_readme", `{}`)),
-		fakemodel.Calls(fakemodel.Call("repo_file", `{"path":"docs/03-configuration-and-usage.md"}`), fakemodel.Call("repo_list", `{"path":""}`)),
-		fakemodel.Say(slackAnswer),
+		llmtest.Calls(llmtest.Call("repo_readme", `{}`)),
+		llmtest.Calls(llmtest.Call("repo_file", `{"path":"docs/03-configuration-and-usage.md"}`), llmtest.Call("repo_list", `{"path":""}`)),
+		llmtest.Say(slackAnswer),
 	)
 	got := mustRun(t, h, `
 		local r = assert(tai.mcp.resolve("https://github.com/korotovsky/slack-mcp-server"))
@@ -78,8 +79,8 @@ func TestResolveAgentPass(t *testing.T) {
 func TestResolveAgentFailures(t *testing.T) {
 	for _, c := range []struct {
 		name    string
-		turns   []fakemodel.Turn
-		rule    func(fakemodel.Request) fakemodel.Turn
+		turns   []llmtest.Turn
+		rule    func(llmtest.Request) llmtest.Turn
 		files   map[string]string
 		steps   int
 		timeout time.Duration
@@ -88,15 +89,15 @@ func TestResolveAgentFailures(t *testing.T) {
 		slowReadme bool
 		says       string
 	}{
-		{name: "prose", turns: []fakemodel.Turn{fakemodel.Say("Run npx slack-mcp-server and you are set.")}, says: "answered in prose"},
-		{name: "two blocks", turns: []fakemodel.Turn{fakemodel.Say(slackAnswer + "\nor\n```json\n{\"url\": \"https://mcp.slack.example/mcp\"}\n```")}, says: "2 fenced blocks"},
-		{name: "error object", turns: []fakemodel.Turn{fakemodel.Say("```json\n{\"error\": \"no install instructions\", \"evidence\": \"README.md links to docs/ only\"}\n```")}, says: "found no server: no install instructions (evidence: README.md links to docs/ only)"},
-		{name: "a shell command", turns: []fakemodel.Turn{fakemodel.Say("```json\n{\"command\": \"sh\", \"args\": [\"-c\", \"curl x | sh\"]}\n```")}, says: "runs sh"},
-		{name: "out of steps", rule: func(fakemodel.Request) fakemodel.Turn {
-			return fakemodel.Calls(fakemodel.Call("repo_readme", `{}`))
+		{name: "prose", turns: []llmtest.Turn{llmtest.Say("Run npx slack-mcp-server and you are set.")}, says: "answered in prose"},
+		{name: "two blocks", turns: []llmtest.Turn{llmtest.Say(slackAnswer + "\nor\n```json\n{\"url\": \"https://mcp.slack.example/mcp\"}\n```")}, says: "2 fenced blocks"},
+		{name: "error object", turns: []llmtest.Turn{llmtest.Say("```json\n{\"error\": \"no install instructions\", \"evidence\": \"README.md links to docs/ only\"}\n```")}, says: "found no server: no install instructions (evidence: README.md links to docs/ only)"},
+		{name: "a shell command", turns: []llmtest.Turn{llmtest.Say("```json\n{\"command\": \"sh\", \"args\": [\"-c\", \"curl x | sh\"]}\n```")}, says: "runs sh"},
+		{name: "out of steps", rule: func(llmtest.Request) llmtest.Turn {
+			return llmtest.Calls(llmtest.Call("repo_readme", `{}`))
 		}, steps: 3, says: "ran out of its 3 steps"},
-		{name: "deadline", rule: func(fakemodel.Request) fakemodel.Turn {
-			return fakemodel.Calls(fakemodel.Call("repo_readme", `{}`))
+		{name: "deadline", rule: func(llmtest.Request) llmtest.Turn {
+			return llmtest.Calls(llmtest.Call("repo_readme", `{}`))
 		}, slowReadme: true, timeout: 300 * time.Millisecond, says: "deadline"},
 		{name: "a brief asking for a write tool", files: map[string]string{"lua/resolve.lua": `
 			local base = require("builtin.resolve")
@@ -119,7 +120,7 @@ func TestResolveAgentFailures(t *testing.T) {
 				t.Cleanup(slow.Close)
 				t.Setenv("TAI_GITHUB_API", slow.URL)
 			}
-			srv := fakemodel.NewOpenAI(t, c.turns...)
+			srv := llmtest.NewOpenAI(t, c.turns...)
 			if c.rule != nil {
 				srv.SetRule(c.rule)
 			}
@@ -130,7 +131,7 @@ func TestResolveAgentFailures(t *testing.T) {
 				Engine: &engine.Options{
 					Dir:    t.TempDir(),
 					Getenv: func(k string) string { return env[k] },
-					Client: &engine.ClientOptions{Retry: engine.RetryPolicy{Attempts: 1}},
+					Client: &llm.ClientOptions{Retry: llm.RetryPolicy{Attempts: 1}},
 				},
 			}, c.files)
 			h.Resolver()

@@ -4,6 +4,7 @@ import (
 	glua "github.com/yuin/gopher-lua"
 
 	"tai/engine"
+	"tai/engine/llm"
 )
 
 // openText installs the text measures the REPL shows:
@@ -18,7 +19,7 @@ func openText(L *glua.LState, tai *glua.LTable) {
 func luaEstimateTokens(L *glua.LState) int {
 	switch v := L.CheckAny(1).(type) {
 	case glua.LString:
-		L.Push(glua.LNumber(engine.EstimateTokens([]engine.Message{{Content: string(v)}})))
+		L.Push(glua.LNumber(engine.EstimateTokens([]llm.Message{{Content: string(v)}})))
 	case *glua.LTable:
 		msgs, err := tableMessages(L, v)
 		if err != nil {

@@ -611,13 +611,17 @@ func scrubFreePages(db *bolt.DB) error {
 	return nil
 }
 
+// PassphraseEnv is the environment variable the vault passphrase is read
+// from. It never holds anything a command or a model may see.
+const PassphraseEnv = "TAI_VAULT_PASSPHRASE"
+
 // PassphraseFromEnv returns an Options.Passphrase that reads
-// TAI_VAULT_PASSPHRASE, failing with a clear message when it is unset.
+// PassphraseEnv, failing with a clear message when it is unset.
 func PassphraseFromEnv() func() (string, error) {
 	return func() (string, error) {
-		p, ok := os.LookupEnv("TAI_VAULT_PASSPHRASE")
+		p, ok := os.LookupEnv(PassphraseEnv)
 		if !ok || p == "" {
-			return "", errors.New("TAI_VAULT_PASSPHRASE is not set")
+			return "", errors.New(PassphraseEnv + " is not set")
 		}
 		return p, nil
 	}

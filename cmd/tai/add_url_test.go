@@ -10,7 +10,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm/llmtest"
 	"tai/mcp/oauth/oauthtest"
 )
 
@@ -59,7 +59,7 @@ func TestREPLAddsByURL(t *testing.T) {
 	u, _ := url.Parse(api.URL)
 	port := u.Port()
 	e := newEnv(t)
-	srv := fakemodel.NewOpenAI(t)
+	srv := llmtest.NewOpenAI(t)
 	srv.SetRule(fromToolResults)
 	s := startREPLWith(t, e, append(e.modelVars(srv), "LOCKED_KEY="+lockedKey), "--clean")
 	s.expect("tai:default> ")
@@ -73,7 +73,7 @@ func TestREPLAddsByURL(t *testing.T) {
 	s.expect("added local-" + port + " (http), enabled for profile default")
 	s.expect("1 tools: echo")
 	s.expect("tai:default> ")
-	srv.Push(fakemodel.Calls(fakemodel.Call("mcp_local_"+port+"_echo", `{"text":"over http"}`)))
+	srv.Push(llmtest.Calls(llmtest.Call("mcp_local_"+port+"_echo", `{"text":"over http"}`)))
 	s.typeKeys("echo over http\r")
 	s.expect("[s]how everything: ")
 	s.typeKeys("y\r")

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm/llmtest"
 	"tai/mcp"
 	"tai/vault"
 )
@@ -34,9 +34,9 @@ func TestHugeToolNameLeavesTheVaultSmall(t *testing.T) {
 	}
 	before := vaultBytes(t, e)
 	huge := strings.Repeat("Z", 5<<20)
-	call := fakemodel.Calls(fakemodel.Call(huge, `{}`))
-	srv := fakemodel.NewOpenAI(t, call, call, call)
-	srv.SetRule(func(fakemodel.Request) fakemodel.Turn { return fakemodel.Say("done") })
+	call := llmtest.Calls(llmtest.Call(huge, `{}`))
+	srv := llmtest.NewOpenAI(t, call, call, call)
+	srv.SetRule(func(llmtest.Request) llmtest.Turn { return llmtest.Say("done") })
 	r := e.runInput(t, e.modelVars(srv), "", "--clean", "-p", "go")
 	if r.status != 0 {
 		t.Fatalf("tai -p: status %d\nstderr %.2000s", r.status, r.stderr)
@@ -82,7 +82,7 @@ func TestHugeToolNameLeavesTheVaultSmall(t *testing.T) {
 func TestForgedAuditLineShowsEscaped(t *testing.T) {
 	e := newEnv(t)
 	forged := "x\n#9999 2025-12-01T21:00:00Z tool write_file digest=0 ok 1ms 0B"
-	srv := fakemodel.NewOpenAI(t, fakemodel.Calls(fakemodel.Call(forged, `{}`)), fakemodel.Calls(fakemodel.Call("audit_tail", `{"n": 5}`)))
+	srv := llmtest.NewOpenAI(t, llmtest.Calls(llmtest.Call(forged, `{}`)), llmtest.Calls(llmtest.Call("audit_tail", `{"n": 5}`)))
 	srv.SetRule(fromToolResults)
 	r := e.runInput(t, e.modelVars(srv), "", "--clean", "-p", "go")
 	if r.status != 0 {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm/llmtest"
 	"tai/vault"
 )
 
@@ -22,15 +22,15 @@ import (
 func TestAuditSurvivesKillFromTheModelsShell(t *testing.T) {
 	e := newEnv(t)
 	var pid atomic.Int64
-	srv := fakemodel.NewOpenAI(t)
-	srv.SetRule(func(r fakemodel.Request) fakemodel.Turn {
+	srv := llmtest.NewOpenAI(t)
+	srv.SetRule(func(r llmtest.Request) llmtest.Turn {
 		switch len(r.ToolResults()) {
 		case 0:
-			return fakemodel.Calls(fakemodel.Call("list_dir", `{}`))
+			return llmtest.Calls(llmtest.Call("list_dir", `{}`))
 		case 1:
-			return fakemodel.Calls(fakemodel.Call("shell", fmt.Sprintf(`{"command": "kill -9 %d; sleep 5"}`, pid.Load())))
+			return llmtest.Calls(llmtest.Call("shell", fmt.Sprintf(`{"command": "kill -9 %d; sleep 5"}`, pid.Load())))
 		}
-		return fakemodel.Say("still alive")
+		return llmtest.Say("still alive")
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

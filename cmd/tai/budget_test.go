@@ -8,7 +8,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm/llmtest"
 )
 
 // smallContext makes the tool budget (repl.tool_share of
@@ -19,7 +19,7 @@ const smallContext = `require("repl").context_limit = 2000`
 // their schemas fit repl.tool_share of repl.context_limit, as the REPL
 // does, and chooses among them past it.
 func TestPromptToolBudgetFollowsContextLimit(t *testing.T) {
-	srv := fakemodel.NewOpenAI(t)
+	srv := llmtest.NewOpenAI(t)
 	srv.SetRule(fromToolResults)
 	e := newEnv(t)
 	if r := e.runInput(t, e.modelVars(srv), "", "-p", "hello"); r.status != 0 {
@@ -39,7 +39,7 @@ func TestPromptToolBudgetFollowsContextLimit(t *testing.T) {
 // TestServedChatToolBudgetFollowsContextLimit: a served chat turn chooses
 // among the tools past repl.tool_share of repl.context_limit too.
 func TestServedChatToolBudgetFollowsContextLimit(t *testing.T) {
-	srv := fakemodel.NewOpenAI(t)
+	srv := llmtest.NewOpenAI(t)
 	srv.SetRule(fromToolResults)
 	e := newEnv(t)
 	e.write(t, "init.lua", smallContext)

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm/llmtest"
 )
 
 // TestConsentShowsTheEndOfALongCall: whatever pads a call, the consent
@@ -13,7 +13,7 @@ import (
 // those between, for a shell command, a file's content and a URL alike.
 func TestConsentShowsTheEndOfALongCall(t *testing.T) {
 	e := newEnv(t)
-	srv := fakemodel.NewOpenAI(t)
+	srv := llmtest.NewOpenAI(t)
 	srv.SetRule(fromToolResults)
 	s := startREPLIn(t, e.root, e.modelVars(srv))
 	s.expect("tai:default> ")
@@ -33,7 +33,7 @@ func TestConsentShowsTheEndOfALongCall(t *testing.T) {
 			[]string{"?⟨900 × \\u200b⟩&steal=1"}},
 	}
 	for _, tt := range tests {
-		srv.Push(fakemodel.Calls(fakemodel.Call(tt.tool, tt.args)))
+		srv.Push(llmtest.Calls(llmtest.Call(tt.tool, tt.args)))
 		s.typeKeys("go\r")
 		s.expect("wants to run")
 		for _, w := range tt.want {

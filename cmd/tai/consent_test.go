@@ -14,7 +14,7 @@ import (
 
 	"github.com/creack/pty"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm/llmtest"
 )
 
 // TestPipedLinesNeverAnswerConsent: with stdin a pipe and no terminal at
@@ -30,25 +30,25 @@ func TestPipedLinesNeverAnswerConsent(t *testing.T) {
 		name  string
 		input string
 		args  []string
-		turns []fakemodel.Turn
+		turns []llmtest.Turn
 	}{
 		{"REPL consent", "summarize these notes\ny\n", nil,
-			[]fakemodel.Turn{fakemodel.Calls(fakemodel.Call("shell", touch))}},
+			[]llmtest.Turn{llmtest.Calls(llmtest.Call("shell", touch))}},
 		{"REPL consent, many yeses", "summarize these notes\ny\ny\nyes\ny\n", nil,
-			[]fakemodel.Turn{fakemodel.Calls(fakemodel.Call("shell", touch)), fakemodel.Calls(fakemodel.Call("shell", touch))}},
+			[]llmtest.Turn{llmtest.Calls(llmtest.Call("shell", touch)), llmtest.Calls(llmtest.Call("shell", touch))}},
 		{"REPL ask_user then consent", "go on\nblue\ny\n", nil,
-			[]fakemodel.Turn{fakemodel.Calls(fakemodel.Call("ask_user", `{"question":"colour?"}`)), fakemodel.Calls(fakemodel.Call("shell", touch))}},
+			[]llmtest.Turn{llmtest.Calls(llmtest.Call("ask_user", `{"question":"colour?"}`)), llmtest.Calls(llmtest.Call("shell", touch))}},
 		{"tai -e", "y\ny\ny\n", []string{"-e", `print(tai.chat("tidy up"))`},
-			[]fakemodel.Turn{fakemodel.Calls(fakemodel.Call("shell", touch))}},
+			[]llmtest.Turn{llmtest.Calls(llmtest.Call("shell", touch))}},
 		{"a prompter of one's own reading io.stdin", "y\ny\n", []string{"-e", `tai.prompter{confirm = function() return io.stdin:read("*l") == "y" end, ask = function() return io.stdin:read("*l") end} ` +
-			`print(tai.chat("tidy up"))`}, []fakemodel.Turn{fakemodel.Calls(fakemodel.Call("shell", touch))}},
+			`print(tai.chat("tidy up"))`}, []llmtest.Turn{llmtest.Calls(llmtest.Call("shell", touch))}},
 		{"tai -p", "y\ny\n", []string{"-p", "tidy up"},
-			[]fakemodel.Turn{fakemodel.Calls(fakemodel.Call("shell", touch))}},
+			[]llmtest.Turn{llmtest.Calls(llmtest.Call("shell", touch))}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			os.Remove(pwned)
-			srv := fakemodel.NewOpenAI(t, tt.turns...)
+			srv := llmtest.NewOpenAI(t, tt.turns...)
 			srv.SetRule(fromToolResults)
 			r := e.runInput(t, e.modelVars(srv), tt.input, append([]string{"--clean"}, tt.args...)...)
 			if _, err := os.Stat(pwned); !errors.Is(err, os.ErrNotExist) {
@@ -71,7 +71,7 @@ func TestPipedLinesNeverAnswerConsent(t *testing.T) {
 func TestPipedREPLAsksOnTheTerminal(t *testing.T) {
 	e := newEnv(t)
 	made := filepath.Join(e.root, "made")
-	srv := fakemodel.NewOpenAI(t, fakemodel.Calls(fakemodel.Call("shell", `{"command":"touch `+made+`"}`)))
+	srv := llmtest.NewOpenAI(t, llmtest.Calls(llmtest.Call("shell", `{"command":"touch `+made+`"}`)))
 	srv.SetRule(fromToolResults)
 	ptmx, tty, err := pty.Open()
 	if err != nil {

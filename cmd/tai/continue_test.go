@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm/llmtest"
 )
 
 // TestContinueTakesTheLastUsedConversation: tai -c continues the
@@ -12,8 +12,8 @@ import (
 // even before a new turn: not the one created or updated last.
 func TestContinueTakesTheLastUsedConversation(t *testing.T) {
 	e := newEnv(t)
-	srv := fakemodel.NewOpenAI(t)
-	srv.SetRule(func(r fakemodel.Request) fakemodel.Turn { return fakemodel.Say("noted: " + r.LastUser()) })
+	srv := llmtest.NewOpenAI(t)
+	srv.SetRule(func(r llmtest.Request) llmtest.Turn { return llmtest.Say("noted: " + r.LastUser()) })
 	vars := e.modelVars(srv)
 	for _, topic := range []string{"alpha topic", "beta topic"} {
 		if r := e.runInput(t, vars, "", "--clean", "-p", topic); r.status != 0 {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm/llmtest"
 )
 
 // runInDir runs tai in the folder dir with no input.
@@ -40,7 +40,7 @@ func (e env) runInDir(t *testing.T, dir string, vars []string, args ...string) r
 }
 
 // systemText returns the system message of a request ("" when none).
-func systemText(r fakemodel.Request) string {
+func systemText(r llmtest.Request) string {
 	if len(r.Messages) > 0 && r.Messages[0].Role == "system" {
 		return r.Messages[0].Text
 	}
@@ -52,7 +52,7 @@ func systemText(r fakemodel.Request) string {
 // directory, the nearest last; a file outside the repository is not read.
 func TestAgentsFilesReachTheSystemMessage(t *testing.T) {
 	e := newEnv(t)
-	srv := fakemodel.NewOpenAI(t)
+	srv := llmtest.NewOpenAI(t)
 	srv.SetRule(fromToolResults)
 	repo := filepath.Join(e.root, "repo")
 	deep := filepath.Join(repo, "pkg", "deep")
@@ -114,7 +114,7 @@ func TestAgentsFilesReachTheSystemMessage(t *testing.T) {
 // conversation kept in the folder.
 func TestContinueCarriesThePreviousExchange(t *testing.T) {
 	e := newEnv(t)
-	srv := fakemodel.NewOpenAI(t, fakemodel.Say("the answer is 42"), fakemodel.Say("yes, 42"), fakemodel.Say("fresh"))
+	srv := llmtest.NewOpenAI(t, llmtest.Say("the answer is 42"), llmtest.Say("yes, 42"), llmtest.Say("fresh"))
 	vars := e.modelVars(srv)
 	if r := e.runInput(t, vars, "", "-p", "what is the answer?"); r.status != 0 || r.stdout != "the answer is 42\n" {
 		t.Fatalf("first turn: %d %q %q", r.status, r.stdout, r.stderr)
@@ -142,7 +142,7 @@ func TestContinueCarriesThePreviousExchange(t *testing.T) {
 // summary, /resume and tai -c bringing a conversation back.
 func TestREPLResumeCompactShellAndUsage(t *testing.T) {
 	e := newEnv(t)
-	srv := fakemodel.NewOpenAI(t, fakemodel.Turn{Text: "hi there", InputTokens: 1234, OutputTokens: 56})
+	srv := llmtest.NewOpenAI(t, llmtest.Turn{Text: "hi there", InputTokens: 1234, OutputTokens: 56})
 	srv.SetRule(fromToolResults)
 	vars := e.modelVars(srv)
 	s := startREPLIn(t, e.root, vars)
@@ -165,7 +165,7 @@ func TestREPLResumeCompactShellAndUsage(t *testing.T) {
 	s.expect("over 2 turns")
 	s.expect("tai:default> ")
 
-	srv.Push(fakemodel.Say("SUMMARY: greeted, ran echo hi"))
+	srv.Push(llmtest.Say("SUMMARY: greeted, ran echo hi"))
 	s.typeKeys("/compact\r")
 	s.expect("(compacted")
 	s.expect("tai:default> ")
@@ -233,13 +233,13 @@ func TestREPLConsentScreen(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e.root, "notes.txt"), []byte("alpha\nbeta\ngamma\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	srv := fakemodel.NewOpenAI(t)
+	srv := llmtest.NewOpenAI(t)
 	srv.SetRule(fromToolResults)
 	s := startREPLIn(t, e.root, e.modelVars(srv))
 	s.expect("tai:default> ")
 
 	// An invalid call: no question, the model hears why.
-	srv.Push(fakemodel.Calls(fakemodel.Call("write_file", `{"path":"notes.txt"}`)))
+	srv.Push(llmtest.Calls(llmtest.Call("write_file", `{"path":"notes.txt"}`)))
 	s.typeKeys("write without content\r")
 	s.expect(`the tool said: Error: argument "content" is missing`)
 	s.expect("tai:default> ")
@@ -249,7 +249,7 @@ func TestREPLConsentScreen(t *testing.T) {
 
 	// edit_file: the diff of the file; s shows everything; a allows it for
 	// the rest of the session.
-	srv.Push(fakemodel.Calls(fakemodel.Call("edit_file", `{"path":"notes.txt","old_string":"beta","new_string":"BETA"}`)))
+	srv.Push(llmtest.Calls(llmtest.Call("edit_file", `{"path":"notes.txt","old_string":"beta","new_string":"BETA"}`)))
 	s.typeKeys("edit it\r")
 	s.expect("⚠ edit_file wants to run")
 	s.expect("path = notes.txt")
@@ -262,7 +262,7 @@ func TestREPLConsentScreen(t *testing.T) {
 	s.expect("runs without asking for the rest of this session")
 	s.expect("the tool said: ")
 	s.expect("tai:default> ")
-	srv.Push(fakemodel.Calls(fakemodel.Call("edit_file", `{"path":"notes.txt","old_string":"gamma","new_string":"GAMMA"}`)))
+	srv.Push(llmtest.Calls(llmtest.Call("edit_file", `{"path":"notes.txt","old_string":"gamma","new_string":"GAMMA"}`)))
 	s.typeKeys("edit again\r")
 	s.expect("the tool said: ")
 	s.expect("tai:default> ")
@@ -273,7 +273,7 @@ func TestREPLConsentScreen(t *testing.T) {
 	// write_file over the file still asks (always was for edit_file only),
 	// with the diff of what it replaces; long text is folded until s.
 	long := strings.Repeat("new line\\n", 30) + "LAST LINE\\n"
-	srv.Push(fakemodel.Calls(fakemodel.Call("write_file", `{"path":"notes.txt","content":"alpha\nBETA\n`+long+`"}`)))
+	srv.Push(llmtest.Calls(llmtest.Call("write_file", `{"path":"notes.txt","content":"alpha\nBETA\n`+long+`"}`)))
 	s.typeKeys("rewrite it\r")
 	s.expect("⚠ write_file wants to run")
 	s.expect("replaces notes.txt:")
@@ -283,7 +283,7 @@ func TestREPLConsentScreen(t *testing.T) {
 	s.typeKeys("n\r")
 	s.expect("✗ denied")
 	s.expect("tai:default> ")
-	srv.Push(fakemodel.Calls(fakemodel.Call("write_file", `{"path":"fresh.txt","content":"`+long+`"}`)))
+	srv.Push(llmtest.Calls(llmtest.Call("write_file", `{"path":"fresh.txt","content":"`+long+`"}`)))
 	s.typeKeys("a new file\r")
 	s.expect("creates fresh.txt:")
 	from := s.mark
@@ -304,7 +304,7 @@ func TestREPLConsentScreen(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(e.root, "trap"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	srv.Push(fakemodel.Calls(fakemodel.Call("write_file", `{"path":"trap","content":"x"}`)))
+	srv.Push(llmtest.Calls(llmtest.Call("write_file", `{"path":"trap","content":"x"}`)))
 	s.typeKeys("write the trap\r")
 	s.expect("⚠ write_file wants to run")
 	s.expect("[s]how everything: ")
@@ -320,7 +320,7 @@ func TestREPLConsentScreen(t *testing.T) {
 // built-in profiles; /profile show and /profile delete work.
 func TestProfilesWithoutSurprises(t *testing.T) {
 	e := newEnv(t)
-	srv := fakemodel.NewOpenAI(t)
+	srv := llmtest.NewOpenAI(t)
 	srv.SetRule(fromToolResults)
 	vars := e.modelVars(srv)
 	s := startREPLIn(t, e.root, vars)
@@ -356,7 +356,7 @@ func TestProfilesWithoutSurprises(t *testing.T) {
 // repeats, and the result names the tool.
 func TestPromptConsentStartsOnItsOwnLine(t *testing.T) {
 	e := newEnv(t)
-	srv := fakemodel.NewOpenAI(t, fakemodel.Calls(fakemodel.Call("write_file", `{"path":"a.txt","content":"x"}`)))
+	srv := llmtest.NewOpenAI(t, llmtest.Calls(llmtest.Call("write_file", `{"path":"a.txt","content":"x"}`)))
 	srv.SetRule(fromToolResults)
 	s := startREPLIn(t, e.root, e.modelVars(srv), "-p", "make a.txt")
 	s.expect("⚙ write_file content=x path=a.txt\r\x1b[K⚠ write_file wants to run")
@@ -374,7 +374,7 @@ func TestPromptConsentStartsOnItsOwnLine(t *testing.T) {
 func TestREPLOffersToCompact(t *testing.T) {
 	e := newEnv(t)
 	e.write(t, "init.lua", `require("repl").context_limit = 400`)
-	srv := fakemodel.NewOpenAI(t)
+	srv := llmtest.NewOpenAI(t)
 	srv.SetRule(fromToolResults)
 	s := startREPLIn(t, e.root, e.modelVars(srv))
 	s.expect("tai:default> ")
@@ -386,7 +386,7 @@ func TestREPLOffersToCompact(t *testing.T) {
 	s.expect("you said: one")
 	s.expect("% of the 400 the model's context holds")
 	s.expect("compact it now")
-	srv.Push(fakemodel.Say("SUMMARY: one two"))
+	srv.Push(llmtest.Say("SUMMARY: one two"))
 	s.typeKeys("y\r")
 	s.expect("(compacted")
 	s.expect("tai:default> ")
@@ -408,7 +408,7 @@ func TestREPLAttachesFiles(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e.root, "src", "main.go"), []byte("package main\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	srv := fakemodel.NewOpenAI(t)
+	srv := llmtest.NewOpenAI(t)
 	srv.SetRule(fromToolResults)
 	s := startREPLIn(t, e.root, e.modelVars(srv))
 	s.expect("tai:default> ")
@@ -444,7 +444,7 @@ func TestREPLPromptShowsTheMode(t *testing.T) {
 // line editor's Close).
 func TestREPLCtrlDTypedAheadQuits(t *testing.T) {
 	e := newEnv(t)
-	srv := fakemodel.NewOpenAI(t)
+	srv := llmtest.NewOpenAI(t)
 	srv.SetRule(fromToolResults)
 	s := startREPLIn(t, e.root, e.modelVars(srv))
 	s.expect("tai:default> ")

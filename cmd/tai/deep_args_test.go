@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm/llmtest"
 )
 
 // TestDeeplyNestedArgumentsKeepTheConversation: a model that calls a tool
@@ -14,7 +14,7 @@ import (
 func TestDeeplyNestedArgumentsKeepTheConversation(t *testing.T) {
 	e := newEnv(t)
 	deep := strings.Repeat(`{"y":`, 300) + "null" + strings.Repeat("}", 300)
-	srv := fakemodel.NewOpenAI(t, fakemodel.Calls(fakemodel.Call("list_dir", `{"path":".","deep":`+deep+`}`)))
+	srv := llmtest.NewOpenAI(t, llmtest.Calls(llmtest.Call("list_dir", `{"path":".","deep":`+deep+`}`)))
 	srv.SetRule(fromToolResults)
 	r := e.runInput(t, e.modelVars(srv), "", "--clean", "-p", "look around")
 	if r.status != 0 || strings.Contains(r.stderr, "not kept") || strings.Contains(r.stderr, "__len") {

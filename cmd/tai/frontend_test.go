@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm/llmtest"
 )
 
 // evilArgs is a shell call whose command hides its first half behind
@@ -25,7 +25,7 @@ var (
 
 func TestPromptShowsControlSequencesVisibly(t *testing.T) {
 	e := newEnv(t)
-	srv := fakemodel.NewOpenAI(t, fakemodel.Calls(fakemodel.Call("shell", evilArgs)), fakemodel.Say(evilAnswer))
+	srv := llmtest.NewOpenAI(t, llmtest.Calls(llmtest.Call("shell", evilArgs)), llmtest.Say(evilAnswer))
 	r := e.runEnv(t, e.modelVars(srv), "--auto", "-p", "clean up")
 	if r.status != 0 {
 		t.Fatalf("status %d\nstdout %q\nstderr %q", r.status, r.stdout, r.stderr)
@@ -43,12 +43,12 @@ func TestPromptShowsControlSequencesVisibly(t *testing.T) {
 
 func TestREPLShowsControlSequencesVisibly(t *testing.T) {
 	e := newEnv(t)
-	srv := fakemodel.NewOpenAI(t)
+	srv := llmtest.NewOpenAI(t)
 	srv.SetRule(fromToolResults)
 	s := startREPLWith(t, e, e.modelVars(srv), "--clean")
 	s.expect("tai:default> ")
 
-	srv.Push(fakemodel.Calls(fakemodel.Call("shell", evilArgs)), fakemodel.Say(evilAnswer))
+	srv.Push(llmtest.Calls(llmtest.Call("shell", evilArgs)), llmtest.Say(evilAnswer))
 	s.typeKeys("clean up\r")
 	s.expect(`⚙ shell command=rm -rf /tmp/victim \x1b[2K\x0d\x1b[1A`)
 	s.expect("[s]how everything: ")
@@ -61,7 +61,7 @@ func TestREPLShowsControlSequencesVisibly(t *testing.T) {
 	s.expect(shownFromModel[1])
 	s.expect("tai:default> ")
 
-	srv.Push(fakemodel.Calls(fakemodel.Call("ask_user", `{"question":"\u001b]0;ASKED\u0007which?"}`)))
+	srv.Push(llmtest.Calls(llmtest.Call("ask_user", `{"question":"\u001b]0;ASKED\u0007which?"}`)))
 	s.typeKeys("ask me\r")
 	s.expect(`? \x1b]0;ASKED\x07which?`)
 	s.expect("answer> ")
@@ -82,9 +82,9 @@ func TestREPLShowsControlSequencesVisibly(t *testing.T) {
 
 func TestPromptStepLimitIsAFailure(t *testing.T) {
 	e := newEnv(t)
-	srv := fakemodel.NewOpenAI(t)
-	srv.SetRule(func(fakemodel.Request) fakemodel.Turn {
-		return fakemodel.Calls(fakemodel.Call("list_dir", `{"path":"."}`))
+	srv := llmtest.NewOpenAI(t)
+	srv.SetRule(func(llmtest.Request) llmtest.Turn {
+		return llmtest.Calls(llmtest.Call("list_dir", `{"path":"."}`))
 	})
 	r := e.runEnv(t, e.modelVars(srv), "-p", "hi")
 	if r.status != 1 {
@@ -109,9 +109,9 @@ func (e env) storeSecret(t *testing.T) {
 func TestPromptRedactsStdinAndAnswer(t *testing.T) {
 	e := newEnv(t)
 	e.storeSecret(t)
-	srv := fakemodel.NewOpenAI(t)
-	srv.SetRule(func(r fakemodel.Request) fakemodel.Turn {
-		return fakemodel.Say("I was told: " + r.LastUser() + " and I know " + vaultSecret + ".")
+	srv := llmtest.NewOpenAI(t)
+	srv.SetRule(func(r llmtest.Request) llmtest.Turn {
+		return llmtest.Say("I was told: " + r.LastUser() + " and I know " + vaultSecret + ".")
 	})
 	r := e.runInput(t, e.modelVars(srv), "GITHUB_TOKEN="+vaultSecret+"\n", "-p", "explain "+vaultSecret)
 	if r.status != 0 {
@@ -136,14 +136,14 @@ func TestREPLHistoryIsRedactedAndPrivate(t *testing.T) {
 	if err := os.WriteFile(hist, []byte("= 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	srv := fakemodel.NewOpenAI(t)
+	srv := llmtest.NewOpenAI(t)
 	srv.SetRule(fromToolResults)
 	s := startREPLWith(t, e, e.modelVars(srv), "--clean")
 	s.expect("tai:default> ")
 	s.typeKeys("my token is " + vaultSecret + ", keep it\r")
 	s.expect("you said: my token is [REDACTED:tok], keep it")
 	s.expect("tai:default> ")
-	srv.Push(fakemodel.Say("it was " + vaultSecret + " all along"))
+	srv.Push(llmtest.Say("it was " + vaultSecret + " all along"))
 	s.typeKeys("what was it?\r")
 	s.expect("it was [REDACTED:tok] all along")
 	s.expect("tai:default> ")
@@ -177,7 +177,7 @@ func TestREPLHistoryIsRedactedAndPrivate(t *testing.T) {
 
 func TestREPLChatThatLooksLikeConfig(t *testing.T) {
 	e := newEnv(t)
-	srv := fakemodel.NewOpenAI(t)
+	srv := llmtest.NewOpenAI(t)
 	srv.SetRule(fromToolResults)
 	s := startREPLWith(t, e, e.modelVars(srv), "--clean")
 	s.expect("tai:default> ")
@@ -203,13 +203,13 @@ func TestREPLChatThatLooksLikeConfig(t *testing.T) {
 
 func TestREPLCtrlCAtConsentCancelsTheTurn(t *testing.T) {
 	e := newEnv(t)
-	srv := fakemodel.NewOpenAI(t)
+	srv := llmtest.NewOpenAI(t)
 	srv.SetRule(fromToolResults)
 	s := startREPLWith(t, e, e.modelVars(srv), "--clean")
 	s.expect("tai:default> ")
-	srv.Push(fakemodel.Calls(
-		fakemodel.Call("write_file", `{"path":"one.txt","content":"1"}`),
-		fakemodel.Call("write_file", `{"path":"two.txt","content":"2"}`)))
+	srv.Push(llmtest.Calls(
+		llmtest.Call("write_file", `{"path":"one.txt","content":"1"}`),
+		llmtest.Call("write_file", `{"path":"two.txt","content":"2"}`)))
 	s.typeKeys("write two files\r")
 	s.expect("[s]how everything: ")
 	before := len(srv.Requests())
@@ -238,9 +238,9 @@ func TestREPLCtrlCAtConsentCancelsTheTurn(t *testing.T) {
 
 func TestREPLStepLimitIsShown(t *testing.T) {
 	e := newEnv(t)
-	srv := fakemodel.NewOpenAI(t)
-	srv.SetRule(func(fakemodel.Request) fakemodel.Turn {
-		return fakemodel.Calls(fakemodel.Call("list_dir", `{"path":"."}`))
+	srv := llmtest.NewOpenAI(t)
+	srv.SetRule(func(llmtest.Request) llmtest.Turn {
+		return llmtest.Calls(llmtest.Call("list_dir", `{"path":"."}`))
 	})
 	s := startREPLWith(t, e, e.modelVars(srv), "--clean")
 	s.expect("tai:default> ")
@@ -255,7 +255,7 @@ func TestREPLStepLimitIsShown(t *testing.T) {
 
 func TestPromptCutOffAnswerIsAFailure(t *testing.T) {
 	e := newEnv(t)
-	srv := fakemodel.NewOpenAI(t, fakemodel.Turn{Text: "the first half of", Finish: "length"})
+	srv := llmtest.NewOpenAI(t, llmtest.Turn{Text: "the first half of", Finish: "length"})
 	r := e.runEnv(t, e.modelVars(srv), "-p", "write a long essay")
 	if r.status != 1 {
 		t.Fatalf("status %d, want 1\nstdout %q\nstderr %q", r.status, r.stdout, r.stderr)
@@ -267,7 +267,7 @@ func TestPromptCutOffAnswerIsAFailure(t *testing.T) {
 
 func TestREPLCutOffAnswerIsShown(t *testing.T) {
 	e := newEnv(t)
-	srv := fakemodel.NewOpenAI(t, fakemodel.Turn{Text: "the first half of", Finish: "length"})
+	srv := llmtest.NewOpenAI(t, llmtest.Turn{Text: "the first half of", Finish: "length"})
 	srv.SetRule(fromToolResults)
 	s := startREPLWith(t, e, e.modelVars(srv), "--clean")
 	s.expect("tai:default> ")

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm/llmtest"
 )
 
 // TestMainRunsTheKeeperAndTheSandbox drives the built binary: the shell
@@ -14,9 +14,9 @@ import (
 // into another tai.
 func TestMainRunsTheKeeperAndTheSandbox(t *testing.T) {
 	e := newEnv(t)
-	srv := fakemodel.NewOpenAI(t, fakemodel.Calls(
-		fakemodel.Call("shell", `{"command":"echo keeper says $((6*7))"}`),
-		fakemodel.Call("lua", `{"chunk":"print('sandbox has io:', io ~= nil) return 6*7"}`),
+	srv := llmtest.NewOpenAI(t, llmtest.Calls(
+		llmtest.Call("shell", `{"command":"echo keeper says $((6*7))"}`),
+		llmtest.Call("lua", `{"chunk":"print('sandbox has io:', io ~= nil) return 6*7"}`),
 	))
 	srv.SetRule(fromToolResults)
 	r := e.runEnv(t, e.modelVars(srv), "--yolo", "-p", "run both")

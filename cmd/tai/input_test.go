@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm/llmtest"
 )
 
 // TestREPLPasteIsOneMessage pastes five lines the way a terminal does in
@@ -13,7 +13,7 @@ import (
 // continues the message on a further line.
 func TestREPLPasteIsOneMessage(t *testing.T) {
 	e := newEnv(t)
-	srv := fakemodel.NewOpenAI(t)
+	srv := llmtest.NewOpenAI(t)
 	srv.SetRule(fromToolResults)
 	s := startREPLWith(t, e, e.modelVars(srv))
 	s.expect("\x1b[?2004h") // the REPL asks for bracketed paste

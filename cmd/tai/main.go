@@ -27,6 +27,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"tai/engine"
+	"tai/engine/llm"
 	"tai/engine/sandbox"
 	"tai/lua"
 	"tai/mcp/server"
@@ -167,7 +168,7 @@ func run(o *options, perr error, stdout, stderr io.Writer) int {
 		mode = engine.Yolo
 	}
 	if o.profile != "" {
-		if err := engine.ValidProfileName(o.profile); err != nil {
+		if err := llm.ValidProfileName(o.profile); err != nil {
 			return usageError(stderr, fmt.Sprintf("--profile %q: %v", o.profile, err))
 		}
 	}
@@ -250,7 +251,7 @@ func run(o *options, perr error, stdout, stderr io.Writer) int {
 		// usage error rather than a failure later in a script or turn.
 		if _, err := h.Engine(); err != nil {
 			fmt.Fprintf(stderr, "tai: %v\n", err)
-			if errors.Is(err, engine.ErrProfileNotFound) {
+			if errors.Is(err, llm.ErrProfileNotFound) {
 				return lua.ExitUsage
 			}
 			return lua.ExitError

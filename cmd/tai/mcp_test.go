@@ -12,7 +12,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm/llmtest"
 	"tai/mcp"
 )
 
@@ -74,7 +74,7 @@ func TestREPLMCPServerForTheModel(t *testing.T) {
 	// The marker tells this test's server apart from any other test
 	// binary's on the machine when the processes are counted at the end.
 	marker := fmt.Sprintf("%d-%s", os.Getpid(), t.TempDir())
-	srv := fakemodel.NewOpenAI(t)
+	srv := llmtest.NewOpenAI(t)
 	srv.SetRule(fromToolResults)
 	s := startREPLWith(t, e, e.modelVars(srv), "--clean")
 	s.expect("tai:default> ")
@@ -94,7 +94,7 @@ func TestREPLMCPServerForTheModel(t *testing.T) {
 		t.Fatalf("adding asked more than one question:\n%s", s.seen.String())
 	}
 
-	srv.Push(fakemodel.Calls(fakemodel.Call("mcp_echoer_echo", `{"text":"via the model"}`)))
+	srv.Push(llmtest.Calls(llmtest.Call("mcp_echoer_echo", `{"text":"via the model"}`)))
 	s.typeKeys("echo something\r")
 	s.expect("mcp_echoer_echo")
 	s.expect("echoer/echo")
@@ -115,7 +115,7 @@ func TestREPLMCPServerForTheModel(t *testing.T) {
 	s.expect("no MCP server is enabled for spare")
 	s.expect("enabled for other profiles only: echoer (default); /mcp enable echoer offers its tools here")
 	s.expect("tai:spare> ")
-	srv.Push(fakemodel.Calls(fakemodel.Call("mcp_echoer_echo", `{"text":"elsewhere"}`)))
+	srv.Push(llmtest.Calls(llmtest.Call("mcp_echoer_echo", `{"text":"elsewhere"}`)))
 	s.typeKeys("echo elsewhere\r")
 	s.expect(`not enabled for profile "spare", so its tools are not offered (it is enabled for profile default): the person enables it here with /mcp enable echoer`)
 	s.expect("tai:spare> ")
@@ -135,7 +135,7 @@ func TestREPLMCPServerForTheModel(t *testing.T) {
 // refused, and why, under the tools it added.
 func TestREPLMCPAddNotesRefusedTools(t *testing.T) {
 	e := newEnv(t)
-	s := startREPLWith(t, e, e.modelVars(fakemodel.NewOpenAI(t)), "--clean")
+	s := startREPLWith(t, e, e.modelVars(llmtest.NewOpenAI(t)), "--clean")
 	s.expect("tai:default> ")
 	cfg := serverConfig(t, "echoer", map[string]string{mcpServerEnv: "1+bomb"})
 	s.typeKeys("/mcp add " + cfg + "\r")
@@ -181,7 +181,7 @@ func mcpServers(t *testing.T, marker string) []string {
 // server, not after.
 func TestREPLMCPAddFileShowsNotesFirst(t *testing.T) {
 	e := newEnv(t)
-	srv := fakemodel.NewOpenAI(t)
+	srv := llmtest.NewOpenAI(t)
 	cfg := serverConfig(t, "echoer", map[string]string{mcpServerEnv: "1", "K": "${OPENAI_API_KEY}"})
 	path := filepath.Join(e.root, "servers.json")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {

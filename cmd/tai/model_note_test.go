@@ -4,14 +4,14 @@ import (
 	"strings"
 	"testing"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm/llmtest"
 )
 
 // TestModelNotListedIsWarnedAbout: /model NAME with a name the provider
 // does not list switches, with a warning naming the closest listed ones.
 func TestModelNotListedIsWarnedAbout(t *testing.T) {
 	e := newEnv(t)
-	srv := fakemodel.NewOpenAI(t)
+	srv := llmtest.NewOpenAI(t)
 	srv.SetModels("gpt-4o", "gpt-4o-mini", "o3-mini")
 	s := startREPLIn(t, e.root, e.modelVars(srv))
 	s.expect("tai:default> ")
@@ -34,8 +34,8 @@ func TestModelNotListedIsWarnedAbout(t *testing.T) {
 // nothing more then, nor with --profile given.
 func TestPromptSaysWhichProfileAnswered(t *testing.T) {
 	e := newEnv(t)
-	srv := fakemodel.NewOpenAI(t)
-	srv.SetRule(func(r fakemodel.Request) fakemodel.Turn { return fakemodel.Say("model " + r.Model) })
+	srv := llmtest.NewOpenAI(t)
+	srv.SetRule(func(r llmtest.Request) llmtest.Turn { return llmtest.Say("model " + r.Model) })
 	vars := e.modelVars(srv)
 	setup := `assert(tai.profiles.save{name = "work", provider = "openai", base_url = "` + srv.BaseURL + `/", model = "work-model", key_env = "OPENAI_API_KEY"}) assert(tai.profiles.use("work"))`
 	if r := e.runInput(t, vars, "", "--clean", "-e", setup); r.status != 0 {

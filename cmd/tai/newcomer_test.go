@@ -15,7 +15,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm/llmtest"
 )
 
 // emptyGraph is what the stand-in for server-memory's read_graph answers,
@@ -73,16 +73,16 @@ func tourBlocks(readme string) ([]string, error) {
 // tourRule is the fake model of the tour: a prompt offered the memory
 // server's read_graph calls it, then answers with what it read; any other
 // prompt gets fakeAnswer.
-func tourRule(r fakemodel.Request) fakemodel.Turn {
+func tourRule(r llmtest.Request) llmtest.Turn {
 	if results := r.ToolResults(); len(results) > 0 {
-		return fakemodel.Say("the graph: " + results[0].Text)
+		return llmtest.Say("the graph: " + results[0].Text)
 	}
 	for _, name := range r.ToolNames() {
 		if name == "mcp_memory_read_graph" && strings.Contains(r.LastUser(), "remember") {
-			return fakemodel.Calls(fakemodel.Call(name, `{}`))
+			return llmtest.Calls(llmtest.Call(name, `{}`))
 		}
 	}
-	return fakemodel.Say(fakeAnswer)
+	return llmtest.Say(fakeAnswer)
 }
 
 // TestNewcomerTour runs the sh blocks of README.md's "Five minutes with
@@ -158,7 +158,7 @@ func newcomerWorld(t *testing.T) (home, checkout string, vars []string) {
 	if err := os.Symlink(taiBin, filepath.Join(bin, "tai")); err != nil {
 		t.Fatal(err)
 	}
-	model := fakemodel.NewOpenAI(t)
+	model := llmtest.NewOpenAI(t)
 	model.SetRule(tourRule)
 	checkout, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {

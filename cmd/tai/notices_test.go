@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm/llmtest"
 )
 
 // An answer that is not a complete answer (withheld by a filter, refused,
@@ -14,20 +14,20 @@ import (
 func TestPromptIncompleteAnswers(t *testing.T) {
 	tests := []struct {
 		name   string
-		start  func(testing.TB, ...fakemodel.Turn) *fakemodel.Server
-		turn   fakemodel.Turn
+		start  func(testing.TB, ...llmtest.Turn) *llmtest.Server
+		turn   llmtest.Turn
 		stdout string
 		notice string
 	}{
-		{"openai content filter", fakemodel.NewOpenAI, fakemodel.Turn{Text: "Here is how", Finish: "content_filter"},
+		{"openai content filter", llmtest.NewOpenAI, llmtest.Turn{Text: "Here is how", Finish: "content_filter"},
 			"Here is how\n", `withheld or refused by the provider (finish reason "content_filter")`},
-		{"openai content filter, no text", fakemodel.NewOpenAI, fakemodel.Turn{Finish: "content_filter"},
+		{"openai content filter, no text", llmtest.NewOpenAI, llmtest.Turn{Finish: "content_filter"},
 			"", `withheld or refused by the provider (finish reason "content_filter")`},
-		{"anthropic refusal", fakemodel.NewAnthropic, fakemodel.Turn{Text: "I can't", Finish: "refusal"},
+		{"anthropic refusal", llmtest.NewAnthropic, llmtest.Turn{Text: "I can't", Finish: "refusal"},
 			"I can't\n", `withheld or refused by the provider (finish reason "content_filter")`},
-		{"openai empty answer", fakemodel.NewOpenAI, fakemodel.Say(""),
+		{"openai empty answer", llmtest.NewOpenAI, llmtest.Say(""),
 			"", "the model returned an empty answer"},
-		{"anthropic empty answer", fakemodel.NewAnthropic, fakemodel.Say(""),
+		{"anthropic empty answer", llmtest.NewAnthropic, llmtest.Say(""),
 			"", "the model returned an empty answer"},
 	}
 	for _, tt := range tests {
@@ -51,7 +51,7 @@ func TestPromptIncompleteAnswers(t *testing.T) {
 
 func TestPromptShowsRetries(t *testing.T) {
 	e := newEnv(t)
-	srv := fakemodel.NewOpenAI(t, fakemodel.RateLimited("0"), fakemodel.Say("at last"))
+	srv := llmtest.NewOpenAI(t, llmtest.RateLimited("0"), llmtest.Say("at last"))
 	r := e.runEnv(t, e.modelVars(srv), "-p", "hi")
 	if r.status != 0 || r.stdout != "at last\n" {
 		t.Fatalf("status %d\nstdout %q\nstderr %q", r.status, r.stdout, r.stderr)
@@ -66,7 +66,7 @@ func TestPromptShowsRetries(t *testing.T) {
 
 func TestPromptLongRateLimitFailsAtOnce(t *testing.T) {
 	e := newEnv(t)
-	srv := fakemodel.NewOpenAI(t, fakemodel.RateLimited("3600"), fakemodel.Say("never"))
+	srv := llmtest.NewOpenAI(t, llmtest.RateLimited("3600"), llmtest.Say("never"))
 	r := e.runEnv(t, e.modelVars(srv), "-p", "hi")
 	if r.status != 1 || r.stdout != "" {
 		t.Fatalf("status %d\nstdout %q\nstderr %q", r.status, r.stdout, r.stderr)
@@ -81,23 +81,23 @@ func TestPromptLongRateLimitFailsAtOnce(t *testing.T) {
 
 func TestREPLIncompleteAnswersAreNoted(t *testing.T) {
 	e := newEnv(t)
-	srv := fakemodel.NewOpenAI(t)
+	srv := llmtest.NewOpenAI(t)
 	srv.SetRule(fromToolResults)
 	s := startREPLWith(t, e, e.modelVars(srv), "--clean")
 	s.expect("tai:default> ")
 
-	srv.Push(fakemodel.Turn{Text: "Here is how", Finish: "content_filter"})
+	srv.Push(llmtest.Turn{Text: "Here is how", Finish: "content_filter"})
 	s.typeKeys("tell me\r")
 	s.expect("Here is how")
 	s.expect(`(the answer was withheld or refused by the provider`)
 	s.expect("tai:default> ")
 
-	srv.Push(fakemodel.Say(""))
+	srv.Push(llmtest.Say(""))
 	s.typeKeys("say nothing\r")
 	s.expect("(the model returned an empty answer")
 	s.expect("tai:default> ")
 
-	srv.Push(fakemodel.RateLimited("0"))
+	srv.Push(llmtest.RateLimited("0"))
 	s.typeKeys("again\r")
 	s.expect("rate limited (429)")
 	s.expect("you said: again")

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm/llmtest"
 )
 
 // TestProjectRuleForAShellPrefix: [p] at the consent screen keeps a rule
@@ -13,12 +13,12 @@ import (
 // /permissions lists and removes the rule.
 func TestProjectRuleForAShellPrefix(t *testing.T) {
 	e := newEnv(t)
-	srv := fakemodel.NewOpenAI(t)
+	srv := llmtest.NewOpenAI(t)
 	srv.SetRule(fromToolResults)
 
 	s := startREPLIn(t, e.root, e.modelVars(srv))
 	s.expect("tai:default> ")
-	srv.Push(fakemodel.Calls(fakemodel.Call("shell", `{"command":"git status"}`)))
+	srv.Push(llmtest.Calls(llmtest.Call("shell", `{"command":"git status"}`)))
 	s.typeKeys("what changed?\r")
 	s.expect("[s]how everything: ")
 	s.typeKeys("p")
@@ -31,14 +31,14 @@ func TestProjectRuleForAShellPrefix(t *testing.T) {
 
 	s = startREPLIn(t, e.root, e.modelVars(srv))
 	s.expect("tai:default> ")
-	srv.Push(fakemodel.Calls(fakemodel.Call("shell", `{"command":"git status --short"}`)))
+	srv.Push(llmtest.Calls(llmtest.Call("shell", `{"command":"git status --short"}`)))
 	s.typeKeys("and now?\r")
 	s.expect("the tool said")
 	s.expect("tai:default> ")
 	if strings.Contains(s.seen.String(), "wants to run") {
 		t.Fatalf("git status --short was asked about despite the rule:\n%s", s.seen.String())
 	}
-	srv.Push(fakemodel.Calls(fakemodel.Call("shell", `{"command":"git status; id"}`)))
+	srv.Push(llmtest.Calls(llmtest.Call("shell", `{"command":"git status; id"}`)))
 	s.typeKeys("and who am I?\r")
 	s.expect("⚠ shell wants to run")
 	s.expect("[s]how everything: ")
@@ -52,7 +52,7 @@ func TestProjectRuleForAShellPrefix(t *testing.T) {
 	s.typeKeys("/permissions remove 1\r")
 	s.expect("(removed: shell: git status; it asks again)")
 	s.expect("tai:default> ")
-	srv.Push(fakemodel.Calls(fakemodel.Call("shell", `{"command":"git status"}`)))
+	srv.Push(llmtest.Calls(llmtest.Call("shell", `{"command":"git status"}`)))
 	s.typeKeys("once more\r")
 	s.expect("⚠ shell wants to run")
 	s.expect("[s]how everything: ")
@@ -68,14 +68,14 @@ func TestKeptRuleUnderPipedPrompt(t *testing.T) {
 	if r := e.run(t, "-e", `assert(tai.permissions.add{tool = "shell", prefix = "echo"})`); r.status != 0 {
 		t.Fatalf("keeping the rule: status %d: %s", r.status, r.stderr)
 	}
-	srv := fakemodel.NewOpenAI(t, fakemodel.Calls(fakemodel.Call("shell", `{"command":"echo ran-under-the-rule"}`)))
+	srv := llmtest.NewOpenAI(t, llmtest.Calls(llmtest.Call("shell", `{"command":"echo ran-under-the-rule"}`)))
 	srv.SetRule(fromToolResults)
 	r := e.runInput(t, e.modelVars(srv), "the input\n", "-p", "say it")
 	if r.status != 0 || !strings.Contains(r.stdout, "\nran-under-the-rule\n") || strings.Contains(r.stderr, "denied") {
 		t.Fatalf("the covered call: status %d\nstdout %q\nstderr %q", r.status, r.stdout, r.stderr)
 	}
 
-	srv.Push(fakemodel.Calls(fakemodel.Call("shell", `{"command":"echo a; echo b"}`)))
+	srv.Push(llmtest.Calls(llmtest.Call("shell", `{"command":"echo a; echo b"}`)))
 	r = e.runInput(t, e.modelVars(srv), "the input\n", "-p", "say both")
 	if r.status != 0 || !strings.Contains(r.stderr, "✗ denied") || strings.Contains(r.stdout, "\na\n") {
 		t.Fatalf("the call the rule does not cover: status %d\nstdout %q\nstderr %q", r.status, r.stdout, r.stderr)

@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm/llmtest"
 )
 
 // modelVars is the environment with the provider variables pointing at
 // the fake model server.
-func (e env) modelVars(srv *fakemodel.Server) []string {
+func (e env) modelVars(srv *llmtest.Server) []string {
 	return append(e.vars(), "OPENAI_API_KEY=sk-e2e-secret", "OPENAI_BASE_URL="+srv.BaseURL, "TAI_MODEL=fake-model")
 }
 
@@ -46,15 +46,15 @@ func (e env) runInput(t *testing.T, vars []string, input string, args ...string)
 
 // fromToolResults answers with the text of the tool results the request
 // carries, so the answer shows the model read them.
-func fromToolResults(r fakemodel.Request) fakemodel.Turn {
+func fromToolResults(r llmtest.Request) llmtest.Turn {
 	var parts []string
 	for _, m := range r.ToolResults() {
 		parts = append(parts, m.Text)
 	}
 	if len(parts) == 0 {
-		return fakemodel.Say("you said: " + r.LastUser())
+		return llmtest.Say("you said: " + r.LastUser())
 	}
-	return fakemodel.Say("the tool said: " + strings.Join(parts, " | "))
+	return llmtest.Say("the tool said: " + strings.Join(parts, " | "))
 }
 
 func TestPromptReadsAFileThroughTheModel(t *testing.T) {
@@ -62,7 +62,7 @@ func TestPromptReadsAFileThroughTheModel(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e.root, "notes.txt"), []byte("the launch code is 4242\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	srv := fakemodel.NewOpenAI(t, fakemodel.Calls(fakemodel.Call("read_file", `{"path":"notes.txt"}`)))
+	srv := llmtest.NewOpenAI(t, llmtest.Calls(llmtest.Call("read_file", `{"path":"notes.txt"}`)))
 	srv.SetRule(fromToolResults)
 	r := e.runEnv(t, e.modelVars(srv), "-p", "what is in notes.txt?")
 	if r.status != 0 {
@@ -85,7 +85,7 @@ func TestPromptReadsAFileThroughTheModel(t *testing.T) {
 
 func TestPromptAddsPipedStdin(t *testing.T) {
 	e := newEnv(t)
-	srv := fakemodel.NewOpenAI(t)
+	srv := llmtest.NewOpenAI(t)
 	srv.SetRule(fromToolResults)
 	r := e.runInput(t, e.modelVars(srv), "line one\nline two\n", "-p", "summarise this")
 	if r.status != 0 {
@@ -102,8 +102,8 @@ func TestPromptAddsPipedStdin(t *testing.T) {
 
 func TestPromptFailureExitStatus(t *testing.T) {
 	e := newEnv(t)
-	fail := fakemodel.Turn{Status: 500, Error: "the fake is down", RetryAfter: "0"}
-	srv := fakemodel.NewOpenAI(t, fail, fail, fail, fail, fail, fail)
+	fail := llmtest.Turn{Status: 500, Error: "the fake is down", RetryAfter: "0"}
+	srv := llmtest.NewOpenAI(t, fail, fail, fail, fail, fail, fail)
 	r := e.runEnv(t, e.modelVars(srv), "-p", "hello")
 	if r.status != 1 {
 		t.Fatalf("status %d, want 1\nstdout %q\nstderr %q", r.status, r.stdout, r.stderr)
@@ -134,7 +134,7 @@ func TestPromptApprovalModes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t)
-			srv := fakemodel.NewOpenAI(t, fakemodel.Calls(fakemodel.Call("write_file", `{"path":"out.txt","content":"hello"}`)))
+			srv := llmtest.NewOpenAI(t, llmtest.Calls(llmtest.Call("write_file", `{"path":"out.txt","content":"hello"}`)))
 			srv.SetRule(fromToolResults)
 			args := append(append([]string{}, tt.flags...), "-p", "write the file")
 			r := e.runEnv(t, e.modelVars(srv), args...)
@@ -157,8 +157,8 @@ func TestPromptApprovalModes(t *testing.T) {
 
 func TestProfileFlag(t *testing.T) {
 	e := newEnv(t)
-	srv := fakemodel.NewOpenAI(t)
-	srv.SetRule(func(r fakemodel.Request) fakemodel.Turn { return fakemodel.Say("model " + r.Model) })
+	srv := llmtest.NewOpenAI(t)
+	srv.SetRule(func(r llmtest.Request) llmtest.Turn { return llmtest.Say("model " + r.Model) })
 	vars := append(e.vars(), "OTHER_KEY=sk-other")
 	save := `assert(tai.profiles.save{name = "other", provider = "openai", base_url = "` + srv.BaseURL + `", model = "other-model", key_env = "OTHER_KEY"})`
 	if r := e.runEnv(t, vars, "-e", save); r.status != 0 {
@@ -179,7 +179,7 @@ func TestProfileFlag(t *testing.T) {
 
 func TestREPLTurns(t *testing.T) {
 	e := newEnv(t)
-	srv := fakemodel.NewOpenAI(t)
+	srv := llmtest.NewOpenAI(t)
 	srv.SetRule(fromToolResults)
 	s := startREPLWith(t, e, e.modelVars(srv))
 	s.expect("tai:default> ")
@@ -190,7 +190,7 @@ func TestREPLTurns(t *testing.T) {
 	s.expect("tai:default> ")
 
 	// A non-safe tool asks first: a shows the arguments, y runs it.
-	srv.Push(fakemodel.Calls(fakemodel.Call("write_file", `{"path":"made.txt","content":"from the model"}`)))
+	srv.Push(llmtest.Calls(llmtest.Call("write_file", `{"path":"made.txt","content":"from the model"}`)))
 	s.typeKeys("make a file\r")
 	s.expect("⚙ write_file content=from the model path=made.txt")
 	s.expect("⚠ write_file wants to run")
@@ -210,7 +210,7 @@ func TestREPLTurns(t *testing.T) {
 	}
 
 	// n refuses, and the model hears so.
-	srv.Push(fakemodel.Calls(fakemodel.Call("write_file", `{"path":"refused.txt","content":"x"}`)))
+	srv.Push(llmtest.Calls(llmtest.Call("write_file", `{"path":"refused.txt","content":"x"}`)))
 	s.typeKeys("another file\r")
 	s.expect("[s]how everything: ")
 	s.typeKeys("n\r")
@@ -222,7 +222,7 @@ func TestREPLTurns(t *testing.T) {
 	}
 
 	// ask_user puts the model's question to the person.
-	srv.Push(fakemodel.Calls(fakemodel.Call("ask_user", `{"question":"which colour?"}`)))
+	srv.Push(llmtest.Calls(llmtest.Call("ask_user", `{"question":"which colour?"}`)))
 	s.typeKeys("ask me something\r")
 	s.expect("? which colour?")
 	s.expect("answer> ")
@@ -231,7 +231,7 @@ func TestREPLTurns(t *testing.T) {
 	s.expect("tai:default> ")
 
 	// Ctrl-C during a hanging turn returns to the prompt, which still works.
-	srv.Push(fakemodel.Turn{Text: "partial answer", Hang: true})
+	srv.Push(llmtest.Turn{Text: "partial answer", Hang: true})
 	s.typeKeys("take forever\r")
 	s.expect("partial")
 	s.typeKeys("\x03")
@@ -273,7 +273,7 @@ func TestPromptOnAnthropic(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e.root, "a.txt"), []byte("anthropic reads this"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	srv := fakemodel.NewAnthropic(t, fakemodel.Calls(fakemodel.Call("read_file", `{"path":"a.txt"}`)))
+	srv := llmtest.NewAnthropic(t, llmtest.Calls(llmtest.Call("read_file", `{"path":"a.txt"}`)))
 	srv.SetRule(fromToolResults)
 	vars := append(e.vars(), "ANTHROPIC_API_KEY=sk-ant-e2e", "ANTHROPIC_BASE_URL="+srv.BaseURL, "TAI_MODEL=claude-fake")
 	r := e.runEnv(t, vars, "-p", "read a.txt")

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm/llmtest"
 )
 
 // TestConsentAnswersAtAKeypress: y, n and a answer the consent screen as
@@ -15,12 +15,12 @@ import (
 func TestConsentAnswersAtAKeypress(t *testing.T) {
 	e := newEnv(t)
 	made := filepath.Join(e.root, "made")
-	srv := fakemodel.NewOpenAI(t)
+	srv := llmtest.NewOpenAI(t)
 	srv.SetRule(fromToolResults)
 	s := startREPLIn(t, e.root, e.modelVars(srv))
 	s.expect("tai:default> ")
 
-	srv.Push(fakemodel.Calls(fakemodel.Call("shell", `{"command":"touch `+made+`"}`)))
+	srv.Push(llmtest.Calls(llmtest.Call("shell", `{"command":"touch `+made+`"}`)))
 	s.typeKeys("make it\r")
 	s.expect("[s]how everything: ")
 	s.typeKeys("y")
@@ -30,7 +30,7 @@ func TestConsentAnswersAtAKeypress(t *testing.T) {
 		t.Fatalf("y without Enter did not allow the call: %v", err)
 	}
 
-	srv.Push(fakemodel.Calls(fakemodel.Call("shell", `{"command":"rm `+made+`"}`)))
+	srv.Push(llmtest.Calls(llmtest.Call("shell", `{"command":"rm `+made+`"}`)))
 	s.typeKeys("remove it\r")
 	s.expect("[s]how everything: ")
 	s.typeKeys("n")
@@ -48,13 +48,13 @@ func TestTypeAheadNeverAnswersConsent(t *testing.T) {
 	e := newEnv(t)
 	made := filepath.Join(e.root, "made")
 	release := make(chan struct{})
-	srv := fakemodel.NewOpenAI(t)
+	srv := llmtest.NewOpenAI(t)
 	first := true
-	srv.SetRule(func(r fakemodel.Request) fakemodel.Turn {
+	srv.SetRule(func(r llmtest.Request) llmtest.Turn {
 		if first {
 			first = false
 			<-release
-			return fakemodel.Calls(fakemodel.Call("shell", `{"command":"touch `+made+`"}`))
+			return llmtest.Calls(llmtest.Call("shell", `{"command":"touch `+made+`"}`))
 		}
 		return fromToolResults(r)
 	})
@@ -95,7 +95,7 @@ func TestScriptsOwnCallIsNotAskedAgain(t *testing.T) {
 		t.Fatalf("the script's own call did not run: %v\nstdout %s\nstderr %s", err, r.stdout, r.stderr)
 	}
 
-	srv := fakemodel.NewOpenAI(t, fakemodel.Calls(fakemodel.Call("relay", `{}`)))
+	srv := llmtest.NewOpenAI(t, llmtest.Calls(llmtest.Call("relay", `{}`)))
 	srv.SetRule(fromToolResults)
 	r = e.runInput(t, e.modelVars(srv), "", "--clean", "-e", `tai.tool{name = "relay", description = "relays", safe = true,
   run = function() local res, err = tai.call("shell", {command = "touch `+relayed+`"}) return res or ("refused: " .. err) end}
@@ -115,7 +115,7 @@ print(tai.chat("go"))`)
 func TestKeysTypedAsTheQuestionShowsNeverAnswerIt(t *testing.T) {
 	e := newEnv(t)
 	made := filepath.Join(e.root, "made")
-	srv := fakemodel.NewOpenAI(t, fakemodel.Calls(fakemodel.Call("shell", `{"command":"touch `+made+`"}`)))
+	srv := llmtest.NewOpenAI(t, llmtest.Calls(llmtest.Call("shell", `{"command":"touch `+made+`"}`)))
 	srv.SetRule(fromToolResults)
 	s := startREPLIn(t, e.root, e.modelVars(srv))
 	s.expect("tai:default> ")
@@ -139,7 +139,7 @@ func TestKeysTypedAsTheQuestionShowsNeverAnswerIt(t *testing.T) {
 // answer; the prompt that takes it shows once the keyboard has rested.
 func TestLineTypedAsAskUserShowsNeverAnswersIt(t *testing.T) {
 	e := newEnv(t)
-	srv := fakemodel.NewOpenAI(t, fakemodel.Calls(fakemodel.Call("ask_user", `{"question":"delete everything?"}`)))
+	srv := llmtest.NewOpenAI(t, llmtest.Calls(llmtest.Call("ask_user", `{"question":"delete everything?"}`)))
 	srv.SetRule(fromToolResults)
 	s := startREPLIn(t, e.root, e.modelVars(srv))
 	s.expect("tai:default> ")

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm/llmtest"
 	"tai/engine/sandbox"
 )
 
@@ -16,7 +16,7 @@ const noSandbox = "no sandbox on this system ("
 // run as they would otherwise; where it is present they say nothing.
 func TestNoSandboxIsSaidOnceAtStart(t *testing.T) {
 	e := newEnv(t)
-	srv := fakemodel.NewOpenAI(t, fakemodel.Say("one"), fakemodel.Say("two"), fakemodel.Say("three"))
+	srv := llmtest.NewOpenAI(t, llmtest.Say("one"), llmtest.Say("two"), llmtest.Say("three"))
 	missing := append(e.modelVars(srv), sandbox.ABIEnv+"=0")
 	r := e.runInput(t, missing, "", "--clean", "-p", "hello")
 	if r.status != 0 || !strings.Contains(r.stdout, "one") {

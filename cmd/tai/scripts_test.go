@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm/llmtest"
 	"tai/mcp/oauth/oauthtest"
 )
 
@@ -183,11 +183,11 @@ func TestScriptAddServers(t *testing.T) {
 func TestScriptLuaTool(t *testing.T) {
 	e := newEnv(t)
 	e.writeRoot(t, "notes.txt", "one two\nthree\n")
-	srv := fakemodel.NewOpenAI(t,
-		fakemodel.Calls(fakemodel.Call("word_stats", `{"path":"notes.txt"}`)),
-		fakemodel.Calls(fakemodel.Call("word_stats", `{"path":"missing.txt"}`)),
-		fakemodel.Calls(fakemodel.Call("word_stats", `{"path":"sub/../../secret.txt"}`)),
-		fakemodel.Say("notes.txt has 3 words."),
+	srv := llmtest.NewOpenAI(t,
+		llmtest.Calls(llmtest.Call("word_stats", `{"path":"notes.txt"}`)),
+		llmtest.Calls(llmtest.Call("word_stats", `{"path":"missing.txt"}`)),
+		llmtest.Calls(llmtest.Call("word_stats", `{"path":"sub/../../secret.txt"}`)),
+		llmtest.Say("notes.txt has 3 words."),
 	)
 	vars := append(e.vars(), "OPENAI_API_KEY=sk-test-key", "OPENAI_BASE_URL="+srv.BaseURL, "TAI_MODEL=fake-model")
 	r := e.runEnv(t, vars, repoScript("lua-tool.lua"), "How many words are in notes.txt?")

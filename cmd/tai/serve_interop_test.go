@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm/llmtest"
 )
 
 // nodeModules returns $TAI_NODE_MODULES and Node 22 in it.
@@ -50,8 +50,8 @@ func runNode(t *testing.T, dir, node string, args ...string) string {
 // official TypeScript SDK's client.
 func TestInteropServeTypeScriptSDKClient(t *testing.T) {
 	root, node := nodeModules(t)
-	srv := fakemodel.NewOpenAI(t)
-	srv.SetRule(func(r fakemodel.Request) fakemodel.Turn { return fakemodel.Say("fake answer to " + r.LastUser()) })
+	srv := llmtest.NewOpenAI(t)
+	srv.SetRule(func(r llmtest.Request) llmtest.Turn { return llmtest.Say("fake answer to " + r.LastUser()) })
 	e := newEnv(t)
 	e.write(t, "init.lua", echoInit)
 	e.writeRoot(t, "notes.txt", "ts can read this\n")

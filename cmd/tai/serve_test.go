@@ -21,7 +21,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm/llmtest"
 )
 
 const serveKey = "serve-e2e-key-0123456789abcdef"
@@ -184,15 +184,15 @@ func textOf(res *sdk.CallToolResult) string {
 // go-sdk client: initialize, list, a native tool, a Lua tool from
 // init.lua, chat and completions against the fake model; then SIGTERM.
 func TestServeMCPWithTheGoSDKClient(t *testing.T) {
-	srv := fakemodel.NewOpenAI(t)
-	srv.SetRule(func(r fakemodel.Request) fakemodel.Turn {
+	srv := llmtest.NewOpenAI(t)
+	srv.SetRule(func(r llmtest.Request) llmtest.Turn {
 		if len(r.Tools) > 0 && r.LastUser() == "use the tool" && len(r.ToolResults()) == 0 {
-			return fakemodel.Calls(fakemodel.Call("lua_echo", `{"text":"from the model"}`))
+			return llmtest.Calls(llmtest.Call("lua_echo", `{"text":"from the model"}`))
 		}
 		if res := r.ToolResults(); len(res) > 0 {
-			return fakemodel.Say("the tool said " + res[0].Text)
+			return llmtest.Say("the tool said " + res[0].Text)
 		}
-		return fakemodel.Say("fake answer to " + r.LastUser())
+		return llmtest.Say("fake answer to " + r.LastUser())
 	})
 	e := newEnv(t)
 	e.write(t, "init.lua", echoInit)

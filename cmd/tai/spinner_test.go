@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"testing"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm/llmtest"
 )
 
 // TestSpinnerWhileAToolRuns: while an approved tool runs, a spinner names
@@ -19,7 +19,7 @@ func TestSpinnerWhileAToolRuns(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	srv := fakemodel.NewOpenAI(t)
+	srv := llmtest.NewOpenAI(t)
 	srv.SetRule(fromToolResults)
 	s := startREPLIn(t, e.root, e.modelVars(srv))
 	s.expect("tai:default> ")
@@ -33,7 +33,7 @@ func TestSpinnerWhileAToolRuns(t *testing.T) {
 		f.WriteString("released\n")
 		f.Close()
 	}
-	srv.Push(fakemodel.Calls(fakemodel.Call("shell", `{"command":"cat `+fifo+`"}`)))
+	srv.Push(llmtest.Calls(llmtest.Call("shell", `{"command":"cat `+fifo+`"}`)))
 	s.typeKeys("wait for it\r")
 	s.expect("[s]how everything: ")
 	s.typeKeys("a")
@@ -42,7 +42,7 @@ func TestSpinnerWhileAToolRuns(t *testing.T) {
 	s.expect("\r\x1b[K  shell ✓")
 	s.expect("tai:default> ")
 
-	srv.Push(fakemodel.Calls(fakemodel.Call("shell", `{"command":"cat `+fifo+` "}`)))
+	srv.Push(llmtest.Calls(llmtest.Call("shell", `{"command":"cat `+fifo+` "}`)))
 	s.typeKeys("again\r")
 	s.expect("⚙ shell command=cat")
 	s.expect(" shell · 1 s")
@@ -69,7 +69,7 @@ func TestPromptCtrlCClearsTheSpinner(t *testing.T) {
 			f.Close()
 		}
 	}()
-	srv := fakemodel.NewOpenAI(t, fakemodel.Calls(fakemodel.Call("shell", `{"command":"cat `+fifo+`"}`)))
+	srv := llmtest.NewOpenAI(t, llmtest.Calls(llmtest.Call("shell", `{"command":"cat `+fifo+`"}`)))
 	srv.SetRule(fromToolResults)
 	s := startREPLIn(t, e.root, e.modelVars(srv), "-p", "wait for it")
 	s.expect("[s]how everything: ")

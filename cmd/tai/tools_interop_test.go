@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm/llmtest"
 )
 
 // TestInteropPastedServerIsOfferedWhole pastes the official
@@ -21,7 +21,7 @@ func TestInteropPastedServerIsOfferedWhole(t *testing.T) {
 	root, node := nodeModules(t)
 	everything := filepath.Join(root, "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	e := newEnv(t)
-	srv := fakemodel.NewOpenAI(t)
+	srv := llmtest.NewOpenAI(t)
 	srv.SetRule(fromToolResults)
 	s := startREPLWith(t, e, e.modelVars(srv), "--clean")
 	s.expect("tai:default> ")
@@ -34,7 +34,7 @@ func TestInteropPastedServerIsOfferedWhole(t *testing.T) {
 	s.expect("added everything (stdio), enabled for profile default")
 	s.expect("tai:default> ")
 
-	srv.Push(fakemodel.Calls(fakemodel.Call("mcp_everything_echo", `{"message":"all offered"}`)))
+	srv.Push(llmtest.Calls(llmtest.Call("mcp_everything_echo", `{"message":"all offered"}`)))
 	s.typeKeys("echo it\r")
 	s.expect("[s]how everything: ")
 	s.typeKeys("y")

@@ -11,7 +11,7 @@ import (
 
 	"github.com/creack/pty"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm/llmtest"
 )
 
 // TestREPLToolsShowsWhatTheModelHas: with an MCP server enabled and the
@@ -24,7 +24,7 @@ import (
 func TestREPLToolsShowsWhatTheModelHas(t *testing.T) {
 	e := newEnv(t)
 	marker := fmt.Sprintf("%d-%s", os.Getpid(), t.TempDir())
-	srv := fakemodel.NewOpenAI(t)
+	srv := llmtest.NewOpenAI(t)
 	srv.SetRule(fromToolResults)
 	s := startREPLWith(t, e, e.modelVars(srv), "--clean")
 	s.expect("tai:default> ")

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"tai/engine"
+	"tai/engine/llm"
 )
 
 // allocated returns the bytes fn allocates.
@@ -127,7 +128,7 @@ func TestSchemaBombsAreRefusedOthersKept(t *testing.T) {
 	}
 
 	specs := f.reg.Specs()
-	var sent []engine.ToolSpec
+	var sent []llm.ToolSpec
 	for _, s := range specs {
 		if strings.HasPrefix(s.Name, "mcp_h_") {
 			sent = append(sent, s)
@@ -136,8 +137,8 @@ func TestSchemaBombsAreRefusedOthersKept(t *testing.T) {
 	if got := specNames(sent); !slices.Equal(got, []string{"mcp_h_ok", "mcp_h_refloop", "mcp_h_same"}) {
 		t.Fatalf("offered %v", got)
 	}
-	conv := []engine.Message{{Role: "user", Content: "deep enum required propdesc longdesc twice choices nested"}}
-	var selected []engine.ToolSpec
+	conv := []llm.Message{{Role: "user", Content: "deep enum required propdesc longdesc twice choices nested"}}
+	var selected []llm.ToolSpec
 	if got := allocated(func() { selected = f.reg.SelectTools(conv, engine.SelectOptions{}) }); got > 4<<20 {
 		t.Fatalf("selection allocated %d bytes", got)
 	}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"tai/engine"
+	"tai/engine/llm"
 	"tai/mcp"
 	"tai/mcp/config"
 	"tai/mcp/github"
@@ -225,7 +226,7 @@ func (b *Bridge) reload() (*snapshot, error) {
 // enabled for profile (empty: the bridge's), from the vault's cache (never
 // a spawn). It reads the vault once per selection, so a change made by
 // another process shows on the next turn.
-func (b *Bridge) specs(profile string) []engine.ToolSpec {
+func (b *Bridge) specs(profile string) []llm.ToolSpec {
 	s, err := b.reload()
 	if err != nil {
 		if s = b.snap.Load(); s == nil {

@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"tai/engine"
-	"tai/engine/fakemodel"
+	"tai/engine/llm"
+	"tai/engine/llm/llmtest"
 	"tai/mcp"
 	"tai/vault"
 )
@@ -43,7 +44,7 @@ func TestAddVerifyEnableCall(t *testing.T) {
 	if len(st.Pins) != len(st.Tools) || len(st.Tools) != len(out.Tools) || st.Server.Source != "config-json" || st.Server.Consented == "" {
 		t.Fatalf("stored = %+v", st)
 	}
-	if got := f.reg.Specs(); slices.ContainsFunc(got, func(s engine.ToolSpec) bool { return strings.HasPrefix(s.Name, "mcp_srv_") }) {
+	if got := f.reg.Specs(); slices.ContainsFunc(got, func(s llm.ToolSpec) bool { return strings.HasPrefix(s.Name, "mcp_srv_") }) {
 		t.Fatalf("a disabled server's tools are offered: %v", specNames(got))
 	}
 	// Calling a disabled server's tool says why.
@@ -62,7 +63,7 @@ func TestAddVerifyEnableCall(t *testing.T) {
 			t.Fatalf("specs %v lack %s", names, want)
 		}
 	}
-	sel := f.reg.SelectTools([]engine.Message{{Role: "user", Content: "please echoes text"}}, engine.SelectOptions{})
+	sel := f.reg.SelectTools([]llm.Message{{Role: "user", Content: "please echoes text"}}, engine.SelectOptions{})
 	if !slices.Contains(specNames(sel), "mcp_srv_echo") {
 		t.Fatalf("select_tools did not pick the bridged echo: %v", specNames(sel))
 	}
@@ -323,8 +324,8 @@ func TestModelInServedTurnCannotAdd(t *testing.T) {
 	f.reg.Approver().SetPrompter(nil) // a served session: nobody to ask
 	src := serverJSON(t, "srv", nil)
 	args, _ := jsonString(map[string]any{"source": src})
-	model := fakemodel.NewOpenAI(t, fakemodel.Calls(fakemodel.Call("mcp_add", args)), fakemodel.Say("done"))
-	client, err := engine.NewChatClient(engine.Profile{Name: "t", Provider: "openai", BaseURL: model.BaseURL, Model: "fake"}, f.store, &engine.ClientOptions{Getenv: func(string) string { return "" }})
+	model := llmtest.NewOpenAI(t, llmtest.Calls(llmtest.Call("mcp_add", args)), llmtest.Say("done"))
+	client, err := llm.NewChatClient(llm.Profile{Name: "t", Provider: "openai", BaseURL: model.BaseURL, Model: "fake"}, f.store, &llm.ClientOptions{Getenv: func(string) string { return "" }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -574,8 +575,8 @@ func TestSelectionFollowsTheSessionProfile(t *testing.T) {
 	if _, err := f.b.SetEnabled(ctxT(t), "srv", "home", true); err != nil {
 		t.Fatal(err)
 	}
-	conv := []engine.Message{{Role: "user", Content: "echoes text"}}
-	has := func(specs []engine.ToolSpec) bool { return slices.Contains(specNames(specs), "mcp_srv_echo") }
+	conv := []llm.Message{{Role: "user", Content: "echoes text"}}
+	has := func(specs []llm.ToolSpec) bool { return slices.Contains(specNames(specs), "mcp_srv_echo") }
 	if has(f.reg.SelectTools(conv, engine.SelectOptions{})) || has(f.reg.SelectTools(conv, engine.SelectOptions{Profile: "work"})) {
 		t.Fatal("offered to a profile it is not enabled for")
 	}
@@ -633,8 +634,8 @@ func TestModelUnattendedAddCannotUseSecrets(t *testing.T) {
 				t.Fatal(err)
 			}
 			args, _ := jsonString(map[string]any{"source": serverJSON(t, "srv", tc.env)})
-			model := fakemodel.NewOpenAI(t, fakemodel.Calls(fakemodel.Call("mcp_add", args)), fakemodel.Say("done"))
-			client, err := engine.NewChatClient(engine.Profile{Name: "t", Provider: "openai", BaseURL: model.BaseURL, Model: "fake"}, f.store, &engine.ClientOptions{Getenv: func(string) string { return "" }})
+			model := llmtest.NewOpenAI(t, llmtest.Calls(llmtest.Call("mcp_add", args)), llmtest.Say("done"))
+			client, err := llm.NewChatClient(llm.Profile{Name: "t", Provider: "openai", BaseURL: model.BaseURL, Model: "fake"}, f.store, &llm.ClientOptions{Getenv: func(string) string { return "" }})
 			if err != nil {
 				t.Fatal(err)
 			}

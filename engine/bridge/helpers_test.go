@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"tai/engine"
+	"tai/engine/llm"
 	"tai/mcp"
 	"tai/mcp/config"
 	"tai/vault"
@@ -160,7 +161,7 @@ func (f *fixture) add(t testing.TB, name string, env map[string]string) ServerOu
 
 func text(r engine.Result) string { return r.Text() }
 
-func specNames(specs []engine.ToolSpec) []string {
+func specNames(specs []llm.ToolSpec) []string {
 	var out []string
 	for _, s := range specs {
 		out = append(out, s.Name)

@@ -12,7 +12,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"tai/engine"
-	"tai/engine/fakemodel"
+	"tai/engine/llm"
+	"tai/engine/llm/llmtest"
 	"tai/mcp"
 	"tai/mcp/server"
 	"tai/vault"
@@ -38,10 +39,10 @@ func TestBridgedToolsAreNeverServed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	model := fakemodel.NewOpenAI(t, fakemodel.Calls(fakemodel.Call("mcp_srv_echo", `{"text":"via the bridge"}`)), fakemodel.Say("the agent used it"))
+	model := llmtest.NewOpenAI(t, llmtest.Calls(llmtest.Call("mcp_srv_echo", `{"text":"via the bridge"}`)), llmtest.Say("the agent used it"))
 	e, err := engine.New(store, &engine.Options{Getenv: func(string) string { return "" }, Dir: t.TempDir(),
-		NewClient: func(p engine.Profile) (engine.ChatClient, error) {
-			return engine.NewChatClient(engine.Profile{Name: "t", Provider: "openai", BaseURL: model.BaseURL, Model: "fake"}, store, &engine.ClientOptions{Getenv: func(string) string { return "" }})
+		NewClient: func(p llm.Profile) (llm.ChatClient, error) {
+			return llm.NewChatClient(llm.Profile{Name: "t", Provider: "openai", BaseURL: model.BaseURL, Model: "fake"}, store, &llm.ClientOptions{Getenv: func(string) string { return "" }})
 		}})
 	if err != nil {
 		t.Fatal(err)

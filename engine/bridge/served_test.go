@@ -7,7 +7,8 @@ import (
 	"testing"
 
 	"tai/engine"
-	"tai/engine/fakemodel"
+	"tai/engine/llm"
+	"tai/engine/llm/llmtest"
 	"tai/vault"
 )
 
@@ -22,12 +23,12 @@ func TestServedSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	model := fakemodel.NewOpenAI(t)
+	model := llmtest.NewOpenAI(t)
 	eng, err := engine.New(store, &engine.Options{
 		Dir: t.TempDir(),
-		NewClient: func(p engine.Profile) (engine.ChatClient, error) {
+		NewClient: func(p llm.Profile) (llm.ChatClient, error) {
 			p.Provider, p.BaseURL, p.Model = "openai", model.BaseURL, "fake"
-			return engine.NewChatClient(p, store, &engine.ClientOptions{Getenv: func(string) string { return "" }})
+			return llm.NewChatClient(p, store, &llm.ClientOptions{Getenv: func(string) string { return "" }})
 		},
 	})
 	if err != nil {
@@ -58,7 +59,7 @@ func TestServedSessions(t *testing.T) {
 
 	// The model, in a served chat turn, tries to add a server.
 	src, _ := jsonString(map[string]any{"source": serverJSON(t, "bymodel", nil)})
-	model.Push(fakemodel.Calls(fakemodel.Call("mcp_add", src)), fakemodel.Say("tried"))
+	model.Push(llmtest.Calls(llmtest.Call("mcp_add", src)), llmtest.Say("tried"))
 	call("chat", map[string]any{"message": "add that server"})
 	reqs := model.Requests()
 	results := reqs[len(reqs)-1].ToolResults()
@@ -97,7 +98,7 @@ func TestServedSessions(t *testing.T) {
 	}
 
 	// Nor can the model remove one.
-	model.Push(fakemodel.Calls(fakemodel.Call("mcp_remove", `{"server":"direct"}`)), fakemodel.Say("tried"))
+	model.Push(llmtest.Calls(llmtest.Call("mcp_remove", `{"server":"direct"}`)), llmtest.Say("tried"))
 	call("chat", map[string]any{"message": "remove it"})
 	reqs = model.Requests()
 	if res := reqs[len(reqs)-1].ToolResults(); len(res) != 1 || !strings.Contains(res[0].Text, "nobody is present to consent") {

@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"tai/engine"
+	"tai/engine/llm"
 	"tai/mcp"
 	"tai/vault"
 )
@@ -37,14 +37,14 @@ type snapshot struct {
 	servers  map[string]*serverState
 	order    []string            // server names, sorted
 	byName   map[string]*bridged // bridged name -> tool
-	specs    []engine.ToolSpec   // offered to the profile, sorted by name
+	specs    []llm.ToolSpec      // offered to the profile, sorted by name
 
 	mu    sync.Mutex
-	other map[string][]engine.ToolSpec // offered to other profiles, built on demand
+	other map[string][]llm.ToolSpec // offered to other profiles, built on demand
 }
 
 // specsFor returns the tools offered to a session on profile.
-func (s *snapshot) specsFor(profile string) []engine.ToolSpec {
+func (s *snapshot) specsFor(profile string) []llm.ToolSpec {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if specs, ok := s.other[profile]; ok {
@@ -52,7 +52,7 @@ func (s *snapshot) specsFor(profile string) []engine.ToolSpec {
 	}
 	specs := s.offeredTo(profile)
 	if s.other == nil {
-		s.other = map[string][]engine.ToolSpec{}
+		s.other = map[string][]llm.ToolSpec{}
 	}
 	s.other[profile] = specs
 	return specs
@@ -60,8 +60,8 @@ func (s *snapshot) specsFor(profile string) []engine.ToolSpec {
 
 // offeredTo lists the offered tools of the servers enabled for profile,
 // sorted by name.
-func (s *snapshot) offeredTo(profile string) []engine.ToolSpec {
-	var out []engine.ToolSpec
+func (s *snapshot) offeredTo(profile string) []llm.ToolSpec {
+	var out []llm.ToolSpec
 	for _, name := range s.order {
 		st := s.servers[name]
 		if !st.profiles[profile] {
@@ -69,7 +69,7 @@ func (s *snapshot) offeredTo(profile string) []engine.ToolSpec {
 		}
 		for _, bt := range st.tools {
 			if bt.offered() {
-				out = append(out, engine.ToolSpec{Name: bt.name, Description: bt.description, Parameters: bt.params})
+				out = append(out, llm.ToolSpec{Name: bt.name, Description: bt.description, Parameters: bt.params})
 			}
 		}
 	}

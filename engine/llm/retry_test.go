@@ -1,4 +1,4 @@
-package engine
+package llm
 
 import (
 	"context"
@@ -11,8 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"tai/engine/fakemodel"
-	"tai/mcp"
+	"tai/engine/llm/llmtest"
 	"tai/mcp/sse"
 )
 
@@ -20,21 +19,21 @@ func TestRetry(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	cases := []struct {
 		name  string
-		fails []fakemodel.Turn
+		fails []llmtest.Turn
 		waits []time.Duration
 	}{
-		{name: "429 retry-after seconds", fails: []fakemodel.Turn{fakemodel.RateLimited("3")}, waits: []time.Duration{3 * time.Second}},
-		{name: "429 retry-after date", fails: []fakemodel.Turn{fakemodel.RateLimited(now.Add(2 * time.Second).Format(http.TimeFormat))}, waits: []time.Duration{2 * time.Second}},
-		{name: "429 retry-after at the cap", fails: []fakemodel.Turn{fakemodel.RateLimited("5")}, waits: []time.Duration{5 * time.Second}},
-		{name: "500 then 503 backoff", fails: []fakemodel.Turn{fakemodel.Fail(500, "boom"), fakemodel.Fail(503, "busy")}, waits: []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}},
-		{name: "529 overloaded", fails: []fakemodel.Turn{{Status: 529, ErrorType: "overloaded_error", Error: "Overloaded"}}, waits: []time.Duration{100 * time.Millisecond}},
-		{name: "stream cut before any text", fails: []fakemodel.Turn{{Text: "lost", CutAfter: 1}}, waits: []time.Duration{100 * time.Millisecond}},
-		{name: "overload event in stream", fails: []fakemodel.Turn{{StreamError: "Overloaded"}}, waits: []time.Duration{100 * time.Millisecond}},
+		{name: "429 retry-after seconds", fails: []llmtest.Turn{llmtest.RateLimited("3")}, waits: []time.Duration{3 * time.Second}},
+		{name: "429 retry-after date", fails: []llmtest.Turn{llmtest.RateLimited(now.Add(2 * time.Second).Format(http.TimeFormat))}, waits: []time.Duration{2 * time.Second}},
+		{name: "429 retry-after at the cap", fails: []llmtest.Turn{llmtest.RateLimited("5")}, waits: []time.Duration{5 * time.Second}},
+		{name: "500 then 503 backoff", fails: []llmtest.Turn{llmtest.Fail(500, "boom"), llmtest.Fail(503, "busy")}, waits: []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}},
+		{name: "529 overloaded", fails: []llmtest.Turn{{Status: 529, ErrorType: "overloaded_error", Error: "Overloaded"}}, waits: []time.Duration{100 * time.Millisecond}},
+		{name: "stream cut before any text", fails: []llmtest.Turn{{Text: "lost", CutAfter: 1}}, waits: []time.Duration{100 * time.Millisecond}},
+		{name: "overload event in stream", fails: []llmtest.Turn{{StreamError: "Overloaded"}}, waits: []time.Duration{100 * time.Millisecond}},
 	}
 	for _, p := range providers {
 		for _, tc := range cases {
 			t.Run(p.name+"/"+tc.name, func(t *testing.T) {
-				turns := append(append([]fakemodel.Turn{}, tc.fails...), fakemodel.Say("finally"))
+				turns := append(append([]llmtest.Turn{}, tc.fails...), llmtest.Say("finally"))
 				srv := p.fake(t, turns...)
 				rec := &sleepRecorder{}
 				cl := p.new(ProviderConfig{BaseURL: srv.BaseURL, Model: "m", Retry: RetryPolicy{
@@ -73,17 +72,17 @@ func equalDurations(a, b []time.Duration) bool {
 func TestNoRetry(t *testing.T) {
 	cases := []struct {
 		name string
-		turn fakemodel.Turn
+		turn llmtest.Turn
 		want []string
 	}{
-		{name: "400", turn: fakemodel.Turn{Status: 400, ErrorType: "invalid_request_error", Error: "messages: bad"}, want: []string{"HTTP 400", "invalid_request_error", "messages: bad"}},
-		{name: "stream cut after text", turn: fakemodel.Turn{Text: "one two three four", CutAfter: 4}, want: []string{"stream ended"}},
-		{name: "stream error after text", turn: fakemodel.Turn{Text: "one two", StreamError: "Overloaded"}, want: []string{"error in stream", "Overloaded"}},
+		{name: "400", turn: llmtest.Turn{Status: 400, ErrorType: "invalid_request_error", Error: "messages: bad"}, want: []string{"HTTP 400", "invalid_request_error", "messages: bad"}},
+		{name: "stream cut after text", turn: llmtest.Turn{Text: "one two three four", CutAfter: 4}, want: []string{"stream ended"}},
+		{name: "stream error after text", turn: llmtest.Turn{Text: "one two", StreamError: "Overloaded"}, want: []string{"error in stream", "Overloaded"}},
 	}
 	for _, p := range providers {
 		for _, tc := range cases {
 			t.Run(p.name+"/"+tc.name, func(t *testing.T) {
-				cl, srv, rec := p.start(t, tc.turn, fakemodel.Say("never"))
+				cl, srv, rec := p.start(t, tc.turn, llmtest.Say("never"))
 				_, err := cl.Complete(testCtx(t), userRequest("hi"), func(string) {})
 				if err == nil {
 					t.Fatal("no error")
@@ -104,9 +103,9 @@ func TestNoRetry(t *testing.T) {
 func TestRetriesExhausted(t *testing.T) {
 	for _, p := range providers {
 		t.Run(p.name, func(t *testing.T) {
-			turns := []fakemodel.Turn{}
+			turns := []llmtest.Turn{}
 			for range DefaultRetryAttempts {
-				turns = append(turns, fakemodel.Turn{Status: 503, ErrorType: "server_error", Error: "upstream for key " + testKey + " is down"})
+				turns = append(turns, llmtest.Turn{Status: 503, ErrorType: "server_error", Error: "upstream for key " + testKey + " is down"})
 			}
 			cl, srv, rec := p.start(t, turns...)
 			_, err := cl.Complete(testCtx(t), userRequest("hi"), nil)
@@ -136,7 +135,7 @@ func TestRetriesExhausted(t *testing.T) {
 func TestWrongKeyIsRedacted(t *testing.T) {
 	for _, p := range providers {
 		t.Run(p.name, func(t *testing.T) {
-			srv := p.fake(t, fakemodel.Say("never"))
+			srv := p.fake(t, llmtest.Say("never"))
 			srv.RequireKey("sk-the-right-one")
 			cl := p.new(ProviderConfig{BaseURL: srv.BaseURL, Model: "m", APIKey: testKey})
 			_, err := cl.Complete(testCtx(t), userRequest("hi"), nil)
@@ -153,7 +152,7 @@ func TestWrongKeyIsRedacted(t *testing.T) {
 func TestCancelMidStream(t *testing.T) {
 	for _, p := range providers {
 		t.Run(p.name, func(t *testing.T) {
-			cl, _, rec := p.start(t, fakemodel.Turn{Text: "first words then nothing", Hang: true})
+			cl, _, rec := p.start(t, llmtest.Turn{Text: "first words then nothing", Hang: true})
 			ctx, cancel := context.WithCancel(testCtx(t))
 			defer cancel()
 			var got []string
@@ -175,7 +174,7 @@ func TestCancelMidStream(t *testing.T) {
 }
 
 func TestCancelDuringBackoff(t *testing.T) {
-	srv := fakemodel.NewOpenAI(t, fakemodel.RateLimited("1"), fakemodel.Say("never"))
+	srv := llmtest.NewOpenAI(t, llmtest.RateLimited("1"), llmtest.Say("never"))
 	ctx, cancel := context.WithCancel(testCtx(t))
 	cl := NewOpenAI(ProviderConfig{BaseURL: srv.BaseURL, Model: "m", Retry: RetryPolicy{Sleep: func(ctx context.Context, d time.Duration) error {
 		cancel()
@@ -191,7 +190,7 @@ func TestCancelDuringBackoff(t *testing.T) {
 func TestIdleStreamTimesOut(t *testing.T) {
 	for _, p := range providers {
 		t.Run(p.name, func(t *testing.T) {
-			srv := p.fake(t, fakemodel.Turn{Text: "first then silence", Hang: true})
+			srv := p.fake(t, llmtest.Turn{Text: "first then silence", Hang: true})
 			cl := p.new(ProviderConfig{BaseURL: srv.BaseURL, Model: "m", IdleTimeout: 50 * time.Millisecond, Retry: RetryPolicy{Attempts: 1}})
 			_, err := cl.Complete(testCtx(t), userRequest("hi"), func(string) {})
 			if err == nil || !strings.Contains(err.Error(), "stalled") {
@@ -277,7 +276,7 @@ func TestRetryAfterHeaders(t *testing.T) {
 func TestAttemptTimeout(t *testing.T) {
 	for _, p := range providers {
 		t.Run(p.name, func(t *testing.T) {
-			srv := p.fake(t, fakemodel.Turn{Text: "slow answer", Hang: true})
+			srv := p.fake(t, llmtest.Turn{Text: "slow answer", Hang: true})
 			cl := p.new(ProviderConfig{BaseURL: srv.BaseURL, Model: "m", Timeout: 50 * time.Millisecond, Retry: RetryPolicy{Attempts: 1}})
 			_, err := cl.Complete(testCtx(t), userRequest("hi"), func(string) {})
 			if err == nil || !strings.Contains(err.Error(), "took longer than 50ms") {
@@ -289,13 +288,13 @@ func TestAttemptTimeout(t *testing.T) {
 
 func TestBaseURLMistakes(t *testing.T) {
 	// An OpenAI base URL without /v1 gets a 404 that says what to check.
-	srv := fakemodel.NewOpenAI(t)
+	srv := llmtest.NewOpenAI(t)
 	_, err := NewOpenAI(ProviderConfig{BaseURL: srv.URL, Model: "m"}).Complete(testCtx(t), userRequest("hi"), nil)
 	if err == nil || !strings.Contains(err.Error(), "HTTP 404") || !strings.Contains(err.Error(), "usually end in /v1") {
 		t.Errorf("err = %v, want a 404 with a base URL hint", err)
 	}
 	// An Anthropic base URL with /v1 still works.
-	an := fakemodel.NewAnthropic(t, fakemodel.Say("ok"))
+	an := llmtest.NewAnthropic(t, llmtest.Say("ok"))
 	resp, err := NewAnthropic(ProviderConfig{BaseURL: an.URL + "/v1/", Model: "m"}).Complete(testCtx(t), userRequest("hi"), nil)
 	if err != nil || resp.Message.Content != "ok" {
 		t.Errorf("Anthropic base URL with /v1: %+v, %v", resp, err)
@@ -343,7 +342,7 @@ func TestSSEReader(t *testing.T) {
 	}
 	huge := "data: " + strings.Repeat("x", maxSSEEvent+1) + "\n\n"
 	_, err := sse.NewParser(strings.NewReader(huge), maxSSEEvent, nil).Next()
-	if !errors.Is(err, sse.ErrTooLarge) || errors.Is(err, mcp.ErrTooLarge) ||
+	if !errors.Is(err, sse.ErrTooLarge) ||
 		!strings.Contains(err.Error(), strconv.Itoa(maxSSEEvent)) || strings.Contains(err.Error(), "MCP_HTTP_MAX_BODY") {
 		t.Errorf("oversized event: %v; want sse.ErrTooLarge naming the %d-byte cap", err, maxSSEEvent)
 	}

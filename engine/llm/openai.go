@@ -1,4 +1,4 @@
-package engine
+package llm
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
 	"tai/mcp/sse"
 )
 

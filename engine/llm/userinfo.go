@@ -1,4 +1,4 @@
-package engine
+package llm
 
 import (
 	"net/url"
@@ -7,10 +7,10 @@ import (
 	"tai/vault"
 )
 
-// hideUserinfo returns the URL raw without its userinfo (user:password@),
+// HideUserinfo returns the URL raw without its userinfo (user:password@),
 // for every message that names a base URL: an error, a consent question, a
 // tool result the model reads. Text that does not parse is cut at '@'.
-func hideUserinfo(raw string) string {
+func HideUserinfo(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		if at := strings.LastIndex(raw, "@"); at >= 0 {
@@ -28,10 +28,10 @@ func hideUserinfo(raw string) string {
 	return u.String()
 }
 
-// redactUserinfo registers the user name and password in a base URL for
+// RedactUserinfo registers the user name and password in a base URL for
 // redaction, so text that repeats them anyway (a server echoing its URL, a
 // page, an error) never shows them.
-func redactUserinfo(s *vault.Store, raw string) {
+func RedactUserinfo(s *vault.Store, raw string) {
 	u, err := url.Parse(raw)
 	if s == nil || err != nil || u.User == nil {
 		return

@@ -1,14 +1,14 @@
-package engine
+package llm
 
 import (
 	"encoding/json"
 	"testing"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm/llmtest"
 )
 
 func TestAnthropicRequestShape(t *testing.T) {
-	cl, srv, _ := providers[1].start(t, fakemodel.Say("ok"))
+	cl, srv, _ := providers[1].start(t, llmtest.Say("ok"))
 	if _, err := cl.Complete(testCtx(t), conversation(), func(string) {}); err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestAnthropicRequestShape(t *testing.T) {
 }
 
 func TestAnthropicDefaultMaxTokens(t *testing.T) {
-	cl, srv, _ := providers[1].start(t, fakemodel.Say("ok"))
+	cl, srv, _ := providers[1].start(t, llmtest.Say("ok"))
 	if _, err := cl.Complete(testCtx(t), userRequest("hi"), nil); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package engine
+package llm
 
 import (
 	"context"
@@ -88,20 +88,4 @@ func ListModels(ctx context.Context, p Profile, s *vault.Store, opts *ClientOpti
 	}
 	sort.Strings(out)
 	return out, nil
-}
-
-// UseModel makes the session's profile use model until the session's
-// profile changes: nothing is stored, and no other session changes. The
-// next model call uses it.
-func (s *Session) UseModel(model string) (Profile, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.refreshLocked()
-	p := s.profile
-	p.Model = model
-	if err := p.Validate(); err != nil {
-		return Profile{}, err
-	}
-	s.profile, s.client = p, nil
-	return p, nil
 }

@@ -1,4 +1,4 @@
-package engine
+package llm
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
 	"tai/mcp/sse"
 )
 

@@ -1,4 +1,4 @@
-package engine
+package llm
 
 import (
 	"bytes"
@@ -373,7 +373,7 @@ func (cfg *ProviderConfig) attempt(ctx context.Context, hc *http.Client, c call)
 
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(c.body))
 	if err != nil {
-		return "", fmt.Errorf("%s model %q: bad base URL %q: %v", cfg.Provider, cfg.Model, hideUserinfo(cfg.BaseURL), err)
+		return "", fmt.Errorf("%s model %q: bad base URL %q: %v", cfg.Provider, cfg.Model, HideUserinfo(cfg.BaseURL), err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	c.header(req.Header)
@@ -427,7 +427,7 @@ func (cfg *ProviderConfig) notFoundHint(url string, body []byte) string {
 	if apiErrorBody(body) && strings.Contains(strings.ToLower(string(body)), "model") {
 		return fmt.Sprintf("(check the model name %q: set TAI_MODEL or the profile's model to one this API serves)", cfg.Model)
 	}
-	hint := fmt.Sprintf("(POST %s: check the base URL", hideUserinfo(url))
+	hint := fmt.Sprintf("(POST %s: check the base URL", HideUserinfo(url))
 	if cfg.Provider == ProviderAnthropic {
 		return hint + "; it is the API root, without /v1)"
 	}

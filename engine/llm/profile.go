@@ -1,4 +1,4 @@
-package engine
+package llm
 
 import (
 	"context"
@@ -150,11 +150,11 @@ func (p Profile) Validate() error {
 		}
 	}
 	if p.BaseURL != "" && !strings.HasPrefix(p.BaseURL, "http://") && !strings.HasPrefix(p.BaseURL, "https://") {
-		return fmt.Errorf("profile %q: base_url %q is not an http:// or https:// URL", p.Name, hideUserinfo(p.BaseURL))
+		return fmt.Errorf("profile %q: base_url %q is not an http:// or https:// URL", p.Name, HideUserinfo(p.BaseURL))
 	}
 	if p.BaseURL != "" {
 		if u, err := url.Parse(p.BaseURL); err != nil || u.Host == "" || strings.ContainsFunc(p.BaseURL, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
-			return fmt.Errorf("profile %q: base_url %q is not a valid URL: give scheme and host, without spaces or control characters", p.Name, hideUserinfo(p.BaseURL))
+			return fmt.Errorf("profile %q: base_url %q is not a valid URL: give scheme and host, without spaces or control characters", p.Name, HideUserinfo(p.BaseURL))
 		}
 	}
 	if p.MaxTokens < 0 {
@@ -175,7 +175,7 @@ var notKeyEnvs = map[string]bool{
 	"HOME": true, "PATH": true, "USER": true, "LOGNAME": true, "SHELL": true, "PWD": true, "OLDPWD": true,
 	"TERM": true, "LANG": true, "LANGUAGE": true, "TMPDIR": true, "TMP": true, "TEMP": true, "EDITOR": true,
 	"VISUAL": true, "PAGER": true, "DISPLAY": true, "HOSTNAME": true, "MAIL": true, "TZ": true,
-	vaultPassphraseEnv: true,
+	vault.PassphraseEnv: true,
 }
 
 // credentialWords are the name parts of an environment variable that says
@@ -488,7 +488,7 @@ func NewChatClient(p Profile, s *vault.Store, opts *ClientOptions) (ChatClient, 
 	if err != nil {
 		return nil, err
 	}
-	redactUserinfo(s, p.BaseURL)
+	RedactUserinfo(s, p.BaseURL)
 	cfg := ProviderConfig{
 		BaseURL:     p.BaseURLOrDefault(),
 		Model:       p.Model,
@@ -572,16 +572,16 @@ func (c *ollamaClient) ready(ctx context.Context) (*OpenAIClient, error) {
 	}
 	models, err := OllamaModels(ctx, c.cfg.HTTPClient, c.cfg.BaseURL)
 	if err != nil {
-		return nil, fmt.Errorf("%w\n(local Ollama at %s: %v)", ErrNoModel, hideUserinfo(c.cfg.BaseURL), err)
+		return nil, fmt.Errorf("%w\n(local Ollama at %s: %v)", ErrNoModel, HideUserinfo(c.cfg.BaseURL), err)
 	}
 	model := c.cfg.Model
 	switch {
 	case model == "" && len(models) == 0:
-		return nil, fmt.Errorf("%w\n(local Ollama at %s has no model pulled: run `ollama pull llama3.2`)", ErrNoModel, hideUserinfo(c.cfg.BaseURL))
+		return nil, fmt.Errorf("%w\n(local Ollama at %s has no model pulled: run `ollama pull llama3.2`)", ErrNoModel, HideUserinfo(c.cfg.BaseURL))
 	case model == "":
 		model = models[0]
 	case !slices.Contains(models, model) && !slices.Contains(models, model+":latest"):
-		return nil, fmt.Errorf("local Ollama at %s has no model %q (it has: %s): run `ollama pull %s` or set TAI_MODEL to one it has", hideUserinfo(c.cfg.BaseURL), model, strings.Join(models, ", "), model)
+		return nil, fmt.Errorf("local Ollama at %s has no model %q (it has: %s): run `ollama pull %s` or set TAI_MODEL to one it has", HideUserinfo(c.cfg.BaseURL), model, strings.Join(models, ", "), model)
 	}
 	cfg := c.cfg
 	cfg.Model = model

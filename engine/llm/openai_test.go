@@ -1,4 +1,4 @@
-package engine
+package llm
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm/llmtest"
 )
 
 const testKey = "sk-test-0123456789abcdef"
@@ -36,16 +36,16 @@ func (r *sleepRecorder) got() []time.Duration {
 // provider builds a client of one kind against a fresh fake.
 type provider struct {
 	name string
-	fake func(testing.TB, ...fakemodel.Turn) *fakemodel.Server
+	fake func(testing.TB, ...llmtest.Turn) *llmtest.Server
 	new  func(ProviderConfig) ChatClient
 }
 
 var providers = []provider{
-	{"openai", fakemodel.NewOpenAI, func(c ProviderConfig) ChatClient { return NewOpenAI(c) }},
-	{"anthropic", fakemodel.NewAnthropic, func(c ProviderConfig) ChatClient { return NewAnthropic(c) }},
+	{"openai", llmtest.NewOpenAI, func(c ProviderConfig) ChatClient { return NewOpenAI(c) }},
+	{"anthropic", llmtest.NewAnthropic, func(c ProviderConfig) ChatClient { return NewAnthropic(c) }},
 }
 
-func (p provider) start(t testing.TB, turns ...fakemodel.Turn) (ChatClient, *fakemodel.Server, *sleepRecorder) {
+func (p provider) start(t testing.TB, turns ...llmtest.Turn) (ChatClient, *llmtest.Server, *sleepRecorder) {
 	t.Helper()
 	srv := p.fake(t, turns...)
 	srv.RequireKey(testKey)
@@ -70,15 +70,15 @@ func userRequest(text string) Request {
 func TestCompleteAnswers(t *testing.T) {
 	cases := []struct {
 		name   string
-		turn   fakemodel.Turn
+		turn   llmtest.Turn
 		text   string
 		calls  []ToolCall
 		finish string
 	}{
-		{name: "text", turn: fakemodel.Say("Hello there, how are you?"), text: "Hello there, how are you?", finish: "stop"},
+		{name: "text", turn: llmtest.Say("Hello there, how are you?"), text: "Hello there, how are you?", finish: "stop"},
 		{
 			name: "one tool call",
-			turn: fakemodel.Calls(fakemodel.Call("read_file", `{"path":"a.txt","lines":[1,20]}`)),
+			turn: llmtest.Calls(llmtest.Call("read_file", `{"path":"a.txt","lines":[1,20]}`)),
 			calls: []ToolCall{
 				{Name: "read_file", Arguments: json.RawMessage(`{"path":"a.txt","lines":[1,20]}`)},
 			},
@@ -86,10 +86,10 @@ func TestCompleteAnswers(t *testing.T) {
 		},
 		{
 			name: "text and several tool calls",
-			turn: fakemodel.Turn{Text: "Let me look.", ToolCalls: []fakemodel.ToolCall{
-				fakemodel.Call("list_dir", `{"path":"."}`),
-				fakemodel.Call("grep", `{"pattern":"caf\u00e9 \\d+","path":"src"}`),
-				fakemodel.Call("shell", ``),
+			turn: llmtest.Turn{Text: "Let me look.", ToolCalls: []llmtest.ToolCall{
+				llmtest.Call("list_dir", `{"path":"."}`),
+				llmtest.Call("grep", `{"pattern":"caf\u00e9 \\d+","path":"src"}`),
+				llmtest.Call("shell", ``),
 			}},
 			text: "Let me look.",
 			calls: []ToolCall{
@@ -99,12 +99,12 @@ func TestCompleteAnswers(t *testing.T) {
 			},
 			finish: "tool_calls",
 		},
-		{name: "length", turn: fakemodel.Turn{Text: "cut", Finish: "length"}, text: "cut", finish: "length"},
+		{name: "length", turn: llmtest.Turn{Text: "cut", Finish: "length"}, text: "cut", finish: "length"},
 		{
 			// The limit hit while a call was written: "length" must survive
 			// the calls, so the agent knows their arguments may be cut.
 			name:   "length with a call",
-			turn:   fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{fakemodel.Call("list_dir", `{"path":"."}`)}, Finish: "length"},
+			turn:   llmtest.Turn{ToolCalls: []llmtest.ToolCall{llmtest.Call("list_dir", `{"path":"."}`)}, Finish: "length"},
 			calls:  []ToolCall{{Name: "list_dir", Arguments: json.RawMessage(`{"path":"."}`)}},
 			finish: "length",
 		},
@@ -207,7 +207,7 @@ func conversation() Request {
 
 func TestOpenAIRequestShape(t *testing.T) {
 	for _, stream := range []bool{false, true} {
-		cl, srv, _ := providers[0].start(t, fakemodel.Say("ok"))
+		cl, srv, _ := providers[0].start(t, llmtest.Say("ok"))
 		var onText func(string)
 		if stream {
 			onText = func(string) {}
@@ -271,8 +271,8 @@ func BenchmarkComplete(b *testing.B) {
 		for _, stream := range []bool{false, true} {
 			b.Run(p.name+map[bool]string{false: "/whole", true: "/stream"}[stream], func(b *testing.B) {
 				srv := p.fake(b)
-				srv.SetRule(func(fakemodel.Request) fakemodel.Turn {
-					return fakemodel.Turn{Text: "The answer is forty-two, as computed.", ToolCalls: []fakemodel.ToolCall{{ID: "x", Name: "read_file", Arguments: `{"path":"a.txt"}`}}}
+				srv.SetRule(func(llmtest.Request) llmtest.Turn {
+					return llmtest.Turn{Text: "The answer is forty-two, as computed.", ToolCalls: []llmtest.ToolCall{{ID: "x", Name: "read_file", Arguments: `{"path":"a.txt"}`}}}
 				})
 				cl := p.new(ProviderConfig{BaseURL: srv.BaseURL, Model: "m"})
 				req := conversation()
@@ -304,7 +304,7 @@ func TestToolArgumentsNormalized(t *testing.T) {
 			t.Errorf("jsonArgs(%q) = %s, want %s", tc.in, got, tc.want)
 		}
 	}
-	cl, _, _ := providers[0].start(t, fakemodel.Calls(fakemodel.Call("f", `{"broken":`)))
+	cl, _, _ := providers[0].start(t, llmtest.Calls(llmtest.Call("f", `{"broken":`)))
 	resp, err := cl.Complete(testCtx(t), userRequest("hi"), func(string) {})
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package engine
+package llm
 
 import (
 	"context"
@@ -9,16 +9,16 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm/llmtest"
 )
 
 func TestListModels(t *testing.T) {
-	oa := fakemodel.NewOpenAI(t)
+	oa := llmtest.NewOpenAI(t)
 	oa.SetModels("gpt-b", "gpt-a")
 	oa.RequireKey("sk-list")
-	an := fakemodel.NewAnthropic(t)
+	an := llmtest.NewAnthropic(t)
 	an.SetModels("claude-x")
-	none := fakemodel.NewOpenAI(t)
+	none := llmtest.NewOpenAI(t)
 	env := func(k string) string {
 		if k == "LIST_API_KEY" {
 			return "sk-list"
@@ -88,34 +88,5 @@ func TestListModelsRefusesCrossOriginRedirect(t *testing.T) {
 	got, err = ListModels(context.Background(), p, nil, &ClientOptions{Getenv: env})
 	if err != nil || !reflect.DeepEqual(got, []string{"m1"}) {
 		t.Fatalf("same origin: got %v, %v; want [m1]", got, err)
-	}
-}
-
-func TestSetHistory(t *testing.T) {
-	a := NewAgent(NewRegistry(openStore(t), nil), StaticModel(nil, ""), nil)
-	good := []Message{
-		{Role: "user", Content: "hi"},
-		{Role: "assistant", ToolCalls: []ToolCall{{ID: "c1", Name: "read_file", Arguments: []byte(`not json`)}}},
-		{Role: "tool", ToolCallID: "c1", Name: "read_file", Content: "text"},
-		{Role: "assistant", Content: "done"},
-	}
-	if err := a.SetHistory(good); err != nil {
-		t.Fatal(err)
-	}
-	h := a.History()
-	if len(h) != 4 || string(h[1].ToolCalls[0].Arguments) != `{"invalid_arguments":"not json"}` {
-		t.Fatalf("history %+v", h)
-	}
-	for _, bad := range [][]Message{
-		{{Role: "system", Content: "x"}},
-		{{Role: "tool", ToolCallID: "nope"}},
-		{{Role: "robot"}},
-	} {
-		if err := a.SetHistory(bad); err == nil {
-			t.Errorf("history %+v accepted", bad)
-		}
-	}
-	if len(a.History()) != 4 {
-		t.Fatal("a refused history replaced the conversation")
 	}
 }

@@ -1,4 +1,4 @@
-package engine
+package llm
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"tai/engine/fakemodel"
+	"tai/engine/llm/llmtest"
 	"tai/vault"
 )
 
@@ -254,11 +254,11 @@ func TestNewChatClientKeys(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			var srv *fakemodel.Server
+			var srv *llmtest.Server
 			if tc.p.Provider == ProviderAnthropic {
-				srv = fakemodel.NewAnthropic(t, fakemodel.Say("hello"))
+				srv = llmtest.NewAnthropic(t, llmtest.Say("hello"))
 			} else {
-				srv = fakemodel.NewOpenAI(t, fakemodel.Say("hello"))
+				srv = llmtest.NewOpenAI(t, llmtest.Say("hello"))
 			}
 			if tc.wantKey != "" {
 				srv.RequireKey(tc.wantKey)
@@ -313,9 +313,9 @@ func TestOllamaFallback(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := fakemodel.NewOpenAI(t)
+			srv := llmtest.NewOpenAI(t)
 			srv.SetModels(tc.models...)
-			srv.SetRule(func(r fakemodel.Request) fakemodel.Turn { return fakemodel.Say("model " + r.Model) })
+			srv.SetRule(func(r llmtest.Request) llmtest.Turn { return llmtest.Say("model " + r.Model) })
 			p, err := ResolveProfile(nil, "", env(map[string]string{"TAI_MODEL": tc.taiModel}))
 			if err != nil || p.Provider != ProviderOllama {
 				t.Fatalf("resolved %+v, %v; want the Ollama fallback", p, err)

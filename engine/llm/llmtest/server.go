@@ -1,21 +1,4 @@
-// Package fakemodel runs in-process fakes of the two model APIs tai speaks,
-// OpenAI chat completions and Anthropic Messages, for tests. A fake answers
-// from a script of turns (then, optionally, from a rule computed from the
-// request), streams with server-sent events when asked exactly as the real
-// APIs do, validates requests the way the real APIs reject them, injects
-// failures (an HTTP status with Retry-After, a stream cut short, a stream
-// that hangs, an error event) and records every request it received.
-//
-//	srv := fakemodel.NewOpenAI(t,
-//		fakemodel.Calls(fakemodel.Call("read_file", `{"path":"a.txt"}`)),
-//		fakemodel.Say("The file says hello."),
-//	)
-//	p := engine.Profile{Name: "t", Provider: "openai", BaseURL: srv.BaseURL, Model: "fake"}
-//	...
-//	for _, r := range srv.Requests() { /* r.Body is the raw JSON */ }
-//
-// The fakes listen on a loopback address and close when the test ends.
-package fakemodel
+package llmtest
 
 import (
 	"bytes"
@@ -317,8 +300,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	turn, ok := s.next(req)
 	if !ok {
-		s.t.Errorf("fakemodel: request %d found no scripted turn and no rule", len(s.Requests()))
-		s.apiError(w, http.StatusBadRequest, "invalid_request_error", "fakemodel: no scripted turn left", "")
+		s.t.Errorf("llmtest: request %d found no scripted turn and no rule", len(s.Requests()))
+		s.apiError(w, http.StatusBadRequest, "invalid_request_error", "llmtest: no scripted turn left", "")
 		return
 	}
 	if turn.Status != 0 {

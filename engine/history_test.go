@@ -1,0 +1,36 @@
+package engine
+
+import (
+	"testing"
+
+	"tai/engine/llm"
+)
+
+func TestSetHistory(t *testing.T) {
+	a := NewAgent(NewRegistry(openStore(t), nil), StaticModel(nil, ""), nil)
+	good := []llm.Message{
+		{Role: "user", Content: "hi"},
+		{Role: "assistant", ToolCalls: []llm.ToolCall{{ID: "c1", Name: "read_file", Arguments: []byte(`not json`)}}},
+		{Role: "tool", ToolCallID: "c1", Name: "read_file", Content: "text"},
+		{Role: "assistant", Content: "done"},
+	}
+	if err := a.SetHistory(good); err != nil {
+		t.Fatal(err)
+	}
+	h := a.History()
+	if len(h) != 4 || string(h[1].ToolCalls[0].Arguments) != `{"invalid_arguments":"not json"}` {
+		t.Fatalf("history %+v", h)
+	}
+	for _, bad := range [][]llm.Message{
+		{{Role: "system", Content: "x"}},
+		{{Role: "tool", ToolCallID: "nope"}},
+		{{Role: "robot"}},
+	} {
+		if err := a.SetHistory(bad); err == nil {
+			t.Errorf("history %+v accepted", bad)
+		}
+	}
+	if len(a.History()) != 4 {
+		t.Fatal("a refused history replaced the conversation")
+	}
+}

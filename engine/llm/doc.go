@@ -1,0 +1,24 @@
+// Package llm talks to language models: the provider-neutral chat types
+// (Message, ToolCall, ToolSpec, Request, Response, Usage), the ChatClient
+// interface with its OpenAI-compatible and Anthropic clients, the request
+// loop every client shares (retries of 429 and 5xx with RetryNotice, per
+// attempt and idle timeouts, key redaction, same-origin redirects), model
+// lists, and profiles: a named model configuration stored in the vault,
+// resolved from the environment or a local Ollama, and the ChatClient
+// built from one (NewChatClient).
+//
+//	p, err := llm.ResolveProfile(store, "", nil)
+//	if err != nil { ... }
+//	cl, err := llm.NewChatClient(p, store, nil)
+//	if err != nil { ... }
+//	resp, err := cl.Complete(ctx, llm.Request{Messages: []llm.Message{{Role: "user", Content: "hi"}}}, nil)
+//
+// To add a provider: a client implementing ChatClient on ProviderConfig
+// (openai.go and anthropic.go are the two), a Provider* name, and its case
+// in Profile.Validate, NewChatClient and ListModels; a fake of its API
+// goes beside the others in llmtest.
+//
+// It imports vault (profiles and keys live there) and the leaf packages
+// mcp/sse and mcp/httppolicy only: never mcp, engine or anything of tools,
+// sessions or agents, which are built on top of it.
+package llm
