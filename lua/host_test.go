@@ -188,7 +188,7 @@ func TestLoaderPrecedence(t *testing.T) {
 		want   []any
 		notice bool
 	}{
-		{"user file beats embedded", false, `return require("inspect")({})`, []any{"user inspect"}, true},
+		{"user file beats embedded", false, `return require("inspect")({})`, []any{"user inspect"}, false},
 		{"user-only module", false, `return require("mine").name`, []any{"mine"}, false},
 		{"dotted name is a folder", false, `return require("deep.mod")`, []any{"deep"}, false},
 		{"clean uses the embedded file", true, `return require("inspect")({})`, []any{"{}"}, false},
@@ -206,6 +206,51 @@ func TestLoaderPrecedence(t *testing.T) {
 			}
 			if has := strings.Contains(h.errOut.String(), "overrides the built-in inspect.lua"); has != tt.notice {
 				t.Fatalf("override notice %v, want %v (stderr %q)", has, tt.notice, h.errOut.String())
+			}
+		})
+	}
+}
+
+// TestBuiltinsAreTaiModules: the built-ins are tai.x. A user's module
+// that happens to share a built-in's name is loaded for the user's own
+// require and never replaces what tai runs (noted once, in case it was
+// meant as an override); lua/tai/x.lua replaces tai.x on purpose, and so
+// does the documented lua/repl.lua; a flat require of a built-in's name,
+// old names included, is the very table tai uses.
+func TestBuiltinsAreTaiModules(t *testing.T) {
+	tests := []struct {
+		name   string
+		files  map[string]string
+		chunk  string
+		want   []any
+		notice string
+	}{
+		{"a module of one's own named like a built-in", map[string]string{"lua/chat.lua": `return {mine = true}`},
+			`return require("chat").mine, require("tai.chatview").mine, type(require("tai.chatview").tool_line)`,
+			[]any{true, nil, "function"}, "lua/chat.lua is a module of your own, not the built-in chatview.lua"},
+		{"lua/tai/x.lua replaces the built-in", map[string]string{"lua/tai/inspect.lua": `return function() return "user inspect" end`},
+			`return require("tai.inspect")({}), require("inspect")({})`,
+			[]any{"user inspect", "user inspect"}, "lua/tai/inspect.lua overrides the built-in inspect.lua"},
+		{"documented flat override", map[string]string{"lua/repl.lua": `return {mine = true}`},
+			`return require("tai.repl").mine, require("repl") == require("tai.repl")`,
+			[]any{true, true}, "lua/repl.lua overrides the built-in repl.lua"},
+		{"flat and old names are the built-ins", nil,
+			`return require("chat") == require("tai.chatview"), require("mcp") == require("tai.mcpcommand"), require("context") == require("tai.context"), require("builtin.context") ~= require("tai.context")`,
+			[]any{true, true, true, true}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHost(t, Options{}, tt.files)
+			got, err := h.DoString(ctxT(t), tt.chunk, "t")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("got %v, want %v", got, tt.want)
+			}
+			stderr := h.errOut.String()
+			if tt.notice == "" && stderr != "" || !strings.Contains(stderr, filepath.FromSlash(tt.notice)) {
+				t.Fatalf("stderr %q, want %q", stderr, tt.notice)
 			}
 		})
 	}

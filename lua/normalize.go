@@ -230,7 +230,7 @@ func (r *rulesState) open() error {
 }
 
 // loadModule builds a state with libs (and what setup adds) and requires
-// module (module.lua) through the host's loader: the user's folder first,
+// tai.module (module.lua) through the host's loader: the user's folder first,
 // then the embedded stdlib. The module must return a table.
 func (h *Host) loadModule(module string, setup func(*glua.LState), libs ...lib) (*glua.LState, *glua.LTable, error) {
 	L := glua.NewState(glua.Options{SkipOpenLibs: true})
@@ -248,7 +248,7 @@ func (h *Host) loadModule(module string, setup func(*glua.LState), libs ...lib) 
 	base := L.GetTop()
 	err := func() (err error) {
 		defer recoverLua(L, base, &err)
-		return L.CallByParam(glua.P{Fn: L.GetGlobal("require"), NRet: 1, Protect: true}, glua.LString(module))
+		return L.CallByParam(glua.P{Fn: L.GetGlobal("require"), NRet: 1, Protect: true}, glua.LString("tai."+module))
 	}()
 	if err != nil {
 		L.Close()

@@ -44,7 +44,7 @@ const (
 	ExitInterrupted = 130 // stopped by Ctrl-C
 )
 
-// Run hands the invocation to the "main" module (stdlib/main.lua unless the
+// Run hands the invocation to the "tai.main" module (stdlib/main.lua unless the
 // user overrides it), which runs init.lua and then the REPL, the script or
 // the chunk. It returns the process exit status; errors, with their Lua
 // traceback, go to Stderr. SIGINT stops the running script (or, in the
@@ -106,7 +106,7 @@ func (h *Host) run(ctx context.Context, inv Invocation) (int, error) {
 	defer L.RemoveContext()
 
 	var mainFn glua.LValue
-	if err := L.CallByParam(glua.P{Fn: L.GetGlobal("require"), NRet: 1, Protect: true}, glua.LString("main")); err != nil {
+	if err := L.CallByParam(glua.P{Fn: L.GetGlobal("require"), NRet: 1, Protect: true}, glua.LString("tai.main")); err != nil {
 		return ExitError, luaError(err)
 	}
 	mainFn = L.Get(-1)

@@ -1,11 +1,11 @@
 -- context.lua: what the model is told besides the conversation: the
 -- system prompt (what tai is, how its tools behave, where it runs) and the
 -- project's instruction files. Replace any part from init.lua:
---   local context = require("context")
+--   local context = require("tai.context")
 --   context.files = { "AGENTS.md", "CLAUDE.md", "GEMINI.md" }
 --   context.max_file_bytes = 64 * 1024
 --   context.prompt = function(env) return "You are terse. cwd " .. env.cwd end
--- or put your own lua/context.lua in ~/.config/tai/.
+-- or put your own lua/tai/context.lua in ~/.config/tai/.
 local tai = require("tai")
 
 local M = {}

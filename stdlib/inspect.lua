@@ -1,6 +1,6 @@
 -- inspect.lua: renders any Lua value readably. Tables are pretty-printed
 -- with the list part first and the other keys sorted; cycles are marked.
---   local inspect = require("inspect")
+--   local inspect = require("tai.inspect")
 --   print(inspect({1, 2, x = {y = true}}))
 local M = {}
 

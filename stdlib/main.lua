@@ -4,7 +4,7 @@
 --     chunk = text, prompt = text (tai -p), continue = bool (tai -c),
 --     profile = the --profile given ("" when none), args = { ... },
 --     serve = { key =, port =, bind = } (tai --serve-mcp; the tool budget
---     of chat.tool_budget is added),
+--     of chatview.tool_budget is added),
 --     init = path of init.lua or nil }
 -- A number returned becomes the exit status.
 local tai = require("tai")
@@ -42,7 +42,7 @@ local function ask_on_terminal()
       rl = rl or tai.term.readline({ output = "stderr" })
       return rl
     end
-    tai.prompter(require("chat").prompter(get_rl, function(s) tai.term.ewrite(s .. "\n") end))
+    tai.prompter(require("tai.chatview").prompter(get_rl, function(s) tai.term.ewrite(s .. "\n") end))
   end
   return function()
     if rl then rl:close() end
@@ -93,10 +93,10 @@ return function(inv)
     close()
     return status
   elseif inv.mode == "prompt" then
-    return require("chat").oneshot(inv.prompt, inv)
+    return require("tai.chatview").oneshot(inv.prompt, inv)
   elseif inv.mode == "serve" then
     -- After init.lua, so the tools it adds with tai.tool are served too.
-    inv.serve.tool_budget = require("chat").tool_budget()
+    inv.serve.tool_budget = require("tai.chatview").tool_budget()
     local ok, err = tai.serve(inv.serve)
     if not ok then
       tai.term.warn("tai: " .. tostring(err))
@@ -104,5 +104,5 @@ return function(inv)
     end
     return 0
   end
-  return require("repl").run(inv)
+  return require("tai.repl").run(inv)
 end

@@ -4,9 +4,9 @@
 -- normalizer made. Every word of a command line, every name and the URL
 -- is on lines of its own, with line breaks, escapes and invisible
 -- characters shown (\n, \x1b, \u200b: tai.term.words). A user's own
--- lua/mcpview.lua replaces it.
+-- lua/tai/mcpview.lua replaces it.
 --
---   local view = require("mcpview")
+--   local view = require("tai.mcpview")
 --   for _, line in ipairs(view.lines(entries, notes)) do print(line) end
 --   view.entry(e)   -> { line, … }   one entry
 --   view.argv(e)    -> "npx -y '@scope/pkg'"  the command line, shell-quoted

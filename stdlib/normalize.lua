@@ -17,8 +17,8 @@
 --                  left in an entry is named by Go as unknown)
 --     notes:   { { server=, level = "info" | "warn" | "refused", text= }, … }
 --
--- Replacing or wrapping the rules: a file ~/.config/tai/lua/normalize.lua
--- replaces this one. Every step is called through self, so a module that
+-- Replacing or wrapping the rules: a file ~/.config/tai/lua/tai/normalize.lua
+-- (or lua/normalize.lua) replaces this one. Every step is called through self, so a module that
 -- inherits from the built-in one and overrides a single hook changes just
 -- that step:
 --

@@ -1,11 +1,11 @@
 -- repl.lua: the interactive loop. Everything here may be replaced by a
--- user's own lua/repl.lua, or wrapped from init.lua:
---   local repl = require("repl")
+-- user's own lua/tai/repl.lua (or lua/repl.lua), or wrapped from init.lua:
+--   local repl = require("tai.repl")
 --   repl.prompt = function() return os.date("%H:%M") .. " tai> " end
 --   repl.chat = function(text) ... end   -- what plain text does
 local tai = require("tai")
-local inspect = require("inspect")
-local chatview = require("chat")
+local inspect = require("tai.inspect")
+local chatview = require("tai.chatview")
 
 local M = {}
 
@@ -363,7 +363,7 @@ function M.config_block(first, kind, whole)
   end
   -- The normalizer parses it (JSONC, TOML, fragments) and says what is
   -- wrong and where; mcp.offer shows each server before asking to add.
-  require("mcp").offer(table.concat(lines, "\n"))
+  require("tai.mcpcommand").offer(table.concat(lines, "\n"))
 end
 
 -- Commands -----------------------------------------------------------------
@@ -567,7 +567,7 @@ builtin.profile = {
       if w[2] == "default" and p.name == "ollama" then
         M.say("(default resolves to a local Ollama at 127.0.0.1:11434: no OPENAI_API_KEY or ANTHROPIC_API_KEY is set)")
       end
-      for _, l in ipairs(require("mcp").profile_lines(p.name)) do M.say("  " .. l) end
+      for _, l in ipairs(require("tai.mcpcommand").profile_lines(p.name)) do M.say("  " .. l) end
       return
     end
     if sub == "new" then
@@ -932,7 +932,7 @@ builtin.context = {
     "the system prompt, the profile, AGENTS.md files and the history; sizes are estimated",
   fn = function(rest, w)
     local ok, p = pcall(tai.profiles.current)
-    local parts = require("context").parts(ok and p or nil)
+    local parts = require("tai.context").parts(ok and p or nil)
     local total = 0
     for _, part in ipairs(parts) do
       local n = tai.estimate_tokens(part.text)
@@ -1068,7 +1068,7 @@ end
 -- install_builtins adds the built-in commands unless init.lua already
 -- defined commands of those names.
 function M.install_builtins()
-  require("mcp").install()
+  require("tai.mcpcommand").install()
   for name, c in pairs(builtin) do
     if not find_command(name) then
       tai.command(name, c.fn, c.help, c.complete)
@@ -1231,17 +1231,17 @@ function M.handle(line)
     if s:find("\n", 1, true) then return M.config_block(first, kind, s) end
     return M.config_block(line, kind)
   end
-  local gh = require("mcp").github(s)
+  local gh = require("tai.mcpcommand").github(s)
   if gh then
     -- a GitHub repository URL names an MCP server to resolve, not a
     -- message for the model
     M.remember(s)
-    return require("mcp").offer_github(s, gh)
+    return require("tai.mcpcommand").offer_github(s, gh)
   end
-  if require("mcp").pasted_server(s) then
+  if require("tai.mcpcommand").pasted_server(s) then
     -- a server's address or a claude|codex|gemini mcp add line, which may
     -- hold a token: offered like a config block, kept out of the history
-    return require("mcp").offer(s)
+    return require("tai.mcpcommand").offer(s)
   end
   M.remember(s)
   return M.chat(s)

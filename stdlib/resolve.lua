@@ -21,8 +21,8 @@
 -- When M:resolve finds nothing, the subagent pass (mcp_resolve_agent) runs
 -- with M.brief as its instructions and M:agent_answer(text) reads its reply.
 --
--- Replacing or wrapping: a file ~/.config/tai/lua/resolve.lua replaces this
--- one; require("builtin.resolve") is always the shipped file, so a module
+-- Replacing or wrapping: a file ~/.config/tai/lua/tai/resolve.lua (or
+-- lua/resolve.lua) replaces this one; require("builtin.resolve") is always the shipped file, so a module
 -- can override one hook (M:files, M:readme, M:choose, M:filter, …).
 
 local M = {}
@@ -99,7 +99,7 @@ end
 -- prefix docker.io/, else the command (normalize.lua's package_arg finds
 -- the word).
 function M.package_id(e)
-  local a, kind, _, base = require("normalize").package_arg(e)
+  local a, kind, _, base = require("tai.normalize").package_arg(e)
   if kind == "image" then
     return (a:gsub("@sha256:%x+$", ""):gsub(":[%w._-]+$", ""):gsub("^docker%.io/", ""):gsub("^library/", ""):lower())
   elseif kind == "package" then

@@ -1,13 +1,14 @@
--- mcp.lua: the REPL's /mcp command over tai.mcp (the registered MCP
--- servers). repl.lua installs it; a user's own lua/mcp.lua replaces it.
---   local mcp = require("mcp")
+-- mcpcommand.lua (tai.mcpcommand): the REPL's /mcp command over tai.mcp
+-- (the registered MCP servers). repl.lua installs it; a user's own
+-- lua/tai/mcpcommand.lua replaces it.
+--   local mcp = require("tai.mcpcommand")
 --   mcp.install()          -- adds /mcp (unless init.lua defined one)
 --   mcp.offer(text)        -- offers to add the servers a pasted config holds
 local tai = require("tai")
 
 local M = {}
 
-local function repl() return require("repl") end
+local function repl() return require("tai.repl") end
 local function say(text) repl().say(text) end
 local function warn(text) repl().warn(text) end
 local function clean(s) return tai.term.clean(tostring(s)) end
@@ -130,7 +131,7 @@ function M.offer_login(rep)
   if not tai.term.isatty() then return end
   for _, s in ipairs(rep.servers or {}) do
     if s.outcome == "added" and s.needs_login then
-      if require("chat").confirm(repl().rl, "log in to " .. clean(s.server) .. " now, in your browser? [y/N] ") then
+      if require("tai.chatview").confirm(repl().rl, "log in to " .. clean(s.server) .. " now, in your browser? [y/N] ") then
         M.login({ "login", s.server })
       else
         say("(not logged in; /mcp login " .. clean(s.server) .. " does it later)")
@@ -167,7 +168,7 @@ function M.offer_github(url, gh)
   gh = gh or M.github(url) or {}
   if M.asks_itself() then return M.add(url, nil, true, gh) end
   if not M.show_resolved(url, gh) then return end
-  if not require("chat").confirm(repl().rl, "add it to tai (you see the command before it runs)? [y/N] ") then
+  if not require("tai.chatview").confirm(repl().rl, "add it to tai (you see the command before it runs)? [y/N] ") then
     say("(not added; /mcp add " .. clean(gh.repo and gh.repo.url or url) .. " adds it)")
     return
   end
@@ -205,7 +206,7 @@ end
 -- made of a paste (or of the file at path), as mcpview lays it out; brief
 -- when the consent screen follows, which shows what will run in full.
 function M.show(entries, notes, path, brief)
-  local view = require("mcpview")
+  local view = require("tai.mcpview")
   say(clean(view.summary(entries, notes, path)))
   for _, l in ipairs(view.lines(entries, notes, brief)) do say(clean(l)) end
 end
@@ -227,7 +228,7 @@ function M.offer(text)
     return
   end
   if not M.asks_itself() then
-    if not require("chat").confirm(repl().rl, "add them to tai (they start without asking: --" .. tai.mode .. ")? [y/N] ") then
+    if not require("tai.chatview").confirm(repl().rl, "add them to tai (they start without asking: --" .. tai.mode .. ")? [y/N] ") then
       say("(not added; /mcp add pastes again)")
       return
     end

@@ -1,6 +1,7 @@
--- chat.lua: how an agent turn looks on the terminal, shared by the REPL and
--- tai -p. Replace or wrap any function from init.lua:
---   local chat = require("chat")
+-- chatview.lua (tai.chatview): how an agent turn looks on the terminal,
+-- shared by the REPL and tai -p; tai.chat runs the turn. Replace or wrap
+-- any function from init.lua, or put your own in lua/tai/chatview.lua:
+--   local chat = require("tai.chatview")
 --   chat.tool_line = function(ev) return "tool: " .. ev.name end
 local tai = require("tai")
 
@@ -665,7 +666,7 @@ end
 -- chats alike: repl.tool_share of repl.context_limit (both settable in
 -- init.lua).
 function M.tool_budget()
-  local repl = require("repl")
+  local repl = require("tai.repl")
   return math.max(1, math.floor(repl.context_limit * repl.tool_share))
 end
 
@@ -842,7 +843,7 @@ end
 --                      a summary's, with not_a_turn)
 --   conv.history()     its messages so far
 function M.conversation()
-  local context = require("context")
+  local context = require("tai.context")
   local conv = { usage = { input = 0, output = 0, turns = 0 }, notes = {} }
 
   local function profile()
