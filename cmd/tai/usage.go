@@ -47,8 +47,8 @@ Vault ($TAI_VAULT, else $XDG_DATA_HOME/tai/vault.db, ~/.local/share/tai/):
     TAI_VAULT_PASSPHRASE='…' tai -e 'assert(tai.vault.seal())'
   then tai reads TAI_VAULT_PASSPHRASE, or asks on the terminal (3 tries).
 
-Files: ~/.config/tai/init.lua runs at start; ~/.config/tai/lua/NAME.lua
-  replaces the built-in NAME.lua (tai --dump-stdlib DIR writes them out);
+Files: ~/.config/tai/init.lua runs at start; ~/.config/tai/lua/tai/NAME.lua
+  replaces the built-in tai.NAME (tai --dump-stdlib DIR writes them out);
   the REPL's history is in ~/.local/state/tai/history ($XDG_CONFIG_HOME,
   $XDG_STATE_HOME move them).
 
