@@ -37,6 +37,7 @@ func (h *Host) newBridge(e *engine.Engine) (*bridge.Bridge, error) {
 		Dir:    e.Dir(),
 		Clean:  func(s string) string { return CleanText(s, false) },
 		Client: &mcp.ClientOptions{Version: h.opts.Version, OnWarning: h.mcpWarning},
+		Deny:   h.deny.get,
 		Person: h.loginPerson,
 	})
 }

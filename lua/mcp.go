@@ -159,7 +159,7 @@ func (h *Host) mcpConnect(L *glua.LState) int {
 	}
 	// A stdio server runs in its sandbox, as the bridge's do.
 	opts := bridge.Sandboxed(&mcp.ClientOptions{Version: h.opts.Version, Redact: redact,
-		OnWarning: func(msg string) { h.mcpWarning(redact(msg)) }}, entry, bridge.ServerPolicy(entry, nil, vaultPath, nil))
+		OnWarning: func(msg string) { h.mcpWarning(redact(msg)) }}, entry, bridge.ServerPolicy(entry, nil, vaultPath, h.deny.get()))
 	c, err := mcp.Connect(luaContext(L), entry, opts)
 	if err != nil {
 		return fail(L, redact(err.Error()))

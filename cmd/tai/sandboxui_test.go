@@ -1,6 +1,9 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -70,4 +73,74 @@ func TestShellSandboxOffIsShownLikeYolo(t *testing.T) {
 	s.expect("> ")
 	s.typeKeys("\x04")
 	s.wait()
+}
+
+// TestSandboxOnTheConsentScreenAndInMCP: a pasted entry's sandbox is on
+// its consent screen in one line (what it reads and writes, the network),
+// and one whose entry turns it off is a warning there; /mcp shows each
+// server's afterwards, the unsandboxed one as a warning. Where no sandbox
+// can run (simulated), an entry that requires it is refused before any
+// question, saying why and what to do.
+func TestSandboxOnTheConsentScreenAndInMCP(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sandbox.Available(); err != nil {
+		t.Logf("no Landlock here (%v): the screens say so", err)
+	}
+	e := newEnv(t)
+	grant := t.TempDir() // outside the vault's folder (e.root)
+	paste := func(name string, sb any) string {
+		cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{name: map[string]any{
+			"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{mcpServerEnv: "1"}, "sandbox": sb}}})
+		return "\x1b[200~" + string(cfg) + "\x1b[201~\r"
+	}
+	landlock := true
+	if _, err := sandbox.Available(); err != nil {
+		landlock = false
+	}
+	// The vault in a folder of its own, as by default: the home folder
+	// (e.root), where each server's state folder is, is not the vault's.
+	vars := append(e.vars(), "TAI_VAULT="+filepath.Join(e.root, "vault", "vault.db"))
+	s := startREPLWith(t, e, vars, "--clean")
+	s.expect("> ")
+	s.typeKeys(paste("boxed", map[string]any{"read": []string{grant}, "network": false}))
+	s.expect("first time:")
+	if landlock {
+		s.expect("  sandbox: reads: system,")
+		s.expect(grant)
+		s.expect("its own state, a private temp folder; network: closed\r\n")
+	} else {
+		s.expect("  ⚠ sandbox: none on this system")
+	}
+	s.expect("answer> ")
+	s.typeKeys("y\r")
+	s.expect("added boxed")
+	s.expect("> ")
+	s.typeKeys(paste("open", false))
+	s.expect("first time:")
+	s.expect("  ⚠ sandbox off: it runs with all of your rights: the entry says sandbox = false, so the server can read your keys, your credentials and the vault's folder\r\n")
+	s.expect("answer> ")
+	s.typeKeys("y\r")
+	s.expect("added open")
+	s.expect("> ")
+	s.typeKeys("/mcp\r")
+	s.expect("boxed")
+	if landlock {
+		s.expect("  sandbox: reads: system, " + grant + "; writes: its own state, a private temp folder; network: closed\r\n")
+	}
+	s.expect("open")
+	s.expect("  ⚠ sandbox off: it runs with all of your rights (sandbox = false in its entry)\r\n")
+	s.expect("> ")
+	s.typeKeys("\x04")
+	s.wait()
+
+	// Without Landlock, "required" is refused before any question.
+	r := e.runInput(t, append(vars, sandbox.ABIEnv+"=0"), strings.TrimSuffix(strings.TrimPrefix(paste("strict", "required"), "\x1b[200~"), "\x1b[201~\r"),
+		"--clean", "-e", `local r, err = tai.mcp.add{source = io.read("*a")} print(err) for _, s in ipairs(r and r.servers or {}) do print(s.outcome, s.reason) end`)
+	if !strings.Contains(r.stdout, `refused	mcp server "strict" not started: its entry says sandbox = "required" and this system has no Landlock`) ||
+		!strings.Contains(r.stdout, `take "required" out of the entry's sandbox`) {
+		t.Fatalf("required without Landlock:\nstdout %s\nstderr %s", r.stdout, r.stderr)
+	}
 }

@@ -57,9 +57,11 @@ type Options struct {
 	// timeouts, stdio base environment); Redact and OnToolsChanged are set
 	// by the bridge.
 	Client *mcp.ClientOptions
-	// Deny lists the folders no stdio server is granted, besides the
-	// vault's, which never is; nil means sandbox.DefaultDeny().
-	Deny []string
+	// Deny returns the folders no stdio server is granted, besides the
+	// vault's, which never is (tai.sandbox.deny); it is asked at each
+	// start, so a change of the list applies to the next one. nil, or a
+	// nil answer, means sandbox.DefaultDeny().
+	Deny func() []string
 	// Person returns who can finish an OAuth login in this process; nil
 	// means nobody can (logins fail naming /mcp login).
 	Person PersonFunc

@@ -47,11 +47,10 @@ type spawn struct {
 	// Found says where a resolved entry was found (repository, pass,
 	// file, line): shown, not part of the digest.
 	Found string `json:"-"`
-	// Confined says in one line what the sandbox lets a stdio server do,
-	// or that it is off (SandboxOff): shown, not part of the digest
-	// (Sandbox is).
-	Confined   string `json:"-"`
-	SandboxOff bool   `json:"-"`
+	// Confined is what the sandbox lets a stdio server do (set by the
+	// bridge, see confinementOf): shown, not part of the digest (Sandbox
+	// is).
+	Confined confinement `json:"-"`
 }
 
 // exposure is one secret put where others can read it.
@@ -87,7 +86,6 @@ func spawnOf(e, raw mcp.Entry, secret func(string) string) spawn {
 		if !raw.Sandbox.Empty() {
 			s.Sandbox = raw.Sandbox
 		}
-		s.Confined, s.SandboxOff = sandboxLine(raw), raw.Sandbox.IsOff()
 	}
 	for k := range e.Env {
 		s.Env = append(s.Env, k)
@@ -195,15 +193,7 @@ func (s spawn) text(redact func(string) string) string {
 		if len(s.Env) > 0 {
 			show("env", s.Env, refs("env:", s.Env, "  (values not shown)"))
 		}
-		if s.SandboxOff {
-			b.WriteString("  ⚠ sandbox " + s.Confined + ": the entry says sandbox = false, so the server can read your keys, credentials and the vault's folder\n")
-		} else if s.Confined != "" {
-			pad := "  sandbox: "
-			for _, l := range wrapLine(s.Confined, mcp.ShowWidth) {
-				b.WriteString(pad + l + "\n")
-				pad = strings.Repeat(" ", len(label))
-			}
-		}
+		s.confinementText(&b)
 	default:
 		show("url", []string{s.URL}, nil)
 		if len(s.Headers) > 0 {
@@ -224,6 +214,30 @@ func (s spawn) text(redact func(string) string) string {
 		b.WriteString("  ⚠ " + x.warning() + "\n")
 	}
 	return b.String()
+}
+
+// confinementText writes the sandbox's line: what it lets the server do,
+// folded under its label, or a warning when the server runs with all of
+// the person's rights; then what the policy left out.
+func (s spawn) confinementText(b *strings.Builder) {
+	c := s.Confined
+	switch {
+	case c.Line == "":
+		return
+	case c.Loose && s.Sandbox.IsOff():
+		b.WriteString("  ⚠ sandbox " + c.Line + ": the entry says sandbox = false, so the server can read your keys, your credentials and the vault's folder\n")
+	case c.Loose:
+		b.WriteString("  ⚠ sandbox: " + c.Line + "\n")
+	default:
+		pad := "  sandbox: "
+		for _, l := range wrapLine(c.Line, mcp.ShowWidth) {
+			b.WriteString(pad + l + "\n")
+			pad = strings.Repeat(" ", len(label))
+		}
+	}
+	for _, n := range c.Notes {
+		b.WriteString("  ⚠ sandbox: " + mcp.VisibleLine(n) + "\n")
+	}
 }
 
 // warning says where x lands, who can read it there and what to write

@@ -87,7 +87,7 @@ func (b *Bridge) List(ctx context.Context) ([]ServerInfo, error) {
 			Login: b.loginState(st.entry), OAuth: st.entry.OAuth.String(),
 		}
 		if st.entry.Transport == mcp.TransportStdio {
-			info.Sandbox, info.SandboxOff = sandboxLine(st.entry), st.entry.Sandbox.IsOff()
+			info.Sandbox, info.SandboxOff = b.confinementOf(st.entry).Line, st.entry.Sandbox.IsOff()
 		}
 		for _, w := range words(st.entry) {
 			info.Words = append(info.Words, b.store.Redact(w))

@@ -117,8 +117,12 @@ func (b *Bridge) open(ctx context.Context, st *serverState, cn *conn) (*mcp.Clie
 	if err != nil {
 		return nil, err
 	}
+	if err := b.requireSandbox(e); err != nil {
+		return nil, err
+	}
 	sp := spawnOf(e, st.entry, b.secretKind())
 	if d := sp.digest(); d != st.row.Consented {
+		sp.Confined = b.confinementOf(e)
 		if err := b.consentSpawn(ctx, sp); err != nil {
 			return nil, err
 		}

@@ -245,8 +245,12 @@ func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile, found string)
 	if err := b.unattendedSecrets(ctx, b.approver(ctx), e.Name, secrets); err != nil {
 		return refuse("%v", err)
 	}
+	if err := b.requireSandbox(ex); err != nil {
+		return refuse("%v", err)
+	}
 	sp := spawnOf(ex, e, b.secretKind())
 	sp.Found = b.clean(found)
+	sp.Confined = b.confinementOf(ex)
 	switch b.approver(ctx).Mode() {
 	case engine.Yolo:
 		out.Consent = "yolo"

@@ -1,39 +1,65 @@
 package bridge
 
 import (
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
+	"tai/engine/sandbox"
 	"tai/mcp"
 )
 
-// sandboxLine says in one line what the sandbox lets e's server do.
-func sandboxLine(e mcp.Entry) string {
-	s := e.Sandbox
-	if s.IsOff() {
-		return "off: it runs with all of your rights"
-	}
-	reads := append([]string{"system", "caches"}, shownPaths(s.Grants(), "read")...)
-	writes := append([]string{"its own state", "a private temp folder"}, shownPaths(s.Grants(), "write")...)
-	net := "open"
-	if s != nil && s.NoNetwork {
-		net = "closed"
-	}
-	line := "reads: " + strings.Join(reads, ", ") + "; writes: " + strings.Join(writes, ", ") + "; network: " + net
-	if s.IsRequired() {
-		line += " (required)"
-	}
-	return line
+// confinement is what the consent screen and the server list say of a
+// stdio server's sandbox.
+type confinement struct {
+	// Line says in one line what the sandbox lets the server do (the
+	// policy's Describe, rendered with mcp.VisibleLine), or that there is
+	// none.
+	Line string
+	// Loose says the server runs with all of the person's rights: its
+	// entry turns the sandbox off, or no sandbox can run here. It is
+	// shown as a warning.
+	Loose bool
+	// Notes are what the policy left out and why (a grant that reaches a
+	// denied folder, a network this kernel cannot close).
+	Notes []string
 }
 
-func shownPaths(gs []mcp.Grant, mode string) []string {
-	var out []string
-	for _, g := range gs {
-		if g.Mode == mode {
-			out = append(out, mcp.VisibleLine(g.Path))
-		}
+// confinementOf is what the sandbox of e's stdio server (e expanded as
+// it is spawned) lets it do on this system; nothing for an http server.
+func (b *Bridge) confinementOf(e mcp.Entry) confinement {
+	if e.Transport != mcp.TransportStdio {
+		return confinement{}
 	}
-	return out
+	p := b.ServerPolicy(e)
+	if p.Off {
+		return confinement{Line: p.Describe(), Loose: true}
+	}
+	abi, why := sandbox.Available()
+	if why != nil {
+		return confinement{Line: fmt.Sprintf("none on this system (%v): it runs with all of your rights", why), Loose: true}
+	}
+	// Describe names folders the entry wrote: shown as VisibleLine shows
+	// every word of the command line.
+	c := confinement{Line: mcp.VisibleLine(p.Describe()), Notes: p.Notes}
+	if p.NoNetwork && abi < sandbox.NetworkABI {
+		c.Notes = append(c.Notes, fmt.Sprintf("this kernel's Landlock (ABI %d) cannot close the network (ABI %d can): it stays open", abi, sandbox.NetworkABI))
+	}
+	return c
+}
+
+// requireSandbox refuses to start e's stdio server when its entry
+// requires the sandbox and it cannot run here, saying why and what to do.
+func (b *Bridge) requireSandbox(e mcp.Entry) error {
+	if e.Transport != mcp.TransportStdio || !e.Sandbox.IsRequired() {
+		return nil
+	}
+	abi, why := sandbox.Available()
+	if err := b.ServerPolicy(e).Check(abi, why); err != nil {
+		return fmt.Errorf("mcp server %q not started: its entry says sandbox = %q and %v; run tai where Landlock works (Linux 5.13 or later, with landlock in the kernel's lsm= list), or take \"required\" out of the entry's sandbox to let it run without one",
+			e.Name, mcp.SandboxRequired, strings.TrimPrefix(err.Error(), "the sandbox is required, and "))
+	}
+	return nil
 }
 
 // wrapLine breaks text at spaces into lines of at most width characters

@@ -14,7 +14,11 @@ func (b *Bridge) ServerPolicy(e mcp.Entry) sandbox.Policy {
 	if b.opts.Client != nil && b.opts.Client.Stdio != nil {
 		base = b.opts.Client.Stdio.BaseEnv
 	}
-	return ServerPolicy(e, base, b.store.Path(), b.opts.Deny)
+	var deny []string
+	if b.opts.Deny != nil {
+		deny = b.opts.Deny()
+	}
+	return ServerPolicy(e, base, b.store.Path(), deny)
 }
 
 // ServerPolicy returns the sandbox policy of e's stdio server started

@@ -3,9 +3,11 @@ package bridge
 import (
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 
 	"tai/engine"
+	"tai/engine/sandbox"
 	"tai/mcp"
 )
 
@@ -77,4 +79,57 @@ func TestSandboxStoredAndConsentedAgain(t *testing.T) {
 	if d := spawnOf(e, e, func(string) string { return "" }).digest(); d == plain {
 		t.Fatalf("sandbox = false left the digest as it was")
 	}
+}
+
+// TestSandboxListed: mcp_list and tai.mcp.list show each stdio server's
+// sandbox in one line, and one whose entry turns it off as a warning.
+func TestSandboxListed(t *testing.T) {
+	dir := t.TempDir()
+	f := newFixture(t, engine.Interactive, "")
+	for name, sb := range map[string]any{"boxed": map[string]any{"read": []string{dir}, "network": false}, "open": false} {
+		rep, err := f.b.Add(ctxT(t), AddRequest{Source: sandboxJSON(t, name, sb)})
+		if err != nil || rep.Servers[0].Outcome != Added {
+			t.Fatalf("add %s: %+v, %v", name, rep, err)
+		}
+	}
+	list, err := f.b.List(ctxT(t))
+	if err != nil || len(list) != 2 {
+		t.Fatalf("list: %+v, %v", list, err)
+	}
+	boxed, open := list[0], list[1]
+	if _, err := sandbox.Available(); err != nil {
+		if !strings.HasPrefix(boxed.Sandbox, "none on this system") {
+			t.Errorf("boxed, without Landlock: %q", boxed.Sandbox)
+		}
+	} else if boxed.SandboxOff || !strings.HasPrefix(boxed.Sandbox, "reads: system") || !strings.Contains(boxed.Sandbox, dir) || !strings.HasSuffix(boxed.Sandbox, "network: closed") {
+		t.Errorf("boxed: %q (off %v)", boxed.Sandbox, boxed.SandboxOff)
+	}
+	if !open.SandboxOff || !strings.HasPrefix(open.Sandbox, "off") {
+		t.Errorf("open: %q (off %v)", open.Sandbox, open.SandboxOff)
+	}
+	text := listText(list, "work")
+	mustContain(t, "mcp_list", text, "  ⚠ sandbox off: it runs with all of your rights")
+}
+
+// TestSandboxRequiredRefused: where no sandbox can run (simulated), an
+// entry that requires it is refused before anyone is asked, saying why
+// and what to do, and nothing is stored; one that does not is asked
+// about with a warning that it runs with all of the person's rights.
+func TestSandboxRequiredRefused(t *testing.T) {
+	t.Setenv(sandbox.ABIEnv, "0")
+	f := newFixture(t, engine.Interactive, "")
+	rep, err := f.b.Add(ctxT(t), AddRequest{Source: sandboxJSON(t, "strict", "required")})
+	if err != nil || len(rep.Servers) != 1 || rep.Servers[0].Outcome == Added {
+		t.Fatalf("add: %+v, %v", rep, err)
+	}
+	mustContain(t, "refusal", rep.Servers[0].Reason, `mcp server "strict" not started: its entry says sandbox = "required" and this system has no Landlock`,
+		"$TAI_LANDLOCK_ABI=0 turns it off", "run tai where Landlock works", `take "required" out of the entry's sandbox`)
+	if qs := f.p.questions(); len(qs) != 0 {
+		t.Fatalf("a person was asked about a server that cannot start: %q", qs)
+	}
+	if _, err := f.store.ServerGet("strict"); err == nil {
+		t.Fatal("the refused server was stored")
+	}
+	q := asked(t, f, sandboxJSON(t, "loose", map[string]any{"read": []string{t.TempDir()}}))
+	mustContain(t, "question", q, "  ⚠ sandbox: none on this system (this system has no Landlock: $TAI_LANDLOCK_ABI=0 turns it off): it runs with all of your rights\n")
 }
