@@ -161,12 +161,17 @@ func New(store *vault.Store, opts *Options) (*Engine, error) {
 }
 
 func (e *Engine) nativeTools(lua LuaRunner) []Tool {
-	tools := []Tool{e.shellTool(), e.httpFetchTool(), e.askUserTool(), e.toolSearchTool(), e.forkTool()}
-	tools = append(tools, e.fileTools()...)
-	tools = append(tools, e.vaultTools()...)
+	tools := []Tool{
+		Shell{Dir: e.dir, Store: e.store, Env: e.shellEnv}.Tool(),
+		Fetch{Client: e.httpClient, Store: e.store}.Tool(),
+		AskUser{Registry: e.reg}.Tool(),
+		e.toolSearchTool(), e.forkTool(),
+	}
+	tools = append(tools, Files{Dir: e.dir, Store: e.store}.Tools()...)
+	tools = append(tools, Vault{Store: e.store}.Tools()...)
 	tools = append(tools, e.profileTools()...)
 	if lua != nil {
-		tools = append(tools, luaTool(lua, e.reg.RedactValue))
+		tools = append(tools, Lua{Run: lua, Redact: e.reg.RedactValue}.Tool())
 	}
 	return tools
 }

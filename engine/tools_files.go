@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"tai/vault"
 )
 
 // File tool limits.
@@ -38,7 +39,18 @@ const (
 	grepLineMax = 400
 )
 
-func (e *Engine) fileTools() []Tool {
+// Files is what the file tools (read_file, write_file, edit_file,
+// list_dir, glob, grep) need: the directory relative paths resolve
+// against, and the vault whose secrets are redacted from what they read.
+type Files struct {
+	// Dir is the working directory.
+	Dir string
+	// Store holds the secrets redacted from grep's matches.
+	Store *vault.Store
+}
+
+// Tools returns the file tools.
+func (ft Files) Tools() []Tool {
 	return []Tool{
 		{
 			Name: "read_file",
@@ -50,7 +62,7 @@ func (e *Engine) fileTools() []Tool {
 				"end_line":   prop("integer", "last line to read (inclusive)"),
 			}),
 			Safe: true,
-			Run:  e.readFile,
+			Run:  ft.readFile,
 		},
 		{
 			Name:        "write_file",
@@ -60,7 +72,7 @@ func (e *Engine) fileTools() []Tool {
 				"content": prop("string", "the text to write"),
 				"append":  prop("boolean", "append instead of replacing"),
 			}),
-			Run: e.writeFile,
+			Run: ft.writeFile,
 		},
 		{
 			Name: "edit_file",
@@ -72,8 +84,8 @@ func (e *Engine) fileTools() []Tool {
 				"new_string":  prop("string", "the replacement text"),
 				"replace_all": prop("boolean", "replace every occurrence"),
 			}),
-			Run:   e.editFile,
-			Check: e.checkEdit,
+			Run:   ft.editFile,
+			Check: ft.checkEdit,
 		},
 		{
 			Name:        "list_dir",
@@ -82,7 +94,7 @@ func (e *Engine) fileTools() []Tool {
 				"path": prop("string", "directory (default: the working directory)"),
 			}),
 			Safe: true,
-			Run:  e.listDir,
+			Run:  ft.listDir,
 		},
 		{
 			Name: "glob",
@@ -93,7 +105,7 @@ func (e *Engine) fileTools() []Tool {
 				"path":    prop("string", "directory to search from"),
 			}),
 			Safe: true,
-			Run:  e.globTool,
+			Run:  ft.globTool,
 		},
 		{
 			Name: "grep",
@@ -107,12 +119,12 @@ func (e *Engine) fileTools() []Tool {
 				"max_matches": prop("integer", "stop after this many matching lines"),
 			}),
 			Safe: true,
-			Run:  e.grepTool,
+			Run:  ft.grepTool,
 		},
 	}
 }
 
-func (e *Engine) readFile(_ context.Context, args map[string]any) (Result, error) {
+func (ft Files) readFile(_ context.Context, args map[string]any) (Result, error) {
 	a := readArgs(args)
 	p := a.str("path", true)
 	start := a.int("start_line", 0)
@@ -123,7 +135,7 @@ func (e *Engine) readFile(_ context.Context, args map[string]any) (Result, error
 	if start < 0 || end < 0 || (end > 0 && start > end) {
 		return ErrorResult("line range %d-%d is not valid: start_line and end_line are 1-based and start_line <= end_line", start, end), nil
 	}
-	full := resolvePath(e.dir, p)
+	full := resolvePath(ft.Dir, p)
 	f, st, err := openRegular(full, p)
 	if st != nil && st.IsDir() {
 		return ErrorResult("read_file: %s is a directory: use list_dir", p), nil
@@ -220,7 +232,7 @@ func notRegular(shown string, st fs.FileInfo) error {
 	return fmt.Errorf("%s is %s, not a regular file: only regular files can be read or written with the file tools", shown, kind)
 }
 
-func (e *Engine) writeFile(_ context.Context, args map[string]any) (Result, error) {
+func (ft Files) writeFile(_ context.Context, args map[string]any) (Result, error) {
 	a := readArgs(args)
 	p := a.str("path", true)
 	content := a.str("content", false)
@@ -234,7 +246,7 @@ func (e *Engine) writeFile(_ context.Context, args map[string]any) (Result, erro
 	if err := a.err(); err != nil {
 		return ErrorResult("%v", err), nil
 	}
-	full := resolvePath(e.dir, p)
+	full := resolvePath(ft.Dir, p)
 	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 		return ErrorResult("write_file: %v", err), nil
 	}
@@ -288,7 +300,7 @@ type editPlan struct {
 
 // planEdit reads the file of an edit_file call and works the edit out,
 // or says why it cannot be made (the error is what the model is told).
-func (e *Engine) planEdit(args map[string]any) (editPlan, error) {
+func (ft Files) planEdit(args map[string]any) (editPlan, error) {
 	a := readArgs(args)
 	p := a.str("path", true)
 	oldS := a.str("old_string", true)
@@ -300,7 +312,7 @@ func (e *Engine) planEdit(args map[string]any) (editPlan, error) {
 	if oldS == newS {
 		return editPlan{}, errors.New("edit_file: old_string and new_string are the same: nothing to change")
 	}
-	full := resolvePath(e.dir, p)
+	full := resolvePath(ft.Dir, p)
 	f, st, err := openRegular(full, p)
 	if err != nil {
 		return editPlan{}, fmt.Errorf("edit_file: %v", err)
@@ -330,13 +342,13 @@ func (e *Engine) planEdit(args map[string]any) (editPlan, error) {
 // checkEdit is edit_file's Check: an edit that cannot be made goes back to
 // the model before anybody is asked to approve it. The run checks again,
 // as the file may change in between.
-func (e *Engine) checkEdit(args map[string]any) error {
-	_, err := e.planEdit(args)
+func (ft Files) checkEdit(args map[string]any) error {
+	_, err := ft.planEdit(args)
 	return err
 }
 
-func (e *Engine) editFile(_ context.Context, args map[string]any) (Result, error) {
-	plan, err := e.planEdit(args)
+func (ft Files) editFile(_ context.Context, args map[string]any) (Result, error) {
+	plan, err := ft.planEdit(args)
 	if err != nil {
 		return ErrorResult("%v", err), nil
 	}
@@ -361,13 +373,13 @@ func matchLines(text, sub string) string {
 	return strings.Join(lines, ", ")
 }
 
-func (e *Engine) listDir(_ context.Context, args map[string]any) (Result, error) {
+func (ft Files) listDir(_ context.Context, args map[string]any) (Result, error) {
 	a := readArgs(args)
 	p := a.str("path", false)
 	if err := a.err(); err != nil {
 		return ErrorResult("%v", err), nil
 	}
-	full := resolvePath(e.dir, p)
+	full := resolvePath(ft.Dir, p)
 	entries, err := os.ReadDir(full)
 	if err != nil {
 		return ErrorResult("list_dir: %v", err), nil
@@ -398,14 +410,14 @@ func (e *Engine) listDir(_ context.Context, args map[string]any) (Result, error)
 	return TextResult(b.String()), nil
 }
 
-func (e *Engine) globTool(ctx context.Context, args map[string]any) (Result, error) {
+func (ft Files) globTool(ctx context.Context, args map[string]any) (Result, error) {
 	a := readArgs(args)
 	pattern := a.str("pattern", true)
 	p := a.str("path", false)
 	if err := a.err(); err != nil {
 		return ErrorResult("%v", err), nil
 	}
-	root := resolvePath(e.dir, p)
+	root := resolvePath(ft.Dir, p)
 	if filepath.IsAbs(pattern) {
 		root, pattern = splitGlobRoot(pattern)
 	}
@@ -509,7 +521,7 @@ func matchSegments(pat, name []string) bool {
 	return len(name) == 0
 }
 
-func (e *Engine) grepTool(ctx context.Context, args map[string]any) (Result, error) {
+func (ft Files) grepTool(ctx context.Context, args map[string]any) (Result, error) {
 	a := readArgs(args)
 	pattern := a.str("pattern", true)
 	p := a.str("path", false)
@@ -529,7 +541,7 @@ func (e *Engine) grepTool(ctx context.Context, args map[string]any) (Result, err
 	if err != nil {
 		return ErrorResult("grep: pattern is not a valid RE2 regular expression: %v", err), nil
 	}
-	root := resolvePath(e.dir, p)
+	root := resolvePath(ft.Dir, p)
 	st, err := os.Stat(root)
 	if err != nil {
 		return ErrorResult("grep: %v", err), nil
@@ -562,7 +574,7 @@ func (e *Engine) grepTool(ctx context.Context, args map[string]any) (Result, err
 	// Lines are matched and clipped as the model would see them, redacted:
 	// a pattern cannot probe a secret's characters one by one, and a clip
 	// cannot cut a secret in two before redaction sees it.
-	red, err := e.store.Redactor()
+	red, err := ft.Store.Redactor()
 	if err != nil {
 		return ErrorResult("grep: %v", err), nil
 	}

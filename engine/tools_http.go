@@ -22,7 +22,17 @@ const (
 	FetchTimeout = 30 * time.Second
 )
 
-func (e *Engine) httpFetchTool() Tool {
+// Fetch is what the http_fetch tool needs: the client it sends requests
+// with and the vault whose secrets are redacted from the bodies it reads.
+type Fetch struct {
+	// Client sends the requests.
+	Client *http.Client
+	// Store holds the secrets redacted from the bodies.
+	Store *vault.Store
+}
+
+// Tool returns the http_fetch tool.
+func (f Fetch) Tool() Tool {
 	return Tool{
 		Name: "http_fetch",
 		Description: "Fetch a web page or other text resource with HTTP GET and return its status, content type and " +
@@ -31,11 +41,11 @@ func (e *Engine) httpFetchTool() Tool {
 			"url":       prop("string", "http:// or https:// URL"),
 			"max_bytes": prop("integer", "largest body to read (default 1048576)"),
 		}),
-		Run: e.httpFetch,
+		Run: f.httpFetch,
 	}
 }
 
-func (e *Engine) httpFetch(ctx context.Context, args map[string]any) (Result, error) {
+func (f Fetch) httpFetch(ctx context.Context, args map[string]any) (Result, error) {
 	a := readArgs(args)
 	raw := a.str("url", true)
 	limit := a.int("max_bytes", FetchDefaultMax)
@@ -57,7 +67,7 @@ func (e *Engine) httpFetch(ctx context.Context, args map[string]any) (Result, er
 	}
 	req.Header.Set("User-Agent", "tai")
 	req.Header.Set("Accept", "text/html, text/plain, application/json, text/*;q=0.9, */*;q=0.1")
-	resp, err := e.httpClient.Do(req)
+	resp, err := f.Client.Do(req)
 	if err != nil {
 		return ErrorResult("http_fetch: %v", err), nil
 	}
@@ -68,7 +78,7 @@ func (e *Engine) httpFetch(ctx context.Context, args map[string]any) (Result, er
 	}
 	// As much as the longest secret is read past the limit, and the body is
 	// redacted before it is cut, so the cut cannot leave half a secret.
-	red, err := e.store.Redactor()
+	red, err := f.Store.Redactor()
 	if err != nil {
 		return Result{}, err
 	}

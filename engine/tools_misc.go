@@ -10,11 +10,15 @@ import (
 	"time"
 )
 
-// ToolSearchDefault is how many tools tool_search returns (and enables)
-// when the call names no limit.
-const ToolSearchDefault = 8
+// AskUser is what the ask_user tool needs: the registry whose approver
+// for the call asks the question.
+type AskUser struct {
+	// Registry finds the approver of the call in ctx.
+	Registry *Registry
+}
 
-func (e *Engine) askUserTool() Tool {
+// Tool returns the ask_user tool.
+func (u AskUser) Tool() Tool {
 	return Tool{
 		Name:        "ask_user",
 		Description: "Ask the person at the terminal a question and wait for the answer. Use it when a choice or a missing fact needs them.",
@@ -29,7 +33,7 @@ func (e *Engine) askUserTool() Tool {
 			if err := a.err(); err != nil {
 				return ErrorResult("%v", err), nil
 			}
-			answer, err := e.approverFor(ctx).Ask(ctx, q)
+			answer, err := u.Registry.ApproverFor(ctx).Ask(ctx, q)
 			if err != nil {
 				if ctx.Err() != nil {
 					return Result{}, ctx.Err()
@@ -37,58 +41,6 @@ func (e *Engine) askUserTool() Tool {
 				return ErrorResult("ask_user denied: %v; decide without asking, or stop and say what you need", err), nil
 			}
 			return TextResult(answer), nil
-		},
-	}
-}
-
-func (e *Engine) toolSearchTool() Tool {
-	return Tool{
-		Name: "tool_search",
-		Description: "Search all available tools (native and from MCP servers) by words of their name and description, " +
-			"and enable the matches so they are offered from now on. Use it when the tool you need is not offered.",
-		Parameters: schema([]string{"query"}, map[string]any{
-			"query": prop("string", "words describing what the tool should do"),
-			"limit": prop("integer", fmt.Sprintf("most tools to return (default %d)", ToolSearchDefault)),
-		}),
-		Safe: true,
-		Run: func(ctx context.Context, args map[string]any) (Result, error) {
-			a := readArgs(args)
-			q := a.str("query", true)
-			limit := a.int("limit", ToolSearchDefault)
-			if err := a.err(); err != nil {
-				return ErrorResult("%v", err), nil
-			}
-			if limit <= 0 || limit > 100 {
-				return ErrorResult("limit %d is out of range: give 1 to 100", limit), nil
-			}
-			agent, inAgent := AgentFrom(ctx)
-			profile := ""
-			if s, ok := SessionFrom(ctx); ok {
-				profile = s.Profile().Name
-			}
-			found := e.reg.SearchFor(profile, q, limit*4)
-			var b strings.Builder
-			n := 0
-			var names []string
-			for _, s := range found {
-				if n == limit {
-					break
-				}
-				if inAgent && !agent.allowed(s.Name) {
-					continue
-				}
-				n++
-				names = append(names, s.Name)
-				fmt.Fprintf(&b, "%s: %s\n", s.Name, clip(s.Description, 300))
-			}
-			if n == 0 {
-				return TextResult(fmt.Sprintf("no tool matches %q: try other words", q)), nil
-			}
-			if inAgent {
-				agent.Enable(names...)
-				b.WriteString("These tools are now enabled and will be offered from the next step on.\n")
-			}
-			return TextResult(b.String()), nil
 		},
 	}
 }
@@ -111,10 +63,19 @@ type luaDone struct {
 	err     error
 }
 
-// luaTool is the lua tool. redact redacts the returned values as values
-// before they are encoded: an encoder escapes a secret's & < > (and " \)
-// and would hide it from the redaction of the text.
-func luaTool(run LuaRunner, redact func(any) (any, error)) Tool {
+// Lua is what the lua tool needs: the runner of a chunk and the redaction
+// of the values it returns.
+type Lua struct {
+	// Run runs a chunk in a fresh sandboxed state.
+	Run LuaRunner
+	// Redact redacts the returned values as values before they are
+	// encoded: an encoder escapes a secret's & < > (and " \) and would
+	// hide it from the redaction of the text.
+	Redact func(any) (any, error)
+}
+
+// Tool returns the lua tool.
+func (l Lua) Tool() Tool {
 	return Tool{
 		Name: "lua",
 		Description: "Run a chunk of Lua 5.1 in a fresh sandboxed state (no io, no os) and return what it printed " +
@@ -152,7 +113,7 @@ func luaTool(run LuaRunner, redact func(any) (any, error)) Tool {
 					}
 					done <- d
 				}()
-				d.printed, d.results, d.err = run(ctx, chunk)
+				d.printed, d.results, d.err = l.Run(ctx, chunk)
 			}()
 			var d luaDone
 			select {
@@ -188,7 +149,7 @@ func luaTool(run LuaRunner, redact func(any) (any, error)) Tool {
 				return Result{Content: []Content{{Type: "text", Text: b.String()}}, IsError: true}, nil
 			}
 			if len(d.results) > 0 {
-				values, err := redact(d.results)
+				values, err := l.Redact(d.results)
 				if err != nil {
 					return Result{}, err
 				}

@@ -27,7 +27,21 @@ const (
 	ShellOutputMax = 8 << 20
 )
 
-func (e *Engine) shellTool() Tool {
+// Shell is what the shell tool needs: the directory commands run in when
+// the call names none, the vault whose secrets are redacted from their
+// output, and the environment each command gets.
+type Shell struct {
+	// Dir is the working directory.
+	Dir string
+	// Store holds the secrets redacted from the output.
+	Store *vault.Store
+	// Env returns the environment for a command of the call in ctx
+	// (credentials scrubbed).
+	Env func(ctx context.Context) []string
+}
+
+// Tool returns the shell tool.
+func (sh Shell) Tool() Tool {
 	return Tool{
 		Name: "shell",
 		Description: "Run a shell command and return its exit status, stdout and stderr. Give either command " +
@@ -40,11 +54,11 @@ func (e *Engine) shellTool() Tool {
 			"cwd":     prop("string", "working directory (default: tai's)"),
 			"timeout": prop("number", "seconds before the command is killed (default 120)"),
 		}),
-		Run: e.runShell,
+		Run: sh.runShell,
 	}
 }
 
-func (e *Engine) runShell(ctx context.Context, args map[string]any) (Result, error) {
+func (sh Shell) runShell(ctx context.Context, args map[string]any) (Result, error) {
 	a := readArgs(args)
 	command := a.str("command", false)
 	argv := a.strings("argv")
@@ -74,11 +88,11 @@ func (e *Engine) runShell(ctx context.Context, args map[string]any) (Result, err
 	}
 	// The output is redacted before it is cut to ShellOutputMax, so the cut
 	// cannot leave half a secret for redaction to miss.
-	red, err := e.store.Redactor()
+	red, err := sh.Store.Redactor()
 	if err != nil {
 		return Result{}, err
 	}
-	return runCommand(ctx, argv, resolvePath(e.dir, cwd), e.shellEnv(ctx), timeout, red), nil
+	return runCommand(ctx, argv, resolvePath(sh.Dir, cwd), sh.Env(ctx), timeout, red), nil
 }
 
 // runCommand runs argv in dir with the environment env under the shell

@@ -23,7 +23,15 @@ const (
 	AuditTailMax = 500
 )
 
-func (e *Engine) vaultTools() []Tool {
+// Vault is what the vault tools (secret_set, secret_list,
+// secret_delete, record_read, audit_tail) need: the vault they act on.
+type Vault struct {
+	// Store is the vault.
+	Store *vault.Store
+}
+
+// Tools returns the vault tools.
+func (vt Vault) Tools() []Tool {
 	return []Tool{
 		{
 			Name: "secret_set",
@@ -34,7 +42,7 @@ func (e *Engine) vaultTools() []Tool {
 				"value":       prop("string", "the secret value"),
 				"description": prop("string", "what the secret is for"),
 			}),
-			Run:       e.secretSet,
+			Run:       vt.secretSet,
 			Sensitive: []string{"value"},
 		},
 		{
@@ -42,7 +50,7 @@ func (e *Engine) vaultTools() []Tool {
 			Description: "List the vault's secrets by name, with their metadata and update time; values are never shown.",
 			Parameters:  schema(nil, map[string]any{}),
 			Safe:        true,
-			Run:         e.secretList,
+			Run:         vt.secretList,
 		},
 		{
 			Name:        "secret_delete",
@@ -50,7 +58,7 @@ func (e *Engine) vaultTools() []Tool {
 			Parameters: schema([]string{"name"}, map[string]any{
 				"name": prop("string", "secret name"),
 			}),
-			Run: e.secretDelete,
+			Run: vt.secretDelete,
 		},
 		{
 			Name: "record_read",
@@ -62,7 +70,7 @@ func (e *Engine) vaultTools() []Tool {
 				"length": prop("integer", fmt.Sprintf("bytes to read (default %d, at most %d)", RecordReadDefault, RecordReadMax)),
 			}),
 			Safe: true,
-			Run:  e.recordRead,
+			Run:  vt.recordRead,
 		},
 		{
 			Name:        "audit_tail",
@@ -72,12 +80,12 @@ func (e *Engine) vaultTools() []Tool {
 				"kind": prop("string", "only entries of this kind: tool, mcp-call, secret, …"),
 			}),
 			Safe: true,
-			Run:  e.auditTail,
+			Run:  vt.auditTail,
 		},
 	}
 }
 
-func (e *Engine) secretSet(_ context.Context, args map[string]any) (Result, error) {
+func (vt Vault) secretSet(_ context.Context, args map[string]any) (Result, error) {
 	a := readArgs(args)
 	name := a.str("name", true)
 	value := a.str("value", true)
@@ -92,7 +100,7 @@ func (e *Engine) secretSet(_ context.Context, args map[string]any) (Result, erro
 	if desc != "" {
 		meta = map[string]any{"description": desc}
 	}
-	if err := e.store.SecretSet(name, value, meta); err != nil {
+	if err := vt.Store.SecretSet(name, value, meta); err != nil {
 		return ErrorResult("secret_set: %v", err), nil
 	}
 	if len(value) < vault.MinRedactLen {
@@ -101,8 +109,8 @@ func (e *Engine) secretSet(_ context.Context, args map[string]any) (Result, erro
 	return TextResult(fmt.Sprintf("stored secret %s (%d bytes; the value is never shown)", name, len(value))), nil
 }
 
-func (e *Engine) secretList(context.Context, map[string]any) (Result, error) {
-	list, err := e.store.SecretList()
+func (vt Vault) secretList(context.Context, map[string]any) (Result, error) {
+	list, err := vt.Store.SecretList()
 	if err != nil {
 		return ErrorResult("secret_list: %v", err), nil
 	}
@@ -122,13 +130,13 @@ func (e *Engine) secretList(context.Context, map[string]any) (Result, error) {
 	return TextResult(b.String()), nil
 }
 
-func (e *Engine) secretDelete(_ context.Context, args map[string]any) (Result, error) {
+func (vt Vault) secretDelete(_ context.Context, args map[string]any) (Result, error) {
 	a := readArgs(args)
 	name := a.str("name", true)
 	if err := a.err(); err != nil {
 		return ErrorResult("%v", err), nil
 	}
-	if err := e.store.SecretDelete(name); err != nil {
+	if err := vt.Store.SecretDelete(name); err != nil {
 		if errors.Is(err, vault.ErrNotFound) {
 			return ErrorResult("secret_delete: no secret named %q: see secret_list", name), nil
 		}
@@ -137,7 +145,7 @@ func (e *Engine) secretDelete(_ context.Context, args map[string]any) (Result, e
 	return TextResult("deleted secret " + name), nil
 }
 
-func (e *Engine) recordRead(_ context.Context, args map[string]any) (Result, error) {
+func (vt Vault) recordRead(_ context.Context, args map[string]any) (Result, error) {
 	a := readArgs(args)
 	id := a.str("id", true)
 	offset := a.int("offset", 0)
@@ -151,7 +159,7 @@ func (e *Engine) recordRead(_ context.Context, args map[string]any) (Result, err
 	if length <= 0 || length > RecordReadMax {
 		return ErrorResult("record_read: length %d is out of range: give 1 to %d", length, RecordReadMax), nil
 	}
-	whole, _, err := e.store.RecordGet(id, 0, 0)
+	whole, _, err := vt.Store.RecordGet(id, 0, 0)
 	if err != nil {
 		// The vault says why an id is missing (never stored, deleted, or
 		// dropped by the retention limit); the model needs that to act.
@@ -160,7 +168,7 @@ func (e *Engine) recordRead(_ context.Context, args map[string]any) (Result, err
 	// The whole record is redacted before it is paged: a secret learnt
 	// after the record was stored must not be cut in two by the pages.
 	// Offsets count bytes of the redacted text.
-	red, err := e.store.Redactor()
+	red, err := vt.Store.Redactor()
 	if err != nil {
 		return ErrorResult("record_read: %v", err), nil
 	}
@@ -180,7 +188,7 @@ func (e *Engine) recordRead(_ context.Context, args map[string]any) (Result, err
 	return TextResult(fmt.Sprintf("[record %s, bytes %d-%d of %d%s]\n%s", id, offset, end, size, next, text)), nil
 }
 
-func (e *Engine) auditTail(_ context.Context, args map[string]any) (Result, error) {
+func (vt Vault) auditTail(_ context.Context, args map[string]any) (Result, error) {
 	a := readArgs(args)
 	n := a.int("n", 20)
 	kind := a.str("kind", false)
@@ -190,7 +198,7 @@ func (e *Engine) auditTail(_ context.Context, args map[string]any) (Result, erro
 	if n <= 0 || n > AuditTailMax {
 		return ErrorResult("audit_tail: n %d is out of range: give 1 to %d", n, AuditTailMax), nil
 	}
-	entries, err := e.store.AuditTail(n, kind)
+	entries, err := vt.Store.AuditTail(n, kind)
 	if err != nil {
 		return ErrorResult("audit_tail: %v", err), nil
 	}
