@@ -270,6 +270,8 @@ function M.list_lines(list)
       s.tools, s.granted, s.offered, s.withheld, s.removed, one(profiles), s.connected and "; connected" or "")
     if s.sandbox_off then
       out[#out + 1] = "  ⚠ sandbox " .. one(s.sandbox) .. " (sandbox = false in its entry)"
+    elseif s.unsandboxed then
+      out[#out + 1] = "  ⚠ sandbox: " .. one(s.sandbox)
     elseif s.sandbox and s.sandbox ~= "" then
       out[#out + 1] = "  sandbox: " .. one(s.sandbox)
     end

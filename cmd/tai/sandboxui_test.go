@@ -120,7 +120,7 @@ func TestSandboxOnTheConsentScreenAndInMCP(t *testing.T) {
 	s.expect("> ")
 	s.typeKeys(paste("open", false))
 	s.expect("first time:")
-	s.expect("  ⚠ sandbox off: it runs with all of your rights: the entry says sandbox = false, so the server can read your keys, your credentials and the vault's folder\r\n")
+	s.expect("  ⚠ sandbox off: the entry says sandbox = false, so the server runs with all of your rights and can read your keys, your credentials and the vault's folder\r\n")
 	s.expect("answer> ")
 	s.typeKeys("y\r")
 	s.expect("added open")

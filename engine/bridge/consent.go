@@ -225,7 +225,7 @@ func (s spawn) confinementText(b *strings.Builder) {
 	case c.Line == "":
 		return
 	case c.Loose && s.Sandbox.IsOff():
-		b.WriteString("  ⚠ sandbox " + c.Line + ": the entry says sandbox = false, so the server can read your keys, your credentials and the vault's folder\n")
+		b.WriteString("  ⚠ sandbox off: the entry says sandbox = false, so the server runs with all of your rights and can read your keys, your credentials and the vault's folder\n")
 	case c.Loose:
 		b.WriteString("  ⚠ sandbox: " + c.Line + "\n")
 	default:

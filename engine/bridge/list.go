@@ -46,6 +46,9 @@ type ServerInfo struct {
 	// SandboxOff says the entry turns the sandbox off (sandbox = false):
 	// the server runs with all of the person's rights.
 	SandboxOff bool `json:"sandbox_off,omitempty"`
+	// Unsandboxed says the server runs with all of the person's rights:
+	// its entry turns the sandbox off, or no sandbox can run here.
+	Unsandboxed bool `json:"unsandboxed,omitempty"`
 }
 
 // ToolInfo describes one tool of a registered server for mcp_tools and
@@ -87,7 +90,8 @@ func (b *Bridge) List(ctx context.Context) ([]ServerInfo, error) {
 			Login: b.loginState(st.entry), OAuth: st.entry.OAuth.String(),
 		}
 		if st.entry.Transport == mcp.TransportStdio {
-			info.Sandbox, info.SandboxOff = b.confinementOf(st.entry).Line, st.entry.Sandbox.IsOff()
+			c := b.confinementOf(st.entry)
+			info.Sandbox, info.SandboxOff, info.Unsandboxed = c.Line, st.entry.Sandbox.IsOff(), c.Loose
 		}
 		for _, w := range words(st.entry) {
 			info.Words = append(info.Words, b.store.Redact(w))
@@ -195,7 +199,9 @@ func listText(list []ServerInfo, profile string) string {
 		}
 		switch {
 		case s.SandboxOff:
-			fmt.Fprintf(&b, "  ⚠ sandbox %s\n", s.Sandbox)
+			fmt.Fprintf(&b, "  ⚠ sandbox %s (sandbox = false in its entry)\n", s.Sandbox)
+		case s.Unsandboxed:
+			fmt.Fprintf(&b, "  ⚠ sandbox: %s\n", s.Sandbox)
 		case s.Sandbox != "":
 			fmt.Fprintf(&b, "  sandbox: %s\n", s.Sandbox)
 		}

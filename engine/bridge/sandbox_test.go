@@ -108,7 +108,7 @@ func TestSandboxListed(t *testing.T) {
 		t.Errorf("open: %q (off %v)", open.Sandbox, open.SandboxOff)
 	}
 	text := listText(list, "work")
-	mustContain(t, "mcp_list", text, "  ⚠ sandbox off: it runs with all of your rights")
+	mustContain(t, "mcp_list", text, "  ⚠ sandbox off: it runs with all of your rights (sandbox = false in its entry)")
 }
 
 // TestSandboxRequiredRefused: where no sandbox can run (simulated), an
@@ -132,4 +132,13 @@ func TestSandboxRequiredRefused(t *testing.T) {
 	}
 	q := asked(t, f, sandboxJSON(t, "loose", map[string]any{"read": []string{t.TempDir()}}))
 	mustContain(t, "question", q, "  ⚠ sandbox: none on this system (this system has no Landlock: $TAI_LANDLOCK_ABI=0 turns it off): it runs with all of your rights\n")
+	f.p.answer = "y"
+	if rep, err := f.b.Add(ctxT(t), AddRequest{Source: sandboxJSON(t, "loose", map[string]any{"read": []string{t.TempDir()}})}); err != nil || rep.Servers[0].Outcome != Added {
+		t.Fatalf("add loose: %+v, %v", rep, err)
+	}
+	list, err := f.b.List(ctxT(t))
+	if err != nil || len(list) != 1 || !list[0].Unsandboxed || list[0].SandboxOff {
+		t.Fatalf("list: %+v, %v", list, err)
+	}
+	mustContain(t, "mcp_list", listText(list, "work"), "  ⚠ sandbox: none on this system (")
 }

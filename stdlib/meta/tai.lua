@@ -313,6 +313,7 @@ error("meta/tai.lua only describes the tai module to editors; tai needs no requi
 ---@field oauth? string its login settings
 ---@field sandbox? string what the sandbox lets a stdio server do, in one line, or that it is off
 ---@field sandbox_off? boolean the entry turns the sandbox off (sandbox = false)
+---@field unsandboxed? boolean it runs with all of your rights: its entry turns the sandbox off, or no sandbox can run here
 
 ---A tool of a registered server.
 ---@class tai.mcp.ToolInfo
