@@ -158,8 +158,12 @@ func (h *Host) mcpConnect(L *glua.LState) int {
 		return fail(L, redact(err.Error()))
 	}
 	// A stdio server runs in its sandbox, as the bridge's do.
+	policy := bridge.ServerPolicy(entry, nil, vaultPath, h.deny.get())
+	if err := bridge.RequireSandbox(entry, policy); err != nil {
+		return fail(L, redact(err.Error()))
+	}
 	opts := bridge.Sandboxed(&mcp.ClientOptions{Version: h.opts.Version, Redact: redact,
-		OnWarning: func(msg string) { h.mcpWarning(redact(msg)) }}, entry, bridge.ServerPolicy(entry, nil, vaultPath, h.deny.get()))
+		OnWarning: func(msg string) { h.mcpWarning(redact(msg)) }}, entry, policy)
 	c, err := mcp.Connect(luaContext(L), entry, opts)
 	if err != nil {
 		return fail(L, redact(err.Error()))

@@ -118,3 +118,20 @@ func TestSandboxAvailable(t *testing.T) {
 		t.Fatalf("with the ABI at most 2: %q", got)
 	}
 }
+
+// TestConnectRequiredSandbox: tai.mcp.connect refuses an entry that
+// requires the sandbox where none can run (simulated), saying why and
+// what to do, before anything starts.
+func TestConnectRequiredSandbox(t *testing.T) {
+	t.Setenv(sandbox.ABIEnv, "0")
+	h := newHost(t, Options{}, nil)
+	mark := filepath.Join(t.TempDir(), "ran")
+	got := mustRun(t, h, fmt.Sprintf(`return tai.mcp.connect{name = "strict", command = "sh", args = {"-c", "touch %s"}, sandbox = "required"}`, mark))
+	if len(got) != 2 || got[0] != nil || !strings.Contains(fmt.Sprint(got[1]), `its entry says sandbox = "required" and this system has no Landlock`) ||
+		!strings.Contains(fmt.Sprint(got[1]), `take "required" out of the entry's sandbox`) {
+		t.Fatalf("connect: %q", got)
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Fatal("the server ran")
+	}
+}

@@ -49,13 +49,24 @@ func (b *Bridge) confinementOf(e mcp.Entry) confinement {
 }
 
 // requireSandbox refuses to start e's stdio server when its entry
-// requires the sandbox and it cannot run here, saying why and what to do.
+// requires the sandbox and it cannot run here (see RequireSandbox).
 func (b *Bridge) requireSandbox(e mcp.Entry) error {
 	if e.Transport != mcp.TransportStdio || !e.Sandbox.IsRequired() {
 		return nil
 	}
+	return RequireSandbox(e, b.ServerPolicy(e))
+}
+
+// RequireSandbox refuses to start e's stdio server under the policy p
+// when its entry requires the sandbox and p cannot be applied here (no
+// Landlock, or a closed network this kernel cannot close), saying why and
+// what to do; nil otherwise.
+func RequireSandbox(e mcp.Entry, p sandbox.Policy) error {
+	if e.Transport != mcp.TransportStdio || !e.Sandbox.IsRequired() {
+		return nil
+	}
 	abi, why := sandbox.Available()
-	if err := b.ServerPolicy(e).Check(abi, why); err != nil {
+	if err := p.Check(abi, why); err != nil {
 		return fmt.Errorf("mcp server %q not started: its entry says sandbox = %q and %v; run tai where Landlock works (Linux 5.13 or later, with landlock in the kernel's lsm= list), or take \"required\" out of the entry's sandbox to let it run without one",
 			e.Name, mcp.SandboxRequired, strings.TrimPrefix(err.Error(), "the sandbox is required, and "))
 	}
