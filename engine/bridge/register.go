@@ -245,6 +245,9 @@ func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile, found string)
 	if err := b.unattendedSecrets(ctx, b.approver(ctx), e.Name, secrets); err != nil {
 		return refuse("%v", err)
 	}
+	if err := b.unattendedUnsandboxed(ctx, b.approver(ctx), ex); err != nil {
+		return refuse("%v", err)
+	}
 	if err := b.requireSandbox(ex); err != nil {
 		return refuse("%v", err)
 	}

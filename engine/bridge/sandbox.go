@@ -1,10 +1,12 @@
 package bridge
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 
+	"tai/engine"
 	"tai/engine/sandbox"
 	"tai/mcp"
 )
@@ -46,6 +48,18 @@ func (b *Bridge) confinementOf(e mcp.Entry) confinement {
 		c.Notes = append(c.Notes, fmt.Sprintf("this kernel's Landlock (ABI %d) cannot close the network (ABI %d can): it stays open", abi, sandbox.NetworkABI))
 	}
 	return c
+}
+
+// unattendedUnsandboxed refuses an entry that turns the sandbox off when
+// a model adds it while nobody is asked (--auto, --yolo): the model could
+// otherwise run anything with all of the person's rights, past the
+// sandbox its own shell commands run in, without a person seeing the
+// warning.
+func (b *Bridge) unattendedUnsandboxed(ctx context.Context, a *engine.Approver, e mcp.Entry) error {
+	if !e.Sandbox.IsOff() || a.Mode() == engine.Interactive || !engine.CallerFrom(ctx).ByModel {
+		return nil
+	}
+	return fmt.Errorf("refused to start MCP server %s: a model asked under --%s, and the entry turns the sandbox off (sandbox = false) with nobody asked; a person must add it (/mcp add, or tai.mcp.add)", e.Name, a.Mode())
 }
 
 // requireSandbox refuses to start e's stdio server when its entry

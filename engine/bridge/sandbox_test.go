@@ -142,3 +142,34 @@ func TestSandboxRequiredRefused(t *testing.T) {
 	}
 	mustContain(t, "mcp_list", listText(list, "work"), "  ⚠ sandbox: none on this system (")
 }
+
+// TestUnattendedSandboxOff: a model that adds an entry turning the
+// sandbox off while nobody is asked (--yolo, --auto) is refused, and
+// nothing starts or is stored; a person adding it, or a model asking in
+// interactive mode (where the person sees the warning), is not.
+func TestUnattendedSandboxOff(t *testing.T) {
+	for _, mode := range []engine.Mode{engine.Yolo, engine.Auto} {
+		f := newFixture(t, mode, "")
+		byModel := engine.WithCaller(ctxT(t), engine.Caller{ByModel: true})
+		rep, err := f.b.Add(byModel, AddRequest{Source: sandboxJSON(t, "loose", false)})
+		if err != nil || len(rep.Servers) != 1 || rep.Servers[0].Outcome == Added {
+			t.Fatalf("%s: a model added an unsandboxed server: %+v, %v", mode, rep, err)
+		}
+		mustContain(t, "refusal", rep.Servers[0].Reason, "a model asked under --"+mode.String()+", and the entry turns the sandbox off (sandbox = false) with nobody asked")
+		if _, err := f.store.ServerGet("loose"); err == nil {
+			t.Fatalf("%s: the refused server was stored", mode)
+		}
+		if rep, err := f.b.Add(byModel, AddRequest{Source: sandboxJSON(t, "boxed", map[string]any{"network": false})}); err != nil || rep.Servers[0].Outcome != Added {
+			t.Fatalf("%s: a sandboxed server: %+v, %v", mode, rep, err)
+		}
+		if rep, err := f.b.Add(ctxT(t), AddRequest{Source: sandboxJSON(t, "loose", false)}); err != nil || rep.Servers[0].Outcome != Added {
+			t.Fatalf("%s: a person's own add: %+v, %v", mode, rep, err)
+		}
+	}
+	f := newFixture(t, engine.Interactive, "")
+	byModel := engine.WithCaller(ctxT(t), engine.Caller{ByModel: true})
+	if rep, err := f.b.Add(byModel, AddRequest{Source: sandboxJSON(t, "loose", false)}); err != nil || rep.Servers[0].Outcome != Added {
+		t.Fatalf("interactive: %+v, %v", rep, err)
+	}
+	mustContain(t, "question", f.p.questions()[0], "⚠ sandbox off")
+}
