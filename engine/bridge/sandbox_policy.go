@@ -32,7 +32,7 @@ func ServerPolicy(e mcp.Entry, base []string, vault string, deny []string) sandb
 	for k, v := range e.Env {
 		env = append(env, k+"="+v)
 	}
-	spec := sandbox.ServerSpec{Name: e.Name, Command: e.Command, Args: e.Args, Cwd: e.Cwd, Env: env, Deny: deny, Vault: vault}
+	spec := sandbox.ServerSpec{Name: e.Name, Command: e.Command, Args: e.Args, Cwd: e.Cwd, Env: env, Base: base, Deny: deny, Vault: vault}
 	if sb := e.Sandbox; sb != nil {
 		spec.Off, spec.Required, spec.NoNetwork = sb.Off, sb.Required, sb.NoNetwork
 		spec.Read, spec.Write = sb.Read, sb.Write

@@ -42,6 +42,13 @@ type ServerSpec struct {
 	// HOME, XDG_* and the caches' variables say where things are); nil
 	// means tai's.
 	Env []string
+	// Base is tai's own environment, before the entry's variables: the
+	// person's home folder (and so the deny list) and the caches shown as
+	// such are found from it; nil means Env. An entry's env may move where
+	// the server looks (npm_config_cache=~, HOME=/elsewhere), never what is
+	// denied, and a cache it moves is granted as itself and shown by its
+	// path, not as one of the caches.
+	Base []string
 	// Off, Required, NoNetwork, Read and Write are what the entry's
 	// sandbox field says: Read and Write grant folders (absolute, from ~,
 	// or from Cwd) beyond the default.
@@ -71,7 +78,11 @@ func ForServer(s ServerSpec) Policy {
 	if env == nil {
 		env = os.Environ()
 	}
-	home := homeOf(env)
+	base := s.Base
+	if base == nil {
+		base = env
+	}
+	home := homeOf(base)
 	p := Policy{Off: s.Off, Required: s.Required, NoNetwork: s.NoNetwork, PrivateTemp: true, Home: home}
 	p.Deny = denied(s.Deny, s.Vault, home)
 	for _, d := range systemDirs() {
@@ -84,13 +95,18 @@ func ForServer(s ServerSpec) Policy {
 			p.Read = append(p.Read, Path{Path: runtimeRoot(r), Kind: KindSystem})
 		}
 	}
+	usual := cachesOf(launchers, base, home)
 	for _, c := range cachesOf(launchers, env, home) {
-		p.Write = append(p.Write, Path{Path: c, Kind: KindCache, Make: true})
+		if slices.Contains(usual, c) {
+			p.Write = append(p.Write, Path{Path: c, Kind: KindCache, Make: true})
+		} else {
+			p.Write = append(p.Write, Path{Path: c})
+		}
 	}
 	if slices.Contains(launchers, "docker") {
 		p.Connect = append(p.Connect, dockerSocket(env))
 	}
-	state := filepath.Join(stateHome(env, home), "tai", "servers", fileName(s.Name))
+	state := filepath.Join(stateHome(base, home), "tai", "servers", fileName(s.Name))
 	p.Write = append(p.Write, Path{Path: state, Kind: KindState, Make: true})
 	for _, a := range s.Args {
 		if !strings.HasPrefix(a, "/") && !strings.HasPrefix(a, "~") && !strings.HasPrefix(a, ".") {
