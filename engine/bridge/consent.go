@@ -511,7 +511,7 @@ func (b *Bridge) consentScreen(ctx context.Context, sp spawn, first bool) (strin
 	name := mcp.VisibleLine(sp.Server)
 	why := "tai is about to start MCP server " + name + " for the first time:"
 	if !first {
-		why = "MCP server " + name + " would start with a command that differs from the one you consented to:"
+		why = "MCP server " + name + " would start with a command or sandbox that differs from the one you consented to:"
 	}
 	text := sp.text(b.store.Redact)
 	if n := strings.Count(text, "\n"); n > 20 {

@@ -66,7 +66,7 @@ func TestSandboxStoredAndConsentedAgain(t *testing.T) {
 	if len(qs) != 1 {
 		t.Fatalf("a changed sandbox was not asked about: %q", qs)
 	}
-	mustContain(t, "question", qs[0], "differs from the one you consented to")
+	mustContain(t, "question", qs[0], "would start with a command or sandbox that differs from the one you consented to", "⚠ sandbox off")
 
 	// The default adds nothing to the digest.
 	e := mcp.Entry{Name: "x", Transport: mcp.TransportStdio, Command: "srv"}
