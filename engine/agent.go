@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"tai/engine/llm"
+	"tai/engine/tool"
 	"tai/mcp"
 )
 
@@ -82,10 +83,10 @@ type AgentOptions struct {
 	// own selection.
 	Tools []string
 	// Select tunes the per-turn tool selection (Allow is set from Tools).
-	Select SelectOptions
+	Select tool.SelectOptions
 	// Own, when set, are the tools offered every step instead of the
 	// registry's selection (a fork's own tools; see ForkOptions.Own).
-	Own []Tool
+	Own []tool.Tool
 }
 
 // TurnOptions are the settings of one turn. A nil *TurnOptions means
@@ -113,7 +114,7 @@ type Turn struct {
 	Text string
 	// Tools is the tool selection of the turn's last model call: what was
 	// offered, out of how many.
-	Tools Selection
+	Tools tool.Selection
 	// Steps counts the model calls made.
 	Steps int
 	// Usage sums the token counts of the turn.
@@ -147,7 +148,7 @@ type Turn struct {
 // its tool calls under its session (see WithSession); one made by NewAgent
 // has none, so the registry's own approver decides its calls.
 type Agent struct {
-	reg     *Registry
+	reg     *tool.Registry
 	model   ModelSource
 	opts    AgentOptions
 	session *Session // nil for an agent outside of any session
@@ -161,7 +162,7 @@ type Agent struct {
 
 // NewAgent returns an agent that dispatches through reg and asks model for
 // the client of each turn.
-func NewAgent(reg *Registry, model ModelSource, opts *AgentOptions) *Agent {
+func NewAgent(reg *tool.Registry, model ModelSource, opts *AgentOptions) *Agent {
 	a := &Agent{reg: reg, model: model}
 	if opts != nil {
 		a.opts = *opts
@@ -237,7 +238,7 @@ func (a *Agent) allowed(name string) bool {
 
 // offered returns the tools offered to the model this step: the agent's
 // own tools when it has some, else the registry's selection.
-func (a *Agent) offered(hist []llm.Message, sel SelectOptions) Selection {
+func (a *Agent) offered(hist []llm.Message, sel tool.SelectOptions) tool.Selection {
 	if len(a.opts.Own) == 0 {
 		return a.reg.Select(hist, sel)
 	}
@@ -247,7 +248,7 @@ func (a *Agent) offered(hist []llm.Message, sel SelectOptions) Selection {
 			out = append(out, t.Spec())
 		}
 	}
-	return Selection{Offered: out, Available: len(out)}
+	return tool.Selection{Offered: out, Available: len(out)}
 }
 
 // forbid keeps the named tools from this agent.
@@ -328,7 +329,7 @@ func (a *Agent) RunTurn(ctx context.Context, message string, opts *TurnOptions) 
 	defer a.turnMu.Unlock()
 
 	// Redaction must know every secret before anything reaches the model.
-	if err := redactionReady(a.reg.store); err != nil {
+	if err := redactionReady(a.reg.Store()); err != nil {
 		return Turn{}, err
 	}
 	model, err := a.model(ctx)
@@ -352,12 +353,12 @@ func (a *Agent) RunTurn(ctx context.Context, message string, opts *TurnOptions) 
 	}
 
 	a.appendHistory(llm.Message{Role: "user", Content: message})
-	caller := CallerFrom(ctx)
+	caller := tool.CallerFrom(ctx)
 	caller.ByModel = true
 	if a.session != nil {
 		caller = a.session.caller(caller)
 	}
-	ctx = WithCaller(&turnContext{ctx, a}, caller)
+	ctx = tool.WithCaller(&turnContext{ctx, a}, caller)
 	ctx = llm.WithRetryNotice(ctx, ev.OnRetry)
 
 	var turn Turn
@@ -486,7 +487,7 @@ func (a *Agent) endInterrupted(ctx context.Context, err error) {
 	}
 	reason := "interrupted"
 	if ctx.Err() == nil {
-		reason = "failed: " + a.reg.redact(err.Error())
+		reason = "failed: " + a.reg.Redact(err.Error())
 	}
 	if n := len(a.history); n == 0 || a.history[n-1].Role != "assistant" || len(a.history[n-1].ToolCalls) > 0 {
 		a.history = append(a.history, llm.Message{Role: "assistant", Content: "[turn " + reason + "]"})
@@ -505,13 +506,13 @@ func (a *Agent) appendHistory(msgs ...llm.Message) {
 // arguments do not parse was cut off mid-way, and the model is told so.
 func (a *Agent) runCalls(ctx context.Context, calls []llm.ToolCall, allow func(string) bool, ev Events, cut bool) []llm.Message {
 	out := make([]llm.Message, len(calls))
-	prepared := make([]*Call, len(calls))
+	prepared := make([]*tool.Call, len(calls))
 	events := make([]ToolEvent, len(calls))
 	for i, tc := range calls {
 		out[i] = llm.Message{Role: "tool", ToolCallID: tc.ID, Name: tc.Name}
 		args, perr := parseArgs(tc.Arguments)
-		tool, _ := a.reg.Lookup(ctx, tc.Name)
-		events[i] = ToolEvent{ID: tc.ID, Name: tc.Name, Digest: a.reg.callDigest(tool, args), Args: a.reg.ShownArgs(tool, args)}
+		toolName, _ := a.reg.Lookup(ctx, tc.Name)
+		events[i] = ToolEvent{ID: tc.ID, Name: tc.Name, Digest: a.reg.CallDigest(toolName, args), Args: a.reg.ShownArgs(toolName, args)}
 		if ev.OnToolStart != nil {
 			ev.OnToolStart(events[i])
 		}
@@ -529,14 +530,14 @@ func (a *Agent) runCalls(ctx context.Context, calls []llm.ToolCall, allow func(s
 		case !allow(tc.Name) && mcp.CheckToolName(tc.Name) == nil:
 			// A name that is not valid goes on to Prepare, which refuses
 			// and audits it without repeating it whole.
-			err = fmt.Errorf("%w %q: it is not available to this agent", ErrUnknownTool, tc.Name)
+			err = fmt.Errorf("%w %q: it is not available to this agent", tool.ErrUnknownTool, tc.Name)
 			events[i].Outcome = "unknown"
 		default:
 			prepared[i], err = a.reg.Prepare(ctx, tc.Name, args)
 			switch {
-			case errors.Is(err, ErrUnknownTool):
+			case errors.Is(err, tool.ErrUnknownTool):
 				events[i].Outcome = "unknown"
-			case errors.Is(err, ErrDenied):
+			case errors.Is(err, tool.ErrDenied):
 				events[i].Outcome = "denied"
 			case err != nil:
 				events[i].Outcome = "error"
@@ -544,14 +545,14 @@ func (a *Agent) runCalls(ctx context.Context, calls []llm.ToolCall, allow func(s
 		}
 		if err != nil {
 			out[i].IsError = true
-			out[i].Content = a.reg.redact(err.Error())
+			out[i].Content = a.reg.Redact(err.Error())
 			if ev.OnToolEnd != nil {
 				ev.OnToolEnd(events[i])
 			}
 		}
 	}
 	var wg sync.WaitGroup
-	if ev.OnRunning != nil && slices.ContainsFunc(prepared, func(c *Call) bool { return c != nil }) {
+	if ev.OnRunning != nil && slices.ContainsFunc(prepared, func(c *tool.Call) bool { return c != nil }) {
 		ev.OnRunning(true)
 		defer ev.OnRunning(false)
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"tai/engine/tool"
 )
 
 // FuzzToolArguments decodes tool-call arguments as a model may send them
@@ -26,14 +28,14 @@ func FuzzToolArguments(f *testing.F) {
 		if err != nil && !utf8.ValidString(err.Error()) {
 			t.Fatalf("parseArgs(%q) error is not UTF-8: %q", raw, err.Error())
 		}
-		a := readArgs(args)
+		a := tool.ReadArgs(args)
 		for _, name := range []string{"path", "argv", "timeout", "cwd", "limit", "offset", "", "a"} {
-			a.str(name, true)
-			a.int(name, 3)
-			a.bool(name)
-			a.strings(name)
+			a.Str(name, true)
+			a.Int(name, 3)
+			a.Bool(name)
+			a.Strings(name)
 		}
-		if e := a.err(); e != nil && !utf8.ValidString(e.Error()) {
+		if e := a.Err(); e != nil && !utf8.ValidString(e.Error()) {
 			t.Fatalf("argument error for %q is not UTF-8: %q", raw, e.Error())
 		}
 		hist := historyArgs(json.RawMessage(raw))

@@ -7,6 +7,7 @@ import (
 
 	"tai/engine/llm"
 	"tai/engine/llm/llmtest"
+	"tai/engine/tool"
 )
 
 // TestAgentInvalidToolArguments checks that arguments which are not JSON
@@ -30,7 +31,7 @@ func TestAgentInvalidToolArguments(t *testing.T) {
 		for _, p := range tc.providers {
 			t.Run(p.name+"/"+tc.name, func(t *testing.T) {
 				srv := p.fake(t, llmtest.Calls(llmtest.Call("read_file", tc.args)), llmtest.Say("ok"))
-				e := fakeProfileEngine(t, p.name, srv.BaseURL, &Options{Mode: Yolo})
+				e := fakeProfileEngine(t, p.name, srv.BaseURL, &Options{Mode: tool.Yolo})
 				ev := Events{OnText: func(string) {}}
 				ag := newSession(t, e).NewAgent(nil)
 				if _, err := ag.RunTurn(turnCtx(t), "read it", &TurnOptions{Events: ev}); err != nil {

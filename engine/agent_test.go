@@ -13,6 +13,7 @@ import (
 
 	"tai/engine/llm"
 	"tai/engine/llm/llmtest"
+	"tai/engine/tool"
 )
 
 // testCtx returns a context bounded well below the test timeout.
@@ -61,9 +62,9 @@ func TestAgentMultiStep(t *testing.T) {
 		calls("lookup", `{"key":"b"}`),
 		say("a is 1 and b is 2"),
 	}}
-	e := newEngine(t, client, &Options{Mode: Yolo})
-	addTool(t, e.Tools(), Tool{Name: "lookup", Description: "look a key up", Safe: true, Run: func(_ context.Context, args map[string]any) (Result, error) {
-		return TextResult(map[string]string{"a": "1", "b": "2"}[args["key"].(string)]), nil
+	e := newEngine(t, client, &Options{Mode: tool.Yolo})
+	addTool(t, e.Tools(), tool.Tool{Name: "lookup", Description: "look a key up", Safe: true, Run: func(_ context.Context, args map[string]any) (tool.Result, error) {
+		return tool.TextResult(map[string]string{"a": "1", "b": "2"}[args["key"].(string)]), nil
 	}})
 	var mu sync.Mutex
 	var text strings.Builder
@@ -85,7 +86,7 @@ func TestAgentMultiStep(t *testing.T) {
 	if text.String() != "a is 1 and b is 2" {
 		t.Fatalf("streamed text = %q", text.String())
 	}
-	da, db := Digest(map[string]any{"key": "a"}), Digest(map[string]any{"key": "b"})
+	da, db := tool.Digest(map[string]any{"key": "a"}), tool.Digest(map[string]any{"key": "b"})
 	want := []string{"wait:true", "wait:false", "start:lookup:" + da, "end:lookup:ok",
 		"wait:true", "wait:false", "start:lookup:" + db, "end:lookup:ok", "wait:true", "wait:false"}
 	if !reflect.DeepEqual(log, want) {
@@ -117,20 +118,20 @@ func TestAgentParallelCallsRunConcurrentlyInOrder(t *testing.T) {
 	arrived := make(chan string, 2)
 	release := make(chan struct{})
 	var once sync.Once
-	addTool(t, e.Tools(), Tool{Name: "meet", Run: func(ctx context.Context, args map[string]any) (Result, error) {
+	addTool(t, e.Tools(), tool.Tool{Name: "meet", Run: func(ctx context.Context, args map[string]any) (tool.Result, error) {
 		arrived <- args["who"].(string)
 		if len(arrived) == 2 {
 			once.Do(func() { close(release) })
 		}
 		select {
 		case <-release:
-			return TextResult("met " + args["who"].(string)), nil
+			return tool.TextResult("met " + args["who"].(string)), nil
 		case <-ctx.Done():
-			return Result{}, ctx.Err()
+			return tool.Result{}, ctx.Err()
 		}
 	}})
-	addTool(t, e.Tools(), Tool{Name: "echo", Run: func(_ context.Context, args map[string]any) (Result, error) {
-		return TextResult(args["v"].(string)), nil
+	addTool(t, e.Tools(), tool.Tool{Name: "echo", Run: func(_ context.Context, args map[string]any) (tool.Result, error) {
+		return tool.TextResult(args["v"].(string)), nil
 	}})
 	a := newSession(t, e).NewAgent(nil)
 	if _, err := a.RunTurn(turnCtx(t), "go", nil); err != nil {
@@ -159,8 +160,8 @@ func TestAgentToolErrorsReachTheModel(t *testing.T) {
 		say("I see the errors"),
 	}}
 	e := newEngine(t, client, nil) // interactive, nobody to ask: guarded is denied
-	addTool(t, e.Tools(), Tool{Name: "fails", Safe: true, Run: func(context.Context, map[string]any) (Result, error) {
-		return ErrorResult("disk on fire"), nil
+	addTool(t, e.Tools(), tool.Tool{Name: "fails", Safe: true, Run: func(context.Context, map[string]any) (tool.Result, error) {
+		return tool.ErrorResult("disk on fire"), nil
 	}})
 	addTool(t, e.Tools(), textTool("guarded", "", false, "should not run"))
 	var outcomes []string
@@ -190,7 +191,7 @@ func TestAgentToolErrorsReachTheModel(t *testing.T) {
 func TestAgentStepExhaustion(t *testing.T) {
 	loop := calls("echo", `{}`)
 	client := &scripted{steps: []func(context.Context, llm.Request, func(string)) (llm.Response, error){loop, loop, loop, say("never")}}
-	e := newEngine(t, client, &Options{Mode: Yolo})
+	e := newEngine(t, client, &Options{Mode: tool.Yolo})
 	addTool(t, e.Tools(), textTool("echo", "", true, "again"))
 	a := newSession(t, e).NewAgent(nil)
 	turn, err := a.RunTurn(turnCtx(t), "loop forever", &TurnOptions{MaxSteps: 3})
@@ -216,11 +217,11 @@ func TestAgentCancellation(t *testing.T) {
 			calls("slow", `{}`, "slow", `{}`),
 			say("after"),
 		}}
-		e := newEngine(t, client, &Options{Mode: Yolo})
-		addTool(t, e.Tools(), Tool{Name: "slow", Run: func(ctx context.Context, _ map[string]any) (Result, error) {
+		e := newEngine(t, client, &Options{Mode: tool.Yolo})
+		addTool(t, e.Tools(), tool.Tool{Name: "slow", Run: func(ctx context.Context, _ map[string]any) (tool.Result, error) {
 			cancel() // the person presses Ctrl-C while the tool runs
 			<-ctx.Done()
-			return Result{}, ctx.Err()
+			return tool.Result{}, ctx.Err()
 		}})
 		a := newSession(t, e).NewAgent(nil)
 		_, err := a.RunTurn(ctx, "go", nil)
@@ -273,7 +274,7 @@ func TestAgentDuplicateCallIDs(t *testing.T) {
 		},
 		say("ok"),
 	}}
-	e := newEngine(t, client, &Options{Mode: Yolo})
+	e := newEngine(t, client, &Options{Mode: tool.Yolo})
 	addTool(t, e.Tools(), textTool("echo", "", true, "e"))
 	a := newSession(t, e).NewAgent(nil)
 	if _, err := a.RunTurn(turnCtx(t), "go", nil); err != nil {
@@ -289,7 +290,7 @@ func TestAgentCaptureMode(t *testing.T) {
 		},
 		say("It is fine."),
 	}}
-	e := newEngine(t, client, &Options{Mode: Yolo})
+	e := newEngine(t, client, &Options{Mode: tool.Yolo})
 	addTool(t, e.Tools(), textTool("echo", "", true, "ok"))
 	a := newSession(t, e).NewAgent(nil)
 	turn, err := a.RunTurn(turnCtx(t), "check", &TurnOptions{Capture: true})
@@ -361,12 +362,12 @@ func TestAgentEndToEndRedaction(t *testing.T) {
 				llmtest.Say("The token is redacted."),
 			)
 			srv.RequireKey("sk-fake-model-key-123")
-			e := fakeProfileEngine(t, provider, srv.BaseURL, &Options{Mode: Yolo})
+			e := fakeProfileEngine(t, provider, srv.BaseURL, &Options{Mode: tool.Yolo})
 			if err := e.Store().SecretSet("github-token", secret, nil); err != nil {
 				t.Fatal(err)
 			}
-			addTool(t, e.Tools(), Tool{Name: "print_env", Safe: true, Run: func(context.Context, map[string]any) (Result, error) {
-				return TextResult("GITHUB_TOKEN=" + secret), nil
+			addTool(t, e.Tools(), tool.Tool{Name: "print_env", Safe: true, Run: func(context.Context, map[string]any) (tool.Result, error) {
+				return tool.TextResult("GITHUB_TOKEN=" + secret), nil
 			}})
 			t.Setenv("SHOWN", secret) // a name the shell keeps: the vault secret redacts it
 			a := newSession(t, e).NewAgent(nil)
@@ -405,7 +406,7 @@ func TestAgentEndToEndRedaction(t *testing.T) {
 func BenchmarkAgentStep(b *testing.B) {
 	srv := llmtest.NewOpenAI(b)
 	srv.SetRule(func(llmtest.Request) llmtest.Turn { return llmtest.Say("ok") })
-	e := fakeProfileEngine(b, llm.ProviderOpenAI, srv.BaseURL, &Options{Mode: Yolo})
+	e := fakeProfileEngine(b, llm.ProviderOpenAI, srv.BaseURL, &Options{Mode: tool.Yolo})
 	a := newSession(b, e).NewAgent(nil)
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -421,7 +422,7 @@ func BenchmarkAgentStep(b *testing.B) {
 // BenchmarkAgentStepOverhead measures the agent's own share of a step: the
 // same loop with a client that answers at once.
 func BenchmarkAgentStepOverhead(b *testing.B) {
-	e := newEngine(b, nil, &Options{Mode: Yolo})
+	e := newEngine(b, nil, &Options{Mode: tool.Yolo})
 	client := llm.ChatClient(instant{})
 	a := NewAgent(e.Tools(), StaticModel(client, "system"), nil)
 	ctx := context.Background()

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"tai/engine/llm"
+	"tai/engine/tool"
 )
 
 // cutOff answers like a model that hit its token limit: finish "length",
@@ -30,7 +31,7 @@ func TestAgentTruncatedAnswers(t *testing.T) {
 			cutOff("", "list_dir", `{"path":"."}`, "write_file", `{"path":"out.txt","content":"half of the te`),
 			say("I will write it in smaller parts."),
 		}}
-		e := newEngine(t, client, &Options{Mode: Yolo})
+		e := newEngine(t, client, &Options{Mode: tool.Yolo})
 		var outcomes []string
 		ev := Events{OnToolEnd: func(ev ToolEvent) { outcomes = append(outcomes, ev.Name+":"+ev.Outcome) }}
 		a := newSession(t, e).NewAgent(nil)
@@ -59,7 +60,7 @@ func TestAgentTruncatedAnswers(t *testing.T) {
 			cutOff("The answer begins and then"),
 			say("Complete this time."),
 		}}
-		e := newEngine(t, client, &Options{Mode: Yolo})
+		e := newEngine(t, client, &Options{Mode: tool.Yolo})
 		a := newSession(t, e).NewAgent(nil)
 		turn, err := a.RunTurn(turnCtx(t), "explain", nil)
 		if err != nil {

@@ -1,13 +1,17 @@
 // Package engine is tai's agent core: sessions on a model profile, the
-// tool registry with its approval, audit, redaction and spill path, the
-// native tools, the lazy tool selection and the Agent that loops model →
-// tools → model. Models, their chat types and profiles are engine/llm's.
-// It depends on engine/llm, vault and mcp; the lua package supplies
-// Lua-side pieces (the lua tool's runner, tools written in Lua) through the
-// function values and Tool values declared here.
+// native tools, and the Agent that loops model → tools → model. The tool
+// runtime it runs them through (the registry, approval, audit, redaction,
+// spill, lazy selection) is engine/tool's; models, their chat types and
+// profiles are engine/llm's. The lua package supplies Lua-side pieces (the
+// lua tool's runner, tools written in Lua) through function values and
+// tool.Tool values.
+//
+// It imports the layers below it (engine/tool, engine/llm, engine/sandbox,
+// mcp, vault), never lua or cmd; engine/tool and engine/bridge must not
+// import it.
 //
 //	store, _ := vault.Open(vault.DefaultPath(), nil)
-//	eng, err := engine.New(store, &engine.Options{Mode: engine.Auto})
+//	eng, err := engine.New(store, &engine.Options{Mode: tool.Auto})
 //	if err != nil { ... }
 //	sess, err := eng.NewSession(nil) // its own profile, approver, history
 //	if err != nil { ... }
@@ -24,10 +28,10 @@
 // session.
 //
 // Every tool call, from the model, a script or the MCP server, goes through
-// Registry.Dispatch: approval for non-safe tools (asked in Interactive
+// tool.Registry.Dispatch: approval for non-safe tools (asked in Interactive
 // mode, automatic in Auto, silent in Yolo), the run, an audit entry,
 // redaction of known secrets, and a spill to a vault record when the result
-// exceeds ResultMax. Native tools refuse argument names their schema does
+// exceeds tool.ResultMax. Native tools refuse argument names their schema does
 // not declare. The profile tools are the exception to the modes: a profile
 // change the model asks for decides where an API key is sent, so the person
 // is asked (Approver.Decide) in every mode and nobody answering refuses it;

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"tai/engine/llm"
+	"tai/engine/tool"
 	"tai/vault"
 )
 
@@ -22,11 +23,11 @@ type LuaRunner func(ctx context.Context, chunk string) (printed string, results 
 type Options struct {
 	// Mode is the approval mode (--auto, --yolo) of the sessions made
 	// without an approver of their own; the zero value is Interactive.
-	Mode Mode
+	Mode tool.Mode
 	// Prompter asks the person for those sessions; nil means nobody can
 	// answer, so non-safe calls are denied in Interactive mode and
 	// ask_user always is.
-	Prompter Prompter
+	Prompter tool.Prompter
 	// Profile names the profile sessions start on (--profile); empty
 	// means the current one (see ResolveProfile).
 	Profile string
@@ -64,7 +65,7 @@ type Options struct {
 // and history. It is safe for concurrent use.
 type Engine struct {
 	store      *vault.Store
-	reg        *Registry
+	reg        *tool.Registry
 	dir        string
 	getenv     func(string) string
 	httpClient *http.Client
@@ -74,9 +75,9 @@ type Engine struct {
 	// What sessions start with when their options name nothing else.
 	profileFlag string
 	profile     llm.Profile // resolved at New: the default profile (see Profile)
-	mode        Mode
-	prompter    Prompter
-	rules       Rules // the permission rules kept for dir
+	mode        tool.Mode
+	prompter    tool.Prompter
+	rules       tool.Rules // the permission rules kept for dir
 
 	// profileGen counts the profile changes made through the engine
 	// (SaveProfile, DeleteProfile), so sessions re-read theirs.
@@ -118,7 +119,7 @@ func New(store *vault.Store, opts *Options) (*Engine, error) {
 		return nil, fmt.Errorf("engine: working directory: %w", err)
 	}
 	e := &Engine{
-		rules:       KeptRules(store, ruleDir),
+		rules:       tool.KeptRules(store, ruleDir),
 		store:       store,
 		dir:         o.Dir,
 		getenv:      o.Getenv,
@@ -142,7 +143,7 @@ func New(store *vault.Store, opts *Options) (*Engine, error) {
 	}
 	// Calls made outside of any session have nobody to ask: non-safe tools
 	// are denied.
-	e.reg = NewRegistry(store, NewApprover(Interactive, nil))
+	e.reg = tool.NewRegistry(store, tool.NewApprover(tool.Interactive, nil))
 	p, err := llm.ResolveProfile(store, o.Profile, o.Getenv)
 	if err != nil {
 		return nil, err
@@ -160,8 +161,8 @@ func New(store *vault.Store, opts *Options) (*Engine, error) {
 	return e, nil
 }
 
-func (e *Engine) nativeTools(lua LuaRunner) []Tool {
-	tools := []Tool{
+func (e *Engine) nativeTools(lua LuaRunner) []tool.Tool {
+	tools := []tool.Tool{
 		Shell{Dir: e.dir, Store: e.store, Env: e.shellEnv}.Tool(),
 		Fetch{Client: e.httpClient, Store: e.store}.Tool(),
 		AskUser{Registry: e.reg}.Tool(),
@@ -181,7 +182,7 @@ func (e *Engine) Store() *vault.Store { return e.store }
 
 // Tools returns the tool registry (tai.tool adds to it; the MCP bridge sets
 // its fallback and spec source).
-func (e *Engine) Tools() *Registry { return e.reg }
+func (e *Engine) Tools() *tool.Registry { return e.reg }
 
 // Dir returns the working directory of the file and shell tools.
 func (e *Engine) Dir() string { return e.dir }

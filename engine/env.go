@@ -11,34 +11,13 @@ import (
 	"tai/vault"
 )
 
-// scrubWords are the parts of a variable name that mark it as a
-// credential for the shell: commands never see such a variable unless a
-// person passes it through by name (Profile.PassEnv, Options.PassEnv).
-// Unlike credentialWords, AUTH is not one: SSH_AUTH_SOCK must pass.
-var scrubWords = []string{"KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL"}
-
 // credentialEnv reports whether the environment variable name may hold a
-// credential that commands the model runs must not see: the vault
-// passphrase, any name holding one of scrubWords (in any case), or a
-// profile's key_env (in keyEnvs).
+// credential that commands the model runs must not see: one
+// vault.CredentialName says holds one, or a profile's key_env (in
+// keyEnvs).
 func credentialEnv(name string, keyEnvs map[string]bool) bool {
-	up := strings.ToUpper(name)
-	if up == vault.PassphraseEnv || keyEnvs[name] {
-		return true
-	}
-	for _, w := range scrubWords {
-		if strings.Contains(up, w) {
-			return true
-		}
-	}
-	return false
+	return keyEnvs[name] || vault.CredentialName(name)
 }
-
-// CredentialName reports whether a variable name looks like it holds a
-// credential, by the same words that keep such a variable from the
-// commands the shell tool runs (KEY, SECRET, TOKEN, PASSWORD, CREDENTIAL),
-// or names the vault passphrase.
-func CredentialName(name string) bool { return credentialEnv(name, nil) }
 
 // PassEnv lets shell commands see the named variables although their
 // names look like credentials (GH_TOKEN for gh, say). Their values stay

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"tai/engine/llm"
+	"tai/engine/tool"
 	"tai/vault"
 )
 
@@ -27,7 +28,7 @@ func TestShellEnvironmentHoldsNoCredentials(t *testing.T) {
 	if err := llm.SaveProfile(store, llm.Profile{Name: "router", Provider: llm.ProviderOpenAI, Model: "m", KeyEnv: "ROUTER_TOKEN"}); err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(store, &Options{Mode: Yolo, Dir: t.TempDir(), Getenv: noEnv, NewClient: func(llm.Profile) (llm.ChatClient, error) { return nil, nil }})
+	e, err := New(store, &Options{Mode: tool.Yolo, Dir: t.TempDir(), Getenv: noEnv, NewClient: func(llm.Profile) (llm.ChatClient, error) { return nil, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func TestSealedVaultWithoutKeyRefusesTurnsAndTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	client := &scripted{steps: []func(context.Context, llm.Request, func(string)) (llm.Response, error){say("should not be asked")}}
-	e, err := New(locked, &Options{Mode: Yolo, Dir: dir, Getenv: noEnv, NewClient: func(llm.Profile) (llm.ChatClient, error) { return client, nil }})
+	e, err := New(locked, &Options{Mode: tool.Yolo, Dir: dir, Getenv: noEnv, NewClient: func(llm.Profile) (llm.ChatClient, error) { return client, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +113,7 @@ func TestSealedVaultWithoutKeyRefusesTurnsAndTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err = New(open, &Options{Mode: Yolo, Dir: dir, Getenv: noEnv, NewClient: func(llm.Profile) (llm.ChatClient, error) { return client, nil }})
+	e, err = New(open, &Options{Mode: tool.Yolo, Dir: dir, Getenv: noEnv, NewClient: func(llm.Profile) (llm.ChatClient, error) { return client, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +133,7 @@ func TestStoredProfileWithOrdinaryKeyEnv(t *testing.T) {
 	if err := store.ProfilePut("legacy", []byte(`{"provider":"openai","model":"m","key_env":"HOME"}`)); err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(store, &Options{Mode: Yolo, Dir: t.TempDir(), Getenv: noEnv, NewClient: func(llm.Profile) (llm.ChatClient, error) { return nil, nil }})
+	e, err := New(store, &Options{Mode: tool.Yolo, Dir: t.TempDir(), Getenv: noEnv, NewClient: func(llm.Profile) (llm.ChatClient, error) { return nil, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +184,7 @@ func TestShellEnvironmentScrubsCredentialNames(t *testing.T) {
 	t.Setenv("GH_TOKEN", "gh-token-passed-9")
 	t.Setenv("NPM_TOKEN", "npm-token-passed-10")
 	store := openStore(t)
-	e, err := New(store, &Options{Mode: Yolo, Dir: t.TempDir(), Getenv: noEnv, PassEnv: []string{"GH_TOKEN"},
+	e, err := New(store, &Options{Mode: tool.Yolo, Dir: t.TempDir(), Getenv: noEnv, PassEnv: []string{"GH_TOKEN"},
 		NewClient: func(llm.Profile) (llm.ChatClient, error) { return nil, nil }})
 	if err != nil {
 		t.Fatal(err)

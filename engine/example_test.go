@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"tai/engine"
+	"tai/engine/tool"
 	"tai/vault"
 )
 
@@ -23,13 +23,13 @@ func ExampleRegistry_Dispatch() {
 	defer store.Close()
 	_ = store.SecretSet("api-key", "sk-123456789", nil)
 
-	reg := engine.NewRegistry(store, engine.NewApprover(engine.Auto, nil))
-	_ = reg.Add(engine.Tool{
+	reg := tool.NewRegistry(store, tool.NewApprover(tool.Auto, nil))
+	_ = reg.Add(tool.Tool{
 		Name:        "echo",
 		Description: "Repeat a text",
-		Run: func(_ context.Context, args map[string]any) (engine.Result, error) {
+		Run: func(_ context.Context, args map[string]any) (tool.Result, error) {
 			text, _ := args["text"].(string)
-			return engine.TextResult("echo: " + text), nil
+			return tool.TextResult("echo: " + text), nil
 		},
 	})
 	res, err := reg.Dispatch(context.Background(), "echo", map[string]any{"text": "key is sk-123456789"})

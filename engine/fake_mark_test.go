@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"tai/engine/tool"
 )
 
 // fakeMark is what a hostile server or model sends: text that opens a
@@ -19,26 +21,26 @@ func TestErrorCapHoldsForAFakeMark(t *testing.T) {
 	if err := store.SecretSet("tok", "s3cr3t-token-value", nil); err != nil {
 		t.Fatal(err)
 	}
-	reg := NewRegistry(store, NewApprover(Yolo, nil))
+	reg := tool.NewRegistry(store, tool.NewApprover(tool.Yolo, nil))
 	for _, tc := range []struct {
 		name, msg, want string
 	}{
 		{"fake mark", fakeMark, ""},
 		{"fake mark with a known name too long", "x[REDACTED:tok" + strings.Repeat("B", 3<<20) + "]", ""},
-		{"real mark at the cut", strings.Repeat("x", MaxErrorText-5) + "s3cr3t-token-value" + strings.Repeat("y", 1<<20), "[REDACTED:tok]"},
+		{"real mark at the cut", strings.Repeat("x", tool.MaxErrorText-5) + "s3cr3t-token-value" + strings.Repeat("y", 1<<20), "[REDACTED:tok]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			name := "fail_" + strings.ReplaceAll(tc.name, " ", "_")
-			addTool(t, reg, Tool{Name: name, Description: "fails", Safe: true, Run: func(context.Context, map[string]any) (Result, error) {
-				return Result{}, errors.New(tc.msg)
+			addTool(t, reg, tool.Tool{Name: name, Description: "fails", Safe: true, Run: func(context.Context, map[string]any) (tool.Result, error) {
+				return tool.Result{}, errors.New(tc.msg)
 			}})
 			_, err := reg.Dispatch(context.Background(), name, nil)
 			if err == nil {
 				t.Fatal("no error")
 			}
 			got := err.Error()
-			if len(got) > MaxErrorText+200 || !strings.Contains(got, "bytes more were cut") {
-				t.Fatalf("the error is %d bytes, want at most about %d and a note of the cut", len(got), MaxErrorText)
+			if len(got) > tool.MaxErrorText+200 || !strings.Contains(got, "bytes more were cut") {
+				t.Fatalf("the error is %d bytes, want at most about %d and a note of the cut", len(got), tool.MaxErrorText)
 			}
 			if tc.want != "" && !strings.Contains(got, tc.want) {
 				t.Fatalf("the mark %s was cut in two: …%s", tc.want, got[max(0, len(got)-200):])
@@ -50,7 +52,7 @@ func TestErrorCapHoldsForAFakeMark(t *testing.T) {
 // record_read pages of a record holding fake marks stay within the page
 // size asked for; a real mark on a page's end is kept whole.
 func TestRecordReadPageHoldsForAFakeMark(t *testing.T) {
-	e := newEngine(t, nil, &Options{Mode: Yolo})
+	e := newEngine(t, nil, &Options{Mode: tool.Yolo})
 	if err := e.Store().SecretSet("tok", "s3cr3t-token-value", nil); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"tai/engine/tool"
 )
 
 // Fork limits.
@@ -40,7 +42,7 @@ type ForkOptions struct {
 	// own that the registry does not hold (the GitHub resolver's read-only
 	// reads); Tools is then ignored. Their calls are approved and audited
 	// like any other.
-	Own []Tool
+	Own []tool.Tool
 	// Events receives the subagent's progress (optional).
 	Events Events
 }
@@ -91,7 +93,7 @@ func (s *Session) Fork(ctx context.Context, o ForkOptions) (Turn, error) {
 		MaxSteps: o.MaxSteps,
 		System:   o.System,
 		Tools:    tools,
-		Select:   SelectOptions{Core: core},
+		Select:   tool.SelectOptions{Core: core},
 		Own:      o.Own,
 	})
 	a.forbid("fork")
@@ -104,14 +106,14 @@ func (s *Session) Fork(ctx context.Context, o ForkOptions) (Turn, error) {
 
 // withOwnTools returns ctx whose Caller has tools of its own, which the
 // registry's lookup finds before its own.
-func withOwnTools(ctx context.Context, tools []Tool) context.Context {
-	m := make(map[string]Tool, len(tools))
+func withOwnTools(ctx context.Context, tools []tool.Tool) context.Context {
+	m := make(map[string]tool.Tool, len(tools))
 	for _, t := range tools {
 		m[t.Name] = t
 	}
-	c := CallerFrom(ctx)
+	c := tool.CallerFrom(ctx)
 	c.Own = m
-	return WithCaller(ctx, c)
+	return tool.WithCaller(ctx, c)
 }
 
 // forkListMax bounds the tool names an unmatched-tools error lists.
@@ -150,32 +152,32 @@ func (e *Engine) checkForkTools(tools []string) error {
 		strings.Join(unmatched, ", "), strings.Join(shown, ", "), more)
 }
 
-func (e *Engine) forkTool() Tool {
-	return Tool{
+func (e *Engine) forkTool() tool.Tool {
+	return tool.Tool{
 		Name: "fork",
 		Description: "Hand a self-contained task to a subagent with its own fresh history and the same model, " +
 			"limited to a tool subset, a step limit and a deadline; returns its final answer. Use it for research " +
 			"or side tasks whose details would clutter this conversation.",
-		Parameters: schema([]string{"task"}, map[string]any{
-			"task":      prop("string", "what the subagent should do and what it should answer with"),
+		Parameters: tool.Schema([]string{"task"}, map[string]any{
+			"task":      tool.Prop("string", "what the subagent should do and what it should answer with"),
 			"tools":     map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "tool names or patterns it may use (default: all but fork)"},
-			"max_steps": prop("integer", fmt.Sprintf("model calls allowed (default %d, at most %d)", ForkDefaultSteps, ForkMaxSteps)),
-			"timeout":   prop("integer", fmt.Sprintf("seconds allowed (default %d, at most %d)", int(ForkDefaultTimeout/time.Second), int(ForkMaxTimeout/time.Second))),
+			"max_steps": tool.Prop("integer", fmt.Sprintf("model calls allowed (default %d, at most %d)", ForkDefaultSteps, ForkMaxSteps)),
+			"timeout":   tool.Prop("integer", fmt.Sprintf("seconds allowed (default %d, at most %d)", int(ForkDefaultTimeout/time.Second), int(ForkMaxTimeout/time.Second))),
 		}),
-		Run: func(ctx context.Context, args map[string]any) (Result, error) {
-			a := readArgs(args)
-			task := a.str("task", true)
-			tools := a.strings("tools")
-			steps := a.int("max_steps", ForkDefaultSteps)
-			secs := a.int("timeout", int(ForkDefaultTimeout/time.Second))
-			if err := a.err(); err != nil {
-				return ErrorResult("%v", err), nil
+		Run: func(ctx context.Context, args map[string]any) (tool.Result, error) {
+			a := tool.ReadArgs(args)
+			task := a.Str("task", true)
+			tools := a.Strings("tools")
+			steps := a.Int("max_steps", ForkDefaultSteps)
+			secs := a.Int("timeout", int(ForkDefaultTimeout/time.Second))
+			if err := a.Err(); err != nil {
+				return tool.ErrorResult("%v", err), nil
 			}
 			if steps <= 0 || steps > ForkMaxSteps {
-				return ErrorResult("max_steps %d is out of range: give 1 to %d", steps, ForkMaxSteps), nil
+				return tool.ErrorResult("max_steps %d is out of range: give 1 to %d", steps, ForkMaxSteps), nil
 			}
 			if secs <= 0 || time.Duration(secs)*time.Second > ForkMaxTimeout {
-				return ErrorResult("timeout %d s is out of range: give 1 to %d", secs, int(ForkMaxTimeout/time.Second)), nil
+				return tool.ErrorResult("timeout %d s is out of range: give 1 to %d", secs, int(ForkMaxTimeout/time.Second)), nil
 			}
 			s, noSession := sessionOf(ctx, "fork")
 			if noSession != nil {
@@ -184,9 +186,9 @@ func (e *Engine) forkTool() Tool {
 			turn, err := s.Fork(ctx, ForkOptions{Task: task, Tools: tools, MaxSteps: steps, Timeout: time.Duration(secs) * time.Second})
 			if err != nil {
 				if ctx.Err() != nil {
-					return Result{}, ctx.Err()
+					return tool.Result{}, ctx.Err()
 				}
-				return ErrorResult("%v", err), nil
+				return tool.ErrorResult("%v", err), nil
 			}
 			text, failed := turn.Text, turn.Exhausted
 			switch {
@@ -197,7 +199,7 @@ func (e *Engine) forkTool() Tool {
 			case turn.Empty:
 				text, failed = "[the subagent returned an empty answer]", true
 			}
-			return Result{Content: []Content{{Type: "text", Text: text}}, IsError: failed}, nil
+			return tool.Result{Content: []tool.Content{{Type: "text", Text: text}}, IsError: failed}, nil
 		},
 	}
 }

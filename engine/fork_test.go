@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"tai/engine/llm"
+	"tai/engine/tool"
 )
 
 func TestForkToolSubsetAndSteps(t *testing.T) {
@@ -15,7 +16,7 @@ func TestForkToolSubsetAndSteps(t *testing.T) {
 		calls("echo", `{}`),
 		say("never reached"),
 	}}
-	e := newEngine(t, client, &Options{Mode: Yolo})
+	e := newEngine(t, client, &Options{Mode: tool.Yolo})
 	addTool(t, e.Tools(), textTool("echo", "echo back", true, "echoed"))
 	turn, err := newSession(t, e).Fork(turnCtx(t), ForkOptions{Task: "research", System: "brief", Tools: []string{"echo"}, MaxSteps: 2})
 	if err != nil {
@@ -108,7 +109,7 @@ func TestForkUnmatchedTools(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			client := &scripted{steps: []func(context.Context, llm.Request, func(string)) (llm.Response, error){say("done")}}
-			e := newEngine(t, client, &Options{Mode: Yolo})
+			e := newEngine(t, client, &Options{Mode: tool.Yolo})
 			addTool(t, e.Tools(), textTool("echo", "echo back", true, "echoed"))
 			turn, err := newSession(t, e).Fork(turnCtx(t), ForkOptions{Task: "research", Tools: tc.tools})
 			if len(tc.want) == 0 {
@@ -151,7 +152,7 @@ func TestForkToolReportsHowTheSubagentEnded(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEngine(t, &scripted{steps: []func(context.Context, llm.Request, func(string)) (llm.Response, error){tc.step}}, &Options{Mode: Yolo})
+			e := newEngine(t, &scripted{steps: []func(context.Context, llm.Request, func(string)) (llm.Response, error){tc.step}}, &Options{Mode: tool.Yolo})
 			res := dispatch(t, e, "fork", map[string]any{"task": "look"})
 			if !strings.HasPrefix(res.Text(), tc.want) || res.IsError != tc.isError {
 				t.Errorf("fork result %q (error %v), want %q (error %v)", res.Text(), res.IsError, tc.want, tc.isError)
@@ -168,9 +169,9 @@ func TestForkOwnTools(t *testing.T) {
 		calls("repo_read", `{"path":"README.md"}`, "write_file", `{"path":"x","content":"y"}`),
 		say("done"),
 	}}
-	e := newEngine(t, client, &Options{Mode: Yolo})
+	e := newEngine(t, client, &Options{Mode: tool.Yolo})
 	own := textTool("repo_read", "read a repository file", true, "# readme")
-	turn, err := newSession(t, e).Fork(turnCtx(t), ForkOptions{Task: "read", System: "brief", Own: []Tool{own}, Tools: []string{"write_file"}, MaxSteps: 3})
+	turn, err := newSession(t, e).Fork(turnCtx(t), ForkOptions{Task: "read", System: "brief", Own: []tool.Tool{own}, Tools: []string{"write_file"}, MaxSteps: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"tai/engine/llm"
 	"tai/engine/llm/llmtest"
+	"tai/engine/tool"
 	"tai/vault"
 )
 
@@ -84,11 +85,11 @@ type prompter struct {
 	allow    bool
 	answer   string
 	err      error
-	consents []Consent
+	consents []tool.Consent
 	asked    []string
 }
 
-func (p *prompter) Confirm(_ context.Context, c Consent) (bool, error) {
+func (p *prompter) Confirm(_ context.Context, c tool.Consent) (bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.consents = append(p.consents, c)
@@ -102,10 +103,10 @@ func (p *prompter) Ask(_ context.Context, q string) (string, error) {
 	return p.answer, p.err
 }
 
-func (p *prompter) seen() []Consent {
+func (p *prompter) seen() []tool.Consent {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]Consent(nil), p.consents...)
+	return append([]tool.Consent(nil), p.consents...)
 }
 
 func noEnv(string) string { return "" }
@@ -135,16 +136,16 @@ func newEngine(t testing.TB, client llm.ChatClient, o *Options) *Engine {
 }
 
 // addTool registers a test tool or fails the test.
-func addTool(t testing.TB, r *Registry, tool Tool) {
+func addTool(t testing.TB, r *tool.Registry, toolName tool.Tool) {
 	t.Helper()
-	if err := r.Add(tool); err != nil {
-		t.Fatalf("add %s: %v", tool.Name, err)
+	if err := r.Add(toolName); err != nil {
+		t.Fatalf("add %s: %v", toolName.Name, err)
 	}
 }
 
-func textTool(name, desc string, safe bool, out string) Tool {
-	return Tool{Name: name, Description: desc, Safe: safe, Run: func(context.Context, map[string]any) (Result, error) {
-		return TextResult(out), nil
+func textTool(name, desc string, safe bool, out string) tool.Tool {
+	return tool.Tool{Name: name, Description: desc, Safe: safe, Run: func(context.Context, map[string]any) (tool.Result, error) {
+		return tool.TextResult(out), nil
 	}}
 }
 
@@ -169,4 +170,12 @@ type fakeProvider struct {
 var fakeProviders = []fakeProvider{
 	{llm.ProviderOpenAI, llmtest.NewOpenAI},
 	{llm.ProviderAnthropic, llmtest.NewAnthropic},
+}
+
+func names(specs []llm.ToolSpec) []string {
+	out := make([]string, len(specs))
+	for i, s := range specs {
+		out[i] = s.Name
+	}
+	return out
 }

@@ -4,10 +4,11 @@ import (
 	"testing"
 
 	"tai/engine/llm"
+	"tai/engine/tool"
 )
 
 func TestSetHistory(t *testing.T) {
-	a := NewAgent(NewRegistry(openStore(t), nil), StaticModel(nil, ""), nil)
+	a := NewAgent(tool.NewRegistry(openStore(t), nil), StaticModel(nil, ""), nil)
 	good := []llm.Message{
 		{Role: "user", Content: "hi"},
 		{Role: "assistant", ToolCalls: []llm.ToolCall{{ID: "c1", Name: "read_file", Arguments: []byte(`not json`)}}},

@@ -14,22 +14,23 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"tai/engine/llm"
+	"tai/engine/tool"
 	"tai/vault"
 )
 
 // leakEngine is an engine in Yolo mode whose vault holds secret under name.
 func leakEngine(t *testing.T, name, secret string) (*Engine, *Session) {
 	t.Helper()
-	e := newEngine(t, nil, &Options{Mode: Yolo})
+	e := newEngine(t, nil, &Options{Mode: tool.Yolo})
 	if err := e.Store().SecretSet(name, secret, nil); err != nil {
 		t.Fatal(err)
 	}
 	return e, newSession(t, e)
 }
 
-func dispatchText(t *testing.T, s *Session, tool string, args map[string]any) string {
+func dispatchText(t *testing.T, s *Session, toolName string, args map[string]any) string {
 	t.Helper()
-	res, err := s.Dispatch(context.Background(), tool, args)
+	res, err := s.Dispatch(context.Background(), toolName, args)
 	if err != nil {
 		return "Go error: " + err.Error()
 	}
@@ -87,7 +88,7 @@ func TestErrorsDoNotConfirmAGuessedSecret(t *testing.T) {
 // only after the record was stored is not split across two reads.
 func TestRecordReadRedactsBeforePaging(t *testing.T) {
 	secret := "split-secret-ABCDEFGHIJ0123456789"
-	e := newEngine(t, nil, &Options{Mode: Yolo})
+	e := newEngine(t, nil, &Options{Mode: tool.Yolo})
 	text := strings.Repeat("a", RecordReadDefault-10) + secret + strings.Repeat("b", 100)
 	id, err := e.Store().RecordPut(text, nil)
 	if err != nil {
@@ -132,7 +133,7 @@ func TestMultiLineSecretRedactedLineByLine(t *testing.T) {
 // secret_set refuses a value over the cap, and stores one too short to be
 // redacted with a warning saying so.
 func TestSecretSetLimits(t *testing.T) {
-	e := newEngine(t, nil, &Options{Mode: Yolo})
+	e := newEngine(t, nil, &Options{Mode: tool.Yolo})
 	s := newSession(t, e)
 	big := strings.Repeat("z", 64<<10+1)
 	if out := dispatchText(t, s, "secret_set", map[string]any{"name": "big", "value": big}); !strings.Contains(out, "64 KiB") {
@@ -175,7 +176,7 @@ func TestReadFileFailsClosedWhileTheVaultIsLocked(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	e, err := New(store, &Options{Dir: dir, Getenv: noEnv, Mode: Yolo, NewClient: func(llm.Profile) (llm.ChatClient, error) { return nil, nil }})
+	e, err := New(store, &Options{Dir: dir, Getenv: noEnv, Mode: tool.Yolo, NewClient: func(llm.Profile) (llm.ChatClient, error) { return nil, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"tai/engine/llm"
 	"tai/engine/llm/llmtest"
+	"tai/engine/tool"
 	"tai/mcp/httppolicy"
 )
 
@@ -36,7 +37,7 @@ func TestModelRedirectsStayInTheOrigin(t *testing.T) {
 				}))
 				defer redirecting.Close()
 				base := "http://user:pw-in-base-url@" + strings.TrimPrefix(redirecting.URL, "http://") + "/v1"
-				e := fakeProfileEngine(t, p.name, base, &Options{Mode: Yolo, Client: &llm.ClientOptions{Retry: llm.RetryPolicy{Attempts: 3}}})
+				e := fakeProfileEngine(t, p.name, base, &Options{Mode: tool.Yolo, Client: &llm.ClientOptions{Retry: llm.RetryPolicy{Attempts: 3}}})
 				_, err := newSession(t, e).NewAgent(nil).RunTurn(turnCtx(t), "hello", nil)
 				if err == nil {
 					t.Fatal("a turn through a cross-origin redirect succeeded")
@@ -73,7 +74,7 @@ func TestModelRedirectsStayInTheOrigin(t *testing.T) {
 		})
 		front := httptest.NewServer(mux)
 		defer front.Close()
-		e := fakeProfileEngine(t, llm.ProviderOpenAI, front.URL+"/old/v1", &Options{Mode: Yolo})
+		e := fakeProfileEngine(t, llm.ProviderOpenAI, front.URL+"/old/v1", &Options{Mode: tool.Yolo})
 		turn, err := newSession(t, e).NewAgent(nil).RunTurn(turnCtx(t), "hello", nil)
 		if err != nil || turn.Text != "followed" {
 			t.Fatalf("turn %+v, %v", turn, err)

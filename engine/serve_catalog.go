@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"tai/engine/llm"
+	"tai/engine/tool"
 	"tai/mcp"
 	"tai/mcp/server"
 )
@@ -60,7 +61,7 @@ type Served struct {
 	toolBudget  int
 	// extras are chat and completions without their Run, which each MCP
 	// session binds to itself; listed is how tools/list shows them.
-	extras []Tool
+	extras []tool.Tool
 	listed []server.Tool
 }
 
@@ -99,7 +100,7 @@ func (c *Served) Tools() []server.Tool {
 
 // listedTool is t as tools/list shows it; false when its schema cannot be
 // encoded.
-func listedTool(t Tool) (server.Tool, bool) {
+func listedTool(t tool.Tool) (server.Tool, bool) {
 	spec := t.Spec()
 	schema, err := json.Marshal(spec.Parameters)
 	if err != nil {
@@ -113,9 +114,9 @@ func listedTool(t Tool) (server.Tool, bool) {
 }
 
 // servedExtras returns chat and completions, in that order, without Run.
-func servedExtras() []Tool {
-	str := func(desc string) map[string]any { return prop("string", desc) }
-	steps := prop("integer", "model calls allowed in this turn")
+func servedExtras() []tool.Tool {
+	str := func(desc string) map[string]any { return tool.Prop("string", desc) }
+	steps := tool.Prop("integer", "model calls allowed in this turn")
 	steps["minimum"], steps["maximum"] = 1, ServedMaxSteps
 	message := map[string]any{
 		"type": "object",
@@ -126,13 +127,13 @@ func servedExtras() []Tool {
 		"required":             []string{"role", "content"},
 		"additionalProperties": false,
 	}
-	return []Tool{
+	return []tool.Tool{
 		{
 			Name: ServedChat,
 			Description: "Send a message to tai's agent and get its answer: a full agent turn with tai's tools on this " +
 				"MCP session's own conversation, whose history is kept between calls. Name a session to keep a separate " +
 				"conversation; give a profile to switch that conversation's model profile.",
-			Parameters: schema([]string{"message"}, map[string]any{
+			Parameters: tool.Schema([]string{"message"}, map[string]any{
 				"message":   str("what to ask or tell the agent"),
 				"session":   str("name of a separate conversation within this MCP session (default: the main one)"),
 				"profile":   str("model profile to use from now on in this conversation"),
@@ -144,7 +145,7 @@ func servedExtras() []Tool {
 			Name: ServedCompletions,
 			Description: "Make one stateless completion with tai's current model, without tools and without history: " +
 				"give the whole conversation as messages with roles system, user or assistant; returns the answer.",
-			Parameters: schema([]string{"messages"}, map[string]any{
+			Parameters: tool.Schema([]string{"messages"}, map[string]any{
 				"messages": map[string]any{"type": "array", "minItems": 1, "items": message},
 			}),
 			AuditKind: servedAuditKind,
@@ -165,7 +166,7 @@ func (c *Served) Open(_ context.Context, id string) (server.Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	ss := &servedSession{cat: c, name: name, main: s, named: map[string]*Session{}, extras: map[string]Tool{}}
+	ss := &servedSession{cat: c, name: name, main: s, named: map[string]*Session{}, extras: map[string]tool.Tool{}}
 	for _, t := range c.extras {
 		switch t.Name {
 		case ServedChat:
@@ -181,7 +182,7 @@ func (c *Served) Open(_ context.Context, id string) (server.Session, error) {
 func (c *Served) newSession(name string) (*Session, error) {
 	// Nobody is present: non-safe tools run (the key is the
 	// authorization), questions and profile changes are refused.
-	return c.eng.NewSession(&SessionOptions{Name: name, Approver: NewApprover(Yolo, nil)})
+	return c.eng.NewSession(&SessionOptions{Name: name, Approver: tool.NewApprover(tool.Yolo, nil)})
 }
 
 // servedSession is one MCP session: its main engine session and the
@@ -192,7 +193,7 @@ type servedSession struct {
 	main *Session
 
 	// extras are chat and completions bound to this session.
-	extras map[string]Tool
+	extras map[string]tool.Tool
 
 	mu    sync.Mutex
 	named map[string]*Session
@@ -213,14 +214,14 @@ func (s *servedSession) Call(ctx context.Context, name string, raw json.RawMessa
 	}
 	// The registry resolves only native tools here and the extras, and
 	// audits an unknown name with the session like any other call.
-	c := CallerFrom(ctx)
+	c := tool.CallerFrom(ctx)
 	c.NativeOnly = true
 	if t, ok := s.extras[name]; ok {
-		c.Own = map[string]Tool{name: t}
+		c.Own = map[string]tool.Tool{name: t}
 	}
-	res, err := s.main.Dispatch(WithCaller(ctx, c), name, args)
+	res, err := s.main.Dispatch(tool.WithCaller(ctx, c), name, args)
 	switch {
-	case errors.Is(err, ErrUnknownTool):
+	case errors.Is(err, tool.ErrUnknownTool):
 		if verr := mcp.CheckToolName(name); verr != nil {
 			return nil, fmt.Errorf("%w: %v", server.ErrInvalidParams, verr)
 		}
@@ -230,19 +231,19 @@ func (s *servedSession) Call(ctx context.Context, name string, raw json.RawMessa
 	case err != nil:
 		// Denied, refused or failed to run: the tool did not give a
 		// result, which the client sees as a failed call.
-		res = ErrorResult("%s", s.cat.eng.store.Redact(err.Error()))
+		res = tool.ErrorResult("%s", s.cat.eng.store.Redact(err.Error()))
 	}
 	// The server checks the whole answer as it encodes it.
-	return res.appendJSON(make([]byte, 0, 64+res.size())), nil
+	return res.AppendJSON(make([]byte, 0, 64+res.Size())), nil
 }
 
 // unserved returns ctx without what marks a served call: a chat turn is
 // a full agent's, whose calls may reach bridged tools and never the
 // extras.
 func unserved(ctx context.Context) context.Context {
-	c := CallerFrom(ctx)
+	c := tool.CallerFrom(ctx)
 	c.NativeOnly, c.Own = false, nil
-	return WithCaller(ctx, c)
+	return tool.WithCaller(ctx, c)
 }
 
 // conversation returns the engine session chat's session argument names.
@@ -268,27 +269,27 @@ func (s *servedSession) conversation(name string) (*Session, error) {
 
 // chat runs a full turn on the conversation's own agent. The registry
 // has checked the arguments against chat's schema.
-func (s *servedSession) chat(ctx context.Context, args map[string]any) (Result, error) {
-	a := readArgs(args)
-	message := a.str("message", true)
-	conv := a.str("session", false)
-	profile := a.str("profile", false)
-	steps := a.int("max_steps", 0)
-	if err := a.err(); err != nil {
-		return ErrorResult("%v", err), nil
+func (s *servedSession) chat(ctx context.Context, args map[string]any) (tool.Result, error) {
+	a := tool.ReadArgs(args)
+	message := a.Str("message", true)
+	conv := a.Str("session", false)
+	profile := a.Str("profile", false)
+	steps := a.Int("max_steps", 0)
+	if err := a.Err(); err != nil {
+		return tool.ErrorResult("%v", err), nil
 	}
 	if strings.TrimSpace(message) == "" {
-		return ErrorResult("chat: the message is empty: say what to ask or tell the agent"), nil
+		return tool.ErrorResult("chat: the message is empty: say what to ask or tell the agent"), nil
 	}
 	sess, err := s.conversation(conv)
 	if err != nil {
-		return ErrorResult("chat: %v", err), nil
+		return tool.ErrorResult("chat: %v", err), nil
 	}
 	if profile != "" && profile != sess.Profile().Name {
 		// The client holding the key asks, not the model: this moves only
 		// this conversation.
 		if _, err := sess.SwitchProfile(profile); err != nil {
-			return ErrorResult("chat: profile %q: %v", profile, err), nil
+			return tool.ErrorResult("chat: profile %q: %v", profile, err), nil
 		}
 	}
 	ctx, cancel := context.WithTimeout(WithSession(unserved(ctx), sess), s.cat.chatTimeout)
@@ -299,7 +300,7 @@ func (s *servedSession) chat(ctx context.Context, args map[string]any) (Result, 
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			why = fmt.Sprintf("the turn ran past its deadline of %s (MCP_CHAT_TIMEOUT) after %d steps", s.cat.chatTimeout, turn.Steps)
 		}
-		return ErrorResult("chat failed: %s", why), nil
+		return tool.ErrorResult("chat failed: %s", why), nil
 	}
 	text := turn.Text
 	switch {
@@ -310,12 +311,12 @@ func (s *servedSession) chat(ctx context.Context, args map[string]any) (Result, 
 	case turn.Empty:
 		text = strings.TrimSpace(text + "\n[the model returned an empty answer]")
 	}
-	return TextResult(text), nil
+	return tool.TextResult(text), nil
 }
 
 // completions makes one stateless completion with the session's model.
 // The registry has checked the messages against completions' schema.
-func (s *servedSession) completions(ctx context.Context, args map[string]any) (Result, error) {
+func (s *servedSession) completions(ctx context.Context, args map[string]any) (tool.Result, error) {
 	list, _ := args["messages"].([]any)
 	msgs := make([]llm.Message, 0, len(list))
 	for _, v := range list {
@@ -326,7 +327,7 @@ func (s *servedSession) completions(ctx context.Context, args map[string]any) (R
 	}
 	resp, err := s.main.Complete(ctx, msgs)
 	if err != nil {
-		return ErrorResult("completions failed: %v", err), nil
+		return tool.ErrorResult("completions failed: %v", err), nil
 	}
-	return TextResult(resp.Message.Content), nil
+	return tool.TextResult(resp.Message.Content), nil
 }

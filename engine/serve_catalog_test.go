@@ -15,6 +15,7 @@ import (
 
 	"tai/engine/llm"
 	"tai/engine/llm/llmtest"
+	"tai/engine/tool"
 	"tai/mcp/server"
 )
 
@@ -80,14 +81,14 @@ func callText(t testing.TB, sess *sdk.ClientSession, name string, args map[strin
 func TestServedCatalogue(t *testing.T) {
 	e := newEngine(t, nil, &Options{LuaRunner: func(context.Context, string) (string, []any, error) { return "", nil, nil }})
 	addTool(t, e.Tools(), textTool("echo_back", "echoes", true, "back"))
-	addTool(t, e.Tools(), Tool{Name: "mcp_gh_search", Description: "bridged", Origin: "gh/search", Run: func(context.Context, map[string]any) (Result, error) {
-		return TextResult("laundered"), nil
+	addTool(t, e.Tools(), tool.Tool{Name: "mcp_gh_search", Description: "bridged", Origin: "gh/search", Run: func(context.Context, map[string]any) (tool.Result, error) {
+		return tool.TextResult("laundered"), nil
 	}})
-	e.Tools().SetFallback(func(name string) (Tool, bool) {
+	e.Tools().SetFallback(func(name string) (tool.Tool, bool) {
 		if name == "mcp_fs_read" || name == "echo_back_fb" {
-			return Tool{Name: name, Origin: "fs/read", Run: func(context.Context, map[string]any) (Result, error) { return TextResult("laundered"), nil }}, true
+			return tool.Tool{Name: name, Origin: "fs/read", Run: func(context.Context, map[string]any) (tool.Result, error) { return tool.TextResult("laundered"), nil }}, true
 		}
-		return Tool{}, false
+		return tool.Tool{}, false
 	})
 	e.Tools().SetSpecSource(func(string) []llm.ToolSpec { return []llm.ToolSpec{{Name: "mcp_fs_read", Description: "bridged"}} })
 	sess := sdkSession(t, serveEngine(t, e))
@@ -96,20 +97,20 @@ func TestServedCatalogue(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, tool := range list.Tools {
-		got = append(got, tool.Name)
-		if strings.TrimSpace(tool.Description) == "" {
-			t.Errorf("%s has no description", tool.Name)
+	for _, toolName := range list.Tools {
+		got = append(got, toolName.Name)
+		if strings.TrimSpace(toolName.Description) == "" {
+			t.Errorf("%s has no description", toolName.Name)
 		}
-		schema, _ := json.Marshal(tool.InputSchema)
+		schema, _ := json.Marshal(toolName.InputSchema)
 		var m map[string]any
 		if json.Unmarshal(schema, &m) != nil || m["type"] != "object" {
-			t.Errorf("%s: inputSchema %s is not an object schema", tool.Name, schema)
+			t.Errorf("%s: inputSchema %s is not an object schema", toolName.Name, schema)
 		}
 	}
 	var want []string
-	for _, tool := range e.Tools().NativeTools() {
-		want = append(want, tool.Name)
+	for _, toolName := range e.Tools().NativeTools() {
+		want = append(want, toolName.Name)
 	}
 	want = append(want, ServedChat, ServedCompletions)
 	if !slices.Equal(got, want) {
@@ -119,18 +120,18 @@ func TestServedCatalogue(t *testing.T) {
 		t.Fatalf("served %v", got)
 	}
 	// The served schema of a native tool is its own, verbatim.
-	for _, tool := range list.Tools {
-		if tool.Name != "read_file" {
+	for _, toolName := range list.Tools {
+		if toolName.Name != "read_file" {
 			continue
 		}
 		native, _ := e.Tools().Get("read_file")
-		a, _ := json.Marshal(tool.InputSchema)
+		a, _ := json.Marshal(toolName.InputSchema)
 		b, _ := json.Marshal(native.Parameters)
 		var x, y any
 		_ = json.Unmarshal(a, &x)
 		_ = json.Unmarshal(b, &y)
-		if fmt.Sprint(x) != fmt.Sprint(y) || tool.Description != native.Description {
-			t.Errorf("read_file served as %s / %q, native %s / %q", a, tool.Description, b, native.Description)
+		if fmt.Sprint(x) != fmt.Sprint(y) || toolName.Description != native.Description {
+			t.Errorf("read_file served as %s / %q, native %s / %q", a, toolName.Description, b, native.Description)
 		}
 	}
 	// Bridged tools cannot be called either, by either path.
@@ -158,10 +159,10 @@ func TestServedCallsRunWithoutAskingAndAreAudited(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ran []string
-	addTool(t, e.Tools(), Tool{Name: "risky", Description: "not safe", Run: func(ctx context.Context, _ map[string]any) (Result, error) {
+	addTool(t, e.Tools(), tool.Tool{Name: "risky", Description: "not safe", Run: func(ctx context.Context, _ map[string]any) (tool.Result, error) {
 		s, _ := SessionFrom(ctx)
 		ran = append(ran, s.Name())
-		return TextResult("did it"), nil
+		return tool.TextResult("did it"), nil
 	}})
 	sess := sdkSession(t, serveEngine(t, e))
 	if text, isErr := callText(t, sess, "risky", nil); text != "did it" || isErr {

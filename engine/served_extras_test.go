@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"sync/atomic"
@@ -10,6 +9,7 @@ import (
 
 	"tai/engine/llm"
 	"tai/engine/llm/llmtest"
+	"tai/engine/tool"
 )
 
 // TestServedExtrasTakeTheRegistryPath: chat and completions are prepared,
@@ -22,19 +22,19 @@ func TestServedExtrasTakeTheRegistryPath(t *testing.T) {
 	srv := llmtest.NewOpenAI(t,
 		llmtest.Say("the key is "+secret),
 		llmtest.Say("completed with "+secret),
-		llmtest.Say(strings.Repeat("long answer ", ResultMax/10)),
+		llmtest.Say(strings.Repeat("long answer ", tool.ResultMax/10)),
 		llmtest.Calls(llmtest.Call("mcp_fs_read", `{}`)),
 		llmtest.Say("read it"),
 	)
 	e := fakeProfileEngine(t, llm.ProviderOpenAI, srv.BaseURL, nil)
 	var bridged atomic.Int32
-	e.Tools().SetFallback(func(name string) (Tool, bool) {
+	e.Tools().SetFallback(func(name string) (tool.Tool, bool) {
 		if name != "mcp_fs_read" {
-			return Tool{}, false
+			return tool.Tool{}, false
 		}
-		return Tool{Name: name, Origin: "fs/read", Run: func(context.Context, map[string]any) (Result, error) {
+		return tool.Tool{Name: name, Origin: "fs/read", Run: func(context.Context, map[string]any) (tool.Result, error) {
 			bridged.Add(1)
-			return TextResult("file text"), nil
+			return tool.TextResult("file text"), nil
 		}}, true
 	})
 	e.Tools().SetSpecSource(func(string) []llm.ToolSpec {
@@ -82,7 +82,7 @@ func TestServedExtrasTakeTheRegistryPath(t *testing.T) {
 	}
 
 	text, isErr := callText(t, sess, ServedChat, map[string]any{"message": "answer at length"})
-	if isErr || !strings.Contains(text, "record_read") || len(text) > ResultMax {
+	if isErr || !strings.Contains(text, "record_read") || len(text) > tool.ResultMax {
 		t.Fatalf("a long chat answer came back inline (%d bytes, isError %v): %.200q", len(text), isErr, text)
 	}
 
@@ -109,54 +109,11 @@ func TestServedExtrasAreServedOnly(t *testing.T) {
 		}
 	}
 	s := newSession(t, e)
-	for _, ctx := range []context.Context{context.Background(), ByPerson(context.Background())} {
+	for _, ctx := range []context.Context{context.Background(), tool.ByPerson(context.Background())} {
 		for _, name := range []string{ServedChat, ServedCompletions} {
-			if _, err := s.Dispatch(ctx, name, map[string]any{"message": "hi"}); !errors.Is(err, ErrUnknownTool) {
+			if _, err := s.Dispatch(ctx, name, map[string]any{"message": "hi"}); !errors.Is(err, tool.ErrUnknownTool) {
 				t.Fatalf("%s at the terminal: %v, want an unknown tool", name, err)
 			}
-		}
-	}
-}
-
-// TestResultJSONAsEncodingJSON: a result encodes as encoding/json encodes
-// the MCP shape it stands for: text items escaped alike, raw items as
-// they are, a nil Content as [], isError only when set.
-func TestResultJSONAsEncodingJSON(t *testing.T) {
-	type item struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	image := json.RawMessage(`{"type":"image","data":"AAAA","mimeType":"image/png"}`)
-	for _, r := range []Result{
-		{},
-		TextResult("plain"),
-		ErrorResult("<b>&</b> \"quoted\"\n\xff \u2028"),
-		{Content: []Content{{Type: "text", Text: "a"}, {Type: "image", Raw: image}, {Type: "text", Text: "b"}}},
-	} {
-		var want strings.Builder
-		want.WriteString(`{"content":[`)
-		for i, c := range r.Content {
-			if i > 0 {
-				want.WriteByte(',')
-			}
-			if c.Raw != nil {
-				want.Write(c.Raw)
-				continue
-			}
-			b, _ := json.Marshal(item{"text", c.Text})
-			want.Write(b)
-		}
-		want.WriteByte(']')
-		if r.IsError {
-			want.WriteString(`,"isError":true`)
-		}
-		want.WriteByte('}')
-		got, err := json.Marshal(r)
-		if err != nil || string(got) != want.String() {
-			t.Errorf("%+v encodes as %s (%v), want %s", r, got, err, want.String())
-		}
-		if direct := r.appendJSON(nil); string(direct) != want.String() {
-			t.Errorf("%+v appends as %s, want %s", r, direct, want.String())
 		}
 	}
 }

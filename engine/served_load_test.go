@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"tai/engine/tool"
 )
 
 // rawSession opens an MCP session with plain HTTP and returns its id.
@@ -60,10 +62,10 @@ func heapInUse() uint64 {
 func TestServedLoad(t *testing.T) {
 	const sessions, calls = 50, 200
 	e := newEngine(t, nil, nil)
-	addTool(t, e.Tools(), Tool{Name: "echo", Description: "echoes text", Safe: true,
-		Parameters: schema([]string{"text"}, map[string]any{"text": prop("string", "what to echo")}),
-		Run: func(_ context.Context, args map[string]any) (Result, error) {
-			return TextResult(args["text"].(string)), nil
+	addTool(t, e.Tools(), tool.Tool{Name: "echo", Description: "echoes text", Safe: true,
+		Parameters: tool.Schema([]string{"text"}, map[string]any{"text": tool.Prop("string", "what to echo")}),
+		Run: func(_ context.Context, args map[string]any) (tool.Result, error) {
+			return tool.TextResult(args["text"].(string)), nil
 		}})
 	url := serveEngine(t, e)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: sessions}}

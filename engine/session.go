@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"tai/engine/llm"
+	"tai/engine/tool"
 )
 
 // SessionOptions tunes Engine.NewSession. A nil *SessionOptions means
@@ -24,7 +25,7 @@ type SessionOptions struct {
 	// asking through Options.Prompter, which runs the calls the permission
 	// rules kept for Options.Dir cover without asking (see KeptRules).
 	// Give each session its own: its mode and prompter are the session's.
-	Approver *Approver
+	Approver *tool.Approver
 	// Agent tunes the session's own conversation (Session.Agent).
 	Agent *AgentOptions
 }
@@ -39,7 +40,7 @@ type SessionOptions struct {
 type Session struct {
 	eng      *Engine
 	name     string
-	approver *Approver
+	approver *tool.Approver
 	created  time.Time
 	agent    *Agent
 	// profileName is the Caller's Profile of the calls made under the
@@ -70,7 +71,7 @@ func (e *Engine) NewSession(opts *SessionOptions) (*Session, error) {
 		return nil, err
 	}
 	if o.Approver == nil {
-		o.Approver = NewApprover(e.mode, e.prompter)
+		o.Approver = tool.NewApprover(e.mode, e.prompter)
 		o.Approver.SetRules(e.rules)
 	}
 	s := &Session{eng: e, name: o.Name, approver: o.Approver, created: time.Now(), profile: p, gen: gen}
@@ -90,7 +91,7 @@ func (s *Session) Created() time.Time { return s.created }
 
 // Approver returns the session's approver (to change its mode, prompter or
 // notifier).
-func (s *Session) Approver() *Approver { return s.approver }
+func (s *Session) Approver() *tool.Approver { return s.approver }
 
 // Agent returns the session's own conversation.
 func (s *Session) Agent() *Agent { return s.agent }
@@ -126,12 +127,12 @@ type sessionKey struct{}
 // (profile_switch, ask_user, fork) act on s. Agent turns and
 // Session.Dispatch put their session there themselves.
 func WithSession(ctx context.Context, s *Session) context.Context {
-	return WithCaller(context.WithValue(ctx, sessionKey{}, s), s.caller(CallerFrom(ctx)))
+	return tool.WithCaller(context.WithValue(ctx, sessionKey{}, s), s.caller(tool.CallerFrom(ctx)))
 }
 
 // caller returns c as the caller of calls made under s: s's audit name,
 // approver and profile.
-func (s *Session) caller(c Caller) Caller {
+func (s *Session) caller(c tool.Caller) tool.Caller {
 	c.Name, c.Approver, c.Profile = s.name, s.approver, s.profileName
 	return c
 }
@@ -144,7 +145,7 @@ func SessionFrom(ctx context.Context) (*Session, bool) {
 
 // Dispatch runs a tool for the session through the registry: the session's
 // approval, the run, an audit entry naming the session, redaction, spill.
-func (s *Session) Dispatch(ctx context.Context, name string, args map[string]any) (Result, error) {
+func (s *Session) Dispatch(ctx context.Context, name string, args map[string]any) (tool.Result, error) {
 	return s.eng.reg.Dispatch(WithSession(ctx, s), name, args)
 }
 
@@ -269,7 +270,7 @@ func (s *Session) Complete(ctx context.Context, msgs []llm.Message) (llm.Respons
 
 // approverFor returns the approver of the session calling in ctx, else the
 // registry's (which has nobody to ask).
-func (e *Engine) approverFor(ctx context.Context) *Approver { return e.reg.ApproverFor(ctx) }
+func (e *Engine) approverFor(ctx context.Context) *tool.Approver { return e.reg.ApproverFor(ctx) }
 
 // profileFor returns the profile of the session calling in ctx, else the
 // engine's.
@@ -282,15 +283,15 @@ func (e *Engine) profileFor(ctx context.Context) llm.Profile {
 
 // errNoSession answers a tool that acts on its caller's session when it is
 // called outside of any.
-func errNoSession(tool string) Result {
-	return ErrorResult("%s: called outside of a session, so there is no session to act on", tool)
+func errNoSession(toolName string) tool.Result {
+	return tool.ErrorResult("%s: called outside of a session, so there is no session to act on", toolName)
 }
 
 // sessionOf returns the calling session, for the tools that need one.
-func sessionOf(ctx context.Context, tool string) (*Session, *Result) {
+func sessionOf(ctx context.Context, toolName string) (*Session, *tool.Result) {
 	s, ok := SessionFrom(ctx)
 	if !ok {
-		r := errNoSession(tool)
+		r := errNoSession(toolName)
 		return nil, &r
 	}
 	return s, nil

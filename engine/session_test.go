@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"tai/engine/llm"
+	"tai/engine/tool"
 )
 
 // TestSessionsOwnTheirState runs two sessions of one engine at once, on two
@@ -52,11 +53,11 @@ func TestSessionsOwnTheirState(t *testing.T) {
 		t.Fatal(err)
 	}
 	person := &prompter{answer: "yes"}
-	a, err := e.NewSession(&SessionOptions{Name: "a", Profile: "alpha", Approver: NewApprover(Interactive, person)})
+	a, err := e.NewSession(&SessionOptions{Name: "a", Profile: "alpha", Approver: tool.NewApprover(tool.Interactive, person)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := e.NewSession(&SessionOptions{Name: "b", Profile: "beta", Approver: NewApprover(Yolo, nil)})
+	b, err := e.NewSession(&SessionOptions{Name: "b", Profile: "beta", Approver: tool.NewApprover(tool.Yolo, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,10 +115,10 @@ func TestSessionsOwnTheirState(t *testing.T) {
 	if r, err := b.Dispatch(turnCtx(t), "act", nil); err != nil || r.Text() != "acted" {
 		t.Fatalf("b (yolo): %q, %v", r.Text(), err)
 	}
-	if _, err := a.Dispatch(turnCtx(t), "act", nil); !errors.Is(err, ErrDenied) || len(person.seen()) != 1 {
+	if _, err := a.Dispatch(turnCtx(t), "act", nil); !errors.Is(err, tool.ErrDenied) || len(person.seen()) != 1 {
 		t.Fatalf("a (interactive, refused): %v, %d consents", err, len(person.seen()))
 	}
-	if _, err := e.Tools().Dispatch(turnCtx(t), "act", nil); !errors.Is(err, ErrDenied) {
+	if _, err := e.Tools().Dispatch(turnCtx(t), "act", nil); !errors.Is(err, tool.ErrDenied) {
 		t.Fatalf("outside of any session: %v", err)
 	}
 	if len(person.seen()) != 1 {
@@ -130,19 +131,19 @@ func TestSessionsOwnTheirState(t *testing.T) {
 // that the session-bound tools refuse to run outside of one.
 func TestToolLearnsItsSession(t *testing.T) {
 	client := &scripted{steps: []func(context.Context, llm.Request, func(string)) (llm.Response, error){calls("whoami", `{}`), say("done")}}
-	e := newEngine(t, client, &Options{Mode: Yolo})
+	e := newEngine(t, client, &Options{Mode: tool.Yolo})
 	var mu sync.Mutex
 	var seen []string
-	addTool(t, e.Tools(), Tool{Name: "whoami", Description: "names the session", Safe: true, Run: func(ctx context.Context, _ map[string]any) (Result, error) {
+	addTool(t, e.Tools(), tool.Tool{Name: "whoami", Description: "names the session", Safe: true, Run: func(ctx context.Context, _ map[string]any) (tool.Result, error) {
 		s, ok := SessionFrom(ctx)
 		mu.Lock()
 		defer mu.Unlock()
 		if !ok {
 			seen = append(seen, "none")
-			return TextResult("none"), nil
+			return tool.TextResult("none"), nil
 		}
 		seen = append(seen, s.Name())
-		return TextResult(s.Name()), nil
+		return tool.TextResult(s.Name()), nil
 	}})
 	s1, err := e.NewSession(&SessionOptions{Name: "one"})
 	if err != nil {
@@ -167,18 +168,18 @@ func TestToolLearnsItsSession(t *testing.T) {
 	if got := fmt.Sprint(seen); got != "[one two one none]" {
 		t.Fatalf("sessions seen by the tool: %s", got)
 	}
-	for _, tool := range []string{"profile_switch", "fork"} {
+	for _, toolName := range []string{"profile_switch", "fork"} {
 		args := map[string]any{"name": "default", "task": "x"}
-		if tool == "fork" {
+		if toolName == "fork" {
 			delete(args, "name")
 		} else {
 			delete(args, "task")
 		}
-		e.Tools().approver.SetMode(Yolo)
-		r, err := e.Tools().Dispatch(turnCtx(t), tool, args)
-		e.Tools().approver.SetMode(Interactive)
+		e.Tools().Approver().SetMode(tool.Yolo)
+		r, err := e.Tools().Dispatch(turnCtx(t), toolName, args)
+		e.Tools().Approver().SetMode(tool.Interactive)
 		if err != nil || !r.IsError || !strings.Contains(r.Text(), "outside of a session") {
-			t.Errorf("%s outside of a session: %q, %v", tool, r.Text(), err)
+			t.Errorf("%s outside of a session: %q, %v", toolName, r.Text(), err)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"tai/engine/llm"
+	"tai/engine/tool"
 )
 
 // TestShellPolicy: the shell's policy denies the vault's folder and the
@@ -16,7 +17,7 @@ import (
 func TestShellPolicy(t *testing.T) {
 	store := openStore(t)
 	deny := []string{"/srv/secret"}
-	e, err := New(store, &Options{Mode: Yolo, Dir: t.TempDir(), Getenv: noEnv, SandboxDeny: func() []string { return deny },
+	e, err := New(store, &Options{Mode: tool.Yolo, Dir: t.TempDir(), Getenv: noEnv, SandboxDeny: func() []string { return deny },
 		NewClient: func(llm.Profile) (llm.ChatClient, error) { return nil, nil }})
 	if err != nil {
 		t.Fatal(err)

@@ -5,10 +5,12 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"tai/engine/tool"
 )
 
 func TestToolArgumentErrors(t *testing.T) {
-	e := newEngine(t, nil, &Options{Mode: Yolo})
+	e := newEngine(t, nil, &Options{Mode: tool.Yolo})
 	tests := []struct {
 		name string
 		tool string
@@ -54,12 +56,12 @@ func TestArgReader(t *testing.T) {
 		"yes":  true,
 		"list": []any{"a", "b"}, "typed": []string{"c"},
 	}
-	a := readArgs(args)
+	a := tool.ReadArgs(args)
 	got := []any{
-		a.str("s", true), a.str("empty", false), a.str("null", false), a.str("absent", false),
-		a.int("f", 0), a.int("i", 0), a.int("i64", 0), a.int("neg", 0), a.int("null", 5), a.int("absent", 9),
-		a.bool("yes"), a.bool("null"), a.bool("absent"),
-		a.strings("list"), a.strings("typed"), a.strings("null"),
+		a.Str("s", true), a.Str("empty", false), a.Str("null", false), a.Str("absent", false),
+		a.Int("f", 0), a.Int("i", 0), a.Int("i64", 0), a.Int("neg", 0), a.Int("null", 5), a.Int("absent", 9),
+		a.Bool("yes"), a.Bool("null"), a.Bool("absent"),
+		a.Strings("list"), a.Strings("typed"), a.Strings("null"),
 	}
 	want := []any{
 		"text", "", "", "",
@@ -70,21 +72,21 @@ func TestArgReader(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("reads = %#v\nwant    %#v", got, want)
 	}
-	if err := a.err(); err != nil {
+	if err := a.Err(); err != nil {
 		t.Errorf("err = %v, want nil", err)
 	}
 
-	a = readArgs(args)
-	if v := a.int("s", 3); v != 0 {
+	a = tool.ReadArgs(args)
+	if v := a.Int("s", 3); v != 0 {
 		t.Errorf("a bad whole number reads as %d, want 0", v)
 	}
-	if v := a.str("f", false); v != "" {
+	if v := a.Str("f", false); v != "" {
 		t.Errorf("a bad string reads as %q, want empty", v)
 	}
-	if v := a.strings("s"); v != nil {
+	if v := a.Strings("s"); v != nil {
 		t.Errorf("a bad list reads as %q, want nil", v)
 	}
-	if err := a.err(); err == nil || err.Error() != `argument "s" is a string: give a whole number` {
+	if err := a.Err(); err == nil || err.Error() != `argument "s" is a string: give a whole number` {
 		t.Errorf("err = %v; want the first error only", err)
 	}
 }
@@ -93,12 +95,18 @@ func TestUnknownArgumentsAreRejected(t *testing.T) {
 	p := &prompter{allow: false}
 	e := newEngine(t, nil, &Options{Prompter: p})
 	ran := false
-	addTool(t, e.Tools(), Tool{Name: "open_schema", Safe: true,
-		Parameters: map[string]any{"type": "object", "properties": map[string]any{"a": prop("string", "")}},
-		Run:        func(context.Context, map[string]any) (Result, error) { ran = true; return TextResult("ran"), nil }})
-	addTool(t, e.Tools(), Tool{Name: "closed_schema", Safe: true,
+	addTool(t, e.Tools(), tool.Tool{Name: "open_schema", Safe: true,
+		Parameters: map[string]any{"type": "object", "properties": map[string]any{"a": tool.Prop("string", "")}},
+		Run: func(context.Context, map[string]any) (tool.Result, error) {
+			ran = true
+			return tool.TextResult("ran"), nil
+		}})
+	addTool(t, e.Tools(), tool.Tool{Name: "closed_schema", Safe: true,
 		Parameters: map[string]any{"type": "object", "additionalProperties": false},
-		Run:        func(context.Context, map[string]any) (Result, error) { ran = true; return TextResult("ran"), nil }})
+		Run: func(context.Context, map[string]any) (tool.Result, error) {
+			ran = true
+			return tool.TextResult("ran"), nil
+		}})
 	tests := []struct {
 		tool    string
 		args    map[string]any
@@ -133,9 +141,9 @@ func TestUnknownArgumentsAreRejected(t *testing.T) {
 	if len(p.seen()) != 0 {
 		t.Errorf("approval was asked for calls that cannot run: %+v", p.seen())
 	}
-	for _, tool := range e.Tools().NativeTools() {
-		if tool.Parameters["additionalProperties"] != false && tool.Name != "open_schema" {
-			t.Errorf("%s's schema does not say additionalProperties: false, but unknown arguments are refused", tool.Name)
+	for _, toolName := range e.Tools().NativeTools() {
+		if toolName.Parameters["additionalProperties"] != false && toolName.Name != "open_schema" {
+			t.Errorf("%s's schema does not say additionalProperties: false, but unknown arguments are refused", toolName.Name)
 		}
 	}
 }

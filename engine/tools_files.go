@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"tai/engine/tool"
 	"tai/vault"
 )
 
@@ -50,16 +51,16 @@ type Files struct {
 }
 
 // Tools returns the file tools.
-func (ft Files) Tools() []Tool {
-	return []Tool{
+func (ft Files) Tools() []tool.Tool {
+	return []tool.Tool{
 		{
 			Name: "read_file",
 			Description: "Read a text file. Optional start_line and end_line (1-based, inclusive) read a range of lines; " +
 				"use them for large files.",
-			Parameters: schema([]string{"path"}, map[string]any{
-				"path":       prop("string", "file path, absolute or relative to the working directory"),
-				"start_line": prop("integer", "first line to read (1-based)"),
-				"end_line":   prop("integer", "last line to read (inclusive)"),
+			Parameters: tool.Schema([]string{"path"}, map[string]any{
+				"path":       tool.Prop("string", "file path, absolute or relative to the working directory"),
+				"start_line": tool.Prop("integer", "first line to read (1-based)"),
+				"end_line":   tool.Prop("integer", "last line to read (inclusive)"),
 			}),
 			Safe: true,
 			Run:  ft.readFile,
@@ -67,10 +68,10 @@ func (ft Files) Tools() []Tool {
 		{
 			Name:        "write_file",
 			Description: "Write text to a file, creating it and its parent directories, replacing its contents (or appending with append=true).",
-			Parameters: schema([]string{"path", "content"}, map[string]any{
-				"path":    prop("string", "file path"),
-				"content": prop("string", "the text to write"),
-				"append":  prop("boolean", "append instead of replacing"),
+			Parameters: tool.Schema([]string{"path", "content"}, map[string]any{
+				"path":    tool.Prop("string", "file path"),
+				"content": tool.Prop("string", "the text to write"),
+				"append":  tool.Prop("boolean", "append instead of replacing"),
 			}),
 			Run: ft.writeFile,
 		},
@@ -78,11 +79,11 @@ func (ft Files) Tools() []Tool {
 			Name: "edit_file",
 			Description: "Edit a text file by exact string replacement: old_string must occur exactly once (or set " +
 				"replace_all) and is replaced by new_string.",
-			Parameters: schema([]string{"path", "old_string", "new_string"}, map[string]any{
-				"path":        prop("string", "file path"),
-				"old_string":  prop("string", "the exact text to replace, with enough context to be unique"),
-				"new_string":  prop("string", "the replacement text"),
-				"replace_all": prop("boolean", "replace every occurrence"),
+			Parameters: tool.Schema([]string{"path", "old_string", "new_string"}, map[string]any{
+				"path":        tool.Prop("string", "file path"),
+				"old_string":  tool.Prop("string", "the exact text to replace, with enough context to be unique"),
+				"new_string":  tool.Prop("string", "the replacement text"),
+				"replace_all": tool.Prop("boolean", "replace every occurrence"),
 			}),
 			Run:   ft.editFile,
 			Check: ft.checkEdit,
@@ -90,8 +91,8 @@ func (ft Files) Tools() []Tool {
 		{
 			Name:        "list_dir",
 			Description: "List a directory: one entry per line, directories with a trailing slash, files with their size.",
-			Parameters: schema(nil, map[string]any{
-				"path": prop("string", "directory (default: the working directory)"),
+			Parameters: tool.Schema(nil, map[string]any{
+				"path": tool.Prop("string", "directory (default: the working directory)"),
 			}),
 			Safe: true,
 			Run:  ft.listDir,
@@ -100,9 +101,9 @@ func (ft Files) Tools() []Tool {
 			Name: "glob",
 			Description: "Find files whose path matches a glob pattern such as **/*.go or src/*/test_*.py; ** matches any " +
 				"number of directories. Paths are relative to path (default: the working directory).",
-			Parameters: schema([]string{"pattern"}, map[string]any{
-				"pattern": prop("string", "glob pattern; * ? [..] within a name, ** across directories"),
-				"path":    prop("string", "directory to search from"),
+			Parameters: tool.Schema([]string{"pattern"}, map[string]any{
+				"pattern": tool.Prop("string", "glob pattern; * ? [..] within a name, ** across directories"),
+				"path":    tool.Prop("string", "directory to search from"),
 			}),
 			Safe: true,
 			Run:  ft.globTool,
@@ -111,12 +112,12 @@ func (ft Files) Tools() []Tool {
 			Name: "grep",
 			Description: "Search file contents with a regular expression (RE2 syntax) under a file or directory; answers " +
 				"file:line: text for each matching line, up to max_matches (default 200).",
-			Parameters: schema([]string{"pattern"}, map[string]any{
-				"pattern":     prop("string", "regular expression"),
-				"path":        prop("string", "file or directory to search (default: the working directory)"),
-				"glob":        prop("string", "only search files whose relative path matches this glob, e.g. **/*.go"),
-				"ignore_case": prop("boolean", "match case-insensitively"),
-				"max_matches": prop("integer", "stop after this many matching lines"),
+			Parameters: tool.Schema([]string{"pattern"}, map[string]any{
+				"pattern":     tool.Prop("string", "regular expression"),
+				"path":        tool.Prop("string", "file or directory to search (default: the working directory)"),
+				"glob":        tool.Prop("string", "only search files whose relative path matches this glob, e.g. **/*.go"),
+				"ignore_case": tool.Prop("boolean", "match case-insensitively"),
+				"max_matches": tool.Prop("integer", "stop after this many matching lines"),
 			}),
 			Safe: true,
 			Run:  ft.grepTool,
@@ -124,43 +125,43 @@ func (ft Files) Tools() []Tool {
 	}
 }
 
-func (ft Files) readFile(_ context.Context, args map[string]any) (Result, error) {
-	a := readArgs(args)
-	p := a.str("path", true)
-	start := a.int("start_line", 0)
-	end := a.int("end_line", 0)
-	if err := a.err(); err != nil {
-		return ErrorResult("%v", err), nil
+func (ft Files) readFile(_ context.Context, args map[string]any) (tool.Result, error) {
+	a := tool.ReadArgs(args)
+	p := a.Str("path", true)
+	start := a.Int("start_line", 0)
+	end := a.Int("end_line", 0)
+	if err := a.Err(); err != nil {
+		return tool.ErrorResult("%v", err), nil
 	}
 	if start < 0 || end < 0 || (end > 0 && start > end) {
-		return ErrorResult("line range %d-%d is not valid: start_line and end_line are 1-based and start_line <= end_line", start, end), nil
+		return tool.ErrorResult("line range %d-%d is not valid: start_line and end_line are 1-based and start_line <= end_line", start, end), nil
 	}
 	full := resolvePath(ft.Dir, p)
 	f, st, err := openRegular(full, p)
 	if st != nil && st.IsDir() {
-		return ErrorResult("read_file: %s is a directory: use list_dir", p), nil
+		return tool.ErrorResult("read_file: %s is a directory: use list_dir", p), nil
 	}
 	if err != nil {
-		return ErrorResult("read_file: %v", err), nil
+		return tool.ErrorResult("read_file: %v", err), nil
 	}
 	defer f.Close()
 	head := make([]byte, 8192)
 	n, _ := io.ReadFull(f, head)
 	if bytes.IndexByte(head[:n], 0) >= 0 {
-		return ErrorResult("read_file: %s looks binary (it holds NUL bytes): it cannot be shown as text", p), nil
+		return tool.ErrorResult("read_file: %s looks binary (it holds NUL bytes): it cannot be shown as text", p), nil
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return ErrorResult("read_file: %v", err), nil
+		return tool.ErrorResult("read_file: %v", err), nil
 	}
 	if start == 0 && end == 0 {
 		if st.Size() > ReadFileMax {
-			return ErrorResult("read_file: %s is %d bytes, over %d: read it in parts with start_line and end_line", p, st.Size(), ReadFileMax), nil
+			return tool.ErrorResult("read_file: %s is %d bytes, over %d: read it in parts with start_line and end_line", p, st.Size(), ReadFileMax), nil
 		}
 		data, err := io.ReadAll(f)
 		if err != nil {
-			return ErrorResult("read_file: %v", err), nil
+			return tool.ErrorResult("read_file: %v", err), nil
 		}
-		return TextResult(string(data)), nil
+		return tool.TextResult(string(data)), nil
 	}
 	if start == 0 {
 		start = 1
@@ -174,7 +175,7 @@ func (ft Files) readFile(_ context.Context, args map[string]any) (Result, error)
 			line++
 			if line >= start && (end == 0 || line <= end) {
 				if b.Len()+len(s) > ReadFileMax {
-					return ErrorResult("read_file: lines %d-%d of %s exceed %d bytes: ask for a smaller range", start, end, p, ReadFileMax), nil
+					return tool.ErrorResult("read_file: lines %d-%d of %s exceed %d bytes: ask for a smaller range", start, end, p, ReadFileMax), nil
 				}
 				b.WriteString(s)
 			}
@@ -184,13 +185,13 @@ func (ft Files) readFile(_ context.Context, args map[string]any) (Result, error)
 		}
 	}
 	if start > line {
-		return ErrorResult("read_file: %s has %d lines; start_line %d is past the end", p, line, start), nil
+		return tool.ErrorResult("read_file: %s has %d lines; start_line %d is past the end", p, line, start), nil
 	}
 	last := end
 	if last == 0 || last > line {
 		last = line
 	}
-	return TextResult(fmt.Sprintf("[%s, lines %d-%d of %d]\n%s", p, start, last, line, b.String())), nil
+	return tool.TextResult(fmt.Sprintf("[%s, lines %d-%d of %d]\n%s", p, start, last, line, b.String())), nil
 }
 
 // openRegular opens full for reading and refuses anything but a regular
@@ -232,26 +233,26 @@ func notRegular(shown string, st fs.FileInfo) error {
 	return fmt.Errorf("%s is %s, not a regular file: only regular files can be read or written with the file tools", shown, kind)
 }
 
-func (ft Files) writeFile(_ context.Context, args map[string]any) (Result, error) {
-	a := readArgs(args)
-	p := a.str("path", true)
-	content := a.str("content", false)
-	if err := a.err(); err != nil {
-		return ErrorResult("%v", err), nil
+func (ft Files) writeFile(_ context.Context, args map[string]any) (tool.Result, error) {
+	a := tool.ReadArgs(args)
+	p := a.Str("path", true)
+	content := a.Str("content", false)
+	if err := a.Err(); err != nil {
+		return tool.ErrorResult("%v", err), nil
 	}
 	if _, ok := args["content"]; !ok {
-		return ErrorResult("argument \"content\" is missing: give the text to write (an empty string empties the file)"), nil
+		return tool.ErrorResult("argument \"content\" is missing: give the text to write (an empty string empties the file)"), nil
 	}
-	appendMode := a.bool("append")
-	if err := a.err(); err != nil {
-		return ErrorResult("%v", err), nil
+	appendMode := a.Bool("append")
+	if err := a.Err(); err != nil {
+		return tool.ErrorResult("%v", err), nil
 	}
 	full := resolvePath(ft.Dir, p)
 	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		return ErrorResult("write_file: %v", err), nil
+		return tool.ErrorResult("write_file: %v", err), nil
 	}
 	if st, err := os.Stat(full); err == nil && !st.Mode().IsRegular() {
-		return ErrorResult("write_file: %v", notRegular(p, st)), nil
+		return tool.ErrorResult("write_file: %v", notRegular(p, st)), nil
 	}
 	// O_NONBLOCK: a FIFO put in the file's place meanwhile fails to open
 	// instead of waiting for a reader. Truncation waits for the check.
@@ -261,33 +262,33 @@ func (ft Files) writeFile(_ context.Context, args map[string]any) (Result, error
 	}
 	f, err := os.OpenFile(full, flags, 0o644)
 	if err != nil {
-		return ErrorResult("write_file: %v", err), nil
+		return tool.ErrorResult("write_file: %v", err), nil
 	}
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
 		f.Close()
 		if err == nil {
 			err = notRegular(p, st)
 		}
-		return ErrorResult("write_file: %v", err), nil
+		return tool.ErrorResult("write_file: %v", err), nil
 	}
 	if !appendMode {
 		if err := f.Truncate(0); err != nil {
 			f.Close()
-			return ErrorResult("write_file: %v", err), nil
+			return tool.ErrorResult("write_file: %v", err), nil
 		}
 	}
 	if _, err := f.WriteString(content); err != nil {
 		f.Close()
-		return ErrorResult("write_file: %v", err), nil
+		return tool.ErrorResult("write_file: %v", err), nil
 	}
 	if err := f.Close(); err != nil {
-		return ErrorResult("write_file: %v", err), nil
+		return tool.ErrorResult("write_file: %v", err), nil
 	}
 	verb := "wrote"
 	if appendMode {
 		verb = "appended"
 	}
-	return TextResult(fmt.Sprintf("%s %d bytes to %s", verb, len(content), p)), nil
+	return tool.TextResult(fmt.Sprintf("%s %d bytes to %s", verb, len(content), p)), nil
 }
 
 // editPlan is an edit_file call worked out against the file as it is now.
@@ -301,12 +302,12 @@ type editPlan struct {
 // planEdit reads the file of an edit_file call and works the edit out,
 // or says why it cannot be made (the error is what the model is told).
 func (ft Files) planEdit(args map[string]any) (editPlan, error) {
-	a := readArgs(args)
-	p := a.str("path", true)
-	oldS := a.str("old_string", true)
-	newS := a.str("new_string", false)
-	all := a.bool("replace_all")
-	if err := a.err(); err != nil {
+	a := tool.ReadArgs(args)
+	p := a.Str("path", true)
+	oldS := a.Str("old_string", true)
+	newS := a.Str("new_string", false)
+	all := a.Bool("replace_all")
+	if err := a.Err(); err != nil {
 		return editPlan{}, err
 	}
 	if oldS == newS {
@@ -347,15 +348,15 @@ func (ft Files) checkEdit(args map[string]any) error {
 	return err
 }
 
-func (ft Files) editFile(_ context.Context, args map[string]any) (Result, error) {
+func (ft Files) editFile(_ context.Context, args map[string]any) (tool.Result, error) {
 	plan, err := ft.planEdit(args)
 	if err != nil {
-		return ErrorResult("%v", err), nil
+		return tool.ErrorResult("%v", err), nil
 	}
 	if err := os.WriteFile(plan.full, []byte(plan.text), plan.mode); err != nil {
-		return ErrorResult("edit_file: %v", err), nil
+		return tool.ErrorResult("edit_file: %v", err), nil
 	}
-	return TextResult(fmt.Sprintf("replaced %d occurrence(s) in %s", plan.n, plan.path)), nil
+	return tool.TextResult(fmt.Sprintf("replaced %d occurrence(s) in %s", plan.n, plan.path)), nil
 }
 
 // matchLines lists the 1-based lines where sub starts in text.
@@ -373,16 +374,16 @@ func matchLines(text, sub string) string {
 	return strings.Join(lines, ", ")
 }
 
-func (ft Files) listDir(_ context.Context, args map[string]any) (Result, error) {
-	a := readArgs(args)
-	p := a.str("path", false)
-	if err := a.err(); err != nil {
-		return ErrorResult("%v", err), nil
+func (ft Files) listDir(_ context.Context, args map[string]any) (tool.Result, error) {
+	a := tool.ReadArgs(args)
+	p := a.Str("path", false)
+	if err := a.Err(); err != nil {
+		return tool.ErrorResult("%v", err), nil
 	}
 	full := resolvePath(ft.Dir, p)
 	entries, err := os.ReadDir(full)
 	if err != nil {
-		return ErrorResult("list_dir: %v", err), nil
+		return tool.ErrorResult("list_dir: %v", err), nil
 	}
 	var b strings.Builder
 	for i, de := range entries {
@@ -407,15 +408,15 @@ func (ft Files) listDir(_ context.Context, args map[string]any) (Result, error) 
 	if len(entries) == 0 {
 		b.WriteString("(empty directory)\n")
 	}
-	return TextResult(b.String()), nil
+	return tool.TextResult(b.String()), nil
 }
 
-func (ft Files) globTool(ctx context.Context, args map[string]any) (Result, error) {
-	a := readArgs(args)
-	pattern := a.str("pattern", true)
-	p := a.str("path", false)
-	if err := a.err(); err != nil {
-		return ErrorResult("%v", err), nil
+func (ft Files) globTool(ctx context.Context, args map[string]any) (tool.Result, error) {
+	a := tool.ReadArgs(args)
+	pattern := a.Str("pattern", true)
+	p := a.Str("path", false)
+	if err := a.Err(); err != nil {
+		return tool.ErrorResult("%v", err), nil
 	}
 	root := resolvePath(ft.Dir, p)
 	if filepath.IsAbs(pattern) {
@@ -423,20 +424,20 @@ func (ft Files) globTool(ctx context.Context, args map[string]any) (Result, erro
 	}
 	pattern = path.Clean(filepath.ToSlash(pattern))
 	if _, err := path.Match(strings.ReplaceAll(pattern, "**", "*"), ""); err != nil {
-		return ErrorResult("glob: pattern %q is malformed: %v", pattern, err), nil
+		return tool.ErrorResult("glob: pattern %q is malformed: %v", pattern, err), nil
 	}
 	matches, more, err := globWalk(ctx, root, pattern, GlobMax)
 	if err != nil {
-		return ErrorResult("glob: %v", err), nil
+		return tool.ErrorResult("glob: %v", err), nil
 	}
 	if len(matches) == 0 {
-		return TextResult(fmt.Sprintf("no paths under %s match %s", root, pattern)), nil
+		return tool.TextResult(fmt.Sprintf("no paths under %s match %s", root, pattern)), nil
 	}
 	text := strings.Join(matches, "\n") + "\n"
 	if more {
 		text += fmt.Sprintf("[stopped at %d paths: narrow the pattern to see the rest]\n", GlobMax)
 	}
-	return TextResult(text), nil
+	return tool.TextResult(text), nil
 }
 
 // splitGlobRoot splits an absolute pattern into the directory before its
@@ -521,30 +522,30 @@ func matchSegments(pat, name []string) bool {
 	return len(name) == 0
 }
 
-func (ft Files) grepTool(ctx context.Context, args map[string]any) (Result, error) {
-	a := readArgs(args)
-	pattern := a.str("pattern", true)
-	p := a.str("path", false)
-	globPat := a.str("glob", false)
-	icase := a.bool("ignore_case")
-	limit := a.int("max_matches", GrepDefaultMatches)
-	if err := a.err(); err != nil {
-		return ErrorResult("%v", err), nil
+func (ft Files) grepTool(ctx context.Context, args map[string]any) (tool.Result, error) {
+	a := tool.ReadArgs(args)
+	pattern := a.Str("pattern", true)
+	p := a.Str("path", false)
+	globPat := a.Str("glob", false)
+	icase := a.Bool("ignore_case")
+	limit := a.Int("max_matches", GrepDefaultMatches)
+	if err := a.Err(); err != nil {
+		return tool.ErrorResult("%v", err), nil
 	}
 	if limit <= 0 || limit > GrepMaxMatches {
-		return ErrorResult("max_matches %d is out of range: give 1 to %d", limit, GrepMaxMatches), nil
+		return tool.ErrorResult("max_matches %d is out of range: give 1 to %d", limit, GrepMaxMatches), nil
 	}
 	if icase {
 		pattern = "(?i)" + pattern
 	}
 	re, err := regexp.Compile(pattern)
 	if err != nil {
-		return ErrorResult("grep: pattern is not a valid RE2 regular expression: %v", err), nil
+		return tool.ErrorResult("grep: pattern is not a valid RE2 regular expression: %v", err), nil
 	}
 	root := resolvePath(ft.Dir, p)
 	st, err := os.Stat(root)
 	if err != nil {
-		return ErrorResult("grep: %v", err), nil
+		return tool.ErrorResult("grep: %v", err), nil
 	}
 	var files []string
 	if st.IsDir() {
@@ -554,10 +555,10 @@ func (ft Files) grepTool(ctx context.Context, args map[string]any) (Result, erro
 		}
 		rel, more, err := globWalk(ctx, root, pat, GrepMaxFiles)
 		if err != nil {
-			return ErrorResult("grep: %v", err), nil
+			return tool.ErrorResult("grep: %v", err), nil
 		}
 		if more {
-			return ErrorResult("grep: more than %d files under %s: narrow the search with path or glob", GrepMaxFiles, root), nil
+			return tool.ErrorResult("grep: more than %d files under %s: narrow the search with path or glob", GrepMaxFiles, root), nil
 		}
 		for _, r := range rel {
 			if !strings.HasSuffix(r, "/") {
@@ -566,7 +567,7 @@ func (ft Files) grepTool(ctx context.Context, args map[string]any) (Result, erro
 		}
 	} else {
 		if !st.Mode().IsRegular() {
-			return ErrorResult("grep: %v", notRegular(p, st)), nil
+			return tool.ErrorResult("grep: %v", notRegular(p, st)), nil
 		}
 		root, files = filepath.Dir(root), []string{filepath.Base(root)}
 	}
@@ -576,7 +577,7 @@ func (ft Files) grepTool(ctx context.Context, args map[string]any) (Result, erro
 	// cannot cut a secret in two before redaction sees it.
 	red, err := ft.Store.Redactor()
 	if err != nil {
-		return ErrorResult("grep: %v", err), nil
+		return tool.ErrorResult("grep: %v", err), nil
 	}
 	var b strings.Builder
 	matches := 0
@@ -585,7 +586,7 @@ func (ft Files) grepTool(ctx context.Context, args map[string]any) (Result, erro
 scan:
 	for _, rel := range files {
 		if err := ctx.Err(); err != nil {
-			return Result{}, err
+			return tool.Result{}, err
 		}
 		full := filepath.Join(root, filepath.FromSlash(rel))
 		f, info, err := openRegular(full, rel)
@@ -622,7 +623,7 @@ scan:
 			}
 			matches++
 			if len(shown) > grepLineMax {
-				shown = clip(shown, grepLineMax) + " […]"
+				shown = tool.Clip(shown, grepLineMax) + " […]"
 			}
 			fmt.Fprintf(&b, "%s:%d: %s\n", rel, line, shown)
 		}
@@ -636,5 +637,5 @@ scan:
 	if len(skipped) > 0 {
 		fmt.Fprintf(&b, "[not searched, over %d bytes: %s]\n", GrepMaxFileSize, strings.Join(skipped, ", "))
 	}
-	return TextResult(b.String()), nil
+	return tool.TextResult(b.String()), nil
 }

@@ -8,12 +8,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"tai/engine/tool"
 )
 
 // TestFileToolsRefuseNonRegularFiles: a FIFO with no writer (or reader)
 // would block the call forever, and a device such as /dev/zero never ends.
 func TestFileToolsRefuseNonRegularFiles(t *testing.T) {
-	e := newEngine(t, nil, &Options{Mode: Yolo})
+	e := newEngine(t, nil, &Options{Mode: tool.Yolo})
 	fifo := filepath.Join(e.Dir(), "pipe")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatalf("mkfifo: %v", err)
@@ -35,11 +37,11 @@ func TestFileToolsRefuseNonRegularFiles(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			done := make(chan Result, 1)
+			done := make(chan tool.Result, 1)
 			go func() {
 				res, err := newSession(t, e).Dispatch(context.Background(), tt.tool, tt.args)
 				if err != nil {
-					res = ErrorResult("Go error: %v", err)
+					res = tool.ErrorResult("Go error: %v", err)
 				}
 				done <- res
 			}()

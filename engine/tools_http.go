@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"tai/engine/tool"
 	"tai/vault"
 	"time"
 )
@@ -32,59 +33,59 @@ type Fetch struct {
 }
 
 // Tool returns the http_fetch tool.
-func (f Fetch) Tool() Tool {
-	return Tool{
+func (f Fetch) Tool() tool.Tool {
+	return tool.Tool{
 		Name: "http_fetch",
 		Description: "Fetch a web page or other text resource with HTTP GET and return its status, content type and " +
 			"body text. Bodies over max_bytes (default 1 MB) are cut at that size, and the answer says so.",
-		Parameters: schema([]string{"url"}, map[string]any{
-			"url":       prop("string", "http:// or https:// URL"),
-			"max_bytes": prop("integer", "largest body to read (default 1048576)"),
+		Parameters: tool.Schema([]string{"url"}, map[string]any{
+			"url":       tool.Prop("string", "http:// or https:// URL"),
+			"max_bytes": tool.Prop("integer", "largest body to read (default 1048576)"),
 		}),
 		Run: f.httpFetch,
 	}
 }
 
-func (f Fetch) httpFetch(ctx context.Context, args map[string]any) (Result, error) {
-	a := readArgs(args)
-	raw := a.str("url", true)
-	limit := a.int("max_bytes", FetchDefaultMax)
-	if err := a.err(); err != nil {
-		return ErrorResult("%v", err), nil
+func (f Fetch) httpFetch(ctx context.Context, args map[string]any) (tool.Result, error) {
+	a := tool.ReadArgs(args)
+	raw := a.Str("url", true)
+	limit := a.Int("max_bytes", FetchDefaultMax)
+	if err := a.Err(); err != nil {
+		return tool.ErrorResult("%v", err), nil
 	}
 	if limit <= 0 || limit > FetchMaxMax {
-		return ErrorResult("max_bytes %d is out of range: give 1 to %d", limit, FetchMaxMax), nil
+		return tool.ErrorResult("max_bytes %d is out of range: give 1 to %d", limit, FetchMaxMax), nil
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return ErrorResult("http_fetch: %q is not an http:// or https:// URL", raw), nil
+		return tool.ErrorResult("http_fetch: %q is not an http:// or https:// URL", raw), nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, FetchTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return ErrorResult("http_fetch: %v", err), nil
+		return tool.ErrorResult("http_fetch: %v", err), nil
 	}
 	req.Header.Set("User-Agent", "tai")
 	req.Header.Set("Accept", "text/html, text/plain, application/json, text/*;q=0.9, */*;q=0.1")
 	resp, err := f.Client.Do(req)
 	if err != nil {
-		return ErrorResult("http_fetch: %v", err), nil
+		return tool.ErrorResult("http_fetch: %v", err), nil
 	}
 	defer resp.Body.Close()
 	ctype := resp.Header.Get("Content-Type")
 	if !isTextType(ctype) {
-		return ErrorResult("http_fetch: %s answered %s with content type %q, which is not text: nothing was read", u.Redacted(), resp.Status, ctype), nil
+		return tool.ErrorResult("http_fetch: %s answered %s with content type %q, which is not text: nothing was read", u.Redacted(), resp.Status, ctype), nil
 	}
 	// As much as the longest secret is read past the limit, and the body is
 	// redacted before it is cut, so the cut cannot leave half a secret.
 	red, err := f.Store.Redactor()
 	if err != nil {
-		return Result{}, err
+		return tool.Result{}, err
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+vault.MaxSecretSize+1))
 	if err != nil {
-		return ErrorResult("http_fetch: reading the body of %s: %v", u.Redacted(), err), nil
+		return tool.ErrorResult("http_fetch: reading the body of %s: %v", u.Redacted(), err), nil
 	}
 	body := red.Redact(string(data))
 	cut := len(body) > limit || len(data) > limit+vault.MaxSecretSize
@@ -96,7 +97,7 @@ func (f Fetch) httpFetch(ctx context.Context, args map[string]any) (Result, erro
 	if cut {
 		fmt.Fprintf(&b, "\n[the body is longer than max_bytes=%d and was cut there; ask again with a larger max_bytes (up to %d) to read more]", limit, FetchMaxMax)
 	}
-	return Result{Content: []Content{{Type: "text", Text: b.String()}}, IsError: resp.StatusCode >= 400}, nil
+	return tool.Result{Content: []tool.Content{{Type: "text", Text: b.String()}}, IsError: resp.StatusCode >= 400}, nil
 }
 
 // isTextType reports whether a Content-Type names text a model can read;

@@ -8,39 +8,41 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"tai/engine/tool"
 )
 
 // AskUser is what the ask_user tool needs: the registry whose approver
 // for the call asks the question.
 type AskUser struct {
 	// Registry finds the approver of the call in ctx.
-	Registry *Registry
+	Registry *tool.Registry
 }
 
 // Tool returns the ask_user tool.
-func (u AskUser) Tool() Tool {
-	return Tool{
+func (u AskUser) Tool() tool.Tool {
+	return tool.Tool{
 		Name:        "ask_user",
 		Description: "Ask the person at the terminal a question and wait for the answer. Use it when a choice or a missing fact needs them.",
-		Parameters: schema([]string{"question"}, map[string]any{
-			"question": prop("string", "the question to ask"),
+		Parameters: tool.Schema([]string{"question"}, map[string]any{
+			"question": tool.Prop("string", "the question to ask"),
 		}),
 		// Asking is itself the consent: the person sees the question.
 		Safe: true,
-		Run: func(ctx context.Context, args map[string]any) (Result, error) {
-			a := readArgs(args)
-			q := a.str("question", true)
-			if err := a.err(); err != nil {
-				return ErrorResult("%v", err), nil
+		Run: func(ctx context.Context, args map[string]any) (tool.Result, error) {
+			a := tool.ReadArgs(args)
+			q := a.Str("question", true)
+			if err := a.Err(); err != nil {
+				return tool.ErrorResult("%v", err), nil
 			}
 			answer, err := u.Registry.ApproverFor(ctx).Ask(ctx, q)
 			if err != nil {
 				if ctx.Err() != nil {
-					return Result{}, ctx.Err()
+					return tool.Result{}, ctx.Err()
 				}
-				return ErrorResult("ask_user denied: %v; decide without asking, or stop and say what you need", err), nil
+				return tool.ErrorResult("ask_user denied: %v; decide without asking, or stop and say what you need", err), nil
 			}
-			return TextResult(answer), nil
+			return tool.TextResult(answer), nil
 		},
 	}
 }
@@ -75,28 +77,28 @@ type Lua struct {
 }
 
 // Tool returns the lua tool.
-func (l Lua) Tool() Tool {
-	return Tool{
+func (l Lua) Tool() tool.Tool {
+	return tool.Tool{
 		Name: "lua",
 		Description: "Run a chunk of Lua 5.1 in a fresh sandboxed state (no io, no os) and return what it printed " +
 			fmt.Sprintf("and the values it returned. It is stopped after timeout seconds (default %d).", int(LuaDefaultTimeout/time.Second)),
-		Parameters: schema([]string{"chunk"}, map[string]any{
-			"chunk":   prop("string", "Lua source"),
-			"timeout": prop("number", fmt.Sprintf("seconds before the chunk is stopped (default %d, at most %d)", int(LuaDefaultTimeout/time.Second), int(LuaMaxTimeout/time.Second))),
+		Parameters: tool.Schema([]string{"chunk"}, map[string]any{
+			"chunk":   tool.Prop("string", "Lua source"),
+			"timeout": tool.Prop("number", fmt.Sprintf("seconds before the chunk is stopped (default %d, at most %d)", int(LuaDefaultTimeout/time.Second), int(LuaMaxTimeout/time.Second))),
 		}),
-		Run: func(ctx context.Context, args map[string]any) (Result, error) {
-			a := readArgs(args)
-			chunk := a.str("chunk", true)
-			secs := a.int("timeout", 0)
-			if err := a.err(); err != nil {
-				return ErrorResult("%v", err), nil
+		Run: func(ctx context.Context, args map[string]any) (tool.Result, error) {
+			a := tool.ReadArgs(args)
+			chunk := a.Str("chunk", true)
+			secs := a.Int("timeout", 0)
+			if err := a.Err(); err != nil {
+				return tool.ErrorResult("%v", err), nil
 			}
 			timeout := LuaDefaultTimeout
 			if secs > 0 {
 				timeout = time.Duration(secs) * time.Second
 			}
 			if secs < 0 || timeout > LuaMaxTimeout {
-				return ErrorResult("timeout %d s is out of range: give 1 to %d seconds", secs, int(LuaMaxTimeout/time.Second)), nil
+				return tool.ErrorResult("timeout %d s is out of range: give 1 to %d seconds", secs, int(LuaMaxTimeout/time.Second)), nil
 			}
 			parent := ctx
 			ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -125,9 +127,9 @@ func (l Lua) Tool() Tool {
 				case d = <-done:
 				case <-grace.C:
 					if parent.Err() != nil {
-						return Result{}, parent.Err()
+						return tool.Result{}, parent.Err()
 					}
-					return ErrorResult("stopped: the chunk ran longer than its timeout of %s and did not stop when asked, so it was abandoned", timeout), nil
+					return tool.ErrorResult("stopped: the chunk ran longer than its timeout of %s and did not stop when asked, so it was abandoned", timeout), nil
 				}
 			}
 			var b strings.Builder
@@ -139,19 +141,19 @@ func (l Lua) Tool() Tool {
 			}
 			if d.err != nil {
 				if parent.Err() != nil && errors.Is(d.err, parent.Err()) {
-					return Result{}, d.err
+					return tool.Result{}, d.err
 				}
 				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 					fmt.Fprintf(&b, "stopped: the chunk ran longer than its timeout of %s\n", timeout)
 				} else {
 					fmt.Fprintf(&b, "error: %v\n", d.err)
 				}
-				return Result{Content: []Content{{Type: "text", Text: b.String()}}, IsError: true}, nil
+				return tool.Result{Content: []tool.Content{{Type: "text", Text: b.String()}}, IsError: true}, nil
 			}
 			if len(d.results) > 0 {
 				values, err := l.Redact(d.results)
 				if err != nil {
-					return Result{}, err
+					return tool.Result{}, err
 				}
 				data, err := marshalShown(values)
 				if err != nil {
@@ -162,7 +164,7 @@ func (l Lua) Tool() Tool {
 			if b.Len() == 0 {
 				b.WriteString("(no output, no return values)\n")
 			}
-			return TextResult(b.String()), nil
+			return tool.TextResult(b.String()), nil
 		},
 	}
 }

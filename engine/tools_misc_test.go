@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"tai/engine/tool"
 )
 
 func TestLuaToolDeadline(t *testing.T) {
@@ -29,7 +31,7 @@ func TestLuaToolDeadline(t *testing.T) {
 		}
 		return "", []any{1.0}, nil
 	}
-	e := newEngine(t, nil, &Options{Mode: Yolo, LuaRunner: runner})
+	e := newEngine(t, nil, &Options{Mode: tool.Yolo, LuaRunner: runner})
 	tests := []struct {
 		name    string
 		args    map[string]any
@@ -49,15 +51,15 @@ func TestLuaToolDeadline(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			done := make(chan Result, 1)
+			done := make(chan tool.Result, 1)
 			go func() {
 				res, err := newSession(t, e).Dispatch(context.Background(), "lua", tt.args)
 				if err != nil {
-					res = ErrorResult("Go error: %v", err)
+					res = tool.ErrorResult("Go error: %v", err)
 				}
 				done <- res
 			}()
-			var res Result
+			var res tool.Result
 			select {
 			case res = <-done:
 			case <-time.After(15 * time.Second):

@@ -11,18 +11,19 @@ import (
 	"testing"
 
 	"tai/engine/llm"
+	"tai/engine/tool"
 )
 
 // dispatch dispatches a tool on a new session of e and fails the test on a
 // Go error.
-func dispatch(t *testing.T, e *Engine, name string, args map[string]any) Result {
+func dispatch(t *testing.T, e *Engine, name string, args map[string]any) tool.Result {
 	t.Helper()
 	return dispatchIn(t, newSession(t, e), name, args)
 }
 
 // dispatchIn dispatches a tool in the session s and fails the test on a Go
 // error.
-func dispatchIn(t *testing.T, s *Session, name string, args map[string]any) Result {
+func dispatchIn(t *testing.T, s *Session, name string, args map[string]any) tool.Result {
 	t.Helper()
 	res, err := s.Dispatch(turnCtx(t), name, args)
 	if err != nil {
@@ -32,7 +33,7 @@ func dispatchIn(t *testing.T, s *Session, name string, args map[string]any) Resu
 }
 
 func TestShellTool(t *testing.T) {
-	e := newEngine(t, nil, &Options{Mode: Yolo})
+	e := newEngine(t, nil, &Options{Mode: tool.Yolo})
 	if err := os.Mkdir(filepath.Join(e.Dir(), "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -67,11 +68,11 @@ func TestShellTool(t *testing.T) {
 }
 
 func TestShellSpillsToRecordAndRecordReadReadsIt(t *testing.T) {
-	e := newEngine(t, nil, &Options{Mode: Yolo})
+	e := newEngine(t, nil, &Options{Mode: tool.Yolo})
 	// 200,000 numbered lines: far over ResultMax.
 	res := dispatch(t, e, "shell", map[string]any{"command": "seq 1 200000"})
 	text := res.Text()
-	if len(text) > ResultMax || !strings.Contains(text, "record_read") {
+	if len(text) > tool.ResultMax || !strings.Contains(text, "record_read") {
 		t.Fatalf("big output not spilled (%d bytes)", len(text))
 	}
 	id := text[strings.Index(text, "record ")+len("record "):]
@@ -141,7 +142,7 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 }
 
 func TestFileTools(t *testing.T) {
-	e := newEngine(t, nil, &Options{Mode: Yolo})
+	e := newEngine(t, nil, &Options{Mode: tool.Yolo})
 	writeFiles(t, e.Dir(), map[string]string{
 		"a.txt":            "one\ntwo\nthree\nfour\n",
 		"dup.txt":          "x = 1\ny = 2\nx = 1\n",
@@ -190,7 +191,7 @@ func TestFileTools(t *testing.T) {
 }
 
 func TestWriteAndEditFile(t *testing.T) {
-	e := newEngine(t, nil, &Options{Mode: Yolo})
+	e := newEngine(t, nil, &Options{Mode: tool.Yolo})
 	read := func(name string) string {
 		b, err := os.ReadFile(filepath.Join(e.Dir(), name))
 		if err != nil {
@@ -249,7 +250,7 @@ func TestHTTPFetch(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	e := newEngine(t, nil, &Options{Mode: Yolo})
+	e := newEngine(t, nil, &Options{Mode: tool.Yolo})
 	tests := []struct {
 		name   string
 		args   map[string]any
@@ -282,7 +283,7 @@ func TestHTTPFetch(t *testing.T) {
 }
 
 func TestVaultTools(t *testing.T) {
-	e := newEngine(t, nil, &Options{Mode: Yolo})
+	e := newEngine(t, nil, &Options{Mode: tool.Yolo})
 	const value = "hunter2-very-secret"
 	res := dispatch(t, e, "secret_set", map[string]any{"name": "db-pass", "value": value, "description": "database"})
 	if res.IsError || strings.Contains(res.Text(), value) {
@@ -317,7 +318,7 @@ func TestVaultTools(t *testing.T) {
 
 func TestProfileTools(t *testing.T) {
 	person := &prompter{answer: "yes"}
-	e := newEngine(t, nil, &Options{Mode: Yolo, Prompter: person})
+	e := newEngine(t, nil, &Options{Mode: tool.Yolo, Prompter: person})
 	s := newSession(t, e)
 	if p := s.Profile(); p.Name != llm.OllamaProfileName {
 		t.Fatalf("with no environment the profile is %q, want the Ollama fallback", p.Name)
@@ -389,9 +390,9 @@ func TestToolSearchEnablesTools(t *testing.T) {
 		calls("currency_convert", `{"amount":3}`),
 		say("3 EUR"),
 	}}
-	e := newEngine(t, client, &Options{Mode: Yolo})
+	e := newEngine(t, client, &Options{Mode: tool.Yolo})
 	addTool(t, e.Tools(), textTool("currency_convert", "Convert an amount between currencies at today's exchange rate", true, "3 EUR"))
-	a := newSession(t, e).NewAgent(&AgentOptions{Select: SelectOptions{Budget: -1}}) // it would fit: choose anyway
+	a := newSession(t, e).NewAgent(&AgentOptions{Select: tool.SelectOptions{Budget: -1}}) // it would fit: choose anyway
 	if _, err := a.RunTurn(turnCtx(t), "hi", nil); err != nil {
 		t.Fatal(err)
 	}

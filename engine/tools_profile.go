@@ -11,22 +11,23 @@ import (
 	"strings"
 
 	"tai/engine/llm"
+	"tai/engine/tool"
 )
 
-func (e *Engine) profileTools() []Tool {
-	return []Tool{
+func (e *Engine) profileTools() []tool.Tool {
+	return []tool.Tool{
 		{
 			Name:        "profile_list",
 			Description: "List the model profiles (provider, model) and say which one is current.",
-			Parameters:  schema(nil, map[string]any{}),
+			Parameters:  tool.Schema(nil, map[string]any{}),
 			Safe:        true,
 			Run:         e.profileList,
 		},
 		{
 			Name:        "profile_show",
 			Description: "Show one model profile (default: the current one) as JSON; API keys are named, never shown.",
-			Parameters: schema(nil, map[string]any{
-				"name": prop("string", "profile name"),
+			Parameters: tool.Schema(nil, map[string]any{
+				"name": tool.Prop("string", "profile name"),
 			}),
 			Safe: true,
 			Run:  e.profileShow,
@@ -37,16 +38,16 @@ func (e *Engine) profileTools() []Tool {
 				"where the API key lives (key_secret: a vault secret name, or key_env: an environment variable), a " +
 				"system prompt and an optional tool selection. Fields left out keep their stored value. The person " +
 				"is always asked to confirm the change.",
-			Parameters: schema([]string{"name"}, map[string]any{
-				"name":       prop("string", "profile name"),
-				"provider":   prop("string", "openai, anthropic or ollama"),
-				"base_url":   prop("string", "API base URL (default: the provider's)"),
-				"model":      prop("string", "model name"),
-				"key_secret": prop("string", "vault secret holding the API key"),
-				"key_env":    prop("string", "environment variable holding the API key"),
-				"system":     prop("string", "system prompt"),
+			Parameters: tool.Schema([]string{"name"}, map[string]any{
+				"name":       tool.Prop("string", "profile name"),
+				"provider":   tool.Prop("string", "openai, anthropic or ollama"),
+				"base_url":   tool.Prop("string", "API base URL (default: the provider's)"),
+				"model":      tool.Prop("string", "model name"),
+				"key_secret": tool.Prop("string", "vault secret holding the API key"),
+				"key_env":    tool.Prop("string", "environment variable holding the API key"),
+				"system":     tool.Prop("string", "system prompt"),
 				"tools":      map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "tool names or patterns (mcp_github_*) this profile may use; empty: all"},
-				"max_tokens": prop("integer", "answer token limit (0: provider default)"),
+				"max_tokens": tool.Prop("integer", "answer token limit (0: provider default)"),
 			}),
 			Run:     e.profileCreate,
 			Decides: true,
@@ -55,8 +56,8 @@ func (e *Engine) profileTools() []Tool {
 			Name: "profile_switch",
 			Description: "Switch this session to another model profile (later runs keep the current one). The person " +
 				"is always asked to confirm the switch.",
-			Parameters: schema([]string{"name"}, map[string]any{
-				"name": prop("string", "profile name"),
+			Parameters: tool.Schema([]string{"name"}, map[string]any{
+				"name": tool.Prop("string", "profile name"),
 			}),
 			Run:     e.profileSwitch,
 			Decides: true,
@@ -64,10 +65,10 @@ func (e *Engine) profileTools() []Tool {
 	}
 }
 
-func (e *Engine) profileList(ctx context.Context, _ map[string]any) (Result, error) {
+func (e *Engine) profileList(ctx context.Context, _ map[string]any) (tool.Result, error) {
 	list, err := llm.ListProfiles(e.store)
 	if err != nil {
-		return ErrorResult("profile_list: %v", err), nil
+		return tool.ErrorResult("profile_list: %v", err), nil
 	}
 	cur := e.profileFor(ctx)
 	var b strings.Builder
@@ -82,34 +83,34 @@ func (e *Engine) profileList(ctx context.Context, _ map[string]any) (Result, err
 	if !found {
 		fmt.Fprintf(&b, "* %s\t%s\t%s\t(built in, from the environment)\n", cur.Name, cur.Provider, cur.Model)
 	}
-	return TextResult(b.String()), nil
+	return tool.TextResult(b.String()), nil
 }
 
-func (e *Engine) profileShow(ctx context.Context, args map[string]any) (Result, error) {
-	a := readArgs(args)
-	name := a.str("name", false)
-	if err := a.err(); err != nil {
-		return ErrorResult("%v", err), nil
+func (e *Engine) profileShow(ctx context.Context, args map[string]any) (tool.Result, error) {
+	a := tool.ReadArgs(args)
+	name := a.Str("name", false)
+	if err := a.Err(); err != nil {
+		return tool.ErrorResult("%v", err), nil
 	}
 	p := e.profileFor(ctx)
 	if name != "" && name != p.Name {
 		var err error
 		if p, err = llm.ResolveProfile(e.store, name, e.getenv); err != nil {
-			return ErrorResult("profile_show: %v", err), nil
+			return tool.ErrorResult("profile_show: %v", err), nil
 		}
 	}
 	data, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {
-		return ErrorResult("profile_show: %v", err), nil
+		return tool.ErrorResult("profile_show: %v", err), nil
 	}
-	return TextResult(string(data)), nil
+	return tool.TextResult(string(data)), nil
 }
 
-func (e *Engine) profileCreate(ctx context.Context, args map[string]any) (Result, error) {
-	a := readArgs(args)
-	name := a.str("name", true)
-	if err := a.err(); err != nil {
-		return ErrorResult("%v", err), nil
+func (e *Engine) profileCreate(ctx context.Context, args map[string]any) (tool.Result, error) {
+	a := tool.ReadArgs(args)
+	name := a.Str("name", true)
+	if err := a.Err(); err != nil {
+		return tool.ErrorResult("%v", err), nil
 	}
 	p, err := llm.LoadProfile(e.store, name)
 	verb := "updated"
@@ -118,7 +119,7 @@ func (e *Engine) profileCreate(ctx context.Context, args map[string]any) (Result
 	case errors.Is(err, llm.ErrProfileNotFound):
 		p, verb = llm.Profile{Name: name}, "created"
 	case err != nil:
-		return ErrorResult("profile_create: %v", err), nil
+		return tool.ErrorResult("profile_create: %v", err), nil
 	default:
 		prev := p
 		old = &prev
@@ -132,34 +133,34 @@ func (e *Engine) profileCreate(ctx context.Context, args map[string]any) (Result
 	}
 	for _, f := range fields {
 		if _, ok := args[f.key]; ok {
-			*f.dst = a.str(f.key, false)
+			*f.dst = a.Str(f.key, false)
 		}
 	}
 	if _, ok := args["tools"]; ok {
-		p.Tools = a.strings("tools")
+		p.Tools = a.Strings("tools")
 	}
-	p.MaxTokens = a.int("max_tokens", p.MaxTokens)
-	if err := a.err(); err != nil {
-		return ErrorResult("%v", err), nil
+	p.MaxTokens = a.Int("max_tokens", p.MaxTokens)
+	if err := a.Err(); err != nil {
+		return tool.ErrorResult("%v", err), nil
 	}
 	if err := p.Validate(); err != nil {
-		return ErrorResult("profile_create: %v", err), nil
+		return tool.ErrorResult("profile_create: %v", err), nil
 	}
 	question := e.profileChangeQuestion(old, p)
 	if ok, err := e.approverFor(ctx).Decide(ctx, question); err != nil || !ok {
-		return ErrorResult("profile_create: not done: %s", refusal(err)), nil
+		return tool.ErrorResult("profile_create: not done: %s", refusal(err)), nil
 	}
 	if err := e.SaveProfile(p); err != nil {
-		return ErrorResult("profile_create: %v", err), nil
+		return tool.ErrorResult("profile_create: %v", err), nil
 	}
-	return TextResult(fmt.Sprintf("%s profile %s (%s %s); switch to it with profile_switch", verb, p.Name, p.Provider, p.Model)), nil
+	return tool.TextResult(fmt.Sprintf("%s profile %s (%s %s); switch to it with profile_switch", verb, p.Name, p.Provider, p.Model)), nil
 }
 
-func (e *Engine) profileSwitch(ctx context.Context, args map[string]any) (Result, error) {
-	a := readArgs(args)
-	name := a.str("name", true)
-	if err := a.err(); err != nil {
-		return ErrorResult("%v", err), nil
+func (e *Engine) profileSwitch(ctx context.Context, args map[string]any) (tool.Result, error) {
+	a := tool.ReadArgs(args)
+	name := a.Str("name", true)
+	if err := a.Err(); err != nil {
+		return tool.ErrorResult("%v", err), nil
 	}
 	s, noSession := sessionOf(ctx, "profile_switch")
 	if noSession != nil {
@@ -167,7 +168,7 @@ func (e *Engine) profileSwitch(ctx context.Context, args map[string]any) (Result
 	}
 	p, err := llm.ResolveProfile(e.store, name, e.getenv)
 	if err != nil {
-		return ErrorResult("profile_switch: %v", err), nil
+		return tool.ErrorResult("profile_switch: %v", err), nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "The model asks to switch this session to profile %q: %s model %q at %s, API key %s.",
@@ -177,12 +178,12 @@ func (e *Engine) profileSwitch(ctx context.Context, args map[string]any) (Result
 	}
 	b.WriteString("\nThe switch lasts for this session only. Allow it? Answer yes to allow; anything else refuses.")
 	if ok, err := s.approver.Decide(ctx, b.String()); err != nil || !ok {
-		return ErrorResult("profile_switch: not done: %s", refusal(err)), nil
+		return tool.ErrorResult("profile_switch: not done: %s", refusal(err)), nil
 	}
 	if p, err = s.SwitchProfile(name); err != nil {
-		return ErrorResult("profile_switch: %v", err), nil
+		return tool.ErrorResult("profile_switch: %v", err), nil
 	}
-	return TextResult(fmt.Sprintf("switched this session to profile %s (%s %s)", p.Name, p.Provider, p.Model)), nil
+	return tool.TextResult(fmt.Sprintf("switched this session to profile %s (%s %s)", p.Name, p.Provider, p.Model)), nil
 }
 
 // refusal says why a profile change was not made.

@@ -7,6 +7,7 @@ import (
 
 	"tai/engine/llm"
 	"tai/engine/llm/llmtest"
+	"tai/engine/tool"
 	"tai/vault"
 )
 
@@ -38,7 +39,7 @@ func newKeyHosts(t *testing.T) *keyHosts {
 	return k
 }
 
-func (k *keyHosts) engine(t *testing.T, mode Mode, p Prompter) *Engine {
+func (k *keyHosts) engine(t *testing.T, mode tool.Mode, p tool.Prompter) *Engine {
 	t.Helper()
 	e, err := New(k.store, &Options{Mode: mode, Prompter: p, Getenv: noEnv, Dir: t.TempDir(),
 		Client: &llm.ClientOptions{Retry: llm.RetryPolicy{Attempts: 1}}})
@@ -86,14 +87,14 @@ func TestModelProfileChangesNeverMoveTheKey(t *testing.T) {
 	}
 	prompters := []struct {
 		name string
-		p    func() Prompter
+		p    func() tool.Prompter
 	}{
-		{name: "no prompter", p: func() Prompter { return nil }},
-		{name: "refusing person", p: func() Prompter { return &prompter{allow: true, answer: "no"} }},
-		{name: "person cannot answer", p: func() Prompter { return &prompter{allow: true, err: ErrNoPrompter} }},
+		{name: "no prompter", p: func() tool.Prompter { return nil }},
+		{name: "refusing person", p: func() tool.Prompter { return &prompter{allow: true, answer: "no"} }},
+		{name: "person cannot answer", p: func() tool.Prompter { return &prompter{allow: true, err: tool.ErrNoPrompter} }},
 	}
 	for _, sc := range scenarios {
-		for _, mode := range []Mode{Interactive, Auto, Yolo} {
+		for _, mode := range []tool.Mode{tool.Interactive, tool.Auto, tool.Yolo} {
 			for _, pr := range prompters {
 				t.Run(sc.name+"/"+mode.String()+"/"+pr.name, func(t *testing.T) {
 					k := newKeyHosts(t)
@@ -143,7 +144,7 @@ func TestModelProfileChangesNeverMoveTheKey(t *testing.T) {
 // the change, asked even in Yolo mode with the risk spelled out, and that a
 // confirmed switch lasts for this engine only.
 func TestModelProfileChangeConfirmed(t *testing.T) {
-	for _, mode := range []Mode{Interactive, Auto, Yolo} {
+	for _, mode := range []tool.Mode{tool.Interactive, tool.Auto, tool.Yolo} {
 		t.Run(mode.String(), func(t *testing.T) {
 			k := newKeyHosts(t)
 			k.legit.Push(
@@ -194,7 +195,7 @@ func TestModelProfileChangeConfirmed(t *testing.T) {
 
 func TestProfileChangeQuestionRepoint(t *testing.T) {
 	k := newKeyHosts(t)
-	e := k.engine(t, Yolo, nil)
+	e := k.engine(t, tool.Yolo, nil)
 	old, err := llm.LoadProfile(k.store, "work")
 	if err != nil {
 		t.Fatal(err)

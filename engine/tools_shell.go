@@ -9,6 +9,7 @@ import (
 	"sync"
 	"syscall"
 	"tai/engine/sandbox"
+	"tai/engine/tool"
 	"tai/vault"
 	"time"
 
@@ -41,47 +42,47 @@ type Shell struct {
 }
 
 // Tool returns the shell tool.
-func (sh Shell) Tool() Tool {
-	return Tool{
+func (sh Shell) Tool() tool.Tool {
+	return tool.Tool{
 		Name: "shell",
 		Description: "Run a shell command and return its exit status, stdout and stderr. Give either command " +
 			"(a string run with sh -c) or argv (program and arguments, no shell). Optional cwd and timeout in seconds " +
 			"(default 120). Background processes (cmd &, setsid, nohup) are stopped when the command ends. " +
 			"Large output is stored as a record to read with record_read.",
-		Parameters: schema(nil, map[string]any{
-			"command": prop("string", "command line run with sh -c"),
+		Parameters: tool.Schema(nil, map[string]any{
+			"command": tool.Prop("string", "command line run with sh -c"),
 			"argv":    map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "program and arguments, run without a shell"},
-			"cwd":     prop("string", "working directory (default: tai's)"),
-			"timeout": prop("number", "seconds before the command is killed (default 120)"),
+			"cwd":     tool.Prop("string", "working directory (default: tai's)"),
+			"timeout": tool.Prop("number", "seconds before the command is killed (default 120)"),
 		}),
 		Run: sh.runShell,
 	}
 }
 
-func (sh Shell) runShell(ctx context.Context, args map[string]any) (Result, error) {
-	a := readArgs(args)
-	command := a.str("command", false)
-	argv := a.strings("argv")
-	if err := a.err(); err != nil {
-		return ErrorResult("%v", err), nil
+func (sh Shell) runShell(ctx context.Context, args map[string]any) (tool.Result, error) {
+	a := tool.ReadArgs(args)
+	command := a.Str("command", false)
+	argv := a.Strings("argv")
+	if err := a.Err(); err != nil {
+		return tool.ErrorResult("%v", err), nil
 	}
 	if (command == "") == (len(argv) == 0) {
-		return ErrorResult("give exactly one of command (a shell command line) or argv (a list: program, arguments)"), nil
+		return tool.ErrorResult("give exactly one of command (a shell command line) or argv (a list: program, arguments)"), nil
 	}
 	if len(argv) > 0 && argv[0] == "" {
-		return ErrorResult("argv[0] is empty: name the program to run"), nil
+		return tool.ErrorResult("argv[0] is empty: name the program to run"), nil
 	}
-	cwd := a.str("cwd", false)
-	secs := a.int("timeout", 0)
-	if err := a.err(); err != nil {
-		return ErrorResult("%v", err), nil
+	cwd := a.Str("cwd", false)
+	secs := a.Int("timeout", 0)
+	if err := a.Err(); err != nil {
+		return tool.ErrorResult("%v", err), nil
 	}
 	timeout := ShellDefaultTimeout
 	if secs > 0 {
 		timeout = time.Duration(secs) * time.Second
 	}
 	if secs < 0 || timeout > ShellMaxTimeout {
-		return ErrorResult("timeout %d s is out of range: give 1 to %d seconds", secs, int(ShellMaxTimeout/time.Second)), nil
+		return tool.ErrorResult("timeout %d s is out of range: give 1 to %d seconds", secs, int(ShellMaxTimeout/time.Second)), nil
 	}
 	if len(argv) == 0 {
 		argv = []string{"sh", "-c", command}
@@ -90,7 +91,7 @@ func (sh Shell) runShell(ctx context.Context, args map[string]any) (Result, erro
 	// cannot leave half a secret for redaction to miss.
 	red, err := sh.Store.Redactor()
 	if err != nil {
-		return Result{}, err
+		return tool.Result{}, err
 	}
 	return runCommand(ctx, argv, resolvePath(sh.Dir, cwd), sh.Env(ctx), timeout, red), nil
 }
@@ -104,7 +105,7 @@ func (sh Shell) runShell(ctx context.Context, args map[string]any) (Result, erro
 // Each stream keeps ShellOutputMax bytes and, beyond them, as much as the
 // longest secret, so redact sees every secret that begins before the cut
 // whole before the output is cut.
-func runCommand(ctx context.Context, argv []string, dir string, env []string, timeout time.Duration, red *vault.Redactor) Result {
+func runCommand(ctx context.Context, argv []string, dir string, env []string, timeout time.Duration, red *vault.Redactor) tool.Result {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	stdout := &cappedBuffer{max: ShellOutputMax, slack: vault.MaxSecretSize, red: red}
@@ -143,7 +144,7 @@ func runCommand(ctx context.Context, argv []string, dir string, env []string, ti
 	}
 	stdout.section(&b, "stdout")
 	stderr.section(&b, "stderr")
-	return Result{Content: []Content{{Type: "text", Text: b.String()}}, IsError: isErr}
+	return tool.Result{Content: []tool.Content{{Type: "text", Text: b.String()}}, IsError: isErr}
 }
 
 // keep runs argv under the shell keeper and returns its reply. Cancelling

@@ -7,12 +7,14 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"tai/engine/tool"
 )
 
 // TestShellBackgroundJobs: a command that leaves a background process
 // behind reports its own exit status, and the leftovers are stopped.
 func TestShellBackgroundJobs(t *testing.T) {
-	e := newEngine(t, nil, &Options{Mode: Yolo})
+	e := newEngine(t, nil, &Options{Mode: tool.Yolo})
 	tests := []struct {
 		name    string
 		command string
@@ -90,7 +92,7 @@ func waitGone(t *testing.T, pid int) {
 // TestShellTimeoutStopsDetached: a command killed at its timeout takes
 // down what it detached too.
 func TestShellTimeoutStopsDetached(t *testing.T) {
-	e := newEngine(t, nil, &Options{Mode: Yolo})
+	e := newEngine(t, nil, &Options{Mode: tool.Yolo})
 	res := dispatch(t, e, "shell", map[string]any{"timeout": 1.0,
 		"command": "setsid sleep 781 >/dev/null 2>&1 </dev/null & echo $!; exec sleep 30"})
 	text := res.Text()
@@ -109,7 +111,7 @@ func TestShellTimeoutStopsDetached(t *testing.T) {
 // (after detaching a process that holds nothing of tai's) still ends its
 // call promptly, saying what happened.
 func TestShellKeeperKilledByTheCommand(t *testing.T) {
-	e := newEngine(t, nil, &Options{Mode: Yolo})
+	e := newEngine(t, nil, &Options{Mode: tool.Yolo})
 	res := dispatch(t, e, "shell", map[string]any{"command": "setsid sleep 783 </dev/null & echo $!; kill -9 $PPID; sleep 30"})
 	text := res.Text()
 	if !res.IsError || !strings.Contains(text, "keeper was killed") {

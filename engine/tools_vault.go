@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"tai/engine/tool"
 	"tai/mcp"
 	"tai/vault"
 )
@@ -18,7 +19,7 @@ const (
 	// RecordReadDefault is record_read's default length; RecordReadMax the
 	// most one call returns (ResultMax, so a read never spills again).
 	RecordReadDefault = 16 * 1024
-	RecordReadMax     = ResultMax - 1024
+	RecordReadMax     = tool.ResultMax - 1024
 	// AuditTailMax bounds audit_tail's n.
 	AuditTailMax = 500
 )
@@ -31,16 +32,16 @@ type Vault struct {
 }
 
 // Tools returns the vault tools.
-func (vt Vault) Tools() []Tool {
-	return []Tool{
+func (vt Vault) Tools() []tool.Tool {
+	return []tool.Tool{
 		{
 			Name: "secret_set",
 			Description: "Store a secret (an API key, a token) in the vault under a name. The value is never shown " +
 				"again: it is scrubbed from all output. Profiles and MCP configs refer to secrets by name.",
-			Parameters: schema([]string{"name", "value"}, map[string]any{
-				"name":        prop("string", "secret name: 1-128 letters, digits, '-', '_' or '.'"),
-				"value":       prop("string", "the secret value"),
-				"description": prop("string", "what the secret is for"),
+			Parameters: tool.Schema([]string{"name", "value"}, map[string]any{
+				"name":        tool.Prop("string", "secret name: 1-128 letters, digits, '-', '_' or '.'"),
+				"value":       tool.Prop("string", "the secret value"),
+				"description": tool.Prop("string", "what the secret is for"),
 			}),
 			Run:       vt.secretSet,
 			Sensitive: []string{"value"},
@@ -48,15 +49,15 @@ func (vt Vault) Tools() []Tool {
 		{
 			Name:        "secret_list",
 			Description: "List the vault's secrets by name, with their metadata and update time; values are never shown.",
-			Parameters:  schema(nil, map[string]any{}),
+			Parameters:  tool.Schema(nil, map[string]any{}),
 			Safe:        true,
 			Run:         vt.secretList,
 		},
 		{
 			Name:        "secret_delete",
 			Description: "Delete a secret from the vault by name.",
-			Parameters: schema([]string{"name"}, map[string]any{
-				"name": prop("string", "secret name"),
+			Parameters: tool.Schema([]string{"name"}, map[string]any{
+				"name": tool.Prop("string", "secret name"),
 			}),
 			Run: vt.secretDelete,
 		},
@@ -64,10 +65,10 @@ func (vt Vault) Tools() []Tool {
 			Name: "record_read",
 			Description: "Read part of a stored record, such as a large tool result that was spilled to the vault: " +
 				"give its id, an offset in bytes and a length (default 16384).",
-			Parameters: schema([]string{"id"}, map[string]any{
-				"id":     prop("string", "record id"),
-				"offset": prop("integer", "byte offset to start at (default 0)"),
-				"length": prop("integer", fmt.Sprintf("bytes to read (default %d, at most %d)", RecordReadDefault, RecordReadMax)),
+			Parameters: tool.Schema([]string{"id"}, map[string]any{
+				"id":     tool.Prop("string", "record id"),
+				"offset": tool.Prop("integer", "byte offset to start at (default 0)"),
+				"length": tool.Prop("integer", fmt.Sprintf("bytes to read (default %d, at most %d)", RecordReadDefault, RecordReadMax)),
 			}),
 			Safe: true,
 			Run:  vt.recordRead,
@@ -75,9 +76,9 @@ func (vt Vault) Tools() []Tool {
 		{
 			Name:        "audit_tail",
 			Description: "Show the newest entries of the audit trail of tool calls, MCP calls and secret changes.",
-			Parameters: schema(nil, map[string]any{
-				"n":    prop("integer", "how many entries (default 20)"),
-				"kind": prop("string", "only entries of this kind: tool, mcp-call, secret, …"),
+			Parameters: tool.Schema(nil, map[string]any{
+				"n":    tool.Prop("integer", "how many entries (default 20)"),
+				"kind": tool.Prop("string", "only entries of this kind: tool, mcp-call, secret, …"),
 			}),
 			Safe: true,
 			Run:  vt.auditTail,
@@ -85,37 +86,37 @@ func (vt Vault) Tools() []Tool {
 	}
 }
 
-func (vt Vault) secretSet(_ context.Context, args map[string]any) (Result, error) {
-	a := readArgs(args)
-	name := a.str("name", true)
-	value := a.str("value", true)
-	desc := a.str("description", false)
-	if err := a.err(); err != nil {
-		return ErrorResult("%v", err), nil
+func (vt Vault) secretSet(_ context.Context, args map[string]any) (tool.Result, error) {
+	a := tool.ReadArgs(args)
+	name := a.Str("name", true)
+	value := a.Str("value", true)
+	desc := a.Str("description", false)
+	if err := a.Err(); err != nil {
+		return tool.ErrorResult("%v", err), nil
 	}
 	if err := vault.ValidSecretName(name); err != nil {
-		return ErrorResult("secret_set: %v", err), nil
+		return tool.ErrorResult("secret_set: %v", err), nil
 	}
 	var meta map[string]any
 	if desc != "" {
 		meta = map[string]any{"description": desc}
 	}
 	if err := vt.Store.SecretSet(name, value, meta); err != nil {
-		return ErrorResult("secret_set: %v", err), nil
+		return tool.ErrorResult("secret_set: %v", err), nil
 	}
 	if len(value) < vault.MinRedactLen {
-		return TextResult(fmt.Sprintf("stored secret %s (%d bytes); warning: values shorter than %d bytes cannot be redacted, so this one will show wherever it appears", name, len(value), vault.MinRedactLen)), nil
+		return tool.TextResult(fmt.Sprintf("stored secret %s (%d bytes); warning: values shorter than %d bytes cannot be redacted, so this one will show wherever it appears", name, len(value), vault.MinRedactLen)), nil
 	}
-	return TextResult(fmt.Sprintf("stored secret %s (%d bytes; the value is never shown)", name, len(value))), nil
+	return tool.TextResult(fmt.Sprintf("stored secret %s (%d bytes; the value is never shown)", name, len(value))), nil
 }
 
-func (vt Vault) secretList(context.Context, map[string]any) (Result, error) {
+func (vt Vault) secretList(context.Context, map[string]any) (tool.Result, error) {
 	list, err := vt.Store.SecretList()
 	if err != nil {
-		return ErrorResult("secret_list: %v", err), nil
+		return tool.ErrorResult("secret_list: %v", err), nil
 	}
 	if len(list) == 0 {
-		return TextResult("no secrets stored"), nil
+		return tool.TextResult("no secrets stored"), nil
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
 	var b strings.Builder
@@ -127,55 +128,55 @@ func (vt Vault) secretList(context.Context, map[string]any) (Result, error) {
 		}
 		b.WriteByte('\n')
 	}
-	return TextResult(b.String()), nil
+	return tool.TextResult(b.String()), nil
 }
 
-func (vt Vault) secretDelete(_ context.Context, args map[string]any) (Result, error) {
-	a := readArgs(args)
-	name := a.str("name", true)
-	if err := a.err(); err != nil {
-		return ErrorResult("%v", err), nil
+func (vt Vault) secretDelete(_ context.Context, args map[string]any) (tool.Result, error) {
+	a := tool.ReadArgs(args)
+	name := a.Str("name", true)
+	if err := a.Err(); err != nil {
+		return tool.ErrorResult("%v", err), nil
 	}
 	if err := vt.Store.SecretDelete(name); err != nil {
 		if errors.Is(err, vault.ErrNotFound) {
-			return ErrorResult("secret_delete: no secret named %q: see secret_list", name), nil
+			return tool.ErrorResult("secret_delete: no secret named %q: see secret_list", name), nil
 		}
-		return ErrorResult("secret_delete: %v", err), nil
+		return tool.ErrorResult("secret_delete: %v", err), nil
 	}
-	return TextResult("deleted secret " + name), nil
+	return tool.TextResult("deleted secret " + name), nil
 }
 
-func (vt Vault) recordRead(_ context.Context, args map[string]any) (Result, error) {
-	a := readArgs(args)
-	id := a.str("id", true)
-	offset := a.int("offset", 0)
-	length := a.int("length", RecordReadDefault)
-	if err := a.err(); err != nil {
-		return ErrorResult("%v", err), nil
+func (vt Vault) recordRead(_ context.Context, args map[string]any) (tool.Result, error) {
+	a := tool.ReadArgs(args)
+	id := a.Str("id", true)
+	offset := a.Int("offset", 0)
+	length := a.Int("length", RecordReadDefault)
+	if err := a.Err(); err != nil {
+		return tool.ErrorResult("%v", err), nil
 	}
 	if offset < 0 {
-		return ErrorResult("record_read: offset %d is negative", offset), nil
+		return tool.ErrorResult("record_read: offset %d is negative", offset), nil
 	}
 	if length <= 0 || length > RecordReadMax {
-		return ErrorResult("record_read: length %d is out of range: give 1 to %d", length, RecordReadMax), nil
+		return tool.ErrorResult("record_read: length %d is out of range: give 1 to %d", length, RecordReadMax), nil
 	}
 	whole, _, err := vt.Store.RecordGet(id, 0, 0)
 	if err != nil {
 		// The vault says why an id is missing (never stored, deleted, or
 		// dropped by the retention limit); the model needs that to act.
-		return ErrorResult("record_read: %v", err), nil
+		return tool.ErrorResult("record_read: %v", err), nil
 	}
 	// The whole record is redacted before it is paged: a secret learnt
 	// after the record was stored must not be cut in two by the pages.
 	// Offsets count bytes of the redacted text.
 	red, err := vt.Store.Redactor()
 	if err != nil {
-		return ErrorResult("record_read: %v", err), nil
+		return tool.ErrorResult("record_read: %v", err), nil
 	}
 	whole = red.Redact(whole)
 	size := len(whole)
 	if offset > size {
-		return ErrorResult("record_read: offset %d is past the end of record %s (%d bytes)", offset, id, size), nil
+		return tool.ErrorResult("record_read: offset %d is past the end of record %s (%d bytes)", offset, id, size), nil
 	}
 	// A page does not end inside a [REDACTED:name] mark the redaction
 	// wrote: it is kept whole. Text that only looks like one is cut.
@@ -185,25 +186,25 @@ func (vt Vault) recordRead(_ context.Context, args map[string]any) (Result, erro
 	if end < size {
 		next = fmt.Sprintf("; %d bytes remain, continue with offset %d", size-end, end)
 	}
-	return TextResult(fmt.Sprintf("[record %s, bytes %d-%d of %d%s]\n%s", id, offset, end, size, next, text)), nil
+	return tool.TextResult(fmt.Sprintf("[record %s, bytes %d-%d of %d%s]\n%s", id, offset, end, size, next, text)), nil
 }
 
-func (vt Vault) auditTail(_ context.Context, args map[string]any) (Result, error) {
-	a := readArgs(args)
-	n := a.int("n", 20)
-	kind := a.str("kind", false)
-	if err := a.err(); err != nil {
-		return ErrorResult("%v", err), nil
+func (vt Vault) auditTail(_ context.Context, args map[string]any) (tool.Result, error) {
+	a := tool.ReadArgs(args)
+	n := a.Int("n", 20)
+	kind := a.Str("kind", false)
+	if err := a.Err(); err != nil {
+		return tool.ErrorResult("%v", err), nil
 	}
 	if n <= 0 || n > AuditTailMax {
-		return ErrorResult("audit_tail: n %d is out of range: give 1 to %d", n, AuditTailMax), nil
+		return tool.ErrorResult("audit_tail: n %d is out of range: give 1 to %d", n, AuditTailMax), nil
 	}
 	entries, err := vt.Store.AuditTail(n, kind)
 	if err != nil {
-		return ErrorResult("audit_tail: %v", err), nil
+		return tool.ErrorResult("audit_tail: %v", err), nil
 	}
 	if len(entries) == 0 {
-		return TextResult("the audit trail is empty"), nil
+		return tool.TextResult("the audit trail is empty"), nil
 	}
 	// One line per entry: what an entry records (a name a model or a
 	// client chose) shows its line breaks and controls as \n, \x1b and the
@@ -218,5 +219,5 @@ func (vt Vault) auditTail(_ context.Context, args map[string]any) (Result, error
 		}
 		b.WriteByte('\n')
 	}
-	return TextResult(b.String()), nil
+	return tool.TextResult(b.String()), nil
 }

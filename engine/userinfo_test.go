@@ -9,6 +9,7 @@ import (
 
 	"tai/engine/llm"
 	"tai/engine/llm/llmtest"
+	"tai/engine/tool"
 )
 
 // TestBaseURLUserinfoNeverShows: a base URL with user:password@ reaches
@@ -26,7 +27,7 @@ func TestBaseURLUserinfoNeverShows(t *testing.T) {
 	ln.Close()
 	for _, base := range []string{notFound.URL + "/v1", dead + "/v1"} {
 		withInfo := strings.Replace(base, "http://", "http://"+user+":"+pass+"@", 1)
-		e := fakeProfileEngine(t, llm.ProviderOpenAI, withInfo, &Options{Mode: Yolo, Client: &llm.ClientOptions{Retry: llm.RetryPolicy{Attempts: 1}}})
+		e := fakeProfileEngine(t, llm.ProviderOpenAI, withInfo, &Options{Mode: tool.Yolo, Client: &llm.ClientOptions{Retry: llm.RetryPolicy{Attempts: 1}}})
 		_, err := newSession(t, e).NewAgent(nil).RunTurn(turnCtx(t), "hello", nil)
 		if err == nil {
 			t.Fatalf("a turn against %s succeeded", base)
@@ -44,7 +45,7 @@ func TestBaseURLUserinfoNeverShows(t *testing.T) {
 	srv := llmtest.NewOpenAI(t, llmtest.Calls(llmtest.Call("shell", `{"command":"echo \"$SHOWN_URL\""}`)), llmtest.Say("ok"))
 	withInfo := strings.Replace(srv.BaseURL, "http://", "http://"+user+":"+pass+"@", 1)
 	t.Setenv("SHOWN_URL", withInfo)
-	e := fakeProfileEngine(t, llm.ProviderOpenAI, withInfo, &Options{Mode: Yolo})
+	e := fakeProfileEngine(t, llm.ProviderOpenAI, withInfo, &Options{Mode: tool.Yolo})
 	if _, err := newSession(t, e).NewAgent(nil).RunTurn(turnCtx(t), "show it", nil); err != nil {
 		t.Fatal(err)
 	}

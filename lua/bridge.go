@@ -9,6 +9,7 @@ import (
 
 	"tai/engine"
 	"tai/engine/bridge"
+	"tai/engine/tool"
 	"tai/mcp"
 )
 
@@ -222,20 +223,20 @@ func (h *Host) mcpCallTool(L *glua.LState) int {
 	args := argsTable(L, 1, "arguments")
 	checkFields(L, args, "server", "tool", "args")
 	server := fieldString(L, args, "server", true)
-	tool := fieldString(L, args, "tool", true)
+	toolName := fieldString(L, args, "tool", true)
 	targs, _ := args["args"].(map[string]any)
 	if v, ok := args["args"]; ok && targs == nil {
 		if list, isList := v.([]any); !isList || len(list) > 0 {
 			L.ArgError(1, "args must be a table of the tool's named arguments")
 		}
 	}
-	var res engine.Result
+	var res tool.Result
 	if err := h.onBridge(L, func(ctx context.Context, b *bridge.Bridge) error {
-		name, err := b.Callable(ctx, server, tool)
+		name, err := b.Callable(ctx, server, toolName)
 		if err != nil {
 			return err
 		}
-		res, err = h.engine.sess.Dispatch(engine.ByPerson(ctx), name, targs)
+		res, err = h.engine.sess.Dispatch(tool.ByPerson(ctx), name, targs)
 		return err
 	}); err != nil {
 		return fail(L, err.Error())
@@ -252,10 +253,10 @@ func (h *Host) mcpGrant(L *glua.LState) int {
 	args := argsTable(L, 1, "arguments")
 	checkFields(L, args, "server", "tool")
 	server := fieldString(L, args, "server", true)
-	tool := fieldString(L, args, "tool", false)
+	toolName := fieldString(L, args, "tool", false)
 	var granted []string
 	if err := h.onBridge(L, func(ctx context.Context, b *bridge.Bridge) (err error) {
-		granted, err = b.Grant(ctx, server, tool)
+		granted, err = b.Grant(ctx, server, toolName)
 		return err
 	}); err != nil {
 		return fail(L, err.Error())

@@ -9,7 +9,7 @@ import (
 
 	glua "github.com/yuin/gopher-lua"
 
-	"tai/engine"
+	"tai/engine/tool"
 )
 
 // BenchmarkMCPBridgedCall compares, in one run, a bridged echo through
@@ -24,7 +24,7 @@ func BenchmarkMCPBridgedCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	h := newHost(b, Options{Vault: openTestVault(b, "pw"), Mode: engine.Yolo}, nil)
+	h := newHost(b, Options{Vault: openTestVault(b, "pw"), Mode: tool.Yolo}, nil)
 	cfg, _ := json.Marshal(map[string]any{"bench": map[string]any{
 		"transport": "stdio", "command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{"TAI_LUA_TEST_MCP": "bench"},
 	}})

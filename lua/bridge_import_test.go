@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"tai/engine"
+	"tai/engine/tool"
 )
 
 // fakeCommands puts npx and python on PATH as scripts that start the test
@@ -72,7 +72,7 @@ func TestMCPImport(t *testing.T) {
 			t.Setenv("HOME", home)
 			t.Setenv("XDG_CONFIG_HOME", "")
 			t.Setenv("API_KEY", "imported-api-key-value")
-			h, _, dir := modelHost(t, engine.Yolo)
+			h, _, dir := modelHost(t, tool.Yolo)
 			data, err := os.ReadFile(filepath.Join("testdata", "import", tt.fixture))
 			if err != nil {
 				t.Fatal(err)

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"tai/engine"
 	"tai/engine/llm/llmtest"
+	"tai/engine/tool"
 )
 
 // npmPeer returns node and the entry script of an official server from
@@ -47,7 +47,7 @@ func TestInteropMCPRegistryEndToEnd(t *testing.T) {
 	entity, _ := json.Marshal(map[string]any{"entities": []any{map[string]any{
 		"name": "tai", "entityType": "program", "observations": []string{big},
 	}}})
-	h, srv, dir := modelHost(t, engine.Auto,
+	h, srv, dir := modelHost(t, tool.Auto,
 		llmtest.Calls(llmtest.Call("mcp_everything_echo", `{"message":"hello from the model"}`)),
 		llmtest.Calls(llmtest.Call("mcp_memory_create_entities", string(entity))),
 		llmtest.Calls(llmtest.Call("mcp_memory_read_graph", `{}`)),

@@ -7,8 +7,8 @@ import (
 	"reflect"
 	"testing"
 
-	"tai/engine"
 	"tai/engine/llm/llmtest"
+	"tai/engine/tool"
 )
 
 // TestMCPRegistryFunctions drives tai.mcp.add/list/enable/tools/call/
@@ -20,7 +20,7 @@ func TestMCPRegistryFunctions(t *testing.T) {
 		t.Fatal(err)
 	}
 	args, _ := json.Marshal(map[string]any{"text": "from the model"})
-	h, srv, _ := modelHost(t, engine.Yolo)
+	h, srv, _ := modelHost(t, tool.Yolo)
 	srv.Push(
 		llmtest.Calls(llmtest.Call("mcp_fake_echo", string(args))),
 		llmtest.Say("done"),

@@ -11,6 +11,7 @@ import (
 
 	"tai/engine"
 	"tai/engine/llm"
+	"tai/engine/tool"
 )
 
 // openChat installs the agent turns and plain completions:
@@ -224,7 +225,7 @@ func (h *Host) luaChat(L *glua.LState) int {
 // names offered on the turn's last model call, how many tools were
 // available, what their schemas take in tokens, and whether selection
 // chose among them (past the budget).
-func selectionTable(L *glua.LState, s engine.Selection) *glua.LTable {
+func selectionTable(L *glua.LState, s tool.Selection) *glua.LTable {
 	t := L.NewTable()
 	offered := L.NewTable()
 	for _, spec := range s.Offered {

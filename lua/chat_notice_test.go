@@ -10,6 +10,7 @@ import (
 	"tai/engine"
 	"tai/engine/llm"
 	"tai/engine/llm/llmtest"
+	"tai/engine/tool"
 )
 
 func TestChatDetailsSayHowTheAnswerEnded(t *testing.T) {
@@ -25,7 +26,7 @@ func TestChatDetailsSayHowTheAnswerEnded(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h, _, _ := modelHost(t, engine.Interactive, tt.turn)
+			h, _, _ := modelHost(t, tool.Interactive, tt.turn)
 			got := mustRun(t, h, `local text, d = tai.chat("go") return text, d.finish_reason, d.truncated, d.filtered, d.empty`)
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("got %v, want %v", got, tt.want)

@@ -4,15 +4,15 @@ import (
 	"reflect"
 	"testing"
 
-	"tai/engine"
 	"tai/engine/llm/llmtest"
+	"tai/engine/tool"
 )
 
 // TestConversationKeptAndRestored runs a turn, keeps the conversation in
 // the vault (a secret in it redacted), restores it into a fresh
 // conversation and checks the next request carries it.
 func TestConversationKeptAndRestored(t *testing.T) {
-	h, srv, _ := modelHost(t, engine.Interactive, llmtest.Say("first answer"), llmtest.Say("second answer"))
+	h, srv, _ := modelHost(t, tool.Interactive, llmtest.Say("first answer"), llmtest.Say("second answer"))
 	got := mustRun(t, h, `
 		assert(tai.vault.secret_set("tok", "sk-kept-secret-1"))
 		assert(tai.chat("remember sk-kept-secret-1 please"))
@@ -35,7 +35,7 @@ func TestConversationKeptAndRestored(t *testing.T) {
 }
 
 func TestModelsAndModelSwitch(t *testing.T) {
-	h, srv, _ := modelHost(t, engine.Interactive, llmtest.Say("ok"))
+	h, srv, _ := modelHost(t, tool.Interactive, llmtest.Say("ok"))
 	srv.SetModels("fake-b", "fake-a")
 	got := mustRun(t, h, `
 		local list = assert(tai.models())

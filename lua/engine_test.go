@@ -17,11 +17,12 @@ import (
 	"tai/engine"
 	"tai/engine/llm"
 	"tai/engine/llm/llmtest"
+	"tai/engine/tool"
 )
 
 // modelHost is a host with a vault and an engine whose environment points
 // at an in-process fake OpenAI server.
-func modelHost(t *testing.T, mode engine.Mode, turns ...llmtest.Turn) (*testHost, *llmtest.Server, string) {
+func modelHost(t *testing.T, mode tool.Mode, turns ...llmtest.Turn) (*testHost, *llmtest.Server, string) {
 	t.Helper()
 	srv := llmtest.NewOpenAI(t, turns...)
 	dir := t.TempDir()
@@ -48,7 +49,7 @@ func mustRun(t *testing.T, h *testHost, chunk string) []any {
 }
 
 func TestToolsAndCall(t *testing.T) {
-	h, _, dir := modelHost(t, engine.Interactive)
+	h, _, dir := modelHost(t, tool.Interactive)
 	if err := os.WriteFile(filepath.Join(dir, "note.txt"), []byte("alpha\nbeta\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestToolsAndCall(t *testing.T) {
 }
 
 func TestYoloRunsNonSafeTools(t *testing.T) {
-	h, _, dir := modelHost(t, engine.Yolo)
+	h, _, dir := modelHost(t, tool.Yolo)
 	got := mustRun(t, h, `local r = tai.call("write_file", {path = "x.txt", content = "written"})
 		local l = tai.call("lua", {chunk = "print('from the sandbox') return io == nil"})
 		return r.isError, tai.mode, l.content[1].text:match("from the sandbox") ~= nil, l.content[1].text:match("true") ~= nil`)
@@ -113,7 +114,7 @@ func TestYoloRunsNonSafeTools(t *testing.T) {
 }
 
 func TestLuaTool(t *testing.T) {
-	h, _, _ := modelHost(t, engine.Yolo)
+	h, _, _ := modelHost(t, tool.Yolo)
 	// Defined before the engine exists (as init.lua does), then after.
 	mustRun(t, h, `
 		tai.tool{name = "shout", description = "upper-cases text", safe = true,
@@ -160,7 +161,7 @@ func answerFromResults(r llmtest.Request) llmtest.Turn {
 }
 
 func TestChatRunsLuaToolsFromTheModel(t *testing.T) {
-	h, srv, dir := modelHost(t, engine.Interactive,
+	h, srv, dir := modelHost(t, tool.Interactive,
 		llmtest.Calls(
 			llmtest.Call("shout", `{"text":"one"}`),
 			llmtest.Call("shout", `{"text":"two"}`),
@@ -214,7 +215,7 @@ func TestChatRunsLuaToolsFromTheModel(t *testing.T) {
 }
 
 func TestChatOptionsAndErrors(t *testing.T) {
-	h, srv, _ := modelHost(t, engine.Yolo,
+	h, srv, _ := modelHost(t, tool.Yolo,
 		llmtest.Calls(llmtest.Call("read_file", `{"path":"nope"}`)),
 		llmtest.Calls(llmtest.Call("read_file", `{"path":"nope"}`)),
 		llmtest.Fail(500, "server exploded"),
@@ -256,7 +257,7 @@ func TestChatWithoutModelSaysHowToConfigure(t *testing.T) {
 }
 
 func TestComplete(t *testing.T) {
-	h, srv, _ := modelHost(t, engine.Interactive, llmtest.Say("a haiku"))
+	h, srv, _ := modelHost(t, tool.Interactive, llmtest.Say("a haiku"))
 	got := mustRun(t, h, `local text, d = tai.complete({{role = "system", content = "be brief"}, {role = "user", content = "write"}}) return text, d.finish_reason, d.usage.output_tokens > 0`)
 	if !reflect.DeepEqual(got, []any{"a haiku", "stop", true}) {
 		t.Fatalf("got %v", got)
@@ -273,7 +274,7 @@ func TestComplete(t *testing.T) {
 }
 
 func TestPrompterConfirmsAndAnswers(t *testing.T) {
-	h, srv, dir := modelHost(t, engine.Interactive,
+	h, srv, dir := modelHost(t, tool.Interactive,
 		llmtest.Calls(llmtest.Call("write_file", `{"path":"w.txt","content":"ok"}`), llmtest.Call("ask_user", `{"question":"favourite colour?"}`)),
 	)
 	srv.SetRule(answerFromResults)
@@ -316,7 +317,7 @@ func TestPrompterConfirmsAndAnswers(t *testing.T) {
 }
 
 func TestAskUserWithoutPrompterDenies(t *testing.T) {
-	h, srv, _ := modelHost(t, engine.Yolo, llmtest.Calls(llmtest.Call("ask_user", `{"question":"are you there?"}`)))
+	h, srv, _ := modelHost(t, tool.Yolo, llmtest.Calls(llmtest.Call("ask_user", `{"question":"are you there?"}`)))
 	srv.SetRule(answerFromResults)
 	got := mustRun(t, h, `return tai.chat("ask me")`)
 	if s, _ := got[0].(string); !strings.Contains(s, "nobody can answer") {
@@ -325,7 +326,7 @@ func TestAskUserWithoutPrompterDenies(t *testing.T) {
 }
 
 func TestProfiles(t *testing.T) {
-	h, _, _ := modelHost(t, engine.Interactive)
+	h, _, _ := modelHost(t, tool.Interactive)
 	got := mustRun(t, h, `
 		local before = tai.profile
 		assert(tai.profiles.save{name = "work", provider = "anthropic", model = "claude-x", key_env = "WORK_KEY", system = "terse"})
@@ -351,7 +352,7 @@ func TestProfiles(t *testing.T) {
 }
 
 func TestInterruptCancelsTurnAndChatStaysUsable(t *testing.T) {
-	h, srv, _ := modelHost(t, engine.Interactive, llmtest.Turn{Text: "partial", Hang: true})
+	h, srv, _ := modelHost(t, tool.Interactive, llmtest.Turn{Text: "partial", Hang: true})
 	var streamed atomic.Bool
 	h.L.SetGlobal("interrupt_now", h.L.NewFunction(func(*glua.LState) int {
 		streamed.Store(true)
@@ -386,7 +387,7 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func TestChatOnAnotherProfileAndNestedTurns(t *testing.T) {
-	h, srv, _ := modelHost(t, engine.Yolo,
+	h, srv, _ := modelHost(t, tool.Yolo,
 		llmtest.Calls(llmtest.Call("nested", `{}`)),
 	)
 	srv.SetRule(func(r llmtest.Request) llmtest.Turn {
@@ -478,7 +479,7 @@ func TestProfileFieldFollowsTheVaultBeforeTheEngineIsBuilt(t *testing.T) {
 // JSON array stay arrays when the Lua table for them is empty ({} has no
 // JSON shape of its own), while empty schemas stay objects.
 func TestLuaToolEmptySchemaArrays(t *testing.T) {
-	h, _, _ := modelHost(t, engine.Yolo)
+	h, _, _ := modelHost(t, tool.Yolo)
 	mustRun(t, h, `
 		tai.tool{name = "empties", description = "has empty schema arrays", run = print,
 			parameters = {type = "object", required = {},
@@ -493,9 +494,9 @@ func TestLuaToolEmptySchemaArrays(t *testing.T) {
 		t.Fatal(err)
 	}
 	var params any
-	for _, tool := range e.Tools().Tools() {
-		if tool.Name == "empties" {
-			params = tool.Parameters
+	for _, toolName := range e.Tools().Tools() {
+		if toolName.Name == "empties" {
+			params = toolName.Parameters
 		}
 	}
 	data, err := json.Marshal(params)
@@ -535,7 +536,7 @@ func TestPassEnv(t *testing.T) {
 	t.Setenv("LUA_PASS_TOKEN", "lua-pass-token-value-1")
 	t.Setenv("LUA_LATER_SECRET", "lua-later-secret-value-2")
 	t.Setenv("LUA_DROPPED_TOKEN", "lua-dropped-token-value-3")
-	h, _, _ := modelHost(t, engine.Yolo)
+	h, _, _ := modelHost(t, tool.Yolo)
 	got := mustRun(t, h, `
 		assert(tai.pass_env("LUA_PASS_TOKEN"))
 		local env = tai.call("shell", {argv = {"env"}}).content[1].text
@@ -558,7 +559,7 @@ func TestPassEnv(t *testing.T) {
 func TestPipedStdinNeverAnswersAPrompter(t *testing.T) {
 	for _, read := range []string{`io.read("*l")`, `(function() for l in io.lines() do return l end end)()`} {
 		t.Run(read, func(t *testing.T) {
-			h, srv, dir := modelHost(t, engine.Interactive)
+			h, srv, dir := modelHost(t, tool.Interactive)
 			srv.SetRule(answerFromResults)
 			h.L.SetGlobal("push_write", h.L.NewFunction(func(L *glua.LState) int {
 				srv.Push(llmtest.Calls(llmtest.Call("write_file", `{"path":"`+L.CheckString(1)+`","content":"x"}`)))

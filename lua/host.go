@@ -27,6 +27,7 @@ import (
 
 	"tai/engine"
 	"tai/engine/bridge"
+	"tai/engine/tool"
 	"tai/vault"
 )
 
@@ -57,7 +58,7 @@ type Options struct {
 	// Mode is the approval mode of non-safe tool calls (--auto, --yolo);
 	// the zero value asks (through tai.prompter) and denies when nobody can
 	// answer.
-	Mode engine.Mode
+	Mode tool.Mode
 	// Engine is the base of the options the engine is built with (tests set
 	// Getenv, NewClient or Dir here); Mode, Profile, Prompter and, unless
 	// set, LuaRunner are filled by the host. Nil means defaults.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"tai/engine"
+	"tai/engine/tool"
 	"tai/vault"
 )
 
@@ -101,7 +102,7 @@ func TestSafeCallOpensNoVault(t *testing.T) {
 // redaction's sight.
 func TestStructuredValuesAreRedactedBeforeEncoding(t *testing.T) {
 	open, _ := countingVault(t, "pw")
-	h := newHost(t, Options{Vault: open, Engine: &engine.Options{Dir: t.TempDir(), Getenv: func(string) string { return "" }}, Mode: engine.Yolo}, nil)
+	h := newHost(t, Options{Vault: open, Engine: &engine.Options{Dir: t.TempDir(), Getenv: func(string) string { return "" }}, Mode: tool.Yolo}, nil)
 	got, err := h.DoString(ctxT(t), `
 		assert(tai.vault.secret_set("pw", "Tr0ub4dor&3<x>"))
 		tai.tool{name = "conf", description = "returns a table", safe = true, run = function()

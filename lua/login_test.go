@@ -4,14 +4,14 @@ import (
 	"reflect"
 	"testing"
 
-	"tai/engine"
+	"tai/engine/tool"
 )
 
 // TestMCPLoginCallbackPort: tai.mcp.login takes callback_port as the
 // integer Lua passes (and /mcp login --callback-port N), refusing one
 // that is no port.
 func TestMCPLoginCallbackPort(t *testing.T) {
-	h, _, _ := modelHost(t, engine.Interactive)
+	h, _, _ := modelHost(t, tool.Interactive)
 	got := mustRun(t, h, `
 		local m, err = tai.mcp.login{server = "nosuch", callback_port = 3118}
 		local ok, bad = pcall(tai.mcp.login, {server = "nosuch", callback_port = 70000})

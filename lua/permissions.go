@@ -8,7 +8,7 @@ import (
 
 	glua "github.com/yuin/gopher-lua"
 
-	"tai/engine"
+	"tai/engine/tool"
 	"tai/vault"
 )
 
@@ -38,7 +38,7 @@ func (h *Host) openPermissions(L *glua.LState, tai *glua.LTable) {
 		"remove": func(L *glua.LState) int { return h.permissionChange(L, false) },
 		"allows": h.permissionAllows,
 		"suggest": func(L *glua.LState) int {
-			if p, ok := engine.SuggestPrefix(consentArg(L, 1)); ok {
+			if p, ok := tool.SuggestPrefix(consentArg(L, 1)); ok {
 				L.Push(glua.LString(p))
 				return 1
 			}
@@ -113,10 +113,10 @@ func (h *Host) permissionChange(L *glua.LState, add bool) int {
 		if p.Tool != "shell" {
 			return fail(L, "a prefix is for the shell tool only; a rule for "+CleanText(p.Tool, true)+" covers every call of it")
 		}
-		if err := engine.CheckPrefix(p.Prefix); err != nil && add {
+		if err := tool.CheckPrefix(p.Prefix); err != nil && add {
 			return fail(L, err.Error())
 		}
-		if words, ok := engine.CommandWords(p.Prefix); ok {
+		if words, ok := tool.CommandWords(p.Prefix); ok {
 			p.Prefix = strings.Join(words, " ")
 		}
 	}
@@ -138,9 +138,9 @@ func (h *Host) permissionChange(L *glua.LState, add bool) int {
 }
 
 // consentArg reads a consent table ({tool=, origin=, args=}) at n.
-func consentArg(L *glua.LState, n int) engine.Consent {
+func consentArg(L *glua.LState, n int) tool.Consent {
 	t := L.CheckTable(n)
-	c := engine.Consent{}
+	c := tool.Consent{}
 	if s, ok := t.RawGetString("tool").(glua.LString); ok {
 		c.Tool = string(s)
 	}
@@ -172,7 +172,7 @@ func (h *Host) permissionAllows(L *glua.LState) int {
 		if s, ok := t.RawGetString("prefix").(glua.LString); ok {
 			rule.Prefix = string(s)
 		}
-		if _, ok := engine.PermissionAllows([]vault.Permission{rule}, dir, c); ok {
+		if _, ok := tool.PermissionAllows([]vault.Permission{rule}, dir, c); ok {
 			L.Push(permissionTable(L, rule))
 			return 1
 		}
@@ -184,7 +184,7 @@ func (h *Host) permissionAllows(L *glua.LState) int {
 		if err != nil {
 			return fail(L, err.Error())
 		}
-		p, ok := engine.PermissionAllows(list, dir, c)
+		p, ok := tool.PermissionAllows(list, dir, c)
 		if !ok {
 			L.Push(glua.LNil)
 			return 1

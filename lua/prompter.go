@@ -11,7 +11,7 @@ import (
 
 	glua "github.com/yuin/gopher-lua"
 
-	"tai/engine"
+	"tai/engine/tool"
 )
 
 // openPrompter installs tai.prompter:
@@ -46,10 +46,10 @@ func (h *Host) prompterFns() (confirm, ask *glua.LFunction) {
 
 // Confirm implements engine.Prompter. Consent is a person's: it is asked
 // only at a terminal (see askingTerminal), else refused.
-func (p hostPrompter) Confirm(ctx context.Context, c engine.Consent) (bool, error) {
+func (p hostPrompter) Confirm(ctx context.Context, c tool.Consent) (bool, error) {
 	fn, _ := p.h.prompterFns()
 	if fn == nil {
-		return false, engine.ErrNoPrompter
+		return false, tool.ErrNoPrompter
 	}
 	tty, piped := p.h.askingTerminal()
 	if tty != nil {
@@ -89,7 +89,7 @@ func (p hostPrompter) Confirm(ctx context.Context, c engine.Consent) (bool, erro
 func (p hostPrompter) Ask(ctx context.Context, question string) (string, error) {
 	_, fn := p.h.prompterFns()
 	if fn == nil {
-		return "", engine.ErrNoPrompter
+		return "", tool.ErrNoPrompter
 	}
 	tty, piped := p.h.askingTerminal()
 	if tty != nil {

@@ -13,6 +13,7 @@ import (
 	glua "github.com/yuin/gopher-lua"
 
 	"tai/engine"
+	"tai/engine/tool"
 	"tai/mcp"
 	"tai/mcp/config"
 	"tai/mcp/github"
@@ -148,7 +149,7 @@ const (
 
 // agentTools are the only tools the resolver subagent may have: reads of
 // the repository being resolved, nothing that writes, runs or registers.
-func agentTools(client *github.Client, src github.Source) map[string]engine.Tool {
+func agentTools(client *github.Client, src github.Source) map[string]tool.Tool {
 	obj := func(props map[string]any, required ...string) map[string]any {
 		m := map[string]any{"type": "object", "properties": props}
 		if len(required) > 0 {
@@ -158,51 +159,51 @@ func agentTools(client *github.Client, src github.Source) map[string]engine.Tool
 	}
 	str := func(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
 	path := func(args map[string]any) string { p, _ := args["path"].(string); return p }
-	return map[string]engine.Tool{
+	return map[string]tool.Tool{
 		toolRepoFile: {
 			Name: toolRepoFile, Safe: true,
 			Description: "Read one file of the repository being resolved (" + src.String() + "), by its path inside the repository folder.",
 			Parameters:  obj(map[string]any{"path": str("the file's path, such as package.json or docs/setup.md")}, "path"),
-			Run: func(ctx context.Context, args map[string]any) (engine.Result, error) {
+			Run: func(ctx context.Context, args map[string]any) (tool.Result, error) {
 				f, ok, err := client.File(ctx, src, path(args))
 				switch {
 				case err != nil:
-					return engine.ErrorResult("%v", err), nil
+					return tool.ErrorResult("%v", err), nil
 				case !ok:
-					return engine.ErrorResult("no file %q in %s", path(args), src), nil
+					return tool.ErrorResult("no file %q in %s", path(args), src), nil
 				}
-				return engine.TextResult(f.Text), nil
+				return tool.TextResult(f.Text), nil
 			},
 		},
 		toolRepoList: {
 			Name: toolRepoList, Safe: true,
 			Description: "List a folder of the repository being resolved (" + src.String() + "); an empty path lists its root.",
 			Parameters:  obj(map[string]any{"path": str("the folder's path; empty for the root")}),
-			Run: func(ctx context.Context, args map[string]any) (engine.Result, error) {
+			Run: func(ctx context.Context, args map[string]any) (tool.Result, error) {
 				list, err := client.List(ctx, src, path(args))
 				if err != nil {
-					return engine.ErrorResult("%v", err), nil
+					return tool.ErrorResult("%v", err), nil
 				}
 				var b strings.Builder
 				for _, e := range list {
 					fmt.Fprintf(&b, "%s\t%s\t%d\n", e.Type, e.Path, e.Size)
 				}
-				return engine.TextResult(b.String()), nil
+				return tool.TextResult(b.String()), nil
 			},
 		},
 		toolRepoReadme: {
 			Name: toolRepoReadme, Safe: true,
 			Description: "Read the raw README of the repository folder being resolved (" + src.String() + ").",
 			Parameters:  obj(map[string]any{}),
-			Run: func(ctx context.Context, args map[string]any) (engine.Result, error) {
+			Run: func(ctx context.Context, args map[string]any) (tool.Result, error) {
 				f, ok, err := client.Readme(ctx, src)
 				switch {
 				case err != nil:
-					return engine.ErrorResult("%v", err), nil
+					return tool.ErrorResult("%v", err), nil
 				case !ok:
-					return engine.ErrorResult("%s has no README", src), nil
+					return tool.ErrorResult("%s has no README", src), nil
 				}
-				return engine.TextResult(f.Path + ":\n" + f.Text), nil
+				return tool.TextResult(f.Path + ":\n" + f.Text), nil
 			},
 		},
 	}
@@ -217,7 +218,7 @@ func (r *resolveState) agent(ctx context.Context, sess *engine.Session, client *
 		return nil, err
 	}
 	offered := agentTools(client, src)
-	var own []engine.Tool
+	var own []tool.Tool
 	for _, n := range names {
 		t, ok := offered[n]
 		if !ok {

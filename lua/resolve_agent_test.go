@@ -11,6 +11,7 @@ import (
 	"tai/engine"
 	"tai/engine/llm"
 	"tai/engine/llm/llmtest"
+	"tai/engine/tool"
 	"tai/mcp/github/githubtest"
 )
 
@@ -24,7 +25,7 @@ const slackAnswer = "Found it in the docs.\n```json\n" +
 // its calls are audited, and its one fenced JSON entry is the answer.
 func TestResolveAgentPass(t *testing.T) {
 	fakeGitHub(t)
-	h, srv, _ := modelHost(t, engine.Interactive,
+	h, srv, _ := modelHost(t, tool.Interactive,
 		llmtest.Calls(llmtest.Call("repo_readme", `{}`)),
 		llmtest.Calls(llmtest.Call("repo_file", `{"path":"docs/03-configuration-and-usage.md"}`), llmtest.Call("repo_list", `{"path":""}`)),
 		llmtest.Say(slackAnswer),
@@ -127,7 +128,7 @@ func TestResolveAgentFailures(t *testing.T) {
 			env := map[string]string{"OPENAI_API_KEY": "sk-test-key", "OPENAI_BASE_URL": srv.BaseURL, "TAI_MODEL": "fake-model"}
 			h := newHost(t, Options{
 				Vault: openTestVault(t, "pw"),
-				Mode:  engine.Yolo,
+				Mode:  tool.Yolo,
 				Engine: &engine.Options{
 					Dir:    t.TempDir(),
 					Getenv: func(k string) string { return env[k] },

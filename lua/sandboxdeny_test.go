@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"tai/engine"
 	"tai/engine/sandbox"
+	"tai/engine/tool"
 )
 
 // TestSandboxFieldThroughLua: an entry's sandbox setting comes out of
@@ -23,7 +23,7 @@ func TestSandboxFieldThroughLua(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, _, _ := modelHost(t, engine.Yolo)
+	h, _, _ := modelHost(t, tool.Yolo)
 	grant := t.TempDir()
 	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
 		"boxed": map[string]any{"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{"TAI_LUA_TEST_MCP": "1"},
@@ -60,7 +60,7 @@ func TestSandboxFieldThroughLua(t *testing.T) {
 // vault's folder whatever the list says, is refused with a note naming
 // it; a bad list is an error that leaves the old one.
 func TestSandboxDenyList(t *testing.T) {
-	h, _, _ := modelHost(t, engine.Interactive)
+	h, _, _ := modelHost(t, tool.Interactive)
 	secret := t.TempDir()
 	store, err := h.Vault()
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"tai/engine"
+	"tai/engine/tool"
 	"tai/mcp/server"
 )
 
@@ -73,10 +73,10 @@ func serveGoEcho(b *testing.B) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := e.Tools().Add(engine.Tool{Name: "echo", Description: "echoes its text", Safe: true,
-		Run: func(_ context.Context, args map[string]any) (engine.Result, error) {
+	if err := e.Tools().Add(tool.Tool{Name: "echo", Description: "echoes its text", Safe: true,
+		Run: func(_ context.Context, args map[string]any) (tool.Result, error) {
 			s, _ := args["text"].(string)
-			return engine.TextResult(s), nil
+			return tool.TextResult(s), nil
 		}}); err != nil {
 		b.Fatal(err)
 	}

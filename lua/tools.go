@@ -9,13 +9,13 @@ import (
 
 	glua "github.com/yuin/gopher-lua"
 
-	"tai/engine"
+	"tai/engine/tool"
 	"tai/vault"
 )
 
 // luaTools are the tools added with tai.tool.
 type luaTools struct {
-	pending []engine.Tool   // added before the engine was built
+	pending []tool.Tool     // added before the engine was built
 	names   map[string]bool // names of every tool added with tai.tool
 }
 
@@ -91,8 +91,8 @@ func (h *Host) luaCallTool(L *glua.LState) int {
 	if err != nil {
 		return fail(L, err.Error())
 	}
-	ctx := engine.ByPerson(luaContext(L))
-	var res engine.Result
+	ctx := tool.ByPerson(luaContext(L))
+	var res tool.Result
 	var derr error
 	h.Await(func() { res, derr = s.Dispatch(ctx, name, args) })
 	if derr != nil {
@@ -107,7 +107,7 @@ func (h *Host) luaCallTool(L *glua.LState) int {
 }
 
 // resultTable converts a tool result to {content={…}, isError=bool}.
-func resultTable(L *glua.LState, res engine.Result) (*glua.LTable, error) {
+func resultTable(L *glua.LState, res tool.Result) (*glua.LTable, error) {
 	content := sizedArray(L, len(res.Content))
 	for _, c := range res.Content {
 		if c.Type == "text" || len(c.Raw) == 0 {
@@ -168,7 +168,7 @@ func (h *Host) listTools(L *glua.LState) int {
 func (h *Host) luaAddTool(L *glua.LState) int {
 	spec := L.CheckTable(1)
 	name, _ := spec.RawGetString("name").(glua.LString)
-	if err := engine.ValidToolName(string(name)); err != nil {
+	if err := tool.ValidToolName(string(name)); err != nil {
 		L.ArgError(1, "name: "+err.Error())
 	}
 	desc, ok := spec.RawGetString("description").(glua.LString)
@@ -202,7 +202,7 @@ func (h *Host) luaAddTool(L *glua.LState) int {
 		h.tools.names = map[string]bool{}
 	}
 	h.tools.names[string(name)] = true
-	t := engine.Tool{
+	t := tool.Tool{
 		Name:        string(name),
 		Description: string(desc),
 		Parameters:  params,
@@ -285,14 +285,14 @@ func schemaArrays(schema map[string]any) map[string]any {
 
 // luaToolRun returns the Go run function of a Lua tool: it sends the call
 // to the goroutine that owns the state and waits for it.
-func (h *Host) luaToolRun(name string, fn *glua.LFunction) func(context.Context, map[string]any) (engine.Result, error) {
-	return func(ctx context.Context, args map[string]any) (engine.Result, error) {
-		var res engine.Result
+func (h *Host) luaToolRun(name string, fn *glua.LFunction) func(context.Context, map[string]any) (tool.Result, error) {
+	return func(ctx context.Context, args map[string]any) (tool.Result, error) {
+		var res tool.Result
 		err := h.onLua(ctx, func() {
 			L := h.L
 			a, err := ToLua(L, args)
 			if err != nil {
-				res = engine.ErrorResult("%s: arguments: %v", name, err)
+				res = tool.ErrorResult("%s: arguments: %v", name, err)
 				return
 			}
 			out, err := h.callLua(fn, 1, a)
@@ -302,7 +302,7 @@ func (h *Host) luaToolRun(name string, fn *glua.LFunction) func(context.Context,
 				if errors.As(err, &le) {
 					msg = le.Message
 				}
-				res = engine.ErrorResult("%s failed: %s", name, msg)
+				res = tool.ErrorResult("%s failed: %s", name, msg)
 				return
 			}
 			res = toolResult(L, out[0], h.redactValue)
@@ -329,23 +329,23 @@ func (h *Host) redactValue(v any) (any, error) {
 // toolResult turns what a Lua tool returned into a Result. A value that
 // is neither a string nor content is redacted as a value (redact) before
 // it is encoded as JSON, since the encoding could hide a secret.
-func toolResult(L *glua.LState, v glua.LValue, redact func(any) (any, error)) engine.Result {
+func toolResult(L *glua.LState, v glua.LValue, redact func(any) (any, error)) tool.Result {
 	switch x := v.(type) {
 	case glua.LString:
-		return engine.TextResult(string(x))
+		return tool.TextResult(string(x))
 	case *glua.LNilType:
-		return engine.TextResult("")
+		return tool.TextResult("")
 	case *glua.LTable:
 		if c := x.RawGetString("content"); c != glua.LNil {
-			res := engine.Result{IsError: glua.LVAsBool(x.RawGetString("isError"))}
+			res := tool.Result{IsError: glua.LVAsBool(x.RawGetString("isError"))}
 			switch cv := c.(type) {
 			case glua.LString:
-				res.Content = []engine.Content{{Type: "text", Text: string(cv)}}
+				res.Content = []tool.Content{{Type: "text", Text: string(cv)}}
 				return res
 			case *glua.LTable:
 				g, err := FromLua(L, cv)
 				if err != nil {
-					return engine.ErrorResult("the tool's content does not convert: %v", err)
+					return tool.ErrorResult("the tool's content does not convert: %v", err)
 				}
 				items, ok := g.([]any)
 				if !ok {
@@ -353,48 +353,48 @@ func toolResult(L *glua.LState, v glua.LValue, redact func(any) (any, error)) en
 				}
 				for i, it := range items {
 					if s, ok := it.(string); ok {
-						res.Content = append(res.Content, engine.Content{Type: "text", Text: s})
+						res.Content = append(res.Content, tool.Content{Type: "text", Text: s})
 						continue
 					}
 					b, err := json.Marshal(it)
 					if err != nil {
-						return engine.ErrorResult("content item %d: %v", i+1, err)
+						return tool.ErrorResult("content item %d: %v", i+1, err)
 					}
-					var c engine.Content
+					var c tool.Content
 					if err := json.Unmarshal(b, &c); err != nil {
-						return engine.ErrorResult("content item %d is not an MCP content block: %v", i+1, err)
+						return tool.ErrorResult("content item %d is not an MCP content block: %v", i+1, err)
 					}
 					if c.Type == "" {
-						return engine.ErrorResult("content item %d has no type; use {type=\"text\", text=…}", i+1)
+						return tool.ErrorResult("content item %d has no type; use {type=\"text\", text=…}", i+1)
 					}
 					res.Content = append(res.Content, c)
 				}
 				return res
 			default:
-				return engine.ErrorResult("the tool returned content of type %s; use a string or a list of {type=, text=} items", c.Type())
+				return tool.ErrorResult("the tool returned content of type %s; use a string or a list of {type=, text=} items", c.Type())
 			}
 		}
 	}
 	g, err := FromLua(L, v)
 	if err != nil {
-		return engine.TextResult(L.ToStringMeta(v).String())
+		return tool.TextResult(L.ToStringMeta(v).String())
 	}
 	if g, err = redact(g); err != nil {
-		return engine.ErrorResult("the tool's result cannot be shown: %v", err)
+		return tool.ErrorResult("the tool's result cannot be shown: %v", err)
 	}
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(g); err != nil {
-		return engine.ErrorResult("the tool's result does not encode: %v", err)
+		return tool.ErrorResult("the tool's result does not encode: %v", err)
 	}
-	return engine.TextResult(strings.TrimSuffix(b.String(), "\n"))
+	return tool.TextResult(strings.TrimSuffix(b.String(), "\n"))
 }
 
 // toolOrigin says where a tool comes from, for tai.tools(): "server/tool"
 // for a bridged MCP tool, "lua" for one added with tai.tool, else
 // "built-in".
-func (h *Host) toolOrigin(t engine.Tool) string {
+func (h *Host) toolOrigin(t tool.Tool) string {
 	switch {
 	case t.Origin != "":
 		return t.Origin

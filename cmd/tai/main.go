@@ -26,9 +26,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"tai/engine"
 	"tai/engine/llm"
 	"tai/engine/sandbox"
+	"tai/engine/tool"
 	"tai/lua"
 	"tai/mcp/server"
 	"tai/stdlib"
@@ -158,14 +158,14 @@ func run(o *options, perr error, stdout, stderr io.Writer) int {
 		return lua.ExitOK
 	}
 
-	mode := engine.Interactive
+	mode := tool.Interactive
 	switch {
 	case o.auto && o.yolo:
 		return usageError(stderr, "--auto and --yolo exclude each other; give one")
 	case o.auto:
-		mode = engine.Auto
+		mode = tool.Auto
 	case o.yolo:
-		mode = engine.Yolo
+		mode = tool.Yolo
 	}
 	if o.profile != "" {
 		if err := llm.ValidProfileName(o.profile); err != nil {

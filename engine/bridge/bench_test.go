@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"tai/engine"
+	"tai/engine/tool"
 	"tai/mcp"
 )
 
@@ -22,14 +22,14 @@ import (
 // bridge-call − direct is the bridge's overhead; bridged − bridge-call is
 // the registry's.
 func BenchmarkBridgedEcho(b *testing.B) {
-	f := newFixture(b, engine.Yolo, "")
+	f := newFixture(b, tool.Yolo, "")
 	f.add(b, "srv", nil)
 	ctx := context.Background()
 	if _, err := f.b.SetEnabled(ctx, "srv", "", true); err != nil {
 		b.Fatal(err)
 	}
-	if err := f.reg.Add(engine.Tool{Name: "noop", Description: "does nothing",
-		Run: func(context.Context, map[string]any) (engine.Result, error) { return engine.TextResult("ok"), nil }}); err != nil {
+	if err := f.reg.Add(tool.Tool{Name: "noop", Description: "does nothing",
+		Run: func(context.Context, map[string]any) (tool.Result, error) { return tool.TextResult("ok"), nil }}); err != nil {
 		b.Fatal(err)
 	}
 	args := map[string]any{"text": "hello, benchmark"}
@@ -78,7 +78,7 @@ func BenchmarkBridgedEcho(b *testing.B) {
 // call (profile, policy, pin) and turning a server's result into the
 // engine's.
 func BenchmarkBridgeOwnWork(b *testing.B) {
-	f := newFixture(b, engine.Yolo, "")
+	f := newFixture(b, tool.Yolo, "")
 	f.add(b, "srv", nil)
 	ctx := context.Background()
 	if _, err := f.b.SetEnabled(ctx, "srv", "", true); err != nil {
@@ -122,7 +122,7 @@ func decodeForBench(raw []byte) (*mcp.CallResult, error) {
 // both alike. It reports each one's time per call and the difference:
 // the bridge and the registry (approval, audit, redaction) together.
 func BenchmarkBridgeInterleaved(b *testing.B) {
-	f := newFixture(b, engine.Yolo, "")
+	f := newFixture(b, tool.Yolo, "")
 	f.add(b, "srv", nil)
 	ctx := context.Background()
 	if _, err := f.b.SetEnabled(ctx, "srv", "", true); err != nil {
@@ -180,7 +180,7 @@ func BenchmarkRegisterBombs(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		f := newFixture(b, engine.Yolo, "")
+		f := newFixture(b, tool.Yolo, "")
 		f.add(b, fmt.Sprint("h", i), map[string]string{serverEnv: hostileServer, serverStateEnv: state})
 		f.b.Close()
 		f.store.Close()

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"tai/engine"
 	"tai/engine/llm"
+	"tai/engine/tool"
 )
 
 // allocated returns the bytes fn allocates.
@@ -64,28 +64,28 @@ func TestLineDiffFoldsUnchangedRuns(t *testing.T) {
 // different definitions and schema and description bombs, one nested
 // deeper than encoding/json reads at all.
 func bombPages() [][]string {
-	tool := func(name, desc, schema string) string {
+	toolName := func(name, desc, schema string) string {
 		d, _ := json.Marshal(desc)
 		return fmt.Sprintf(`{"name":%q,"description":%s,"inputSchema":%s}`, name, d, schema)
 	}
 	nest := func(levels int) string {
 		return strings.Repeat(`{"type":"object","properties":{"a":`, levels) + `{"type":"string"}` + strings.Repeat("}}", levels)
 	}
-	ok := tool("ok", "fine", `{"type":"object","properties":{"x":{"type":"string"}}}`)
-	refloop := tool("refloop", "follows references", `{"type":"object","properties":{"n":{"$ref":"#/$defs/a"},"s":{"$ref":"#"}},`+
+	ok := toolName("ok", "fine", `{"type":"object","properties":{"x":{"type":"string"}}}`)
+	refloop := toolName("refloop", "follows references", `{"type":"object","properties":{"n":{"$ref":"#/$defs/a"},"s":{"$ref":"#"}},`+
 		`"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}}}`)
-	same := tool("same", "listed on both pages", `{"type":"object"}`)
+	same := toolName("same", "listed on both pages", `{"type":"object"}`)
 	page1 := []string{ok, refloop, same,
-		tool("deep", "nested 100,000 levels", nest(100000)),
-		tool("twice", "the first definition", `{"type":"object"}`),
+		toolName("deep", "nested 100,000 levels", nest(100000)),
+		toolName("twice", "the first definition", `{"type":"object"}`),
 	}
 	page2 := []string{same,
-		tool("deep40", "nested 40 schema levels", nest(40)),
-		tool("enum", "a million choices", `{"type":"object","properties":{"e":{"enum":[`+strings.Repeat("1,", 1000000)+`1]}}}`),
-		tool("required", "requires everything", `{"type":"object","required":[`+strings.Repeat(`"r",`, 200000)+`"r"]}`),
-		tool("propdesc", "a giant property description", `{"type":"object","properties":{"p":{"type":"string","description":"`+strings.Repeat("p", 1<<20)+`"}}}`),
-		tool("longdesc", strings.Repeat("d", 100<<10), `{"type":"object"}`),
-		tool("twice", "the second definition", `{"type":"object"}`),
+		toolName("deep40", "nested 40 schema levels", nest(40)),
+		toolName("enum", "a million choices", `{"type":"object","properties":{"e":{"enum":[`+strings.Repeat("1,", 1000000)+`1]}}}`),
+		toolName("required", "requires everything", `{"type":"object","required":[`+strings.Repeat(`"r",`, 200000)+`"r"]}`),
+		toolName("propdesc", "a giant property description", `{"type":"object","properties":{"p":{"type":"string","description":"`+strings.Repeat("p", 1<<20)+`"}}}`),
+		toolName("longdesc", strings.Repeat("d", 100<<10), `{"type":"object"}`),
+		toolName("twice", "the second definition", `{"type":"object"}`),
 	}
 	return [][]string{page1, page2}
 }
@@ -107,7 +107,7 @@ func TestSchemaBombsAreRefusedOthersKept(t *testing.T) {
 	if err := os.WriteFile(state, []byte(bombListing()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f := newFixture(t, engine.Yolo, "")
+	f := newFixture(t, tool.Yolo, "")
 	out := f.add(t, "h", map[string]string{serverEnv: hostileServer, serverStateEnv: state})
 	slices.Sort(out.Tools)
 	if !slices.Equal(out.Tools, []string{"ok", "refloop", "same"}) {
@@ -139,7 +139,7 @@ func TestSchemaBombsAreRefusedOthersKept(t *testing.T) {
 	}
 	conv := []llm.Message{{Role: "user", Content: "deep enum required propdesc longdesc twice choices nested"}}
 	var selected []llm.ToolSpec
-	if got := allocated(func() { selected = f.reg.SelectTools(conv, engine.SelectOptions{}) }); got > 4<<20 {
+	if got := allocated(func() { selected = f.reg.SelectTools(conv, tool.SelectOptions{}) }); got > 4<<20 {
 		t.Fatalf("selection allocated %d bytes", got)
 	}
 	b, _ := json.Marshal(selected)
@@ -191,7 +191,7 @@ func TestSchemaBombsAreRefusedOthersKept(t *testing.T) {
 	mustContain(t, "mcp_tools", toolsText(list), "mcp_h_deep (h/deep) [withheld]\n  refused: its input schema nests")
 
 	// A person cannot grant a refused tool either.
-	g := newFixture(t, engine.Interactive, f.path)
+	g := newFixture(t, tool.Interactive, f.path)
 	f.b.Close()
 	if _, err := g.b.Grant(ctxT(t), "h", "enum"); err == nil || !strings.Contains(err.Error(), "cannot be granted") {
 		t.Fatalf("grant of a refused tool: %v", err)

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"tai/engine"
 	"tai/engine/llm"
+	"tai/engine/tool"
 	"tai/mcp"
 	"tai/mcp/config"
 	"tai/mcp/github"
@@ -46,7 +46,7 @@ type Options struct {
 	Dir string
 	// Profile returns the profile whose enablement decides what
 	// select_tools offers (the main session's); nil means "default". A
-	// call whose engine.Caller names a profile checks that one.
+	// call whose tool.Caller names a profile checks that one.
 	Profile func() string
 	// Getenv reads the environment for ${VAR}; nil means os.LookupEnv.
 	Getenv func(string) (string, bool)
@@ -74,7 +74,7 @@ type Options struct {
 // snapshot, the connections opened so far and the mcp_* tools. It is safe
 // for concurrent use.
 type Bridge struct {
-	reg   *engine.Registry
+	reg   *tool.Registry
 	store *vault.Store
 	opts  Options
 
@@ -94,7 +94,7 @@ type Bridge struct {
 // New returns a bridge over store, installs it as reg's Fallback and
 // SpecSource, and registers the mcp_* agent tools in reg. It reads
 // nothing yet: the vault is read on the first selection or call.
-func New(reg *engine.Registry, store *vault.Store, opts *Options) (*Bridge, error) {
+func New(reg *tool.Registry, store *vault.Store, opts *Options) (*Bridge, error) {
 	if reg == nil || store == nil {
 		return nil, errors.New("bridge: New needs a registry and a vault store")
 	}
@@ -167,7 +167,7 @@ func (b *Bridge) profile() string {
 
 // profileFor returns the profile of the caller in ctx, else the bridge's.
 func (b *Bridge) profileFor(ctx context.Context) string {
-	if p := engine.CallerFrom(ctx).ProfileName(); p != "" {
+	if p := tool.CallerFrom(ctx).ProfileName(); p != "" {
 		return p
 	}
 	return b.profile()
@@ -175,7 +175,7 @@ func (b *Bridge) profileFor(ctx context.Context) string {
 
 // approver returns the approver of the caller in ctx (spawn consent,
 // grants, removal), else the registry's own.
-func (b *Bridge) approver(ctx context.Context) *engine.Approver {
+func (b *Bridge) approver(ctx context.Context) *tool.Approver {
 	return b.reg.ApproverFor(ctx)
 }
 
@@ -244,19 +244,19 @@ func (b *Bridge) specs(profile string) []llm.ToolSpec {
 // fallback is the registry's Fallback: every bridged name of every stored
 // server resolves, so a call of a tool that is not offered (disabled,
 // withheld, denied) is answered with the reason instead of "unknown tool".
-func (b *Bridge) fallback(name string) (engine.Tool, bool) {
+func (b *Bridge) fallback(name string) (tool.Tool, bool) {
 	s, err := b.current()
 	if err != nil {
-		return engine.Tool{}, false
+		return tool.Tool{}, false
 	}
 	bt, ok := s.byName[name]
 	if !ok {
 		// A server added by another process since the snapshot.
 		if s, err = b.reload(); err != nil {
-			return engine.Tool{}, false
+			return tool.Tool{}, false
 		}
 		if bt, ok = s.byName[name]; !ok {
-			return engine.Tool{}, false
+			return tool.Tool{}, false
 		}
 	}
 	return b.tool(bt), true
@@ -266,23 +266,23 @@ func (b *Bridge) fallback(name string) (engine.Tool, bool) {
 // called whatever the profile (withheld, refused by the entry's lists,
 // over MCP_MAX_TOOLS) answers why without asking for approval: it never
 // reaches the server.
-func (b *Bridge) tool(bt *bridged) engine.Tool {
-	server, tool := bt.server, bt.tool
+func (b *Bridge) tool(bt *bridged) tool.Tool {
+	server, toolName := bt.server, bt.tool
 	if why := bt.reason; why != "" {
-		return engine.Tool{
-			Name: bt.name, Description: bt.description, Parameters: bt.params, Origin: server + "/" + tool, Safe: true,
-			Run: func(context.Context, map[string]any) (engine.Result, error) {
-				return engine.ErrorResult("%s", why), nil
+		return tool.Tool{
+			Name: bt.name, Description: bt.description, Parameters: bt.params, Origin: server + "/" + toolName, Safe: true,
+			Run: func(context.Context, map[string]any) (tool.Result, error) {
+				return tool.ErrorResult("%s", why), nil
 			},
 		}
 	}
-	return engine.Tool{
+	return tool.Tool{
 		Name:        bt.name,
 		Description: bt.description,
 		Parameters:  bt.params,
-		Origin:      server + "/" + tool,
-		Run: func(ctx context.Context, args map[string]any) (engine.Result, error) {
-			return b.call(ctx, server, tool, args)
+		Origin:      server + "/" + toolName,
+		Run: func(ctx context.Context, args map[string]any) (tool.Result, error) {
+			return b.call(ctx, server, toolName, args)
 		},
 		Unavailable: func(ctx context.Context) string {
 			s, err := b.current()

@@ -13,12 +13,13 @@ import (
 	"tai/engine"
 	"tai/engine/llm"
 	"tai/engine/llm/llmtest"
+	"tai/engine/tool"
 	"tai/mcp"
 	"tai/vault"
 )
 
 func TestAddVerifyEnableCall(t *testing.T) {
-	f := newFixture(t, engine.Interactive, "")
+	f := newFixture(t, tool.Interactive, "")
 	f.p.answer = "d" // add it disabled
 	out := f.add(t, "srv", nil)
 	if out.Enabled || out.Profile != "work" || !slices.Contains(out.Tools, "echo") {
@@ -63,7 +64,7 @@ func TestAddVerifyEnableCall(t *testing.T) {
 			t.Fatalf("specs %v lack %s", names, want)
 		}
 	}
-	sel := f.reg.SelectTools([]llm.Message{{Role: "user", Content: "please echoes text"}}, engine.SelectOptions{})
+	sel := f.reg.SelectTools([]llm.Message{{Role: "user", Content: "please echoes text"}}, tool.SelectOptions{})
 	if !slices.Contains(specNames(sel), "mcp_srv_echo") {
 		t.Fatalf("select_tools did not pick the bridged echo: %v", specNames(sel))
 	}
@@ -122,7 +123,7 @@ func TestAddVerifyEnableCall(t *testing.T) {
 }
 
 func TestSpilledResultReadsBack(t *testing.T) {
-	f := newFixture(t, engine.Yolo, "")
+	f := newFixture(t, tool.Yolo, "")
 	f.add(t, "srv", nil)
 	if _, err := f.b.SetEnabled(ctxT(t), "srv", "", true); err != nil {
 		t.Fatal(err)
@@ -143,7 +144,7 @@ func TestSpilledResultReadsBack(t *testing.T) {
 }
 
 func TestVerificationFailureStoresNothing(t *testing.T) {
-	f := newFixture(t, engine.Yolo, "")
+	f := newFixture(t, tool.Yolo, "")
 	f.b.opts.Clean = func(s string) string { return strings.ReplaceAll(s, "\x1b", `\x1b`) }
 	rep, err := f.b.Add(ctxT(t), AddRequest{Source: serverJSON(t, "broken", map[string]string{serverEnv: "fail"})})
 	if err != nil {
@@ -163,7 +164,7 @@ func TestVerificationFailureStoresNothing(t *testing.T) {
 }
 
 func TestCrashRestartsOnNextCall(t *testing.T) {
-	f := newFixture(t, engine.Yolo, "")
+	f := newFixture(t, tool.Yolo, "")
 	state := filepath.Join(t.TempDir(), "state")
 	if err := os.WriteFile(state, []byte("v1"), 0o600); err != nil {
 		t.Fatal(err)
@@ -206,7 +207,7 @@ func TestRugPull(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := map[string]string{serverStateEnv: state}
-	first := newFixture(t, engine.Auto, path)
+	first := newFixture(t, tool.Auto, path)
 	if out := first.add(t, "srv", env); out.Consent != "auto" || !strings.Contains(out.Spawn, "-test.run=^$") {
 		t.Fatalf("--auto start not reported: %+v", out)
 	}
@@ -223,7 +224,7 @@ func TestRugPull(t *testing.T) {
 	if err := os.WriteFile(state, []byte("v2"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, mode := range []engine.Mode{engine.Auto, engine.Yolo} {
+	for _, mode := range []tool.Mode{tool.Auto, tool.Yolo} {
 		t.Run(mode.String(), func(t *testing.T) {
 			f := newFixture(t, mode, path)
 			res, err := f.reg.Dispatch(ctxT(t), "mcp_srv_echo", map[string]any{"text": "v2"})
@@ -267,7 +268,7 @@ func TestRugPull(t *testing.T) {
 	}
 
 	// A person grants echo after seeing the diff; extra stays withheld.
-	f := newFixture(t, engine.Interactive, path)
+	f := newFixture(t, tool.Interactive, path)
 	f.p.answer = "n"
 	if _, err := f.b.Grant(ctxT(t), "srv", ""); err != nil {
 		t.Fatal(err)
@@ -292,7 +293,7 @@ func TestRugPull(t *testing.T) {
 }
 
 func TestListChangedRelists(t *testing.T) {
-	f := newFixture(t, engine.Yolo, "")
+	f := newFixture(t, tool.Yolo, "")
 	f.add(t, "srv", nil)
 	if _, err := f.b.SetEnabled(ctxT(t), "srv", "", true); err != nil {
 		t.Fatal(err)
@@ -320,7 +321,7 @@ func TestListChangedRelists(t *testing.T) {
 }
 
 func TestModelInServedTurnCannotAdd(t *testing.T) {
-	f := newFixture(t, engine.Yolo, "")
+	f := newFixture(t, tool.Yolo, "")
 	f.reg.Approver().SetPrompter(nil) // a served session: nobody to ask
 	src := serverJSON(t, "srv", nil)
 	args, _ := jsonString(map[string]any{"source": src})
@@ -349,7 +350,7 @@ func TestModelInServedTurnCannotAdd(t *testing.T) {
 }
 
 func TestSecretsRedacted(t *testing.T) {
-	f := newFixture(t, engine.Yolo, "")
+	f := newFixture(t, tool.Yolo, "")
 	if err := f.store.SecretSet("sv", "s3cr3t-value-42", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -380,7 +381,7 @@ func TestSecretsRedacted(t *testing.T) {
 }
 
 func TestCaps(t *testing.T) {
-	f := newFixture(t, engine.Yolo, "")
+	f := newFixture(t, tool.Yolo, "")
 	f.b.opts.MaxServers, f.b.opts.MaxTools = 2, 3
 	f.add(t, "one", nil)
 	f.add(t, "two", nil)
@@ -424,7 +425,7 @@ func TestCaps(t *testing.T) {
 }
 
 func TestRemoveAsksFirst(t *testing.T) {
-	f := newFixture(t, engine.Interactive, "")
+	f := newFixture(t, tool.Interactive, "")
 	f.add(t, "srv", nil)
 	f.p.answer = "n"
 	if err := f.b.Remove(ctxT(t), "srv"); err == nil {
@@ -472,7 +473,7 @@ func TestBridgedNames(t *testing.T) {
 	if first != "mcp_srv_get_sum" || second != "mcp_srv_get_sum_2" {
 		t.Fatalf("collision: %q %q", first, second)
 	}
-	if err := engine.ValidToolName(n.name("srv", long)); err != nil {
+	if err := tool.ValidToolName(n.name("srv", long)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -500,7 +501,7 @@ func TestListingSkipsUnusableNames(t *testing.T) {
 }
 
 func TestVerificationTimesOut(t *testing.T) {
-	f := newFixture(t, engine.Yolo, "")
+	f := newFixture(t, tool.Yolo, "")
 	f.b.opts.Client = &mcp.ClientOptions{ConnectTimeout: time.Second}
 	rep, err := f.b.Add(ctxT(t), AddRequest{Source: serverJSON(t, "slow", map[string]string{serverEnv: "hanglist"})})
 	if err != nil {
@@ -524,7 +525,7 @@ func TestChangedSpawnAsksAgain(t *testing.T) {
 	}}})
 	path := filepath.Join(t.TempDir(), "vault.db")
 	t.Setenv("TAI_BRIDGE_ARG", "first-value")
-	f := newFixture(t, engine.Interactive, path)
+	f := newFixture(t, tool.Interactive, path)
 	rep, err := f.b.Add(ctxT(t), AddRequest{Source: src})
 	if err != nil || rep.Servers[0].Outcome != Added {
 		t.Fatalf("add: %+v, %v", rep, err)
@@ -543,7 +544,7 @@ func TestChangedSpawnAsksAgain(t *testing.T) {
 
 	t.Setenv("TAI_BRIDGE_ARG", "second-value")
 	for _, answer := range []string{"n", "y"} {
-		g := newFixture(t, engine.Interactive, path)
+		g := newFixture(t, tool.Interactive, path)
 		g.p.answer = answer
 		_, err := g.reg.Dispatch(ctxT(t), "mcp_srv_echo", map[string]any{"text": "x"})
 		qs := g.p.questions()
@@ -561,7 +562,7 @@ func TestChangedSpawnAsksAgain(t *testing.T) {
 		g.b.Close()
 		g.store.Close()
 	}
-	h := newFixture(t, engine.Interactive, path)
+	h := newFixture(t, tool.Interactive, path)
 	if _, err := h.reg.Dispatch(ctxT(t), "mcp_srv_echo", map[string]any{"text": "x"}); err != nil || len(h.p.questions()) != 0 {
 		t.Fatalf("after consenting: %v, questions %q", err, h.p.questions())
 	}
@@ -570,17 +571,17 @@ func TestChangedSpawnAsksAgain(t *testing.T) {
 // TestSelectionFollowsTheSessionProfile: a server enabled only for another
 // profile is offered to a session on that profile, not to the default.
 func TestSelectionFollowsTheSessionProfile(t *testing.T) {
-	f := newFixture(t, engine.Yolo, "")
+	f := newFixture(t, tool.Yolo, "")
 	f.add(t, "srv", nil)
 	if _, err := f.b.SetEnabled(ctxT(t), "srv", "home", true); err != nil {
 		t.Fatal(err)
 	}
 	conv := []llm.Message{{Role: "user", Content: "echoes text"}}
 	has := func(specs []llm.ToolSpec) bool { return slices.Contains(specNames(specs), "mcp_srv_echo") }
-	if has(f.reg.SelectTools(conv, engine.SelectOptions{})) || has(f.reg.SelectTools(conv, engine.SelectOptions{Profile: "work"})) {
+	if has(f.reg.SelectTools(conv, tool.SelectOptions{})) || has(f.reg.SelectTools(conv, tool.SelectOptions{Profile: "work"})) {
 		t.Fatal("offered to a profile it is not enabled for")
 	}
-	if !has(f.reg.SelectTools(conv, engine.SelectOptions{Profile: "home"})) {
+	if !has(f.reg.SelectTools(conv, tool.SelectOptions{Profile: "home"})) {
 		t.Fatal("not offered to the profile it is enabled for")
 	}
 }
@@ -608,16 +609,16 @@ func TestLineDiff(t *testing.T) {
 func TestModelUnattendedAddCannotUseSecrets(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		mode engine.Mode
+		mode tool.Mode
 		env  map[string]string
 		want string // "" means added
 	}{
-		{"auto vault secret", engine.Auto, map[string]string{"X": "${sv}"}, "${sv}"},
-		{"yolo vault secret", engine.Yolo, map[string]string{"X": "prefix-${sv}"}, "${sv}"},
-		{"auto environment credential", engine.Auto, map[string]string{"X": "${QA_API_KEY}"}, "${QA_API_KEY}"},
-		{"auto plain value", engine.Auto, map[string]string{"X": "plain"}, ""},
-		{"auto inherited variable", engine.Auto, map[string]string{"X": "${HOME}"}, ""},
-		{"interactive vault secret", engine.Interactive, map[string]string{"X": "${sv}"}, ""},
+		{"auto vault secret", tool.Auto, map[string]string{"X": "${sv}"}, "${sv}"},
+		{"yolo vault secret", tool.Yolo, map[string]string{"X": "prefix-${sv}"}, "${sv}"},
+		{"auto environment credential", tool.Auto, map[string]string{"X": "${QA_API_KEY}"}, "${QA_API_KEY}"},
+		{"auto plain value", tool.Auto, map[string]string{"X": "plain"}, ""},
+		{"auto inherited variable", tool.Auto, map[string]string{"X": "${HOME}"}, ""},
+		{"interactive vault secret", tool.Interactive, map[string]string{"X": "${sv}"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, tc.mode, "")
@@ -674,7 +675,7 @@ func TestModelUnattendedAddCannotUseSecrets(t *testing.T) {
 // header is built from (never their values), so a person asked to start a
 // server sees that it would be handed, say, ${OPENAI_API_KEY}.
 func TestConsentNamesTheReferencesOfEnvAndHeaders(t *testing.T) {
-	f := newFixture(t, engine.Interactive, "")
+	f := newFixture(t, tool.Interactive, "")
 	f.p.answer = "n"
 	f.b.opts.Getenv = func(name string) (string, bool) {
 		if name == "OPENAI_API_KEY" {
@@ -715,10 +716,10 @@ func TestBridgedNamesStayWithTheirTools(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	state := func(name string, created time.Time, pinned []string, tools ...string) vault.ServerState {
 		st := vault.ServerState{Server: vault.Server{Name: name, Transport: mcp.TransportStdio, Command: "x", Created: created}, Profiles: map[string]bool{"work": true}}
-		for _, tool := range tools {
-			row := vault.ServerTool{Tool: tool, Description: "d " + tool}
+		for _, toolName := range tools {
+			row := vault.ServerTool{Tool: toolName, Description: "d " + toolName}
 			st.Tools = append(st.Tools, row)
-			if slices.Contains(pinned, tool) {
+			if slices.Contains(pinned, toolName) {
 				st.Pins = append(st.Pins, pinOf(name, row))
 			}
 		}
@@ -806,7 +807,7 @@ func TestAddIsOneDecision(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.answer, func(t *testing.T) {
-			f := newFixture(t, engine.Interactive, "")
+			f := newFixture(t, tool.Interactive, "")
 			f.p.answer = tt.answer
 			rep, err := f.b.Add(ctxT(t), AddRequest{Source: serverJSON(t, "srv", nil)})
 			if err != nil || len(rep.Servers) != 1 {
@@ -846,7 +847,7 @@ func TestAddIsOneDecision(t *testing.T) {
 // server refused for anything else is not, though its reason may hold the
 // same words (here, in the path of a command that does not exist).
 func TestAddSaysWhenThePersonDeclined(t *testing.T) {
-	f := newFixture(t, engine.Interactive, "")
+	f := newFixture(t, tool.Interactive, "")
 	f.p.answer = "n"
 	rep, err := f.b.Add(ctxT(t), AddRequest{Source: serverJSON(t, "srv", nil)})
 	if err != nil || len(rep.Servers) != 1 {

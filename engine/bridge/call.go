@@ -7,54 +7,54 @@ import (
 	"sort"
 	"strings"
 
-	"tai/engine"
+	"tai/engine/tool"
 	"tai/mcp"
 )
 
 // call runs tool on server for a bridged dispatch. Approval, audit,
-// redaction and spill happen around it in engine.Call.Run; here the
+// redaction and spill happen around it in tool.Call.Run; here the
 // server must be enabled for the profile, the entry must offer the tool
 // and its pin must hold. A tool that ran and failed is a result with
 // IsError; a JSON-RPC error, a timeout or a dead server is an error.
-func (b *Bridge) call(ctx context.Context, server, tool string, args map[string]any) (engine.Result, error) {
+func (b *Bridge) call(ctx context.Context, server, toolName string, args map[string]any) (tool.Result, error) {
 	// The vault, not the snapshot the tool was chosen from: another tai
 	// may have found the tool redefined since, and withheld it.
 	s, err := b.reload()
 	if err != nil {
-		return engine.Result{}, err
+		return tool.Result{}, err
 	}
 	st := s.servers[server]
 	if st == nil {
-		return engine.ErrorResult("mcp server %q is not registered (any more): mcp_list shows the servers", server), nil
+		return tool.ErrorResult("mcp server %q is not registered (any more): mcp_list shows the servers", server), nil
 	}
 	if profile := b.profileFor(ctx); !st.profiles[profile] {
-		return engine.ErrorResult("%s", st.disabledFor(profile)), nil
+		return tool.ErrorResult("%s", st.disabledFor(profile)), nil
 	}
-	if why := st.refusal(tool); why != "" {
-		return engine.ErrorResult("%s", why), nil
+	if why := st.refusal(toolName); why != "" {
+		return tool.ErrorResult("%s", why), nil
 	}
 	c, err := b.client(ctx, st, true)
 	if err != nil {
-		return engine.Result{}, err
+		return tool.Result{}, err
 	}
 	// The listing just made (a first one, or one after the server said
 	// its tools changed) may have withheld the tool; it reloaded the
 	// snapshot, so the one in memory is current.
 	if s, err = b.current(); err == nil {
 		if st2 := s.servers[server]; st2 != nil {
-			if why := st2.refusal(tool); why != "" {
-				return engine.ErrorResult("%s", why), nil
+			if why := st2.refusal(toolName); why != "" {
+				return tool.ErrorResult("%s", why), nil
 			}
 		}
 	}
-	res, err := c.Call(ctx, tool, args)
+	res, err := c.Call(ctx, toolName, args)
 	if err != nil {
 		if dead(err) {
 			stderr := c.Stderr()
 			b.forget(server, c)
-			return engine.Result{}, b.failure(fmt.Errorf("%w (tai starts it again on the next call)", err), stderr)
+			return tool.Result{}, b.failure(fmt.Errorf("%w (tai starts it again on the next call)", err), stderr)
 		}
-		return engine.Result{}, err
+		return tool.Result{}, err
 	}
 	return convert(res), nil
 }
@@ -78,21 +78,21 @@ func (st *serverState) disabledFor(profile string) string {
 }
 
 // refusal says why tool is not offered, or "" when it is.
-func (st *serverState) refusal(tool string) string {
+func (st *serverState) refusal(toolName string) string {
 	for _, bt := range st.tools {
-		if bt.tool == tool {
+		if bt.tool == toolName {
 			return bt.reason
 		}
 	}
 	for _, r := range st.removed {
-		if r == tool {
-			return fmt.Sprintf("tool %q of %s is gone: the server no longer lists it", tool, st.row.Name)
+		if r == toolName {
+			return fmt.Sprintf("tool %q of %s is gone: the server no longer lists it", toolName, st.row.Name)
 		}
 	}
-	if err := st.entry.Offers(tool); err != nil {
+	if err := st.entry.Offers(toolName); err != nil {
 		return err.Error()
 	}
-	return fmt.Sprintf("withheld: the server has not listed tool %q; a person must grant it once it does (/mcp grant %s %s)", tool, st.row.Name, tool)
+	return fmt.Sprintf("withheld: the server has not listed tool %q; a person must grant it once it does (/mcp grant %s %s)", toolName, st.row.Name, toolName)
 }
 
 // forget drops c from the pool when it is still server's connection, so
@@ -116,21 +116,21 @@ func (b *Bridge) forget(server string, c *mcp.Client) {
 // text, every other item (image, audio, resource) passed through as its
 // JSON; structuredContent with no content becomes its JSON text. IsError
 // is kept.
-func convert(r *mcp.CallResult) engine.Result {
-	out := engine.Result{IsError: r.IsError, Content: make([]engine.Content, 0, len(r.Content))}
+func convert(r *mcp.CallResult) tool.Result {
+	out := tool.Result{IsError: r.IsError, Content: make([]tool.Content, 0, len(r.Content))}
 	for _, raw := range r.Content {
 		if text, ok := mcp.TextOf(raw); ok {
-			out.Content = append(out.Content, engine.Content{Type: "text", Text: text})
+			out.Content = append(out.Content, tool.Content{Type: "text", Text: text})
 			continue
 		}
-		var c engine.Content
+		var c tool.Content
 		if err := json.Unmarshal(raw, &c); err != nil {
-			c = engine.Content{Type: "text", Text: string(raw)}
+			c = tool.Content{Type: "text", Text: string(raw)}
 		}
 		out.Content = append(out.Content, c)
 	}
 	if len(out.Content) == 0 && len(r.StructuredContent) > 0 {
-		out.Content = append(out.Content, engine.Content{Type: "text", Text: string(r.StructuredContent)})
+		out.Content = append(out.Content, tool.Content{Type: "text", Text: string(r.StructuredContent)})
 	}
 	return out
 }

@@ -4,14 +4,14 @@ import (
 	"strings"
 	"testing"
 
-	"tai/engine"
+	"tai/engine/tool"
 )
 
 // mcp_call and tai.mcp.call (through Callable) with a server or tool name
 // of megabytes answer a short error that quotes it clipped; a tool the
 // server lists is still called by its own name.
 func TestMCPCallHugeNamesAnswerBriefly(t *testing.T) {
-	f := newFixture(t, engine.Yolo, "")
+	f := newFixture(t, tool.Yolo, "")
 	f.add(t, "srv", nil)
 	if _, err := f.b.SetEnabled(ctxT(t), "srv", "", true); err != nil {
 		t.Fatal(err)

@@ -12,9 +12,10 @@ import (
 	"sort"
 	"strings"
 
-	"tai/engine"
+	"tai/engine/tool"
 	"tai/mcp"
 	"tai/mcp/config"
+	"tai/vault"
 )
 
 // spawn is what a person consents to before a server is started: the
@@ -279,7 +280,7 @@ func quoteArgv(argv []string) string {
 
 // secretKind returns a test for a ${…} name whose value is a secret: "a
 // vault secret" for a name the vault holds, "a credential" for one named
-// like a credential (engine.CredentialName), else "".
+// like a credential (vault.CredentialName), else "".
 func (b *Bridge) secretKind() func(string) string {
 	vaulted := map[string]bool{}
 	if list, err := b.store.SecretList(); err == nil {
@@ -291,7 +292,7 @@ func (b *Bridge) secretKind() func(string) string {
 		switch {
 		case vaulted[name]:
 			return "a vault secret"
-		case engine.CredentialName(name):
+		case vault.CredentialName(name):
 			return "a credential"
 		}
 		return ""
@@ -390,11 +391,11 @@ func (b *Bridge) expand(e mcp.Entry) (mcp.Entry, []string, error) {
 // (--auto, --yolo) when it hands secrets (names) to the command or URL the
 // model chose: that would let the model send a vault secret or an API key
 // anywhere without a person seeing it.
-func (b *Bridge) unattendedSecrets(ctx context.Context, a *engine.Approver, server string, names []string) error {
-	if len(names) == 0 || a.Mode() == engine.Interactive {
+func (b *Bridge) unattendedSecrets(ctx context.Context, a *tool.Approver, server string, names []string) error {
+	if len(names) == 0 || a.Mode() == tool.Interactive {
 		return nil
 	}
-	if !engine.CallerFrom(ctx).ByModel {
+	if !tool.CallerFrom(ctx).ByModel {
 		return nil
 	}
 	refs := make([]string, len(names))
@@ -502,10 +503,10 @@ func (b *Bridge) consentScreen(ctx context.Context, sp spawn, first bool) (strin
 		args["found"] = b.store.Redact(sp.Found)
 	}
 	switch a.Mode() {
-	case engine.Yolo:
+	case tool.Yolo:
 		return "", nil
-	case engine.Auto:
-		_, err := a.Approve(ctx, engine.Consent{Tool: "mcp-spawn", Origin: sp.Server, Digest: sp.digest()[:12], Args: args})
+	case tool.Auto:
+		_, err := a.Approve(ctx, tool.Consent{Tool: "mcp-spawn", Origin: sp.Server, Digest: sp.digest()[:12], Args: args})
 		return "", err
 	}
 	name := mcp.VisibleLine(sp.Server)
@@ -527,8 +528,8 @@ func (b *Bridge) consentScreen(ctx context.Context, sp spawn, first bool) (strin
 // attended refuses what needs a person in a turn a model runs with nobody
 // present to consent (a served chat turn): the model cannot consent for a
 // person.
-func (b *Bridge) attended(ctx context.Context, a *engine.Approver, what string) error {
-	if engine.CallerFrom(ctx).ByModel && a.Prompter() == nil {
+func (b *Bridge) attended(ctx context.Context, a *tool.Approver, what string) error {
+	if tool.CallerFrom(ctx).ByModel && a.Prompter() == nil {
 		return fmt.Errorf("refused to %s: a model asked, and nobody is present to consent; a person must do it (tai.mcp or /mcp)", what)
 	}
 	return nil

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"tai/engine"
+	"tai/engine/tool"
 	"tai/mcp"
 )
 
@@ -97,7 +97,7 @@ func TestConsentShowsEveryWordVisibly(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t, engine.Interactive, "")
+			f := newFixture(t, tool.Interactive, "")
 			q := asked(t, f, entryJSON(t, "hostile", tt.entry))
 			for _, l := range strings.Split(q, "\n") {
 				if strings.ContainsFunc(l, func(r rune) bool { return r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 }) || mcp.VisibleLine(l) != l {
@@ -189,7 +189,7 @@ func TestConsentWarnsSecretInArgv(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t, engine.Interactive, "")
+			f := newFixture(t, tool.Interactive, "")
 			if err := f.store.SecretSet("gh", "ghp_vaultSecretValue42", nil); err != nil {
 				t.Fatal(err)
 			}
@@ -215,7 +215,7 @@ func TestConsentWarnsSecretInArgv(t *testing.T) {
 // server's command line on a line of its own, rendered visibly, and marks
 // a server that puts a secret on it, never showing the secret.
 func TestListShowsWordsAndMarksSecretInArgv(t *testing.T) {
-	f := newFixture(t, engine.Interactive, "")
+	f := newFixture(t, tool.Interactive, "")
 	if err := f.store.SecretSet("gh", "ghp_vaultSecretValue42", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +265,7 @@ func TestListShowsWordsAndMarksSecretInArgv(t *testing.T) {
 // query value named like a credential are not shown on the consent screen
 // (nor in the outcome's reason); the rest of the URL is.
 func TestConsentRedactsURLCredentials(t *testing.T) {
-	f := newFixture(t, engine.Interactive, "")
+	f := newFixture(t, tool.Interactive, "")
 	q := asked(t, f, entryJSON(t, "remote", map[string]any{"url": "http://alice:hunter2pass@127.0.0.1:9/mcp?api_key=sk-abcdef123456&region=eu-west"}))
 	for _, secret := range []string{"hunter2pass", "sk-abcdef123456"} {
 		if strings.Contains(q, secret) {
@@ -297,7 +297,7 @@ func TestLiteralParts(t *testing.T) {
 // TestListMarksSecretThroughShellOnce: a vault secret that two env
 // variables read by a shell's -c script carry is marked once.
 func TestListMarksSecretThroughShellOnce(t *testing.T) {
-	f := newFixture(t, engine.Interactive, "")
+	f := newFixture(t, tool.Interactive, "")
 	if err := f.store.SecretSet("gh", "ghp_vaultSecretValue42", nil); err != nil {
 		t.Fatal(err)
 	}

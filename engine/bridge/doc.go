@@ -1,7 +1,7 @@
 // Package bridge brings registered MCP servers into tai's tool registry:
 // server rows in the vault and the entries they come from, per-profile
 // enablement, tool pins and drift, the pool of client connections, the
-// engine.Registry Fallback and SpecSource hooks, and the mcp_* agent tools.
+// tool.Registry Fallback and SpecSource hooks, and the mcp_* agent tools.
 //
 //	b := bridge.New(eng.Tools(), store, &bridge.Options{Profile: func() string { return eng.Profile().Name }})
 //	defer b.Close()                    // closes every server connection
@@ -15,7 +15,7 @@
 // (mcp.Entry.Offers) and its definition is the one a person granted (its
 // pin). Choosing tools reads only the cached mcp_server_tools rows, so it
 // never spawns a server; the first call opens the connection, which later
-// calls reuse. Calls go through engine.Registry.Prepare and Call.Run like
+// calls reuse. Calls go through tool.Registry.Prepare and Call.Run like
 // native tools: approval (always asked in interactive mode, automatic under
 // --auto, silent under --yolo), the audit trail ("mcp-call",
 // "server/tool"), redaction and the spill of large results to a record.
@@ -30,4 +30,11 @@
 // schema); --auto, --yolo and served sessions never grant. A tool that is
 // gone is dropped silently. The model is told a tool is withheld and why,
 // never given its new description.
+//
+// # Imports
+//
+// It builds on engine/tool (the registry, approval, the Caller a call
+// carries), engine/llm, mcp and vault, and must not import engine: the
+// caller of a call is read from its context (tool.CallerFrom), never from
+// a session.
 package bridge

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"tai/engine"
+	"tai/engine/tool"
 	"tai/mcp"
 	"tai/vault"
 )
@@ -89,7 +89,7 @@ func (b *Bridge) relist(ctx context.Context, server string, c *mcp.Client, promp
 		return fmt.Errorf("mcp server %q was removed meanwhile", server)
 	}
 	a := b.approver(ctx)
-	if !prompt || a.Mode() != engine.Interactive || a.Prompter() == nil {
+	if !prompt || a.Mode() != tool.Interactive || a.Prompter() == nil {
 		return nil // --auto, --yolo and served sessions never grant drift
 	}
 	granted := false
@@ -115,7 +115,7 @@ func (b *Bridge) relist(ctx context.Context, server string, c *mcp.Client, promp
 
 // askGrant shows how t differs from its pin and stores the new pin when a
 // person says yes.
-func (b *Bridge) askGrant(ctx context.Context, a *engine.Approver, st *serverState, t vault.ServerTool) (bool, error) {
+func (b *Bridge) askGrant(ctx context.Context, a *tool.Approver, st *serverState, t vault.ServerTool) (bool, error) {
 	pin, pinned := st.pins[t.Tool]
 	var q strings.Builder
 	if pinned {

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"tai/engine"
 	"tai/engine/llm"
+	"tai/engine/tool"
 	"tai/mcp"
 	"tai/mcp/config"
 	"tai/vault"
@@ -24,12 +24,12 @@ type prompter struct {
 	mu       sync.Mutex
 	answer   string
 	asked    []string
-	consents []engine.Consent
+	consents []tool.Consent
 	// onConfirm, when set, runs first while a call waits for approval.
-	onConfirm func(engine.Consent)
+	onConfirm func(tool.Consent)
 }
 
-func (p *prompter) Confirm(_ context.Context, c engine.Consent) (bool, error) {
+func (p *prompter) Confirm(_ context.Context, c tool.Consent) (bool, error) {
 	if p.onConfirm != nil {
 		p.onConfirm(c)
 	}
@@ -105,7 +105,7 @@ func serverJSON(t testing.TB, name string, env map[string]string) string {
 
 type fixture struct {
 	store *vault.Store
-	reg   *engine.Registry
+	reg   *tool.Registry
 	b     *Bridge
 	p     *prompter
 	path  string
@@ -113,7 +113,7 @@ type fixture struct {
 
 // newFixture builds a registry and bridge in mode over a fresh vault (or
 // the one at path), with a person who answers "y".
-func newFixture(t testing.TB, mode engine.Mode, path string) *fixture {
+func newFixture(t testing.TB, mode tool.Mode, path string) *fixture {
 	t.Helper()
 	if path == "" {
 		path = filepath.Join(t.TempDir(), "vault.db")
@@ -123,7 +123,7 @@ func newFixture(t testing.TB, mode engine.Mode, path string) *fixture {
 		t.Fatal(err)
 	}
 	p := &prompter{answer: "y"}
-	reg := engine.NewRegistry(store, engine.NewApprover(mode, p))
+	reg := tool.NewRegistry(store, tool.NewApprover(mode, p))
 	b, err := New(reg, store, &Options{
 		Normalize: jsonNormalize,
 		Profile:   func() string { return "work" },
@@ -159,7 +159,7 @@ func (f *fixture) add(t testing.TB, name string, env map[string]string) ServerOu
 	return rep.Servers[0]
 }
 
-func text(r engine.Result) string { return r.Text() }
+func text(r tool.Result) string { return r.Text() }
 
 func specNames(specs []llm.ToolSpec) []string {
 	var out []string

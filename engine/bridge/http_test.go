@@ -8,7 +8,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"tai/engine"
+	"tai/engine/tool"
 )
 
 // TestHTTPServer registers a Streamable HTTP server (the go-sdk's handler
@@ -27,7 +27,7 @@ func TestHTTPServer(t *testing.T) {
 	}))
 	t.Cleanup(ts.Close)
 
-	f := newFixture(t, engine.Interactive, "")
+	f := newFixture(t, tool.Interactive, "")
 	if err := f.store.SecretSet("WEB_TOKEN", token, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"tai/engine"
+	"tai/engine/tool"
 	"tai/mcp"
 	"tai/mcp/httppolicy"
 	"tai/mcp/oauth"
@@ -195,7 +195,7 @@ func (b *Bridge) Login(ctx context.Context, server string, o LoginOptions) (stri
 		return "", &oauth.LoginNeededError{Server: server, Reason: "a login opens a browser, and nobody is at this session"}
 	}
 	defer stop()
-	if engine.CallerFrom(ctx).ByModel && a.Mode() == engine.Interactive {
+	if tool.CallerFrom(ctx).ByModel && a.Mode() == tool.Interactive {
 		ok, err := a.Decide(ctx, fmt.Sprintf("Log in to MCP server %s (%s) with OAuth in your browser? [y/N]", server, httppolicy.RedactURL(st.entry.URL)))
 		if err != nil || !ok {
 			return "", fmt.Errorf("not logged in to %s: the person said no", server)

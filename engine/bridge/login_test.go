@@ -12,6 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"tai/engine"
+	"tai/engine/tool"
 	"tai/mcp/oauth"
 	"tai/mcp/oauth/oauthtest"
 	"tai/vault"
@@ -20,7 +21,7 @@ import (
 // oauthFixture is a fixture whose person logs in with a browser that
 // follows srv's redirects.
 func oauthFixture(t *testing.T, srv *oauthtest.Server) *fixture {
-	f := newFixture(t, engine.Interactive, "")
+	f := newFixture(t, tool.Interactive, "")
 	f.b.opts.Person = func(context.Context) (*oauth.Person, func()) {
 		return &oauth.Person{Open: srv.Browser, Say: func(string) {}}, func() {}
 	}
@@ -231,14 +232,14 @@ func TestLoginInAServedSessionFailsAtOnce(t *testing.T) {
 	}
 	defer b.Close()
 	src, _ := jsonString(map[string]any{"mcpServers": map[string]any{"notes": map[string]any{"url": srv.URL()}}})
-	local, err := e.NewSession(&engine.SessionOptions{Approver: engine.NewApprover(engine.Yolo, &prompter{answer: "y"})})
+	local, err := e.NewSession(&engine.SessionOptions{Approver: tool.NewApprover(tool.Yolo, &prompter{answer: "y"})})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.Add(engine.WithSession(ctxT(t), local), AddRequest{Source: src}); err != nil {
 		t.Fatal(err)
 	}
-	served, err := e.NewSession(&engine.SessionOptions{Approver: engine.NewApprover(engine.Yolo, nil)})
+	served, err := e.NewSession(&engine.SessionOptions{Approver: tool.NewApprover(tool.Yolo, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"tai/engine"
+	"tai/engine/tool"
 	"tai/vault"
 )
 
@@ -29,7 +29,7 @@ func runAddChild(name, path string) error {
 		return err
 	}
 	defer store.Close()
-	reg := engine.NewRegistry(store, engine.NewApprover(engine.Yolo, nil))
+	reg := tool.NewRegistry(store, tool.NewApprover(tool.Yolo, nil))
 	b, err := New(reg, store, &Options{Normalize: jsonNormalize, Profile: func() string { return "work" }})
 	if err != nil {
 		return err

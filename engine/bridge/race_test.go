@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"tai/engine"
+	"tai/engine/tool"
 	"tai/vault"
 )
 
@@ -33,7 +33,7 @@ const (
 // A tool chosen before another tai found it redefined is refused when
 // called: the call reads the vault, not the snapshot it was chosen from.
 func TestDriftFoundByAnotherTaiRefusesTheCall(t *testing.T) {
-	f := newFixture(t, engine.Yolo, "")
+	f := newFixture(t, tool.Yolo, "")
 	f.add(t, "h", map[string]string{serverEnv: hostileServer, serverStateEnv: hostileState(t, raceV1, raceV2)})
 	if _, err := f.b.SetEnabled(ctxT(t), "h", "", true); err != nil {
 		t.Fatal(err)
@@ -65,7 +65,7 @@ func TestDriftFoundByAnotherTaiRefusesTheCall(t *testing.T) {
 // person's approval gets the call refused: the approval was for the
 // definition granted, and the redefinition is put to the person.
 func TestDriftWhileApprovalWaitsRefusesTheCall(t *testing.T) {
-	f := newFixture(t, engine.Interactive, "")
+	f := newFixture(t, tool.Interactive, "")
 	f.add(t, "h", map[string]string{serverEnv: hostileServer, serverStateEnv: hostileState(t, raceV1, raceV2)})
 	if _, err := f.b.SetEnabled(ctxT(t), "h", "", true); err != nil {
 		t.Fatal(err)
@@ -74,7 +74,7 @@ func TestDriftWhileApprovalWaitsRefusesTheCall(t *testing.T) {
 		t.Fatalf("before the drift: %+v, %v", res, err)
 	}
 	f.p.answer = "n"
-	f.p.onConfirm = func(engine.Consent) {
+	f.p.onConfirm = func(tool.Consent) {
 		f.p.onConfirm = nil
 		f.b.mu.Lock()
 		cn := f.b.conns["h"]
@@ -110,7 +110,7 @@ func TestPinCoversWhatTheModelSees(t *testing.T) {
 	invisible := `[{"name":"t","description":"reads\u200b a file","inputSchema":{"type":"object","properties":{"path":{"type":"string"}}}},` +
 		`{"name":"flip","inputSchema":{"type":"object"}}]`
 	state := hostileState(t, v1, hidden)
-	f := newFixture(t, engine.Yolo, "")
+	f := newFixture(t, tool.Yolo, "")
 	f.add(t, "h", map[string]string{serverEnv: hostileServer, serverStateEnv: state})
 	if _, err := f.b.SetEnabled(ctxT(t), "h", "", true); err != nil {
 		t.Fatal(err)
@@ -147,7 +147,7 @@ func TestPinCoversWhatTheModelSees(t *testing.T) {
 func TestDeclinedDefinitionIsNotAskedAgain(t *testing.T) {
 	v2 := `[{"name":"t","description":"reads a file","inputSchema":{"type":"object"}},{"name":"flip","inputSchema":{"type":"object"}},` +
 		`{"name":"new","description":"uploads your files","inputSchema":{"type":"object"}}]`
-	f := newFixture(t, engine.Interactive, "")
+	f := newFixture(t, tool.Interactive, "")
 	f.add(t, "h", map[string]string{serverEnv: hostileServer, serverStateEnv: hostileState(t, raceV1, v2)})
 	if _, err := f.b.SetEnabled(ctxT(t), "h", "", true); err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"tai/engine"
+	"tai/engine/tool"
 	"tai/mcp"
 	"tai/mcp/config"
 	"tai/mcp/github"
@@ -255,9 +255,9 @@ func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile, found string)
 	sp.Found = b.clean(found)
 	sp.Confined = b.confinementOf(ex)
 	switch b.approver(ctx).Mode() {
-	case engine.Yolo:
+	case tool.Yolo:
 		out.Consent = "yolo"
-	case engine.Auto:
+	case tool.Auto:
 		out.Consent = "auto"
 	default:
 		out.Consent = "asked"
@@ -376,7 +376,7 @@ func (b *Bridge) Remove(ctx context.Context, server string) error {
 	if err := b.attended(ctx, a, "remove MCP server "+server); err != nil {
 		return err
 	}
-	if a.Mode() == engine.Interactive {
+	if a.Mode() == tool.Interactive {
 		var enabled []string
 		for p, on := range st.profiles {
 			if on {
@@ -419,9 +419,9 @@ func orNone(list []string) string {
 // diff against the pin, to grant each withheld tool (only tool, when
 // given). It asks in every mode and refuses when nobody can answer: pins
 // are a person's decision. It returns the tools granted.
-func (b *Bridge) Grant(ctx context.Context, server, tool string) ([]string, error) {
+func (b *Bridge) Grant(ctx context.Context, server, toolName string) ([]string, error) {
 	a := b.approver(ctx)
-	if engine.CallerFrom(ctx).ByModel {
+	if tool.CallerFrom(ctx).ByModel {
 		return nil, errors.New("a model cannot grant tools: a person grants them (/mcp grant)")
 	}
 	if a.Prompter() == nil {
@@ -452,15 +452,15 @@ func (b *Bridge) Grant(ctx context.Context, server, tool string) ([]string, erro
 	}
 	st = s.servers[server]
 	var granted []string
-	found := tool == ""
+	found := toolName == ""
 	for _, bt := range st.tools {
-		if tool != "" && bt.tool != tool {
+		if toolName != "" && bt.tool != toolName {
 			continue
 		}
 		found = true
 		if bt.cached.Refused != "" {
-			if tool != "" {
-				return nil, fmt.Errorf("tool %q of %s cannot be granted: %s", tool, server, bt.reason)
+			if toolName != "" {
+				return nil, fmt.Errorf("tool %q of %s cannot be granted: %s", toolName, server, bt.reason)
 			}
 			continue
 		}
@@ -476,7 +476,7 @@ func (b *Bridge) Grant(ctx context.Context, server, tool string) ([]string, erro
 		}
 	}
 	if !found {
-		return nil, fmt.Errorf("mcp server %q does not list a tool %q", server, tool)
+		return nil, fmt.Errorf("mcp server %q does not list a tool %q", server, toolName)
 	}
 	_, err = b.reload()
 	return granted, err

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"tai/engine"
+	"tai/engine/tool"
 	"tai/mcp"
 	"tai/mcp/config"
 	"tai/mcp/github"
@@ -17,7 +17,7 @@ import (
 // through the same consent (which names the pass, file and line) and live
 // verification as a paste, and is stored with source github:<owner>/<repo>.
 func TestAddGitHubResolves(t *testing.T) {
-	f := newFixture(t, engine.Interactive, "")
+	f := newFixture(t, tool.Interactive, "")
 	exe, _ := os.Executable()
 	var asked []string
 	f.b.opts.Resolve = func(ctx context.Context, url string) (github.Resolution, error) {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"tai/engine"
 	"tai/engine/sandbox"
+	"tai/engine/tool"
 	"tai/mcp"
 )
 
@@ -55,8 +55,8 @@ func (b *Bridge) confinementOf(e mcp.Entry) confinement {
 // otherwise run anything with all of the person's rights, past the
 // sandbox its own shell commands run in, without a person seeing the
 // warning.
-func (b *Bridge) unattendedUnsandboxed(ctx context.Context, a *engine.Approver, e mcp.Entry) error {
-	if !e.Sandbox.IsOff() || a.Mode() == engine.Interactive || !engine.CallerFrom(ctx).ByModel {
+func (b *Bridge) unattendedUnsandboxed(ctx context.Context, a *tool.Approver, e mcp.Entry) error {
+	if !e.Sandbox.IsOff() || a.Mode() == tool.Interactive || !tool.CallerFrom(ctx).ByModel {
 		return nil
 	}
 	return fmt.Errorf("refused to start MCP server %s: a model asked under --%s, and the entry turns the sandbox off (sandbox = false) with nobody asked; a person must add it (/mcp add, or tai.mcp.add)", e.Name, a.Mode())

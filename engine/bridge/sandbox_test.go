@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"tai/engine"
 	"tai/engine/sandbox"
+	"tai/engine/tool"
 	"tai/mcp"
 )
 
@@ -27,7 +27,7 @@ func sandboxJSON(t testing.TB, name string, sb any) string {
 // stored before the field unchanged.
 func TestSandboxStoredAndConsentedAgain(t *testing.T) {
 	dir := t.TempDir()
-	f := newFixture(t, engine.Interactive, "")
+	f := newFixture(t, tool.Interactive, "")
 	sb := &mcp.Sandbox{Read: []string{dir}, NoNetwork: true, Required: true}
 	rep, err := f.b.Add(ctxT(t), AddRequest{Source: sandboxJSON(t, "srv", map[string]any{"read": []string{dir}, "network": false, "required": true})})
 	if err != nil || len(rep.Servers) != 1 || rep.Servers[0].Outcome != Added {
@@ -57,7 +57,7 @@ func TestSandboxStoredAndConsentedAgain(t *testing.T) {
 	if err := f.store.ServerPut(row); err != nil {
 		t.Fatal(err)
 	}
-	g := newFixture(t, engine.Interactive, f.path)
+	g := newFixture(t, tool.Interactive, f.path)
 	g.p.answer = "n"
 	if _, err := g.reg.Dispatch(ctxT(t), "mcp_srv_echo", map[string]any{"text": "x"}); err == nil {
 		t.Fatal("a refused spawn started")
@@ -85,7 +85,7 @@ func TestSandboxStoredAndConsentedAgain(t *testing.T) {
 // sandbox in one line, and one whose entry turns it off as a warning.
 func TestSandboxListed(t *testing.T) {
 	dir := t.TempDir()
-	f := newFixture(t, engine.Interactive, "")
+	f := newFixture(t, tool.Interactive, "")
 	for name, sb := range map[string]any{"boxed": map[string]any{"read": []string{dir}, "network": false}, "open": false} {
 		rep, err := f.b.Add(ctxT(t), AddRequest{Source: sandboxJSON(t, name, sb)})
 		if err != nil || rep.Servers[0].Outcome != Added {
@@ -117,7 +117,7 @@ func TestSandboxListed(t *testing.T) {
 // about with a warning that it runs with all of the person's rights.
 func TestSandboxRequiredRefused(t *testing.T) {
 	t.Setenv(sandbox.ABIEnv, "0")
-	f := newFixture(t, engine.Interactive, "")
+	f := newFixture(t, tool.Interactive, "")
 	rep, err := f.b.Add(ctxT(t), AddRequest{Source: sandboxJSON(t, "strict", "required")})
 	if err != nil || len(rep.Servers) != 1 || rep.Servers[0].Outcome == Added {
 		t.Fatalf("add: %+v, %v", rep, err)
@@ -148,9 +148,9 @@ func TestSandboxRequiredRefused(t *testing.T) {
 // nothing starts or is stored; a person adding it, or a model asking in
 // interactive mode (where the person sees the warning), is not.
 func TestUnattendedSandboxOff(t *testing.T) {
-	for _, mode := range []engine.Mode{engine.Yolo, engine.Auto} {
+	for _, mode := range []tool.Mode{tool.Yolo, tool.Auto} {
 		f := newFixture(t, mode, "")
-		byModel := engine.WithCaller(ctxT(t), engine.Caller{ByModel: true})
+		byModel := tool.WithCaller(ctxT(t), tool.Caller{ByModel: true})
 		rep, err := f.b.Add(byModel, AddRequest{Source: sandboxJSON(t, "loose", false)})
 		if err != nil || len(rep.Servers) != 1 || rep.Servers[0].Outcome == Added {
 			t.Fatalf("%s: a model added an unsandboxed server: %+v, %v", mode, rep, err)
@@ -166,8 +166,8 @@ func TestUnattendedSandboxOff(t *testing.T) {
 			t.Fatalf("%s: a person's own add: %+v, %v", mode, rep, err)
 		}
 	}
-	f := newFixture(t, engine.Interactive, "")
-	byModel := engine.WithCaller(ctxT(t), engine.Caller{ByModel: true})
+	f := newFixture(t, tool.Interactive, "")
+	byModel := tool.WithCaller(ctxT(t), tool.Caller{ByModel: true})
 	if rep, err := f.b.Add(byModel, AddRequest{Source: sandboxJSON(t, "loose", false)}); err != nil || rep.Servers[0].Outcome != Added {
 		t.Fatalf("interactive: %+v, %v", rep, err)
 	}

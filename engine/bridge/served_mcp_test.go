@@ -14,6 +14,7 @@ import (
 	"tai/engine"
 	"tai/engine/llm"
 	"tai/engine/llm/llmtest"
+	"tai/engine/tool"
 	"tai/mcp"
 	"tai/mcp/server"
 	"tai/vault"
@@ -56,7 +57,7 @@ func TestBridgedToolsAreNeverServed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	local, err := e.NewSession(&engine.SessionOptions{Approver: engine.NewApprover(engine.Yolo, &prompter{answer: "y"})})
+	local, err := e.NewSession(&engine.SessionOptions{Approver: tool.NewApprover(tool.Yolo, &prompter{answer: "y"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,10 +92,10 @@ func TestBridgedToolsAreNeverServed(t *testing.T) {
 		t.Fatal(err)
 	}
 	var served []string
-	for _, tool := range list.Tools {
-		served = append(served, tool.Name)
-		if strings.HasPrefix(tool.Name, "mcp_srv_") {
-			t.Errorf("the bridged tool %s is served", tool.Name)
+	for _, toolName := range list.Tools {
+		served = append(served, toolName.Name)
+		if strings.HasPrefix(toolName.Name, "mcp_srv_") {
+			t.Errorf("the bridged tool %s is served", toolName.Name)
 		}
 	}
 	if !strings.Contains(strings.Join(served, " "), "mcp_add") {

@@ -9,6 +9,7 @@ import (
 	"tai/engine"
 	"tai/engine/llm"
 	"tai/engine/llm/llmtest"
+	"tai/engine/tool"
 	"tai/vault"
 )
 
@@ -43,14 +44,14 @@ func TestServedSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	call := func(name string, args any) engine.Result {
+	call := func(name string, args any) tool.Result {
 		t.Helper()
 		raw, _ := json.Marshal(args)
 		out, err := sess.Call(ctxT(t), name, raw)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		var res engine.Result
+		var res tool.Result
 		if err := json.Unmarshal(out, &res); err != nil {
 			t.Fatal(err)
 		}

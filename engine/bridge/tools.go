@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"tai/engine"
+	"tai/engine/tool"
 	"tai/mcp"
 )
 
@@ -33,8 +33,8 @@ func argString(args map[string]any, key string) (string, error) {
 }
 
 // agentTools are the mcp_* tools the model (and tai.call) can use.
-func (b *Bridge) agentTools() []engine.Tool {
-	return []engine.Tool{
+func (b *Bridge) agentTools() []tool.Tool {
+	return []tool.Tool{
 		{
 			Name: "mcp_add",
 			Description: "Register MCP servers from a pasted config (Claude Desktop / VS Code / Cursor JSON, Codex TOML, a fragment or " +
@@ -54,12 +54,12 @@ func (b *Bridge) agentTools() []engine.Tool {
 			Description: "List the registered MCP servers: transport, command or URL, the profiles they are enabled for, tool counts and pin state (granted, withheld, removed).",
 			Parameters:  obj(nil, map[string]any{}),
 			Safe:        true,
-			Run: func(ctx context.Context, _ map[string]any) (engine.Result, error) {
+			Run: func(ctx context.Context, _ map[string]any) (tool.Result, error) {
 				list, err := b.List(ctx)
 				if err != nil {
-					return engine.ErrorResult("mcp_list: %v", err), nil
+					return tool.ErrorResult("mcp_list: %v", err), nil
 				}
-				return engine.TextResult(listText(list, b.profileFor(ctx))), nil
+				return tool.TextResult(listText(list, b.profileFor(ctx))), nil
 			},
 		},
 		{
@@ -68,7 +68,7 @@ func (b *Bridge) agentTools() []engine.Tool {
 			Parameters: obj([]string{"server"}, map[string]any{
 				"server": str("server name"), "profile": str("profile (default: the current one)"),
 			}),
-			Run: func(ctx context.Context, args map[string]any) (engine.Result, error) {
+			Run: func(ctx context.Context, args map[string]any) (tool.Result, error) {
 				return b.runEnable(ctx, args, true)
 			},
 		},
@@ -78,7 +78,7 @@ func (b *Bridge) agentTools() []engine.Tool {
 			Parameters: obj([]string{"server"}, map[string]any{
 				"server": str("server name"), "profile": str("profile (default: the current one)"),
 			}),
-			Run: func(ctx context.Context, args map[string]any) (engine.Result, error) {
+			Run: func(ctx context.Context, args map[string]any) (tool.Result, error) {
 				return b.runEnable(ctx, args, false)
 			},
 		},
@@ -87,15 +87,15 @@ func (b *Bridge) agentTools() []engine.Tool {
 			Description: "Remove a registered MCP server with its profile rows, pins and cached tools. The person is asked first.",
 			Parameters:  obj([]string{"server"}, map[string]any{"server": str("server name")}),
 			Decides:     true,
-			Run: func(ctx context.Context, args map[string]any) (engine.Result, error) {
+			Run: func(ctx context.Context, args map[string]any) (tool.Result, error) {
 				server, err := argString(args, "server")
 				if err != nil || server == "" {
-					return engine.ErrorResult("mcp_remove: give server (a name from mcp_list)"), nil
+					return tool.ErrorResult("mcp_remove: give server (a name from mcp_list)"), nil
 				}
 				if err := b.Remove(ctx, server); err != nil {
-					return engine.ErrorResult("mcp_remove: %v", err), nil
+					return tool.ErrorResult("mcp_remove: %v", err), nil
 				}
-				return engine.TextResult("removed MCP server " + server), nil
+				return tool.TextResult("removed MCP server " + server), nil
 			},
 		},
 		{
@@ -106,20 +106,20 @@ func (b *Bridge) agentTools() []engine.Tool {
 				"server": str("server name"), "profile": str("profile to enable it for (default: the current one)"),
 			}),
 			Decides: true,
-			Run: func(ctx context.Context, args map[string]any) (engine.Result, error) {
+			Run: func(ctx context.Context, args map[string]any) (tool.Result, error) {
 				server, err := argString(args, "server")
 				if err != nil || server == "" {
-					return engine.ErrorResult("mcp_login: give server (a name from mcp_list)"), nil
+					return tool.ErrorResult("mcp_login: give server (a name from mcp_list)"), nil
 				}
 				profile, err := argString(args, "profile")
 				if err != nil {
-					return engine.ErrorResult("mcp_login: %v", err), nil
+					return tool.ErrorResult("mcp_login: %v", err), nil
 				}
 				msg, err := b.Login(ctx, server, LoginOptions{Profile: profile})
 				if err != nil {
-					return engine.ErrorResult("mcp_login: %v", err), nil
+					return tool.ErrorResult("mcp_login: %v", err), nil
 				}
-				return engine.TextResult(msg), nil
+				return tool.TextResult(msg), nil
 			},
 		},
 		{
@@ -127,16 +127,16 @@ func (b *Bridge) agentTools() []engine.Tool {
 			Description: "List the tools of one registered MCP server (default: all) with their bridged names, descriptions and pin state; a withheld tool shows why.",
 			Parameters:  obj(nil, map[string]any{"server": str("server name (default: every server)")}),
 			Safe:        true,
-			Run: func(ctx context.Context, args map[string]any) (engine.Result, error) {
+			Run: func(ctx context.Context, args map[string]any) (tool.Result, error) {
 				server, err := argString(args, "server")
 				if err != nil {
-					return engine.ErrorResult("mcp_tools: %v", err), nil
+					return tool.ErrorResult("mcp_tools: %v", err), nil
 				}
 				list, err := b.Tools(ctx, server)
 				if err != nil {
-					return engine.ErrorResult("mcp_tools: %v", err), nil
+					return tool.ErrorResult("mcp_tools: %v", err), nil
 				}
-				return engine.TextResult(toolsText(list)), nil
+				return tool.TextResult(toolsText(list)), nil
 			},
 		},
 		{
@@ -153,48 +153,48 @@ func (b *Bridge) agentTools() []engine.Tool {
 	}
 }
 
-func (b *Bridge) runAdd(ctx context.Context, args map[string]any) (engine.Result, error) {
+func (b *Bridge) runAdd(ctx context.Context, args map[string]any) (tool.Result, error) {
 	var req AddRequest
 	var err error
 	for k, p := range map[string]*string{"source": &req.Source, "name": &req.Name, "profile": &req.Profile} {
 		if *p, err = argString(args, k); err != nil {
-			return engine.ErrorResult("mcp_add: %v", err), nil
+			return tool.ErrorResult("mcp_add: %v", err), nil
 		}
 	}
 	rep, err := b.Add(ctx, req)
 	if err != nil {
-		return engine.ErrorResult("%v", err), nil
+		return tool.ErrorResult("%v", err), nil
 	}
-	res := engine.TextResult(addText(rep))
+	res := tool.TextResult(addText(rep))
 	res.IsError = rep.Count(Added)+rep.Count(Skipped) == 0
 	return res, nil
 }
 
-func (b *Bridge) runEnable(ctx context.Context, args map[string]any, on bool) (engine.Result, error) {
+func (b *Bridge) runEnable(ctx context.Context, args map[string]any, on bool) (tool.Result, error) {
 	verb := map[bool]string{true: "enable", false: "disable"}[on]
 	server, err := argString(args, "server")
 	if err != nil || server == "" {
-		return engine.ErrorResult("mcp_%s: give server (a name from mcp_list)", verb), nil
+		return tool.ErrorResult("mcp_%s: give server (a name from mcp_list)", verb), nil
 	}
 	profile, err := argString(args, "profile")
 	if err != nil {
-		return engine.ErrorResult("mcp_%s: %v", verb, err), nil
+		return tool.ErrorResult("mcp_%s: %v", verb, err), nil
 	}
 	profile, err = b.SetEnabled(ctx, server, profile, on)
 	if err != nil {
-		return engine.ErrorResult("mcp_%s: %v", verb, err), nil
+		return tool.ErrorResult("mcp_%s: %v", verb, err), nil
 	}
-	return engine.TextResult(fmt.Sprintf("MCP server %s %sd for profile %s", server, verb, profile)), nil
+	return tool.TextResult(fmt.Sprintf("MCP server %s %sd for profile %s", server, verb, profile)), nil
 }
 
-func (b *Bridge) runCall(ctx context.Context, args map[string]any) (engine.Result, error) {
+func (b *Bridge) runCall(ctx context.Context, args map[string]any) (tool.Result, error) {
 	server, err := argString(args, "server")
 	if err != nil || server == "" {
-		return engine.ErrorResult("mcp_call: give server (a name from mcp_list)"), nil
+		return tool.ErrorResult("mcp_call: give server (a name from mcp_list)"), nil
 	}
-	tool, err := argString(args, "tool")
-	if err != nil || tool == "" {
-		return engine.ErrorResult("mcp_call: give tool (a name from mcp_tools)"), nil
+	toolName, err := argString(args, "tool")
+	if err != nil || toolName == "" {
+		return tool.ErrorResult("mcp_call: give tool (a name from mcp_tools)"), nil
 	}
 	var targs map[string]any
 	switch a := args["args"].(type) {
@@ -202,16 +202,16 @@ func (b *Bridge) runCall(ctx context.Context, args map[string]any) (engine.Resul
 	case map[string]any:
 		targs = a
 	default:
-		return engine.ErrorResult("mcp_call: args must be an object of the tool's arguments"), nil
+		return tool.ErrorResult("mcp_call: args must be an object of the tool's arguments"), nil
 	}
-	name, err := b.Callable(ctx, server, tool)
+	name, err := b.Callable(ctx, server, toolName)
 	if err != nil {
-		return engine.ErrorResult("mcp_call: %v", err), nil
+		return tool.ErrorResult("mcp_call: %v", err), nil
 	}
 	res, err := b.reg.Dispatch(ctx, name, targs)
-	if errors.Is(err, engine.ErrUnknownTool) {
+	if errors.Is(err, tool.ErrUnknownTool) {
 		// Only where bridged tools do not resolve: over --serve-mcp.
-		return engine.ErrorResult("mcp_call: %s/%s cannot be called here: tai never serves the tools of the MCP servers it uses", server, tool), nil
+		return tool.ErrorResult("mcp_call: %s/%s cannot be called here: tai never serves the tools of the MCP servers it uses", server, toolName), nil
 	}
 	return res, err
 }
@@ -219,8 +219,8 @@ func (b *Bridge) runCall(ctx context.Context, args map[string]any) (engine.Resul
 // Callable returns the bridged name of server's tool when the session
 // calling in ctx may call it (the server is enabled for its profile), so
 // nobody is asked to approve a call that would be refused.
-func (b *Bridge) Callable(ctx context.Context, server, tool string) (string, error) {
-	name, err := b.NameOf(server, tool)
+func (b *Bridge) Callable(ctx context.Context, server, toolName string) (string, error) {
+	name, err := b.NameOf(server, toolName)
 	if err != nil {
 		return "", err
 	}
@@ -235,7 +235,7 @@ func (b *Bridge) Callable(ctx context.Context, server, tool string) (string, err
 }
 
 // NameOf returns the bridged name of server's tool.
-func (b *Bridge) NameOf(server, tool string) (string, error) {
+func (b *Bridge) NameOf(server, toolName string) (string, error) {
 	s, err := b.current()
 	if err != nil {
 		return "", err
@@ -245,11 +245,11 @@ func (b *Bridge) NameOf(server, tool string) (string, error) {
 		return "", fmt.Errorf("mcp server %s is not registered: mcp_list shows the servers", mcp.Clip(server))
 	}
 	for _, bt := range st.tools {
-		if bt.tool == tool {
+		if bt.tool == toolName {
 			return bt.name, nil
 		}
 	}
-	if err := mcp.CheckToolName(tool); err != nil {
+	if err := mcp.CheckToolName(toolName); err != nil {
 		// Not a name the server lists, nor one it could: say why without
 		// repeating it whole.
 		return "", fmt.Errorf("mcp server %q lists no such tool: %v", server, err)
@@ -258,5 +258,5 @@ func (b *Bridge) NameOf(server, tool string) (string, error) {
 	for _, bt := range st.tools {
 		names = append(names, bt.tool)
 	}
-	return "", fmt.Errorf("mcp server %q lists no tool %q (it lists: %s)", server, tool, strings.Join(names, ", "))
+	return "", fmt.Errorf("mcp server %q lists no tool %q (it lists: %s)", server, toolName, strings.Join(names, ", "))
 }

@@ -1,7 +1,6 @@
-package engine
+package tool
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -80,47 +79,6 @@ func TestCheckSchemaErrorOfAHugeEnumIsShort(t *testing.T) {
 	}
 }
 
-// TestInvalidCallIsNotAsked: a call its schema refuses is answered with
-// the error and never put to the person; a valid one is.
-func TestInvalidCallIsNotAsked(t *testing.T) {
-	p := &prompter{allow: true}
-	e := newEngine(t, nil, &Options{Prompter: p})
-	s := newSession(t, e)
-	res, err := s.Dispatch(context.Background(), "write_file", map[string]any{"path": "x.txt"})
-	if err != nil || !res.IsError || !strings.Contains(res.Text(), `argument "content" is missing`) {
-		t.Fatalf("got %v, %v", res, err)
-	}
-	if n := len(p.seen()); n != 0 {
-		t.Fatalf("the person was asked %d times about an invalid call", n)
-	}
-	if _, err := s.Dispatch(context.Background(), "write_file", map[string]any{"path": "x.txt", "content": "ok"}); err != nil {
-		t.Fatal(err)
-	}
-	if n := len(p.seen()); n != 1 {
-		t.Fatalf("asked %d times about a valid call, want 1", n)
-	}
-	// An edit the file does not allow (edit_file's Check) is not asked
-	// about either.
-	for _, args := range []map[string]any{
-		{"path": "x.txt", "old_string": "absent", "new_string": "y"},
-		{"path": "missing.txt", "old_string": "ok", "new_string": "y"},
-	} {
-		res, err := s.Dispatch(context.Background(), "edit_file", args)
-		if err != nil || !res.IsError || !strings.Contains(res.Text(), "edit_file:") {
-			t.Fatalf("edit_file(%v) = %v, %v", args, res, err)
-		}
-	}
-	if n := len(p.seen()); n != 1 {
-		t.Fatalf("asked %d times in all, want 1", n)
-	}
-	if _, err := s.Dispatch(context.Background(), "edit_file", map[string]any{"path": "x.txt", "old_string": "ok", "new_string": "fine"}); err != nil {
-		t.Fatal(err)
-	}
-	if n := len(p.seen()); n != 2 {
-		t.Fatalf("a possible edit was asked about %d times in all, want 2", n)
-	}
-}
-
 // TestCheckSchemaBoundsAndClosedObjects: minimum, maximum and minItems
 // are checked for every tool; a nested object closed by
 // additionalProperties false is held to it for a native tool only (a
@@ -179,8 +137,8 @@ func TestCheckSchemaBoundsAndClosedObjects(t *testing.T) {
 // clipped, not a copy of the arguments (which a served call would store
 // as a record).
 func TestUnknownArgumentNamesAreNamedBriefly(t *testing.T) {
-	tool := Tool{Name: "t", Parameters: schema(nil, map[string]any{
-		"list": map[string]any{"type": "array", "items": schema(nil, map[string]any{"a": prop("string", "")})},
+	tool := Tool{Name: "t", Parameters: Schema(nil, map[string]any{
+		"list": map[string]any{"type": "array", "items": Schema(nil, map[string]any{"a": Prop("string", "")})},
 	})}
 	many := map[string]any{}
 	for i := range 5000 {

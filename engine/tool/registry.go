@@ -1,4 +1,4 @@
-package engine
+package tool
 
 import (
 	"bytes"
@@ -97,13 +97,13 @@ type Result struct {
 // MarshalJSON encodes the result as MCP's tools/call result; a nil Content
 // becomes an empty array, never null.
 func (r Result) MarshalJSON() ([]byte, error) {
-	return r.appendJSON(nil), nil
+	return r.AppendJSON(nil), nil
 }
 
-// appendJSON appends the result as MarshalJSON encodes it, without
+// AppendJSON appends the result to b as MarshalJSON encodes it, without
 // reflection; raw items are appended as they are, for the encoder of the
 // whole to check.
-func (r Result) appendJSON(b []byte) []byte {
+func (r Result) AppendJSON(b []byte) []byte {
 	b = append(b, `{"content":[`...)
 	for i, c := range r.Content {
 		if i > 0 {
@@ -145,7 +145,8 @@ func (r Result) Text() string {
 	return b.String()
 }
 
-func (r Result) size() int {
+// Size is how many bytes the result's items hold (text and raw JSON).
+func (r Result) Size() int {
 	n := 0
 	for _, c := range r.Content {
 		n += len(c.Text) + len(c.Raw)
@@ -205,10 +206,10 @@ func (r *Registry) ShownArgs(t Tool, args map[string]any) map[string]any {
 	return shownArgs(r.redactFunc(), t, args)
 }
 
-// callDigest is the digest of a call as consent shows it and the audit
+// CallDigest is the digest of a call as consent shows it and the audit
 // trail keeps it: over the shown arguments, so neither a sensitive value
 // nor a known secret can be recovered from it by hashing guesses.
-func (r *Registry) callDigest(t Tool, args map[string]any) string {
+func (r *Registry) CallDigest(t Tool, args map[string]any) string {
 	return Digest(r.ShownArgs(t, args))
 }
 
@@ -294,6 +295,10 @@ func NewRegistry(store *vault.Store, approver *Approver) *Registry {
 		extra:    &extraIndex{},
 	}
 }
+
+// Store returns the vault the registry audits, redacts and spills
+// through.
+func (r *Registry) Store() *vault.Store { return r.store }
 
 // Approver returns the registry's own approver: the one that decides calls
 // made by a caller with none of its own (see Caller.Approver).
@@ -600,7 +605,7 @@ func (c *Call) Run(ctx context.Context) (Result, error) {
 		}
 	}
 	res = redactResult(red.Func(), res)
-	size := res.size()
+	size := res.Size()
 	res, spillErr := r.spill(c.tool, c.digest, res)
 	if aerr := r.audit(c.session, c.tool, c.digest, outcome, dur, size); aerr != nil {
 		if spillErr != nil {
@@ -679,10 +684,10 @@ func (r *Registry) Dispatch(ctx context.Context, name string, args map[string]an
 	return c.Run(ctx)
 }
 
-// redact redacts one string with the current Redactor; withheld whole
+// Redact redacts one string with the current Redactor; withheld whole
 // when the secrets cannot be read. A result takes one Redactor for all its
 // strings instead.
-func (r *Registry) redact(s string) string {
+func (r *Registry) Redact(s string) string {
 	return r.redactFunc()(s)
 }
 
@@ -784,7 +789,7 @@ func (r *Registry) RedactValue(v any) (any, error) {
 // spill stores a result whose text exceeds ResultMax as a vault record and
 // returns a result that names the record.
 func (r *Registry) spill(t Tool, digest string, res Result) (Result, error) {
-	size := res.size()
+	size := res.Size()
 	if size <= ResultMax {
 		return res, nil
 	}

@@ -1,4 +1,4 @@
-package engine
+package tool
 
 import (
 	"fmt"
@@ -113,9 +113,9 @@ func KeptRules(store *vault.Store, dir string) Rules {
 // strings, as decoded from JSON or built in Go); false when it is absent
 // or not such a list.
 func argv(args map[string]any) ([]string, bool) {
-	a := readArgs(args)
-	words := a.strings("argv")
-	return words, words != nil && a.err() == nil
+	a := ReadArgs(args)
+	words := a.Strings("argv")
+	return words, words != nil && a.Err() == nil
 }
 
 // shellCallHasPrefix reports whether the shell tool's arguments run the

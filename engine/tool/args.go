@@ -1,9 +1,8 @@
-package engine
+package tool
 
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -15,28 +14,28 @@ import (
 // argument returns the zero value and records an error that names the
 // argument and says what it should be. Only the first error is kept: check
 // err once after the reads.
-type argReader struct {
+type Args struct {
 	args  map[string]any
 	first error
 }
 
-func readArgs(args map[string]any) *argReader {
-	return &argReader{args: args}
+func ReadArgs(args map[string]any) *Args {
+	return &Args{args: args}
 }
 
 // err returns the first error a read recorded, or nil.
-func (a *argReader) err() error {
+func (a *Args) Err() error {
 	return a.first
 }
 
-func (a *argReader) failf(format string, v ...any) {
+func (a *Args) failf(format string, v ...any) {
 	if a.first == nil {
 		a.first = fmt.Errorf(format, v...)
 	}
 }
 
 // str reads a string; a required one must be present and not empty.
-func (a *argReader) str(name string, required bool) string {
+func (a *Args) Str(name string, required bool) string {
 	v := a.args[name]
 	if v == nil {
 		if required {
@@ -56,7 +55,7 @@ func (a *argReader) str(name string, required bool) string {
 }
 
 // int reads a whole number, def when it is absent.
-func (a *argReader) int(name string, def int) int {
+func (a *Args) Int(name string, def int) int {
 	v := a.args[name]
 	if v == nil {
 		return def
@@ -78,7 +77,7 @@ func (a *argReader) int(name string, def int) int {
 }
 
 // bool reads true or false, false when it is absent.
-func (a *argReader) bool(name string) bool {
+func (a *Args) Bool(name string) bool {
 	v := a.args[name]
 	if v == nil {
 		return false
@@ -91,7 +90,7 @@ func (a *argReader) bool(name string) bool {
 }
 
 // strings reads a list of strings, nil when it is absent.
-func (a *argReader) strings(name string) []string {
+func (a *Args) Strings(name string) []string {
 	v := a.args[name]
 	if v == nil {
 		return nil
@@ -113,32 +112,6 @@ func (a *argReader) strings(name string) []string {
 	}
 	a.failf("argument %q is a %T: give a list of strings", name, v)
 	return nil
-}
-
-// resolvePath makes p absolute against dir.
-func resolvePath(dir, p string) string {
-	if p == "" {
-		p = "."
-	}
-	if filepath.IsAbs(p) {
-		return filepath.Clean(p)
-	}
-	return filepath.Join(dir, p)
-}
-
-// schema builds a JSON Schema object from property definitions. Native
-// tools take no other arguments (additionalProperties: false), and Prepare
-// holds them to it.
-func schema(required []string, props map[string]any) map[string]any {
-	s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
-	if len(required) > 0 {
-		s["required"] = required
-	}
-	return s
-}
-
-func prop(typ, desc string) map[string]any {
-	return map[string]any{"type": typ, "description": desc}
 }
 
 // checkArgNames refuses arguments a call cannot succeed with, before

@@ -1,4 +1,4 @@
-package engine
+package tool
 
 import (
 	"encoding/json"
@@ -26,14 +26,6 @@ func selectRegistry(t testing.TB) *Registry {
 		addTool(t, reg, tool)
 	}
 	return reg
-}
-
-func names(specs []llm.ToolSpec) []string {
-	out := make([]string, len(specs))
-	for i, s := range specs {
-		out[i] = s.Name
-	}
-	return out
 }
 
 func TestSelectTools(t *testing.T) {

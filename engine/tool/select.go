@@ -1,4 +1,4 @@
-package engine
+package tool
 
 import (
 	"encoding/json"
@@ -491,19 +491,21 @@ func conversationWords(conv []llm.Message) map[string]bool {
 		}
 	}
 	if lastUser >= 0 {
-		tokenize(clip(conv[lastUser].Content, selectUserBytes), add)
+		tokenize(Clip(conv[lastUser].Content, selectUserBytes), add)
 	}
 	start := max(len(conv)-selectRecent, 0)
 	for i := start; i < len(conv); i++ {
 		if i == lastUser || conv[i].Role == "system" {
 			continue
 		}
-		tokenize(clip(conv[i].Content, selectRecentBytes), add)
+		tokenize(Clip(conv[i].Content, selectRecentBytes), add)
 	}
 	return words
 }
 
-func clip(s string, n int) string {
+// Clip cuts s to at most n bytes, never inside a character: for text a
+// tool quotes (a description, a matched line).
+func Clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
