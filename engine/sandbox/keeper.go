@@ -301,7 +301,11 @@ func commandOf(req *keeperRequest) *exec.Cmd {
 	cmd := exec.Command(req.Argv[0], req.Argv[1:]...)
 	cmd.Dir, cmd.Env = req.Dir, req.Env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// A session of its own, with no controlling terminal: /dev/tty is never
+	// tai's terminal, so the command can neither read what the person types
+	// to tai nor push keystrokes into it (TIOCSTI). Its process group is
+	// the session's, so signalling -pid still reaches the group.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	if req.Tty {
 		syscall.CloseOnExec(5)
 		cmd.ExtraFiles = []*os.File{os.NewFile(5, "tty")}

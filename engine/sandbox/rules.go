@@ -25,7 +25,8 @@ const (
 )
 
 // devices are what every sandboxed command may use whatever its policy:
-// the null devices, randomness, its terminal and shared memory.
+// the null devices, randomness, its own terminal (/dev/tty; a shell
+// command has none) and shared memory.
 func devices() []string {
 	return []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx"}
 }
@@ -48,7 +49,12 @@ func (b *ruleBuilder) grant(rights landlock.AccessFSSet, path string) {
 // rulesFor returns the rules that grant what p grants and nothing of
 // what it denies, for a ruleset that restricts handled.
 func rulesFor(p *Policy, handled landlock.AccessFSSet) []landlock.Rule {
-	b := &ruleBuilder{handled: handled, deny: withReal(p.Deny)}
+	// The terminals' devices are never granted, not even by a grant of
+	// everything: a command that opened the person's terminal, where tai
+	// runs, could read what is typed to tai, write a line that looks like
+	// tai's, or push keystrokes into it. A stdio server has its own
+	// terminal already open, and as /dev/tty; a shell command has none.
+	b := &ruleBuilder{handled: handled, deny: append(withReal(p.Deny), "/dev/pts")}
 	b.around = b.deny
 	for _, r := range p.Read {
 		b.add(r.Path, readRights)
@@ -63,7 +69,6 @@ func rulesFor(p *Policy, handled landlock.AccessFSSet) []landlock.Rule {
 	for _, d := range devices() {
 		b.add(d, deviceRights)
 	}
-	b.add("/dev/pts", deviceRights|ll.AccessFSReadDir)
 	b.add("/dev/shm", writeRights)
 	for _, s := range p.Connect {
 		b.add(s, ll.AccessFSResolveUnix|ll.AccessFSReadFile|ll.AccessFSWriteFile)
