@@ -606,3 +606,73 @@ func TestMCPDocCodeMapDriftIsCaught(t *testing.T) {
 		})
 	}
 }
+
+// declaredNames lists every top-level name the non-test Go files of dir
+// declare (types, functions, constants, variables) and every method name.
+func declaredNames(t *testing.T, dir string) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	for _, f := range goFiles(t, dir) {
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				out[d.Name.Name] = true
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					switch s := s.(type) {
+					case *ast.TypeSpec:
+						out[s.Name.Name] = true
+					case *ast.ValueSpec:
+						for _, n := range s.Names {
+							out[n.Name] = true
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// qualifiedDrift checks each `pkg.Name` the doc writes in backquotes,
+// where pkg is the last element of a package in the code map: that
+// package must declare Name (or a method of that name).
+func qualifiedDrift(t *testing.T, root, doc string, rows []mapRow) []string {
+	t.Helper()
+	dirs := map[string]string{}
+	for _, r := range rows {
+		dirs[filepath.Base(r.pkg)] = r.pkg
+	}
+	names := map[string]map[string]bool{}
+	seen := map[string]bool{}
+	var problems []string
+	for _, m := range regexp.MustCompile("`([a-z][a-z0-9]*)\\.([A-Z][A-Za-z0-9_]*)").FindAllStringSubmatch(doc, -1) {
+		pkg, ok := dirs[m[1]]
+		if !ok || seen[m[1]+"."+m[2]] {
+			continue
+		}
+		seen[m[1]+"."+m[2]] = true
+		if names[pkg] == nil {
+			names[pkg] = declaredNames(t, filepath.Join(root, pkg))
+		}
+		if !names[pkg][m[2]] {
+			problems = append(problems, fmt.Sprintf("mcp/README.md names `%s.%s`, which %s does not declare (moved? name it where it lives now)", m[1], m[2], pkg))
+		}
+	}
+	return problems
+}
+
+func TestMCPDocQualifiedNamesExist(t *testing.T) {
+	doc := readDoc(t)
+	rows, err := codeMap(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range qualifiedDrift(t, repoRoot, doc, rows) {
+		t.Error(p)
+	}
+	moved := strings.Replace(doc, "`tool.MaxMatchedSchemas`", "`engine.MaxMatchedSchemas`", 1)
+	if got := strings.Join(qualifiedDrift(t, repoRoot, moved, rows), "\n"); !strings.Contains(got, "`engine.MaxMatchedSchemas`") {
+		t.Errorf("a name that moved to another package is not reported: %q", got)
+	}
+}
