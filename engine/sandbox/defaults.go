@@ -131,6 +131,7 @@ func ForServer(s ServerSpec) Policy {
 	p.Read, p.Notes = keepOut(p.Read, p.Deny, p.Notes, home)
 	p.Write, p.Notes = keepOut(p.Write, p.Deny, p.Notes, home)
 	p.Protect = protectHome(p.Write, home)
+	keepConfig(&p, configDir(base, home))
 	return p
 }
 
@@ -193,7 +194,48 @@ func ForShell(s ShellSpec) Policy {
 	}
 	p.Write, p.Notes = keepOut(p.Write, p.Deny, p.Notes, home)
 	p.Protect = protectHome(p.Write, home)
+	keepConfig(&p, configDir(env, home))
 	return p
+}
+
+// keepConfig keeps tai's own configuration folder (init.lua, lua/) from
+// being written, since what is written there runs in tai itself, outside
+// any sandbox: a folder granted for writing that holds it is granted
+// without it (it is granted for reading), and one at or inside it, even through
+// a symbolic link (a dotfiles folder, say), is granted for reading only,
+// with a note.
+func keepConfig(p *Policy, config string) {
+	if config == "" {
+		return
+	}
+	cfg := []string{config, realPath(config)}
+	var write []Path
+	for _, w := range p.Write {
+		real := realPath(w.Path)
+		if w.Kind == "" && slices.ContainsFunc(cfg, func(c string) bool { return within(c, w.Path) || within(c, real) }) {
+			p.Read = append(p.Read, Path{Path: config})
+		}
+		if slices.ContainsFunc(cfg, func(c string) bool { return within(w.Path, c) || within(real, c) }) {
+			p.Read = append(p.Read, Path{Path: w.Path, Kind: w.Kind})
+			p.Notes = append(p.Notes, fmt.Sprintf("%s is granted for reading only: tai's own configuration is never written", tilde(w.Path, p.Home)))
+			continue
+		}
+		write = append(write, w)
+	}
+	p.Write = write
+	p.Protect = append(p.Protect, Path{Path: config})
+}
+
+// configDir is tai's own configuration folder: $XDG_CONFIG_HOME/tai, else
+// ~/.config/tai.
+func configDir(env []string, home string) string {
+	if v := lookEnv(env, "XDG_CONFIG_HOME"); filepath.IsAbs(v) {
+		return filepath.Join(filepath.Clean(v), "tai")
+	}
+	if home == "" || home == "/" {
+		return ""
+	}
+	return filepath.Join(home, ".config", "tai")
 }
 
 // protectHome returns the home folder's hidden entries (shell start-up
