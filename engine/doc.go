@@ -1,14 +1,15 @@
 // Package engine is tai's agent core: sessions on a model profile, the
-// native tools, and the Agent that loops model → tools → model. The tool
-// runtime it runs them through (the registry, approval, audit, redaction,
-// spill, lazy selection) is engine/tool's; models, their chat types and
-// profiles are engine/llm's. The lua package supplies Lua-side pieces (the
-// lua tool's runner, tools written in Lua) through function values and
-// tool.Tool values.
+// tools that act on them (tool_search, fork, the profile tools), and the
+// Agent that loops model → tools → model. The native tools it registers
+// are engine/builtin's; the tool runtime it runs them through (the
+// registry, approval, audit, redaction, spill, lazy selection) is
+// engine/tool's; models, their chat types and profiles are engine/llm's.
+// The lua package supplies Lua-side pieces (the lua tool's runner, tools
+// written in Lua) through function values and tool.Tool values.
 //
-// It imports the layers below it (engine/tool, engine/llm, engine/sandbox,
-// mcp, vault), never lua or cmd; engine/tool and engine/bridge must not
-// import it.
+// It imports the layers below it (engine/builtin, engine/tool, engine/llm,
+// engine/sandbox, mcp, vault), never lua or cmd; engine/builtin,
+// engine/tool and engine/bridge must not import it.
 //
 //	store, _ := vault.Open(vault.DefaultPath(), nil)
 //	eng, err := engine.New(store, &engine.Options{Mode: tool.Auto})

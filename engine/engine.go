@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -9,15 +8,11 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"tai/engine/builtin"
 	"tai/engine/llm"
 	"tai/engine/tool"
 	"tai/vault"
 )
-
-// LuaRunner runs a chunk of Lua in a fresh sandboxed state and returns what
-// it printed and the values it returned. The lua package supplies it at
-// boot; the engine registers the lua tool only when one is given.
-type LuaRunner func(ctx context.Context, chunk string) (printed string, results []any, err error)
 
 // Options tunes New. A nil *Options means defaults.
 type Options struct {
@@ -45,7 +40,7 @@ type Options struct {
 	// NewChatClient with the vault and Client. Tests put a fake here.
 	NewClient func(p llm.Profile) (llm.ChatClient, error)
 	// LuaRunner, when set, backs the lua tool.
-	LuaRunner LuaRunner
+	LuaRunner builtin.LuaRunner
 	// MaxSteps bounds the model calls of each agent turn; zero means
 	// DefaultMaxSteps.
 	MaxSteps int
@@ -161,18 +156,18 @@ func New(store *vault.Store, opts *Options) (*Engine, error) {
 	return e, nil
 }
 
-func (e *Engine) nativeTools(lua LuaRunner) []tool.Tool {
+func (e *Engine) nativeTools(lua builtin.LuaRunner) []tool.Tool {
 	tools := []tool.Tool{
-		Shell{Dir: e.dir, Store: e.store, Env: e.shellEnv}.Tool(),
-		Fetch{Client: e.httpClient, Store: e.store}.Tool(),
-		AskUser{Registry: e.reg}.Tool(),
+		builtin.Shell{Dir: e.dir, Store: e.store, Env: e.shellEnv}.Tool(),
+		builtin.Fetch{Client: e.httpClient, Store: e.store}.Tool(),
+		builtin.AskUser{Registry: e.reg}.Tool(),
 		e.toolSearchTool(), e.forkTool(),
 	}
-	tools = append(tools, Files{Dir: e.dir, Store: e.store}.Tools()...)
-	tools = append(tools, Vault{Store: e.store}.Tools()...)
+	tools = append(tools, builtin.Files{Dir: e.dir, Store: e.store}.Tools()...)
+	tools = append(tools, builtin.Vault{Store: e.store}.Tools()...)
 	tools = append(tools, e.profileTools()...)
 	if lua != nil {
-		tools = append(tools, Lua{Run: lua, Redact: e.reg.RedactValue}.Tool())
+		tools = append(tools, builtin.Lua{Run: lua, Redact: e.reg.RedactValue}.Tool())
 	}
 	return tools
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"tai/engine/builtin"
 	"tai/engine/tool"
 )
 
@@ -40,7 +41,7 @@ func TestLuaToolDeadline(t *testing.T) {
 		errRes  bool
 		noDLChk bool
 	}{
-		{name: "default deadline", args: map[string]any{"chunk": "quick"}, maxDL: LuaDefaultTimeout, want: []string{"returned: [1]"}},
+		{name: "default deadline", args: map[string]any{"chunk": "quick"}, maxDL: builtin.LuaDefaultTimeout, want: []string{"returned: [1]"}},
 		{name: "timeout argument", args: map[string]any{"chunk": "quick", "timeout": 90.0}, maxDL: 90 * time.Second, want: []string{"returned: [1]"}},
 		{name: "runner stops at the deadline", args: map[string]any{"chunk": "honours", "timeout": 1.0}, maxDL: time.Second,
 			want: []string{"partial", "timeout of 1s"}, errRes: true},

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"tai/engine/builtin"
 	"tai/engine/llm"
 	"tai/engine/tool"
 )
@@ -83,7 +84,7 @@ func TestShellSpillsToRecordAndRecordReadReadsIt(t *testing.T) {
 		if i > 200 {
 			t.Fatal("record_read never reached the end")
 		}
-		r := dispatch(t, e, "record_read", map[string]any{"id": id, "offset": float64(offset), "length": float64(RecordReadMax)})
+		r := dispatch(t, e, "record_read", map[string]any{"id": id, "offset": float64(offset), "length": float64(builtin.RecordReadMax)})
 		head, body, _ := strings.Cut(r.Text(), "\n")
 		if r.IsError || !strings.HasPrefix(head, "[record "+id) {
 			t.Fatalf("record_read: %.200s", r.Text())
@@ -110,21 +111,6 @@ func TestShellSpillsToRecordAndRecordReadReadsIt(t *testing.T) {
 	}
 	if r := dispatch(t, e, "record_read", map[string]any{"id": id}); !r.IsError || !strings.Contains(r.Text(), "deleted") {
 		t.Fatalf("deleted record: the model should be told why it is missing: %s", r.Text())
-	}
-}
-
-func TestCappedBufferReportsWhatItDrops(t *testing.T) {
-	c := &cappedBuffer{max: 10}
-	for _, s := range []string{"01234", "56789ab", "cdef"} {
-		if n, err := c.Write([]byte(s)); n != len(s) || err != nil {
-			t.Fatalf("Write = %d, %v", n, err)
-		}
-	}
-	var b strings.Builder
-	c.section(&b, "stdout")
-	want := "--- stdout ---\n0123456789\n--- stdout: 6 more bytes were not kept"
-	if !strings.HasPrefix(b.String(), want) {
-		t.Fatalf("section = %q", b.String())
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	glua "github.com/yuin/gopher-lua"
 
 	"tai/engine"
+	"tai/engine/builtin"
 	"tai/engine/llm"
 )
 
@@ -33,6 +34,6 @@ func luaEstimateTokens(L *glua.LState) int {
 }
 
 func luaDiff(L *glua.LState) int {
-	L.Push(glua.LString(engine.UnifiedDiff(L.CheckString(1), L.CheckString(2), L.OptInt(3, 3))))
+	L.Push(glua.LString(builtin.UnifiedDiff(L.CheckString(1), L.CheckString(2), L.OptInt(3, 3))))
 	return 1
 }

@@ -1,4 +1,4 @@
-package engine
+package builtin
 
 import (
 	"errors"
@@ -7,14 +7,12 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
-
-	"tai/engine/tool"
 )
 
 // TestShellBackgroundJobs: a command that leaves a background process
 // behind reports its own exit status, and the leftovers are stopped.
 func TestShellBackgroundJobs(t *testing.T) {
-	e := newEngine(t, nil, &Options{Mode: tool.Yolo})
+	e := newShell(t)
 	tests := []struct {
 		name    string
 		command string
@@ -92,7 +90,7 @@ func waitGone(t *testing.T, pid int) {
 // TestShellTimeoutStopsDetached: a command killed at its timeout takes
 // down what it detached too.
 func TestShellTimeoutStopsDetached(t *testing.T) {
-	e := newEngine(t, nil, &Options{Mode: tool.Yolo})
+	e := newShell(t)
 	res := dispatch(t, e, "shell", map[string]any{"timeout": 1.0,
 		"command": "setsid sleep 781 >/dev/null 2>&1 </dev/null & echo $!; exec sleep 30"})
 	text := res.Text()
@@ -111,7 +109,7 @@ func TestShellTimeoutStopsDetached(t *testing.T) {
 // (after detaching a process that holds nothing of tai's) still ends its
 // call promptly, saying what happened.
 func TestShellKeeperKilledByTheCommand(t *testing.T) {
-	e := newEngine(t, nil, &Options{Mode: tool.Yolo})
+	e := newShell(t)
 	res := dispatch(t, e, "shell", map[string]any{"command": "setsid sleep 783 </dev/null & echo $!; kill -9 $PPID; sleep 30"})
 	text := res.Text()
 	if !res.IsError || !strings.Contains(text, "keeper was killed") {
@@ -121,5 +119,41 @@ func TestShellKeeperKilledByTheCommand(t *testing.T) {
 	if pid, err := strconv.Atoi(strings.SplitN(out, "\n", 2)[0]); err == nil {
 		// Outside tai (no subreaper here) it is left to us.
 		unix.Kill(pid, unix.SIGKILL)
+	}
+}
+
+func TestCappedBufferReportsWhatItDrops(t *testing.T) {
+	c := &cappedBuffer{max: 10}
+	for _, s := range []string{"01234", "56789ab", "cdef"} {
+		if n, err := c.Write([]byte(s)); n != len(s) || err != nil {
+			t.Fatalf("Write = %d, %v", n, err)
+		}
+	}
+	var b strings.Builder
+	c.section(&b, "stdout")
+	want := "--- stdout ---\n0123456789\n--- stdout: 6 more bytes were not kept"
+	if !strings.HasPrefix(b.String(), want) {
+		t.Fatalf("section = %q", b.String())
+	}
+}
+
+// Shell output is redacted before it is cut to its limit: the cut cannot
+// leave the first bytes of a secret.
+func TestShellCutComesAfterRedaction(t *testing.T) {
+	secret := "cut-secret-Zq8Wm3Xv7Pk2"
+	store := openStore(t)
+	if err := store.SecretSet("cut", secret, nil); err != nil {
+		t.Fatal(err)
+	}
+	red, err := store.Redactor()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &cappedBuffer{max: 10, slack: 64, red: red}
+	c.Write([]byte("0123456" + secret + "tail"))
+	var b strings.Builder
+	c.section(&b, "stdout")
+	if got := b.String(); strings.Contains(got, secret[:8]) || !strings.Contains(got, "[REDACTED:cut]") {
+		t.Fatalf("shell output cut at 10 bytes: %q", got)
 	}
 }

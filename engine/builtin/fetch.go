@@ -1,4 +1,4 @@
-package engine
+package builtin
 
 import (
 	"context"
@@ -8,9 +8,10 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
+
 	"tai/engine/tool"
 	"tai/vault"
-	"time"
 )
 
 // http_fetch limits.

@@ -1,4 +1,4 @@
-package engine
+package builtin
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
 	"tai/engine/tool"
 	"tai/vault"
 )

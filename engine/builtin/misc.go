@@ -1,4 +1,4 @@
-package engine
+package builtin
 
 import (
 	"bytes"
@@ -180,3 +180,8 @@ func marshalShown(v any) ([]byte, error) {
 	}
 	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
+
+// LuaRunner runs a chunk of Lua in a fresh sandboxed state and returns what
+// it printed and the values it returned. The lua package supplies it at
+// boot; the engine registers the lua tool only when one is given.
+type LuaRunner func(ctx context.Context, chunk string) (printed string, results []any, err error)

@@ -1,4 +1,4 @@
-package engine
+package builtin
 
 import (
 	"context"
@@ -8,12 +8,13 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"tai/engine/sandbox"
-	"tai/engine/tool"
-	"tai/vault"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"tai/engine/sandbox"
+	"tai/engine/tool"
+	"tai/vault"
 )
 
 // Shell tool limits.
