@@ -14,6 +14,7 @@ import (
 	"tai/engine/llm"
 	"tai/engine/llm/llmtest"
 	"tai/engine/tool"
+	"tai/vault/vaulttest"
 )
 
 // testCtx returns a context bounded well below the test timeout.
@@ -325,7 +326,7 @@ func TestAgentSystemPromptAndProfileTools(t *testing.T) {
 // an engine using it through the real provider client.
 func fakeProfileEngine(t testing.TB, provider, baseURL string, o *Options) *Engine {
 	t.Helper()
-	store := openStore(t)
+	store := vaulttest.Open(t)
 	if err := store.SecretSet("model-key", "sk-fake-model-key-123", nil); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"tai/engine/llm"
 	"tai/engine/tool"
+	"tai/vault/vaulttest"
 )
 
 // A call the person makes themselves is not asked about; the same call
@@ -14,7 +15,7 @@ import (
 // tool) is, even when the turn itself was started from the person's code.
 func TestPersonsOwnCallIsNotAskedAgain(t *testing.T) {
 	p := &prompter{allow: false}
-	reg := tool.NewRegistry(openStore(t), tool.NewApprover(tool.Interactive, p))
+	reg := tool.NewRegistry(vaulttest.Open(t), tool.NewApprover(tool.Interactive, p))
 	ran := 0
 	addTool(t, reg, tool.Tool{Name: "poke", Description: "pokes", Run: func(context.Context, map[string]any) (tool.Result, error) {
 		ran++

@@ -8,10 +8,11 @@ import (
 
 	"tai/engine/llm"
 	"tai/engine/llm/llmtest"
+	"tai/vault/vaulttest"
 )
 
 func TestEngineBuildsClientsLazily(t *testing.T) {
-	store := openStore(t)
+	store := vaulttest.Open(t)
 	if err := llm.SaveProfile(store, llm.Profile{Name: "p1", Provider: llm.ProviderOpenAI, Model: "m1", System: "sys one"}); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestEngineErrors(t *testing.T) {
 	if _, err := New(nil, nil); err == nil {
 		t.Fatal("New without a store succeeded")
 	}
-	_, err := New(openStore(t), &Options{Profile: "missing", Getenv: noEnv})
+	_, err := New(vaulttest.Open(t), &Options{Profile: "missing", Getenv: noEnv})
 	if !errors.Is(err, llm.ErrProfileNotFound) {
 		t.Fatalf("a missing --profile: %v", err)
 	}

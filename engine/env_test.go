@@ -11,6 +11,7 @@ import (
 	"tai/engine/llm"
 	"tai/engine/tool"
 	"tai/vault"
+	"tai/vault/vaulttest"
 )
 
 func TestShellEnvironmentHoldsNoCredentials(t *testing.T) {
@@ -24,7 +25,7 @@ func TestShellEnvironmentHoldsNoCredentials(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	t.Setenv("TAI_PLAIN_SETTING", "kept-value")
-	store := openStore(t)
+	store := vaulttest.Open(t)
 	if err := llm.SaveProfile(store, llm.Profile{Name: "router", Provider: llm.ProviderOpenAI, Model: "m", KeyEnv: "ROUTER_TOKEN"}); err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestSealedVaultWithoutKeyRefusesTurnsAndTools(t *testing.T) {
 func TestStoredProfileWithOrdinaryKeyEnv(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
-	store := openStore(t)
+	store := vaulttest.Open(t)
 	if err := store.ProfilePut("legacy", []byte(`{"provider":"openai","model":"m","key_env":"HOME"}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +184,7 @@ func TestShellEnvironmentScrubsCredentialNames(t *testing.T) {
 	}
 	t.Setenv("GH_TOKEN", "gh-token-passed-9")
 	t.Setenv("NPM_TOKEN", "npm-token-passed-10")
-	store := openStore(t)
+	store := vaulttest.Open(t)
 	e, err := New(store, &Options{Mode: tool.Yolo, Dir: t.TempDir(), Getenv: noEnv, PassEnv: []string{"GH_TOKEN"},
 		NewClient: func(llm.Profile) (llm.ChatClient, error) { return nil, nil }})
 	if err != nil {

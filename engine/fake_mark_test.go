@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"tai/engine/tool"
+	"tai/vault/vaulttest"
 )
 
 // fakeMark is what a hostile server or model sends: text that opens a
@@ -17,7 +18,7 @@ var fakeMark = "boom [REDACTED:" + strings.Repeat("A", 3<<20) + "] end"
 // A tool error holding a fake redaction mark is cut at MaxErrorText like
 // any other; a mark the redaction wrote, falling on the cut, stays whole.
 func TestErrorCapHoldsForAFakeMark(t *testing.T) {
-	store := openStore(t)
+	store := vaulttest.Open(t)
 	if err := store.SecretSet("tok", "s3cr3t-token-value", nil); err != nil {
 		t.Fatal(err)
 	}

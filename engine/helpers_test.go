@@ -4,26 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 
 	"tai/engine/llm"
 	"tai/engine/llm/llmtest"
 	"tai/engine/tool"
-	"tai/vault"
+	"tai/vault/vaulttest"
 )
-
-// openStore opens a fresh vault in the test's temporary directory.
-func openStore(t testing.TB) *vault.Store {
-	t.Helper()
-	s, err := vault.Open(filepath.Join(t.TempDir(), "vault.db"), nil)
-	if err != nil {
-		t.Fatalf("open vault: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
 
 // scripted is a ChatClient answering from a list of responses, in order,
 // and recording a deep copy of every request.
@@ -128,7 +116,7 @@ func newEngine(t testing.TB, client llm.ChatClient, o *Options) *Engine {
 	if opts.NewClient == nil {
 		opts.NewClient = func(llm.Profile) (llm.ChatClient, error) { return client, nil }
 	}
-	e, err := New(openStore(t), &opts)
+	e, err := New(vaulttest.Open(t), &opts)
 	if err != nil {
 		t.Fatalf("engine.New: %v", err)
 	}

@@ -5,10 +5,11 @@ import (
 
 	"tai/engine/llm"
 	"tai/engine/tool"
+	"tai/vault/vaulttest"
 )
 
 func TestSetHistory(t *testing.T) {
-	a := NewAgent(tool.NewRegistry(openStore(t), nil), StaticModel(nil, ""), nil)
+	a := NewAgent(tool.NewRegistry(vaulttest.Open(t), nil), StaticModel(nil, ""), nil)
 	good := []llm.Message{
 		{Role: "user", Content: "hi"},
 		{Role: "assistant", ToolCalls: []llm.ToolCall{{ID: "c1", Name: "read_file", Arguments: []byte(`not json`)}}},

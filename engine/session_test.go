@@ -10,6 +10,7 @@ import (
 
 	"tai/engine/llm"
 	"tai/engine/tool"
+	"tai/vault/vaulttest"
 )
 
 // TestSessionsOwnTheirState runs two sessions of one engine at once, on two
@@ -18,7 +19,7 @@ import (
 // one leaves the other alone, and that each session's approver decides its
 // own calls.
 func TestSessionsOwnTheirState(t *testing.T) {
-	store := openStore(t)
+	store := vaulttest.Open(t)
 	for _, name := range []string{"alpha", "beta", "gamma"} {
 		if err := llm.SaveProfile(store, llm.Profile{Name: name, Provider: llm.ProviderOpenAI, Model: "m-" + name, System: "you are " + name}); err != nil {
 			t.Fatal(err)

@@ -9,13 +9,14 @@ import (
 
 	"tai/engine/llm"
 	"tai/engine/tool"
+	"tai/vault/vaulttest"
 )
 
 // TestShellPolicy: the shell's policy denies the vault's folder and the
 // folders of the deny list as it is when the command starts, and is off
 // for a session on a profile that says sandbox = false.
 func TestShellPolicy(t *testing.T) {
-	store := openStore(t)
+	store := vaulttest.Open(t)
 	deny := []string{"/srv/secret"}
 	e, err := New(store, &Options{Mode: tool.Yolo, Dir: t.TempDir(), Getenv: noEnv, SandboxDeny: func() []string { return deny },
 		NewClient: func(llm.Profile) (llm.ChatClient, error) { return nil, nil }})

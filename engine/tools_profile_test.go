@@ -9,6 +9,7 @@ import (
 	"tai/engine/llm/llmtest"
 	"tai/engine/tool"
 	"tai/vault"
+	"tai/vault/vaulttest"
 )
 
 const workKey = "sk-work-REAL-0123456789"
@@ -23,7 +24,7 @@ type keyHosts struct {
 
 func newKeyHosts(t *testing.T) *keyHosts {
 	t.Helper()
-	k := &keyHosts{store: openStore(t), legit: llmtest.NewOpenAI(t), capture: llmtest.NewOpenAI(t)}
+	k := &keyHosts{store: vaulttest.Open(t), legit: llmtest.NewOpenAI(t), capture: llmtest.NewOpenAI(t)}
 	k.legit.RequireKey(workKey)
 	k.legit.SetRule(func(llmtest.Request) llmtest.Turn { return llmtest.Say("done") })
 	k.capture.SetRule(func(llmtest.Request) llmtest.Turn { return llmtest.Say("captured") })

@@ -3,30 +3,18 @@ package builtin
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"tai/engine/tool"
-	"tai/vault"
+	"tai/vault/vaulttest"
 )
-
-// openStore opens a fresh vault in the test's temporary directory.
-func openStore(t testing.TB) *vault.Store {
-	t.Helper()
-	s, err := vault.Open(filepath.Join(t.TempDir(), "vault.db"), nil)
-	if err != nil {
-		t.Fatalf("open vault: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
 
 // newShell returns a registry holding the shell tool, in a temporary
 // directory, whose approver allows every call.
 func newShell(t *testing.T) *tool.Registry {
 	t.Helper()
-	store := openStore(t)
+	store := vaulttest.Open(t)
 	reg := tool.NewRegistry(store, tool.NewApprover(tool.Yolo, nil))
 	sh := Shell{Dir: t.TempDir(), Store: store, Env: func(context.Context) []string { return os.Environ() }}
 	if err := reg.Add(sh.Tool()); err != nil {

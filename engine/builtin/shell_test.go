@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"tai/vault/vaulttest"
 )
 
 // TestShellBackgroundJobs: a command that leaves a background process
@@ -141,7 +143,7 @@ func TestCappedBufferReportsWhatItDrops(t *testing.T) {
 // leave the first bytes of a secret.
 func TestShellCutComesAfterRedaction(t *testing.T) {
 	secret := "cut-secret-Zq8Wm3Xv7Pk2"
-	store := openStore(t)
+	store := vaulttest.Open(t)
 	if err := store.SecretSet("cut", secret, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -3,23 +3,13 @@ package llm
 import (
 	"errors"
 	"net"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"tai/engine/llm/llmtest"
 	"tai/vault"
+	"tai/vault/vaulttest"
 )
-
-func openVault(t testing.TB) *vault.Store {
-	t.Helper()
-	s, err := vault.Open(filepath.Join(t.TempDir(), "vault.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
 
 func env(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
@@ -76,7 +66,7 @@ func TestProfileValidate(t *testing.T) {
 }
 
 func TestProfileStore(t *testing.T) {
-	s := openVault(t)
+	s := vaulttest.Open(t)
 	if list, err := ListProfiles(s); err != nil || len(list) != 0 {
 		t.Fatalf("empty vault lists %v, %v", list, err)
 	}
@@ -200,7 +190,7 @@ func TestResolveProfile(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var s *vault.Store
 			if !tc.nilStore {
-				s = openVault(t)
+				s = vaulttest.Open(t)
 				for _, p := range tc.stored {
 					if err := SaveProfile(s, p); err != nil {
 						t.Fatal(err)
@@ -248,7 +238,7 @@ func TestNewChatClientKeys(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := openVault(t)
+			s := vaulttest.Open(t)
 			if tc.secret {
 				if err := s.SecretSet("openai-key", secretKey, nil); err != nil {
 					t.Fatal(err)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"tai/vault/vaulttest"
 )
 
 // interrupter is a person who presses Ctrl-C at the consent screen: the
@@ -25,7 +27,7 @@ func (p interrupter) Ask(context.Context, string) (string, error) { return "", n
 func TestInterruptedConsentIsAPlainDenial(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	reg := NewRegistry(openStore(t), NewApprover(Interactive, interrupter{cancel}))
+	reg := NewRegistry(vaulttest.Open(t), NewApprover(Interactive, interrupter{cancel}))
 	ran := false
 	if err := reg.Add(Tool{Name: "poke", Description: "pokes", Run: func(context.Context, map[string]any) (Result, error) {
 		ran = true

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"tai/vault/vaulttest"
 )
 
 // A tool (a bridged server's JSON-RPC error, a Lua error) that fails with
@@ -12,7 +14,7 @@ import (
 // text is cut at MaxErrorText, saying so, and a secret mark is never cut
 // in two.
 func TestHugeToolErrorIsCut(t *testing.T) {
-	store := openStore(t)
+	store := vaulttest.Open(t)
 	if err := store.SecretSet("tok", "s3cr3t-token-value", nil); err != nil {
 		t.Fatal(err)
 	}

@@ -2,24 +2,11 @@ package tool
 
 import (
 	"context"
-	"path/filepath"
 	"sync"
 	"testing"
 
 	"tai/engine/llm"
-	"tai/vault"
 )
-
-// openStore opens a fresh vault in the test's temporary directory.
-func openStore(t testing.TB) *vault.Store {
-	t.Helper()
-	s, err := vault.Open(filepath.Join(t.TempDir(), "vault.db"), nil)
-	if err != nil {
-		t.Fatalf("open vault: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
 
 // prompter answers consent with allow and questions with answer (or err),
 // recording what it was asked.

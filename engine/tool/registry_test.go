@@ -9,6 +9,7 @@ import (
 
 	"tai/engine/llm"
 	"tai/vault"
+	"tai/vault/vaulttest"
 )
 
 func TestDispatchApprovalModes(t *testing.T) {
@@ -39,7 +40,7 @@ func TestDispatchApprovalModes(t *testing.T) {
 			ap := NewApprover(tt.mode, p)
 			notes := 0
 			ap.SetNotify(func(Consent) { notes++ })
-			reg := NewRegistry(openStore(t), ap)
+			reg := NewRegistry(vaulttest.Open(t), ap)
 			ran := false
 			addTool(t, reg, Tool{Name: "act", Safe: tt.safe, Run: func(context.Context, map[string]any) (Result, error) {
 				ran = true
@@ -82,7 +83,7 @@ func TestDispatchApprovalModes(t *testing.T) {
 
 func TestConsentCarriesDigestAndFullArgs(t *testing.T) {
 	p := &prompter{allow: true}
-	reg := NewRegistry(openStore(t), NewApprover(Interactive, p))
+	reg := NewRegistry(vaulttest.Open(t), NewApprover(Interactive, p))
 	addTool(t, reg, textTool("write", "", false, "ok"))
 	args := map[string]any{"path": "a.txt", "content": strings.Repeat("z", 500)}
 	if _, err := reg.Dispatch(context.Background(), "write", args); err != nil {
@@ -110,7 +111,7 @@ func TestDigestIsCanonical(t *testing.T) {
 }
 
 func TestDispatchUnknownAndFallback(t *testing.T) {
-	reg := NewRegistry(openStore(t), NewApprover(Yolo, nil))
+	reg := NewRegistry(vaulttest.Open(t), NewApprover(Yolo, nil))
 	_, err := reg.Dispatch(context.Background(), "nope", nil)
 	if !errors.Is(err, ErrUnknownTool) || !strings.Contains(err.Error(), "nope") {
 		t.Fatalf("unknown tool: err = %v", err)
@@ -137,7 +138,7 @@ func TestDispatchUnknownAndFallback(t *testing.T) {
 }
 
 func TestDispatchRedactsResultsAndErrors(t *testing.T) {
-	store := openStore(t)
+	store := vaulttest.Open(t)
 	if err := store.SecretSet("api-token", "s3cr3t-VALUE-42", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func TestDispatchRedactsResultsAndErrors(t *testing.T) {
 }
 
 func TestDispatchSpillsLargeResults(t *testing.T) {
-	store := openStore(t)
+	store := vaulttest.Open(t)
 	reg := NewRegistry(store, NewApprover(Yolo, nil))
 	big := strings.Repeat("0123456789abcdef", ResultMax/16+100)
 	addTool(t, reg, textTool("big", "", true, big))
@@ -187,7 +188,7 @@ func TestDispatchSpillsLargeResults(t *testing.T) {
 }
 
 func TestRegistryRunTimeTools(t *testing.T) {
-	reg := NewRegistry(openStore(t), NewApprover(Yolo, nil))
+	reg := NewRegistry(vaulttest.Open(t), NewApprover(Yolo, nil))
 	bad := []Tool{
 		{Name: "has space", Run: textTool("x", "", true, "").Run},
 		{Name: "norun"},
@@ -256,7 +257,7 @@ func TestResultJSONShape(t *testing.T) {
 }
 
 func TestDispatchReportsAuditFailureAndKeepsErrorIdentity(t *testing.T) {
-	store := openStore(t)
+	store := vaulttest.Open(t)
 	reg := NewRegistry(store, NewApprover(Yolo, nil))
 	addTool(t, reg, textTool("ok", "", true, "fine"))
 	addTool(t, reg, Tool{Name: "cancelled", Safe: true, Run: func(context.Context, map[string]any) (Result, error) {
@@ -290,7 +291,7 @@ func TestDispatchReportsAuditFailureAndKeepsErrorIdentity(t *testing.T) {
 }
 
 func TestSpecsIncludeSpecSource(t *testing.T) {
-	reg := NewRegistry(openStore(t), nil)
+	reg := NewRegistry(vaulttest.Open(t), nil)
 	addTool(t, reg, textTool("b_native", "native", true, ""))
 	reg.SetSpecSource(func(string) []llm.ToolSpec {
 		return []llm.ToolSpec{{Name: "a_bridged", Description: "bridged"}, {Name: "b_native", Description: "shadowed"}}
@@ -308,7 +309,7 @@ func TestSpecsIncludeSpecSource(t *testing.T) {
 }
 
 func TestDispatchRedactsNonTextContent(t *testing.T) {
-	store := openStore(t)
+	store := vaulttest.Open(t)
 	const secret = "Tr0ub4dor&3<x>"
 	if err := store.SecretSet("pw", secret, nil); err != nil {
 		t.Fatal(err)
@@ -348,7 +349,7 @@ func TestDispatchRedactsNonTextContent(t *testing.T) {
 }
 
 func TestShownArgsRedactsEscapedSecrets(t *testing.T) {
-	store := openStore(t)
+	store := vaulttest.Open(t)
 	const secret = "Tr0ub4dor&3<x>"
 	if err := store.SecretSet("pw", secret, nil); err != nil {
 		t.Fatal(err)

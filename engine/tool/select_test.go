@@ -9,10 +9,11 @@ import (
 	"testing"
 
 	"tai/engine/llm"
+	"tai/vault/vaulttest"
 )
 
 func selectRegistry(t testing.TB) *Registry {
-	reg := NewRegistry(openStore(t), NewApprover(Yolo, nil))
+	reg := NewRegistry(vaulttest.Open(t), NewApprover(Yolo, nil))
 	for _, tool := range []Tool{
 		textTool("read_file", "Read a text file", true, ""),
 		textTool("shell", "Run a shell command", false, ""),
@@ -204,7 +205,7 @@ func benchConversation() []llm.Message {
 // BenchmarkSelectTools measures one selection over 3,200 tools (32 servers
 // × 100 bridged tools) registered in the registry.
 func BenchmarkSelectTools(b *testing.B) {
-	reg := NewRegistry(openStore(b), NewApprover(Yolo, nil))
+	reg := NewRegistry(vaulttest.Open(b), NewApprover(Yolo, nil))
 	for _, s := range bridgedCatalogue() {
 		addTool(b, reg, Tool{Name: s.Name, Description: s.Description, Parameters: s.Parameters, Run: textTool("x", "", true, "").Run})
 	}
@@ -223,7 +224,7 @@ func BenchmarkSelectTools(b *testing.B) {
 // BenchmarkSelectToolsSpecSource measures the same selection when the 3,200
 // tools come from a spec source (the MCP bridge's cached schemas).
 func BenchmarkSelectToolsSpecSource(b *testing.B) {
-	reg := NewRegistry(openStore(b), NewApprover(Yolo, nil))
+	reg := NewRegistry(vaulttest.Open(b), NewApprover(Yolo, nil))
 	cat := bridgedCatalogue()
 	reg.SetSpecSource(func(string) []llm.ToolSpec { return cat })
 	conv := benchConversation()
@@ -236,7 +237,7 @@ func BenchmarkSelectToolsSpecSource(b *testing.B) {
 }
 
 func TestSelectToolsLargeCatalogue(t *testing.T) {
-	reg := NewRegistry(openStore(t), NewApprover(Yolo, nil))
+	reg := NewRegistry(vaulttest.Open(t), NewApprover(Yolo, nil))
 	cat := bridgedCatalogue()
 	reg.SetSpecSource(func(string) []llm.ToolSpec { return cat })
 	got := names(reg.SelectTools(benchConversation(), SelectOptions{}))
@@ -258,7 +259,7 @@ func TestSelectToolsLargeCatalogue(t *testing.T) {
 // with the new schema, by selection and by search, not the one indexed
 // first.
 func TestSelectionOffersTheSpecSourcesCurrentSchema(t *testing.T) {
-	reg := NewRegistry(openStore(t), NewApprover(Yolo, nil))
+	reg := NewRegistry(vaulttest.Open(t), NewApprover(Yolo, nil))
 	spec := func(prop string) []llm.ToolSpec {
 		return []llm.ToolSpec{{Name: "mcp_srv_fetch", Description: "fetches a page",
 			Parameters: map[string]any{"type": "object", "properties": map[string]any{prop: map[string]any{"type": "string"}}}}}
@@ -290,7 +291,7 @@ func TestSelectionOffersTheSpecSourcesCurrentSchema(t *testing.T) {
 // under the bridge's bound) do not make every request carry 1.4 MB of
 // schemas: the matched tools' schemas stay within MaxMatchedSchemas.
 func TestSelectionBoundsMatchedSchemaBytes(t *testing.T) {
-	reg := NewRegistry(openStore(t), NewApprover(Yolo, nil))
+	reg := NewRegistry(vaulttest.Open(t), NewApprover(Yolo, nil))
 	var fat []llm.ToolSpec
 	for i := range 30 {
 		props := map[string]any{}
