@@ -260,7 +260,7 @@ func (h *Host) chatEvents(ctx context.Context, o chatOpts) engine.Events {
 			if skip {
 				return
 			}
-			if _, err := h.callLua(fn, 0, args()...); err != nil && ctx.Err() == nil {
+			if _, err := h.callWhole(ctx, fn, args()...); err != nil {
 				mu.Lock()
 				broken[fn] = true
 				mu.Unlock()
@@ -359,10 +359,23 @@ func (h *Host) spin(ctx context.Context, fn *glua.LFunction, stopped chan struct
 		}
 		_ = h.onLua(ctx, func() {
 			if !broken() {
-				_, _ = h.callLua(fn, 0, args(n, time.Since(start))...)
+				_, _ = h.callWhole(ctx, fn, args(n, time.Since(start))...)
 			}
 		})
 	}
+}
+
+// callWhole calls a chat callback on the owning goroutine (inside a job
+// of ctx) and lets it run to its end even when Ctrl-C ends ctx meanwhile:
+// Ctrl-C stops the turn, not a callback halfway through, so a front end's
+// state stays true to what it wrote (a spinner drawn is a spinner it
+// knows to clear) and it can tidy the screen once tai.chat returns.
+// Callbacks not begun yet are not called (onLua). One that never returns
+// is left to the second Ctrl-C, which exits while the first has not
+// stopped the run (see watchInterrupts).
+func (h *Host) callWhole(ctx context.Context, fn *glua.LFunction, args ...glua.LValue) ([]glua.LValue, error) {
+	h.L.SetContext(context.WithoutCancel(ctx)) // job.run puts ctx back
+	return h.callLua(fn, 0, args...)
 }
 
 // toolEventTable converts a tool event: {id=, name=, digest=, args=,

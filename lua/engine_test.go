@@ -374,6 +374,28 @@ func TestInterruptCancelsTurnAndChatStaysUsable(t *testing.T) {
 	}
 }
 
+// TestCtrlCLetsAChatCallbackEnd: Ctrl-C while a callback of tai.chat
+// runs stops the turn, not the callback halfway, so what a front end
+// records after drawing (a spinner on the screen) stays true.
+func TestCtrlCLetsAChatCallbackEnd(t *testing.T) {
+	h, _, _ := modelHost(t, tool.Interactive, llmtest.Turn{Text: "partial", Hang: true})
+	h.L.SetGlobal("interrupt_now", h.L.NewFunction(func(*glua.LState) int {
+		h.Interrupt()
+		return 0
+	}))
+	got := mustRun(t, h, `
+		local drawn, recorded = false, false
+		local ok, answer, err = tai.term.protect(tai.chat, "hang please", {on_text = function()
+			drawn = true
+			interrupt_now()
+			recorded = true
+		end})
+		return ok, answer, err, drawn, recorded`)
+	if want := []any{true, nil, "interrupted", true, true}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v, want %v (the callback must run to its end)", got, want)
+	}
+}
+
 // noNetwork is an HTTP client that refuses every request, standing in for
 // a machine where no local Ollama listens.
 func noNetwork() *http.Client {
