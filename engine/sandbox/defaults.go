@@ -92,7 +92,7 @@ func ForServer(s ServerSpec) Policy {
 	for _, r := range runtimeOf(s.Command, lookEnv(env, "PATH"), s.Cwd) {
 		launchers = append(launchers, filepath.Base(r))
 		if !slices.ContainsFunc(p.Read, func(g Path) bool { return within(r, g.Path) }) {
-			p.Read = append(p.Read, Path{Path: runtimeRoot(r), Kind: KindSystem})
+			p.Read = append(p.Read, runtimeGrant(r, home))
 		}
 	}
 	usual := cachesOf(launchers, base, home)
@@ -363,6 +363,30 @@ func runtimeRoot(prog string) string {
 		return filepath.Dir(dir)
 	}
 	return dir
+}
+
+// runtimeGrant is what a server may read of the runtime prog that lives
+// outside the system folders: its root (runtimeRoot), unless that is the
+// home folder, holds it or is one of its entries (~/bin/tool, ~/.local/bin/uvx,
+// ~/tool), when it is the program's own folder, or the program alone
+// when that is the home folder. One in the home folder is shown by its
+// path, any other as the system's.
+func runtimeGrant(prog, home string) Path {
+	if home == "" || home == "/" {
+		return Path{Path: runtimeRoot(prog), Kind: KindSystem}
+	}
+	broad := func(d string) bool { return within(home, d) || filepath.Dir(d) == home }
+	root := runtimeRoot(prog)
+	switch {
+	case !within(root, home) && !broad(root):
+		return Path{Path: root, Kind: KindSystem}
+	case !broad(root):
+		return Path{Path: root}
+	}
+	if dir := filepath.Dir(prog); !within(home, dir) {
+		return Path{Path: dir}
+	}
+	return Path{Path: prog}
 }
 
 // lookPath finds an executable as the keeper will: a name with a slash

@@ -58,10 +58,10 @@ func TestShellCommandHasASessionOfItsOwn(t *testing.T) {
 	w := newWorld(t)
 	p := ForShell(ShellSpec{Dir: w.project, Env: w.env, Vault: w.vault})
 	for _, pol := range []*Policy{nil, &p} {
-		_, out := run(t, []string{"sh", "-c", `read -r stat </proc/self/stat; set -- ${stat##*) }; echo "pid=$$ session=$4"`}, w.project, w.env, pol)
+		rep, out := run(t, []string{"sh", "-c", `read -r stat </proc/self/stat; set -- ${stat##*) }; echo "pid=$$ session=$4"`}, w.project, w.env, pol)
 		var pid, sid int
 		if _, err := fmt.Sscanf(strings.TrimSpace(out), "pid=%d session=%d", &pid, &sid); err != nil {
-			t.Fatalf("output %q: %v", out, err)
+			t.Fatalf("output %q (%+v): %v", out, rep, err)
 		}
 		if pid != sid {
 			t.Errorf("the command (pid %d) is in session %d, not one of its own", pid, sid)
