@@ -158,7 +158,7 @@ func New(store *vault.Store, opts *Options) (*Engine, error) {
 
 func (e *Engine) nativeTools(lua builtin.LuaRunner) []tool.Tool {
 	tools := []tool.Tool{
-		builtin.Shell{Dir: e.dir, Store: e.store, Env: e.shellEnv}.Tool(),
+		builtin.Shell{Dir: e.dir, Store: e.store, Env: e.shellEnv, Policy: e.shellPolicy}.Tool(),
 		builtin.Fetch{Client: e.httpClient, Store: e.store}.Tool(),
 		builtin.AskUser{Registry: e.reg}.Tool(),
 		e.toolSearchTool(), e.forkTool(),

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"tai/engine/sandbox"
+	"tai/engine/tool"
 )
 
 // ShellPolicy returns the sandbox policy the shell tool's commands run
@@ -21,4 +22,15 @@ func (e *Engine) ShellPolicy(ctx context.Context, dir string, env []string) sand
 		deny = e.sandboxDeny()
 	}
 	return sandbox.ForShell(sandbox.ShellSpec{Dir: dir, Env: env, Deny: deny, Off: p.ShellUnsandboxed(), Vault: e.store.Path()})
+}
+
+// shellPolicy is the sandbox of a command the caller in ctx runs: none
+// for the person's own (see tool.Caller.PersonsOwn), ShellPolicy's for
+// the model's.
+func (e *Engine) shellPolicy(ctx context.Context, dir string, env []string) *sandbox.Policy {
+	if tool.CallerFrom(ctx).PersonsOwn() {
+		return nil
+	}
+	p := e.ShellPolicy(ctx, dir, env)
+	return &p
 }

@@ -64,8 +64,9 @@ func TestInteropMCPRegistryEndToEnd(t *testing.T) {
 	})
 	claude, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{
 		"everything": map[string]any{"command": node, "args": []string{everything, "stdio"}},
+		// Its sandbox grants the folder of its memory file.
 		"memory": map[string]any{"command": node, "args": []string{memory},
-			"env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.jsonl")}},
+			"env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.jsonl")}, "sandbox": map[string]any{"write": []string{dir}}},
 	}}, "", "  ")
 	got := mustRun(t, h, fmt.Sprintf(`
 		local rep = assert(tai.mcp.add{source = %q})

@@ -158,7 +158,7 @@ func (h *Host) mcpConnect(L *glua.LState) int {
 		return fail(L, redact(err.Error()))
 	}
 	// A stdio server runs in its sandbox, as the bridge's do.
-	policy := bridge.ServerPolicy(entry, nil, vaultPath, h.deny.get())
+	policy := bridge.ServerPolicy(entry, nil, "", vaultPath, h.deny.get())
 	if err := bridge.RequireSandbox(entry, policy); err != nil {
 		return fail(L, redact(err.Error()))
 	}

@@ -23,7 +23,7 @@ func TestSandboxFieldThroughLua(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, _, _ := modelHost(t, tool.Yolo)
+	h, _, dir := modelHost(t, tool.Yolo)
 	grant := t.TempDir()
 	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
 		"boxed": map[string]any{"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{"TAI_LUA_TEST_MCP": "1"},
@@ -44,7 +44,8 @@ func TestSandboxFieldThroughLua(t *testing.T) {
 		return boxed.sandbox.read[1], boxed.sandbox.network, open.sandbox, back.sandbox.read[1], back.sandbox.network,
 			off.sandbox, req.sandbox, empty.sandbox.write[1], bad, typo,
 			list[1].name, list[1].sandbox, list[1].sandbox_off or false, list[2].name, list[2].sandbox, list[2].sandbox_off`, string(cfg), string(cfg)))
-	line := "reads: system, " + grant + "; writes: its own state, a private temp folder; network: closed"
+	// The folder tai runs in, where the server runs too, is readable.
+	line := "reads: system, " + dir + ", " + grant + "; writes: its own state, a private temp folder; network: closed"
 	if _, err := sandbox.Available(); err != nil {
 		line = fmt.Sprintf("none on this system (%v): it runs with all of your rights", err)
 	}

@@ -147,7 +147,7 @@ func TestAnotherTaiAddsAServingTai(t *testing.T) {
 	s.expect("read_file")
 	s.expect("> ")
 	s.typeKeys(`/mcp call tai list_dir {"path": "."}` + "\r")
-	s.expect("vault.db")
+	s.expect("vault/")
 	s.expect("> ")
 	s.typeKeys("\x04")
 	s.wait()

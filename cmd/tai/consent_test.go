@@ -70,7 +70,7 @@ func TestPipedLinesNeverAnswerConsent(t *testing.T) {
 // the piped "n" that follows is just the next message.
 func TestPipedREPLAsksOnTheTerminal(t *testing.T) {
 	e := newEnv(t)
-	made := filepath.Join(e.root, "made")
+	made := madeIn(t, e)
 	srv := llmtest.NewOpenAI(t, llmtest.Calls(llmtest.Call("shell", `{"command":"touch `+made+`"}`)))
 	srv.SetRule(fromToolResults)
 	ptmx, tty, err := pty.Open()

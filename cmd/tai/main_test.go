@@ -54,7 +54,9 @@ func newEnv(t *testing.T) env {
 		config: filepath.Join(root, "config"),
 		state:  filepath.Join(root, "state"),
 		data:   filepath.Join(root, "data"),
-		vault:  filepath.Join(root, "vault.db"),
+		// A folder of its own: the sandbox keeps the vault's folder from
+		// every command and server, and root is where they work.
+		vault: filepath.Join(root, "vault", "vault.db"),
 	}
 	return e
 }

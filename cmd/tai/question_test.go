@@ -14,7 +14,7 @@ import (
 // they are pressed, without Enter.
 func TestConsentAnswersAtAKeypress(t *testing.T) {
 	e := newEnv(t)
-	made := filepath.Join(e.root, "made")
+	made := madeIn(t, e)
 	srv := llmtest.NewOpenAI(t)
 	srv.SetRule(fromToolResults)
 	s := startREPLIn(t, e.root, e.modelVars(srv))
@@ -46,7 +46,7 @@ func TestConsentAnswersAtAKeypress(t *testing.T) {
 // that appears afterwards.
 func TestTypeAheadNeverAnswersConsent(t *testing.T) {
 	e := newEnv(t)
-	made := filepath.Join(e.root, "made")
+	made := madeIn(t, e)
 	release := make(chan struct{})
 	srv := llmtest.NewOpenAI(t)
 	first := true
@@ -114,7 +114,7 @@ print(tai.chat("go"))`)
 // session. The question's prompt shows once such keys are dropped.
 func TestKeysTypedAsTheQuestionShowsNeverAnswerIt(t *testing.T) {
 	e := newEnv(t)
-	made := filepath.Join(e.root, "made")
+	made := madeIn(t, e)
 	srv := llmtest.NewOpenAI(t, llmtest.Calls(llmtest.Call("shell", `{"command":"touch `+made+`"}`)))
 	srv.SetRule(fromToolResults)
 	s := startREPLIn(t, e.root, e.modelVars(srv))
@@ -157,4 +157,16 @@ func TestLineTypedAsAskUserShowsNeverAnswersIt(t *testing.T) {
 			}
 		}
 	}
+}
+
+// madeIn returns the file the model's shell command makes in these tests:
+// in a folder of the home (root), not directly in it, where the sandbox
+// lets no command make anything (the home holds ~/.ssh).
+func madeIn(t *testing.T, e env) string {
+	t.Helper()
+	dir := filepath.Join(e.root, "work")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "made")
 }

@@ -110,7 +110,7 @@ func TestSandboxOnTheConsentScreenAndInMCP(t *testing.T) {
 	if landlock {
 		s.expect("  sandbox: reads: system,")
 		s.expect(grant)
-		s.expect("its own state, a private temp folder; network: closed\r\n")
+		s.expect("a private temp folder; network: closed\r\n")
 	} else {
 		s.expect("  ⚠ sandbox: none on this system")
 	}

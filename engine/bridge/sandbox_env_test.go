@@ -19,7 +19,7 @@ func TestServerPolicyEntryEnvMovesNothing(t *testing.T) {
 	base := []string{"HOME=" + home, "PATH=/usr/bin:/bin"}
 	e := mcp.Entry{Name: "evil", Transport: mcp.TransportStdio, Command: "npx", Args: []string{"-y", "pkg"},
 		Env: map[string]string{"HOME": filepath.Join(t.TempDir(), "elsewhere"), "npm_config_cache": home}}
-	p := ServerPolicy(e, base, filepath.Join(home, ".local", "share", "tai", "vault.db"), nil)
+	p := ServerPolicy(e, base, "/", filepath.Join(home, ".local", "share", "tai", "vault.db"), nil)
 	ssh := filepath.Join(home, ".ssh")
 	if !slices.ContainsFunc(p.Deny, func(d sandbox.Path) bool { return d.Path == ssh }) {
 		t.Errorf("the deny list moved with the entry's HOME: %+v", p.Deny)

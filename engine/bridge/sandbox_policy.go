@@ -1,6 +1,8 @@
 package bridge
 
 import (
+	"os"
+
 	"tai/engine/sandbox"
 	"tai/mcp"
 )
@@ -18,13 +20,17 @@ func (b *Bridge) ServerPolicy(e mcp.Entry) sandbox.Policy {
 	if b.opts.Deny != nil {
 		deny = b.opts.Deny()
 	}
-	return ServerPolicy(e, base, b.store.Path(), deny)
+	return ServerPolicy(e, base, b.opts.Dir, b.store.Path(), deny)
 }
 
 // ServerPolicy returns the sandbox policy of e's stdio server started
-// with the base environment base (nil: mcp.SafeEnv()), for the vault file
-// vault, with deny never granted (nil: sandbox.DefaultDeny()).
-func ServerPolicy(e mcp.Entry, base []string, vault string, deny []string) sandbox.Policy {
+// with the base environment base (nil: mcp.SafeEnv()) from tai's working
+// folder dir (empty: the process's), for the vault file vault, with deny
+// never granted (nil: sandbox.DefaultDeny()).
+func ServerPolicy(e mcp.Entry, base []string, dir, vault string, deny []string) sandbox.Policy {
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
 	if base == nil {
 		base = mcp.SafeEnv()
 	}
@@ -32,7 +38,7 @@ func ServerPolicy(e mcp.Entry, base []string, vault string, deny []string) sandb
 	for k, v := range e.Env {
 		env = append(env, k+"="+v)
 	}
-	spec := sandbox.ServerSpec{Name: e.Name, Command: e.Command, Args: e.Args, Cwd: e.Cwd, Env: env, Base: base, Deny: deny, Vault: vault}
+	spec := sandbox.ServerSpec{Name: e.Name, Command: e.Command, Args: e.Args, Cwd: e.Cwd, Dir: dir, Env: env, Base: base, Deny: deny, Vault: vault}
 	if sb := e.Sandbox; sb != nil {
 		spec.Off, spec.Required, spec.NoNetwork = sb.Off, sb.Required, sb.NoNetwork
 		spec.Read, spec.Write = sb.Read, sb.Write

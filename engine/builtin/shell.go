@@ -29,6 +29,12 @@ const (
 	ShellOutputMax = 8 << 20
 )
 
+// SandboxHow is what a refused command's result says the person can
+// do: the commands they run themselves are not sandboxed.
+const SandboxHow = "To allow it for this command, the person runs it themselves (!COMMAND at tai's prompt, " +
+	"or tai.call from their own script), outside the sandbox; for this session, a profile with sandbox = false " +
+	"turns the shell's sandbox off; tai.sandbox.deny in init.lua sets what commands may not read."
+
 // Shell is what the shell tool needs: the directory commands run in when
 // the call names none, the vault whose secrets are redacted from their
 // output, and the environment each command gets.
@@ -40,6 +46,9 @@ type Shell struct {
 	// Env returns the environment for a command of the call in ctx
 	// (credentials scrubbed).
 	Env func(ctx context.Context) []string
+	// Policy returns the sandbox of a command of the call in ctx run in
+	// dir with env; nil (or a nil Policy) runs it unsandboxed.
+	Policy func(ctx context.Context, dir string, env []string) *sandbox.Policy
 }
 
 // Tool returns the shell tool.
@@ -94,7 +103,12 @@ func (sh Shell) runShell(ctx context.Context, args map[string]any) (tool.Result,
 	if err != nil {
 		return tool.Result{}, err
 	}
-	return runCommand(ctx, argv, resolvePath(sh.Dir, cwd), sh.Env(ctx), timeout, red), nil
+	dir, env := resolvePath(sh.Dir, cwd), sh.Env(ctx)
+	var p *sandbox.Policy
+	if sh.Policy != nil {
+		p = sh.Policy(ctx, dir, env)
+	}
+	return runCommand(ctx, argv, dir, env, p, timeout, red), nil
 }
 
 // runCommand runs argv in dir with the environment env under the shell
@@ -106,13 +120,13 @@ func (sh Shell) runShell(ctx context.Context, args map[string]any) (tool.Result,
 // Each stream keeps ShellOutputMax bytes and, beyond them, as much as the
 // longest secret, so redact sees every secret that begins before the cut
 // whole before the output is cut.
-func runCommand(ctx context.Context, argv []string, dir string, env []string, timeout time.Duration, red *vault.Redactor) tool.Result {
+func runCommand(ctx context.Context, argv []string, dir string, env []string, p *sandbox.Policy, timeout time.Duration, red *vault.Redactor) tool.Result {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	stdout := &cappedBuffer{max: ShellOutputMax, slack: vault.MaxSecretSize, red: red}
 	stderr := &cappedBuffer{max: ShellOutputMax, slack: vault.MaxSecretSize, red: red}
 	start := time.Now()
-	rep, err := keep(ctx, argv, dir, env, nil, stdout, stderr)
+	rep, err := keep(ctx, argv, dir, env, p, stdout, stderr)
 	elapsed := time.Since(start).Round(time.Millisecond)
 
 	var b strings.Builder
@@ -145,6 +159,11 @@ func runCommand(ctx context.Context, argv []string, dir string, env []string, ti
 	}
 	stdout.section(&b, "stdout")
 	stderr.section(&b, "stderr")
+	if isErr && p != nil {
+		if hint := p.Hint(p.Explain(stderr.text()+"\n"+stdout.text(), dir), SandboxHow); hint != "" {
+			b.WriteString(red.Redact(hint) + "\n")
+		}
+	}
 	return tool.Result{Content: []tool.Content{{Type: "text", Text: b.String()}}, IsError: isErr}
 }
 
@@ -226,6 +245,13 @@ func (c *cappedBuffer) Write(p []byte) (int, error) {
 		c.dropped += int64(len(p) - max(room, 0))
 	}
 	return len(p), nil
+}
+
+// text returns what c kept.
+func (c *cappedBuffer) text() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return string(c.buf)
 }
 
 func (c *cappedBuffer) section(b *strings.Builder, name string) {

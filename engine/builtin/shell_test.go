@@ -109,7 +109,8 @@ func TestShellTimeoutStopsDetached(t *testing.T) {
 
 // TestShellKeeperKilledByTheCommand: a command that kills its keeper
 // (after detaching a process that holds nothing of tai's) still ends its
-// call promptly, saying what happened.
+// call promptly, saying what happened. Only an unsandboxed command (the
+// person's own) can: the model's cannot signal its keeper.
 func TestShellKeeperKilledByTheCommand(t *testing.T) {
 	e := newShell(t)
 	res := dispatch(t, e, "shell", map[string]any{"command": "setsid sleep 783 </dev/null & echo $!; kill -9 $PPID; sleep 30"})

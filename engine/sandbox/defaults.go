@@ -38,6 +38,10 @@ type ServerSpec struct {
 	Command string
 	Args    []string
 	Cwd     string
+	// Dir is tai's working folder, where the server runs when the entry
+	// names no Cwd: it may read it (npx finds a local install there),
+	// unless it is the home folder or holds it.
+	Dir string
 	// Env is the environment it starts with (its PATH finds the command;
 	// HOME, XDG_* and the caches' variables say where things are); nil
 	// means tai's.
@@ -69,7 +73,9 @@ type ServerSpec struct {
 // ($XDG_STATE_HOME/tai/servers/<name>) and a private temporary folder
 // (its TMPDIR). The folders its entry names are granted: arguments that
 // are existing folders and cwd read and write, arguments that are
-// existing files read, and the sandbox field's grants. Nothing else of
+// existing files read with their project (see scriptRoot), and the
+// sandbox field's grants; without a cwd, the folder it runs in, tai's,
+// is readable unless it holds the home folder. Nothing else of
 // the home folder, never the vault's folder nor what Deny lists: a grant
 // inside one is left out, and one holding one is granted without it, each
 // with a note. The network stays open unless NoNetwork.
@@ -116,11 +122,13 @@ func ForServer(s ServerSpec) Policy {
 		if st, err := os.Stat(path); err == nil && st.IsDir() {
 			p.Write = append(p.Write, Path{Path: path})
 		} else if err == nil {
-			p.Read = append(p.Read, Path{Path: path})
+			p.Read = append(p.Read, Path{Path: scriptRoot(path, home)})
 		}
 	}
 	if s.Cwd != "" {
 		p.Write = append(p.Write, Path{Path: expand(s.Cwd, home, "/")})
+	} else if dir := expand(s.Dir, home, "/"); dir != "" && !within(home, dir) {
+		p.Read = append(p.Read, Path{Path: dir})
 	}
 	for _, r := range s.Read {
 		p.Read = append(p.Read, Path{Path: expand(r, home, s.Cwd)})
@@ -353,6 +361,30 @@ func runtimeOf(command, path, dir string) []string {
 		out = append(out, realPath(interp))
 	}
 	return out
+}
+
+// projectMarkers name the files that make a folder a program's own: a
+// script given as an argument is read with the rest of its project.
+func projectMarkers() []string {
+	return []string{"package.json", "pyproject.toml", "setup.py", "go.mod", "Cargo.toml", "deno.json"}
+}
+
+// scriptRoot is what a server that runs the script file may read: the
+// outermost node_modules folder holding it (its dependencies are its
+// siblings), else the nearest folder above it with a project marker,
+// never the home folder nor one above it, else the file alone.
+func scriptRoot(file, home string) string {
+	if i := strings.Index(file, "/node_modules/"); i >= 0 {
+		return file[:i+len("/node_modules")]
+	}
+	for dir := filepath.Dir(file); dir != "/" && dir != "." && !within(home, dir); dir = filepath.Dir(dir) {
+		for _, m := range projectMarkers() {
+			if _, err := os.Stat(filepath.Join(dir, m)); err == nil {
+				return dir
+			}
+		}
+	}
+	return file
 }
 
 // runtimeRoot is the folder a runtime lives in: the one holding its bin

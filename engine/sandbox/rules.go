@@ -42,7 +42,7 @@ type ruleBuilder struct {
 // grant appends one rule, with the rights the ruleset restricts.
 func (b *ruleBuilder) grant(rights landlock.AccessFSSet, path string) {
 	if r := rights & b.handled; r != 0 {
-		b.rules = append(b.rules, landlock.PathAccess(r, path))
+		b.rules = append(b.rules, landlock.PathAccess(r, path).IgnoreIfMissing())
 	}
 }
 

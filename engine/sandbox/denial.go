@@ -1,0 +1,126 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Denial is one access the sandbox refused a command, as its output shows.
+type Denial struct {
+	// Path is the file or folder, absolute.
+	Path string
+	// Under is the denied folder it lies in, "" for a write outside the
+	// folders the policy lets the command write.
+	Under Path
+	// In is the folder it was to be made in, when that folder holds a
+	// denied or protected path: nothing can be made directly in it (see
+	// carve).
+	In string
+}
+
+// deniedLine finds the lines where a program reports a refusal: Landlock
+// answers EACCES, which C programs print as "Permission denied" and Go
+// programs as "permission denied".
+var deniedLine = regexp.MustCompile(`(?i)permission denied`)
+
+// pathWord finds the paths in such a line: absolute, from ~, or quoted.
+var pathWord = regexp.MustCompile("(?:^|[\\s'\"`‘’“”(=:])((?:/|~/)[^\\s'\"`‘’“”():,]+)|['‘\"`]([^'’\"`\\s]+)['’\"`]")
+
+// Explain returns the accesses in output (what a failed command printed)
+// that the sandbox refused: a path it names on a "Permission denied" line
+// that lies in a denied folder, or that the command could only have been
+// writing, outside the folders it may write. Landlock says no more than
+// EACCES, so each is checked: tai, which the sandbox does not restrict,
+// must be allowed the same access, else the refusal was not the
+// sandbox's. dir is the command's working folder, for relative paths.
+func (p Policy) Explain(output, dir string) []Denial {
+	if p.Off {
+		return nil
+	}
+	var out []Denial
+	seen := map[string]bool{}
+	for _, line := range strings.Split(output, "\n") {
+		if !deniedLine.MatchString(line) {
+			continue
+		}
+		for _, m := range pathWord.FindAllStringSubmatch(line, -1) {
+			word := m[1] + m[2]
+			path := expand(word, p.Home, dir)
+			if path == "" || seen[path] {
+				continue
+			}
+			if d, ok := p.denial(path); ok {
+				seen[path] = true
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
+// denial says whether the sandbox, not the file's permissions, refused
+// path: tai may read (or write) it, and p keeps it from the command.
+func (p Policy) denial(path string) (Denial, bool) {
+	real := realPath(path)
+	for _, d := range p.Deny {
+		if within(path, d.Path) || within(real, realPath(d.Path)) {
+			if unix.Access(path, unix.R_OK) == nil || unix.Access(path, unix.W_OK) == nil {
+				return Denial{Path: path, Under: d}, true
+			}
+			return Denial{}, false
+		}
+	}
+	writable := slices.ContainsFunc(p.Write, func(w Path) bool { return within(real, realPath(w.Path)) }) &&
+		!slices.ContainsFunc(p.Protect, func(w Path) bool { return within(real, realPath(w.Path)) })
+	if writable {
+		parent := filepath.Dir(real)
+		carved := slices.ContainsFunc(append(append([]Path(nil), p.Deny...), p.Protect...), func(d Path) bool {
+			return within(d.Path, parent) && d.Path != parent
+		})
+		if _, err := os.Lstat(path); err == nil || !carved || unix.Access(parent, unix.W_OK) != nil {
+			return Denial{}, false
+		}
+		return Denial{Path: path, In: parent}, true
+	}
+	err := unix.Access(path, unix.W_OK)
+	if errors.Is(err, unix.ENOENT) {
+		err = unix.Access(filepath.Dir(path), unix.W_OK)
+	}
+	return Denial{Path: path}, err == nil
+}
+
+// Hint says in a few lines what the sandbox refused and how the person
+// can allow it, or "" when ds is empty. how says how, in the words of the
+// program that shows it.
+func (p Policy) Hint(ds []Denial, how string) string {
+	if len(ds) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("[sandbox] tai's sandbox refused this command ")
+	for i, d := range ds {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		if d.In != "" {
+			fmt.Fprintf(&b, "making %s: nothing new can be made directly in %s, which holds folders kept from commands (make it in a folder inside)",
+				tilde(d.Path, p.Home), tilde(d.In, p.Home))
+		} else if d.Under.Path != "" {
+			fmt.Fprintf(&b, "%s: commands may not read or write %s", tilde(d.Path, p.Home), denyName(d.Under, p.Home))
+		} else {
+			fmt.Fprintf(&b, "writing %s: commands may write only %s", tilde(d.Path, p.Home), strings.Join(shown(p.Write, false, p.Home), ", "))
+		}
+	}
+	b.WriteString(".")
+	if how != "" {
+		b.WriteString(" " + how)
+	}
+	return b.String()
+}
