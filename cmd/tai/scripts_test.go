@@ -39,22 +39,6 @@ func fakeNpxAs(t *testing.T, mode string) string {
 	return bin + string(os.PathListSeparator) + os.Getenv("PATH")
 }
 
-// selfIn links this test binary into dir and returns its path there: a
-// stand-in script that runs it keeps it beside itself, in the folder a
-// server's sandbox grants as the runtime the server runs with.
-func selfIn(t *testing.T, dir string) string {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	self := filepath.Join(dir, "server")
-	if err := os.Link(exe, self); err != nil {
-		t.Fatal(err)
-	}
-	return self
-}
-
 func withPath(vars []string, path string) []string {
 	out := make([]string, 0, len(vars))
 	for _, v := range vars {
