@@ -1,12 +1,3 @@
-// Command tai is a terminal agent shell: a readline REPL where a model acts
-// through tools, with the vault behind it. main parses the command line,
-// builds the Lua host (which opens the vault and builds the engine only when
-// something needs them) and hands over to stdlib/main.lua.
-//
-//	tai                      the REPL
-//	tai SCRIPT.lua [ARGS…]   run a script
-//	tai -e CHUNK [ARGS…]     run a chunk
-//	tai -p PROMPT            one agent turn, the answer on stdout
 package main
 
 import (
