@@ -62,7 +62,7 @@ func TestShellSandboxForTheModel(t *testing.T) {
 		refused bool
 		says    string // in the result
 	}{
-		{`cat ~/.ssh/id_ed25519`, true, "~/.ssh/id_ed25519: commands may not read or write ~/.ssh"},
+		{`cat ~/.ssh/id_ed25519`, true, "refused this command access to ~/.ssh/id_ed25519: commands may not read or write ~/.ssh"},
 		{`cat ` + vaultFile, true, "commands may not read or write the vault's folder"},
 		{`echo evil >> ~/.bashrc`, true, "writing ~/.bashrc: commands may write only ~/project"},
 		{`go test ./...`, false, "ok  \texample.com/p"},

@@ -113,7 +113,7 @@ func (p Policy) Hint(ds []Denial, how string) string {
 			fmt.Fprintf(&b, "making %s: nothing new can be made directly in %s, which holds folders kept from commands (make it in a folder inside)",
 				tilde(d.Path, p.Home), tilde(d.In, p.Home))
 		} else if d.Under.Path != "" {
-			fmt.Fprintf(&b, "%s: commands may not read or write %s", tilde(d.Path, p.Home), denyName(d.Under, p.Home))
+			fmt.Fprintf(&b, "access to %s: commands may not read or write %s", tilde(d.Path, p.Home), denyName(d.Under, p.Home))
 		} else {
 			fmt.Fprintf(&b, "writing %s: commands may write only %s", tilde(d.Path, p.Home), strings.Join(shown(p.Write, false, p.Home), ", "))
 		}
