@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -321,8 +322,8 @@ func (c *Client) Start(ctx context.Context) error {
 		return nil
 	}
 	if ctx.Err() == context.DeadlineExceeded && parent.Err() == nil && !errors.Is(err, ErrTooLarge) {
-		err = fmt.Errorf("mcp server %q: spawn and handshake did not finish within %s%s: %w",
-			c.name, c.opts.ConnectTimeout, c.stderrNote(), context.DeadlineExceeded)
+		err = fmt.Errorf("mcp server %q: spawn and handshake did not finish within %s%s%s: %w",
+			c.name, c.opts.ConnectTimeout, fetchNote(c.t), c.stderrNote(), context.DeadlineExceeded)
 	}
 	c.Close()
 	return c.scrub(err)
@@ -867,6 +868,21 @@ func (c *Client) notify(ctx context.Context, method string, params any) error {
 // wrap names the server and method in err.
 func (c *Client) wrap(method string, err error) error {
 	return fmt.Errorf("mcp server %q: %s: %w", c.name, method, err)
+}
+
+// fetchNote says, for a stdio server started by a launcher that fetches
+// its package on the first start (npx, uvx, bunx, pnpx, docker), that the
+// time may have gone to the download: the next start finds it cached.
+func fetchNote(t Transport) string {
+	s, ok := t.(*StdioTransport)
+	if !ok {
+		return ""
+	}
+	switch name := filepath.Base(s.command); name {
+	case "npx", "uvx", "bunx", "pnpx", "docker":
+		return fmt.Sprintf(" (%s fetches the server's package on its first start, which can take longer: try again once it is downloaded)", name)
+	}
+	return ""
 }
 
 func (c *Client) stderrNote() string {

@@ -863,3 +863,29 @@ func TestClientReplyNeverReachesTheNextCall(t *testing.T) {
 		}
 	}
 }
+
+// TestSlowFirstStartNamesTheDownload: a launcher that fetches its package
+// on the first start (here the fake server under the name npx) that runs
+// out of time says the download may be why; another command does not.
+func TestSlowFirstStartNamesTheDownload(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	npx := filepath.Join(t.TempDir(), "npx")
+	if err := os.Symlink(exe, npx); err != nil {
+		t.Fatal(err)
+	}
+	for _, command := range []string{npx, exe} {
+		e := fakeEntry(t, "no-init")
+		e.Command = command
+		_, err := Connect(testCtx(t), e, &ClientOptions{ConnectTimeout: 300 * time.Millisecond})
+		if err == nil {
+			t.Fatal("Connect succeeded")
+		}
+		named := strings.Contains(err.Error(), "npx fetches the server's package on its first start")
+		if named != (command == npx) {
+			t.Fatalf("%s: err = %v; want the download named only for npx", filepath.Base(command), err)
+		}
+	}
+}
