@@ -82,6 +82,10 @@ type Engine struct {
 	passEnv map[string]bool // Options.PassEnv and Engine.PassEnv
 
 	sandboxDeny func() []string // Options.SandboxDeny
+
+	// shellLifted is set while the person has lifted the shell's sandbox
+	// for the rest of this process (see LiftShellSandbox).
+	shellLifted atomic.Bool
 }
 
 // New builds an Engine on store with the native tools registered and the
@@ -158,7 +162,7 @@ func New(store *vault.Store, opts *Options) (*Engine, error) {
 
 func (e *Engine) nativeTools(lua builtin.LuaRunner) []tool.Tool {
 	tools := []tool.Tool{
-		builtin.Shell{Dir: e.dir, Store: e.store, Env: e.shellEnv, Policy: e.shellPolicy}.Tool(),
+		builtin.Shell{Dir: e.dir, Store: e.store, Env: e.shellEnv, Policy: e.shellPolicy, Lifted: e.shellLift}.Tool(),
 		builtin.Fetch{Client: e.httpClient, Store: e.store}.Tool(),
 		builtin.AskUser{Registry: e.reg}.Tool(),
 		e.toolSearchTool(), e.forkTool(),

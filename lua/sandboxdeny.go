@@ -51,6 +51,13 @@ func (d *denyList) put(paths []string) {
 //	    is refused. With a list, it replaces the list (each folder
 //	    absolute or under ~); it returns the list in force. The vault's
 //	    folder is never granted, listed or not.
+//	tai.sandbox.session_off([off]) -> off
+//	    whether the model's shell commands run outside the sandbox for the
+//	    rest of this process (its own sessions; served ones keep it): true
+//	    lifts it, false puts it back; it returns what is in force. The
+//	    REPL's /sandbox off and /sandbox on call it. The lua tool the model
+//	    calls runs in a process of its own with only tai.version, tai.json
+//	    and tai.toml: it cannot reach it.
 func (h *Host) openSandbox(L *glua.LState, tai *glua.LTable) {
 	mod, ok := tai.RawGetString("sandbox").(*glua.LTable)
 	if !ok {
@@ -59,6 +66,25 @@ func (h *Host) openSandbox(L *glua.LState, tai *glua.LTable) {
 	}
 	mod.RawSetString("deny", L.NewFunction(h.luaSandboxDeny))
 	mod.RawSetString("available", L.NewFunction(luaSandboxAvailable))
+	mod.RawSetString("session_off", L.NewFunction(h.luaSandboxSessionOff))
+}
+
+func (h *Host) luaSandboxSessionOff(L *glua.LState) int {
+	set := L.GetTop() >= 1 && L.Get(1) != glua.LNil
+	if !set && h.engine.eng == nil {
+		// Nothing lifted it yet: asking builds no engine (the prompt asks).
+		L.Push(glua.LFalse)
+		return 1
+	}
+	e, err := h.Engine()
+	if err != nil {
+		return fail(L, err.Error())
+	}
+	if set {
+		e.LiftShellSandbox(L.CheckBool(1))
+	}
+	L.Push(glua.LBool(e.ShellSandboxLifted()))
+	return 1
 }
 
 func luaSandboxAvailable(L *glua.LState) int {

@@ -14,7 +14,8 @@ local M = {}
 function M.prompt()
   local marks = {}
   if tai.mode ~= "interactive" then marks[#marks + 1] = tai.mode end
-  if M.shell_unsandboxed() then marks[#marks + 1] = "no sandbox" end
+  if M.shell_unsandboxed() then marks[#marks + 1] = "no sandbox"
+  elseif M.shell_lifted() then marks[#marks + 1] = "sandbox off" end
   local mode = #marks > 0 and (" [" .. table.concat(marks, ", ") .. "]") or ""
   return M.paint("1;36", "tai:" .. tai.profile) .. mode .. "> "
 end
@@ -25,6 +26,13 @@ end
 function M.shell_unsandboxed()
   local ok, p = pcall(tai.profiles.current)
   return ok and type(p) == "table" and p.sandbox == false
+end
+
+-- shell_lifted() says whether the person lifted the shell's sandbox for
+-- the rest of this session (/sandbox off): then the prompt says "sandbox off".
+function M.shell_lifted()
+  local ok, off = pcall(tai.sandbox.session_off)
+  return ok and off == true
 end
 
 -- shell_sandbox_warning(p) is the warning shown when the profile p turns
@@ -910,6 +918,34 @@ builtin.permissions = {
     M.say("/permissions remove N drops one")
   end,
   complete = function() return { "remove" } end,
+}
+
+builtin.sandbox = {
+  help = "say whether the model's shell commands run in the sandbox\n" ..
+    "/sandbox off lifts it for the rest of this session (until you quit); /sandbox on puts it back",
+  fn = function(rest, w)
+    if w[1] == "off" then
+      local off, err = tai.sandbox.session_off(true)
+      if off == nil then M.warn(err) return end
+      M.warn("⚠ the shell's sandbox is off for the rest of this session: the commands the model runs can read your keys, " ..
+        "your credentials and the vault's folder; /sandbox on turns it back on")
+      return
+    elseif w[1] == "on" then
+      local off, err = tai.sandbox.session_off(false)
+      if off == nil then M.warn(err) return end
+    elseif w[1] then
+      M.warn("usage: /sandbox, /sandbox off or /sandbox on")
+      return
+    end
+    if M.shell_unsandboxed() then
+      M.say("the shell's sandbox is off: profile " .. chatview.clean(tostring(tai.profile)) .. " says sandbox = false")
+    elseif M.shell_lifted() then
+      M.say("the shell's sandbox is off for the rest of this session (/sandbox off); /sandbox on turns it back on")
+    else
+      M.say("the model's shell commands run in the sandbox; /sandbox off lifts it for the rest of this session")
+    end
+  end,
+  complete = function() return { "off", "on" } end,
 }
 
 builtin.usage = {

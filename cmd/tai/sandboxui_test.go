@@ -75,6 +75,31 @@ func TestShellSandboxOffIsShownLikeYolo(t *testing.T) {
 	s.wait()
 }
 
+// TestSandboxOffForTheSession: /sandbox off lifts the shell's sandbox
+// with a warning, the prompt says so until /sandbox on, and /sandbox
+// says which is in force.
+func TestSandboxOffForTheSession(t *testing.T) {
+	e := newEnv(t)
+	if r := e.run(t, "--clean", "-e", `assert(tai.profiles.save{name = "tight", provider = "openai", model = "m", base_url = "http://127.0.0.1:9/v1", key_env = "X_KEY"})`+
+		` assert(tai.profiles.use("tight"))`); r.status != 0 {
+		t.Fatalf("saving the profile: %s", r.stderr)
+	}
+	s := startREPL(t, e, "--clean")
+	s.expect("tai:tight> ")
+	s.typeKeys("/sandbox\r")
+	s.expect("the model's shell commands run in the sandbox")
+	s.typeKeys("/sandbox off\r")
+	s.expect("⚠ the shell's sandbox is off for the rest of this session")
+	s.expect("tai:tight [sandbox off]> ")
+	s.typeKeys("/sandbox\r")
+	s.expect("off for the rest of this session (/sandbox off)")
+	s.typeKeys("/sandbox on\r")
+	s.expect("the model's shell commands run in the sandbox")
+	s.expect("tai:tight> ")
+	s.typeKeys("\x04")
+	s.wait()
+}
+
 // TestSandboxOnTheConsentScreenAndInMCP: a pasted entry's sandbox is on
 // its consent screen in one line (what it reads and writes, the network),
 // and one whose entry turns it off is a warning there; /mcp shows each

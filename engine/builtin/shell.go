@@ -32,7 +32,8 @@ const (
 // SandboxHow is what a refused command's result says the person can
 // do: the commands they run themselves are not sandboxed.
 const SandboxHow = "To allow it for this command, the person runs it themselves (!COMMAND at tai's prompt, " +
-	"or tai.call from their own script), outside the sandbox; for this session, a profile with sandbox = false " +
+	"or tai.call from their own script), outside the sandbox; for the rest of this session, the person types " +
+	"/sandbox off at tai's prompt (/sandbox on turns it back on); for every session, a profile with sandbox = false " +
 	"turns the shell's sandbox off; tai.sandbox.deny in init.lua sets what commands may not read."
 
 // Shell is what the shell tool needs: the directory commands run in when
@@ -49,6 +50,10 @@ type Shell struct {
 	// Policy returns the sandbox of a command of the call in ctx run in
 	// dir with env; nil (or a nil Policy) runs it unsandboxed.
 	Policy func(ctx context.Context, dir string, env []string) *sandbox.Policy
+	// Lifted, when set, says why the command with args (run in dir) of
+	// the call in ctx runs outside the sandbox although Policy keeps it,
+	// or "" when it does not; the result says so on its first line.
+	Lifted func(ctx context.Context, args map[string]any, dir string) string
 }
 
 // Tool returns the shell tool.
@@ -108,7 +113,16 @@ func (sh Shell) runShell(ctx context.Context, args map[string]any) (tool.Result,
 	if sh.Policy != nil {
 		p = sh.Policy(ctx, dir, env)
 	}
-	return runCommand(ctx, argv, dir, env, p, timeout, red), nil
+	why := ""
+	if sh.Lifted != nil && p != nil && !p.Off {
+		why = sh.Lifted(ctx, args, dir)
+	}
+	if why == "" {
+		return runCommand(ctx, argv, dir, env, p, timeout, red), nil
+	}
+	res := runCommand(ctx, argv, dir, env, nil, timeout, red)
+	res.Content[0].Text = "(outside the sandbox: " + why + ")\n" + res.Content[0].Text
+	return res, nil
 }
 
 // runCommand runs argv in dir with the environment env under the shell

@@ -843,6 +843,15 @@ function tai.sandbox.deny(folders) end
 ---@return string? why
 function tai.sandbox.available() end
 
+---Whether the model's shell commands run outside the sandbox for the rest
+---of this process (its own sessions; served ones keep it). true lifts it,
+---false puts it back; it returns what is in force. /sandbox off and
+---/sandbox on call it. The lua tool the model calls cannot reach it.
+---@param off? boolean
+---@return boolean? off
+---@return string? err
+function tai.sandbox.session_off(off) end
+
 tai.profiles = {}
 
 ---@return tai.ProfileRow[]? profiles
