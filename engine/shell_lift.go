@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"path/filepath"
 
 	"tai/engine/tool"
+	"tai/vault"
 )
 
 // LiftShellSandbox turns the shell's sandbox off (lifted true) or back on
@@ -20,16 +22,39 @@ func (e *Engine) ShellSandboxLifted() bool {
 	return e.shellLifted.Load()
 }
 
-// shellLift says why the model's shell command in ctx runs outside the
-// sandbox although the profile keeps it on, or "" when it does not: the
-// person lifted it for this session (LiftShellSandbox), and the call is
-// the model's in one of this process's own sessions, not a served one.
-func (e *Engine) shellLift(ctx context.Context, args map[string]any, dir string) string {
-	if tool.CallerFrom(ctx).PersonsOwn() || !e.shellLifted.Load() {
+// shellLift says why the model's shell command with args in ctx runs
+// outside the sandbox although the profile keeps it on, or "" when it
+// does not. Only in this process's own sessions (served ones never read
+// rules nor the lift): the person lifted it for this session
+// (LiftShellSandbox), or a permission rule kept for the engine's folder
+// with Unsandboxed covers the command (tool.PermissionAllows: its first
+// words, a plain command, run in that folder or below).
+func (e *Engine) shellLift(ctx context.Context, args map[string]any) string {
+	if tool.CallerFrom(ctx).PersonsOwn() {
 		return ""
 	}
 	if s, ok := SessionFrom(ctx); ok && s.Name() != "" {
 		return ""
 	}
-	return "the person lifted it for this session with /sandbox off"
+	if e.shellLifted.Load() {
+		return "the person lifted it for this session with /sandbox off"
+	}
+	dir, err := filepath.Abs(e.dir)
+	if err != nil {
+		return ""
+	}
+	list, err := e.store.PermissionList(dir)
+	if err != nil {
+		return ""
+	}
+	var lifting []vault.Permission
+	for _, r := range list {
+		if r.Unsandboxed {
+			lifting = append(lifting, r)
+		}
+	}
+	if r, ok := tool.PermissionAllows(lifting, dir, tool.Consent{Tool: "shell", Args: args}); ok {
+		return "rule for '" + r.Prefix + "' in this folder"
+	}
+	return ""
 }

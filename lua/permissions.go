@@ -2,6 +2,7 @@ package lua
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,11 +18,15 @@ import (
 // in that folder. The REPL's consent screen keeps one with [p]; served
 // sessions never read them. dir defaults to tai.cwd().
 //
-//	tai.permissions.list([dir]) -> {{dir=, tool=, prefix=, created=}, …} | nil, err
-//	    dir = "*" lists every folder's
-//	tai.permissions.add{tool=, prefix=, dir=} -> true | nil, err
+//	tai.permissions.list([dir]) -> {{dir=, tool=, prefix=, sandbox=, created=}, …} | nil, err
+//	    dir = "*" lists every folder's; sandbox = false marks a rule
+//	    whose commands run outside the sandbox
+//	tai.permissions.add{tool=, prefix=, sandbox=, dir=} -> true | nil, err
 //	    prefix (the shell tool only): the command's first words ("git
-//	    status"); without it every call of tool is covered
+//	    status"); without it every call of tool is covered. sandbox =
+//	    false (a shell rule with a prefix only) also runs the commands it
+//	    covers outside the shell's sandbox; adding the rule again with
+//	    another sandbox replaces it
 //	tai.permissions.remove{tool=, prefix=, dir=} -> true | nil, err
 //	    (a row of list may be passed as it is)
 //	tai.permissions.allows(consent [, rule]) -> rule | nil
@@ -72,6 +77,9 @@ func permissionTable(L *glua.LState, p vault.Permission) *glua.LTable {
 	if p.Prefix != "" {
 		t.RawSetString("prefix", glua.LString(p.Prefix))
 	}
+	if p.Unsandboxed {
+		t.RawSetString("sandbox", glua.LFalse)
+	}
 	t.RawSetString("created", timeString(p.Created))
 	return t
 }
@@ -102,8 +110,18 @@ func (h *Host) permissionList(L *glua.LState) int {
 
 func (h *Host) permissionChange(L *glua.LState, add bool) int {
 	args := argsTable(L, 1, "arguments")
-	checkFields(L, args, "tool", "prefix", "dir", "created")
+	checkFields(L, args, "tool", "prefix", "sandbox", "dir", "created")
 	p := vault.Permission{Tool: fieldString(L, args, "tool", true), Prefix: fieldString(L, args, "prefix", false)}
+	switch v := args["sandbox"].(type) {
+	case nil:
+	case bool:
+		p.Unsandboxed = !v
+	default:
+		L.ArgError(1, fmt.Sprintf("sandbox is true (the default: the commands run in the sandbox) or false (they run outside it), not %v", v))
+	}
+	if p.Unsandboxed && add && (p.Tool != "shell" || p.Prefix == "") {
+		return fail(L, "sandbox = false is for a shell rule with a prefix only: give the command's first words, prefix = \"git push\"")
+	}
 	dir, err := h.projectDir(fieldString(L, args, "dir", false))
 	if err != nil {
 		return fail(L, err.Error())

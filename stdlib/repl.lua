@@ -913,6 +913,7 @@ builtin.permissions = {
     M.say("calls that run without asking in " .. chatview.short(tai.cwd(), 160) .. ":")
     for i, r in ipairs(list) do
       local what = r.prefix and ("shell commands starting with " .. chatview.short(r.prefix, 100)) or ("every call of " .. chatview.short(r.tool, 100))
+      if r.sandbox == false then what = what .. ", outside the sandbox" end
       M.say(string.format("  %d  %s  (kept %s)", i, what, (r.created or ""):sub(1, 10)))
     end
     M.say("/permissions remove N drops one")

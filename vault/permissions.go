@@ -23,10 +23,13 @@ var bucketPermissions = []byte("permissions")
 // those words and then plain arguments is covered (the engine decides
 // what matches; see engine.PermissionAllows).
 type Permission struct {
-	Dir     string    `json:"dir"`
-	Tool    string    `json:"tool"`
-	Prefix  string    `json:"prefix,omitempty"`
-	Created time.Time `json:"created"`
+	Dir    string `json:"dir"`
+	Tool   string `json:"tool"`
+	Prefix string `json:"prefix,omitempty"`
+	// Unsandboxed runs the shell commands the rule covers outside the
+	// shell's sandbox (a shell rule with a prefix only).
+	Unsandboxed bool      `json:"unsandboxed,omitempty"`
+	Created     time.Time `json:"created"`
 }
 
 // AuditGranted is the Outcome of the audit entry keeping a permission
@@ -40,7 +43,11 @@ func (p Permission) String() string {
 	if p.Prefix != "" {
 		what += ": " + p.Prefix
 	}
-	return what + " in " + p.Dir
+	what += " in " + p.Dir
+	if p.Unsandboxed {
+		what += " (outside the sandbox)"
+	}
+	return what
 }
 
 func permissionKey(p Permission) []byte {
@@ -56,12 +63,15 @@ func checkPermission(p Permission) error {
 		return fmt.Errorf("vault: a permission names the tool it allows")
 	case strings.ContainsRune(p.Dir+p.Tool+p.Prefix, 0):
 		return fmt.Errorf("vault: a permission cannot hold a NUL byte")
+	case p.Unsandboxed && (p.Tool != "shell" || p.Prefix == ""):
+		return fmt.Errorf("vault: only a shell rule with a prefix can run its commands outside the sandbox")
 	}
 	return nil
 }
 
 // PermissionAdd keeps p (Created is set now); keeping one already kept
-// changes nothing. The grant is audited.
+// changes nothing, and keeping one kept with another Unsandboxed replaces
+// it. The grant is audited.
 func (s *Store) PermissionAdd(p Permission) error {
 	if err := checkPermission(p); err != nil {
 		return err
@@ -74,8 +84,11 @@ func (s *Store) PermissionAdd(p Permission) error {
 			return err
 		}
 		key := permissionKey(p)
-		if b.Get(key) != nil {
-			return nil
+		if old := b.Get(key); old != nil {
+			var kept Permission
+			if err := json.Unmarshal(old, &kept); err == nil && kept.Unsandboxed == p.Unsandboxed {
+				return nil
+			}
 		}
 		data, err := json.Marshal(p)
 		if err != nil {

@@ -61,3 +61,36 @@ func TestPermissions(t *testing.T) {
 		t.Fatalf("audit: %d granted, %d deleted; want 3 and 1 (%+v)", granted, deleted, tail)
 	}
 }
+
+// A shell rule with a prefix can run its commands outside the sandbox:
+// kept, listed and audited with that mark; keeping the same rule with the
+// other mark replaces it; any other rule cannot carry it.
+func TestPermissionUnsandboxed(t *testing.T) {
+	s := newStore(t, nil)
+	lift := Permission{Dir: "/p/one", Tool: "shell", Prefix: "git push", Unsandboxed: true}
+	if err := s.PermissionAdd(Permission{Dir: "/p/one", Tool: "shell", Prefix: "git push"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PermissionAdd(lift); err != nil {
+		t.Fatal(err)
+	}
+	list, err := s.PermissionList("/p/one")
+	if err != nil || len(list) != 1 || !list[0].Unsandboxed {
+		t.Fatalf("list = %+v, %v; want the one rule, outside the sandbox", list, err)
+	}
+	tail, err := s.AuditTail(1, "permission")
+	if err != nil || len(tail) != 1 || tail[0].Subject != "shell: git push in /p/one (outside the sandbox)" || tail[0].Outcome != AuditGranted {
+		t.Fatalf("audit = %+v, %v", tail, err)
+	}
+	for _, p := range []Permission{
+		{Dir: "/p/one", Tool: "shell", Unsandboxed: true},
+		{Dir: "/p/one", Tool: "edit_file", Unsandboxed: true},
+	} {
+		if err := s.PermissionAdd(p); err == nil {
+			t.Errorf("%s was kept", p)
+		}
+	}
+	if err := s.PermissionRemove(Permission{Dir: "/p/one", Tool: "shell", Prefix: "git push"}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -81,3 +81,32 @@ func TestKeptRuleUnderPipedPrompt(t *testing.T) {
 		t.Fatalf("the call the rule does not cover: status %d\nstdout %q\nstderr %q", r.status, r.stdout, r.stderr)
 	}
 }
+
+// TestRuleOutsideTheSandbox: tai.permissions.add keeps a shell rule with
+// sandbox = false, tai.permissions.list and /permissions show the mark,
+// and a rule that cannot carry it is refused with what to give.
+func TestRuleOutsideTheSandbox(t *testing.T) {
+	e := newEnv(t)
+	r := e.run(t, "-e", `assert(tai.permissions.add{tool = "shell", prefix = "git push", sandbox = false})
+		assert(tai.permissions.add{tool = "shell", prefix = "git status"})
+		local list = assert(tai.permissions.list())
+		print(#list, list[1].prefix, list[1].sandbox, list[2].prefix, list[2].sandbox)
+		print(tai.permissions.add{tool = "shell", sandbox = false})
+		print(pcall(tai.permissions.add, {tool = "shell", prefix = "ls", sandbox = "no"}))`)
+	for _, want := range []string{
+		"2\tgit push\tfalse\tgit status\tnil\n",
+		"nil\tsandbox = false is for a shell rule with a prefix only",
+		"false\t", "sandbox is true (the default: the commands run in the sandbox) or false",
+	} {
+		if r.status != 0 || !strings.Contains(r.stdout, want) {
+			t.Fatalf("status %d, want %q in:\n%s\nstderr %s", r.status, want, r.stdout, r.stderr)
+		}
+	}
+	s := startREPL(t, e)
+	s.expect("> ")
+	s.typeKeys("/permissions\r")
+	s.expect("shell commands starting with git push, outside the sandbox")
+	s.expect("> ")
+	s.typeKeys("\x04")
+	s.wait()
+}

@@ -29,12 +29,24 @@ const (
 	ShellOutputMax = 8 << 20
 )
 
-// SandboxHow is what a refused command's result says the person can
-// do: the commands they run themselves are not sandboxed.
-const SandboxHow = "To allow it for this command, the person runs it themselves (!COMMAND at tai's prompt, " +
-	"or tai.call from their own script), outside the sandbox; for the rest of this session, the person types " +
-	"/sandbox off at tai's prompt (/sandbox on turns it back on); for every session, a profile with sandbox = false " +
-	"turns the shell's sandbox off; tai.sandbox.deny in init.lua sets what commands may not read."
+// SandboxHow is what the result of a command with args the sandbox
+// refused says the person can do: run it themselves (their commands are
+// not sandboxed), keep a rule for this folder that runs its first words
+// outside the sandbox (when a rule can cover it: see tool.SuggestPrefix),
+// or lift the sandbox for the rest of the session.
+func SandboxHow(args map[string]any) string {
+	project := "for this project, a rule kept for this folder (tai.permissions.add{tool = \"shell\", prefix = \"…\", sandbox = false}) " +
+		"covers only a plain command, not this one"
+	if prefix, ok := tool.SuggestPrefix(tool.Consent{Tool: "shell", Args: args}); ok {
+		project = "for this project, the person keeps a rule that runs the commands starting with " + prefix +
+			" in this folder outside the sandbox, without asking: = tai.permissions.add{tool = \"shell\", prefix = \"" + prefix +
+			"\", sandbox = false} at tai's prompt (/permissions lists and removes it)"
+	}
+	return "To allow it for this command, the person runs it themselves (!COMMAND at tai's prompt, " +
+		"or tai.call from their own script), outside the sandbox; " + project + "; for the rest of this session, the person types " +
+		"/sandbox off at tai's prompt (/sandbox on turns it back on); for every session, a profile with sandbox = false " +
+		"turns the shell's sandbox off; tai.sandbox.deny in init.lua sets what commands may not read."
+}
 
 // Shell is what the shell tool needs: the directory commands run in when
 // the call names none, the vault whose secrets are redacted from their
@@ -50,10 +62,10 @@ type Shell struct {
 	// Policy returns the sandbox of a command of the call in ctx run in
 	// dir with env; nil (or a nil Policy) runs it unsandboxed.
 	Policy func(ctx context.Context, dir string, env []string) *sandbox.Policy
-	// Lifted, when set, says why the command with args (run in dir) of
-	// the call in ctx runs outside the sandbox although Policy keeps it,
-	// or "" when it does not; the result says so on its first line.
-	Lifted func(ctx context.Context, args map[string]any, dir string) string
+	// Lifted, when set, says why the command with args of the call in
+	// ctx runs outside the sandbox although Policy keeps it, or "" when it
+	// does not; the result says so on its first line.
+	Lifted func(ctx context.Context, args map[string]any) string
 }
 
 // Tool returns the shell tool.
@@ -115,12 +127,12 @@ func (sh Shell) runShell(ctx context.Context, args map[string]any) (tool.Result,
 	}
 	why := ""
 	if sh.Lifted != nil && p != nil && !p.Off {
-		why = sh.Lifted(ctx, args, dir)
+		why = sh.Lifted(ctx, args)
 	}
 	if why == "" {
-		return runCommand(ctx, argv, dir, env, p, timeout, red), nil
+		return runCommand(ctx, argv, dir, env, p, timeout, red, SandboxHow(args)), nil
 	}
-	res := runCommand(ctx, argv, dir, env, nil, timeout, red)
+	res := runCommand(ctx, argv, dir, env, nil, timeout, red, "")
 	res.Content[0].Text = "(outside the sandbox: " + why + ")\n" + res.Content[0].Text
 	return res, nil
 }
@@ -133,8 +145,9 @@ func (sh Shell) runShell(ctx context.Context, args map[string]any) (tool.Result,
 //
 // Each stream keeps ShellOutputMax bytes and, beyond them, as much as the
 // longest secret, so redact sees every secret that begins before the cut
-// whole before the output is cut.
-func runCommand(ctx context.Context, argv []string, dir string, env []string, p *sandbox.Policy, timeout time.Duration, red *vault.Redactor) tool.Result {
+// whole before the output is cut. A command p refused says so, and how
+// to allow it: how.
+func runCommand(ctx context.Context, argv []string, dir string, env []string, p *sandbox.Policy, timeout time.Duration, red *vault.Redactor, how string) tool.Result {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	stdout := &cappedBuffer{max: ShellOutputMax, slack: vault.MaxSecretSize, red: red}
@@ -174,7 +187,7 @@ func runCommand(ctx context.Context, argv []string, dir string, env []string, p 
 	stdout.section(&b, "stdout")
 	stderr.section(&b, "stderr")
 	if isErr && p != nil {
-		if hint := p.Hint(p.Explain(stderr.text()+"\n"+stdout.text(), dir), SandboxHow); hint != "" {
+		if hint := p.Hint(p.Explain(stderr.text()+"\n"+stdout.text(), dir), how); hint != "" {
 			b.WriteString(red.Redact(hint) + "\n")
 		}
 	}

@@ -248,11 +248,13 @@ error("meta/tai.lua only describes the tai module to editors; tai needs no requi
 ---@field dir string
 ---@field tool string
 ---@field prefix? string the shell tool only: the command's first words
+---@field sandbox? boolean false: the commands it covers run outside the shell's sandbox
 ---@field created? string RFC 3339
 
 ---@class tai.PermissionArgs
 ---@field tool string
 ---@field prefix? string the shell tool only ("git status")
+---@field sandbox? boolean false (a shell rule with a prefix only): the commands it covers also run outside the sandbox
 ---@field dir? string default: tai.cwd()
 ---@field created? string ignored (so a row of tai.permissions.list passes as it is)
 
