@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -88,6 +89,9 @@ func restrictThread(p *Policy, abi int) error {
 	if p == nil || p.Off || abi < 1 {
 		return nil
 	}
+	if err := dropCapabilities(); err != nil {
+		return err
+	}
 	cfg := configFor(abi, p)
 	fd, flags, err := cfg.NewRulesetFD(rulesFor(p, cfg.HandledAccessFS)...)
 	if err != nil {
@@ -102,6 +106,34 @@ func restrictThread(p *Policy, abi int) error {
 	}
 	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
 		return fmt.Errorf("landlock_restrict_self: %w", err)
+	}
+	return nil
+}
+
+// dropCapabilities empties the calling thread's capability bounding set
+// and ambient set when it runs as root, so a command it starts next runs
+// as root without capabilities. Landlock and tai's non-dumpable flag keep
+// a process of the same non-root user from tai's /proc files (environ,
+// where the model keys are); root passes both with CAP_SYS_PTRACE and the
+// DAC overrides, which a sandboxed command so no longer holds. Files that
+// root owns stay readable as the policy allows.
+func dropCapabilities() error {
+	if unix.Geteuid() != 0 {
+		return nil
+	}
+	last := unix.CAP_LAST_CAP
+	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			last = n
+		}
+	}
+	for c := 0; c <= last; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+			return fmt.Errorf("prctl(PR_CAPBSET_DROP, %d): %w", c, err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("prctl(PR_CAP_AMBIENT_CLEAR_ALL): %w", err)
 	}
 	return nil
 }

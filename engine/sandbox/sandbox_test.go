@@ -135,3 +135,33 @@ func TestUnrestrictedRunsAsBefore(t *testing.T) {
 		t.Fatalf("exit %d, %q", rep.Exit, out)
 	}
 }
+
+// TestSandboxedCommandHoldsNoCapabilities: a command under a policy holds
+// no capability, even when tai runs as root, so it cannot pass the
+// ptrace and file checks that keep tai's /proc files from it; without a
+// policy, root's command keeps root's.
+func TestSandboxedCommandHoldsNoCapabilities(t *testing.T) {
+	needLandlock(t)
+	w := newWorld(t)
+	p := ForShell(ShellSpec{Dir: w.project, Env: w.env, Vault: w.vault})
+	caps := []string{"grep", "^Cap", "/proc/self/status"}
+	rep, out := run(t, caps, w.project, w.env, &p)
+	if rep.Error != "" || rep.Exit != 0 {
+		t.Fatalf("exit %d %s\n%s", rep.Exit, rep.Error, out)
+	}
+	for _, f := range []string{"CapPrm", "CapEff", "CapAmb"} {
+		if !strings.Contains(out, f+":\t0000000000000000") {
+			t.Errorf("%s is not empty under the sandbox:\n%s", f, out)
+		}
+	}
+	if os.Geteuid() != 0 {
+		return
+	}
+	if !strings.Contains(out, "CapBnd:\t0000000000000000") {
+		t.Errorf("root's command keeps a bounding set under the sandbox:\n%s", out)
+	}
+	_, out = run(t, caps, w.project, w.env, nil)
+	if strings.Contains(out, "CapEff:\t0000000000000000") {
+		t.Errorf("root's command without a policy lost its capabilities:\n%s", out)
+	}
+}
