@@ -403,12 +403,7 @@ function M.new(o)
   end
 
   function view.finish()
-    flush()
-    if view.spinning then
-      o.note("\r\27[K")
-      view.spinning = false
-    end
-    if view.open then o.note("\n") view.open = nil end
+    view.newline()
     if not view.at_start then
       o.write("\n")
       view.at_start = true
