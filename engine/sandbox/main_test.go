@@ -9,5 +9,11 @@ import (
 // main does.
 func TestMain(m *testing.M) {
 	RunKeeperIfAsked()
+	switch os.Getenv(startProbeEnv) {
+	case "helper":
+		os.Exit(startProbeHelper())
+	case "exit":
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
 }

@@ -18,7 +18,12 @@ import (
 // instead of to init, where StopChildren can still find them. Root, and
 // anything that can read the vault file, stay outside this protection:
 // sealing is what protects secrets at rest.
+//
+// It also has Go's runtime make now the one-time check it would make on
+// the first process start, whose helper child could otherwise count one
+// Ctrl-C twice (see settleStarts): call it before listening for SIGINT.
 func ProtectProcess() error {
+	settleStarts()
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return errors.New("cannot make tai non-dumpable (prctl PR_SET_DUMPABLE): " + err.Error())
 	}
