@@ -8,46 +8,36 @@ import (
 	glua "github.com/yuin/gopher-lua"
 )
 
-// A Host's Lua state belongs to one goroutine, but the engine calls back
-// from others: a Lua tool run by an agent (perhaps beside other tools of
-// the same answer), the consent prompt, the streaming text of a turn. Those
-// callers send a job to the host's jobs channel and wait; the owning
-// goroutine runs the jobs while it waits for the engine (Await). So every
-// Lua call happens on the owner, one at a time, in the order sent.
+// A Host's Lua state is used by one goroutine at a time, but the engine
+// calls back from others: a Lua tool run by an agent or a served MCP call
+// (perhaps beside other tools of the same answer), the consent prompt, the
+// streaming text of a turn. Whoever uses the state holds the host's baton,
+// a channel with room for one token. The goroutine that runs the host holds
+// it, and lends it out only while it waits for the engine (Await); a
+// caller on another goroutine takes it (onLua), runs its Lua code on its
+// own goroutine, and gives it back. So every Lua call still happens one at
+// a time, callers waiting in the order they came, and a call costs no hand
+// over to another goroutine and back.
 
-// job is one piece of Lua work sent to the goroutine that owns the state.
-type job struct {
-	ctx  context.Context
-	fn   func()
-	done chan struct{}
-}
-
-// errNotServed reports a job whose context ended before the Lua state was
+// errNotServed reports a call whose context ended before the Lua state was
 // free to run it.
 var errNotServed = errors.New("the Lua state was busy and the call's time ran out before it could run")
 
-// onLua runs fn on the goroutine that owns the state, which must be inside
-// Await (or a later Await) for the job to be picked up. It waits for fn to
-// finish. When ctx ends before the job is taken, fn does not run and the
-// error says so. While fn runs, the state's context is ctx, so a cancelled
-// call stops the Lua code it runs.
+// onLua runs fn with the state, once the goroutine that runs the host lends
+// it (inside Await, or a later Await). It waits for fn to finish. When ctx
+// ends before the state is free, fn does not run and the error says so.
+// While fn runs, the state's context is ctx, so a cancelled call stops the
+// Lua code it runs.
 func (h *Host) onLua(ctx context.Context, fn func()) error {
-	j := &job{ctx: ctx, fn: fn, done: make(chan struct{})}
 	select {
-	case h.jobs <- j:
+	case h.baton <- struct{}{}:
 	case <-ctx.Done():
 		return fmt.Errorf("%w: %w", errNotServed, ctx.Err())
 	}
-	<-j.done
-	return nil
-}
-
-// run runs the job on the owning goroutine with the state's context set to
-// the job's.
-func (j *job) run(L *glua.LState) {
-	defer close(j.done)
+	defer func() { <-h.baton }()
+	L := h.L
 	prev := L.Context()
-	L.SetContext(j.ctx)
+	L.SetContext(ctx)
 	defer func() {
 		if prev != nil {
 			L.SetContext(prev)
@@ -55,28 +45,24 @@ func (j *job) run(L *glua.LState) {
 			L.RemoveContext()
 		}
 	}()
-	j.fn()
+	fn()
+	return nil
 }
 
-// Await runs work on a new goroutine and, until it returns, runs on the
-// calling goroutine the Lua calls that work needs (Lua tools, callbacks,
-// prompts). It must be called from the goroutine that owns the host; the
-// MCP server and other Go code that dispatches tools which may be written
-// in Lua go through it.
+// Await runs work on a new goroutine and, until it returns, lends the
+// state to the Lua calls that work needs (Lua tools, callbacks, prompts).
+// It must be called by the holder of the state: the goroutine that runs
+// the host, or Lua code running under onLua. The MCP server and other Go
+// code that dispatches tools which may be written in Lua go through it.
 func (h *Host) Await(work func()) {
 	done := make(chan struct{})
+	<-h.baton
 	go func() {
 		defer close(done)
 		work()
 	}()
-	for {
-		select {
-		case <-done:
-			return
-		case j := <-h.jobs:
-			j.run(h.L)
-		}
-	}
+	<-done
+	h.baton <- struct{}{} // back once a call running now has finished
 }
 
 // callLua calls fn with args under a protected call on the owning goroutine

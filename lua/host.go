@@ -61,11 +61,11 @@ type Options struct {
 // the REPL), with the full standard library and the tai module preloaded.
 type Host struct {
 	// L is the host's Lua state, for bindings that later packages add. Use
-	// it only from the goroutine that runs the host.
+	// it only from the goroutine that runs the host (or under onLua).
 	L      *glua.LState
 	opts   Options
 	tai    *glua.LTable
-	jobs   chan *job        // Lua work sent by other goroutines (see Await)
+	baton  chan struct{}    // held by whoever uses L (see exec.go)
 	exit   func(status int) // os.Exit; Run calls it on a second Ctrl-C
 	runs   runState         // the runs Interrupt can stop
 	closed bool
@@ -127,10 +127,11 @@ func New(opts *Options) (*Host, error) {
 	h := &Host{
 		commands: map[string]*command{},
 		chat:     chatState{agents: map[chatKey]*engine.Agent{}, sessions: map[string]*engine.Session{}, busy: map[*engine.Agent]bool{}},
-		jobs:     make(chan *job),
+		baton:    make(chan struct{}, 1),
 		clients:  &clientSet{},
 		exit:     os.Exit,
 	}
+	h.baton <- struct{}{} // the goroutine that runs the host holds the state
 	if opts != nil {
 		h.opts = *opts
 	}
