@@ -68,29 +68,35 @@ func macOK(key []byte, domain string, seq uint64, hash, mac string) bool {
 // and its bytes (integers and the time as decimal, the time in Unix
 // nanoseconds), so no two different entries encode alike.
 func auditHash(e AuditEntry) string {
-	h := sha256.New()
-	var buf []byte
+	var room [256]byte
+	buf := room[:0]
 	field := func(s string) {
-		buf = binary.AppendUvarint(buf[:0], uint64(len(s)))
+		buf = binary.AppendUvarint(buf, uint64(len(s)))
 		buf = append(buf, s...)
-		h.Write(buf)
+	}
+	number := func(n int64) {
+		var digits [20]byte
+		d := strconv.AppendInt(digits[:0], n, 10)
+		buf = binary.AppendUvarint(buf, uint64(len(d)))
+		buf = append(buf, d...)
 	}
 	field("tai-audit-v1")
-	field(strconv.FormatUint(e.Seq, 10))
-	field(strconv.FormatInt(e.Time.UnixNano(), 10))
+	field(strconv.FormatUint(e.Seq, 10)) // a uint64 past int64's range stays whole
+	number(e.Time.UnixNano())
 	field(e.Kind)
 	field(e.Subject)
 	field(e.Digest)
 	field(e.Outcome)
-	field(strconv.FormatInt(int64(e.Duration), 10))
-	field(strconv.Itoa(e.Size))
+	number(int64(e.Duration))
+	number(int64(e.Size))
 	field(e.Prev)
 	if e.Session != "" {
 		// Entries without a session hash as they did before the field.
 		field("session")
 		field(e.Session)
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	sum := sha256.Sum256(buf)
+	return hex.EncodeToString(sum[:])
 }
 
 // AuditAppend adds e to the trail and returns it as stored: Seq is the next
@@ -111,27 +117,65 @@ func auditHash(e AuditEntry) string {
 // ErrWrongPassphrase): an entry anyone could have written would not be
 // evidence. On an unsealed vault AuditAppend never asks.
 func (s *Store) AuditAppend(e AuditEntry) (AuditEntry, error) {
-	red, stamp, err := s.redactorAt()
-	if err != nil {
-		return e, fmt.Errorf("vault: the audit entry was not recorded: %w", err)
+	return s.auditAppend(nil, e)
+}
+
+// AuditAppendWith is AuditAppend with red, a Redactor the caller had from
+// this Store's Redactor a moment ago: while no secret and no seal changed
+// since it was made, it redacts the entry, which saves AuditAppend a look
+// at the secrets. Otherwise AuditAppendWith looks again, as AuditAppend
+// does.
+func (s *Store) AuditAppendWith(red *Redactor, e AuditEntry) (AuditEntry, error) {
+	if red == nil || !red.stamp.known() {
+		red = nil
 	}
-	e.Subject = red.Redact(e.Subject)
-	e.Outcome = red.Redact(e.Outcome)
-	capAuditFields(red, &e)
-	if e.Time.IsZero() {
-		e.Time = time.Now()
+	return s.auditAppend(red, e)
+}
+
+// auditAppend appends in, redacted by red when red is current (nil: look
+// at the secrets first).
+func (s *Store) auditAppend(red *Redactor, in AuditEntry) (AuditEntry, error) {
+	if in.Time.IsZero() {
+		in.Time = time.Now()
 	}
-	e.Time = e.Time.UTC().Round(0)
+	in.Time = in.Time.UTC().Round(0)
+	var stamp genStamp
+	if red != nil {
+		stamp = red.stamp
+	}
 	j := &s.journal
 	var last error
+	var e AuditEntry
+	redactBy := func(red *Redactor) {
+		e = in
+		e.Subject = red.Redact(e.Subject)
+		e.Outcome = red.Redact(e.Outcome)
+		capAuditFields(red, &e)
+	}
+	given := red != nil // the caller's Redactor, not yet checked
 	for try := 0; try < 8; try++ {
 		if s.closed.Load() {
-			return e, errClosed
+			return in, errClosed
+		}
+		looked := false
+		switch {
+		case red == nil || try > 0 && given:
+			// The first look, or a look again when the caller's Redactor
+			// was not current. journalAppend checks the stamp again under
+			// the journal's lock.
+			var err error
+			if red, stamp, err = s.redactorAt(); err != nil {
+				return in, fmt.Errorf("vault: the audit entry was not recorded: %w", err)
+			}
+			given, looked = false, true
+			redactBy(red)
+		case try == 0:
+			redactBy(red)
 		}
 		j.mu.Lock()
-		if try > 0 {
-			// The first try holds to the stamp of the redactor's look;
-			// journalAppend checks it again under the journal's lock.
+		if try > 0 && !looked {
+			// The trail changed under this append's own look: the next
+			// try holds to the stamp as it is now.
 			stamp = s.gen.stamp()
 		}
 		salt, err := s.auditSealState(stamp)
@@ -176,7 +220,7 @@ func (s *Store) AuditAppend(e AuditEntry) (AuditEntry, error) {
 		}
 		j.mu.Unlock()
 	}
-	return e, fmt.Errorf("vault: the audit entry was not recorded: the trail kept changing under it (%v); try again", last)
+	return in, fmt.Errorf("vault: the audit entry was not recorded: the trail kept changing under it (%v); try again", last)
 }
 
 // auditAppendTx appends e, with MACs under key when key is not nil.

@@ -85,6 +85,52 @@ func TestAuditRedacts(t *testing.T) {
 	}
 }
 
+// TestAuditAppendWithLooksAgainAfterAChange: a Redactor handed to
+// AuditAppendWith redacts the entry only while no secret changed since it
+// was made; a secret another process set after it is redacted too.
+func TestAuditAppendWithLooksAgainAfterAChange(t *testing.T) {
+	s := newStore(t, nil)
+	if err := s.SecretSet("old", "old-secret-123", nil); err != nil {
+		t.Fatal(err)
+	}
+	red, err := s.Redactor()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := s.AuditAppendWith(red, AuditEntry{Kind: "tool", Subject: "call old-secret-123", Outcome: "ok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(e.Subject, "old-secret-123") {
+		t.Fatalf("a current Redactor did not redact: %+v", e)
+	}
+	other, err := Open(s.Path(), testOptions("", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.SecretSet("new", "new-secret-456", nil); err != nil {
+		t.Fatal(err)
+	}
+	other.Close()
+	e, err = s.AuditAppendWith(red, AuditEntry{Kind: "tool", Subject: "call new-secret-456 old-secret-123", Outcome: "error: new-secret-456"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(e.Subject+e.Outcome, "secret-") {
+		t.Fatalf("a Redactor from before the change redacted the entry: %+v", e)
+	}
+	tail, err := s.AuditTail(1, "")
+	if err != nil || len(tail) != 1 || strings.Contains(tail[0].Subject+tail[0].Outcome, "secret-") {
+		t.Fatalf("stored: %+v, %v", tail, err)
+	}
+	if _, err := s.AuditAppendWith(&Redactor{}, AuditEntry{Kind: "tool", Subject: "x new-secret-456"}); err != nil {
+		t.Fatal(err)
+	}
+	if tail, _ := s.AuditTail(1, ""); len(tail) != 1 || strings.Contains(tail[0].Subject, "new-secret-456") {
+		t.Fatalf("a Redactor not made by the Store was trusted: %+v", tail)
+	}
+}
+
 // editAudit changes the audit bucket directly, as someone with the file
 // could.
 func editAudit(t *testing.T, s *Store, fn func(b, meta *bolt.Bucket) error) {

@@ -70,6 +70,9 @@ type redactor struct {
 type Redactor struct {
 	m  *matcher
 	fn func(string) string // Redact, bound once: see Func
+	// stamp is the secrets generation the Redactor was made at (zero when
+	// unknown): AuditAppendWith uses it as is while that is still current.
+	stamp genStamp
 }
 
 // Func returns r.Redact as a function value. It is made once per
@@ -335,7 +338,7 @@ func (r *redactor) rebuild() {
 	for v, n := range r.secrets {
 		pats[v] = n
 	}
-	cur := &Redactor{m: newMatcher(pats)}
+	cur := &Redactor{m: newMatcher(pats), stamp: r.stamp}
 	cur.fn = cur.Redact
 	r.cur, r.curVer = cur, r.extraVer
 }

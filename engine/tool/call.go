@@ -82,7 +82,7 @@ func (r *Registry) Prepare(ctx context.Context, name string, args map[string]any
 	if err := mcp.CheckToolName(name); err != nil {
 		// Refused before any lookup: the audit entry keeps a capped
 		// subject and no digest of arguments nothing will use.
-		aerr := r.audit(session, Tool{Name: name}, "", "invalid", 0, 0)
+		aerr := r.audit(nil, session, Tool{Name: name}, "", "invalid", 0, 0)
 		return nil, withAuditNote(fmt.Errorf("%w: %v", ErrUnknownTool, err), aerr)
 	}
 	t, ok := r.lookup(caller, name)
@@ -103,11 +103,11 @@ func (r *Registry) Prepare(ctx context.Context, name string, args map[string]any
 		// Redaction cannot know the secrets (sealed without the key, the
 		// vault locked or unreadable): no tool output may reach a model
 		// (or a person) until it can.
-		aerr := r.audit(session, t, digest, "refused", 0, 0)
+		aerr := r.audit(nil, session, t, digest, "refused", 0, 0)
 		return nil, withAuditNote(fmt.Errorf("tool %s not run: %w", name, rerr), aerr)
 	}
 	if !ok {
-		aerr := r.audit(session, t, digest, "unknown", 0, 0)
+		aerr := r.audit(red, session, t, digest, "unknown", 0, 0)
 		return nil, withAuditNote(fmt.Errorf("%w %q: it is not registered; list the available tools with tool_search", ErrUnknownTool, name), aerr)
 	}
 	if err := checkArgNames(t, args); err != nil {
@@ -122,7 +122,7 @@ func (r *Registry) Prepare(ctx context.Context, name string, args map[string]any
 	if !t.Safe && !t.Decides && !caller.PersonsOwn() {
 		ok, err := r.approverOf(caller).Approve(ctx, Consent{Tool: t.Name, Origin: t.Origin, Digest: digest, Args: shown})
 		if err != nil || !ok {
-			aerr := r.audit(session, t, digest, "denied", 0, 0)
+			aerr := r.audit(red, session, t, digest, "denied", 0, 0)
 			if err != nil && ctx.Err() != nil {
 				// Interrupted while asked: the prompter's own error text
 				// (a Lua traceback) is no reason the model should see.
@@ -164,11 +164,11 @@ func (c *Call) Run(ctx context.Context) (Result, error) {
 	if rerr != nil {
 		// The secrets cannot be read now: neither the result nor an error
 		// that might repeat one may go back.
-		aerr := r.audit(c.session, c.tool, c.digest, "withheld", dur, 0)
+		aerr := r.audit(nil, c.session, c.tool, c.digest, "withheld", dur, 0)
 		return Result{}, withAuditNote(fmt.Errorf("tool %s ran but its result is withheld: %w", c.tool.Name, rerr), aerr)
 	}
 	if err != nil {
-		aerr := r.audit(c.session, c.tool, c.digest, outcome, dur, 0)
+		aerr := r.audit(red, c.session, c.tool, c.digest, outcome, dur, 0)
 		return Result{}, withAuditNote(mcp.Reworded(err, "tool "+c.tool.Name+": "+cutError(red, red.Redact(unechoArgs(err.Error(), c.args)))), aerr)
 	}
 	if res.IsError {
@@ -179,7 +179,7 @@ func (c *Call) Run(ctx context.Context) (Result, error) {
 	res = redactResult(red.Func(), res)
 	size := res.Size()
 	res, spillErr := r.spill(c.tool, c.digest, res)
-	if aerr := r.audit(c.session, c.tool, c.digest, outcome, dur, size); aerr != nil {
+	if aerr := r.audit(red, c.session, c.tool, c.digest, outcome, dur, size); aerr != nil {
 		if spillErr != nil {
 			return Result{}, withAuditNote(spillErr, aerr)
 		}
@@ -256,9 +256,10 @@ func (r *Registry) Dispatch(ctx context.Context, name string, args map[string]an
 	return c.Run(ctx)
 }
 
-// audit appends one entry to the trail. Its error is reported alongside
+// audit appends one entry to the trail, redacted by red (the call's look
+// at the secrets; nil when it had none). Its error is reported alongside
 // the call's outcome, never in place of it: a finished call stays finished.
-func (r *Registry) audit(session string, t Tool, digest, outcome string, dur time.Duration, size int) error {
+func (r *Registry) audit(red *vault.Redactor, session string, t Tool, digest, outcome string, dur time.Duration, size int) error {
 	kind, subject := "tool", t.Name
 	switch {
 	case t.AuditKind != "":
@@ -266,7 +267,7 @@ func (r *Registry) audit(session string, t Tool, digest, outcome string, dur tim
 	case t.Origin != "":
 		kind, subject = "mcp-call", t.Origin
 	}
-	_, err := r.store.AuditAppend(vault.AuditEntry{
+	_, err := r.store.AuditAppendWith(red, vault.AuditEntry{
 		Time: r.now(), Kind: kind, Subject: subject, Digest: digest,
 		Outcome: outcome, Duration: dur, Size: size, Session: session,
 	})
