@@ -59,6 +59,7 @@ const (
 	subjectUnclean  = "unclean shutdown"
 	subjectCut      = "journal cut"
 	journalHeadSize = 512 // bytes read to find the header line
+	journalTailSize = 192 // bytes of the journal's end a Store remembers
 )
 
 // journalHeader is the journal's first line.
@@ -82,6 +83,14 @@ type journal struct {
 	seq    uint64
 	hash   string
 	known  bool
+	// tail is the last journalTailSize bytes (fewer in a shorter journal)
+	// before off, as this Store wrote or read them: they end in the hash
+	// (or MAC) of the last entry, or in the header, so finding them again
+	// just before the end of the file shows with one read that no other
+	// process appended or folded since. buf is refresh's room to read them.
+	tail []byte
+	buf  [journalTailSize + 1]byte
+	line []byte // journalAppend's room to encode an entry
 	// mine is the last entry this Store appended itself (Seq 0: none
 	// since the last fold checked). While tai runs, a fold that finds it
 	// gone from the trail knows the journal was cut or altered: no power
@@ -136,25 +145,30 @@ var errJournalFold = errors.New("vault: the audit journal needs a fold")
 // first.
 func (j *journal) refresh() error {
 	f := j.f
-	if j.known && len(j.header) > 0 {
-		// The common case: the header is the one this Store last saw and
-		// nothing follows what it read. Two preads, no parsing.
-		buf := make([]byte, len(j.header)+1)
-		n, err := f.ReadAt(buf, 0)
+	if j.known && len(j.tail) > 0 {
+		// The common case: the journal still ends where this Store left
+		// it, in the bytes it wrote or read last. One read, no parsing.
+		buf := j.buf[:len(j.tail)+1]
+		n, err := f.ReadAt(buf, j.off-int64(len(j.tail)))
 		if err != nil && !errors.Is(err, io.EOF) {
 			return fmt.Errorf("vault: read the audit journal: %w", err)
 		}
-		if n >= len(j.header) && bytes.Equal(buf[:len(j.header)], j.header) {
-			// The last byte read and the next: only that newline means
-			// nothing was added, and nothing cut.
-			var two [2]byte
-			m, err := f.ReadAt(two[:], j.off-1)
-			switch {
-			case m == 1 && two[0] == '\n' && errors.Is(err, io.EOF):
-				return nil
-			case m == 2 && two[0] == '\n':
-				return j.readFrom(f)
+		if n >= len(j.tail) && bytes.Equal(buf[:len(j.tail)], j.tail) {
+			if n == len(j.tail) {
+				return nil // nothing after them
 			}
+			return j.readFrom(f) // entries another process appended
+		}
+		// Not there: another process folded the journal (a new header),
+		// or it was cut or altered. Under the header this Store knows,
+		// that is a cut the next fold must record.
+		head := j.buf[:0]
+		if len(j.header) <= len(j.buf) {
+			head = j.buf[:len(j.header)]
+		} else {
+			head = make([]byte, len(j.header))
+		}
+		if m, _ := f.ReadAt(head, 0); m == len(j.header) && bytes.Equal(head, j.header) {
 			j.known = false
 			return errJournalFold
 		}
@@ -169,9 +183,25 @@ func (j *journal) refresh() error {
 	if !ok {
 		return errJournalFold
 	}
-	j.epoch, j.off, j.seq, j.hash, j.known = h.Epoch, int64(hlen), h.Seq, h.Hash, true
+	j.epoch, j.seq, j.hash, j.known = h.Epoch, h.Seq, h.Hash, true
 	j.header = append(j.header[:0], head[:hlen]...)
+	j.off, j.tail = 0, j.tail[:0]
+	j.advance(head[:hlen])
 	return j.readFrom(f)
+}
+
+// advance moves off past b, which this Store just wrote or read there,
+// and keeps the tail. j.mu held.
+func (j *journal) advance(b []byte) {
+	j.off += int64(len(b))
+	if len(b) >= journalTailSize {
+		j.tail = append(j.tail[:0], b[len(b)-journalTailSize:]...)
+		return
+	}
+	j.tail = append(j.tail, b...)
+	if over := len(j.tail) - journalTailSize; over > 0 {
+		j.tail = append(j.tail[:0], j.tail[over:]...)
+	}
 }
 
 // readFrom reads the entries past what this Store read, checking that
@@ -201,7 +231,7 @@ func (j *journal) readFrom(f *os.File) error {
 		if json.Unmarshal(line, &e) != nil || e.Seq != j.seq+1 || e.Prev != j.hash || auditHash(e) != e.Hash {
 			return errJournalFold
 		}
-		j.off += int64(len(line) + 1)
+		j.advance(buf[:len(line)+1])
 		j.seq, j.hash = e.Seq, e.Hash
 		buf = rest
 	}
@@ -309,8 +339,10 @@ func (j *journal) reset(seq uint64, hash string) error {
 	if _, err := j.f.Write(line); err != nil {
 		return fmt.Errorf("vault: write the audit journal's header: %w", err)
 	}
-	j.epoch, j.off, j.seq, j.hash, j.known = h.Epoch, int64(len(line)), seq, hash, true
+	j.epoch, j.seq, j.hash, j.known = h.Epoch, seq, hash, true
 	j.header = append(j.header[:0], line...)
+	j.off, j.tail = 0, j.tail[:0]
+	j.advance(line)
 	return nil
 }
 
@@ -630,16 +662,17 @@ func (s *Store) journalAppend(e AuditEntry, key []byte, stamp genStamp) (AuditEn
 	if key != nil {
 		e.MAC = auditMAC(key, macEntry, e.Seq, e.Hash)
 	}
-	line, err := json.Marshal(e)
+	line, err := appendEntryJSON(j.line[:0], e)
 	if err != nil {
 		return e, err
 	}
 	line = append(line, '\n')
+	j.line = line
 	if _, err := j.f.Write(line); err != nil {
 		j.known = false
 		return e, fmt.Errorf("vault: write the audit journal: %w", err)
 	}
-	j.off += int64(len(line))
+	j.advance(line)
 	j.seq, j.hash = e.Seq, e.Hash
 	j.mine.seq, j.mine.hash = e.Seq, e.Hash
 	return e, nil
