@@ -35,6 +35,11 @@ func (h *Host) onLua(ctx context.Context, fn func()) error {
 		return fmt.Errorf("%w: %w", errNotServed, ctx.Err())
 	}
 	defer func() { <-h.baton }()
+	if err := ctx.Err(); err != nil {
+		// The state came free as the call's time ran out: select took
+		// either. A call whose time is up does not run.
+		return fmt.Errorf("%w: %w", errNotServed, err)
+	}
 	L := h.L
 	prev := L.Context()
 	L.SetContext(ctx)
