@@ -26,6 +26,13 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "fatal: bad token "+os.Getenv("LEAK"))
 		os.Exit(1)
 	}
+	if kind := os.Getenv(servePeerEnv); kind != "" {
+		if err := servePeer(kind); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if os.Getenv("TAI_LUA_TEST_MCP") == "bench" {
 		serveBenchMCP()
 		os.Exit(0)

@@ -113,15 +113,20 @@ func sdkEchoServer(b *testing.B, jsonResponse bool) string {
 // of HTTP alone.
 func floorServer(b *testing.B) string {
 	b.Helper()
+	ts := httptest.NewServer(floorHandler())
+	b.Cleanup(ts.Close)
+	return ts.URL + "/mcp"
+}
+
+// floorHandler is the floor's handler.
+func floorHandler() http.Handler {
 	reply := []byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hello"}]}}`)
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Mcp-Session-Id", "floor")
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(reply)
-	}))
-	b.Cleanup(ts.Close)
-	return ts.URL + "/mcp"
+	})
 }
 
 // rawClient is the one client all three servers get: prepared bodies, one
