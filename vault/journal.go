@@ -162,11 +162,9 @@ func (j *journal) refresh() error {
 		// Not there: another process folded the journal (a new header),
 		// or it was cut or altered. Under the header this Store knows,
 		// that is a cut the next fold must record.
-		head := j.buf[:0]
+		head := make([]byte, len(j.header))
 		if len(j.header) <= len(j.buf) {
 			head = j.buf[:len(j.header)]
-		} else {
-			head = make([]byte, len(j.header))
 		}
 		if m, _ := f.ReadAt(head, 0); m == len(j.header) && bytes.Equal(head, j.header) {
 			j.known = false
