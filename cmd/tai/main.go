@@ -100,7 +100,9 @@ func main() {
 	own.hide(o.argvKeys)
 	// Before anything reads a key: children of the same user must not read
 	// tai's environment or memory, and what they leave running stays ours
-	// to stop.
+	// to stop. Before tai starts a process or listens for Ctrl-C, too: the
+	// check Go makes on the first start is done here, where it cannot
+	// count one Ctrl-C twice.
 	if err := sandbox.ProtectProcess(); err != nil {
 		fmt.Fprintf(os.Stderr, "tai: %v\n", err)
 		os.Exit(lua.ExitError)
