@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"runtime"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -30,7 +32,9 @@ func TestProtectProcessSettlesTheStartCheck(t *testing.T) {
 	if _, ok := auditArch[runtime.GOARCH]; !ok {
 		t.Fatalf("no seccomp architecture for GOARCH %s: add it to auditArch", runtime.GOARCH)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), startProbeEnv+"=helper")
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
