@@ -384,6 +384,7 @@ func (s *Store) AuditVerify() (int, error) {
 	j := &s.journal
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	finish := func(bool) error { return nil }
 	err := s.update(func(tx *bolt.Tx) error {
 		m, err := readSealMeta(tx)
 		if err != nil {
@@ -393,12 +394,16 @@ func (s *Store) AuditVerify() (int, error) {
 		if err != nil {
 			return err
 		}
-		if err := s.foldTx(tx, k.auditKey(), nil); err != nil && !errors.Is(err, errTrailBroken) {
+		finish, err = s.foldTx(tx, k.auditKey(), nil)
+		if err != nil && !errors.Is(err, errTrailBroken) {
 			return err
 		}
 		n, unclean, brk = verifyTx(tx, m != nil, k.auditKey())
 		return nil
 	})
+	if ferr := finish(err == nil); err == nil {
+		err = ferr
+	}
 	if errors.Is(err, ErrNoPassphrase) || errors.Is(err, ErrWrongPassphrase) {
 		return 0, fmt.Errorf("vault: a sealed vault's audit trail is checked with the seal key: %w", err)
 	}

@@ -357,48 +357,74 @@ func (j *journal) close() {
 }
 
 // foldTx moves the journal's entries into the bbolt trail of tx, under
-// the journal's lock (taken here, after the vault's), and empties the
-// journal. Entries the trail already holds (a fold that committed but died
-// before emptying the journal) are skipped. At the first entry that does
+// the journal's lock (taken here, after the vault's). The journal is
+// emptied by finish, which the caller calls once tx has ended, with
+// whether it committed: only a committed fold empties it, and the
+// journal's lock is held until then, so an entry is always in the journal,
+// the vault file, or both. Entries the trail already holds (a fold that
+// committed but died before emptying the journal) are skipped. At the first entry that does
 // not continue the trail (a torn tail, or entries that do not chain or
 // lack their MAC) the rest of the journal is cut off and an "unclean
 // shutdown" entry records how many bytes were lost. key is the seal's
 // audit key, nil when the vault is unsealed; on a sealed vault foldTx
 // returns errNeedKey without it when there is anything to fold. then, when
 // not nil, runs under the journal's lock after the fold (Seal anchors the
-// trail there, so no entry can slip in between). j.mu held.
-func (s *Store) foldTx(tx *bolt.Tx, key []byte, then func() error) error {
+// trail there, so no entry can slip in between). finish is never nil;
+// after an error the lock is already released. j.mu held, until finish
+// returns.
+func (s *Store) foldTx(tx *bolt.Tx, key []byte, then func() error) (finish func(committed bool) error, err error) {
 	j := &s.journal
 	unlock, err := j.flock()
 	if err != nil {
-		return err
+		return func(bool) error { return nil }, err
 	}
-	defer unlock()
+	finish = func(bool) error { unlock(); return nil }
+	defer func() {
+		if err != nil {
+			// Nothing was folded: the lock goes now, not when the
+			// caller's transaction ends (a passphrase may be asked for
+			// before it is tried again).
+			unlock()
+			finish = func(bool) error { return nil }
+		}
+	}()
+	// emptied is the finish of a fold that empties the journal down to a
+	// header naming the trail's end (seq, hash).
+	emptied := func(seq uint64, hash string) func(bool) error {
+		return func(committed bool) error {
+			defer unlock()
+			if !committed {
+				return nil
+			}
+			j.mine.seq, j.mine.hash = 0, ""
+			return j.reset(seq, hash)
+		}
+	}
 
 	seal, err := readSealMeta(tx)
 	if err != nil {
-		return err
+		return finish, err
 	}
 	anchor, _ := readMark(tx, auditAnchorKey)
 	seq, hash, consistent := trailEnd(tx)
 	h, frames, validEnd, size, hasHeader, err := j.readJournal(seq, hash)
 	if err != nil {
-		return err
+		return finish, err
 	}
 	if !consistent {
 		// The trail in the vault does not end where its head says: folding
 		// onto it would hide that. AuditVerify reports the break; the
 		// journal keeps its entries meanwhile.
 		if len(frames) > 0 || size > validEnd || !hasHeader && size > 0 {
-			return errTrailBroken
+			return finish, errTrailBroken
 		}
 		if then != nil {
 			if err := then(); err != nil {
-				return err
+				return finish, err
 			}
 		}
 		seq, hash, _ = trailEnd(tx)
-		return j.reset(seq, hash)
+		return emptied(seq, hash), nil
 	}
 	var todo []journalFrame
 	torn := int64(0)
@@ -420,7 +446,7 @@ func (s *Store) foldTx(tx *bolt.Tx, key []byte, then func() error) error {
 			// before tai kept an audit key has no anchor, and no MACs).
 			sealedAfter := seal != nil && anchor != nil && e.Seq > anchor.Seq
 			if sealedAfter && key == nil {
-				return errNeedKey
+				return finish, errNeedKey
 			}
 			if e.Seq != seq+1 || e.Prev != hash || (sealedAfter && !macOK(key, macEntry, e.Seq, e.Hash, e.MAC)) {
 				validEnd = fr.start
@@ -434,20 +460,20 @@ func (s *Store) foldTx(tx *bolt.Tx, key []byte, then func() error) error {
 		torn = size
 	}
 	if seal != nil && anchor != nil && key == nil && (len(todo) > 0 || torn > 0) {
-		return errNeedKey
+		return finish, errNeedKey
 	}
 	b, err := bucket(tx, bucketAudit)
 	if err != nil {
-		return err
+		return finish, err
 	}
 	for _, fr := range todo {
 		if err := b.Put(seqKey(fr.e.Seq), fr.line); err != nil {
-			return err
+			return finish, err
 		}
 	}
 	if len(todo) > 0 {
 		if err := putMark(tx, auditHeadKey, macHead, seq, hash, key); err != nil {
-			return err
+			return finish, err
 		}
 	}
 	var note *AuditEntry
@@ -459,25 +485,25 @@ func (s *Store) foldTx(tx *bolt.Tx, key []byte, then func() error) error {
 		note = &AuditEntry{Kind: auditKindAudit, Subject: subjectUnclean,
 			Outcome: fmt.Sprintf("%d bytes of the audit journal after entry %d were torn (the machine stopped before they reached the disk) and were discarded", torn, seq)}
 	}
-	j.mine.seq, j.mine.hash = 0, ""
 	if note != nil {
 		note.Time = time.Now().UTC().Round(0)
 		e, err := auditAppendTx(tx, *note, key)
 		if err != nil {
-			return err
+			return finish, err
 		}
 		seq, hash = e.Seq, e.Hash
 	}
 	if then != nil {
 		if err := then(); err != nil {
-			return err
+			return finish, err
 		}
 		seq, hash, _ = trailEnd(tx)
 	}
 	if len(todo) == 0 && note == nil && hasHeader && len(frames) == 0 && then == nil && h.Seq == seq && h.Hash == hash {
-		return nil // the journal is its header alone, naming the trail's end
+		j.mine.seq, j.mine.hash = 0, ""
+		return finish, nil // the journal is its header alone, naming the trail's end
 	}
-	return j.reset(seq, hash)
+	return emptied(seq, hash), nil
 }
 
 // holds reports whether the trail in b holds entry seq with hash.
@@ -575,15 +601,22 @@ const foldSize = 1 << 20
 // without the key of a sealed vault it returns errNeedKey. j.mu held.
 func (s *Store) fold() error {
 	key := s.key.Load()
-	return s.updateOnce(func(tx *bolt.Tx) error {
+	finish := func(bool) error { return nil }
+	err := s.updateOnce(func(tx *bolt.Tx) error {
 		var audit []byte
 		if m, err := readSealMeta(tx); err != nil {
 			return err
 		} else if m != nil && key != nil && bytes.Equal(key.salt, m.Salt) {
 			audit = key.auditKey()
 		}
-		return s.foldTx(tx, audit, nil)
+		var err error
+		finish, err = s.foldTx(tx, audit, nil)
+		return err
 	})
+	if ferr := finish(err == nil); err == nil {
+		err = ferr
+	}
+	return err
 }
 
 // flush is the group flush, run FlushDelay after the first append that

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // An entry whose AuditAppend returned survives a SIGKILL of the process
@@ -279,4 +281,54 @@ func TestSealedJournalRefusesForgedEntries(t *testing.T) {
 			t.Fatal("the forged entry is in the trail")
 		}
 	}
+}
+
+// TestAFoldThatDoesNotCommitKeepsTheJournal: the journal is emptied only
+// once the fold's transaction has committed. A fold whose commit fails
+// (or whose process dies before the commit is done) leaves every entry in
+// the journal, where the next fold finds it.
+func TestAFoldThatDoesNotCommitKeepsTheJournal(t *testing.T) {
+	s := newStore(t, nil)
+	for i := range 3 {
+		if _, err := s.AuditAppend(AuditEntry{Kind: "test", Subject: fmt.Sprintf("e/%d", i), Outcome: "ok"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j := &s.journal
+	j.mu.Lock()
+	finish := func(bool) error { return nil }
+	err := s.updateOnce(func(tx *bolt.Tx) error {
+		var err error
+		if finish, err = s.foldTx(tx, nil, nil); err != nil {
+			return err
+		}
+		return errors.New("the commit failed") // as a full disk would
+	})
+	if ferr := finish(err == nil); ferr != nil {
+		t.Fatal(ferr)
+	}
+	j.mu.Unlock()
+	if err == nil {
+		t.Fatal("the transaction committed")
+	}
+	tail, err := s.AuditTail(10, "")
+	if err != nil || len(tail) != 3 {
+		t.Fatalf("after a fold that did not commit: %d entries (%v), want the 3 appended", len(tail), err)
+	}
+	if n, err := s.AuditVerify(); n != 3 || err != nil {
+		t.Fatalf("AuditVerify = %d, %v; want 3 and no break", n, err)
+	}
+	if size := journalSize(t, s); size > int64(journalHeadSize) {
+		t.Fatalf("the journal holds %d bytes after a fold that committed; want its header alone", size)
+	}
+}
+
+// journalSize is the size of s's audit journal.
+func journalSize(t *testing.T, s *Store) int64 {
+	t.Helper()
+	st, err := os.Stat(s.Path() + JournalSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Size()
 }

@@ -348,7 +348,8 @@ func (s *Store) Seal(passphrase string) error {
 		return fmt.Errorf("vault: random audit key: %w", err)
 	}
 	reseal := func(db *bolt.DB) error {
-		if err := db.Update(func(tx *bolt.Tx) error {
+		finish := func(bool) error { return nil }
+		err := db.Update(func(tx *bolt.Tx) error {
 			old, err := readSealMeta(tx)
 			if err != nil {
 				return err
@@ -360,9 +361,15 @@ func (s *Store) Seal(passphrase string) error {
 				}
 			}
 			// The journal is folded first, and stays locked until the
-			// anchor is set, so no entry without a MAC follows it.
-			return s.foldTx(tx, oldKey.auditKey(), func() error { return s.resealTx(tx, oldKey, newKey, meta, freshAudit) })
-		}); err != nil {
+			// anchor is set and committed, so no entry without a MAC
+			// follows it.
+			finish, err = s.foldTx(tx, oldKey.auditKey(), func() error { return s.resealTx(tx, oldKey, newKey, meta, freshAudit) })
+			return err
+		})
+		if ferr := finish(err == nil); err == nil {
+			err = ferr
+		}
+		if err != nil {
 			return err
 		}
 		return scrubFreePages(db)
