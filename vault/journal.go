@@ -466,6 +466,9 @@ func (s *Store) foldTx(tx *bolt.Tx, key []byte, then func() error) (finish func(
 	if err != nil {
 		return finish, err
 	}
+	// Entries only ever go on at the end: full pages, half as many to
+	// write as bbolt's default split leaves.
+	b.FillPercent = 1
 	for _, fr := range todo {
 		if err := b.Put(seqKey(fr.e.Seq), fr.line); err != nil {
 			return finish, err
