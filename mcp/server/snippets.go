@@ -106,8 +106,10 @@ func oneLineJSON(v any) string {
 
 // Banner is what a server says when it starts: where it listens, that it
 // runs every tool call without asking (the equivalent of --yolo), the key
-// masked, and the snippets of Snippets for url. exposed says the bind
-// address is reachable from other machines.
+// masked, and the snippets of Snippets for url; then, on its last lines,
+// where it listens and that it asks nothing again, since the snippets
+// push the top off a terminal. exposed says the bind address is reachable
+// from other machines.
 func Banner(name, url, key string, exposed bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "tai: serving MCP on %s\n", url)
@@ -127,6 +129,12 @@ func Banner(name, url, key string, exposed bool) string {
 			b.WriteString("  " + line + "\n")
 		}
 	}
-	b.WriteString("\nStop with Ctrl-C (or SIGTERM).\n")
+	// The snippets fill a screen: what matters most is said again last,
+	// where a terminal still shows it.
+	fmt.Fprintf(&b, "\ntai: serving MCP on %s (every tool call runs without asking: see the warning above)\n", url)
+	if exposed {
+		b.WriteString("  !! reachable beyond this machine, over plain HTTP\n")
+	}
+	b.WriteString("Stop with Ctrl-C (or SIGTERM).\n")
 	return b.String()
 }
