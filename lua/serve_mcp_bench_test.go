@@ -95,6 +95,13 @@ func serveGoEcho(b *testing.B) string {
 // sdkEchoServer is the go-sdk server with the equivalent Go tool.
 func sdkEchoServer(b *testing.B, jsonResponse bool) string {
 	b.Helper()
+	ts := httptest.NewServer(sdkEchoHandler(jsonResponse))
+	b.Cleanup(ts.Close)
+	return ts.URL + "/mcp"
+}
+
+// sdkEchoHandler is the go-sdk server's handler with the echo tool.
+func sdkEchoHandler(jsonResponse bool) http.Handler {
 	s := sdk.NewServer(&sdk.Implementation{Name: "gosdk-bench", Version: "1"}, nil)
 	type in struct {
 		Text string `json:"text"`
@@ -103,10 +110,7 @@ func sdkEchoServer(b *testing.B, jsonResponse bool) string {
 		func(_ context.Context, _ *sdk.CallToolRequest, args in) (*sdk.CallToolResult, any, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: args.Text}}}, nil, nil
 		})
-	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{JSONResponse: jsonResponse})
-	ts := httptest.NewServer(h)
-	b.Cleanup(ts.Close)
-	return ts.URL + "/mcp"
+	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{JSONResponse: jsonResponse})
 }
 
 // floorServer answers every POST with a canned tools/call result: the cost

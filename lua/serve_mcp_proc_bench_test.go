@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"tai/vault"
 )
 
@@ -42,15 +40,7 @@ func servePeer(kind string) error {
 	case "tai-lua-echo":
 		return serveTaiPeer(ctx, dir)
 	case "gosdk-json":
-		s := sdk.NewServer(&sdk.Implementation{Name: "gosdk-bench", Version: "1"}, nil)
-		type in struct {
-			Text string `json:"text"`
-		}
-		sdk.AddTool(s, &sdk.Tool{Name: "echo", Description: "echoes its text"},
-			func(_ context.Context, _ *sdk.CallToolRequest, args in) (*sdk.CallToolResult, any, error) {
-				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: args.Text}}}, nil, nil
-			})
-		return serveHTTPPeer(ctx, sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{JSONResponse: true}))
+		return serveHTTPPeer(ctx, sdkEchoHandler(true))
 	case "floor":
 		return serveHTTPPeer(ctx, floorHandler())
 	}
