@@ -42,6 +42,18 @@ function M.columns(s)
   return n
 end
 
+-- spaced(s, n) is s with each run of white space made one space, worked
+-- out only as far as its first n + 1 bytes, which is all cut(…, n) reads:
+-- a megabyte-long value costs no more than a short one.
+local function spaced(s, n)
+  local out, step, i = "", math.max(4 * n, 64), 1
+  while i <= #s and #out <= n do
+    out = (out .. s:sub(i, i + step - 1)):gsub("%s+", " ")
+    i = i + step
+  end
+  return out
+end
+
 -- short(v, n) renders a value on one line, at most n characters.
 function M.short(v, n)
   local s
@@ -50,8 +62,7 @@ function M.short(v, n)
   else
     s = tostring(v)
   end
-  s = M.clean(s):gsub("%s+", " ")
-  return cut(s, n)
+  return cut(spaced(M.clean(s), n), n)
 end
 
 -- args_line(args) renders arguments as k=v pairs, sorted, each shortened.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -322,6 +323,52 @@ func TestClean(t *testing.T) {
 				t.Fatalf("CleanText(%q) = %q", tt.in, lua.CleanText(tt.in, tt.oneline))
 			}
 		})
+	}
+}
+
+// TestShortOfLongValues: short makes each run of white space one space
+// and cuts at n however long the value, runs that span the part it reads
+// first included, and ends a megabyte-long one as it ends a short one.
+func TestShortOfLongValues(t *testing.T) {
+	tests := []struct {
+		name, value string
+		n           int
+		want        string
+	}{
+		{name: "fits", value: `"a  b\t\nc"`, n: 10, want: "a b c"},
+		{name: "cut", value: `string.rep("x ", 500)`, n: 10, want: "x x x x x…"},
+		{name: "long run of spaces", value: `"a" .. string.rep(" ", 1000) .. "b"`, n: 10, want: "a b"},
+		{name: "spaces first", value: `string.rep(" ", 100) .. "abc" .. string.rep(" ", 70) .. string.rep("d", 40)`, n: 16, want: " abc dddddddddd…"},
+		{name: "run across the first part", value: `string.rep("y", 62) .. "\t\t\t" .. "z"`, n: 80, want: strings.Repeat("y", 62) + " z"},
+		{name: "huge name", value: `string.rep("Z", 5 * 1024 * 1024)`, n: 80, want: strings.Repeat("Z", 79) + "…"},
+		{name: "huge and escaped", value: `string.rep("\27", 100000)`, n: 20, want: strings.Repeat(`\x1b`, 4) + `\x1` + "…"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := run(t, fmt.Sprintf(`return require("tai.chatview").short(%s, %d)`, tt.value, tt.n))
+			if got[0] != tt.want {
+				t.Fatalf("short(%s, %d) = %q, want %q", tt.value, tt.n, got[0], tt.want)
+			}
+		})
+	}
+}
+
+// BenchmarkShortOfAHugeName is the tool line's name of a call whose name
+// is five megabytes long, which a model may send.
+func BenchmarkShortOfAHugeName(b *testing.B) {
+	h, err := lua.New(&lua.Options{Clean: true, ConfigDir: b.TempDir(), StateDir: b.TempDir(), Stdout: io.Discard, Stderr: io.Discard})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	ctx := context.Background()
+	if _, err := h.DoString(ctx, `huge, short = string.rep("Z", 5 * 1024 * 1024), require("tai.chatview").short`, "setup"); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := h.DoString(ctx, `return short(huge, 80)`, "bench"); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 

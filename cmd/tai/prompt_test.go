@@ -21,10 +21,12 @@ func (e env) modelVars(srv *llmtest.Server) []string {
 	return append(e.vars(), "OPENAI_API_KEY=sk-e2e-secret", "OPENAI_BASE_URL="+srv.BaseURL, "TAI_MODEL=fake-model")
 }
 
-// runInput runs tai with stdin fed from input.
+// runInput runs tai with stdin fed from input. The bound is for a tai
+// that hangs: a heavy run (megabytes through the fake model, which the race
+// detector slows) takes tens of seconds on a loaded two-core machine.
 func (e env) runInput(t *testing.T, vars []string, input string, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, taiBin, args...)
 	cmd.Env = vars
