@@ -500,9 +500,14 @@ func TestListingSkipsUnusableNames(t *testing.T) {
 	}
 }
 
+// TestVerificationTimesOut: a server that starts but never answers
+// tools/list is refused once the connect timeout has passed, and nothing
+// is stored. The timeout also bounds the server's spawn and handshake,
+// which take 40 ms here but seconds on a loaded machine (a race-built
+// test binary started twice, through the keeper): 5 s leaves them room.
 func TestVerificationTimesOut(t *testing.T) {
 	f := newFixture(t, tool.Yolo, "")
-	f.b.opts.Client = &mcp.ClientOptions{ConnectTimeout: time.Second}
+	f.b.opts.Client = &mcp.ClientOptions{ConnectTimeout: 5 * time.Second}
 	rep, err := f.b.Add(ctxT(t), AddRequest{Source: serverJSON(t, "slow", map[string]string{serverEnv: "hanglist"})})
 	if err != nil {
 		t.Fatal(err)
@@ -510,7 +515,7 @@ func TestVerificationTimesOut(t *testing.T) {
 	if rep.Servers[0].Outcome != Refused {
 		t.Fatalf("report = %+v", rep)
 	}
-	mustContain(t, "reason", rep.Servers[0].Reason, "did not answer tools/list within 1s", "nothing stored")
+	mustContain(t, "reason", rep.Servers[0].Reason, "did not answer tools/list within 5s", "nothing stored")
 }
 
 // TestChangedSpawnAsksAgain: a spawn whose expanded argv differs from the
