@@ -360,12 +360,13 @@ func (j *journal) close() {
 // the journal's lock (taken here, after the vault's). The journal is
 // emptied by finish, which the caller calls once tx has ended, with
 // whether it committed: only a committed fold empties it, and the
-// journal's lock is held until then, so an entry is always in the journal,
-// the vault file, or both. Entries the trail already holds (a fold that
-// committed but died before emptying the journal) are skipped. At the first entry that does
-// not continue the trail (a torn tail, or entries that do not chain or
-// lack their MAC) the rest of the journal is cut off and an "unclean
-// shutdown" entry records how many bytes were lost. key is the seal's
+// journal's lock is held until then, so an entry is always in the
+// journal, the vault file, or both. Entries the trail already holds (a
+// fold that committed but died before emptying the journal) are skipped.
+// At the first entry that does not continue the trail (a torn tail, or
+// entries that do not chain or lack their MAC) the rest of the journal is
+// cut off and an "unclean shutdown" entry records how many bytes were
+// lost. key is the seal's
 // audit key, nil when the vault is unsealed; on a sealed vault foldTx
 // returns errNeedKey without it when there is anything to fold. then, when
 // not nil, runs under the journal's lock after the fold (Seal anchors the
