@@ -133,7 +133,8 @@ func (s *Store) AuditAppendWith(red *Redactor, e AuditEntry) (AuditEntry, error)
 }
 
 // auditAppend appends in, redacted by red when red is current (nil: look
-// at the secrets first).
+// at the secrets first). On an error the entry returned is the redacted
+// one, or none when nothing could redact it.
 func (s *Store) auditAppend(red *Redactor, in AuditEntry) (AuditEntry, error) {
 	if in.Time.IsZero() {
 		in.Time = time.Now()
@@ -155,7 +156,7 @@ func (s *Store) auditAppend(red *Redactor, in AuditEntry) (AuditEntry, error) {
 	given := red != nil // the caller's Redactor, not yet checked
 	for try := 0; try < 8; try++ {
 		if s.closed.Load() {
-			return in, errClosed
+			return e, errClosed
 		}
 		looked := false
 		switch {
@@ -165,7 +166,7 @@ func (s *Store) auditAppend(red *Redactor, in AuditEntry) (AuditEntry, error) {
 			// the journal's lock.
 			var err error
 			if red, stamp, err = s.redactorAt(); err != nil {
-				return in, fmt.Errorf("vault: the audit entry was not recorded: %w", err)
+				return e, fmt.Errorf("vault: the audit entry was not recorded: %w", err)
 			}
 			given, looked = false, true
 			redactBy(red)
@@ -220,7 +221,7 @@ func (s *Store) auditAppend(red *Redactor, in AuditEntry) (AuditEntry, error) {
 		}
 		j.mu.Unlock()
 	}
-	return in, fmt.Errorf("vault: the audit entry was not recorded: the trail kept changing under it (%v); try again", last)
+	return e, fmt.Errorf("vault: the audit entry was not recorded: the trail kept changing under it (%v); try again", last)
 }
 
 // auditAppendTx appends e, with MACs under key when key is not nil.
