@@ -37,7 +37,7 @@ func (h *Host) newBridge(e *engine.Engine) (*bridge.Bridge, error) {
 		},
 		Dir:    e.Dir(),
 		Clean:  func(s string) string { return CleanText(s, false) },
-		Client: &mcp.ClientOptions{Version: h.opts.Version, OnWarning: h.mcpWarning},
+		Client: &mcp.ClientOptions{Version: h.opts.Version, OnWarning: h.mcpWarning, OnStartup: startupLine(h.opts.Stderr)},
 		Deny:   h.deny.get,
 		Person: h.loginPerson,
 	})

@@ -163,7 +163,7 @@ func (h *Host) mcpConnect(L *glua.LState) int {
 		return fail(L, redact(err.Error()))
 	}
 	opts := bridge.Sandboxed(&mcp.ClientOptions{Version: h.opts.Version, Redact: redact,
-		OnWarning: func(msg string) { h.mcpWarning(redact(msg)) }}, entry, policy)
+		OnWarning: func(msg string) { h.mcpWarning(redact(msg)) }, OnStartup: startupLine(h.opts.Stderr)}, entry, policy)
 	c, err := mcp.Connect(luaContext(L), entry, opts)
 	if err != nil {
 		return fail(L, redact(err.Error()))

@@ -156,16 +156,7 @@ func (h *Host) width(L *glua.LState) int {
 	if L.OptString(1, "stdout") == "stderr" {
 		w = h.opts.Stderr
 	}
-	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		L.Push(glua.LNumber(0))
-		return 1
-	}
-	cols, _, err := term.GetSize(int(f.Fd()))
-	if err != nil {
-		cols = 0
-	}
-	L.Push(glua.LNumber(cols))
+	L.Push(glua.LNumber(termWidth(w)))
 	return 1
 }
 

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,8 +27,21 @@ const MaxToolsList = MCP_HTTP_MAX_BODY
 type ClientOptions struct {
 	// Version is clientInfo.version (default "dev").
 	Version string
-	// ConnectTimeout bounds spawn plus handshake (default MCP_CONNECT_TIMEOUT).
+	// ConnectTimeout bounds spawn plus handshake (default
+	// MCP_CONNECT_TIMEOUT). For a server a launcher fetches (npx, uvx,
+	// docker run, …: see LaunchOf) it counts from the launcher's last
+	// sign of work, up to InstallTimeout, and from the server's first
+	// output on stdout for the handshake.
 	ConnectTimeout time.Duration
+	// InstallTimeout bounds the whole start of a server a launcher
+	// fetches, however busy the launcher stays (default
+	// MCP_INSTALL_TIMEOUT).
+	InstallTimeout time.Duration
+	// OnStartup, when set, is told every second of a launcher's start
+	// that has run past two seconds (npx is installing …), then once more
+	// with Done when it is over. It runs on a goroutine of its own and
+	// must not block.
+	OnStartup func(StartupNotice)
 	// CallTimeout bounds one tools/call (default MCP_CALL_TIMEOUT).
 	CallTimeout time.Duration
 	// MaxPages caps the tools/list pages followed (default DefaultMaxPages).
@@ -59,6 +71,9 @@ type ClientOptions struct {
 	Stdio *StdioOptions
 	// HTTP tunes a Streamable HTTP leg.
 	HTTP *HTTPOptions
+
+	// startClock, set by tests, replaces the start watch's wall clock.
+	startClock *startClock
 }
 
 // ServerInfo is the serverInfo a server answers initialize with.
@@ -237,6 +252,9 @@ func NewClient(name string, t Transport, opts *ClientOptions) *Client {
 	if c.opts.CallTimeout <= 0 {
 		c.opts.CallTimeout = MCP_CALL_TIMEOUT
 	}
+	if c.opts.InstallTimeout <= 0 {
+		c.opts.InstallTimeout = MCP_INSTALL_TIMEOUT
+	}
 	if c.opts.MaxPages <= 0 {
 		c.opts.MaxPages = DefaultMaxPages
 	}
@@ -315,15 +333,29 @@ func (c *Client) Start(ctx context.Context) error {
 	c.started = true
 	c.mu.Unlock()
 	parent := ctx
-	ctx, cancel := context.WithTimeout(ctx, c.opts.ConnectTimeout)
+	var cancel context.CancelFunc
+	w := c.newStartWatch()
+	if w == nil {
+		ctx, cancel = context.WithTimeout(ctx, c.opts.ConnectTimeout)
+	} else {
+		ctx, cancel = context.WithCancel(ctx)
+		go w.run(cancel)
+	}
 	defer cancel()
 	err := c.start(ctx)
+	var late *StartupError
+	if w != nil {
+		late = w.stop()
+	}
 	if err == nil {
 		return nil
 	}
-	if ctx.Err() == context.DeadlineExceeded && parent.Err() == nil && !errors.Is(err, ErrTooLarge) {
-		err = fmt.Errorf("mcp server %q: spawn and handshake did not finish within %s%s%s: %w",
-			c.name, c.opts.ConnectTimeout, fetchNote(c.t), c.stderrNote(), context.DeadlineExceeded)
+	switch {
+	case late != nil && parent.Err() == nil && !errors.Is(err, ErrTooLarge):
+		err = late
+	case ctx.Err() == context.DeadlineExceeded && parent.Err() == nil && !errors.Is(err, ErrTooLarge):
+		err = fmt.Errorf("mcp server %q: spawn and handshake did not finish within %s%s: %w",
+			c.name, c.opts.ConnectTimeout, c.stderrNote(), context.DeadlineExceeded)
 	}
 	c.Close()
 	return c.scrub(err)
@@ -868,21 +900,6 @@ func (c *Client) notify(ctx context.Context, method string, params any) error {
 // wrap names the server and method in err.
 func (c *Client) wrap(method string, err error) error {
 	return fmt.Errorf("mcp server %q: %s: %w", c.name, method, err)
-}
-
-// fetchNote says, for a stdio server started by a launcher that fetches
-// its package on the first start (npx, uvx, bunx, pnpx, docker), that the
-// time may have gone to the download: the next start finds it cached.
-func fetchNote(t Transport) string {
-	s, ok := t.(*StdioTransport)
-	if !ok {
-		return ""
-	}
-	switch name := filepath.Base(s.command); name {
-	case "npx", "uvx", "bunx", "pnpx", "docker":
-		return fmt.Sprintf(" (%s fetches the server's package on its first start, which can take longer: try again once it is downloaded)", name)
-	}
-	return ""
 }
 
 func (c *Client) stderrNote() string {

@@ -883,7 +883,7 @@ func TestSlowFirstStartNamesTheDownload(t *testing.T) {
 		if err == nil {
 			t.Fatal("Connect succeeded")
 		}
-		named := strings.Contains(err.Error(), "npx fetches the server's package on its first start")
+		named := strings.Contains(err.Error(), "npx showed no sign of work")
 		if named != (command == npx) {
 			t.Fatalf("%s: err = %v; want the download named only for npx", filepath.Base(command), err)
 		}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -80,7 +81,8 @@ type StdioTransport struct {
 	stdout *os.File
 	stderr *stderrTail
 	br     *bufio.Reader
-	acc    []byte // partial line carried across Recv calls
+	acc    []byte      // partial line carried across Recv calls
+	said   atomic.Bool // the server has written to stdout
 
 	wmu  sync.Mutex // serialises Send
 	wbuf []byte
@@ -347,6 +349,9 @@ func (t *StdioTransport) drainStderr(f *os.File) {
 	_, _ = io.Copy(t.stderr, f)
 }
 
+// spoke reports whether the server has written anything to stdout.
+func (t *StdioTransport) spoke() bool { return t.said.Load() }
+
 // Stderr returns the kept tail of the server's stderr.
 func (t *StdioTransport) Stderr() string { return t.stderr.String() }
 
@@ -523,6 +528,9 @@ func (t *StdioTransport) readLine() ([]byte, error) {
 	}
 	for {
 		frag, err := t.br.ReadSlice('\n')
+		if len(frag) > 0 && !t.said.Load() {
+			t.said.Store(true)
+		}
 		if len(t.acc)+len(frag) > t.opts.MaxMessage+1 {
 			t.acc = nil
 			err := fmt.Errorf("%w: %s sent a line over %d bytes; the connection is closed", ErrTooLarge, t.Argv(), t.opts.MaxMessage)
@@ -757,6 +765,13 @@ func (s *stderrTail) Write(p []byte) (int, error) {
 	}
 	s.buf = append(s.buf, p...)
 	return n, nil
+}
+
+// Total returns how many bytes were ever written.
+func (s *stderrTail) Total() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.total
 }
 
 // String returns the kept tail.

@@ -21,6 +21,11 @@ const MCP_PROTOCOL_VERSION = "2025-11-25"
 const (
 	// MCP_CONNECT_TIMEOUT bounds spawn plus handshake, per server.
 	MCP_CONNECT_TIMEOUT = 20 * time.Second
+	// MCP_INSTALL_TIMEOUT bounds the start of a server a launcher (npx,
+	// uvx, docker run, …) fetches on its first start: while the launcher
+	// keeps working, MCP_CONNECT_TIMEOUT counts from its last sign of
+	// work, up to this in all. tai's own cap, beside the seed's.
+	MCP_INSTALL_TIMEOUT = 300 * time.Second
 	// MCP_CALL_TIMEOUT bounds one tools/call; then the client sends
 	// notifications/cancelled and fails the call locally.
 	MCP_CALL_TIMEOUT = 60 * time.Second

@@ -292,6 +292,8 @@ func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile, found string)
 	case err != nil && unauthorized(err) && oauthable(e):
 		// Stored disabled, no tools cached: a login comes next.
 		needsLogin, enabled, out.NeedsLogin = true, false, true
+	case err != nil && errors.As(err, new(*mcp.StartupError)):
+		return refuse("verification failed, nothing stored: %v (to add it once more: the same paste, /mcp add, tai.mcp.add or mcp_add)", b.failure(err, stderr))
 	case err != nil:
 		return refuse("verification failed, nothing stored: %v", b.failure(err, stderr))
 	}
