@@ -12,6 +12,7 @@ import (
 	"tai/engine"
 	"tai/engine/llm"
 	"tai/engine/tool"
+	"tai/mcp"
 )
 
 // openChat installs the agent turns and plain completions:
@@ -22,7 +23,7 @@ import (
 //	    opts: profile, max_steps, tools (names or patterns), system, reset,
 //	    tool_budget (tokens the tool schemas may take before selection starts),
 //	    on_text(delta), on_waiting(waiting, tick), on_tool_start(ev),
-//	    on_tool_end(ev), on_retry(notice), on_running(running, tick, elapsed_ms)
+//	    on_tool_end(ev), on_retry(notice), on_running(running, tick, elapsed_ms, status)
 //	    (every tick while the approved calls of an answer run; false after)
 //	    notice: {text=, reason=, status=, wait=(seconds), attempt=, attempts=,
 //	        provider=, model=}
@@ -118,6 +119,8 @@ type chatOpts struct {
 	onEnd    *glua.LFunction
 	onRetry  *glua.LFunction
 	onRun    *glua.LFunction
+	// status is what a launcher's slow start says, for onRun.
+	status *startupStatus
 }
 
 func readChatOpts(L *glua.LState, n int) chatOpts {
@@ -195,6 +198,11 @@ func (h *Host) luaChat(L *glua.LState) int {
 		agent.Reset()
 	}
 	ctx := luaContext(L)
+	if o.onRun != nil {
+		// A server's slow first start shows in the running spinner.
+		o.status = &startupStatus{}
+		ctx = mcp.WithStartupNotice(ctx, o.status.set)
+	}
 	topts := &engine.TurnOptions{Events: h.chatEvents(ctx, o), MaxSteps: o.maxSteps, ToolBudget: o.budget}
 
 	var turn engine.Turn
@@ -308,7 +316,11 @@ func (h *Host) chatEvents(ctx context.Context, o chatOpts) engine.Events {
 	}
 	if o.onRun != nil {
 		ev.OnRunning = ticking(o.onRun, func(n int, elapsed time.Duration) []glua.LValue {
-			return []glua.LValue{glua.LTrue, glua.LNumber(n), glua.LNumber(elapsed.Milliseconds())}
+			status := ""
+			if o.status != nil {
+				status = o.status.get()
+			}
+			return []glua.LValue{glua.LTrue, glua.LNumber(n), glua.LNumber(elapsed.Milliseconds()), glua.LString(status)}
 		})
 	}
 	if o.onStart != nil {

@@ -68,3 +68,28 @@ func termWidth(w io.Writer) int {
 	}
 	return cols
 }
+
+// startupStatus holds the latest report of a launcher's start during a
+// chat turn, for the turn's running spinner (on_running's fourth
+// argument) to show in place of a line of its own.
+type startupStatus struct {
+	mu   sync.Mutex
+	text string
+}
+
+// set keeps n's text, or forgets it once the start is over.
+func (s *startupStatus) set(n mcp.StartupNotice) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.text = ""
+	if !n.Done {
+		s.text = CleanText(n.String(), true)
+	}
+}
+
+// get returns the text kept, "" when no start is under way.
+func (s *startupStatus) get() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.text
+}

@@ -2,13 +2,18 @@ package lua
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"tai/engine/llm/llmtest"
+	"tai/engine/tool"
 	"tai/mcp"
 )
 
@@ -75,5 +80,71 @@ func TestStartupLineOnTerminal(t *testing.T) {
 	}
 	if string(got) != want {
 		t.Errorf("the terminal got\n%q\nwant\n%q", got, want)
+	}
+}
+
+// During a chat turn, a bridged call that waits for a server's launcher
+// shows the launcher's line in the turn's running spinner (on_running's
+// status) rather than a line of its own that would fight the spinner.
+func TestChatSpinnerShowsLauncherStart(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The stand-in npx, the server it runs and its gate sit in one folder,
+	// which the server's sandbox grants as the runtime it runs with.
+	bin := t.TempDir()
+	server := filepath.Join(bin, "server")
+	if err := os.Link(exe, server); err != nil {
+		t.Fatal(err)
+	}
+	gate := filepath.Join(bin, "gate")
+	if err := unix.Mkfifo(gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script := fmt.Sprintf("#!/bin/sh\nread line < %q\nTAI_LUA_TEST_MCP=1 exec %q -test.run=^$\n", gate, server)
+	if err := os.WriteFile(filepath.Join(bin, "npx"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	h, _, _ := modelHost(t, tool.Yolo, llmtest.Calls(llmtest.Call("mcp_memory_echo", `{"text":"hi"}`)), llmtest.Say("done"))
+	// The add's own start goes through the gate at once.
+	opened := make(chan error, 1)
+	go func() {
+		f, err := os.OpenFile(gate, os.O_WRONLY, 0)
+		if err == nil {
+			_, err = f.WriteString("go\n")
+			f.Close()
+		}
+		opened <- err
+	}()
+	mustRun(t, h, `
+		local rep = assert(tai.mcp.add{source = '{"mcpServers":{"memory":{"command":"npx","args":["-y","@modelcontextprotocol/server-memory"]}}}'})
+		assert(rep.servers[1].outcome == "added", rep.servers[1].reason)
+		assert(tai.mcp.enable{server = "memory"})`)
+	if err := <-opened; err != nil {
+		t.Fatal(err)
+	}
+	// The call's start waits at the gate until the spinner has shown it.
+	got := mustRun(t, h, fmt.Sprintf(`
+		local seen
+		local text = tai.chat("go", {on_running = function(on, tick, ms, status)
+			if on and status ~= "" and not seen then
+				seen = status
+				local f = assert(io.open(%q, "w"))
+				f:write("go\n")
+				f:close()
+			end
+		end})
+		return text, seen`, gate))
+	if len(got) != 2 || got[0] != "done" {
+		t.Fatalf("the turn gave %v", got)
+	}
+	status, _ := got[1].(string)
+	if want := "memory: npx is installing @modelcontextprotocol/server-memory… "; !strings.HasPrefix(status, want) {
+		t.Fatalf("on_running's status was %q, want it to start %q", status, want)
+	}
+	if errOut := h.errOut.String(); strings.Contains(errOut, "npx is installing") {
+		t.Fatalf("the start was shown on stderr too:\n%s", errOut)
 	}
 }

@@ -39,8 +39,8 @@ type ClientOptions struct {
 	InstallTimeout time.Duration
 	// OnStartup, when set, is told every second of a launcher's start
 	// that has run past two seconds (npx is installing …), then once more
-	// with Done when it is over. It runs on a goroutine of its own and
-	// must not block.
+	// with Done when it is over; a context's WithStartupNotice wins. It
+	// runs on a goroutine of its own and must not block.
 	OnStartup func(StartupNotice)
 	// CallTimeout bounds one tools/call (default MCP_CALL_TIMEOUT).
 	CallTimeout time.Duration
@@ -334,7 +334,7 @@ func (c *Client) Start(ctx context.Context) error {
 	c.mu.Unlock()
 	parent := ctx
 	var cancel context.CancelFunc
-	w := c.newStartWatch()
+	w := c.newStartWatch(ctx)
 	if w == nil {
 		ctx, cancel = context.WithTimeout(ctx, c.opts.ConnectTimeout)
 	} else {

@@ -126,6 +126,27 @@ func (e *StartupError) Error() string {
 // Unwrap returns context.DeadlineExceeded.
 func (e *StartupError) Unwrap() error { return context.DeadlineExceeded }
 
+type startupNoticeKey struct{}
+
+// WithStartupNotice returns a context under which the start of a server a
+// launcher fetches is reported to fn in place of ClientOptions.OnStartup:
+// a front end that already shows a status line (a chat turn's spinner)
+// shows it there.
+func WithStartupNotice(ctx context.Context, fn func(StartupNotice)) context.Context {
+	if fn == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, startupNoticeKey{}, fn)
+}
+
+// startupNotifier is the context's notice function, else fallback.
+func startupNotifier(ctx context.Context, fallback func(StartupNotice)) func(StartupNotice) {
+	if fn, ok := ctx.Value(startupNoticeKey{}).(func(StartupNotice)); ok {
+		return fn
+	}
+	return fallback
+}
+
 // startClock is the watch's time: the wall clock, or a test's.
 type startClock struct {
 	now  func() time.Time
@@ -163,9 +184,9 @@ type startWatch struct {
 	shown   bool          // a notice was sent
 }
 
-// newStartWatch returns the watch of c's start when c runs a launcher
-// over stdio, else nil.
-func (c *Client) newStartWatch() *startWatch {
+// newStartWatch returns the watch of c's start under ctx when c runs a
+// launcher over stdio, else nil.
+func (c *Client) newStartWatch(ctx context.Context) *startWatch {
 	st, ok := c.t.(*StdioTransport)
 	if !ok {
 		return nil
@@ -179,7 +200,7 @@ func (c *Client) newStartWatch() *startWatch {
 		bound = c.opts.ConnectTimeout
 	}
 	w := &startWatch{server: c.name, launch: l, t: st, cap: c.opts.ConnectTimeout, bound: bound,
-		notify: c.opts.OnStartup, redact: c.opts.Redact, clock: wallClock(c.opts.ConnectTimeout), after: startupNoticeAfter,
+		notify: startupNotifier(ctx, c.opts.OnStartup), redact: c.opts.Redact, clock: wallClock(c.opts.ConnectTimeout), after: startupNoticeAfter,
 		sampler: sampleTree, stopped: make(chan struct{}), ended: make(chan struct{})}
 	if c.opts.startClock != nil {
 		w.clock, w.after = *c.opts.startClock, 0

@@ -355,10 +355,12 @@ function M.new(o)
     o.note((o.retry_prefix or "") .. line .. "\n")
   end
 
-  -- running(on, tick, ms) draws, while the approved calls run, a spinner
-  -- naming them with the time they have taken. A tool line still open
-  -- (no question came between) is left alone for the first second.
-  local function running(on, tick, ms)
+  -- running(on, tick, ms, status) draws, while the approved calls run, a
+  -- spinner naming them with the time they have taken, or status when a
+  -- call waits for an MCP server's launcher to fetch it ("memory: npx is
+  -- installing …"). A tool line still open (no question came between) is
+  -- left alone for the first second.
+  local function running(on, tick, ms, status)
     if not o.spinner then return end
     if not on then
       if view.spinning then
@@ -374,7 +376,11 @@ function M.new(o)
     table.sort(names)
     if not view.at_start and same then o.write("\n") view.at_start = true end
     if view.open then o.note("\n") view.open = nil end
-    o.note("\r" .. M.frames[(tick or 0) % #M.frames + 1] .. " " .. M.running_text(names, ms or 0, o.width) .. "\27[K")
+    local text = M.running_text(names, ms or 0, o.width)
+    if status and status ~= "" then
+      text = M.short(status, (o.width and o.width > 8) and (o.width - 4) or 200)
+    end
+    o.note("\r" .. M.frames[(tick or 0) % #M.frames + 1] .. " " .. text .. "\27[K")
     view.spinning = true
   end
 

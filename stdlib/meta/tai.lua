@@ -106,7 +106,7 @@ error("meta/tai.lua only describes the tai module to editors; tai needs no requi
 ---@field on_tool_start? fun(ev: tai.ToolEvent)
 ---@field on_tool_end? fun(ev: tai.ToolEvent)
 ---@field on_retry? fun(notice: tai.RetryNotice)
----@field on_running? fun(running: boolean, tick?: integer, elapsed_ms?: number) # every 0.1 s while approved calls run
+---@field on_running? fun(running: boolean, tick?: integer, elapsed_ms?: number, status?: string) # every 0.1 s while approved calls run; status: an MCP server's launcher still fetching it, or ""
 
 ---What became of a tai.chat turn.
 ---@class tai.ChatInfo
