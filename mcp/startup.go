@@ -195,6 +195,10 @@ func (c *Client) newStartWatch(ctx context.Context) *startWatch {
 	if !ok {
 		return nil
 	}
+	if c.opts.Redact != nil {
+		// The notices show it as it is; a ${VAR} may have gone into it.
+		l.Package = c.opts.Redact(l.Package)
+	}
 	bound := c.opts.InstallTimeout
 	if bound < c.opts.ConnectTimeout {
 		bound = c.opts.ConnectTimeout

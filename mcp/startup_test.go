@@ -339,3 +339,32 @@ func TestLauncherHandshakeAfterFirstOutput(t *testing.T) {
 		t.Errorf("the error does not say %q:\n%v", want, r.err)
 	}
 }
+
+// What a notice shows of the command line is redacted: a secret expanded
+// into the package's name never reaches the terminal.
+func TestLauncherNoticeRedacted(t *testing.T) {
+	clock := newTestClock(t)
+	e := fakeEntry(t, "default")
+	e.Name, e.Command, e.Args = "memory", standIn(t, "exec sleep 3600"), []string{"-y", "pkg-s3cr3t"}
+	notices := make(chan StartupNotice, 100)
+	opts := &ClientOptions{ConnectTimeout: 20 * time.Second, Redact: func(s string) string { return strings.ReplaceAll(s, "s3cr3t", "[REDACTED]") },
+		OnStartup: func(n StartupNotice) { notices <- n }, Stdio: &StdioOptions{ShutdownGrace: 100 * time.Millisecond}, startClock: clock.clock()}
+	done := make(chan struct{})
+	var err error
+	go func() {
+		defer close(done)
+		_, err = Connect(testCtx(t), e, opts)
+	}()
+	if !clock.advance(time.Second, done) {
+		t.Fatalf("the start ended at once: %v", err)
+	}
+	if n := <-notices; strings.Contains(n.String(), "s3cr3t") || !strings.Contains(n.String(), "pkg-[REDACTED]") {
+		t.Errorf("the notice reads %q", n.String())
+	}
+	for clock.advance(time.Second, done) {
+	}
+	<-done
+	if err == nil || strings.Contains(err.Error(), "s3cr3t") {
+		t.Errorf("err = %v", err)
+	}
+}
