@@ -130,8 +130,9 @@ func Banner(name, url, key string, exposed bool) string {
 		}
 	}
 	// The snippets fill a screen: what matters most is said again last,
-	// where a terminal still shows it.
-	fmt.Fprintf(&b, "\ntai: serving MCP on %s (every tool call runs without asking: see the warning above)\n", url)
+	// where a terminal still shows it, in other words than the first line,
+	// which scripts read the URL from.
+	fmt.Fprintf(&b, "\ntai: the MCP server is at %s and runs every tool call without asking (see the warning above)\n", url)
 	if exposed {
 		b.WriteString("  !! reachable beyond this machine, over plain HTTP\n")
 	}
