@@ -14,17 +14,7 @@ import (
 // binary's own MCP server, so configs naming them verify for real.
 func fakeCommands(t *testing.T) {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The binary sits beside the scripts, in the folder a server's sandbox
-	// grants as the runtime it runs with.
-	bin := t.TempDir()
-	server := filepath.Join(bin, "server")
-	if err := os.Link(exe, server); err != nil {
-		t.Fatal(err)
-	}
+	bin, server := serverBin(t)
 	for _, name := range []string{"npx", "python"} {
 		script := fmt.Sprintf("#!/bin/sh\nTAI_LUA_TEST_MCP=1 exec %q -test.run=^$\n", server)
 		if err := os.WriteFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {
@@ -32,6 +22,23 @@ func fakeCommands(t *testing.T) {
 		}
 	}
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// serverBin links the test binary as "server" into a new folder, where
+// stand-in launchers that start it go too: a server's sandbox grants the
+// folder of the runtime it runs with.
+func serverBin(t *testing.T) (bin, server string) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin = t.TempDir()
+	server = filepath.Join(bin, "server")
+	if err := os.Link(exe, server); err != nil {
+		t.Fatal(err)
+	}
+	return bin, server
 }
 
 // TestMCPImport reads one fixture per client, from the place that client

@@ -87,17 +87,8 @@ func TestStartupLineOnTerminal(t *testing.T) {
 // shows the launcher's line in the turn's running spinner (on_running's
 // status) rather than a line of its own that would fight the spinner.
 func TestChatSpinnerShowsLauncherStart(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The stand-in npx, the server it runs and its gate sit in one folder,
-	// which the server's sandbox grants as the runtime it runs with.
-	bin := t.TempDir()
-	server := filepath.Join(bin, "server")
-	if err := os.Link(exe, server); err != nil {
-		t.Fatal(err)
-	}
+	// The stand-in npx, the server it runs and its gate sit in one folder.
+	bin, server := serverBin(t)
 	gate := filepath.Join(bin, "gate")
 	if err := unix.Mkfifo(gate, 0o600); err != nil {
 		t.Fatal(err)
