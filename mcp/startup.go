@@ -73,7 +73,8 @@ type StartupError struct {
 	Server string
 	// Launch says which launcher fetched what.
 	Launch Launch
-	// Argv is the server's command line, quoted for a terminal.
+	// Argv is the server's command line, quoted for a terminal, after the
+	// variables its start sets (StdioOptions.StartEnv).
 	Argv string
 	// Why is what ran out: startQuiet, startBound or startHandshake.
 	Why string
@@ -264,7 +265,7 @@ func (w *startWatch) run(cancel context.CancelFunc) {
 		line := w.lastLine()
 		if !now.Before(deadline) {
 			w.mu.Lock()
-			w.fail = &StartupError{Server: w.server, Launch: w.launch, Argv: w.t.Argv(), Why: why, Limit: limit, Elapsed: elapsed, Line: line}
+			w.fail = &StartupError{Server: w.server, Launch: w.launch, Argv: w.t.byHand(), Why: why, Limit: limit, Elapsed: elapsed, Line: line}
 			w.mu.Unlock()
 			cancel()
 			return

@@ -95,7 +95,7 @@ func startLauncher(t *testing.T, command string, clock *testClock, install time.
 	r := &startRun{notices: make(chan StartupNotice, 10000), done: make(chan struct{})}
 	opts := &ClientOptions{ConnectTimeout: 20 * time.Second, InstallTimeout: install,
 		OnStartup:  func(n StartupNotice) { r.notices <- n },
-		Stdio:      &StdioOptions{ShutdownGrace: 100 * time.Millisecond},
+		Stdio:      &StdioOptions{ShutdownGrace: 100 * time.Millisecond, StartEnv: []string{"npm_config_cache=/s/the memory/npm"}},
 		startClock: clock.clock()}
 	go func() {
 		defer close(r.done)
@@ -269,6 +269,7 @@ func TestLauncherBusyStopsAtTheBound(t *testing.T) {
 	}
 	for _, want := range []string{`mcp server "memory": npx was still installing @modelcontextprotocol/server-memory after 60 s`,
 		"(last line: " + line + ")",
+		"run `npm_config_cache='/s/the memory/npm' /", // the variables the start sets, then the command
 		"npx -y @modelcontextprotocol/server-memory` once in a terminal to finish the download"} {
 		if !strings.Contains(r.err.Error(), want) {
 			t.Errorf("the error does not say %q:\n%v", want, r.err)

@@ -57,6 +57,11 @@ type StdioOptions struct {
 	// exits as the server does. Start returns once the server runs, or
 	// with why it could not start, leaving nothing running.
 	Start func(cmd *exec.Cmd) error
+	// StartEnv are the variables (KEY=VALUE) Start sets in the server's
+	// environment that its command needs by hand too (tai's sandbox points
+	// a server at package caches of its own): the command a StartupError
+	// says to run in a terminal sets them first.
+	StartEnv []string
 }
 
 // StdioTransport runs an MCP server as a child process and speaks
@@ -168,6 +173,17 @@ func (t *StdioTransport) Argv() string {
 		parts = append(parts, a)
 	}
 	return strings.Join(parts, " ")
+}
+
+// byHand is the command line a person runs in a terminal to do what the
+// server's start does: Argv, after the variables of StartEnv.
+func (t *StdioTransport) byHand() string {
+	parts := make([]string, 0, len(t.opts.StartEnv)+1)
+	for _, kv := range t.opts.StartEnv {
+		k, v, _ := strings.Cut(kv, "=")
+		parts = append(parts, k+"="+Quote(v))
+	}
+	return strings.Join(append(parts, t.Argv()), " ")
 }
 
 // Connect spawns the server as the leader of a new session and process

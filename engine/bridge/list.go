@@ -40,7 +40,7 @@ type ServerInfo struct {
 	// it has none.
 	OAuth string `json:"oauth,omitempty"`
 	// Sandbox says in one line what the sandbox lets a stdio server do
-	// ("reads: system, caches; writes: its own state; network: open"),
+	// ("reads: system; writes: its own package cache, its own state; network: open"),
 	// or that it is off; empty for an http server.
 	Sandbox string `json:"sandbox,omitempty"`
 	// SandboxOff says the entry turns the sandbox off (sandbox = false):

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"tai/engine/sandbox"
 	"tai/engine/tool"
 	"tai/mcp"
 	"tai/mcp/config"
@@ -361,7 +362,8 @@ func (b *Bridge) SetEnabled(ctx context.Context, server, profile string, on bool
 	return profile, err
 }
 
-// Remove deletes server with its profile rows, pins and cached tools, after
+// Remove deletes server with its profile rows, pins, cached tools and
+// package caches (its state folder stays), after
 // asking: a person answers in interactive mode; --auto and --yolo approve
 // it as they approve any call; a model in a turn nobody attends (a served
 // chat) is refused.
@@ -386,7 +388,7 @@ func (b *Bridge) Remove(ctx context.Context, server string) error {
 			}
 		}
 		sort.Strings(enabled)
-		q := fmt.Sprintf("Remove MCP server %s (%s, %d tools, enabled for: %s)? Its pins go too, so adding it again asks for consent again. [y/N]",
+		q := fmt.Sprintf("Remove MCP server %s (%s, %d tools, enabled for: %s)? Its pins go too, so adding it again asks for consent again; its package cache goes too, with what the server kept in it. [y/N]",
 			server, st.row.Transport, len(st.tools), orNone(enabled))
 		ok, err := a.Decide(ctx, q)
 		if err != nil {
@@ -404,6 +406,11 @@ func (b *Bridge) Remove(ctx context.Context, server string) error {
 	// Tokens and registration are per server, shared by every profile.
 	if err := (vaultTokens{b.store, server}).dropAll(); err != nil {
 		return fmt.Errorf("mcp server %q removed, but its OAuth tokens were not: %w", server, err)
+	}
+	// A server added later under this name must not run what this one
+	// left in its package caches.
+	if err := sandbox.RemoveCaches(server, b.baseEnv()); err != nil {
+		return fmt.Errorf("mcp server %q removed, but its package caches were not: %w", server, err)
 	}
 	b.auditAdmin("remove", server, "ok")
 	_, err = b.reload()

@@ -12,15 +12,21 @@ import (
 // expanded. Its Describe line is what the consent screen and the server
 // list show.
 func (b *Bridge) ServerPolicy(e mcp.Entry) sandbox.Policy {
-	var base []string
-	if b.opts.Client != nil && b.opts.Client.Stdio != nil {
-		base = b.opts.Client.Stdio.BaseEnv
-	}
 	var deny []string
 	if b.opts.Deny != nil {
 		deny = b.opts.Deny()
 	}
-	return ServerPolicy(e, base, b.opts.Dir, b.store.Path(), deny)
+	return ServerPolicy(e, b.baseEnv(), b.opts.Dir, b.store.Path(), deny)
+}
+
+// baseEnv is the environment stdio servers start from, before their
+// entry's variables: the options' (mcp.StdioOptions.BaseEnv), else
+// mcp.SafeEnv().
+func (b *Bridge) baseEnv() []string {
+	if b.opts.Client != nil && b.opts.Client.Stdio != nil && b.opts.Client.Stdio.BaseEnv != nil {
+		return b.opts.Client.Stdio.BaseEnv
+	}
+	return mcp.SafeEnv()
 }
 
 // ServerPolicy returns the sandbox policy of e's stdio server started
@@ -57,6 +63,11 @@ func Sandboxed(o *mcp.ClientOptions, e mcp.Entry, p sandbox.Policy) *mcp.ClientO
 		so = *o.Stdio
 	}
 	so.Start = sandbox.StartServer(p)
+	if !p.Off {
+		// Its own package caches: the command a slow first start says to
+		// run by hand fills them, not the person's.
+		so.StartEnv = p.Env
+	}
 	o.Stdio = &so
 	return o
 }

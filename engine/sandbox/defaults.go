@@ -51,7 +51,7 @@ type ServerSpec struct {
 	// such are found from it; nil means Env. An entry's env may move where
 	// the server looks (npm_config_cache=~, HOME=/elsewhere), never what is
 	// denied, and a cache it moves is granted as itself and shown by its
-	// path, not as one of the caches.
+	// path, not as its own package cache.
 	Base []string
 	// Off, Required, NoNetwork, Read and Write are what the entry's
 	// sandbox field says: Read and Write grant folders (absolute, from ~,
@@ -67,11 +67,12 @@ type ServerSpec struct {
 
 // ForServer returns the policy a stdio server runs under by default: it
 // may read and execute the system folders and the runtime it runs with,
-// read and write the package caches its launcher needs (npm's for npx
-// and node, uv's for uv and uvx, pip's for pip and python) and Docker's
-// socket for docker, and it gets a private state folder
-// ($XDG_STATE_HOME/tai/servers/<name>) and a private temporary folder
-// (its TMPDIR). The folders its entry names are granted: arguments that
+// connect to Docker's socket for docker, and it gets a private state
+// folder ($XDG_STATE_HOME/tai/servers/<name>), a private temporary folder
+// (its TMPDIR) and private package caches for its launcher (npm's for npx
+// and node, uv's for uv and uvx, pip's for pip and python) in its state
+// folder, which its environment names (see ownCaches); the person's
+// shared caches it neither reads nor writes. The folders its entry names are granted: arguments that
 // are existing folders and cwd read and write, arguments that are
 // existing files read with their project (see scriptRoot), and the
 // sandbox field's grants; without a cwd, the folder it runs in, tai's,
@@ -101,18 +102,11 @@ func ForServer(s ServerSpec) Policy {
 			p.Read = append(p.Read, runtimeGrant(r, home))
 		}
 	}
-	usual := cachesOf(launchers, base, home)
-	for _, c := range cachesOf(launchers, env, home) {
-		if slices.Contains(usual, c) {
-			p.Write = append(p.Write, Path{Path: c, Kind: KindCache, Make: true})
-		} else {
-			p.Write = append(p.Write, Path{Path: c})
-		}
-	}
+	state := StateDir(s.Name, base)
+	p.Write, p.Env = ownCaches(launchers, env, base, state)
 	if slices.Contains(launchers, "docker") {
 		p.Connect = append(p.Connect, dockerSocket(env))
 	}
-	state := filepath.Join(stateHome(base, home), "tai", "servers", fileName(s.Name))
 	p.Write = append(p.Write, Path{Path: state, Kind: KindState, Make: true})
 	for _, a := range s.Args {
 		if !strings.HasPrefix(a, "/") && !strings.HasPrefix(a, "~") && !strings.HasPrefix(a, ".") {
@@ -440,39 +434,6 @@ func lookPath(name, path, dir string) string {
 		}
 	}
 	return ""
-}
-
-// cachesOf returns the caches the launchers named need, from env.
-func cachesOf(launchers, env []string, home string) []string {
-	cache := lookEnv(env, "XDG_CACHE_HOME")
-	if cache == "" && home != "" {
-		cache = filepath.Join(home, ".cache")
-	}
-	data := lookEnv(env, "XDG_DATA_HOME")
-	if data == "" && home != "" {
-		data = filepath.Join(home, ".local", "share")
-	}
-	var out []string
-	add := func(envName, def string) {
-		if v := lookEnv(env, envName); v != "" {
-			def = v
-		}
-		if def != "" && filepath.IsAbs(def) && !slices.Contains(out, def) {
-			out = append(out, filepath.Clean(def))
-		}
-	}
-	for _, l := range launchers {
-		switch strings.TrimSuffix(l, ".js") {
-		case "npx", "npm", "node", "npx-cli", "npm-cli", "pnpm", "pnpx", "yarn":
-			add("npm_config_cache", npmCache(env, home))
-		case "uv", "uvx":
-			add("UV_CACHE_DIR", filepath.Join(cache, "uv"))
-			add("UV_TOOL_DIR", filepath.Join(data, "uv"))
-		case "pip", "pip3", "pipx", "python", "python3":
-			add("PIP_CACHE_DIR", filepath.Join(cache, "pip"))
-		}
-	}
-	return slices.Compact(out)
 }
 
 func npmCache(env []string, home string) string {

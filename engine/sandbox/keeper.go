@@ -246,8 +246,8 @@ func keeperMain() int {
 	return send()
 }
 
-// prepare makes the folders the policy makes and the private temporary
-// folder, which it returns for removal once the command has ended.
+// prepare makes the folders the policy makes, sets the variables it sets
+// and makes the private temporary folder, which it returns for removal once the command has ended.
 func prepare(req *keeperRequest) (temp string, err error) {
 	p := req.Policy
 	if p == nil || p.Off {
@@ -258,6 +258,11 @@ func prepare(req *keeperRequest) (temp string, err error) {
 			if err := os.MkdirAll(g.Path, 0o700); err != nil {
 				return "", fmt.Errorf("cannot make %s for the sandbox: %w", g.Path, err)
 			}
+		}
+	}
+	for _, kv := range p.Env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			req.Env = setEnv(req.Env, k, v)
 		}
 	}
 	if !p.PrivateTemp {

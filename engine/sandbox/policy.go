@@ -31,6 +31,9 @@ type Policy struct {
 	Connect []string `json:"connect,omitempty"`
 	// NoNetwork closes TCP bind and connect (ABI 4 and later).
 	NoNetwork bool `json:"no_network,omitempty"`
+	// Env are variables (K=V) the keeper sets in the command's
+	// environment: where a server's own package caches are.
+	Env []string `json:"env,omitempty"`
 	// PrivateTemp gives the command a temporary folder of its own, made
 	// when it starts (its TMPDIR) and removed when it ends.
 	PrivateTemp bool `json:"private_temp,omitempty"`
@@ -54,18 +57,20 @@ type Path struct {
 
 // Kinds of Path, as Describe names them.
 const (
-	KindSystem  = "system"        // system folders, the runtime, devices
-	KindCache   = "caches"        // package caches
-	KindState   = "its own state" // a server's private state folder
-	KindTemp    = "temp folders"  // shared temporary folders
-	KindVault   = "the vault's folder"
-	KindDefault = "the usual credential folders" // the deny list as shipped
+	KindSystem   = "system"                // system folders, the runtime, devices
+	KindCache    = "caches"                // the person's package caches
+	KindOwnCache = "its own package cache" // a server's private package caches
+	KindState    = "its own state"         // a server's private state folder
+	KindTemp     = "temp folders"          // shared temporary folders
+	KindVault    = "the vault's folder"
+	KindDefault  = "the usual credential folders" // the deny list as shipped
 )
 
 // Describe says in one line what p lets a command do, for the consent
-// screen and the server list: "reads: system, caches, /srv/data; writes:
-// its own state, a private temp folder, /srv/out; network: open". A
-// policy that reads everything but some paths says "everything but …".
+// screen and the server list: "reads: system, /srv/data; writes: its own
+// package cache, its own state, a private temp folder, /srv/out; network:
+// open". A policy that reads everything but some paths says "everything
+// but …".
 func (p Policy) Describe() string {
 	if p.Off {
 		return "off: it runs with all of your rights"

@@ -122,7 +122,7 @@ func TestDescribe(t *testing.T) {
 	os.Mkdir(data, 0o700)
 	p := ForServer(ServerSpec{Name: "fs", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", data},
 		Env: w.env, Vault: w.vault, NoNetwork: true})
-	want := "reads: system; writes: caches, its own state, ~/data, a private temp folder; network: closed"
+	want := "reads: system; writes: its own package cache, its own state, ~/data, a private temp folder; network: closed"
 	if got := p.Describe(); got != want {
 		t.Errorf("Describe() =\n %s\nwant\n %s", got, want)
 	}
