@@ -164,6 +164,38 @@ func wallClock(limit time.Duration) startClock {
 	}}
 }
 
+// workSeen tells signs of work from one look at a launcher to the next.
+type workSeen struct {
+	last   time.Time // the last sign, or the spawn
+	base   treeWork  // the process tree at the last sign
+	errOut int64     // bytes on stderr at the last sign (none at the spawn)
+	based  bool      // the tree was looked at once
+}
+
+// look records one look at the launcher's process pid (0: not spawned
+// yet), sampled by sample, with errOut bytes written to stderr so far.
+// The tree's first look is its baseline, since starting costs CPU and
+// reads; but stderr was empty at the spawn, so a line written before the
+// first look is a sign of work already.
+func (s *workSeen) look(pid int, sample func(pid int) treeWork, errOut int64, now time.Time) {
+	if pid == 0 {
+		return
+	}
+	cur := sample(pid)
+	switch {
+	case !s.based:
+		s.base, s.based = cur, true
+		if errOut > s.errOut {
+			s.errOut, s.last = errOut, now
+		}
+	case errOut > s.errOut || cur.CPU >= s.base.CPU+startupWorkCPU || cur.IO >= s.base.IO+startupWorkIO:
+		s.base, s.errOut, s.last = cur, errOut, now
+	case cur.CPU < s.base.CPU || cur.IO < s.base.IO:
+		// A process of the tree ended before it was reaped.
+		s.base = cur
+	}
+}
+
 // startWatch enforces the deadline of a launcher's start (see above) and
 // reports it while it lasts.
 type startWatch struct {
@@ -219,11 +251,8 @@ func (w *startWatch) run(cancel context.CancelFunc) {
 	start := w.clock.now()
 	ticks, stopTicks := w.clock.tick()
 	defer stopTicks()
-	lastWork := start
+	work := workSeen{last: start}
 	var outAt time.Time
-	var base treeWork
-	var baseErr int64
-	based := false
 	for {
 		select {
 		case <-w.stopped:
@@ -237,20 +266,8 @@ func (w *startWatch) run(cancel context.CancelFunc) {
 				outAt = now
 			}
 		}
-		pid := w.t.Pid()
-		cur := w.sampler(pid)
-		errBytes := w.t.stderr.Total()
-		switch {
-		case pid == 0:
-			// Not spawned yet.
-		case !based:
-			base, baseErr, based = cur, errBytes, true
-		case errBytes > baseErr || cur.CPU >= base.CPU+startupWorkCPU || cur.IO >= base.IO+startupWorkIO:
-			base, baseErr, lastWork = cur, errBytes, now
-		case cur.CPU < base.CPU || cur.IO < base.IO:
-			// A process of the tree ended before it was reaped.
-			base = cur
-		}
+		work.look(w.t.Pid(), w.sampler, w.t.stderr.Total(), now)
+		lastWork := work.last
 		var deadline time.Time
 		why, limit := StartQuiet, w.cap
 		switch {

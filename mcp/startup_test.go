@@ -277,6 +277,42 @@ func TestLauncherBusyStopsAtTheBound(t *testing.T) {
 	}
 }
 
+// What counts as a sign of work, look by look: the tree's first look is
+// only its baseline, but a line on stderr written before it counts (the
+// watch may first look late, on a busy machine or when the spawn took a
+// while; the start then must not be given up on 20 s after the spawn
+// while the launcher spoke since); later, new output, 50 ms of CPU or
+// 16 KiB of reads and writes.
+func TestWorkSeenLookByLook(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	tree := treeWork{CPU: 3, IO: 11_000}
+	sample := func(int) treeWork { return tree }
+	w := workSeen{last: t0}
+	w.look(0, sample, 0, at(1)) // not spawned yet
+	w.look(4242, sample, 52, at(5))
+	if !w.last.Equal(at(5)) {
+		t.Fatalf("a line written before the first look: last sign at %v, want %v", w.last.Sub(t0), 5*time.Second)
+	}
+	w.look(4242, sample, 52, at(6))
+	if !w.last.Equal(at(5)) {
+		t.Fatalf("nothing new at 6 s counted as work")
+	}
+	tree.CPU += startupWorkCPU
+	w.look(4242, sample, 52, at(7))
+	tree.IO += startupWorkIO
+	w.look(4242, sample, 52, at(8))
+	w.look(4242, sample, 60, at(9))
+	if !w.last.Equal(at(9)) {
+		t.Fatalf("CPU, reads and new output: last sign at %v, want 9 s", w.last.Sub(t0))
+	}
+	quiet := workSeen{last: t0}
+	quiet.look(4242, sample, 0, at(5))
+	if !quiet.last.Equal(t0) {
+		t.Fatalf("the first look of a silent launcher counted as work")
+	}
+}
+
 // LaunchOf tells launchers from servers and finds what they fetch.
 func TestLaunchOf(t *testing.T) {
 	for _, c := range []struct {
@@ -310,9 +346,14 @@ func TestLauncherHandshakeAfterFirstOutput(t *testing.T) {
 	// It prints a banner on stdout (as some servers wrongly do) and never
 	// answers.
 	r := startLauncher(t, standIn(t, "echo 'server listening'\nexec sleep 3600"), clock, 0)
+	// One second in, then as many looks as it takes (on a busy machine the
+	// banner may take a while to be read) at that same moment.
+	if _, ok := r.step(t, clock, time.Second); !ok {
+		t.Fatalf("the start ended at 1 s: %v", r.err)
+	}
 	limit := time.Now().Add(20 * time.Second)
 	for {
-		n, ok := r.step(t, clock, time.Second)
+		n, ok := r.step(t, clock, 0)
 		if !ok {
 			t.Fatalf("the start ended before the banner was read: %v", r.err)
 		}
