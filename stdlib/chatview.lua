@@ -252,17 +252,26 @@ function M.new(o)
   local red = o.redactor
   local md = o.markdown and M.styler() or nil
 
-  -- show(s) prints answer text, ending a spinner or an open tool line.
-  local function show(s)
-    view.status = nil
+  -- unspin() takes the spinner's line back; close_open() ends an open
+  -- tool line.
+  local function unspin()
     if view.spinning then
       o.note("\r\27[K")
       view.spinning = false
     end
+  end
+  local function close_open()
     if view.open then
       o.note("\n")
       view.open = nil
     end
+  end
+
+  -- show(s) prints answer text, ending a spinner or an open tool line.
+  local function show(s)
+    view.status = nil
+    unspin()
+    close_open()
     if s == "" then return end
     local text = M.clean(s)
     if md then text = md.push(text) end
@@ -286,14 +295,8 @@ function M.new(o)
   -- newline() ends a partly written line of either kind.
   function view.newline()
     flush()
-    if view.spinning then
-      o.note("\r\27[K")
-      view.spinning = false
-    end
-    if view.open then
-      o.note("\n")
-      view.open = nil
-    end
+    unspin()
+    close_open()
     if not view.at_start and same then
       o.write("\n")
       view.at_start = true
@@ -318,13 +321,19 @@ function M.new(o)
     show(s)
   end
 
+  -- draw(tick, text) draws the spinner's frame for tick with text, on a
+  -- line of its own.
+  local function draw(tick, text)
+    if not view.at_start and same then o.write("\n") view.at_start = true end
+    close_open()
+    o.note("\r" .. M.frames[(tick or 0) % #M.frames + 1] .. " " .. text .. "\27[K")
+    view.spinning = true
+  end
+
   -- spin(tick) draws the spinner with its status: "thinking…", or the
   -- retry being waited for.
   local function spin(tick)
-    if not view.at_start and same then o.write("\n") view.at_start = true end
-    if view.open then o.note("\n") view.open = nil end
-    o.note("\r" .. M.frames[(tick or 0) % #M.frames + 1] .. " " .. (view.status or "thinking…") .. "\27[K")
-    view.spinning = true
+    draw(tick, view.status or "thinking…")
   end
 
   local function waiting(on, tick)
@@ -333,10 +342,7 @@ function M.new(o)
       spin(tick)
     else
       view.status = nil
-      if view.spinning then
-        o.note("\r\27[K")
-        view.spinning = false
-      end
+      unspin()
     end
   end
 
@@ -363,10 +369,7 @@ function M.new(o)
   local function running(on, tick, ms, status)
     if not o.spinner then return end
     if not on then
-      if view.spinning then
-        o.note("\r\27[K")
-        view.spinning = false
-      end
+      unspin()
       return
     end
     if view.open and (ms or 0) < 1000 then return end
@@ -374,14 +377,11 @@ function M.new(o)
     for _, n in pairs(view.running) do names[#names + 1] = n end
     if #names == 0 then return end
     table.sort(names)
-    if not view.at_start and same then o.write("\n") view.at_start = true end
-    if view.open then o.note("\n") view.open = nil end
     local text = M.running_text(names, ms or 0, o.width)
     if status and status ~= "" then
       text = M.short(status, (o.width and o.width > 8) and (o.width - 4) or 200)
     end
-    o.note("\r" .. M.frames[(tick or 0) % #M.frames + 1] .. " " .. text .. "\27[K")
-    view.spinning = true
+    draw(tick, text)
   end
 
   local function tool_start(ev)
@@ -399,10 +399,7 @@ function M.new(o)
   local function tool_end(ev)
     view.running[ev.id] = nil
     local mark = (M.marks[ev.outcome] or M.short(ev.outcome, 40)) .. " " .. M.duration(ev.duration_ms or 0)
-    if view.spinning then
-      o.note("\r\27[K")
-      view.spinning = false
-    end
+    unspin()
     if view.open == ev.id then
       o.note(" " .. mark .. "\n")
     else
