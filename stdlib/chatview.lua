@@ -610,8 +610,31 @@ function M.consent_screen(c, full)
   return table.concat(parts, "\n")
 end
 
--- consent_question is what the consent screen asks.
+-- consent_question is what the consent screen asks about a tool other
+-- than the shell.
 M.consent_question = "  allow? [y]es / [n]o / [a]lways this session / always in this [p]roject / [s]how everything: "
+
+-- consent_question_for(c) is what the consent screen asks about the call
+-- c, each key saying what it allows: for a shell command, a and p cover
+-- the commands that start as this one does (tai.permissions.suggest),
+-- never every command; a shell command no prefix can cover is allowed
+-- once or refused.
+---@param c table the consent ({tool=, origin=, args=})
+---@return string question
+---@return string|nil prefix the prefix a and p would allow
+function M.consent_question_for(c)
+  local key = (c.origin and c.origin ~= "") and c.origin or c.tool
+  if key ~= "shell" then return M.consent_question, nil end
+  local prefix = tai.permissions.suggest(c)
+  if prefix and not tai.permissions.allows(c, { tool = "shell", prefix = prefix }) then
+    prefix = nil -- what else the call sets (its env, say) no rule covers
+  end
+  if not prefix then
+    return "  allow? [y]es, this once / [n]o / [s]how everything: ", nil
+  end
+  local p = M.short(prefix, 40)
+  return "  allow? [y]es, this once / [n]o / [a]lways '" .. p .. " …' this session / [p]: the same in this project / [s]how everything: ", prefix
+end
 
 -- keep_rule(c, rl, say) keeps a rule for this project folder that covers
 -- the call c (answer p): for the shell tool, the commands that start with
@@ -624,7 +647,7 @@ function M.keep_rule(c, rl, say)
     local proposal = tai.permissions.suggest(c)
     if not proposal then
       say("  this command is more than a program and its arguments (a shell operator, redirection, variable or glob):" ..
-        " no project rule covers it; answer y, n, a or s")
+        " no rule covers it; answer y, n or s")
       return false
     end
     if rl.discard and select(2, rl:discard()) == "interrupt" then
@@ -732,42 +755,60 @@ end
 -- prompter(get_rl, say [, before]) returns the consent and question
 -- functions for tai.prompter, asking through the readline handle get_rl()
 -- returns: y runs the call, n (or Enter, Ctrl-D) refuses it, a runs it and
--- every later call of the same tool in this session without asking, p
+-- every later call of the same tool in this session without asking (for
+-- the shell, every later command that starts as this one does), p
 -- keeps a rule for this folder (see keep_rule) and runs it, s shows the
 -- arguments and the change in full and asks again; Ctrl-C refuses it and
 -- cancels the whole turn. A call a kept rule covers (tai.permissions) never
 -- reaches the prompter: the approval runs it without a question. On a terminal a key answers,
 -- without Enter, and keys typed before the question showed are discarded.
 -- say(line) prints; before() runs first (to end a partly written line).
--- The prompter's always table holds the tools allowed for the session.
+-- The prompter's always table holds the tools allowed for the session,
+-- its prefixes table the shell prefixes ({tool="shell", prefix=}).
 function M.prompter(get_rl, say, before)
-  local always = {}
+  local always, prefixes = {}, {}
   local function confirm(c)
     local key = (c.origin and c.origin ~= "") and c.origin or c.tool
     if always[key] then return true end
+    for _, rule in ipairs(prefixes) do
+      if tai.permissions.allows(c, rule) then return true end
+    end
     if before then before() end
     say(M.consent_screen(c, false))
+    local question, prefix = M.consent_question_for(c)
     while true do
-      local a, err = answer_key(get_rl(), M.consent_question)
+      local a, err = answer_key(get_rl(), question)
       if not a then
         if err == "interrupt" then tai.term.interrupt() end
         return false
       end
       if a == "y" or a == "yes" then return true end
-      if a == "a" or a == "always" then
+      if (a == "a" or a == "always") and key == "shell" then
+        if not prefix then
+          say("  no rule covers this command (a shell operator, redirection, variable or glob): answer y, n or s")
+        else
+          prefixes[#prefixes + 1] = { tool = "shell", prefix = prefix }
+          say("  (commands starting with " .. M.short(prefix, 80) ..
+            " run without asking for the rest of this session; others still ask)")
+          return true
+        end
+      elseif a == "a" or a == "always" then
         always[key] = true
         say("  (" .. M.short(key, 80) .. " runs without asking for the rest of this session)")
         return true
       end
-      if a == "p" and M.keep_rule(c, get_rl(), say) then return true end
-      if a == "p" then
+      if a == "a" or a == "always" then
+        -- said why above; ask again
+      elseif a == "p" and M.keep_rule(c, get_rl(), say) then
+        return true
+      elseif a == "p" then
         -- keep_rule said why nothing was kept; ask again
       elseif a == "s" or a == "show" then
         say(M.consent_screen(c, true))
       elseif a == "n" or a == "no" or a == "" then
         return false
       else
-        say("  answer y, n, a or s")
+        say(prefix == nil and key == "shell" and "  answer y, n or s" or "  answer y, n, a, p or s")
       end
     end
   end
@@ -795,7 +836,7 @@ function M.prompter(get_rl, say, before)
     end
     return line
   end
-  return { confirm = confirm, ask = ask, always = always }
+  return { confirm = confirm, ask = ask, always = always, prefixes = prefixes }
 end
 
 -- notices(d) lists what the person must be told about how a turn ended,

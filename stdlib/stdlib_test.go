@@ -254,8 +254,9 @@ func TestConsentPrompter(t *testing.T) {
 		local c = { tool = "shell", origin = "", digest = "abc123", args = { command = "rm -rf build", env = { A = "1" } } }
 		local first = p.confirm(c)
 		local second = p.confirm(c)
-		local third = p.confirm(c)
-		local fourth = p.confirm(c)
+		local c2 = { tool = "shell", origin = "", args = { command = "rm -rf build" } }
+		local third = p.confirm(c2)
+		local fourth = p.confirm(c2)
 		local other = p.confirm({ tool = "write_file", args = { path = "x", content = "y" } })
 		local answer = p.ask("colour?")
 		return first, second, third, fourth, other, answer, #asked, table.concat(said, "\n")`)
@@ -263,8 +264,43 @@ func TestConsentPrompter(t *testing.T) {
 		t.Fatalf("got %v, want %v", got[:7], want)
 	}
 	said := got[7].(string)
-	for _, want := range []string{"⚠ shell wants to run", "  command = rm -rf build", `  env = {"A":"1"}`, "answer y, n, a or s",
-		"shell runs without asking for the rest of this session", "⚠ write_file wants to run", "? colour?"} {
+	for _, want := range []string{"⚠ shell wants to run", "  command = rm -rf build", `  env = {"A":"1"}`, "answer y, n or s",
+		"commands starting with rm run without asking for the rest of this session", "⚠ write_file wants to run", "? colour?"} {
+		if !strings.Contains(said, want) {
+			t.Errorf("screen lacks %q:\n%s", want, said)
+		}
+	}
+}
+
+// TestAlwaysAllowsTheShellPrefixOnly: a on a shell command allows the
+// commands that start as it does for the session, never another command;
+// a command no prefix covers cannot be allowed with a; each key's effect
+// is on the question.
+func TestAlwaysAllowsTheShellPrefixOnly(t *testing.T) {
+	got := run(t, `
+		local chat = require("chat")
+		local answers = { "a", "n", "a", "y" }
+		local asked, said = {}, {}
+		local rl = { read = function(_, prompt) asked[#asked + 1] = prompt return table.remove(answers, 1) end }
+		local p = chat.prompter(function() return rl end, function(s) said[#said + 1] = s end)
+		local function shell(cmd) return { tool = "shell", origin = "", args = { command = cmd } } end
+		local first = p.confirm(shell("git log --oneline"))
+		local again = p.confirm(shell("git log -3"))
+		local rm = p.confirm(shell("rm -rf /tmp/x"))
+		local piped = p.confirm(shell("ls | wc -l"))
+		return first, again, rm, piped, #asked, asked[1], asked[3], table.concat(said, "\n")`)
+	if want := []any{true, true, false, true, int64(4)}; !reflect.DeepEqual(got[:5], want) {
+		t.Fatalf("got %v, want %v", got[:5], want)
+	}
+	if q := got[5].(string); !strings.Contains(q, "[a]lways 'git log …' this session") || !strings.Contains(q, "[y]es, this once") {
+		t.Errorf("the question does not say what a allows: %q", q)
+	}
+	if q := got[6].(string); strings.Contains(q, "[a]") {
+		t.Errorf("a is offered for a command no prefix covers: %q", q)
+	}
+	said := got[7].(string)
+	for _, want := range []string{"commands starting with git log run without asking for the rest of this session; others still ask",
+		"no rule covers this command"} {
 		if !strings.Contains(said, want) {
 			t.Errorf("screen lacks %q:\n%s", want, said)
 		}

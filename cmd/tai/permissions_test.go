@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -108,5 +109,47 @@ func TestRuleOutsideTheSandbox(t *testing.T) {
 	s.expect("shell commands starting with git push, outside the sandbox")
 	s.expect("> ")
 	s.typeKeys("\x04")
+	s.wait()
+}
+
+// TestAlwaysOnAShellCommandAllowsItsPrefixOnly: [a] pressed on "echo -n
+// one" lets "echo two" run unasked for the rest of the session, while "rm"
+// still asks; the question says what a allows.
+func TestAlwaysOnAShellCommandAllowsItsPrefixOnly(t *testing.T) {
+	e := newEnv(t)
+	srv := llmtest.NewOpenAI(t)
+	srv.SetRule(fromToolResults)
+	victim := e.write(t, "keep.txt", "kept\n")
+
+	s := startREPLIn(t, e.root, e.modelVars(srv))
+	s.expect("tai:default> ")
+	srv.Push(llmtest.Calls(llmtest.Call("shell", `{"command":"echo -n one"}`)))
+	s.typeKeys("say one\r")
+	s.expect("[a]lways 'echo …' this session")
+	s.expect("[s]how everything: ")
+	s.typeKeys("a")
+	s.expect("commands starting with echo run without asking for the rest of this session; others still ask")
+	s.expect("--- stdout ---\r\none")
+	s.expect("tai:default> ")
+
+	srv.Push(llmtest.Calls(llmtest.Call("shell", `{"command":"echo two"}`)))
+	s.typeKeys("say two\r")
+	s.expect("--- stdout ---\r\ntwo")
+	s.expect("tai:default> ")
+	if n := strings.Count(s.seen.String(), "wants to run"); n != 1 {
+		t.Fatalf("echo two was asked about (%d questions):\n%s", n, s.seen.String())
+	}
+
+	srv.Push(llmtest.Calls(llmtest.Call("shell", `{"command":"rm `+victim+`"}`)))
+	s.typeKeys("remove it\r")
+	s.expect("⚠ shell wants to run")
+	s.expect("[s]how everything: ")
+	s.typeKeys("n")
+	s.expect("✗ denied")
+	s.expect("tai:default> ")
+	if _, err := os.Stat(victim); err != nil {
+		t.Fatalf("rm ran after a on echo: %v", err)
+	}
+	s.typeKeys("/quit\r")
 	s.wait()
 }
