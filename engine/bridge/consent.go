@@ -338,7 +338,7 @@ func (b *Bridge) expand(e mcp.Entry) (mcp.Entry, []string, error) {
 		}
 	}
 	for k, v := range e.Env {
-		if credentialName(k) {
+		if vault.CredentialName(k) {
 			for _, l := range literalParts(v) {
 				b.store.AddRedaction(k, l)
 			}
@@ -377,7 +377,7 @@ func (b *Bridge) expand(e mcp.Entry) (mcp.Entry, []string, error) {
 		}
 		for k, vs := range u.Query() {
 			for _, v := range vs {
-				if credentialName(k) {
+				if vault.CredentialName(k) {
 					b.store.AddRedaction("url-query:"+k, v)
 				}
 			}
@@ -403,18 +403,6 @@ func (b *Bridge) unattendedSecrets(ctx context.Context, a *tool.Approver, server
 		refs[i] = "${" + n + "}"
 	}
 	return fmt.Errorf("refused to start MCP server %s: a model asked under --%s, and the entry passes %s (a secret or credential) to it with nobody asked; a person must add it (/mcp add, or tai.mcp.add)", server, a.Mode(), strings.Join(refs, ", "))
-}
-
-// credentialName reports an environment name that holds a credential, as
-// the shell's environment policy reads names.
-func credentialName(name string) bool {
-	u := strings.ToUpper(name)
-	for _, w := range []string{"KEY", "SECRET", "TOKEN", "PASSWORD", "CREDENTIAL", "AUTH", "PAT"} {
-		if strings.Contains(u, w) {
-			return true
-		}
-	}
-	return false
 }
 
 // consentSpawn asks before a server is started: in interactive mode a

@@ -178,14 +178,9 @@ var notKeyEnvs = map[string]bool{
 	vault.PassphraseEnv: true,
 }
 
-// credentialWords are the name parts of an environment variable that says
-// it holds a credential.
-var credentialWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH"}
-
 // ValidKeyEnv checks that name can be a profile's key_env: a variable name
-// that says it holds a credential (it contains KEY, TOKEN, SECRET,
-// PASSWORD, CREDENTIAL or AUTH, or ends in _PAT, as OPENAI_API_KEY or
-// HF_TOKEN do), and not one of the ordinary variables such as HOME, PATH,
+// that says it holds a credential (vault.CredentialName: OPENAI_API_KEY,
+// HF_TOKEN, GH_PAT), and not one of the ordinary variables such as HOME, PATH,
 // LANG, LC_* or XDG_*, nor the vault passphrase.
 func ValidKeyEnv(name string) error {
 	const accepted = "name a variable that holds the API key and says so, such as OPENAI_API_KEY, MY_TOKEN, ROUTER_SECRET or GH_PAT"
@@ -199,13 +194,8 @@ func ValidKeyEnv(name string) error {
 	if notKeyEnvs[up] || strings.HasPrefix(up, "LC_") || strings.HasPrefix(up, "XDG_") {
 		return fmt.Errorf("key_env %s is not an API key variable (it would be sent to the model's API and hidden from commands): %s", name, accepted)
 	}
-	if up == "PAT" || strings.HasSuffix(up, "_PAT") || strings.HasPrefix(up, "PAT_") {
+	if vault.CredentialName(name) {
 		return nil
-	}
-	for _, w := range credentialWords {
-		if strings.Contains(up, w) {
-			return nil
-		}
 	}
 	return fmt.Errorf("key_env %s does not look like an API key variable: %s", name, accepted)
 }
