@@ -352,8 +352,99 @@ function M.describe(v)
   return "an object with keys: " .. table.concat(keys, ", ")
 end
 
+-- entry_fields are the fields an MCP server entry holds in the configs of
+-- the clients tai reads: an object with command or url and only these is
+-- one server's entry.
+M.entry_fields = {}
+for _, k in ipairs({
+  "command", "args", "env", "cwd", "url", "httpUrl", "serverUrl", "type", "transport", "headers", "name",
+  "description", "disabled", "enabled", "autoApprove", "alwaysAllow", "autoapprove", "timeout", "trust",
+  "includeTools", "excludeTools", "envFile", "env_file", "startup_timeout_sec", "startup_timeout_ms",
+  "tool_timeout_sec", "enabled_tools", "disabled_tools", "disabledTools", "working_directory", "workingDirectory",
+  "start_on_launch", "source", "settings", "oauth", "bearer_token_env_var", "http_headers", "env_http_headers",
+  "env_vars", "tools", "allow", "deny", "sandbox", "inputs", "$schema", "environment", "requestInit", "cmd",
+  "gallery", "version", "id", "enabledTools", "roots", "instructions",
+}) do M.entry_fields[k] = true end
+
+-- entry_shape(v) says what a decoded object is as one server's entry:
+-- "entry" (command or url and only entry fields), "mixed" (command or
+-- url beside fields no client writes), or nil.
+local function entry_shape(v)
+  if type(v) ~= "table" then return nil end
+  local has = v.command ~= nil or v.url ~= nil or v.httpUrl ~= nil or v.serverUrl ~= nil
+  if not has then return nil end
+  for k in pairs(v) do
+    if type(k) ~= "string" or not M.entry_fields[k] then return "mixed" end
+  end
+  return "entry"
+end
+
+-- value_shape(v) is paste_shape for a decoded value.
+local function value_shape(v)
+  if type(v) ~= "table" then return "data" end
+  if #v > 0 then return "data" end
+  for k, sub in pairs(v) do
+    if type(k) == "string" and type(sub) == "table" then
+      local base = k:match("([^%.]+)$")
+      if base == "mcpServers" or base == "servers" or base == "mcp_servers" or base == "context_servers" or base == "mcp" then
+        return "config"
+      end
+    end
+  end
+  local one = entry_shape(v)
+  if one == "entry" then return "config" end
+  if one == "mixed" then return "ask" end
+  -- servers keyed by name, without the table around them
+  local entries, others = 0, 0
+  for k, sub in pairs(v) do
+    local e = entry_shape(sub)
+    if e then
+      entries = entries + 1
+    elseif not (type(k) == "string" and k:match("^[_$]")) then
+      others = others + 1 -- "_comment" and "$schema" are notes, not data
+    end
+  end
+  if entries > 0 and others == 0 then return "config" end
+  if entries > 0 then return "ask" end
+  return "data"
+end
+
+-- paste_shape(text) says what a pasted JSON or TOML block is: "config"
+-- when it has an MCP shape (an mcpServers, servers, mcp_servers,
+-- context_servers or mcp table, or one entry with command or url and
+-- nothing foreign, or such entries keyed by name), "data" for anything
+-- else (a JSON object, a package.json, a Cargo.toml: it goes to the
+-- model), "ask" when it could be either. Text that does not parse as
+-- JSON, a JSON fragment or TOML is a config when the normalizer reads a
+-- server from it or it names what configs hold (so its error is shown).
+---@param text string
+---@return "config"|"data"|"ask"
+function M.paste_shape(text)
+  local body = text:gsub("^%s*```[%w]*\n", ""):gsub("\n```%s*$", "")
+  local v, err = tai.json.decode(body)
+  if err then
+    local frag = body:match("^%s*(\".*)$")
+    if frag then v, err = tai.json.decode("{" .. frag:gsub(",%s*$", "") .. "}") end
+  end
+  if err then v, err = tai.toml.decode(body) end
+  if not err then return value_shape(v) end
+  local entries = tai.mcp.normalize(text)
+  if entries and #entries > 0 then return "config" end
+  for _, word in ipairs({ "mcpServers", "mcp_servers", "context_servers", "\"servers\"", "\"command\"", "\"url\"",
+    "serverUrl", "httpUrl", "^%s*command%s*=", "\n%s*command%s*=", "^%s*url%s*=", "\n%s*url%s*=" }) do
+    if body:find(word) then return "config" end
+  end
+  return "data"
+end
+
+-- data_note is said when a paste that looked like a config goes to the
+-- model.
+M.data_note = "sent to the model (not an MCP config)"
+
 -- config_block(first, kind [, whole]) reads the rest of a pasted block
--- (or takes the whole paste, when given) and hands it to mcp.offer.
+-- (or takes the whole paste, when given) and hands it to mcp.offer when
+-- it is an MCP config (see paste_shape), else to the model; when it could
+-- be either, one key decides.
 function M.config_block(first, kind, whole)
   local lines
   if whole then
@@ -369,9 +460,22 @@ function M.config_block(first, kind, whole)
     M.say("(paste cancelled)")
     return
   end
+  local text = table.concat(lines, "\n")
+  local shape = M.paste_shape(text)
+  if shape == "ask" then
+    local a, err = chatview.choose(M.rl, "this may be an MCP server config: [a]dd it as one, or Enter: send it to the model [M/a] ",
+      { "m", "a" }, M.say)
+    if not a then M.say("(paste cancelled)") return end
+    shape = a == "a" and "config" or "data"
+  end
+  if shape == "data" then
+    M.say(M.data_note)
+    M.remember(text)
+    return M.chat(text)
+  end
   -- The normalizer parses it (JSONC, TOML, fragments) and says what is
   -- wrong and where; mcp.offer shows each server before asking to add.
-  require("tai.mcpcommand").offer(table.concat(lines, "\n"))
+  require("tai.mcpcommand").offer(text)
 end
 
 -- Commands -----------------------------------------------------------------

@@ -693,3 +693,50 @@ func TestConversationSaveSurvivesUnreadableHistory(t *testing.T) {
 		t.Fatalf("conv.save with an unreadable history = %v", got)
 	}
 }
+
+// TestPastedConfigsStayConfigs: every pasted config of the normalizer's
+// golden cases (the configs READMEs show, broken ones included) is still
+// taken as an MCP config, not as data for the model.
+func TestPastedConfigsStayConfigs(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "lua", "testdata", "normalize", "*.golden"))
+	if err != nil || len(files) < 80 {
+		t.Fatalf("the normalizer's golden cases: %d files, %v", len(files), err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, _, _ := strings.Cut(string(data), "\n-- normalized (GOOS=linux) --\n")
+		got := run(t, "return require('repl').paste_shape("+luaQuote(text)+")")
+		if got[0] != "config" {
+			t.Errorf("%s: %v, want config", filepath.Base(f), got[0])
+		}
+	}
+}
+
+// TestPastedDataGoesToTheModel: JSON and TOML with no MCP shape are data;
+// an object with a url beside foreign fields is asked about.
+func TestPastedDataGoesToTheModel(t *testing.T) {
+	tests := []struct{ name, text, want string }{
+		{"object", `{"name": "bob", "age": 3}`, "data"},
+		{"package.json", "{\n  \"name\": \"demo\",\n  \"version\": \"1.0.0\",\n  \"scripts\": {\"test\": \"jest\"},\n  \"dependencies\": {\"left-pad\": \"^1.3.0\"}\n}", "data"},
+		{"Cargo.toml", "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nserde = \"1\"\n", "data"},
+		{"array", `[{"id": 1}, {"id": 2}]`, "data"},
+		{"api response with a url", `{"id": 7, "url": "https://api.example.com/items/7", "title": "x"}`, "ask"},
+		{"broken JSON", "{\n  \"a\": 1,,\n}", "data"},
+		{"one entry", `{"command": "npx", "args": ["-y", "x"]}`, "config"},
+		{"named entries", `{"fs": {"command": "npx"}, "web": {"url": "https://h/mcp"}}`, "config"},
+		{"fragment", "\"mcpServers\": {\n  \"git\": {\"command\": \"uvx\"}\n}", "config"},
+		{"codex toml", "[mcp_servers.docs]\ncommand = \"npx\"\n", "config"},
+		{"broken config", "{\"mcpServers\": {\"a\": {\"command\": \"npx\",,}}", "config"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := run(t, "return require('repl').paste_shape("+luaQuote(tt.text)+")")
+			if got[0] != tt.want {
+				t.Fatalf("paste_shape = %v, want %s", got[0], tt.want)
+			}
+		})
+	}
+}

@@ -84,3 +84,35 @@ func TestREPLCtrlCStopsARead(t *testing.T) {
 		t.Fatalf("exit status %d", status)
 	}
 }
+
+// TestREPLPastedDataReachesTheModel: a pasted JSON object and a pasted
+// Cargo.toml are data, not MCP configs: each goes to the model whole, with
+// a one-line note saying so.
+func TestREPLPastedDataReachesTheModel(t *testing.T) {
+	e := newEnv(t)
+	srv := llmtest.NewOpenAI(t)
+	srv.SetRule(fromToolResults)
+	s := startREPLWith(t, e, e.modelVars(srv))
+	s.expect("tai:default> ")
+
+	obj := `{"name": "bob", "age": 3}`
+	s.typeKeys("\x1b[200~" + obj + "\x1b[201~\r")
+	s.expect("\r\nsent to the model (not an MCP config)\r\n")
+	s.expect("you said: " + obj)
+	s.expect("tai:default> ")
+
+	cargo := "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nserde = \"1\""
+	s.typeKeys("\x1b[200~" + strings.ReplaceAll(cargo, "\n", "\r") + "\x1b[201~\r")
+	s.expect("\r\nsent to the model (not an MCP config)\r\n")
+	s.expect("you said: [package]")
+	s.expect("tai:default> ")
+	reqs := srv.Requests()
+	if len(reqs) != 2 || reqs[0].LastUser() != obj || reqs[1].LastUser() != cargo {
+		t.Fatalf("%d requests; the model got %q", len(reqs), reqs[len(reqs)-1].LastUser())
+	}
+	if strings.Contains(s.seen.String(), "no MCP server") {
+		t.Fatalf("data was read as a config:\n%s", s.seen.String())
+	}
+	s.typeKeys("\x04")
+	s.wait()
+}
