@@ -32,8 +32,9 @@ func cacheVars() []launcherCaches {
 // …/uv, …/uv-tools, …/uv-python, …/pip), never the person's shared one,
 // which a server could fill with code another server then runs. A cache
 // the entry moves itself (its env gives the variable a value tai's
-// environment does not) keeps the entry's choice and is granted as itself.
-func ownCaches(launchers, env, base []string, state string) ([]Path, []string) {
+// environment does not) keeps the entry's choice and is granted as itself;
+// one of keep is left as the person has it.
+func ownCaches(launchers, env, base []string, state string, keep []string) ([]Path, []string) {
 	var grants []Path
 	var vars []string
 	for _, c := range cacheVars() {
@@ -41,6 +42,9 @@ func ownCaches(launchers, env, base []string, state string) ([]Path, []string) {
 			continue
 		}
 		for _, v := range c.vars {
+			if slices.Contains(keep, v[0]) {
+				continue
+			}
 			if moved := cacheVar(env, v[0]); moved != "" && moved != cacheVar(base, v[0]) {
 				if filepath.IsAbs(moved) {
 					grants = append(grants, Path{Path: filepath.Clean(moved)})

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -66,7 +65,11 @@ type ServerSpec struct {
 }
 
 // ForServer returns the policy a stdio server runs under by default: it
-// may read and execute the system folders and the runtime it runs with,
+// may read and execute the system folders and the runtime it runs with:
+// the programs its command leads to (see chain), each with its install,
+// the whole of a version manager's or per-user runtime's folder when it
+// comes from one (see toolchains; uv's Pythons for uv and uvx), else the
+// folder it lives in (see runtimeGrant). It may
 // connect to Docker's socket for docker, and it gets a private state
 // folder ($XDG_STATE_HOME/tai/servers/<name>), a private temporary folder
 // (its TMPDIR) and private package caches for its launcher (npm's for npx
@@ -95,19 +98,38 @@ func ForServer(s ServerSpec) Policy {
 	for _, d := range systemDirs() {
 		p.Read = append(p.Read, Path{Path: d, Kind: KindSystem})
 	}
+	progs := chain(s.Command, lookEnv(env, "PATH"), s.Cwd)
+	p.Read = append(p.Read, toolchainGrants(progs, base, home)...)
 	launchers := []string{filepath.Base(s.Command)}
-	for _, r := range runtimeOf(s.Command, lookEnv(env, "PATH"), s.Cwd) {
+	for _, r := range progs {
 		launchers = append(launchers, filepath.Base(r))
-		if !slices.ContainsFunc(p.Read, func(g Path) bool { return within(r, g.Path) }) {
-			p.Read = append(p.Read, runtimeGrant(r, home))
+		if !slices.ContainsFunc(p.Read, func(g Path) bool { return within(r, g.Path) || within(realPath(r), g.Path) }) {
+			p.Read = append(p.Read, runtimeGrant(realPath(r), home))
 		}
 	}
 	state := StateDir(s.Name, base)
-	p.Write, p.Env = ownCaches(launchers, env, base, state)
+	var keep []string
+	if slices.ContainsFunc(launchers, func(l string) bool { return l == "uv" || l == "uvx" }) {
+		// uv runs the Pythons it installed, read-only, rather than
+		// installing one more into the server's own cache.
+		for _, e := range [][]string{base, env} {
+			if d := where(uvPythons(), e, home); d != "" && !tooBroad(d, home) && exists(d) {
+				p.Read = append(p.Read, Path{Path: d})
+				keep = append(keep, "UV_PYTHON_INSTALL_DIR")
+			}
+		}
+	}
+	p.Write, p.Env = ownCaches(launchers, env, base, state, keep)
 	if slices.Contains(launchers, "docker") {
 		p.Connect = append(p.Connect, dockerSocket(env))
 	}
 	p.Write = append(p.Write, Path{Path: state, Kind: KindState, Make: true})
+	// A script's project is never a folder holding tai's configuration
+	// or the vault.
+	never := []string{configDir(base, home)}
+	if s.Vault != "" {
+		never = append(never, filepath.Dir(expand(s.Vault, home, "/")))
+	}
 	for _, a := range s.Args {
 		if !strings.HasPrefix(a, "/") && !strings.HasPrefix(a, "~") && !strings.HasPrefix(a, ".") {
 			continue
@@ -116,7 +138,7 @@ func ForServer(s ServerSpec) Policy {
 		if st, err := os.Stat(path); err == nil && st.IsDir() {
 			p.Write = append(p.Write, Path{Path: path})
 		} else if err == nil {
-			p.Read = append(p.Read, Path{Path: scriptRoot(path, home)})
+			p.Read = append(p.Read, Path{Path: scriptRoot(path, home, never)})
 		}
 	}
 	if s.Cwd != "" {
@@ -316,67 +338,37 @@ func denyName(d Path, home string) string {
 	return tilde(d.Path, home)
 }
 
-// runtimeOf returns the real path of command, found on path from dir,
-// and of the interpreter its #! line names (through env), when it has
-// one: what the server runs with.
-func runtimeOf(command, path, dir string) []string {
-	prog := lookPath(command, path, dir)
-	if prog == "" {
-		return nil
-	}
-	out := []string{realPath(prog)}
-	f, err := os.Open(out[0])
-	if err != nil {
-		return out
-	}
-	defer f.Close()
-	head := make([]byte, 256)
-	n, _ := f.Read(head)
-	line, _, _ := bytes.Cut(head[:n], []byte("\n"))
-	rest, ok := bytes.CutPrefix(line, []byte("#!"))
-	if !ok {
-		return out
-	}
-	words := strings.Fields(string(rest))
-	if len(words) == 0 {
-		return out
-	}
-	interp := words[0]
-	if filepath.Base(interp) == "env" {
-		interp = ""
-		for _, w := range words[1:] {
-			if !strings.HasPrefix(w, "-") && !strings.Contains(w, "=") {
-				interp = lookPath(w, path, dir)
-				break
-			}
-		}
-	}
-	if interp != "" {
-		out = append(out, realPath(interp))
-	}
-	return out
-}
-
-// projectMarkers name the files that make a folder a program's own: a
-// script given as an argument is read with the rest of its project.
+// projectMarkers name the files and folders that make a folder a
+// program's own: a script given as an argument is read with the rest of
+// its project.
 func projectMarkers() []string {
-	return []string{"package.json", "pyproject.toml", "setup.py", "go.mod", "Cargo.toml", "deno.json"}
+	return []string{"package.json", "node_modules", "pyproject.toml", "setup.py", "setup.cfg", "requirements.txt",
+		".venv", "venv", ".git", "go.mod", "Cargo.toml", "deno.json", "deno.jsonc", "Gemfile", "composer.json", "pom.xml", "build.gradle"}
 }
 
 // scriptRoot is what a server that runs the script file may read: the
 // outermost node_modules folder holding it (its dependencies are its
 // siblings), else the nearest folder above it with a project marker,
-// never the home folder nor one above it, else the file alone.
-func scriptRoot(file, home string) string {
+// else its own folder; never the home folder nor one above it, /, a
+// temporary folder shared with others, nor one holding a path of never
+// (tai's configuration, the vault's folder): the file alone then.
+func scriptRoot(file, home string, never []string) string {
 	if i := strings.Index(file, "/node_modules/"); i >= 0 {
 		return file[:i+len("/node_modules")]
 	}
-	for dir := filepath.Dir(file); dir != "/" && dir != "." && !within(home, dir); dir = filepath.Dir(dir) {
+	ok := func(dir string) bool {
+		return dir != "/" && dir != "." && !within(home, dir) && !slices.Contains([]string{"/tmp", "/var/tmp", "/dev/shm"}, dir) &&
+			!slices.ContainsFunc(never, func(n string) bool { return n != "" && within(n, dir) })
+	}
+	for dir := filepath.Dir(file); ok(dir); dir = filepath.Dir(dir) {
 		for _, m := range projectMarkers() {
 			if _, err := os.Stat(filepath.Join(dir, m)); err == nil {
 				return dir
 			}
 		}
+	}
+	if dir := filepath.Dir(file); ok(dir) {
+		return dir
 	}
 	return file
 }
@@ -413,6 +405,11 @@ func runtimeGrant(prog, home string) Path {
 		return Path{Path: dir}
 	}
 	return Path{Path: prog}
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 // lookPath finds an executable as the keeper will: a name with a slash
