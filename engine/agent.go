@@ -122,19 +122,22 @@ type Turn struct {
 	// Exhausted reports that the step limit ended the turn before the
 	// model gave a final answer; Text then says so.
 	Exhausted bool
-	// Truncated reports that the final answer was cut off by the model's
-	// output token limit (finish reason "length"): Text is incomplete.
+	// Truncated reports that the final answer was cut off (llm.CutOff: the
+	// output token limit, the context window, a paused turn): Text is
+	// incomplete.
 	// Tool calls cut off earlier in the turn were answered with an error
 	// and not run; the model saw that and could recover.
 	Truncated bool
 	// FinishReason is the final answer's finish reason as normalized by
-	// the provider: "stop", "length", "content_filter" (the provider
-	// filtered or the model refused), or another provider-specific value;
+	// the provider (llm.FinishStop, FinishLength, FinishContextWindow,
+	// FinishPaused, FinishFiltered, FinishRefusal) or a value neither
+	// provider documents;
 	// empty when the turn ended without a final answer (Exhausted).
 	FinishReason string
-	// Filtered reports FinishReason "content_filter": the answer was
-	// withheld or cut by the provider's content filter or refused by the
-	// model, so Text is not a complete answer.
+	// Filtered reports FinishReason "content_filter" or "refusal"
+	// (llm.Withheld): the answer was withheld or cut by the provider's
+	// content filter or refused by the model, so Text is not a complete
+	// answer.
 	Filtered bool
 	// Empty reports that the model's final answer had no text (only
 	// white space) although it finished normally; Text is then "" (or,
@@ -405,8 +408,8 @@ func (a *Agent) RunTurn(ctx context.Context, message string, opts *TurnOptions) 
 		}
 		if len(msg.ToolCalls) == 0 {
 			turn.FinishReason = resp.FinishReason
-			turn.Truncated = resp.FinishReason == "length"
-			turn.Filtered = resp.FinishReason == "content_filter"
+			turn.Truncated = llm.CutOff(resp.FinishReason)
+			turn.Filtered = llm.Withheld(resp.FinishReason)
 			turn.Empty = strings.TrimSpace(msg.Content) == "" && !turn.Truncated && !turn.Filtered
 			turn.Text = msg.Content
 			if capture {
@@ -414,7 +417,7 @@ func (a *Agent) RunTurn(ctx context.Context, message string, opts *TurnOptions) 
 			}
 			return turn, nil
 		}
-		results := a.runCalls(ctx, called, allow, ev, resp.FinishReason == "length")
+		results := a.runCalls(ctx, called, allow, ev, llm.CutOff(resp.FinishReason))
 		a.appendHistory(results...)
 		if err := ctx.Err(); err != nil {
 			a.endInterrupted(ctx, err)
@@ -502,8 +505,9 @@ func (a *Agent) appendHistory(msgs ...llm.Message) {
 
 // runCalls approves the calls one after the other, in order, then runs the
 // approved ones concurrently, and returns one tool message per call, in the
-// order of calls. cut says the answer hit the token limit: a call whose
-// arguments do not parse was cut off mid-way, and the model is told so.
+// order of calls. cut says the answer was cut off (llm.CutOff): its last
+// call, and any whose arguments do not parse, may be incomplete, so they
+// are not run and the model is told so.
 func (a *Agent) runCalls(ctx context.Context, calls []llm.ToolCall, allow func(string) bool, ev Events, cut bool) []llm.Message {
 	out := make([]llm.Message, len(calls))
 	prepared := make([]*tool.Call, len(calls))
@@ -521,7 +525,7 @@ func (a *Agent) runCalls(ctx context.Context, calls []llm.ToolCall, allow func(s
 		case ctx.Err() != nil:
 			err = ctx.Err()
 			events[i].Outcome = "cancelled"
-		case perr != nil && cut:
+		case cut && (perr != nil || i == len(calls)-1):
 			err = errCutCall
 			events[i].Outcome = "error"
 		case perr != nil:
@@ -594,9 +598,9 @@ func (a *Agent) runCalls(ctx context.Context, calls []llm.ToolCall, allow func(s
 }
 
 // errCutCall answers a tool call whose arguments the token limit cut off.
-var errCutCall = errors.New("not run: the answer was cut off at the model's output token limit while this call's " +
-	"arguments were being written, so they are incomplete; send the call again with shorter arguments " +
-	"(split large content over several calls)")
+var errCutCall = errors.New("not run: the answer was cut off (at the output token limit or the end of the context window) " +
+	"while this call was being written, so it may be incomplete; send the call again, with shorter arguments if they " +
+	"were long (split large content over several calls)")
 
 // historyArgs returns arguments fit to send back to a provider: a JSON
 // object. Anything else (a model may emit broken JSON, or nest it deeper

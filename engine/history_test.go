@@ -27,6 +27,12 @@ func TestSetHistory(t *testing.T) {
 		{{Role: "system", Content: "x"}},
 		{{Role: "tool", ToolCallID: "nope"}},
 		{{Role: "robot"}},
+		// A call without its result, at the end or before the next message.
+		{{Role: "user", Content: "hi"}, {Role: "assistant", ToolCalls: []llm.ToolCall{{ID: "c1", Name: "read_file"}}}},
+		{{Role: "user", Content: "hi"}, {Role: "assistant", ToolCalls: []llm.ToolCall{{ID: "c1", Name: "read_file"}}}, {Role: "user", Content: "and?"}},
+		// One of two calls answered.
+		{{Role: "user", Content: "hi"}, {Role: "assistant", ToolCalls: []llm.ToolCall{{ID: "c1", Name: "a"}, {ID: "c2", Name: "b"}}},
+			{Role: "tool", ToolCallID: "c1", Content: "x"}, {Role: "assistant", Content: "done"}},
 	} {
 		if err := a.SetHistory(bad); err == nil {
 			t.Errorf("history %+v accepted", bad)

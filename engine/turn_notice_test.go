@@ -71,9 +71,9 @@ func TestTurnFinishReason(t *testing.T) {
 // TestTurnFinishReasonFromProviders checks that both providers' refusal and
 // filter reasons reach Turn.Filtered.
 func TestTurnFinishReasonFromProviders(t *testing.T) {
-	cases := []struct{ provider, wire string }{
-		{llm.ProviderOpenAI, "content_filter"},
-		{llm.ProviderAnthropic, "refusal"},
+	cases := []struct{ provider, wire, want string }{
+		{llm.ProviderOpenAI, "content_filter", llm.FinishFiltered},
+		{llm.ProviderAnthropic, "refusal", llm.FinishRefusal},
 	}
 	for _, tc := range cases {
 		t.Run(tc.provider, func(t *testing.T) {
@@ -93,7 +93,7 @@ func TestTurnFinishReasonFromProviders(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !turn.Filtered || turn.FinishReason != "content_filter" || turn.Empty {
+				if !turn.Filtered || turn.FinishReason != tc.want || turn.Empty {
 					t.Errorf("turn %d = %+v, want Filtered", i, turn)
 				}
 			}

@@ -851,11 +851,19 @@ function M.notices(d)
     out[#out + 1] = "the turn stopped at the step limit before the model gave a final answer; " ..
       "ask again to continue, or give the turn more steps (tai.chat max_steps)"
   end
-  if d.truncated or d.finish_reason == "length" then
+  local reason = d.finish_reason
+  if reason == "context_window" then
+    out[#out + 1] = "the answer was cut off: the conversation filled the model's context window; " ..
+      "/compact it, or start a new one with /new"
+  elseif reason == "pause" then
+    out[#out + 1] = "the provider paused the answer before it was done; send another message to let it go on"
+  elseif d.truncated or reason == "length" then
     out[#out + 1] = "the answer was cut off at the model's output limit (finish reason \"length\"); " ..
       "raise max_tokens in the profile or ask for a shorter answer"
   end
-  if d.filtered or d.finish_reason == "content_filter" then
+  if reason == "refusal" then
+    out[#out + 1] = "the model refused to answer; rephrase the request or ask for something else"
+  elseif d.filtered or reason == "content_filter" then
     out[#out + 1] = "the answer was withheld or refused by the provider (finish reason \"content_filter\"); " ..
       "what was shown is not a complete answer: rephrase the request or ask for something else"
   end

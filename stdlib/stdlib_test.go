@@ -509,6 +509,9 @@ func TestNotices(t *testing.T) {
 		{"filtered", `{filtered = true, finish_reason = "content_filter"}`, []string{`withheld or refused by the provider (finish reason "content_filter")`}},
 		{"filtered by reason", `{finish_reason = "content_filter"}`, []string{"withheld or refused"}},
 		{"empty", `{empty = true, finish_reason = "stop"}`, []string{"the model returned an empty answer"}},
+		{"context window", `{truncated = true, finish_reason = "context_window"}`, []string{"filled the model's context window; /compact"}},
+		{"paused", `{truncated = true, finish_reason = "pause"}`, []string{"paused the answer"}},
+		{"refusal", `{filtered = true, finish_reason = "refusal"}`, []string{"the model refused to answer"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,9 +3,11 @@ package llm
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"tai/mcp/sse"
@@ -92,7 +94,10 @@ func (u anUsage) input() int {
 // join the top-level system prompt, tool results become tool_result blocks
 // in a user message, and consecutive messages of one role merge into one
 // (so several tool results answer one assistant turn together, as the API
-// requires).
+// requires). Text that is empty or only white space is left out wherever
+// it stands (the API refuses such text blocks, and a history holding one,
+// resent each turn, would fail every turn), and tool-call ids are made
+// ones the API accepts (see wireIDs).
 func anthropicRequest(model string, maxTokens int, req Request, stream bool) anRequest {
 	out := anRequest{Model: model, MaxTokens: maxTokens, Stream: stream}
 	if req.MaxTokens > 0 {
@@ -101,35 +106,39 @@ func anthropicRequest(model string, maxTokens int, req Request, stream bool) anR
 	if out.MaxTokens <= 0 {
 		out.MaxTokens = defaultAnthropicMaxTokens
 	}
+	ids := newWireIDs(true)
 	var system []string
 	for _, m := range req.Messages {
 		var role string
 		var blocks []anBlock
+		text := m.Content
+		if blank(text) {
+			text = ""
+		}
 		switch m.Role {
 		case "system":
-			if m.Content != "" {
-				system = append(system, m.Content)
+			if text != "" {
+				system = append(system, text)
 			}
 			continue
 		case "assistant":
 			role = "assistant"
-			if m.Content != "" {
-				blocks = append(blocks, anBlock{Type: "text", Text: m.Content})
+			if text != "" {
+				blocks = append(blocks, anBlock{Type: "text", Text: text})
 			}
 			for _, tc := range m.ToolCalls {
-				blocks = append(blocks, anBlock{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: objectArgs(tc.Arguments)})
+				blocks = append(blocks, anBlock{Type: "tool_use", ID: ids.call(tc.ID), Name: tc.Name, Input: objectArgs(tc.Arguments)})
 			}
 		case "tool":
 			role = "user"
-			content := m.Content
-			if content == "" {
-				content = "(no output)"
+			if text == "" {
+				text = "(no output)"
 			}
-			blocks = append(blocks, anBlock{Type: "tool_result", ToolUseID: m.ToolCallID, Content: content, IsError: m.IsError})
+			blocks = append(blocks, anBlock{Type: "tool_result", ToolUseID: ids.result(m.ToolCallID), Content: text, IsError: m.IsError})
 		default:
 			role = "user"
-			if m.Content != "" {
-				blocks = append(blocks, anBlock{Type: "text", Text: m.Content})
+			if text != "" {
+				blocks = append(blocks, anBlock{Type: "text", Text: text})
 			}
 		}
 		if len(blocks) == 0 {
@@ -154,6 +163,44 @@ func anthropicRequest(model string, maxTokens int, req Request, stream bool) anR
 	return out
 }
 
+// blank reports whether text has nothing but white space.
+func blank(text string) bool { return strings.TrimSpace(text) == "" }
+
+// anthropicPrefills reports whether model continues an answer the request
+// ends with (a prefill): Claude models before 4.6 do; 4.6 and later refuse
+// the request. A name that is not a Claude model's (a proxy's alias) is
+// given the benefit of the doubt.
+func anthropicPrefills(model string) bool {
+	parts := strings.Split(strings.ToLower(model), "-")
+	if len(parts) == 0 || parts[0] != "claude" {
+		return true
+	}
+	major, minor := -1, 0
+	for _, p := range parts[1:] {
+		n, err := strconv.Atoi(p)
+		if err != nil || len(p) > 2 {
+			if major >= 0 {
+				break // the version ends at the family name or the date
+			}
+			continue
+		}
+		if major < 0 {
+			major = n
+			continue
+		}
+		minor = n
+		break
+	}
+	if major < 0 {
+		return true
+	}
+	return major < 4 || major == 4 && minor < 6
+}
+
+// ErrPrefill reports a request ending with an assistant message (a
+// prefill) for a model that does not continue one.
+var ErrPrefill = errors.New("the model does not continue a prefilled answer")
+
 // objectArgs returns args when it is a JSON object, else {} (tool_use input
 // must be an object).
 func objectArgs(args json.RawMessage) json.RawMessage {
@@ -164,8 +211,14 @@ func objectArgs(args json.RawMessage) json.RawMessage {
 	return json.RawMessage("{}")
 }
 
-// Complete implements ChatClient.
+// Complete implements ChatClient. A request ending with an assistant
+// message (a prefill) for a model that refuses one fails with an error
+// wrapping ErrPrefill before anything is sent.
 func (c *AnthropicClient) Complete(ctx context.Context, req Request, onText func(string)) (Response, error) {
+	wire := anthropicRequest(c.cfg.Model, c.cfg.MaxTokens, req, onText != nil)
+	if n := len(wire.Messages); n > 0 && wire.Messages[n-1].Role == "assistant" && !anthropicPrefills(c.cfg.Model) {
+		return Response{}, fmt.Errorf("%s model %q: %w: end the messages with a user message (or pick a model before Claude 4.6)", c.cfg.Provider, c.cfg.Model, ErrPrefill)
+	}
 	return c.cfg.complete(ctx, wireAPI{
 		path: "/v1/messages",
 		auth: func(h http.Header) {
@@ -177,7 +230,7 @@ func (c *AnthropicClient) Complete(ctx context.Context, req Request, onText func
 		parseError: parseAnthropicError,
 		readWhole:  c.readWhole,
 		readStream: c.readStream,
-	}, anthropicRequest(c.cfg.Model, c.cfg.MaxTokens, req, onText != nil), onText)
+	}, wire, onText)
 }
 
 type anErrorBody struct {

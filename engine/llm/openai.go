@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"tai/mcp/sse"
@@ -94,16 +93,54 @@ type oaErrorBody struct {
 	} `json:"error"`
 }
 
-// openAIRequest converts req to the chat-completions wire form. The answer
-// cap goes in max_completion_tokens for OpenAI itself (its newer models
-// refuse max_tokens) and in max_tokens for every other server (which mostly
-// know only that).
-func openAIRequest(baseURL, model string, maxTokens int, req Request, stream bool) oaRequest {
-	out := oaRequest{Model: model, Stream: stream}
+// MaxOpenAITools is how many tools the chat-completions API takes in one
+// request (its documented maxItems); more are left off, the last first.
+const MaxOpenAITools = 128
+
+// Values of ProviderConfig.TokenField and Profile.MaxTokensField: the
+// request field that carries the answer's token cap.
+const (
+	FieldMaxTokens           = "max_tokens"
+	FieldMaxCompletionTokens = "max_completion_tokens"
+)
+
+// openAITokenField returns the field that carries the token cap for
+// model: field when set, else max_completion_tokens for OpenAI's own
+// models that refuse max_tokens or have it deprecated (o-series, gpt-4.1,
+// gpt-4o, gpt-5 and later, also behind a proxy or as "openai/o3") and on
+// OpenAI's API itself, else max_tokens, which other servers mostly know.
+func openAITokenField(field, baseURL, model string) string {
+	if field != "" {
+		return field
+	}
+	if strings.HasPrefix(baseURL, DefaultOpenAIBaseURL) {
+		return FieldMaxCompletionTokens
+	}
+	m := strings.ToLower(model)
+	if i := strings.LastIndex(m, "/"); i >= 0 {
+		m = m[i+1:]
+	}
+	if len(m) >= 2 && m[0] == 'o' && m[1] >= '1' && m[1] <= '9' {
+		return FieldMaxCompletionTokens
+	}
+	for _, p := range []string{"gpt-4.1", "gpt-4o", "gpt-5", "gpt-6", "chatgpt-", "codex-"} {
+		if strings.HasPrefix(m, p) {
+			return FieldMaxCompletionTokens
+		}
+	}
+	return FieldMaxTokens
+}
+
+// openAIRequest converts req to the chat-completions wire form: the token
+// cap in the field openAITokenField names, tool-call ids unique in the
+// request (see wireIDs), at most MaxOpenAITools tools.
+func openAIRequest(cfg ProviderConfig, req Request, stream bool) oaRequest {
+	out := oaRequest{Model: cfg.Model, Stream: stream}
+	maxTokens := cfg.MaxTokens
 	if req.MaxTokens > 0 {
 		maxTokens = req.MaxTokens
 	}
-	if strings.HasPrefix(baseURL, DefaultOpenAIBaseURL) {
+	if openAITokenField(cfg.TokenField, cfg.BaseURL, cfg.Model) == FieldMaxCompletionTokens {
 		out.MaxCompletion = maxTokens
 	} else {
 		out.MaxTokens = maxTokens
@@ -111,6 +148,7 @@ func openAIRequest(baseURL, model string, maxTokens int, req Request, stream boo
 	if stream {
 		out.StreamOptions = &oaStreamOption{IncludeUsage: true}
 	}
+	ids := newWireIDs(false)
 	for _, m := range req.Messages {
 		text := m.Content
 		om := oaMessage{Role: m.Role, Content: &text}
@@ -121,13 +159,13 @@ func openAIRequest(baseURL, model string, maxTokens int, req Request, stream boo
 				if strings.TrimSpace(args) == "" {
 					args = "{}"
 				}
-				om.ToolCalls = append(om.ToolCalls, oaToolCall{ID: tc.ID, Type: "function", Function: oaCallFunction{Name: tc.Name, Arguments: args}})
+				om.ToolCalls = append(om.ToolCalls, oaToolCall{ID: ids.call(tc.ID), Type: "function", Function: oaCallFunction{Name: tc.Name, Arguments: args}})
 			}
 			if text == "" && len(om.ToolCalls) > 0 {
 				om.Content = nil
 			}
 		case "tool":
-			om.ToolCallID = m.ToolCallID
+			om.ToolCallID = ids.result(m.ToolCallID)
 			if m.IsError && !strings.HasPrefix(text, "Error") {
 				text = "Error: " + text
 				om.Content = &text
@@ -135,7 +173,7 @@ func openAIRequest(baseURL, model string, maxTokens int, req Request, stream boo
 		}
 		out.Messages = append(out.Messages, om)
 	}
-	for _, t := range req.Tools {
+	for _, t := range req.Tools[:min(len(req.Tools), MaxOpenAITools)] {
 		out.Tools = append(out.Tools, oaTool{Type: "function", Function: oaFunction{Name: t.Name, Description: t.Description, Parameters: schemaOrEmpty(t.Parameters)}})
 	}
 	return out
@@ -160,7 +198,7 @@ func (c *OpenAIClient) Complete(ctx context.Context, req Request, onText func(st
 		parseError: parseOpenAIError,
 		readWhole:  c.readWhole,
 		readStream: c.readStream,
-	}, openAIRequest(c.cfg.BaseURL, c.cfg.Model, c.cfg.MaxTokens, req, onText != nil), onText)
+	}, openAIRequest(c.cfg, req, onText != nil), onText)
 }
 
 func parseOpenAIError(status int, body []byte) (string, string) {
@@ -183,6 +221,7 @@ func (c *OpenAIClient) readWhole(body io.Reader) (Response, error) {
 		Choices []struct {
 			Message struct {
 				Content   *string      `json:"content"`
+				Refusal   *string      `json:"refusal"`
 				ToolCalls []oaToolCall `json:"tool_calls"`
 			} `json:"message"`
 			FinishReason string `json:"finish_reason"`
@@ -208,13 +247,17 @@ func (c *OpenAIClient) readWhole(body io.Reader) (Response, error) {
 	if ch.Message.Content != nil {
 		out.Message.Content = *ch.Message.Content
 	}
-	for i, tc := range ch.Message.ToolCalls {
-		out.Message.ToolCalls = append(out.Message.ToolCalls, ToolCall{ID: callID(tc.ID, i), Name: tc.Function.Name, Arguments: jsonArgs(tc.Function.Arguments)})
+	for _, tc := range ch.Message.ToolCalls {
+		out.Message.ToolCalls = append(out.Message.ToolCalls, ToolCall{ID: callID(tc.ID), Name: tc.Function.Name, Arguments: jsonArgs(tc.Function.Arguments)})
 	}
 	if wire.Usage != nil {
 		out.Usage = Usage{InputTokens: wire.Usage.PromptTokens, OutputTokens: wire.Usage.CompletionTokens}
 	}
 	out.FinishReason = normalizeFinish(out.FinishReason, len(out.Message.ToolCalls) > 0)
+	if r := ch.Message.Refusal; r != nil && *r != "" {
+		out.Message.Content = refusalText(out.Message.Content, *r)
+		out.FinishReason = FinishRefusal
+	}
 	return out, nil
 }
 
@@ -222,6 +265,7 @@ type oaChunk struct {
 	Choices []struct {
 		Delta struct {
 			Content   string `json:"content"`
+			Refusal   string `json:"refusal"`
 			ToolCalls []struct {
 				Index    *int   `json:"index"`
 				ID       string `json:"id"`
@@ -247,7 +291,7 @@ type callBuilder struct {
 
 func (c *OpenAIClient) readStream(body io.Reader, onText func(string)) (Response, error) {
 	events := sse.NewParser(body, maxSSEEvent, nil)
-	var text strings.Builder
+	var text, refusal strings.Builder
 	var calls []*callBuilder
 	byIndex := map[int]*callBuilder{}
 	finish := ""
@@ -288,6 +332,14 @@ func (c *OpenAIClient) readStream(body io.Reader, onText func(string)) (Response
 				emitted = true
 				onText(d)
 			}
+			if d := choice.Delta.Refusal; d != "" {
+				if refusal.Len() == 0 && text.Len() > 0 {
+					d = "\n\n" + d
+				}
+				refusal.WriteString(d)
+				emitted = true
+				onText(d)
+			}
 			for _, tc := range choice.Delta.ToolCalls {
 				idx := len(calls)
 				if tc.Index != nil {
@@ -315,20 +367,25 @@ func (c *OpenAIClient) readStream(body io.Reader, onText func(string)) (Response
 		}
 	}
 	out := Response{Message: Message{Role: "assistant", Content: text.String()}, Usage: usage}
-	for i, b := range calls {
-		out.Message.ToolCalls = append(out.Message.ToolCalls, ToolCall{ID: callID(b.id, i), Name: b.name, Arguments: jsonArgs(b.args.String())})
+	for _, b := range calls {
+		out.Message.ToolCalls = append(out.Message.ToolCalls, ToolCall{ID: callID(b.id), Name: b.name, Arguments: jsonArgs(b.args.String())})
 	}
 	out.FinishReason = normalizeFinish(finish, len(out.Message.ToolCalls) > 0)
+	if refusal.Len() > 0 {
+		out.Message.Content = refusalText(out.Message.Content, strings.TrimPrefix(refusal.String(), "\n\n"))
+		out.FinishReason = FinishRefusal
+	}
 	return out, nil
 }
 
-// callID keeps a provider's call id, or makes one for servers that send
-// none.
-func callID(id string, i int) string {
-	if id != "" {
-		return id
+// refusalText is the text an answer with a refusal keeps: what the model
+// said, then its refusal, so the refusal is shown and stays in the
+// conversation.
+func refusalText(content, refusal string) string {
+	if content == "" {
+		return refusal
 	}
-	return "call_" + strconv.Itoa(i)
+	return content + "\n\n" + refusal
 }
 
 // jsonArgs turns a tool call's argument text into Arguments: empty becomes
@@ -340,27 +397,4 @@ func jsonArgs(s string) json.RawMessage {
 		return json.RawMessage("{}")
 	}
 	return json.RawMessage(s)
-}
-
-// normalizeFinish maps provider finish reasons onto "stop", "tool_calls",
-// "length" and "content_filter". An answer with tool calls finishes with
-// "tool_calls", except when the token limit cut it: "length" is kept, since
-// the last call's arguments may be incomplete.
-func normalizeFinish(reason string, hasCalls bool) string {
-	switch reason {
-	case "max_tokens", "length", "model_length":
-		return "length"
-	}
-	if hasCalls {
-		return "tool_calls"
-	}
-	switch reason {
-	case "", "stop", "end_turn", "stop_sequence", "eos":
-		return "stop"
-	case "tool_use", "function_call", "tool_calls":
-		return "tool_calls"
-	case "refusal", "content_filter":
-		return "content_filter"
-	}
-	return reason
 }

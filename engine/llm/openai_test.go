@@ -330,9 +330,15 @@ func TestNormalizeFinish(t *testing.T) {
 		{"max_tokens", false, "length"},
 		{"length", true, "length"},
 		{"max_tokens", true, "length"},
-		{"refusal", false, "content_filter"},
+		{"refusal", false, "refusal"},
 		{"content_filter", false, "content_filter"},
-		{"pause_turn", false, "pause_turn"},
+		{"function_call", false, "tool_calls"},
+		{"tool_calls", true, "tool_calls"},
+		{"pause_turn", false, "pause"},
+		{"pause_turn", true, "pause"},
+		{"model_context_window_exceeded", false, "context_window"},
+		{"model_context_window_exceeded", true, "context_window"},
+		{"something_new", false, "something_new"},
 	}
 	for _, tc := range cases {
 		if got := normalizeFinish(tc.in, tc.calls); got != tc.want {
@@ -342,15 +348,36 @@ func TestNormalizeFinish(t *testing.T) {
 }
 
 func TestOpenAIMaxTokensField(t *testing.T) {
-	req := userRequest("hi")
-	req.MaxTokens = 50
-	if got := openAIRequest(DefaultOpenAIBaseURL, "m", 0, req, false); got.MaxCompletion != 50 || got.MaxTokens != 0 {
-		t.Errorf("api.openai.com: %+v, want max_completion_tokens", got)
+	cases := []struct {
+		name, base, model, field string
+		want                     string
+	}{
+		{"api.openai.com", DefaultOpenAIBaseURL, "m", "", FieldMaxCompletionTokens},
+		{"local server", "http://127.0.0.1:11434/v1", "llama3.2", "", FieldMaxTokens},
+		// Azure OpenAI and proxies: the model decides, not the URL.
+		{"o-series behind a proxy", "https://proxy.example/v1", "o3-mini", "", FieldMaxCompletionTokens},
+		{"o1 on azure", "https://res.openai.azure.com/openai/v1", "o1", "", FieldMaxCompletionTokens},
+		{"gpt-5 on openrouter", "https://openrouter.ai/api/v1", "openai/gpt-5-mini", "", FieldMaxCompletionTokens},
+		{"gpt-4.1", "https://proxy.example/v1", "gpt-4.1-mini", "", FieldMaxCompletionTokens},
+		{"ollama model named like o", "http://127.0.0.1:11434/v1", "olmo2", "", FieldMaxTokens},
+		{"override to the old field", DefaultOpenAIBaseURL, "gpt-5", FieldMaxTokens, FieldMaxTokens},
+		{"override for a deployment name", "https://res.openai.azure.com/openai/v1", "my-deployment", FieldMaxCompletionTokens, FieldMaxCompletionTokens},
 	}
-	if got := openAIRequest("http://127.0.0.1:11434/v1", "m", 70, userRequest("hi"), false); got.MaxTokens != 70 || got.MaxCompletion != 0 {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req := userRequest("hi")
+			req.MaxTokens = 50
+			got := openAIRequest(ProviderConfig{BaseURL: tc.base, Model: tc.model, TokenField: tc.field}, req, false)
+			completion, plain := got.MaxCompletion == 50 && got.MaxTokens == 0, got.MaxTokens == 50 && got.MaxCompletion == 0
+			if (tc.want == FieldMaxCompletionTokens && !completion) || (tc.want == FieldMaxTokens && !plain) {
+				t.Errorf("max_tokens %d, max_completion_tokens %d; want the cap in %s", got.MaxTokens, got.MaxCompletion, tc.want)
+			}
+		})
+	}
+	if got := openAIRequest(ProviderConfig{BaseURL: "http://127.0.0.1:11434/v1", Model: "m", MaxTokens: 70}, userRequest("hi"), false); got.MaxTokens != 70 || got.MaxCompletion != 0 {
 		t.Errorf("compatible server: %+v, want max_tokens from the profile", got)
 	}
-	if got := openAIRequest("http://127.0.0.1:11434/v1", "m", 0, userRequest("hi"), false); got.MaxTokens != 0 {
+	if got := openAIRequest(ProviderConfig{BaseURL: "http://127.0.0.1:11434/v1", Model: "m"}, userRequest("hi"), false); got.MaxTokens != 0 || got.MaxCompletion != 0 {
 		t.Errorf("no cap: %+v", got)
 	}
 }

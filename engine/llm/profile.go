@@ -89,7 +89,13 @@ type Profile struct {
 	System    string   `json:"system,omitempty"`     // system prompt
 	Tools     []string `json:"tools,omitempty"`      // tool names or patterns (mcp_github_*) offered; empty: all
 	MaxTokens int      `json:"max_tokens,omitempty"` // 0: the provider's default
-	PassEnv   []string `json:"pass_env,omitempty"`   // credential-looking variables shell commands may see
+	// MaxTokensField names the field an OpenAI-compatible request carries
+	// the cap in: "max_tokens" or "max_completion_tokens"; empty: the one
+	// the model takes (max_completion_tokens for OpenAI's o-series,
+	// gpt-4.1, gpt-4o and gpt-5 models, max_tokens for others). Set it for
+	// a server that names its models otherwise (an Azure deployment).
+	MaxTokensField string   `json:"max_tokens_field,omitempty"`
+	PassEnv        []string `json:"pass_env,omitempty"` // credential-looking variables shell commands may see
 	// Sandbox false runs the shell tool's commands without the sandbox
 	// for sessions on this profile (nil or true: sandboxed).
 	Sandbox *bool `json:"sandbox,omitempty"`
@@ -156,6 +162,11 @@ func (p Profile) Validate() error {
 		if u, err := url.Parse(p.BaseURL); err != nil || u.Host == "" || strings.ContainsFunc(p.BaseURL, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
 			return fmt.Errorf("profile %q: base_url %q is not a valid URL: give scheme and host, without spaces or control characters", p.Name, HideUserinfo(p.BaseURL))
 		}
+	}
+	switch p.MaxTokensField {
+	case "", FieldMaxTokens, FieldMaxCompletionTokens:
+	default:
+		return fmt.Errorf("profile %q: max_tokens_field %q is not a field name: use %q or %q, or leave it empty to follow the model", p.Name, p.MaxTokensField, FieldMaxTokens, FieldMaxCompletionTokens)
 	}
 	if p.MaxTokens < 0 {
 		return fmt.Errorf("profile %q: max_tokens is %d: use 0 (provider default) or a positive count", p.Name, p.MaxTokens)
@@ -484,6 +495,7 @@ func NewChatClient(p Profile, s *vault.Store, opts *ClientOptions) (ChatClient, 
 		Model:       p.Model,
 		APIKey:      key,
 		MaxTokens:   p.MaxTokens,
+		TokenField:  p.MaxTokensField,
 		HTTPClient:  o.HTTPClient,
 		Retry:       o.Retry,
 		Timeout:     o.Timeout,

@@ -159,6 +159,10 @@ type ProviderConfig struct {
 	// MaxTokens caps the answer when a Request does not; 0 means the
 	// provider's default (Anthropic requires one: 8192 then).
 	MaxTokens int
+	// TokenField names the OpenAI-compatible request field that carries
+	// the cap, FieldMaxTokens or FieldMaxCompletionTokens; empty means
+	// the one the model takes (see Profile.MaxTokensField).
+	TokenField string
 	// HTTPClient sends requests; nil means a client without overall
 	// timeout.
 	HTTPClient *http.Client
