@@ -60,6 +60,8 @@ func (h *Host) loginPerson(ctx context.Context) (*oauth.Person, func()) {
 		out = r.inst.Stderr()
 		finished = make(chan struct{})
 		p.Paste = lines
+		taken := make(chan bool, 1)
+		p.Pasted = func(ok bool) { taken <- ok }
 		go func() {
 			defer close(finished)
 			r.inst.SetPrompt("redirect URL> ")
@@ -71,6 +73,16 @@ func (h *Host) loginPerson(ctx context.Context) (*oauth.Person, func()) {
 				}
 				select {
 				case lines <- strings.TrimSpace(r.paste.expand(line)):
+				case <-done:
+					return
+				}
+				// Read on only when the login wants another line: a taken
+				// redirect URL ends the reading, with no prompt drawn again.
+				select {
+				case ok := <-taken:
+					if ok {
+						return
+					}
 				case <-done:
 					return
 				}

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 )
@@ -34,8 +35,14 @@ type AuthError struct {
 	Err error
 }
 
-// Error names the Authorizer's reason and the HTTP status.
+// Error names the Authorizer's reason and the HTTP status, unless the
+// reason is an authorization server's answer (the MCP server's status
+// would then mislead).
 func (e *AuthError) Error() string {
+	var as interface{ FromAuthorizationServer() bool }
+	if errors.As(e.Err, &as) && as.FromAuthorizationServer() {
+		return e.Err.Error()
+	}
 	return fmt.Sprintf("%v (the server answered HTTP %d %s)", e.Err, e.HTTP.Status, http.StatusText(e.HTTP.Status))
 }
 

@@ -334,10 +334,20 @@ func (c *Client) Start(ctx context.Context) error {
 	c.mu.Unlock()
 	parent := ctx
 	var cancel context.CancelFunc
+	var held *heldClock
 	w := c.newStartWatch(ctx)
-	if w == nil {
+	_, isHTTP := c.t.(*HTTPTransport)
+	switch {
+	case w == nil && isHTTP:
+		// An OAuth login in the middle of the handshake stops the clock
+		// while a person is in the browser (HoldStart).
+		ctx, cancel = context.WithCancel(ctx)
+		held = newHeldClock(c.opts.ConnectTimeout, cancel)
+		defer held.stop()
+		ctx = context.WithValue(ctx, heldClockKey{}, held)
+	case w == nil:
 		ctx, cancel = context.WithTimeout(ctx, c.opts.ConnectTimeout)
-	} else {
+	default:
 		ctx, cancel = context.WithCancel(ctx)
 		go w.run(cancel)
 	}
@@ -353,7 +363,7 @@ func (c *Client) Start(ctx context.Context) error {
 	switch {
 	case late != nil && parent.Err() == nil && !errors.Is(err, ErrTooLarge):
 		err = late
-	case ctx.Err() == context.DeadlineExceeded && parent.Err() == nil && !errors.Is(err, ErrTooLarge):
+	case (ctx.Err() == context.DeadlineExceeded || held != nil && held.expired()) && parent.Err() == nil && !errors.Is(err, ErrTooLarge):
 		err = fmt.Errorf("mcp server %q: spawn and handshake did not finish within %s%s: %w",
 			c.name, c.opts.ConnectTimeout, c.stderrNote(), context.DeadlineExceeded)
 	}

@@ -113,8 +113,14 @@ func TestREPLOAuthLoginPastedRedirect(t *testing.T) {
 	forged := r[:strings.Index(r, "state=")] + "state=forged"
 	s.typeKeys(forged + "\r")
 	s.expect("that URL is not from this login")
+	before := s.mark
 	s.typeKeys(r + "\r")
 	s.expect(`Logged in to notes; 1 tools; enabled for profile "ollama".`)
+	// the redirect URL taken, no empty prompt asks for another
+	seg := s.seen.String()[before:s.mark]
+	if rest := seg[strings.LastIndex(seg, r)+len(r):]; strings.Contains(rest, "redirect URL> ") {
+		t.Fatalf("a redirect URL> prompt came back after the URL was taken:\n%q", rest)
+	}
 	s.expect("tai:ollama> ")
 	s.typeKeys("/mcp\r")
 	s.expect("OAuth: logged in")

@@ -77,6 +77,9 @@ func (v vaultTokens) Tokens() (*oauth.Tokens, error) {
 	if e := metaString(meta, "expiry"); e != "" {
 		t.Expiry, _ = time.Parse(time.RFC3339, e)
 	}
+	if e := metaString(meta, "issued"); e != "" {
+		t.Issued, _ = time.Parse(time.RFC3339, e)
+	}
 	t.Refresh, _, _, err = v.get(secretRefresh)
 	return t, err
 }
@@ -89,6 +92,9 @@ func (v vaultTokens) SaveTokens(t *oauth.Tokens) error {
 		"resource_metadata": t.ResourceMetadata, "kind": "mcp-oauth"}
 	if !t.Expiry.IsZero() {
 		meta["expiry"] = t.Expiry.UTC().Format(time.RFC3339)
+	}
+	if !t.Issued.IsZero() {
+		meta["issued"] = t.Issued.UTC().Format(time.RFC3339)
 	}
 	if t.Refresh != "" {
 		if err := v.store.SecretSet(oauthSecret(v.server, secretRefresh), t.Refresh, map[string]any{"kind": "mcp-oauth"}); err != nil {

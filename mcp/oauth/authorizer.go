@@ -8,14 +8,29 @@ import (
 	"net/url"
 	"sync"
 	"time"
+
+	"tai/mcp"
 )
 
 // MaxStepUps bounds the step-up re-authorizations for one server in one
 // process.
 const MaxStepUps = 3
 
-// refreshMargin is how long before its expiry an access token is refreshed.
-const refreshMargin = 30 * time.Second
+// maxRefreshMargin is how long before its expiry an access token is
+// refreshed at most; a short-lived token is refreshed a tenth of its
+// lifetime before (see refreshMargin).
+const maxRefreshMargin = 30 * time.Second
+
+// refreshMargin is how long before t's expiry it is refreshed: a tenth of
+// its lifetime, at most maxRefreshMargin (the whole margin when the
+// lifetime is unknown), so a token living a minute is used before it is
+// refreshed.
+func refreshMargin(t *Tokens) time.Duration {
+	if t.Issued.IsZero() || !t.Expiry.After(t.Issued) {
+		return maxRefreshMargin
+	}
+	return min(maxRefreshMargin, t.Expiry.Sub(t.Issued)/10)
+}
 
 // Authorizer gives an HTTP transport its Authorization header and answers
 // the server's challenges for one server: it refreshes an access token
@@ -34,7 +49,7 @@ type Authorizer struct {
 
 // NewAuthorizer returns the Authorizer of cfg's server.
 func NewAuthorizer(cfg Config) *Authorizer {
-	return &Authorizer{cfg: cfg, f: newFetcher(cfg.HTTPClient, cfg.RequestTimeout)}
+	return &Authorizer{cfg: cfg, f: newFetcher(cfg.HTTPClient, cfg.RequestTimeout, cfg.URL)}
 }
 
 // Authorization returns the Authorization header value for the next
@@ -46,8 +61,20 @@ func (a *Authorizer) Authorization(ctx context.Context) (string, error) {
 	if err != nil || t == nil {
 		return "", err
 	}
-	if !t.Expiry.IsZero() && a.cfg.now().Add(refreshMargin).After(t.Expiry) && t.Refresh != "" {
+	if !t.Expiry.IsZero() && a.cfg.now().Add(refreshMargin(t)).After(t.Expiry) && t.Refresh != "" {
 		nt, err := a.refresh(ctx, t)
+		var ln *LoginNeededError
+		if errors.As(err, &ln) {
+			// The grant is gone (revoked, or expired): the same login a
+			// 401 to a fresh token leads to.
+			if err := a.relogin(ctx, nil, t, ln.Reason); err != nil {
+				return "", err
+			}
+			nt, err = a.cfg.Store.Tokens()
+			if err == nil && nt == nil {
+				err = &LoginNeededError{Server: a.cfg.Server, Reason: ln.Reason}
+			}
+		}
 		if err != nil {
 			return "", err
 		}
@@ -98,15 +125,26 @@ func (a *Authorizer) unauthorized(ctx context.Context, params map[string]string,
 			reason = ln.Reason
 		}
 	}
-	cfg, done := a.withPerson(ctx)
-	defer done()
-	if cfg.Person == nil {
-		return false, &LoginNeededError{Server: a.cfg.Server, Reason: reason}
-	}
-	if _, err := Login(ctx, &cfg, withKnownMetadata(params, t), ""); err != nil {
+	if err := a.relogin(ctx, params, t, reason); err != nil {
 		return false, err
 	}
 	return true, nil
+}
+
+// relogin logs in afresh when a person is there, telling them why first;
+// else it fails naming the login to run. Its wait for the browser is
+// bounded by the login's own timeout (MCP_OAUTH_TIMEOUT), not by the
+// connect timeout of the request that needed it (mcp.HoldStart).
+func (a *Authorizer) relogin(ctx context.Context, params map[string]string, t *Tokens, reason string) error {
+	cfg, done := a.withPerson(ctx)
+	defer done()
+	if cfg.Person == nil {
+		return &LoginNeededError{Server: a.cfg.Server, Reason: reason}
+	}
+	defer mcp.HoldStart(ctx)()
+	cfg.Person.say(a.cfg.Server + " needs a new login (" + reason + ").")
+	_, err := Login(ctx, &cfg, withKnownMetadata(params, t), "")
+	return err
 }
 
 // withPerson returns the config with the person who can log in for ctx
@@ -154,6 +192,7 @@ func (a *Authorizer) stepUp(ctx context.Context, params map[string]string) (bool
 	}
 	a.stepUps++
 	a.lastAsked = want
+	defer mcp.HoldStart(ctx)()
 	if _, err := Login(ctx, &cfg, withKnownMetadata(params, t), want); err != nil {
 		return false, err
 	}
@@ -166,6 +205,9 @@ func (a *Authorizer) stepUp(ctx context.Context, params map[string]string) (bool
 func (a *Authorizer) refresh(ctx context.Context, t *Tokens) (*Tokens, error) {
 	c := &client{id: t.ClientID, authMethod: t.AuthMethod}
 	if t.ClientID == a.cfg.ClientID {
+		if a.cfg.ClientSecret != "" && a.cfg.ClientSecretIssuer != "" && a.cfg.ClientSecretIssuer != t.Issuer {
+			return nil, &LoginNeededError{Server: a.cfg.Server, Reason: "the tokens held come from " + t.Issuer + ", not from the authorization server the client secret belongs to"}
+		}
 		c.secret = a.cfg.ClientSecret
 	} else if reg, err := a.cfg.Store.Registration(); err == nil && reg != nil && reg.ClientID == t.ClientID {
 		c.secret = reg.ClientSecret

@@ -57,6 +57,7 @@ func TestRefreshInvalidGrantDropsTokens(t *testing.T) {
 	first := login(t, srv, cfg)
 	now = now.Add(time.Hour)
 	srv.FailNextToken("invalid_grant")
+	cfg.Person = nil // nobody to log in again
 	_, err := oauth.NewAuthorizer(*cfg).Authorization(context.Background())
 	var ln *oauth.LoginNeededError
 	if !errors.As(err, &ln) || !strings.Contains(err.Error(), "/mcp login fake") {
@@ -193,4 +194,27 @@ func TestStepUp(t *testing.T) {
 			t.Fatalf("retry %v, %v", retry, err)
 		}
 	})
+}
+
+// A grant revoked while the access token is near its expiry leads to the
+// same login as one revoked with a fresh token: the person is told why,
+// and the browser opens.
+func TestRevokedGrantNearExpiryLogsInAgainSayingWhy(t *testing.T) {
+	srv := oauthtest.New(t, oauthtest.Options{Refresh: true, ExpiresIn: time.Minute})
+	store := &oauth.MemoryStore{}
+	cfg := config(srv, store)
+	now := time.Now()
+	cfg.Now = func() time.Time { return now }
+	var said []string
+	cfg.Person.Say = func(l string) { said = append(said, l) }
+	first := login(t, srv, cfg)
+	now = now.Add(time.Hour)
+	srv.FailNextToken("invalid_grant")
+	h, err := oauth.NewAuthorizer(*cfg).Authorization(context.Background())
+	if err != nil || h == "" || h == "Bearer "+first.Access {
+		t.Fatalf("Authorization after a revoked grant: %q, %v; want a new login's token", h, err)
+	}
+	if !strings.Contains(strings.Join(said, "\n"), "fake needs a new login (the authorization server no longer accepts the refresh token: invalid_grant)") {
+		t.Fatalf("the person was not told why the browser opens: %q", said)
+	}
 }

@@ -119,11 +119,7 @@ func parseRedirect(q url.Values, state string) (string, error) {
 		return "", errWrongState
 	}
 	if e := q.Get("error"); e != "" {
-		msg := "the authorization server refused the login: " + short(e, 64)
-		if d := q.Get("error_description"); d != "" {
-			msg += ": " + short(d, 300)
-		}
-		return "", errors.New(msg)
+		return "", &ErrorCode{What: "the authorization server", Code: short(e, 64), Description: short(q.Get("error_description"), 300)}
 	}
 	code := q.Get("code")
 	if code == "" {

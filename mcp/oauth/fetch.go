@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -30,13 +33,69 @@ var errNotFound = errors.New("not found")
 type fetcher struct {
 	client  *http.Client
 	timeout time.Duration
+	// server is the MCP server's URL: only when it is on a loopback,
+	// private or link-local address may the OAuth requests go to one.
+	server string
+
+	once          sync.Once
+	serverPrivate bool
 }
 
-func newFetcher(c *http.Client, timeout time.Duration) *fetcher {
+func newFetcher(c *http.Client, timeout time.Duration, server string) *fetcher {
 	if timeout <= 0 {
 		timeout = mcp.MCP_CONNECT_TIMEOUT
 	}
-	return &fetcher{client: httppolicy.FollowSameOrigin(c), timeout: timeout}
+	return &fetcher{client: httppolicy.FollowSameOrigin(c), timeout: timeout, server: server}
+}
+
+// checkPrivate refuses a URL on a loopback, private or link-local address
+// (or a name resolving to one) unless the MCP server is on one too: a
+// remote server's metadata must not aim tai's requests, or the person's
+// browser, at their own machine or network. what names the URL's role.
+func (f *fetcher) checkPrivate(ctx context.Context, what string, u *url.URL) error {
+	f.once.Do(func() {
+		if su, err := url.Parse(f.server); err == nil {
+			f.serverPrivate = privateHost(ctx, su.Hostname(), su.Port())
+		}
+	})
+	if f.serverPrivate || !privateHost(ctx, u.Hostname(), u.Port()) {
+		return nil
+	}
+	return fmt.Errorf("the %s %s is on a loopback or private address, but the MCP server (%s) is not; tai sends nothing there, "+
+		"since a remote server's metadata must not aim tai at your own machine or network", what, httppolicy.RedactURL(u.String()), httppolicy.RedactURL(f.server))
+}
+
+// privateAddr reports whether a host's address is loopback, private
+// (10/8, 172.16/12, 192.168/16, fc00::/7), link-local (169.254/16,
+// fe80::/10) or unspecified. A variable, so tests can place a server's
+// loopback listener outside that set.
+var privateAddr = func(ip net.IP, port string) bool {
+	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified()
+}
+
+// privateHost reports whether host is a private address (see
+// privateAddr), localhost, or a name any of whose addresses is private.
+// A name that does not resolve is not (the request then fails anyway).
+func privateHost(ctx context.Context, host, port string) bool {
+	if ip := net.ParseIP(strings.Trim(host, "[]")); ip != nil {
+		return privateAddr(ip, port)
+	}
+	h := strings.TrimSuffix(strings.ToLower(host), ".")
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	addrs, err := net.DefaultResolver.LookupIPAddr(ctx, h)
+	if err != nil {
+		return false
+	}
+	for _, a := range addrs {
+		if privateAddr(a.IP, port) {
+			return true
+		}
+	}
+	return false
 }
 
 // getJSON GETs raw and decodes its JSON body into into. A 4xx answer is
@@ -72,6 +131,9 @@ const mcpProtocolHeader = "MCP-Protocol-Version"
 // do sends req and reads at most MaxDocument bytes of its answer.
 func (f *fetcher) do(req *http.Request, what string) ([]byte, int, http.Header, error) {
 	shown := httppolicy.RedactURL(req.URL.String())
+	if err := f.checkPrivate(req.Context(), what, req.URL); err != nil {
+		return nil, 0, nil, err
+	}
 	ctx, cancel := context.WithTimeout(req.Context(), f.timeout)
 	defer cancel()
 	req = req.WithContext(ctx)
@@ -137,20 +199,36 @@ type ErrorCode struct {
 	Code string
 	// Description is the server's description, secrets scrubbed out.
 	Description string
+
+	// registered says the refused client was a registration tai kept.
+	registered bool
 }
 
 // Error formats the refusal.
 func (e *ErrorCode) Error() string {
-	s := fmt.Sprintf("%s refused (HTTP %d", e.What, e.Status)
-	if e.Code != "" {
-		s += ", " + e.Code
+	var s string
+	if e.Status == 0 {
+		// an authorization response the browser brought back
+		s = e.What + " refused the login"
+		if e.Code != "" {
+			s += " (" + e.Code + ")"
+		}
+	} else {
+		s = fmt.Sprintf("%s refused (HTTP %d", e.What, e.Status)
+		if e.Code != "" {
+			s += ", " + e.Code
+		}
+		s += ")"
 	}
-	s += ")"
 	if e.Description != "" {
 		s += ": " + e.Description
 	}
 	return s
 }
+
+// FromAuthorizationServer marks the error as the authorization server's
+// answer (mcp.AuthError then shows it without the MCP server's status).
+func (e *ErrorCode) FromAuthorizationServer() bool { return true }
 
 // refusal builds the *ErrorCode of an error answer, scrubbing secrets out
 // of whatever text the server echoed back.

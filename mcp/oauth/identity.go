@@ -67,6 +67,11 @@ func (l *login) identity(ctx context.Context) (*client, error) {
 	cfg, d := l.cfg, l.disc
 	md := &d.Metadata
 	if cfg.ClientID != "" {
+		if cfg.ClientSecret != "" && cfg.ClientSecretIssuer != "" && cfg.ClientSecretIssuer != d.Issuer {
+			return nil, fmt.Errorf("the client secret of %s was first used with the authorization server %s, and %s now names %s; tai sends it to no other: "+
+				"if the provider really moved, store the secret afresh under a new name and give it with --client-secret",
+				cfg.Server, cfg.ClientSecretIssuer, cfg.Server, d.Issuer)
+		}
 		return &client{id: cfg.ClientID, secret: cfg.ClientSecret, kind: kindPreRegistered,
 			authMethod: chooseAuthMethod("", cfg.ClientSecret, md.TokenEndpointAuthMethodsSupported)}, nil
 	}
@@ -113,7 +118,6 @@ type registrationRequest struct {
 	GrantTypes              []string `json:"grant_types"`
 	ResponseTypes           []string `json:"response_types"`
 	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
-	Scope                   string   `json:"scope,omitempty"`
 }
 
 // registrationResponse is the part of an RFC 7591 answer tai keeps.
@@ -124,7 +128,9 @@ type registrationResponse struct {
 }
 
 // register registers tai as a public client with the loopback redirect,
-// and keeps the registration for later logins with the same issuer.
+// and keeps the registration for later logins with the same issuer. It
+// names no scope: a server may take a registration's scope as the
+// client's limit, and a later step-up asks for more.
 func (l *login) register(ctx context.Context) (*client, error) {
 	md := &l.disc.Metadata
 	body, _ := json.Marshal(registrationRequest{
@@ -133,7 +139,6 @@ func (l *login) register(ctx context.Context) (*client, error) {
 		GrantTypes:              []string{"authorization_code", "refresh_token"},
 		ResponseTypes:           []string{"code"},
 		TokenEndpointAuthMethod: AuthNone,
-		Scope:                   l.scope,
 	})
 	data, status, err := l.f.post(ctx, "client registration", md.RegistrationEndpoint, "application/json", body, nil)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,6 +27,15 @@ type Person struct {
 	// the final redirect URL copied from a browser elsewhere (nil: none).
 	// Closing it cancels the login (the person pressed Ctrl-C or Ctrl-D).
 	Paste <-chan string
+	// Pasted, when set, is told after each line from Paste whether the
+	// login took it (true: no more lines are wanted).
+	Pasted func(taken bool)
+}
+
+func (p *Person) judged(taken bool) {
+	if p.Pasted != nil {
+		p.Pasted(taken)
+	}
 }
 
 // Config describes one server's logins.
@@ -40,6 +50,12 @@ type Config struct {
 	ClientID string
 	// ClientSecret is the pre-registered client's secret ("" for a public client).
 	ClientSecret string
+	// ClientSecretIssuer is the issuer ClientSecret was first used with
+	// ("" when not yet used): tai sends it to no other authorization server.
+	ClientSecretIssuer string
+	// BindClientSecret, when set, records the issuer a login first used
+	// ClientSecret with.
+	BindClientSecret func(issuer string) error
 	// ClientMetadataURL is an https client metadata document URL, used as
 	// the client id where the authorization server accepts one.
 	ClientMetadataURL string
@@ -109,16 +125,47 @@ func Login(ctx context.Context, cfg *Config, challenge map[string]string, scope 
 	if cfg.Person == nil {
 		return nil, &LoginNeededError{Server: cfg.Server, Reason: "nobody is at this session to open a browser"}
 	}
-	f := newFetcher(cfg.HTTPClient, cfg.RequestTimeout)
+	f := newFetcher(cfg.HTTPClient, cfg.RequestTimeout, cfg.URL)
 	d, err := Discover(ctx, f, cfg.URL, challenge)
 	if err != nil {
 		return nil, err
 	}
-	return loginWith(ctx, cfg, f, d, challenge["scope"], scope)
+	t, err := loginWith(ctx, cfg, f, d, challenge["scope"], scope)
+	var oe *ErrorCode
+	if errors.As(err, &oe) && oe.Code == "invalid_scope" && oe.registered {
+		// A client registered before (by tai, or by an older tai that
+		// registered with the first login's scope) may be limited to
+		// that scope: register afresh, once.
+		if derr := cfg.Store.DropRegistration(); derr != nil {
+			return nil, derr
+		}
+		cfg.Person.say("The authorization server refused the scope for tai's registered client; tai registers a new client and asks once more.")
+		t, err = loginWith(ctx, cfg, f, d, challenge["scope"], scope)
+	}
+	return t, err
+}
+
+// say shows line to the person.
+func (p *Person) say(line string) {
+	if p != nil && p.Say != nil {
+		p.Say(line)
+	}
 }
 
 func loginWith(ctx context.Context, cfg *Config, f *fetcher, d *Discovery, challenged, scope string) (*Tokens, error) {
-	l := &login{cfg: cfg, f: f, disc: d, scope: scope}
+	// Before the browser opens: every endpoint the login will use.
+	for _, e := range []struct{ what, raw string }{
+		{"authorization endpoint", d.Metadata.AuthorizationEndpoint},
+		{"token endpoint", d.Metadata.TokenEndpoint},
+		{"registration endpoint", d.Metadata.RegistrationEndpoint},
+	} {
+		if u, err := url.Parse(e.raw); err == nil && e.raw != "" {
+			if err := f.checkPrivate(ctx, e.what, u); err != nil {
+				return nil, err
+			}
+		}
+	}
+	l := &login{cfg: cfg, f: f, disc: d, scope: withOffline(scope, d)}
 	if l.scope == "" {
 		l.scope = chooseScope(challenged, d)
 	}
@@ -154,6 +201,10 @@ func loginWith(ctx context.Context, cfg *Config, f *fetcher, d *Discovery, chall
 	}
 	code, err := l.wait(ctx, authURL)
 	if err != nil {
+		var oe *ErrorCode
+		if errors.As(err, &oe) {
+			oe.registered = c.kind == kindRegistered
+		}
 		return nil, err
 	}
 	form := url.Values{"grant_type": {"authorization_code"}, "code": {code},
@@ -169,6 +220,11 @@ func loginWith(ctx context.Context, cfg *Config, f *fetcher, d *Discovery, chall
 	}
 	if t.Scope == "" {
 		t.Scope = l.scope
+	}
+	if c.secret != "" && c.kind == kindPreRegistered && cfg.BindClientSecret != nil && cfg.ClientSecretIssuer == "" {
+		if err := cfg.BindClientSecret(d.Issuer); err != nil {
+			return nil, err
+		}
 	}
 	t.TokenEndpoint, t.Resource, t.AuthMethod = d.Metadata.TokenEndpoint, d.Resource, c.authMethod
 	t.ResourceMetadata = d.ResourceMetadataURL
@@ -196,6 +252,12 @@ func (l *login) authorizationURL(c *client, pk pkce, state string) (string, erro
 	if l.scope != "" {
 		q.Set("scope", l.scope)
 	}
+	if slices.Contains(splitScope(l.scope), offlineAccess) {
+		// OpenID Connect Core §11: offline_access is honoured only with
+		// prompt=consent (otherwise a stock provider drops it, and no
+		// refresh token comes).
+		q.Set("prompt", "consent")
+	}
 	u.RawQuery = q.Encode()
 	return u.String(), nil
 }
@@ -214,12 +276,15 @@ func (l *login) wait(ctx context.Context, authURL string) (string, error) {
 		}
 	}
 	say("Log in to " + l.cfg.Server + " in your browser: " + authURL)
+	if note := mcp.HostNote(authURL); note != "" {
+		say(note)
+	}
 	open := p.Open
 	if open == nil {
 		open = OpenBrowser
 	}
 	if err := open(authURL); err != nil {
-		say("tai could not open a browser (" + err.Error() + "); open the URL above yourself.")
+		say("No browser opened (" + err.Error() + "); open the URL above yourself.")
 	}
 	if p.Paste != nil {
 		say("Waiting for the redirect. On another machine, paste here the address the browser ends on (" + l.redirectURI + "?code=...).")
@@ -236,11 +301,14 @@ func (l *login) wait(ctx context.Context, authURL string) (string, error) {
 			}
 			line = strings.TrimSpace(line)
 			if line == "" {
+				p.judged(false)
 				continue
 			}
-			if _, err := l.cb.take(line); err != nil {
+			_, err := l.cb.take(line)
+			if err != nil {
 				say(err.Error())
 			}
+			p.judged(err == nil)
 		case <-timer.C:
 			return "", fmt.Errorf("the login to %s timed out after %s waiting for the browser's redirect; run the login again", l.cfg.Server, timeout)
 		case <-ctx.Done():

@@ -22,6 +22,16 @@ func chooseScope(challenged string, d *Discovery) string {
 	return strings.Join(s, " ")
 }
 
+// withOffline returns scope with offline_access added when it is not
+// empty and the authorization server lists offline_access: a step-up
+// keeps asking for the refresh token.
+func withOffline(scope string, d *Discovery) string {
+	if scope == "" || !slices.Contains(d.Metadata.ScopesSupported, offlineAccess) {
+		return scope
+	}
+	return unionScope(scope, offlineAccess)
+}
+
 // splitScope splits a space-separated scope string, dropping empties.
 func splitScope(s string) []string { return strings.Fields(s) }
 

@@ -10,6 +10,8 @@ type Tokens struct {
 	Refresh string
 	// Expiry is when Access stops working (zero when the server said not).
 	Expiry time.Time
+	// Issued is when Access was issued (zero when not known).
+	Issued time.Time
 	// Scope is the scope granted, space-separated (the scope asked for
 	// when the server did not say).
 	Scope string

@@ -71,7 +71,7 @@ func requestToken(ctx context.Context, f *fetcher, d *Discovery, c *client, form
 		}
 	}
 	if secs > 0 {
-		t.Expiry = now.Add(time.Duration(secs) * time.Second)
+		t.Issued, t.Expiry = now, now.Add(time.Duration(secs)*time.Second)
 	}
 	return t, nil
 }

@@ -110,9 +110,14 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	back := ru.Query()
 	back.Set("state", q.Get("state"))
-	if q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" || q.Get("response_type") != "code" {
+	limit, limited := s.limits[q.Get("client_id")]
+	switch {
+	case q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" || q.Get("response_type") != "code":
 		back.Set("error", "invalid_request")
-	} else {
+	case limited && !scopeHolds(limit, q.Get("scope")):
+		back.Set("error", "invalid_scope")
+		back.Set("error_description", "requested scopes are not allowed for this client")
+	default:
 		code := newToken("code-")
 		s.codes[code] = grant{client: q.Get("client_id"), scope: q.Get("scope"), resource: q.Get("resource"),
 			redirect: redirect, challenge: q.Get("code_challenge")}
@@ -126,6 +131,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		RedirectURIs []string `json:"redirect_uris"`
 		GrantTypes   []string `json:"grant_types"`
+		Scope        string   `json:"scope"`
 	}
 	if json.NewDecoder(r.Body).Decode(&req) != nil || len(req.RedirectURIs) == 0 {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_client_metadata"})
@@ -136,6 +142,10 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	s.clients[id] = s.opts.RegisterSecret
 	s.methods[id] = s.opts.RegisterMethod
 	s.registered = append(s.registered, id)
+	s.regScopes = append(s.regScopes, req.Scope)
+	if s.opts.LimitToRegisteredScope && req.Scope != "" {
+		s.limits[id] = req.Scope
+	}
 	s.mu.Unlock()
 	out := map[string]any{"client_id": id, "redirect_uris": req.RedirectURIs, "grant_types": req.GrantTypes}
 	if s.opts.RegisterSecret != "" {

@@ -90,6 +90,10 @@ type Options struct {
 	StubbornCallScope bool
 	// OpenInitialize lets initialize through without a token.
 	OpenInitialize bool
+	// LimitToRegisteredScope makes a registration's scope the client's
+	// limit, as a stock OpenID provider does: an authorization request
+	// for more is refused with invalid_scope.
+	LimitToRegisteredScope bool
 }
 
 // TokenRequest is one request the token endpoint received.
@@ -112,6 +116,8 @@ type Server struct {
 	authReqs   []url.Values
 	tokenReqs  []TokenRequest
 	registered []string
+	regScopes  []string
+	limits     map[string]string // client id -> the scope it is limited to
 	clients    map[string]string // client id -> secret
 	methods    map[string]string // client id -> assigned auth method
 	codes      map[string]grant
@@ -142,7 +148,7 @@ func New(t testing.TB, opts Options) *Server {
 		opts.ExpiresIn = time.Hour
 	}
 	s := &Server{opts: opts, clients: map[string]string{}, methods: map[string]string{},
-		codes: map[string]grant{}, access: map[string]grant{}, refresh: map[string]grant{}, now: time.Now()}
+		limits: map[string]string{}, codes: map[string]grant{}, access: map[string]grant{}, refresh: map[string]grant{}, now: time.Now()}
 	for id, sec := range opts.Clients {
 		s.clients[id] = sec
 	}
@@ -204,6 +210,22 @@ func (s *Server) Registrations() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.registered)
+}
+
+// RegistrationScopes lists the scope each registration request named
+// ("" for none), in order.
+func (s *Server) RegistrationScopes() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.regScopes)
+}
+
+// LimitClient limits the client id to scope, as a registration that named
+// that scope would at a stock OpenID provider.
+func (s *Server) LimitClient(id, scope string) {
+	s.mu.Lock()
+	s.limits[id] = scope
+	s.mu.Unlock()
 }
 
 // Advance moves the fakes' clock (token expiry) forward by d.
