@@ -212,6 +212,7 @@ func New(opts *Options) (*Host, error) {
 		h.openServe,
 		h.openPermissions,
 		h.openSandbox,
+		h.openHelp,
 	} {
 		open(L, h.tai)
 	}

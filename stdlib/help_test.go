@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"tai/lua"
+	"tai/stdlib"
 )
 
 // helpScreen installs the REPL's commands and one of the user's (a long
@@ -118,5 +120,79 @@ func TestHelpProblemsAreFound(t *testing.T) {
 				t.Errorf("want a problem naming %q, got:\n%s", tc.want, got)
 			}
 		})
+	}
+}
+
+// TestHelpListsTheTopics: /help lists every topic of the manual, one line
+// each with its summary, before the commands.
+func TestHelpListsTheTopics(t *testing.T) {
+	screen, _ := helpScreen(t, "/help")
+	topics, err := stdlib.Topics("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	commands := strings.Index(screen, "Commands (")
+	for _, tp := range topics {
+		i := strings.Index(screen, "\n  "+tp.Name+" ")
+		if i < 0 || i > commands {
+			t.Errorf("/help does not list the topic %s before the commands", tp.Name)
+		}
+	}
+	if !strings.Contains(screen, "/help TOPIC") || !strings.Contains(screen, "/help search WORD") {
+		t.Errorf("/help does not say how to read and search the topics:\n%s", screen)
+	}
+}
+
+// TestHelpTopicShowsAllOfIt: /help TOPIC prints the whole topic; a name
+// that is a command and a topic both (/help sandbox) shows the command's
+// help, then the topic; /help /NAME is the command alone.
+func TestHelpTopicShowsAllOfIt(t *testing.T) {
+	topics, err := stdlib.Topics("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := map[string]string{}
+	for _, tp := range topics {
+		text[tp.Name] = tp.Text
+	}
+	screen, _ := helpScreen(t, "/help vault")
+	if !strings.Contains(screen, strings.TrimRight(text["vault"], "\n")) {
+		t.Errorf("/help vault does not print the topic whole:\n%s", screen)
+	}
+	screen, _ = helpScreen(t, "/help sandbox")
+	cmd := strings.Index(screen, "/sandbox  ")
+	topic := strings.Index(screen, strings.TrimRight(text["sandbox"], "\n"))
+	if cmd < 0 || topic < 0 || cmd > topic {
+		t.Errorf("/help sandbox: want the command's help, then the topic:\n%s", screen)
+	}
+	screen, _ = helpScreen(t, "/help /sandbox")
+	if !strings.Contains(screen, "/sandbox  ") || strings.Contains(screen, text["sandbox"][:40]) {
+		t.Errorf("/help /sandbox: want the command alone:\n%s", screen)
+	}
+}
+
+// TestHelpSearch: /help search WORD shows each line of the manual holding
+// the word, after its topic's name, and says when none does.
+func TestHelpSearch(t *testing.T) {
+	screen, _ := helpScreen(t, "/help search Passphrase")
+	var hits []string
+	for _, l := range strings.Split(screen, "\n") {
+		if f := strings.Fields(l); len(f) > 1 && strings.Contains(strings.ToLower(l), "passphrase") {
+			hits = append(hits, f[0])
+		}
+	}
+	if !slices.Contains(hits, "vault") || !slices.Contains(hits, "intro") {
+		t.Errorf("/help search Passphrase found lines in %v, want vault and intro among them:\n%s", hits, screen)
+	}
+	if !strings.Contains(screen, "/help TOPIC reads one") {
+		t.Errorf("no closing line:\n%s", screen)
+	}
+	screen, _ = helpScreen(t, "/help search zqxjkv")
+	if !strings.Contains(screen, "no topic says zqxjkv") {
+		t.Errorf("a word nowhere: %q", screen)
+	}
+	screen, _ = helpScreen(t, "/help nosuchthing")
+	if !strings.Contains(screen, "no topic or command nosuchthing") || !strings.Contains(screen, "/help search nosuchthing") {
+		t.Errorf("an unknown name: %q", screen)
 	}
 }

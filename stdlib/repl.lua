@@ -506,20 +506,78 @@ function M.help_lines(commands, cols)
   return out
 end
 
+-- topic_lines(topics, cols) is the list of help topics: one line each,
+-- the name then the summary, cut to cols columns as help_lines cuts.
+function M.topic_lines(topics, cols)
+  if cols <= 0 then cols = 80 end
+  local width = 0
+  for _, t in ipairs(topics) do width = math.max(width, columns(t.name)) end
+  local out = {}
+  for _, t in ipairs(topics) do
+    local head = "  " .. pad(t.name, width) .. "  "
+    out[#out + 1] = head .. chatview.short(t.summary, math.max(cols - 1 - columns(head), 8))
+  end
+  return out
+end
+
+-- say_lines prints text line by line.
+local function say_lines(text)
+  if text:sub(-1) ~= "\n" then text = text .. "\n" end
+  for line in text:gmatch("([^\n]*)\n") do M.say(line) end
+end
+
+-- help_search prints the lines of every topic holding word, each after
+-- its topic's name.
+local function help_search(word)
+  if word == "" then M.warn("/help search needs a word: /help search vault") return end
+  local found = assert(tai.help.search(word))
+  if #found == 0 then
+    M.warn("no topic says " .. word .. "; /help lists the topics")
+    return
+  end
+  local width = 0
+  for _, m in ipairs(found) do width = math.max(width, columns(m.topic)) end
+  local cols = tai.term.width()
+  if cols <= 0 then cols = 80 end
+  for _, m in ipairs(found) do
+    local head = pad(m.topic, width) .. "  "
+    M.say(head .. chatview.short(m.text:gsub("^%s+", ""), math.max(cols - 1 - columns(head), 8)))
+  end
+  M.say(string.format("(%d line%s; /help TOPIC reads one)", #found, #found == 1 and "" or "s"))
+end
+
 builtin.help = {
-  help = "list the commands, one line each, or show one in full: /help [COMMAND]",
+  help = "the manual and the commands: /help [TOPIC|COMMAND], /help search WORD",
   fn = function(rest)
-    local name = rest:match("^%s*/?(%S+)")
+    local name = rest:match("^%s*(%S+)")
+    if name == "search" then
+      help_search(rest:match("^%s*search%s*(.-)%s*$"))
+      return
+    end
     if name then
-      local c = find_command(name)
-      if not c then M.warn("no command /" .. name .. "; /help lists them") return end
-      local first = true
-      for line in (c.help .. "\n"):gmatch("([^\n]*)\n") do
-        M.say(first and ("/" .. c.name .. "  " .. line) or ("  " .. line))
-        first = false
+      local bare = name:gsub("^/", "")
+      local c = find_command(bare)
+      local text = name:sub(1, 1) ~= "/" and tai.help.topic(bare)
+      if not c and not text then
+        M.warn("no topic or command " .. name .. "; /help lists them, /help search " .. bare .. " searches the topics")
+        return
+      end
+      if c then
+        local first = true
+        for line in (c.help .. "\n"):gmatch("([^\n]*)\n") do
+          M.say(first and ("/" .. c.name .. "  " .. line) or ("  " .. line))
+          first = false
+        end
+      end
+      if text then
+        if c then M.say("") end
+        say_lines(text)
       end
       return
     end
+    M.say("Topics of the manual (/help TOPIC reads one, /help search WORD searches them):")
+    for _, l in ipairs(M.topic_lines(assert(tai.help.topics()), tai.term.width())) do M.say(l) end
+    M.say("")
     M.say("Commands (/help COMMAND shows one in full):")
     for _, l in ipairs(M.help_lines(tai.commands(), tai.term.width())) do M.say(l) end
     M.say("")
@@ -534,7 +592,8 @@ builtin.help = {
     M.say("  history       " .. tai.term.history_file())
   end,
   complete = function(word)
-    local out = {}
+    local out = {"search"}
+    for _, t in ipairs(tai.help.topics() or {}) do out[#out + 1] = t.name end
     for _, c in ipairs(tai.commands()) do out[#out + 1] = c.name end
     return out
   end,

@@ -29,10 +29,10 @@ type dumped struct {
 	data []byte
 }
 
-// dumpList returns every embedded file: the modules, then meta/.
+// dumpList returns every embedded file: the modules, meta/, then help/.
 func dumpList() ([]dumped, error) {
 	var out []dumped
-	for _, fsys := range []fs.FS{files, meta} {
+	for _, fsys := range []fs.FS{files, meta, help} {
 		err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
 				return err
@@ -49,7 +49,8 @@ func dumpList() ([]dumped, error) {
 }
 
 // Dump writes every embedded file into dir (created 0755 when missing),
-// the modules at its top and the LuaLS definitions in dir/meta, and
+// the modules at its top, the LuaLS definitions in dir/meta and the help
+// topics in dir/help, and
 // returns the paths written. It refuses to overwrite a file that already
 // exists there, so edits made after an earlier dump are never lost.
 func Dump(dir string) ([]string, error) {

@@ -26,8 +26,15 @@ func TestDumpWritesEveryFileAndRefusesToOverwrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	entries, _ := fs.ReadDir(stdlib.Files(), ".")
-	if len(written) != len(entries)+1 || len(entries) < 3 {
-		t.Fatalf("wrote %v for %d embedded modules and meta/tai.lua", written, len(entries))
+	topics, _ := fs.Glob(stdlib.Help(), "help/*.txt")
+	if len(written) != len(entries)+1+len(topics) || len(entries) < 3 || len(topics) < 5 {
+		t.Fatalf("wrote %v for %d embedded modules, meta/tai.lua and %d help topics", written, len(entries), len(topics))
+	}
+	for _, p := range topics {
+		want, _ := fs.ReadFile(stdlib.Help(), p)
+		if got, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p))); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s not dumped as embedded: %v", p, err)
+		}
 	}
 	meta, _ := fs.ReadFile(stdlib.Meta(), "meta/tai.lua")
 	if got, err := os.ReadFile(filepath.Join(dir, "meta", "tai.lua")); err != nil || !bytes.Equal(got, meta) || len(meta) == 0 {

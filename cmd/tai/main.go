@@ -134,8 +134,7 @@ func run(o *options, perr error, stdout, stderr io.Writer) int {
 
 	switch {
 	case o.help:
-		io.WriteString(stdout, usage)
-		return lua.ExitOK
+		return help(o, stdout, stderr)
 	case o.version:
 		fmt.Fprintf(stdout, "tai %s\n", version)
 		return lua.ExitOK

@@ -598,6 +598,37 @@ function tai.list_dir(path) end
 ---@return string? err
 function tai.serve(opts) end
 
+-- tai.help ------------------------------------------------------------------
+
+---The manual: the help topics shipped in the binary, each replaced or
+---added to by a NAME.txt in the help/ folder of your config folder.
+tai.help = {}
+
+---@class tai.HelpTopic
+---@field name string what /help NAME takes
+---@field summary string the topic's first line
+---@field path string where it was read from
+
+---@return tai.HelpTopic[]? topics sorted by name
+---@return string? err
+function tai.help.topics() end
+
+---@param name string
+---@return string? text the whole topic
+---@return string? err
+function tai.help.topic(name) end
+
+---@class tai.HelpMatch
+---@field topic string
+---@field line integer from 1
+---@field text string
+
+---Lines of every topic holding word, case-insensitively.
+---@param word string
+---@return tai.HelpMatch[]? matches
+---@return string? err
+function tai.help.search(word) end
+
 -- tai.json ------------------------------------------------------------------
 
 tai.json = {}
