@@ -32,6 +32,10 @@ type spawn struct {
 	// Sandbox is what the entry says about the sandbox (nil for the
 	// default, so a digest from before the field is unchanged).
 	Sandbox *mcp.Sandbox `json:"sandbox,omitempty"`
+	// RunIn is the folder the server runs in when the entry names a path
+	// relative to it (Bridge.runIn): the same entry started from another
+	// folder grants other folders, so it is asked about again.
+	RunIn string `json:"run_in,omitempty"`
 	// Refs are the ${…} references each env variable ("env:NAME") or
 	// header ("header:NAME") is built from, as the entry wrote them: shown,
 	// not part of the digest.
@@ -186,9 +190,14 @@ func (s spawn) text(redact func(string) string) string {
 	switch s.Transport {
 	case mcp.TransportStdio:
 		show("run", s.Argv, nil)
-		if s.Cwd == "" {
+		switch dir := s.Confined.Dir; {
+		case s.Cwd == "" && dir != "":
+			show("cwd", []string{dir}, func(int) string { return " (tai's working directory)" })
+		case s.Cwd == "":
 			b.WriteString("  cwd:     (tai's working directory)\n")
-		} else {
+		case dir != "" && dir != s.Cwd:
+			show("cwd", []string{dir}, func(int) string { return " (from " + mcp.VisibleLine(s.Cwd) + ")" })
+		default:
 			show("cwd", []string{s.Cwd}, nil)
 		}
 		if len(s.Env) > 0 {

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -29,4 +30,50 @@ func TestPlainValueNotRedacted(t *testing.T) {
 	if strings.Contains(reason, token) || strings.Contains(reason, "REDACTED:MEMORY_FILE_PATH") {
 		t.Errorf("reason = %q: the token shown, or the path hidden", reason)
 	}
+}
+
+// TestConsentShowsResolvedFolders: an entry that names "." is shown with
+// the folder it means, where tai works, on its cwd line and in its
+// sandbox line; the same entry started from another folder is asked
+// about again, since it would grant another folder.
+func TestConsentShowsResolvedFolders(t *testing.T) {
+	project := t.TempDir()
+	f := newFixture(t, tool.Interactive, "")
+	f.b.opts.Dir = project
+	exe := serverExe(t)
+	src, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"fs": map[string]any{
+		"command": exe, "args": []string{"-test.run=^$", "."}, "env": map[string]string{serverEnv: "1"},
+	}}})
+	rep, err := f.b.Add(ctxT(t), AddRequest{Source: string(src)})
+	if err != nil || rep.Servers[0].Outcome != Added {
+		t.Fatalf("add: %+v, %v", rep, err)
+	}
+	qs := f.p.questions()
+	if len(qs) != 1 {
+		t.Fatalf("questions: %q", qs)
+	}
+	mustContain(t, "question", qs[0], "cwd:     "+project+" (tai's working directory)", "writes: its own state,\n           "+project+",")
+	if strings.Contains(qs[0], " ., ") {
+		t.Errorf("a relative grant shown: %s", qs[0])
+	}
+	f.b.Close()
+	g := newFixture(t, tool.Interactive, f.path)
+	g.b.opts.Dir = t.TempDir()
+	if _, err := g.b.SetEnabled(ctxT(t), "fs", "", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.reg.Dispatch(ctxT(t), "mcp_fs_echo", map[string]any{"text": "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if qs := g.p.questions(); len(qs) != 1 || !strings.Contains(qs[0], g.b.opts.Dir) {
+		t.Fatalf("started from another folder, asked %q", qs)
+	}
+}
+
+func serverExe(t *testing.T) string {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
 }

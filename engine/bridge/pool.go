@@ -121,6 +121,7 @@ func (b *Bridge) open(ctx context.Context, st *serverState, cn *conn) (*mcp.Clie
 		return nil, err
 	}
 	sp := spawnOf(e, st.entry, b.secretKind())
+	sp.RunIn = b.runIn(e)
 	if d := sp.digest(); d != st.row.Consented {
 		sp.Confined = b.confinementOf(e)
 		if err := b.consentSpawn(ctx, sp); err != nil {

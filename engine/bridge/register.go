@@ -253,6 +253,7 @@ func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile, found string)
 		return refuse("%v", err)
 	}
 	sp := spawnOf(ex, e, b.secretKind())
+	sp.RunIn = b.runIn(ex)
 	sp.Found = b.clean(found)
 	sp.Confined = b.confinementOf(ex)
 	switch b.approver(ctx).Mode() {

@@ -23,8 +23,12 @@ type confinement struct {
 	// shown as a warning.
 	Loose bool
 	// Notes are what the policy left out and why (a grant that reaches a
-	// denied folder, a network this kernel cannot close).
+	// denied folder, a network this kernel cannot close), and the grants
+	// that reach far (the home folder, /, tai's configuration).
 	Notes []string
+	// Dir is the folder the server runs in, absolute and resolved: what
+	// "." in its entry means.
+	Dir string
 }
 
 // confinementOf is what the sandbox of e's stdio server (e expanded as
@@ -35,19 +39,49 @@ func (b *Bridge) confinementOf(e mcp.Entry) confinement {
 	}
 	p := b.ServerPolicy(e)
 	if p.Off {
-		return confinement{Line: p.Describe(), Loose: true}
+		return confinement{Line: p.Describe(), Loose: true, Dir: p.Dir}
 	}
 	abi, why := sandbox.Available()
 	if why != nil {
-		return confinement{Line: fmt.Sprintf("none on this system (%v): it runs with all of your rights", why), Loose: true}
+		return confinement{Line: fmt.Sprintf("none on this system (%v): it runs with all of your rights", why), Loose: true, Dir: p.Dir}
 	}
 	// Describe names folders the entry wrote: shown as VisibleLine shows
 	// every word of the command line.
-	c := confinement{Line: mcp.VisibleLine(p.Describe()), Notes: p.Notes}
+	c := confinement{Line: mcp.VisibleLine(p.Describe()), Notes: p.Notes, Dir: p.Dir}
 	if p.NoNetwork && abi < sandbox.NetworkABI {
 		c.Notes = append(c.Notes, fmt.Sprintf("this kernel's Landlock (ABI %d) cannot close the network (ABI %d can): it stays open", abi, sandbox.NetworkABI))
 	}
 	return c
+}
+
+// runIn is the folder e's stdio server runs in when its entry names a
+// path relative to it (a cwd such as ".", an argument such as "./data"),
+// else "": what those paths mean, so part of what is consented to.
+func (b *Bridge) runIn(e mcp.Entry) string {
+	if e.Transport != mcp.TransportStdio || !relativeWords(e) {
+		return ""
+	}
+	home := ""
+	for _, kv := range b.baseEnv() {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = v
+		}
+	}
+	return sandbox.RunDir(e.Cwd, b.opts.Dir, home)
+}
+
+// relativeWords reports an entry whose cwd or arguments name a path
+// relative to the folder the server runs in.
+func relativeWords(e mcp.Entry) bool {
+	if e.Cwd != "" && !strings.HasPrefix(e.Cwd, "/") && !strings.HasPrefix(e.Cwd, "~") {
+		return true
+	}
+	for _, a := range e.Args {
+		if a == "." || a == ".." || strings.HasPrefix(a, "./") || strings.HasPrefix(a, "../") {
+			return true
+		}
+	}
+	return false
 }
 
 // unattendedUnsandboxed refuses an entry that turns the sandbox off when

@@ -48,7 +48,10 @@ func StartServer(p Policy) func(cmd *exec.Cmd) error {
 		if env == nil {
 			env = os.Environ()
 		}
-		if dir == "" {
+		if p.Dir != "" {
+			// Where its grants were resolved: "." in its entry is there.
+			dir = p.Dir
+		} else if dir == "" {
 			dir, _ = os.Getwd()
 		}
 		var tty []*os.File

@@ -98,7 +98,11 @@ func ForServer(s ServerSpec) Policy {
 	for _, d := range systemDirs() {
 		p.Read = append(p.Read, Path{Path: d, Kind: KindSystem})
 	}
-	progs := chain(s.Command, lookEnv(env, "PATH"), s.Cwd)
+	// Every path the entry names is resolved against the folder the
+	// server runs in, its symbolic links followed, before any is checked
+	// against the deny list: "." is that folder, never the keeper's.
+	p.Dir = RunDir(s.Cwd, s.Dir, home)
+	progs := chain(s.Command, lookEnv(env, "PATH"), p.Dir)
 	p.Read = append(p.Read, toolchainGrants(progs, base, home)...)
 	launchers := []string{filepath.Base(s.Command)}
 	for _, r := range progs {
@@ -130,11 +134,22 @@ func ForServer(s ServerSpec) Policy {
 	if s.Vault != "" {
 		never = append(never, filepath.Dir(expand(s.Vault, home, "/")))
 	}
+	grant := func(to *[]Path, word, what string) {
+		path := Resolve(word, home, p.Dir)
+		if path == "" {
+			p.Notes = append(p.Notes, fmt.Sprintf("%s is left out: it is a relative path, and the folder the server runs in is unknown", what))
+			return
+		}
+		*to = append(*to, Path{Path: path})
+	}
 	for _, a := range s.Args {
 		if !strings.HasPrefix(a, "/") && !strings.HasPrefix(a, "~") && !strings.HasPrefix(a, ".") {
 			continue
 		}
-		path := expand(a, home, s.Cwd)
+		path := Resolve(a, home, p.Dir)
+		if path == "" {
+			continue
+		}
 		if st, err := os.Stat(path); err == nil && st.IsDir() {
 			p.Write = append(p.Write, Path{Path: path})
 		} else if err == nil {
@@ -142,21 +157,89 @@ func ForServer(s ServerSpec) Policy {
 		}
 	}
 	if s.Cwd != "" {
-		p.Write = append(p.Write, Path{Path: expand(s.Cwd, home, "/")})
-	} else if dir := expand(s.Dir, home, "/"); dir != "" && !within(home, dir) {
-		p.Read = append(p.Read, Path{Path: dir})
+		grant(&p.Write, s.Cwd, "cwd "+s.Cwd)
+	} else if s.Dir != "" && p.Dir != "" && !within(home, p.Dir) {
+		p.Read = append(p.Read, Path{Path: p.Dir})
 	}
 	for _, r := range s.Read {
-		p.Read = append(p.Read, Path{Path: expand(r, home, s.Cwd)})
+		grant(&p.Read, r, r)
 	}
 	for _, w := range s.Write {
-		p.Write = append(p.Write, Path{Path: expand(w, home, s.Cwd)})
+		grant(&p.Write, w, w)
 	}
 	p.Read, p.Notes = keepOut(p.Read, p.Deny, p.Notes, home)
 	p.Write, p.Notes = keepOut(p.Write, p.Deny, p.Notes, home)
+	p.Notes = append(p.Notes, broadGrants(p, configDir(base, home))...)
 	p.Protect = protectHome(p.Write, home)
 	keepConfig(&p, configDir(base, home))
 	return p
+}
+
+// RunDir is the folder a server runs in: its entry's cwd, resolved from
+// tai's working folder dir (from the process's when empty), else dir
+// itself; "" when it cannot be made absolute.
+func RunDir(cwd, dir, home string) string {
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	dir = Resolve(dir, home, "")
+	if cwd == "" {
+		return dir
+	}
+	return Resolve(cwd, home, dir)
+}
+
+// Resolve returns the absolute path path names for a program running in
+// dir: ~ and ~/… from home, a relative path from dir, clean, with its
+// symbolic links resolved as far as it exists (a missing tail kept as
+// written). It returns "" for an empty path and for one still relative
+// (dir is not absolute): never granted, since the kernel would read it
+// from wherever the keeper runs.
+func Resolve(path, home, dir string) string {
+	if strings.HasPrefix(path, "~") && (home == "" || !filepath.IsAbs(home)) {
+		return ""
+	}
+	p := expand(path, home, dir)
+	if !filepath.IsAbs(p) {
+		return ""
+	}
+	var tail []string
+	for cur := p; ; cur = filepath.Dir(cur) {
+		if real, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(append([]string{real}, tail...)...)
+		}
+		if cur == "/" {
+			return p
+		}
+		tail = append([]string{filepath.Base(cur)}, tail...)
+	}
+}
+
+// broadGrants warns of the folders an entry grants that reach far: the
+// whole file system, the home folder, or one holding tai's configuration
+// (config), which stays read-only.
+func broadGrants(p Policy, config string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, g := range append(append([]Path(nil), p.Write...), p.Read...) {
+		if g.Kind != "" || seen[g.Path] {
+			continue
+		}
+		seen[g.Path] = true
+		shown := tilde(g.Path, p.Home)
+		// "~ is granted without ~/.ssh, …" says it already.
+		noted := (g.Path == "/" || g.Path == p.Home) && slices.ContainsFunc(p.Notes, func(n string) bool { return strings.HasPrefix(n, shown+" is granted") })
+		switch {
+		case noted:
+		case g.Path == "/":
+			out = append(out, "/ is granted: the server reaches every file on this machine you can, but what is denied")
+		case g.Path == p.Home:
+			out = append(out, "~ is granted: the server reaches your whole home folder, but what is denied")
+		case config != "" && (within(config, g.Path) || within(realPath(config), g.Path)):
+			out = append(out, fmt.Sprintf("%s holds tai's configuration (%s): the server can read it, never write it", shown, tilde(config, p.Home)))
+		}
+	}
+	return out
 }
 
 // ShellSpec is what ForShell builds the shell tool's policy from.
@@ -188,15 +271,12 @@ func ForShell(s ShellSpec) Policy {
 		env = os.Environ()
 	}
 	home := homeOf(env)
-	dir := s.Dir
-	if dir == "" {
-		dir, _ = os.Getwd()
-	}
+	dir := RunDir("", s.Dir, home)
 	p := Policy{Off: s.Off, Required: s.Required, NoNetwork: s.NoNetwork, Home: home}
 	p.Deny = denied(s.Deny, s.Vault, home)
 	p.Read = []Path{{Path: "/", Kind: KindSystem}}
 	if dir != "" {
-		p.Write = append(p.Write, Path{Path: expand(dir, home, "/")})
+		p.Write = append(p.Write, Path{Path: dir})
 	}
 	for _, t := range []string{"/tmp", "/var/tmp", lookEnv(env, "TMPDIR")} {
 		if t != "" {
@@ -214,7 +294,9 @@ func ForShell(s ShellSpec) Policy {
 		}
 	}
 	for _, w := range s.Write {
-		p.Write = append(p.Write, Path{Path: expand(w, home, dir)})
+		if path := Resolve(w, home, dir); path != "" {
+			p.Write = append(p.Write, Path{Path: path})
+		}
 	}
 	p.Write, p.Notes = keepOut(p.Write, p.Deny, p.Notes, home)
 	p.Protect = protectHome(p.Write, home)

@@ -37,6 +37,10 @@ type Policy struct {
 	// PrivateTemp gives the command a temporary folder of its own, made
 	// when it starts (its TMPDIR) and removed when it ends.
 	PrivateTemp bool `json:"private_temp,omitempty"`
+	// Dir is the folder a server runs in (RunDir), absolute, where the
+	// keeper starts it whatever its command's own folder says; "" for the
+	// shell's policies, whose commands name their folder.
+	Dir string `json:"-"`
 	// Home is the person's home folder, which Describe writes as ~.
 	Home string `json:"-"`
 	// Notes say what was left out of the policy and why (a grant inside

@@ -109,6 +109,9 @@ func withReal(ps []Path) []string {
 // reachable through its own path where that is granted. Entries made
 // after the rules were built are not reached.
 func (b *ruleBuilder) add(root string, rights landlock.AccessFSSet) {
+	if !filepath.IsAbs(root) {
+		return // the kernel would read it from the keeper's folder
+	}
 	real, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		return // missing: nothing to grant

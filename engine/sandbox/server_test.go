@@ -120,7 +120,7 @@ func TestDescribe(t *testing.T) {
 	w := newWorld(t)
 	data := filepath.Join(w.home, "data")
 	os.Mkdir(data, 0o700)
-	p := ForServer(ServerSpec{Name: "fs", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", data},
+	p := ForServer(ServerSpec{Name: "fs", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", data}, Dir: w.home,
 		Env: w.env, Vault: w.vault, NoNetwork: true})
 	want := "reads: system; writes: its own package cache, its own state, ~/data, a private temp folder; network: closed"
 	if got := p.Describe(); got != want {
