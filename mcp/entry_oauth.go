@@ -49,6 +49,10 @@ func (o OAuth) Over(p OAuth) OAuth {
 	return o
 }
 
+// OAuthSecretPrefix starts the names of the vault secrets tai keeps for
+// its OAuth logins (tokens, registrations).
+const OAuthSecretPrefix = "mcp-oauth-"
+
 // SecretRef returns NAME of a "${NAME}" reference.
 func SecretRef(s string) (string, bool) {
 	if !strings.HasPrefix(s, "${") || !strings.HasSuffix(s, "}") || len(s) < 4 {
@@ -70,6 +74,9 @@ func (o *OAuth) Validate() error {
 		}
 		if o.ClientID == "" {
 			return fmt.Errorf("oauth.client_secret is set without oauth.client_id: a secret belongs to a client id registered with the provider")
+		}
+		if name, _ := SecretRef(o.ClientSecret); strings.HasPrefix(name, OAuthSecretPrefix) {
+			return fmt.Errorf("oauth.client_secret names %s, one of the secrets tai keeps for its own OAuth logins; a client secret is the one your provider issued: store it under a name of your own", VisibleLine(o.ClientSecret))
 		}
 	}
 	if o.CallbackPort < 0 || o.CallbackPort > 65535 {

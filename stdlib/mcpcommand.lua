@@ -261,6 +261,7 @@ function M.list_lines(list)
     local here = s.enabled and "enabled" or "disabled"
     out[#out + 1] = string.format("%-16s %-5s %s", one(s.name), one(s.transport), here)
     for _, l in ipairs(tai.term.words(s.words or {}, tai.term.width() - 4)) do out[#out + 1] = "    " .. l end
+    if s.host and s.host ~= "" then out[#out + 1] = "  " .. one(s.host) end
     if s.secret_in_argv and #s.secret_in_argv > 0 then
       out[#out + 1] = "  ⚠ secret in argv: " .. one(table.concat(s.secret_in_argv, ", ")) ..
         " is readable by every user of this machine (process list, or the URL's query in server logs); pass it in env (or a header) instead"

@@ -49,6 +49,9 @@ type spawn struct {
 	// OAuth describes the entry's login settings (client id, the secret's
 	// reference, callback port): shown, not part of the digest.
 	OAuth string `json:"-"`
+	// ClientSecret is the ${NAME} reference of the entry's OAuth client
+	// secret: shown with a warning of where it goes.
+	ClientSecret string `json:"-"`
 	// Found says where a resolved entry was found (repository, pass,
 	// file, line): shown, not part of the digest.
 	Found string `json:"-"`
@@ -71,6 +74,9 @@ type exposure struct {
 // (see Bridge.secretKind).
 func spawnOf(e, raw mcp.Entry, secret func(string) string) spawn {
 	s := spawn{Server: e.Name, Transport: e.Transport, Cwd: e.Cwd, URL: e.URL, Refs: map[string]string{}, OAuth: raw.OAuth.String()}
+	if raw.OAuth != nil && e.Transport == mcp.TransportHTTP {
+		s.ClientSecret = raw.OAuth.ClientSecret
+	}
 	note := func(key, v string) {
 		var refs []string
 		for _, r := range config.Refs(v) {
@@ -206,11 +212,18 @@ func (s spawn) text(redact func(string) string) string {
 		s.confinementText(&b)
 	default:
 		show("url", []string{s.URL}, nil)
+		if note := mcp.HostNote(s.URL); note != "" {
+			b.WriteString("  " + note + "\n")
+		}
 		if len(s.Headers) > 0 {
 			show("headers", s.Headers, refs("header:", s.Headers, "  (values not shown)"))
 		}
 		if s.OAuth != "" {
 			b.WriteString("  oauth:" + strings.Repeat(" ", len(label)-8) + mcp.VisibleLine(redact(s.OAuth)) + "\n")
+		}
+		if s.ClientSecret != "" {
+			b.WriteString("  ⚠ " + mcp.VisibleLine(s.ClientSecret) + " goes to the authorization server that " + mcp.VisibleLine(s.Server) +
+				" names at login, which may be anywhere: answer y only if you trust this server's URL with that secret\n")
 		}
 	}
 	if len(s.Breaks) > 0 {
@@ -390,6 +403,13 @@ func (b *Bridge) expand(e mcp.Entry) (mcp.Entry, []string, error) {
 					b.store.AddRedaction("url-query:"+k, v)
 				}
 			}
+		}
+	}
+	// An OAuth client secret goes to whichever authorization server the
+	// server names: a secret the entry passes, like any other.
+	if e.OAuth != nil {
+		if name, ok := mcp.SecretRef(e.OAuth.ClientSecret); ok {
+			secret = append(secret, name)
 		}
 	}
 	slices.Sort(secret)

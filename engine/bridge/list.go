@@ -43,6 +43,10 @@ type ServerInfo struct {
 	// ("reads: system; writes: its own package cache, its own state; network: open"),
 	// or that it is off; empty for an http server.
 	Sandbox string `json:"sandbox,omitempty"`
+	// Host shows an http server's host that is not plain ASCII with its
+	// punycode form, and warns when it mixes scripts (mcp.HostNote); empty
+	// for a plain ASCII host.
+	Host string `json:"host,omitempty"`
 	// SandboxOff says the entry turns the sandbox off (sandbox = false):
 	// the server runs with all of the person's rights.
 	SandboxOff bool `json:"sandbox_off,omitempty"`
@@ -88,6 +92,9 @@ func (b *Bridge) List(ctx context.Context) ([]ServerInfo, error) {
 			Enabled: st.profiles[profile], Tools: len(st.tools), Removed: len(st.removed),
 			Connected: connected[name], Words: []string{}, SecretInArgv: []string{},
 			Login: b.loginState(st.entry), OAuth: st.entry.OAuth.String(),
+		}
+		if st.entry.Transport == mcp.TransportHTTP {
+			info.Host = mcp.HostNote(st.entry.URL)
 		}
 		if st.entry.Transport == mcp.TransportStdio {
 			c := b.confinementOf(st.entry)
@@ -190,6 +197,9 @@ func listText(list []ServerInfo, profile string) string {
 		fmt.Fprintf(&b, "- %s (%s, %s):\n", mcp.VisibleLine(s.Name), s.Transport, state)
 		for _, l := range mcp.ShowWords(s.Words, mcp.ShowWidth) {
 			fmt.Fprintf(&b, "    %s\n", l)
+		}
+		if s.Host != "" {
+			fmt.Fprintf(&b, "  %s\n", s.Host)
 		}
 		if len(s.SecretInArgv) > 0 {
 			fmt.Fprintf(&b, "  ⚠ secret in argv: %s is readable by every user of this machine (process list, or the URL's query in server logs); pass it in env (or a header) instead\n", strings.Join(s.SecretInArgv, ", "))

@@ -60,14 +60,31 @@ func (b *Bridge) oauthConfig(server, url string, o mcp.OAuth, person *oauth.Pers
 		if !ok {
 			return cfg, fmt.Errorf("the client secret of %s must be a ${NAME} reference to a vault secret", server)
 		}
-		v, _, err := b.store.SecretGet(name)
+		if strings.HasPrefix(name, mcp.OAuthSecretPrefix) {
+			return cfg, fmt.Errorf("the client secret of %s names %s, one of the secrets tai keeps for its own OAuth logins; give the secret your provider issued, stored under a name of your own", server, o.ClientSecret)
+		}
+		v, meta, err := b.store.SecretGet(name)
 		if err != nil {
 			return cfg, fmt.Errorf("the client secret of %s: %w", server, err)
 		}
 		cfg.ClientSecret = v
+		// The secret is bound to the issuer it was first sent to.
+		cfg.ClientSecretIssuer = metaString(meta, secretIssuerMeta)
+		cfg.BindClientSecret = func(issuer string) error {
+			m := map[string]any{}
+			for k, v := range meta {
+				m[k] = v
+			}
+			m[secretIssuerMeta] = issuer
+			return b.store.SecretSet(name, v, m)
+		}
 	}
 	return cfg, nil
 }
+
+// secretIssuerMeta is the meta key of a vault secret used as an OAuth
+// client secret: the issuer it was first sent to, and the only one it goes to.
+const secretIssuerMeta = "oauth_issuer"
 
 // keepSettings stores o as server's OAuth part, so later logins and
 // refreshes use the settings a login succeeded with.
@@ -196,14 +213,24 @@ func (b *Bridge) Login(ctx context.Context, server string, o LoginOptions) (stri
 	}
 	defer stop()
 	if tool.CallerFrom(ctx).ByModel && a.Mode() == tool.Interactive {
-		ok, err := a.Decide(ctx, fmt.Sprintf("Log in to MCP server %s (%s) with OAuth in your browser? [y/N]", server, httppolicy.RedactURL(st.entry.URL)))
+		q := fmt.Sprintf("Log in to MCP server %s (%s) with OAuth in your browser? [y/N]", server, httppolicy.RedactURL(st.entry.URL))
+		if note := mcp.HostNote(st.entry.URL); note != "" {
+			q = note + "\n" + q
+		}
+		ok, err := a.Decide(ctx, q)
 		if err != nil || !ok {
 			return "", fmt.Errorf("not logged in to %s: the person said no", server)
 		}
 	}
 	if o.ClientSecret != "" {
-		if _, ok := mcp.SecretRef(o.ClientSecret); !ok {
+		name, ok := mcp.SecretRef(o.ClientSecret)
+		if !ok {
 			return "", errors.New("client_secret must be a ${NAME} reference to a vault secret, not the secret itself: store it with tai.vault.secret_set first")
+		}
+		// A model naming a secret to send to the server's authorization
+		// server, with nobody asked: refused, as for an entry it adds.
+		if tool.CallerFrom(ctx).ByModel && a.Mode() != tool.Interactive {
+			return "", fmt.Errorf("refused to log in to %s: a model asked under --%s to send ${%s} as the client secret, with nobody asked; a person must run the login (/mcp login)", server, a.Mode(), name)
 		}
 	}
 	// the flags are for this login; they are kept only once it succeeds

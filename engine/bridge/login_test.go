@@ -170,6 +170,19 @@ func TestLoginRefusals(t *testing.T) {
 		if got := srv.AuthRequests()[0].Get("client_id"); got != "my-app" {
 			t.Fatalf("client_id %q", got)
 		}
+		// the secret is now bound to that issuer: another is refused it
+		if _, meta, _ := f.store.SecretGet("NOTES_SECRET"); meta[secretIssuerMeta] != srv.Issuer() {
+			t.Fatalf("secret meta %v; want it bound to %s", meta, srv.Issuer())
+		}
+		other := oauthtest.New(t, oauthtest.Options{NoDCR: true, Clients: map[string]string{"my-app": ""}, AuthMethods: []string{"client_secret_basic"}})
+		src, _ := jsonString(map[string]any{"mcpServers": map[string]any{"other": map[string]any{"url": other.URL()}}})
+		if _, err := f.b.Add(ctxT(t), AddRequest{Source: src}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := f.b.Login(ctxT(t), "other", LoginOptions{ClientID: "my-app", ClientSecret: "${NOTES_SECRET}"})
+		if err == nil || !strings.Contains(err.Error(), "first used with the authorization server "+srv.Issuer()) || len(other.TokenRequests()) != 0 {
+			t.Fatalf("the secret offered to another issuer: %v", err)
+		}
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"tai/mcp"
 	"tai/mcp/oauth"
 	"tai/vault"
 )
@@ -23,10 +24,10 @@ func oauthSecret(server, suffix string) string {
 		}
 	}
 	name := b.String()
-	if max := 128 - len("mcp-oauth-") - len(suffix) - 1; len(name) > max {
+	if max := 128 - len(mcp.OAuthSecretPrefix) - len(suffix) - 1; len(name) > max {
 		name = name[:max]
 	}
-	return "mcp-oauth-" + name + "-" + suffix
+	return mcp.OAuthSecretPrefix + name + "-" + suffix
 }
 
 // Suffixes of a server's OAuth secrets.
