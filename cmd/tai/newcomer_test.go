@@ -25,6 +25,16 @@ const emptyGraph = "{\n  \"entities\": [],\n  \"relations\": []\n}"
 // fakeAnswer is what the fake model says to a prompt that asks for no tool.
 const fakeAnswer = "hello from the fake model"
 
+// readReadme returns README.md.
+func readReadme(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // tourSection is README.md's tour.
 const tourSection = "## Five minutes with tai"
 

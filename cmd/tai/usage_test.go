@@ -4,8 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -64,29 +62,13 @@ func helpFlags(text string) (map[string]bool, []string) {
 	return flags, problems
 }
 
-// readmeFlagWord is a flag inside a backquoted span of README.md.
-var readmeFlagWord = regexp.MustCompile("(?:^|[\\s\\[(`])(-{1,2}[a-z][a-z-]*)")
+// spanFlag is a flag inside a backquoted span of the manual.
+var spanFlag = regexp.MustCompile("(?:^|[\\s\\[(`])(-{1,2}[a-z][a-z-]*)")
 
-// readmeFlags reads the flags the "Command line" section of README.md names
-// in backquotes.
-func readmeFlags(readme string) (map[string]bool, error) {
-	_, section, ok := strings.Cut(readme, "\n## Command line\n")
-	if !ok {
-		return nil, fmt.Errorf(`README.md has no "## Command line" section`)
-	}
-	section, _, _ = strings.Cut(section, "\n## ")
-	flags := map[string]bool{}
-	for _, span := range regexp.MustCompile("`[^`\n]+`").FindAllString(section, -1) {
-		for _, m := range readmeFlagWord.FindAllStringSubmatch(span, -1) {
-			flags[strings.TrimLeft(m[1], "-")] = true
-		}
-	}
-	return flags, nil
-}
-
-// flagDrift compares the three lists both ways and names each flag one of
-// them lacks.
-func flagDrift(defined, help, readme map[string]bool) []string {
+// flagDrift compares the two lists both ways and names each flag one of
+// them lacks. (The manual's cli topic is compared with the parser in
+// topics_drift_test.go.)
+func flagDrift(defined, help map[string]bool) []string {
 	var problems []string
 	missing := func(from map[string]bool, in map[string]bool, what string) {
 		var names []string
@@ -102,48 +84,28 @@ func flagDrift(defined, help, readme map[string]bool) []string {
 	}
 	missing(defined, help, "--help does not list a flag tai parses")
 	missing(help, defined, "--help lists a flag tai does not parse")
-	missing(defined, readme, `README.md's "Command line" does not name a flag tai parses`)
-	missing(readme, defined, `README.md's "Command line" names a flag tai does not parse`)
 	return problems
 }
 
-func readReadme(t *testing.T) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-// TestHelpAndReadmeNameEveryFlag: --help lists every flag the parser
-// defines, one line each, and README.md's Command line section names the
-// same flags, no more and no fewer.
-func TestHelpAndReadmeNameEveryFlag(t *testing.T) {
+// TestHelpNamesEveryFlag: --help lists every flag the parser defines, one
+// line each, no more and no fewer.
+func TestHelpNamesEveryFlag(t *testing.T) {
 	defined := definedFlags()
 	if len(defined) < 10 {
 		t.Fatalf("the flag set defines only %v", defined)
 	}
 	help, problems := helpFlags(usage)
-	readme, err := readmeFlags(readReadme(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range append(problems, flagDrift(defined, help, readme)...) {
+	for _, p := range append(problems, flagDrift(defined, help)...) {
 		t.Error(p)
 	}
 }
 
-// TestFlagDriftIsFound: a flag added to the parser, dropped from --help or
-// from README.md, or documented but gone, is reported by name; so is a
-// flag's second line in --help.
+// TestFlagDriftIsFound: a flag added to the parser, dropped from --help,
+// or listed but gone, is reported by name; so is a flag's second line in
+// --help.
 func TestFlagDriftIsFound(t *testing.T) {
 	defined := definedFlags()
 	help, _ := helpFlags(usage)
-	readme, err := readmeFlags(readReadme(t))
-	if err != nil {
-		t.Fatal(err)
-	}
 	without := func(m map[string]bool, name string) map[string]bool {
 		out := map[string]bool{}
 		for k, v := range m {
@@ -159,19 +121,17 @@ func TestFlagDriftIsFound(t *testing.T) {
 		return out
 	}
 	tests := []struct {
-		name                  string
-		defined, help, readme map[string]bool
-		want                  string
+		name          string
+		defined, help map[string]bool
+		want          string
 	}{
-		{"a new flag", with(defined, "sandbox"), help, readme, "--help does not list a flag tai parses: -sandbox"},
-		{"a new flag, README", with(defined, "sandbox"), with(help, "sandbox"), readme, `README.md's "Command line" does not name a flag tai parses: -sandbox`},
-		{"a flag gone", without(defined, "clean"), help, readme, "--help lists a flag tai does not parse: -clean"},
-		{"a flag gone, README", without(defined, "clean"), without(help, "clean"), readme, `README.md's "Command line" names a flag tai does not parse: -clean`},
-		{"help drops one", defined, without(help, "vault"), readme, "--help does not list a flag tai parses: -vault"},
+		{"a new flag", with(defined, "sandbox"), help, "--help does not list a flag tai parses: -sandbox"},
+		{"a flag gone", without(defined, "clean"), help, "--help lists a flag tai does not parse: -clean"},
+		{"help drops one", defined, without(help, "vault"), "--help does not list a flag tai parses: -vault"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := strings.Join(flagDrift(tc.defined, tc.help, tc.readme), "\n")
+			got := strings.Join(flagDrift(tc.defined, tc.help), "\n")
 			if !strings.Contains(got, tc.want) {
 				t.Errorf("want %q, got:\n%s", tc.want, got)
 			}
@@ -184,8 +144,5 @@ func TestFlagDriftIsFound(t *testing.T) {
 	}
 	if _, problems := helpFlags(usage + strings.Repeat("x", 81) + "\n"); len(problems) == 0 {
 		t.Error("a line over 80 columns is not reported")
-	}
-	if readme, err := readmeFlags(strings.Replace(readReadme(t), "`--clean`", "clean", -1)); err != nil || readme["clean"] {
-		t.Errorf("README.md's --clean taken out is still read: %v", err)
 	}
 }
