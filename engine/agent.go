@@ -30,8 +30,11 @@ type ToolEvent struct {
 	Digest string
 	// Args are the arguments as they may be shown: sensitive ones hidden,
 	// known secret values redacted (see Registry.ShownArgs).
-	Args     map[string]any
-	Outcome  string
+	Args    map[string]any
+	Outcome string
+	// Reason says why a denied call was denied when no person said no
+	// (nobody could be asked); empty otherwise.
+	Reason   string
 	Duration time.Duration
 }
 
@@ -543,6 +546,9 @@ func (a *Agent) runCalls(ctx context.Context, calls []llm.ToolCall, allow func(s
 				events[i].Outcome = "unknown"
 			case errors.Is(err, tool.ErrDenied):
 				events[i].Outcome = "denied"
+				if errors.Is(err, tool.ErrNoPrompter) {
+					events[i].Reason = tool.ErrNoPrompter.Error()
+				}
 			case err != nil:
 				events[i].Outcome = "error"
 			}

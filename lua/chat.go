@@ -391,7 +391,7 @@ func (h *Host) callWhole(ctx context.Context, fn *glua.LFunction, args ...glua.L
 }
 
 // toolEventTable converts a tool event: {id=, name=, digest=, args=,
-// outcome=, duration_ms=}. args are already redacted by the engine.
+// outcome=, reason=, duration_ms=}. args are already redacted by the engine.
 func (h *Host) toolEventTable(te engine.ToolEvent) *glua.LTable {
 	L := h.L
 	t := L.NewTable()
@@ -403,6 +403,9 @@ func (h *Host) toolEventTable(te engine.ToolEvent) *glua.LTable {
 	}
 	if te.Outcome != "" {
 		t.RawSetString("outcome", glua.LString(te.Outcome))
+		if te.Reason != "" {
+			t.RawSetString("reason", glua.LString(te.Reason))
+		}
 		t.RawSetString("duration_ms", glua.LNumber(float64(te.Duration.Microseconds())/1000))
 	}
 	return t

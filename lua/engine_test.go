@@ -320,7 +320,7 @@ func TestAskUserWithoutPrompterDenies(t *testing.T) {
 	h, srv, _ := modelHost(t, tool.Yolo, llmtest.Calls(llmtest.Call("ask_user", `{"question":"are you there?"}`)))
 	srv.SetRule(answerFromResults)
 	got := mustRun(t, h, `return tai.chat("ask me")`)
-	if s, _ := got[0].(string); !strings.Contains(s, "nobody can answer") {
+	if s, _ := got[0].(string); !strings.Contains(s, "no terminal to ask") {
 		t.Fatalf("got %v", got)
 	}
 }

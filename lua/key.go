@@ -88,7 +88,7 @@ func (h *Host) rlKey(L *glua.LState) int {
 	out := r.out
 	if h.prompter.granting {
 		if h.prompter.tty == nil {
-			fmt.Fprintf(h.opts.Stderr, "tai: %v; refused\n", errNoTerminal)
+			h.prompter.untold = true // the denial says why (see hostPrompter)
 			return fail(L, "eof")
 		}
 		in, out = h.prompter.tty, h.prompter.tty

@@ -31,6 +31,9 @@ type prompterState struct {
 	// /dev/tty then (nil when there is none); both owner goroutine only.
 	granting bool
 	tty      *os.File
+	// untold says the prompter tried to read an answer while granting
+	// with no terminal to read it from; owner goroutine only.
+	untold bool
 }
 
 // hostPrompter is the engine's Prompter: it asks through the Lua functions
@@ -61,7 +64,7 @@ func (p hostPrompter) Confirm(ctx context.Context, c tool.Consent) (bool, error)
 	var ok bool
 	var cerr error
 	err := p.h.onLua(ctx, func() {
-		p.h.prompter.granting, p.h.prompter.tty = piped, tty
+		p.h.prompter.granting, p.h.prompter.tty, p.h.prompter.untold = piped, tty, false
 		defer func() { p.h.prompter.granting, p.h.prompter.tty = false, nil }()
 		L := p.h.L
 		t := L.NewTable()
@@ -77,6 +80,9 @@ func (p hostPrompter) Confirm(ctx context.Context, c tool.Consent) (bool, error)
 			return
 		}
 		ok = glua.LVAsBool(out[0])
+		if !ok && p.h.prompter.untold {
+			cerr = errNoTerminal
+		}
 	})
 	if err != nil {
 		return false, err
@@ -101,7 +107,7 @@ func (p hostPrompter) Ask(ctx context.Context, question string) (string, error) 
 	var answer string
 	var aerr error
 	err := p.h.onLua(ctx, func() {
-		p.h.prompter.granting, p.h.prompter.tty = piped, tty
+		p.h.prompter.granting, p.h.prompter.tty, p.h.prompter.untold = piped, tty, false
 		defer func() { p.h.prompter.granting, p.h.prompter.tty = false, nil }()
 		out, err := p.h.callLua(fn, 2, glua.LString(question))
 		if err != nil {
@@ -109,6 +115,10 @@ func (p hostPrompter) Ask(ctx context.Context, question string) (string, error) 
 			return
 		}
 		s, ok := out[0].(glua.LString)
+		if !ok && p.h.prompter.untold {
+			aerr = errNoTerminal
+			return
+		}
 		if !ok {
 			msg := "no answer"
 			if e, isStr := out[1].(glua.LString); isStr {
@@ -144,9 +154,10 @@ func (h *Host) luaSetPrompter(L *glua.LState) int {
 	return 0
 }
 
-// errNoTerminal is what reading an answer gives when stdin is not a
-// terminal and there is no /dev/tty either.
-var errNoTerminal = errors.New("stdin is not a terminal and there is no /dev/tty: a question that grants something is answered only by a person at a terminal")
+// errNoTerminal is what a question that grants something (consent, a
+// question of the model) gives when stdin is not a terminal and there is
+// no /dev/tty either: only a person at a terminal answers it.
+var errNoTerminal = tool.ErrNoPrompter
 
 // askingTerminal decides where the answer to a question that grants
 // something (consent, ask_user, a profile change) may come from. With

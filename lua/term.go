@@ -396,7 +396,7 @@ func (h *Host) rlRead(L *glua.LState) int {
 		// A question that grants something, with stdin not a terminal:
 		// the answer comes from /dev/tty, never from the pipe.
 		if h.prompter.tty == nil {
-			fmt.Fprintf(h.opts.Stderr, "tai: %v; refused\n", errNoTerminal)
+			h.prompter.untold = true // the denial says why (see hostPrompter)
 			return fail(L, "eof")
 		}
 		line, err := readGrantLine(L, h.prompter.tty, prompt)

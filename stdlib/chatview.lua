@@ -399,6 +399,7 @@ function M.new(o)
   local function tool_end(ev)
     view.running[ev.id] = nil
     local mark = (M.marks[ev.outcome] or M.short(ev.outcome, 40)) .. " " .. M.duration(ev.duration_ms or 0)
+    if ev.reason then mark = mark .. " (" .. M.short(ev.reason, 80) .. ")" end
     unspin()
     if view.open == ev.id then
       o.note(" " .. mark .. "\n")
@@ -1142,7 +1143,10 @@ function M.oneshot(prompt, inv)
   local view = M.new({ write = tai.term.write, note = tai.term.ewrite, spinner = tai.term.isatty("stderr"),
     redactor = tai.vault.redactor(), retry_lines = true, retry_prefix = "tai: ", width = tai.term.width("stderr") })
   local rl
-  if tai.term.isatty("stdin") and tai.term.isatty("stderr") then
+  -- Questions are asked on the terminal: stdin when it is one, else
+  -- /dev/tty (cmd | tai -p …); with neither, the Go side refuses them,
+  -- saying so.
+  if not tai.term.isatty("stdin") or tai.term.isatty("stderr") then
     local function get_rl()
       rl = rl or tai.term.readline({ output = "stderr" })
       return rl

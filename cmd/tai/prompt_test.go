@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
+
 	"tai/engine/llm/llmtest"
 )
 
@@ -129,7 +131,7 @@ func TestPromptApprovalModes(t *testing.T) {
 		stderr   string
 		answered string
 	}{
-		{name: "no terminal denies", flags: nil, written: false, stderr: "✗ denied", answered: "nobody can answer"},
+		{name: "no terminal denies", flags: nil, written: false, stderr: "no terminal to ask: use --auto or a rule", answered: "no terminal to ask"},
 		{name: "auto approves and shows", flags: []string{"--auto"}, written: true, stderr: "⚙ write_file content=hello path=out.txt ✓", answered: "out.txt"},
 		{name: "yolo approves", flags: []string{"--yolo"}, written: true, stderr: "", answered: "out.txt"},
 	}
@@ -284,5 +286,62 @@ func TestPromptOnAnthropic(t *testing.T) {
 	}
 	if got := srv.Requests()[0].Header.Get("x-api-key"); got != "sk-ant-e2e" {
 		t.Fatalf("x-api-key %q", got)
+	}
+}
+
+// TestPipedPromptAsksOnTheTerminal: with its input piped (echo x | tai -p
+// …) and a terminal to talk to, tai asks for consent on /dev/tty; the
+// piped text is no answer.
+func TestPipedPromptAsksOnTheTerminal(t *testing.T) {
+	e := newEnv(t)
+	srv := llmtest.NewOpenAI(t, llmtest.Calls(llmtest.Call("write_file", `{"path":"out.txt","content":"hello"}`)))
+	srv.SetRule(fromToolResults)
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pty.Setsize(ptmx, &pty.Winsize{Rows: 50, Cols: 200})
+	cmd := exec.Command(taiBin, "-p", "write the file")
+	cmd.Env = e.modelVars(srv)
+	cmd.Dir = e.root
+	cmd.Stdin = strings.NewReader("y\ny\n")
+	cmd.Stdout, cmd.Stderr = tty, tty
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 1}
+	err = cmd.Start()
+	tty.Close() // tai holds it now; the screen ends when tai does
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &screen{t: t, tty: ptmx, cmd: cmd, chunks: make(chan []byte, 64)}
+	go func() {
+		defer close(s.chunks)
+		for {
+			buf := make([]byte, 4096)
+			n, err := ptmx.Read(buf)
+			if n > 0 {
+				s.chunks <- buf[:n]
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		ptmx.Close()
+	})
+	s.expect("⚠ write_file wants to run")
+	s.expect("[s]how everything: ")
+	if _, err := os.Stat(filepath.Join(e.root, "out.txt")); err == nil {
+		t.Fatal("the file was written before anyone answered")
+	}
+	s.typeKeys("y")
+	s.expect("the tool said: ")
+	if status := s.wait(); status != 0 {
+		t.Fatalf("status %d:\n%s", status, s.seen.String())
+	}
+	if b, err := os.ReadFile(filepath.Join(e.root, "out.txt")); err != nil || string(b) != "hello" {
+		t.Fatalf("out.txt: %q %v", b, err)
 	}
 }

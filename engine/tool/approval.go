@@ -71,7 +71,7 @@ type Prompter interface {
 
 // ErrNoPrompter reports that nobody is available to answer: no prompter was
 // installed (a served session, a script without a terminal).
-var ErrNoPrompter = errors.New("nobody can answer: no interactive terminal")
+var ErrNoPrompter = errors.New("no terminal to ask: use --auto or a rule")
 
 // Approver decides whether non-safe tool calls run. Prompts are asked one
 // at a time, in the order calls arrive, even when several goroutines ask at

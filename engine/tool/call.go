@@ -126,12 +126,12 @@ func (r *Registry) Prepare(ctx context.Context, name string, args map[string]any
 			if err != nil && ctx.Err() != nil {
 				// Interrupted while asked: the prompter's own error text
 				// (a Lua traceback) is no reason the model should see.
-				return nil, withAuditNote(fmt.Errorf("%w: %s (%s): the turn was interrupted while the person was asked", ErrDenied, t.Name, digest), aerr)
+				return nil, withAuditNote(fmt.Errorf("%w: %s: the turn was interrupted while the person was asked", ErrDenied, t.Name), aerr)
 			}
 			if err != nil {
-				return nil, withAuditNote(fmt.Errorf("%w: %s (%s): %v", ErrDenied, t.Name, digest, err), aerr)
+				return nil, withAuditNote(fmt.Errorf("%w: %s: %w", ErrDenied, t.Name, err), aerr)
 			}
-			return nil, withAuditNote(fmt.Errorf("%w: %s (%s) was not approved", ErrDenied, t.Name, digest), aerr)
+			return nil, withAuditNote(fmt.Errorf("%w: %s was not approved", ErrDenied, t.Name), aerr)
 		}
 	}
 	return &Call{reg: r, tool: t, args: args, digest: digest, session: session}, nil

@@ -149,6 +149,7 @@ error("meta/tai.lua only describes the tai module to editors; tai needs no requi
 ---@field digest string
 ---@field args? table redacted
 ---@field outcome? string on_tool_end only
+---@field reason? string on_tool_end only: why a denied call was denied when nobody could be asked
 ---@field duration_ms? number on_tool_end only
 
 ---A message for tai.complete.
