@@ -389,8 +389,10 @@ func sourceToLua(L *glua.LState, src github.Source) *glua.LTable {
 }
 
 // mcpResolve is tai.mcp.resolve(url) -> {entry=, notes=, pass=, file=,
-// line=, via=, origin=} | nil, err: what the GitHub resolver makes of a
-// repository, neither verified nor stored.
+// line=, via=, origin=} | nil, err [, servers]: what the GitHub resolver
+// makes of a repository, neither verified nor stored. servers, when the
+// repository offers several, lists them as {name=, url=, way=}: each url
+// resolves one.
 func (h *Host) mcpResolve(L *glua.LState) int {
 	ctx := luaContext(L)
 	if sess, err := h.Session(); err == nil {
@@ -405,6 +407,22 @@ func (h *Host) mcpResolve(L *glua.LState) int {
 			if store, serr := h.Vault(); serr == nil {
 				msg = store.Redact(msg)
 			}
+		}
+		var several *github.SeveralError
+		if errors.As(err, &several) {
+			// the third value lists the servers, for the person to pick one
+			list := L.CreateTable(len(several.Servers), 0)
+			for _, s := range several.Servers {
+				t := L.CreateTable(0, 3)
+				t.RawSetString("name", glua.LString(s.Name))
+				t.RawSetString("url", glua.LString(s.URL))
+				t.RawSetString("way", glua.LString(s.Way))
+				list.Append(t)
+			}
+			L.Push(glua.LNil)
+			L.Push(glua.LString(msg))
+			L.Push(list)
+			return 3
 		}
 		return fail(L, msg)
 	}

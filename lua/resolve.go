@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/pelletier/go-toml/v2"
 	glua "github.com/yuin/gopher-lua"
 
 	"tai/engine"
@@ -111,30 +113,37 @@ func (r *resolveState) resolve(ctx context.Context, src github.Source) (github.R
 	}
 	dctx, cancel := context.WithTimeout(ctx, resolveTimeout)
 	defer cancel()
-	if _, err := client.DefaultBranch(dctx, src); err != nil {
+	branch, err := client.DefaultBranch(dctx, src)
+	if err != nil {
 		return github.Resolution{}, err
 	}
-	res, why, err := r.deterministic(dctx, client, src)
+	res, why, err := r.deterministic(dctx, client, src, branch)
 	if err != nil {
 		return github.Resolution{}, err
 	}
 	if res != nil {
 		return *res, nil
 	}
-	if why.refused != "" {
-		return github.Resolution{}, fmt.Errorf("%s: %s", src, why.refused)
+	if len(why.several) > 0 {
+		return github.Resolution{}, &github.SeveralError{Source: src, Why: why.severalWhy, Servers: why.several}
 	}
-	first := fmt.Sprintf("the deterministic pass found no server entry (%s)%s", strings.Join(why.saw, "; "), leftOut(why.notes))
+	if why.refused != "" {
+		return github.Resolution{}, fmt.Errorf("%s: %s%s", src, why.refused, noteLines(why.notes))
+	}
+	first := why.reason
+	if first == "" {
+		first = "no file names a way to run a server"
+	}
 	sess, ok := engine.SessionFrom(ctx)
 	if !ok {
 		sess = r.h.engine.sess
 	}
 	if sess == nil {
-		return github.Resolution{}, fmt.Errorf("%s: %s, and no subagent pass is available here (no model session): paste the config its README shows (the JSON or TOML block)", src, first)
+		return github.Resolution{}, fmt.Errorf("%s: %s%s\n  paste the config block its README or docs show instead,\n  or configure a model (see /help model) so tai can read the docs for you", src, first, noteLines(why.notes))
 	}
 	res, err = r.agent(ctx, sess, client, src, why)
 	if err != nil {
-		return github.Resolution{}, fmt.Errorf("%s: no server entry found. First, %s. Then the subagent pass (mcp_resolve_agent) %v. Paste the config its README shows (the JSON or TOML block) instead", src, first, err)
+		return github.Resolution{}, fmt.Errorf("%s: no server entry found: %s; then the model pass (mcp_resolve_agent) %v\n  paste the config block its README or docs show instead%s", src, first, err, noteLines(why.notes))
 	}
 	return *res, nil
 }
@@ -320,35 +329,32 @@ func (r *resolveState) agentAnswer(src github.Source, text string) (*github.Reso
 	return nil, errors.New(why)
 }
 
-// leftOut lists, for a failure message, the first notes saying what was
-// not used and why.
-func leftOut(notes []config.Note) string {
-	var out []string
-	for _, n := range notes {
-		if n.Level == config.LevelInfo && !strings.Contains(n.Text, "not used") {
-			continue
-		}
-		if len(out) == 6 {
-			out = append(out, "…")
+// noteLines lists, for a failure message, the notes resolve.lua ranked
+// (at most five), one to a line.
+func noteLines(notes []config.Note) string {
+	var b strings.Builder
+	for i, n := range notes {
+		if i == 5 {
 			break
 		}
-		out = append(out, n.Text)
+		b.WriteString("\n  - ")
+		b.WriteString(n.Text)
 	}
-	if len(out) == 0 {
-		return ""
-	}
-	return "; left out: " + strings.Join(out, "; ")
+	return b.String()
 }
 
 // passOutcome is what a pass saw when it found no entry.
 type passOutcome struct {
-	refused string        // a definite answer that no single entry exists
+	refused    string          // a definite answer that no single entry exists
+	reason     string          // why nothing was found, in words a person can act on
+	several    []github.Server // the servers a repository of several offers
+	severalWhy string          // what showed them
 	saw     []string      // what each file held
 	notes   []config.Note // what was left out, and why
 }
 
 // deterministic runs M:resolve(gh) of resolve.lua.
-func (r *resolveState) deterministic(ctx context.Context, client *github.Client, src github.Source) (*github.Resolution, passOutcome, error) {
+func (r *resolveState) deterministic(ctx context.Context, client *github.Client, src github.Source, branch string) (*github.Resolution, passOutcome, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.L == nil && r.err == nil {
@@ -368,6 +374,7 @@ func (r *resolveState) deterministic(ctx context.Context, client *github.Client,
 	}
 	var apiErr error
 	gh := r.ghTable(ctx, client, src, &apiErr)
+	gh.RawSetString("branch", glua.LString(branch))
 	err := func() (err error) {
 		defer recoverLua(L, base, &err)
 		return L.CallByParam(glua.P{Fn: fn, NRet: 2, Protect: true}, r.mod, gh)
@@ -379,7 +386,7 @@ func (r *resolveState) deterministic(ctx context.Context, client *github.Client,
 		if ctx.Err() != nil {
 			return nil, passOutcome{}, fmt.Errorf("%s: reading the repository took longer than %s and was stopped", src, resolveTimeout)
 		}
-		return nil, passOutcome{}, fmt.Errorf("%s: %w", src, luaError(err))
+		return nil, passOutcome{}, internalError(src, err)
 	}
 	result, err := FromLua(L, L.Get(base+1))
 	if err != nil {
@@ -397,6 +404,19 @@ func (r *resolveState) deterministic(ctx context.Context, client *github.Client,
 	var out passOutcome
 	if m, ok := whyV.(map[string]any); ok {
 		out.refused, _ = m["refused"].(string)
+		out.reason, _ = m["reason"].(string)
+		out.severalWhy, _ = m["several_why"].(string)
+		if list, ok := m["several"].([]any); ok {
+			for _, v := range list {
+				if s, ok := v.(map[string]any); ok {
+					var srv github.Server
+					srv.Name, _ = s["name"].(string)
+					srv.URL, _ = s["url"].(string)
+					srv.Way, _ = s["way"].(string)
+					out.several = append(out.several, srv)
+				}
+			}
+		}
 		out.notes = notesFrom(m["notes"])
 		if saw, ok := m["saw"].([]any); ok {
 			for _, s := range saw {
@@ -407,6 +427,20 @@ func (r *resolveState) deterministic(ctx context.Context, client *github.Client,
 		}
 	}
 	return nil, out, nil
+}
+
+// internalError is what a failure inside resolve.lua says to the person:
+// one line, without the Lua stack, and a request to report it.
+func internalError(src github.Source, err error) error {
+	msg := luaError(err).Error()
+	var le *Error
+	if errors.As(luaError(err), &le) {
+		msg = le.Message
+	}
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	return fmt.Errorf("%s: the resolver failed on this repository (an internal error: %s): paste the config block its README shows instead\n  - please report this, with the repository's URL, so the resolver can be fixed", src, msg)
 }
 
 // resolution reads resolve.lua's result table.
@@ -541,6 +575,39 @@ func (r *resolveState) ghTable(ctx context.Context, client *github.Client, src g
 		pushJSON(L, entries)
 		pushJSON(L, notes)
 		return 2
+	}))
+	gh.RawSetString("toml", L.NewFunction(func(L *glua.LState) int {
+		var v map[string]any
+		if err := toml.Unmarshal([]byte(L.CheckString(1)), &v); err != nil {
+			return fail(L, "not TOML: "+err.Error())
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return fail(L, err.Error())
+		}
+		var x any
+		if err := json.Unmarshal(b, &x); err != nil {
+			return fail(L, err.Error())
+		}
+		lv, err := ToLua(L, x)
+		if err != nil {
+			return fail(L, err.Error())
+		}
+		L.Push(lv)
+		return 1
+	}))
+	// placeholder(s) is the stand-in a README left in s (YOUR_KEY,
+	// <token>, /path/to/…), as a paste's notes name it; "" when none.
+	gh.RawSetString("placeholder", L.NewFunction(func(L *glua.LState) int {
+		L.Push(glua.LString(config.Placeholder(L.CheckString(1))))
+		return 1
+	}))
+	// which(name) says whether a program of that name is on PATH (a Go
+	// toolchain, a vendor's CLI): the pass offers what can run here.
+	gh.RawSetString("which", L.NewFunction(func(L *glua.LState) int {
+		_, err := exec.LookPath(L.CheckString(1))
+		L.Push(glua.LBool(err == nil))
+		return 1
 	}))
 	gh.RawSetString("split", L.NewFunction(mcpSplit(func(L *glua.LState) *glua.LTable { return L.NewTable() })))
 	gh.RawSetString("json", L.NewFunction(func(L *glua.LState) int {

@@ -144,7 +144,7 @@ func TestResolveAgentFailures(t *testing.T) {
 			if got[0] != true || got[2] != int64(0) && got[2] != float64(0) {
 				t.Fatalf("add = %v", got)
 			}
-			for _, w := range []string{c.says, "deterministic pass found no server entry", "subagent pass"} {
+			for _, w := range []string{c.says, "no server entry found: the README shows no config block or run line", "the model pass"} {
 				if !strings.Contains(msg, w) {
 					t.Errorf("error %q does not say %q", msg, w)
 				}

@@ -23,7 +23,7 @@ func TestREPLPastedGitHubURL(t *testing.T) {
 	s.expect("> ")
 	s.typeKeys("https://github.com/upstash/context7#readme\r")
 	s.expect("found by the deterministic pass in server.json line 56")
-	s.expect("npx ctx7 setup) runs a setup or install command")
+	s.expect("also offered: npx -y @upstash/context7-mcp")
 	// the consent screen is the one decision: it shows what will run, and
 	// names where the entry was found
 	s.expect("from:")

@@ -290,7 +290,7 @@ func (c *Client) get(ctx context.Context, s Source, path string, q url.Values) (
 		if errors.As(err, &refused) {
 			return nil, fmt.Errorf("%s: %s", s.String(), c.redact(string(refused)))
 		}
-		return nil, fmt.Errorf("%s: the GitHub API at %s did not answer: %s", s.String(), c.base.Host, c.redact(mcp.URLErrorCause(err).Error()))
+		return nil, fmt.Errorf("%s: the GitHub API at %s did not answer (%s): check the network, or set TAI_GITHUB_API to your GitHub Enterprise API, or paste the config block its README shows instead", s.String(), c.base.Host, c.redact(mcp.URLErrorCause(err).Error()))
 	}
 	defer resp.Body.Close()
 	limit := c.maxFile*4/3 + 64*1024

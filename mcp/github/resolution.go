@@ -1,7 +1,9 @@
 package github
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 
 	"tai/mcp"
 	"tai/mcp/config"
@@ -51,4 +53,36 @@ func (r Resolution) Origin() string {
 		s += " (" + r.Via + ")"
 	}
 	return s
+}
+
+// Server is one of the servers a repository of several offers: its name,
+// the URL that resolves it (a folder as github.com/o/r/tree/<ref>/<dir>,
+// or a remote server's own URL) and, when the README shows it, its way
+// to run.
+type Server struct {
+	Name string
+	URL  string
+	Way  string
+}
+
+// SeveralError says that a repository offers several distinct servers and
+// none of them is the one to use: the person picks one of Servers.
+type SeveralError struct {
+	Source  Source
+	Why     string // what showed it: "a README table links to them", …
+	Servers []Server
+}
+
+// Error names the repository, why, and each server with the URL that
+// resolves it, one to a line.
+func (e *SeveralError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s offers %d servers, not one (%s): add one of them by its URL", e.Source, len(e.Servers), e.Why)
+	for i, s := range e.Servers {
+		fmt.Fprintf(&b, "\n  %d. %s  %s", i+1, s.Name, s.URL)
+		if s.Way != "" && s.Way != s.URL {
+			fmt.Fprintf(&b, "  (%s)", s.Way)
+		}
+	}
+	return b.String()
 }

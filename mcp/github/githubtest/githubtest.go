@@ -18,6 +18,12 @@ var Hidden = []string{"EXPECTED.txt"}
 // Handler serves the repositories under root. Requests it reads are passed
 // to seen, when not nil, as "METHOD path?query".
 func Handler(root string, seen func(string)) http.Handler {
+	return HandlerOf([]string{root}, seen)
+}
+
+// HandlerOf serves the repositories under each of roots; a repository is
+// looked up in the first root that holds it.
+func HandlerOf(roots []string, seen func(string)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if seen != nil {
 			seen(r.Method + " " + r.URL.RequestURI())
@@ -27,12 +33,19 @@ func Handler(root string, seen func(string)) http.Handler {
 			notFound(w)
 			return
 		}
-		dir := filepath.Join(root, parts[1]+"__"+parts[2])
 		if strings.ContainsAny(parts[1]+parts[2], `/\`) || strings.HasPrefix(parts[1], ".") || strings.HasPrefix(parts[2], ".") {
 			notFound(w)
 			return
 		}
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		dir := ""
+		for _, root := range roots {
+			d := filepath.Join(root, parts[1]+"__"+parts[2])
+			if st, err := os.Stat(d); err == nil && st.IsDir() {
+				dir = d
+				break
+			}
+		}
+		if dir == "" {
 			notFound(w)
 			return
 		}
@@ -143,7 +156,23 @@ func writeJSON(w http.ResponseWriter, v any) {
 // Repos returns the folder of the shared repository fixtures:
 // ../shared/fixtures/repos beside the module's root (the folder holding
 // go.mod, found upward from the working directory).
-func Repos() (string, error) {
+func Repos() (string, error) { return shared("repos") }
+
+// AllRepos returns the folders of every shared repository fixture set:
+// ../shared/fixtures/repos and ../shared/fixtures/repos2.
+func AllRepos() ([]string, error) {
+	var out []string
+	for _, name := range []string{"repos", "repos2"} {
+		p, err := shared(name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func shared(name string) (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
@@ -158,7 +187,7 @@ func Repos() (string, error) {
 		}
 		dir = up
 	}
-	p := filepath.Join(filepath.Dir(dir), "shared", "fixtures", "repos")
+	p := filepath.Join(filepath.Dir(dir), "shared", "fixtures", name)
 	if _, err := os.Stat(p); err != nil {
 		return "", err
 	}
