@@ -349,8 +349,8 @@ type passOutcome struct {
 	reason     string          // why nothing was found, in words a person can act on
 	several    []github.Server // the servers a repository of several offers
 	severalWhy string          // what showed them
-	saw     []string      // what each file held
-	notes   []config.Note // what was left out, and why
+	saw        []string        // what each file held
+	notes      []config.Note   // what was left out, and why
 }
 
 // deterministic runs M:resolve(gh) of resolve.lua.
