@@ -358,6 +358,12 @@ error("meta/tai.lua only describes the tai module to editors; tai needs no requi
 ---@field via string how it was read and why it won
 ---@field origin string one line naming the pass, the file and the line
 
+---One server of a repository that offers several.
+---@class tai.mcp.RepoServer
+---@field name string
+---@field url string the URL that resolves it (a github.com/…/tree/<ref>/<folder> URL or a remote's)
+---@field way string its way to run, when the README shows it; else ""
+
 ---The repository a GitHub URL names.
 ---@class tai.mcp.GitHubSource
 ---@field owner string
@@ -849,6 +855,7 @@ function tai.mcp.split(text) end
 ---@param url string
 ---@return tai.mcp.Resolution? resolution
 ---@return string? err
+---@return tai.mcp.RepoServer[]? servers when the repository offers several: pick one and resolve its url
 function tai.mcp.resolve(url) end
 
 ---The repository a GitHub URL names; nil alone when text is not a GitHub URL.
