@@ -35,11 +35,12 @@ func (h *Host) newBridge(e *engine.Engine) (*bridge.Bridge, error) {
 			}
 			return e.Profile().Name
 		},
-		Dir:    e.Dir(),
-		Clean:  func(s string) string { return CleanText(s, false) },
-		Client: &mcp.ClientOptions{Version: h.opts.Version, OnWarning: h.mcpWarning, OnStartup: startupLine(h.opts.Stderr)},
-		Deny:   h.deny.get,
-		Person: h.loginPerson,
+		Dir:        e.Dir(),
+		Clean:      func(s string) string { return CleanText(s, false) },
+		Client:     &mcp.ClientOptions{Version: h.opts.Version, OnWarning: h.mcpWarning, OnStartup: startupLine(h.opts.Stderr)},
+		Deny:       h.deny.get,
+		RuntimeEnv: h.runtimeEnv.get,
+		Person:     h.loginPerson,
 	})
 }
 

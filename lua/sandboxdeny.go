@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	glua "github.com/yuin/gopher-lua"
@@ -37,6 +38,31 @@ func (d *denyList) put(paths []string) {
 	d.set, d.paths = true, slices.Clone(paths)
 }
 
+// runtimeEnvList is tai.sandbox.runtime_env: the environment variables
+// that change what a runtime runs. The bridge reads it from any
+// goroutine, so it is guarded.
+type runtimeEnvList struct {
+	mu    sync.Mutex
+	set   bool
+	names []string
+}
+
+// get returns the list (sandbox.RuntimeEnv until one is set).
+func (r *runtimeEnvList) get() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.set {
+		return sandbox.RuntimeEnv()
+	}
+	return slices.Clone(r.names)
+}
+
+func (r *runtimeEnvList) put(names []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.set, r.names = true, slices.Clone(names)
+}
+
 // openSandbox installs tai.sandbox:
 //
 //	tai.sandbox.available() -> abi | nil, why
@@ -51,6 +77,13 @@ func (d *denyList) put(paths []string) {
 //	    is refused. With a list, it replaces the list (each folder
 //	    absolute or under ~); it returns the list in force. The vault's
 //	    folder is never granted, listed or not.
+//	tai.sandbox.runtime_env([names]) -> names
+//	    the environment variables that change what a runtime or launcher
+//	    runs (NODE_OPTIONS, PYTHONPATH, LD_PRELOAD, npm_config_*; a name
+//	    ending in * stands for every name it begins): a server entry
+//	    setting one is warned about on the consent screen, and one a
+//	    model adds with nobody asked is refused. With a list, it replaces
+//	    the list; it returns the list in force.
 //	tai.sandbox.session_off([off]) -> off
 //	    whether the model's shell commands run outside the sandbox for the
 //	    rest of this process (its own sessions; served ones keep it): true
@@ -65,6 +98,7 @@ func (h *Host) openSandbox(L *glua.LState, tai *glua.LTable) {
 		tai.RawSetString("sandbox", mod)
 	}
 	mod.RawSetString("deny", L.NewFunction(h.luaSandboxDeny))
+	mod.RawSetString("runtime_env", L.NewFunction(h.luaSandboxRuntimeEnv))
 	mod.RawSetString("available", L.NewFunction(luaSandboxAvailable))
 	mod.RawSetString("session_off", L.NewFunction(h.luaSandboxSessionOff))
 }
@@ -123,6 +157,46 @@ func (h *Host) luaSandboxDeny(L *glua.LState) int {
 	}
 	L.Push(out)
 	return 1
+}
+
+func (h *Host) luaSandboxRuntimeEnv(L *glua.LState) int {
+	if L.GetTop() >= 1 && L.Get(1) != glua.LNil {
+		t := L.CheckTable(1)
+		keys := 0
+		t.ForEach(func(glua.LValue, glua.LValue) { keys++ })
+		if keys != t.Len() {
+			L.ArgError(1, "tai.sandbox.runtime_env takes a list of variable names")
+		}
+		names := make([]string, 0, keys)
+		for i := 1; i <= keys; i++ {
+			s, ok := t.RawGetInt(i).(glua.LString)
+			if !ok || !envPattern(string(s)) {
+				L.ArgError(1, fmt.Sprintf("tai.sandbox.runtime_env[%d] is not a variable name (letters, digits and _, with * at the end for every name it begins)", i))
+			}
+			names = append(names, string(s))
+		}
+		h.runtimeEnv.put(names)
+	}
+	out := NewArray(L)
+	for _, n := range h.runtimeEnv.get() {
+		out.Append(glua.LString(n))
+	}
+	L.Push(out)
+	return 1
+}
+
+// envPattern reports a variable name, or the start of one followed by *.
+func envPattern(s string) bool {
+	s = strings.TrimSuffix(s, "*")
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // sandboxDenied is what no sandbox grant may reach: the vault's folder

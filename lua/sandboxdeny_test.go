@@ -136,3 +136,24 @@ func TestConnectRequiredSandbox(t *testing.T) {
 		t.Fatal("the server ran")
 	}
 }
+
+// TestSandboxRuntimeEnv: tai.sandbox.runtime_env shows the variables that
+// change what a runtime runs and replaces them; a bad name is an error
+// that leaves the old list.
+func TestSandboxRuntimeEnv(t *testing.T) {
+	h := newHost(t, Options{}, nil)
+	got := mustRun(t, h, `
+		local default = tai.sandbox.runtime_env()
+		local has = false
+		for _, n in ipairs(default) do if n == "NODE_OPTIONS" then has = true end end
+		local set = tai.sandbox.runtime_env({"NODE_OPTIONS", "MY_*"})
+		local ok, err = pcall(tai.sandbox.runtime_env, {"not a name"})
+		local after = tai.sandbox.runtime_env()
+		return has, #set, set[2], ok, err, #after`)
+	if got[0] != true || fmt.Sprint(got[1]) != "2" || got[2] != "MY_*" || got[3] != false || fmt.Sprint(got[5]) != "2" {
+		t.Fatalf("runtime_env: %q", got)
+	}
+	if !strings.Contains(fmt.Sprint(got[4]), "tai.sandbox.runtime_env[1] is not a variable name") {
+		t.Errorf("bad name: %q", got[4])
+	}
+}

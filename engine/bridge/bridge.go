@@ -62,6 +62,11 @@ type Options struct {
 	// start, so a change of the list applies to the next one. nil, or a
 	// nil answer, means sandbox.DefaultDeny().
 	Deny func() []string
+	// RuntimeEnv returns the environment variables that change what a
+	// runtime runs (tai.sandbox.runtime_env): an entry setting one is
+	// warned about at consent, and refused when a model adds it with
+	// nobody asked. nil, or a nil answer, means sandbox.RuntimeEnv().
+	RuntimeEnv func() []string
 	// Person returns who can finish an OAuth login in this process; nil
 	// means nobody can (logins fail naming /mcp login).
 	Person PersonFunc

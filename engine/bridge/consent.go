@@ -27,8 +27,15 @@ type spawn struct {
 	Argv      []string `json:"argv,omitempty"`
 	Cwd       string   `json:"cwd,omitempty"`
 	Env       []string `json:"env,omitempty"` // names only
-	URL       string   `json:"url,omitempty"`
-	Headers   []string `json:"headers,omitempty"` // names only
+	// Values are the env values shown, by name: every one but a secret's
+	// (a credential's name, or built from a vault secret or credential).
+	// Shown, not part of the digest.
+	Values map[string]string `json:"-"`
+	// Runtime are the env names that change what the server's runtime
+	// runs (Bridge.runtimeNames): warned about, not part of the digest.
+	Runtime []string `json:"-"`
+	URL     string   `json:"url,omitempty"`
+	Headers []string `json:"headers,omitempty"` // names only
 	// Sandbox is what the entry says about the sandbox (nil for the
 	// default, so a digest from before the field is unchanged).
 	Sandbox *mcp.Sandbox `json:"sandbox,omitempty"`
@@ -98,8 +105,12 @@ func spawnOf(e, raw mcp.Entry, secret func(string) string) spawn {
 			s.Sandbox = raw.Sandbox
 		}
 	}
-	for k := range e.Env {
+	s.Values = map[string]string{}
+	for k, v := range e.Env {
 		s.Env = append(s.Env, k)
+		if !vault.CredentialName(k) && !secretRefs(raw.Env[k], secret) {
+			s.Values[k] = v
+		}
 	}
 	for k := range e.Headers {
 		s.Headers = append(s.Headers, k)
@@ -146,6 +157,17 @@ func spawnOf(e, raw mcp.Entry, secret func(string) string) spawn {
 		}
 	}
 	return s
+}
+
+// secretRefs reports a value built from a reference to a secret (a vault
+// secret or a credential, as secret tells).
+func secretRefs(v string, secret func(string) string) bool {
+	for _, r := range config.Refs(v) {
+		if secret(r.Name) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // digest identifies the spawn (over the expanded values: a changed
@@ -207,7 +229,20 @@ func (s spawn) text(redact func(string) string) string {
 			show("cwd", []string{s.Cwd}, nil)
 		}
 		if len(s.Env) > 0 {
-			show("env", s.Env, refs("env:", s.Env, "  (values not shown)"))
+			words := make([]string, len(s.Env))
+			for i, k := range s.Env {
+				words[i] = k
+				if v, ok := s.Values[k]; ok {
+					words[i] = k + "=" + v
+				}
+			}
+			fromRef := refs("env:", s.Env, "")
+			show("env", words, func(i int) string {
+				if _, ok := s.Values[s.Env[i]]; ok {
+					return fromRef(i)
+				}
+				return fromRef(i) + "  (value not shown: a secret)"
+			})
 		}
 		s.confinementText(&b)
 	default:
@@ -235,6 +270,17 @@ func (s spawn) text(redact func(string) string) string {
 	}
 	for _, x := range s.Exposed {
 		b.WriteString("  ⚠ " + x.warning() + "\n")
+	}
+	if len(s.Runtime) > 0 {
+		names := make([]string, len(s.Runtime))
+		for i, n := range s.Runtime {
+			names[i] = mcp.VisibleLine(n)
+		}
+		verb := "changes"
+		if len(names) > 1 {
+			verb = "change"
+		}
+		fmt.Fprintf(&b, "  ⚠ env %s %s what the server's runtime runs (code loaded first, or where code and packages come from): read the value above; it runs with the server's grants\n", strings.Join(names, ", "), verb)
 	}
 	return b.String()
 }

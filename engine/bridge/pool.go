@@ -124,6 +124,7 @@ func (b *Bridge) open(ctx context.Context, st *serverState, cn *conn) (*mcp.Clie
 	sp.RunIn = b.runIn(e)
 	if d := sp.digest(); d != st.row.Consented {
 		sp.Confined = b.confinementOf(e)
+		sp.Runtime = b.runtimeNames(e)
 		if err := b.consentSpawn(ctx, sp); err != nil {
 			return nil, err
 		}

@@ -254,6 +254,7 @@ func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile, found string)
 	}
 	sp := spawnOf(ex, e, b.secretKind())
 	sp.RunIn = b.runIn(ex)
+	sp.Runtime = b.runtimeNames(ex)
 	sp.Found = b.clean(found)
 	sp.Confined = b.confinementOf(ex)
 	switch b.approver(ctx).Mode() {

@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -52,6 +53,30 @@ func (b *Bridge) confinementOf(e mcp.Entry) confinement {
 		c.Notes = append(c.Notes, fmt.Sprintf("this kernel's Landlock (ABI %d) cannot close the network (ABI %d can): it stays open", abi, sandbox.NetworkABI))
 	}
 	return c
+}
+
+// runtimeEnv is the list of variables that change what a runtime runs.
+func (b *Bridge) runtimeEnv() []string {
+	if b.opts.RuntimeEnv != nil {
+		if l := b.opts.RuntimeEnv(); l != nil {
+			return l
+		}
+	}
+	return sandbox.RuntimeEnv()
+}
+
+// runtimeNames are the variables of e's env that change what its
+// runtime runs, sorted.
+func (b *Bridge) runtimeNames(e mcp.Entry) []string {
+	list := b.runtimeEnv()
+	var out []string
+	for k := range e.Env {
+		if sandbox.ChangesRuntime(k, list) {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // runIn is the folder e's stdio server runs in when its entry names a

@@ -877,6 +877,15 @@ tai.sandbox = {}
 ---@return string[] folders the list in force
 function tai.sandbox.deny(folders) end
 
+---The environment variables that change what a runtime or launcher runs
+---(NODE_OPTIONS, PYTHONPATH, LD_PRELOAD, npm_config_*; a name ending in *
+---stands for every name it begins): a server entry setting one is warned
+---about on the consent screen, and one a model adds with nobody asked is
+---refused. With a list it replaces the list; it returns the list in force.
+---@param names? string[]
+---@return string[] names the list in force
+function tai.sandbox.runtime_env(names) end
+
 ---The Landlock ABI version the sandbox uses here, or nil and why there is
 ---none: then stdio servers and shell commands run with all of your rights,
 ---and an entry whose sandbox is required does not start.

@@ -77,3 +77,45 @@ func serverExe(t *testing.T) string {
 	}
 	return exe
 }
+
+// TestConsentShowsEnvValues: the consent screen shows each env value,
+// visibly, but a secret's (a credential's name, or a value built from a
+// vault secret), and warns of the variables that change what the
+// runtime runs, NODE_OPTIONS among them, by the list in force.
+func TestConsentShowsEnvValues(t *testing.T) {
+	f := newFixture(t, tool.Interactive, "")
+	if err := f.store.SecretSet("DB_URL", "postgres://u:hunter2hunter2@db/x", nil); err != nil {
+		t.Fatal(err)
+	}
+	f.p.answer = "n"
+	const code = "--import=data:text/javascript,import('fs').then(f=>f.writeFileSync('/tmp/x','pwned'))"
+	src, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"fs": map[string]any{
+		"command": "npx", "args": []string{"-y", "@modelcontextprotocol/server-filesystem"},
+		"env": map[string]string{"NODE_OPTIONS": code, "MEMORY_FILE_PATH": "/srv/memory.json",
+			"GITHUB_TOKEN": "ghp_hidden0123456789", "DATABASE": "${DB_URL}", "MY_SETTING": "x\x1b[2J"},
+	}}})
+	if _, err := f.b.Add(ctxT(t), AddRequest{Source: string(src)}); err != nil {
+		t.Fatal(err)
+	}
+	qs := f.p.questions()
+	if len(qs) != 1 {
+		t.Fatalf("questions: %q", qs)
+	}
+	q := qs[0]
+	mustContain(t, "question", q, "'NODE_OPTIONS=--import=data:text/javascript,", "MEMORY_FILE_PATH=/srv/memory.json",
+		"GITHUB_TOKEN  (value not shown: a secret)", "DATABASE (from ${DB_URL})  (value not shown: a secret)",
+		`'MY_SETTING=x\x1b[2J'`, "⚠ env NODE_OPTIONS changes what the server's runtime runs")
+	for _, bad := range []string{"ghp_hidden", "hunter2", "\x1b"} {
+		if strings.Contains(q, bad) {
+			t.Errorf("the screen shows %q:\n%s", bad, q)
+		}
+	}
+
+	// The list is a setting: without NODE_OPTIONS in it, no warning.
+	f.b.opts.RuntimeEnv = func() []string { return []string{"PYTHON*"} }
+	f.p.asked = nil
+	f.b.Add(ctxT(t), AddRequest{Source: string(src)})
+	if qs := f.p.questions(); len(qs) != 1 || strings.Contains(qs[0], "⚠ env NODE_OPTIONS") {
+		t.Errorf("warned with NODE_OPTIONS out of the list: %q", qs)
+	}
+}
