@@ -2,8 +2,10 @@ package lua
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"syscall"
 
@@ -19,7 +21,9 @@ import (
 //	                                            a regular file's text, bounded
 //	tai.file_kind(path) -> "file" | "dir" | "other" | nil
 //	tai.list_dir(path) -> {name, …} | nil, err   folders end with /
+//	tai.file_trusted(path) -> true | false, why  the person's own, in a folder only they (or root) can write to
 func (h *Host) openFiles(L *glua.LState, tai *glua.LTable) {
+	tai.RawSetString("file_trusted", L.NewFunction(luaFileTrusted))
 	tai.RawSetString("os", glua.LString(runtime.GOOS))
 	tai.RawSetString("cwd", L.NewFunction(h.luaCwd))
 	tai.RawSetString("read_text", L.NewFunction(luaReadText))
@@ -50,6 +54,53 @@ func luaListDir(L *glua.LState) int {
 	}
 	L.Push(out)
 	return 1
+}
+
+// luaFileTrusted is tai.file_trusted(path) -> true | false, why: whether
+// path may speak for the person (a project's instruction file, the .git
+// that marks a project's root): it is owned by them or by root, and its
+// folder is owned by them or by root and writable by no other user (not
+// by every user, as /tmp is; not by a group other than their own). A
+// path that does not exist is not trusted.
+func luaFileTrusted(L *glua.LState) int {
+	if why := untrusted(L.CheckString(1)); why != "" {
+		L.Push(glua.LFalse)
+		L.Push(glua.LString(why))
+		return 2
+	}
+	L.Push(glua.LTrue)
+	return 1
+}
+
+// untrusted says why path is not the person's to trust, "" when it is.
+func untrusted(path string) string {
+	st, err := os.Stat(path)
+	if err != nil {
+		return err.Error()
+	}
+	uid := uint32(os.Getuid())
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Uid != uid && sys.Uid != 0 {
+		return fmt.Sprintf("it belongs to another user (uid %d)", sys.Uid)
+	}
+	dir := filepath.Dir(path)
+	dst, err := os.Stat(dir)
+	if err != nil {
+		return err.Error()
+	}
+	sys, ok := dst.Sys().(*syscall.Stat_t)
+	if !ok {
+		return ""
+	}
+	perm := dst.Mode().Perm()
+	switch {
+	case sys.Uid != uid && sys.Uid != 0:
+		return fmt.Sprintf("its folder %s belongs to another user (uid %d)", dir, sys.Uid)
+	case perm&0o002 != 0:
+		return fmt.Sprintf("its folder %s is writable by every user", dir)
+	case perm&0o020 != 0 && sys.Gid != uint32(os.Getgid()):
+		return fmt.Sprintf("its folder %s is writable by the group %d, not yours", dir, sys.Gid)
+	}
+	return ""
 }
 
 // luaFileKind is tai.file_kind(path) -> "file" | "dir" | "other" | nil:

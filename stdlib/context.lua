@@ -57,12 +57,27 @@ local function exists(path)
   return tai.file_kind(path) ~= nil
 end
 
+-- top(dir) is the highest folder the walk up from dir may reach: the
+-- home folder for a dir inside it, else "/".
+local function top(dir)
+  local home = os.getenv("HOME")
+  if home and home ~= "" and home ~= "/" then
+    home = home:gsub("/+$", "")
+    if dir == home or dir:sub(1, #home + 1) == home .. "/" then return home end
+  end
+  return "/"
+end
+
 -- root(dir) is the repository root above dir (the nearest folder holding
--- .git), else dir itself.
+-- a .git the person can trust: tai.file_trusted), else dir itself. The
+-- walk never goes above the home folder for a dir inside it, and skips a
+-- .git another user planted (in /tmp, say).
 function M.root(dir)
-  local d = dir
+  local d, stop = dir, top(dir)
   while d do
-    if exists((d == "/" and "" or d) .. "/.git") then return d end
+    local git = (d == "/" and "" or d) .. "/.git"
+    if exists(git) and tai.file_trusted(git) then return d end
+    if d == stop then break end
     d = d:match("^(.+)/[^/]*$") or (d ~= "/" and "/" or nil)
   end
   return dir
@@ -84,15 +99,24 @@ function M.folders(dir)
 end
 
 -- instructions(dir) reads the instruction files from the repository root
--- down to dir, nearest last: { {path=, text=, truncated=bool}, … }.
+-- down to dir, nearest last: { {path=, text=, truncated=bool}, … }; then
+-- all found, and the files skipped because another user could have
+-- written them ({ {path=, why=}, … }: tai.file_trusted).
 function M.instructions(dir)
-  local found = {}
+  local found, skipped = {}, {}
   for _, folder in ipairs(M.folders(dir)) do
     for _, name in ipairs(M.files) do
       local path = (folder == "/" and "" or folder) .. "/" .. name
-      local text, truncated = tai.read_text(path, M.max_file_bytes)
-      if text then
-        found[#found + 1] = { path = path, text = text, truncated = truncated }
+      if exists(path) then
+        local ok, why = tai.file_trusted(path)
+        if ok then
+          local text, truncated = tai.read_text(path, M.max_file_bytes)
+          if text then
+            found[#found + 1] = { path = path, text = text, truncated = truncated }
+          end
+        else
+          skipped[#skipped + 1] = { path = path, why = why }
+        end
       end
     end
   end
@@ -106,7 +130,7 @@ function M.instructions(dir)
       table.insert(keep, 1, found[i])
     end
   end
-  return keep, found
+  return keep, found, skipped
 end
 
 -- parts(profile) lists what the system message is made of, in order:

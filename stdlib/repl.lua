@@ -1142,6 +1142,9 @@ builtin.context = {
       M.say(shown)
       if more ~= "" then M.say(M.paint("2", "   " .. more .. "; /context all shows everything")) end
     end
+    for _, s in ipairs(select(3, require("tai.context").instructions(tai.cwd())) or {}) do
+      M.say(M.paint("33", string.format("── %s not sent: %s", chatview.short(s.path, 200), chatview.clean(s.why))))
+    end
     local h = M.conv.history() or {}
     local hn = tai.estimate_tokens(h)
     total = total + hn

@@ -314,6 +314,7 @@ error("meta/tai.lua only describes the tai module to editors; tai needs no requi
 ---@field secret_in_argv string[] ${…} names of secrets on the command line or in the URL
 ---@field login? string the OAuth login state of an http server
 ---@field oauth? string its login settings
+---@field host? string an http server's host that is not plain ASCII, with its ASCII form (and a warning when it mixes scripts)
 ---@field sandbox? string what the sandbox lets a stdio server do, in one line, or that it is off
 ---@field sandbox_off? boolean the entry turns the sandbox off (sandbox = false)
 ---@field unsandboxed? boolean it runs with all of your rights: its entry turns the sandbox off, or no sandbox can run here
@@ -590,6 +591,12 @@ function tai.read_text(path, max) end
 ---@param path string
 ---@return "file"|"dir"|"other"|nil
 function tai.file_kind(path) end
+
+---Whether path may speak for the person: owned by them (or root), in a folder owned by them (or root) that no other user can write to.
+---@param path string
+---@return boolean trusted
+---@return string? why not
+function tai.file_trusted(path) end
 
 ---A folder's entries, sorted; folders end with /.
 ---@param path string
