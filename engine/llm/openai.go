@@ -223,6 +223,9 @@ func (c *OpenAIClient) readWhole(body io.Reader) (Response, error) {
 				Content   *string      `json:"content"`
 				Refusal   *string      `json:"refusal"`
 				ToolCalls []oaToolCall `json:"tool_calls"`
+				// FunctionCall is the deprecated single call a server may
+				// still answer with (finish reason function_call).
+				FunctionCall *oaCallFunction `json:"function_call"`
 			} `json:"message"`
 			FinishReason string `json:"finish_reason"`
 		} `json:"choices"`
@@ -250,6 +253,9 @@ func (c *OpenAIClient) readWhole(body io.Reader) (Response, error) {
 	for _, tc := range ch.Message.ToolCalls {
 		out.Message.ToolCalls = append(out.Message.ToolCalls, ToolCall{ID: callID(tc.ID), Name: tc.Function.Name, Arguments: jsonArgs(tc.Function.Arguments)})
 	}
+	if fc := ch.Message.FunctionCall; fc != nil && fc.Name != "" {
+		out.Message.ToolCalls = append(out.Message.ToolCalls, ToolCall{ID: newCallID(), Name: fc.Name, Arguments: jsonArgs(fc.Arguments)})
+	}
 	if wire.Usage != nil {
 		out.Usage = Usage{InputTokens: wire.Usage.PromptTokens, OutputTokens: wire.Usage.CompletionTokens}
 	}
@@ -264,9 +270,11 @@ func (c *OpenAIClient) readWhole(body io.Reader) (Response, error) {
 type oaChunk struct {
 	Choices []struct {
 		Delta struct {
-			Content   string `json:"content"`
-			Refusal   string `json:"refusal"`
-			ToolCalls []struct {
+			Content string `json:"content"`
+			Refusal string `json:"refusal"`
+			// FunctionCall is the deprecated single call, streamed.
+			FunctionCall *oaCallFunction `json:"function_call"`
+			ToolCalls    []struct {
 				Index    *int   `json:"index"`
 				ID       string `json:"id"`
 				Function struct {
@@ -293,6 +301,7 @@ func (c *OpenAIClient) readStream(body io.Reader, onText func(string)) (Response
 	events := sse.NewParser(body, maxSSEEvent, nil)
 	var text, refusal strings.Builder
 	var calls []*callBuilder
+	var function *callBuilder // the deprecated function_call, when streamed
 	byIndex := map[int]*callBuilder{}
 	finish := ""
 	var usage Usage
@@ -339,6 +348,14 @@ func (c *OpenAIClient) readStream(body io.Reader, onText func(string)) (Response
 				refusal.WriteString(d)
 				emitted = true
 				onText(d)
+			}
+			if fc := choice.Delta.FunctionCall; fc != nil {
+				if function == nil {
+					function = &callBuilder{}
+					calls = append(calls, function)
+				}
+				function.name += fc.Name
+				function.args.WriteString(fc.Arguments)
 			}
 			for _, tc := range choice.Delta.ToolCalls {
 				idx := len(calls)

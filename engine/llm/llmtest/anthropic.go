@@ -55,7 +55,7 @@ func blockText(raw json.RawMessage) (string, error) {
 // model and max_tokens present, only user and assistant roles, alternating
 // and starting with user, non-empty content, and every tool_use answered by
 // a tool_result in the very next message (and no tool_result without its
-// tool_use).
+// tool_use), tool_use ids unique.
 func parseAnthropic(body []byte) (Request, error) {
 	var wire struct {
 		Model     string          `json:"model"`
@@ -96,6 +96,7 @@ func parseAnthropic(body []byte) (Request, error) {
 		req.Messages = append(req.Messages, Message{Role: "system", Text: sys})
 	}
 	var pending map[string]bool
+	used := map[string]bool{} // tool_use ids, unique in a request
 	for i, m := range wire.Messages {
 		switch {
 		case m.Role != "user" && m.Role != "assistant":
@@ -131,6 +132,10 @@ func parseAnthropic(body []byte) (Request, error) {
 				if b.ID == "" || b.Name == "" || !strings.HasPrefix(strings.TrimSpace(string(b.Input)), "{") {
 					return req, fmt.Errorf("messages.%d.content.%d.tool_use: id, name and an object input are required", i, j)
 				}
+				if used[b.ID] {
+					return req, fmt.Errorf("messages.%d.content.%d: `tool_use` ids must be unique: %s is used twice", i, j, b.ID)
+				}
+				used[b.ID] = true
 				calls = append(calls, ToolCall{ID: b.ID, Name: b.Name, Arguments: string(b.Input)})
 			case "tool_result":
 				if m.Role != "user" {

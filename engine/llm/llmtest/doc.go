@@ -2,9 +2,17 @@
 // OpenAI chat completions and Anthropic Messages, for tests. A fake answers
 // from a script of turns (then, optionally, from a rule computed from the
 // request), streams with server-sent events when asked exactly as the real
-// APIs do, validates requests the way the real APIs reject them, injects
-// failures (an HTTP status with Retry-After, a stream cut short, a stream
-// that hangs, an error event) and records every request it received.
+// APIs do, injects failures (an HTTP status with Retry-After, a stream cut
+// short, a stream that hangs, an error event) and records every request it
+// received.
+//
+// A fake checks every request as the real API would: against the API's
+// request schema, trimmed from its published reference into
+// testdata/*.schema.json and checked by a small validator of the JSON
+// Schema subset those files use (schema.go), and against the rules a
+// schema cannot state (roles alternating, every tool call answered). A
+// request the API would refuse is answered 400 in the API's error shape
+// and fails the test, unless the test called AllowInvalid.
 //
 //	srv := llmtest.NewOpenAI(t,
 //		llmtest.Calls(llmtest.Call("read_file", `{"path":"a.txt"}`)),

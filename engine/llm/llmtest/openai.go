@@ -122,14 +122,21 @@ func (s *Server) openAIFinish(t Turn) string {
 }
 
 func (s *Server) wholeOpenAI(w http.ResponseWriter, req Request, t Turn) {
-	msg := map[string]any{"role": "assistant", "content": nil}
-	if t.Text != "" || len(t.ToolCalls) == 0 {
+	msg := map[string]any{"role": "assistant", "content": nil, "refusal": nil}
+	if t.Text != "" || len(t.ToolCalls) == 0 && t.Refusal == "" {
 		msg["content"] = t.Text
+	}
+	if t.Refusal != "" {
+		msg["refusal"] = t.Refusal
 	}
 	if len(t.ToolCalls) > 0 {
 		var calls []map[string]any
 		for _, c := range t.ToolCalls {
-			calls = append(calls, map[string]any{"id": c.ID, "type": "function", "function": map[string]any{"name": c.Name, "arguments": c.Arguments}})
+			call := map[string]any{"id": c.ID, "type": "function", "function": map[string]any{"name": c.Name, "arguments": c.Arguments}}
+			if t.NoIDs {
+				delete(call, "id")
+			}
+			calls = append(calls, call)
 		}
 		msg["tool_calls"] = calls
 	}
@@ -182,8 +189,16 @@ func (s *Server) streamOpenAI(w http.ResponseWriter, r *http.Request, req Reques
 			return
 		}
 	}
+	for _, p := range pieces(t.Refusal) {
+		if !e.send("", chunk(map[string]any{"refusal": p}, nil)) {
+			return
+		}
+	}
 	for idx, c := range t.ToolCalls {
 		first := map[string]any{"index": idx, "id": c.ID, "type": "function", "function": map[string]any{"name": c.Name, "arguments": ""}}
+		if t.NoIDs {
+			delete(first, "id")
+		}
 		if !e.send("", chunk(map[string]any{"tool_calls": []any{first}}, nil)) {
 			return
 		}

@@ -31,12 +31,19 @@ type Turn struct {
 	// Finish overrides the wire finish/stop reason ("" means the natural
 	// one: stop/tool_calls for OpenAI, end_turn/tool_use for Anthropic).
 	Finish string
+	// Refusal is an OpenAI model's refusal: message.refusal in a whole
+	// answer, delta.refusal chunks in a stream (the OpenAI fake only; an
+	// Anthropic refusal is Finish "refusal").
+	Refusal string
 	// InputTokens and OutputTokens override the usage counts (0 means a
 	// count derived from the sizes of request and answer).
 	InputTokens, OutputTokens int
 	// NoUsage leaves the usage out of the answer (OpenAI fake), as some
 	// OpenAI-compatible servers do.
 	NoUsage bool
+	// NoIDs sends the tool calls without ids (OpenAI fake), as some local
+	// servers do.
+	NoIDs bool
 
 	// Status, when non-zero, answers with this HTTP status and an error
 	// body in the API's shape, carrying ErrorType and Error.
@@ -155,16 +162,18 @@ type Server struct {
 
 	t      testing.TB
 	flavor flavor
+	schema *schema
 	srv    *httptest.Server
 	done   chan struct{}
 
-	mu     sync.Mutex
-	turns  []Turn
-	rule   func(Request) Turn
-	reqs   []Request
-	key    string
-	models []string
-	ids    int
+	mu      sync.Mutex
+	turns   []Turn
+	rule    func(Request) Turn
+	reqs    []Request
+	key     string
+	models  []string
+	ids     int
+	invalid bool // AllowInvalid
 }
 
 // NewOpenAI starts a fake OpenAI chat-completions server (POST
@@ -179,6 +188,14 @@ func NewAnthropic(t testing.TB, turns ...Turn) *Server { return start(t, anthrop
 func start(t testing.TB, f flavor, turns []Turn) *Server {
 	t.Helper()
 	s := &Server{t: t, flavor: f, turns: turns, done: make(chan struct{})}
+	file := "openai-chat-request.schema.json"
+	if f == anthropic {
+		file = "anthropic-messages-request.schema.json"
+	}
+	var err error
+	if s.schema, err = loadSchema(file); err != nil {
+		t.Fatalf("llmtest: %v", err)
+	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
 	s.BaseURL = s.URL
@@ -225,6 +242,29 @@ func (s *Server) SetModels(names ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.models = names
+}
+
+// AllowInvalid makes a request the real API would refuse answer 400, as
+// that API does, without failing the test. By default such a request also
+// fails the test (t.Errorf names what the API would refuse), so that no
+// test passes against the fake with a request the real API rejects. Tests
+// of the fake's own checks, or of how a client reports a refusal, call it.
+func (s *Server) AllowInvalid() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.invalid = true
+}
+
+// refuse answers 400 with msg, in the API's error shape, and fails the
+// test unless AllowInvalid was called.
+func (s *Server) refuse(w http.ResponseWriter, msg string) {
+	s.mu.Lock()
+	allowed := s.invalid
+	s.mu.Unlock()
+	if !allowed {
+		s.t.Errorf("llmtest: the API would refuse this request: %s", msg)
+	}
+	s.apiError(w, http.StatusBadRequest, "invalid_request_error", msg, "")
 }
 
 // Requests returns the completion requests received so far, in order.
@@ -281,21 +321,24 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	var req Request
+	if s.flavor == anthropic && r.Header.Get("anthropic-version") == "" {
+		s.refuse(w, "anthropic-version: header is required")
+		return
+	}
 	if s.flavor == openAI {
 		req, err = parseOpenAI(body)
 	} else {
-		if r.Header.Get("anthropic-version") == "" {
-			s.apiError(w, http.StatusBadRequest, "invalid_request_error", "anthropic-version: header is required", "")
-			return
-		}
 		req, err = parseAnthropic(body)
 	}
 	req.Path, req.Header, req.Body = r.URL.Path, r.Header.Clone(), body
 	s.mu.Lock()
 	s.reqs = append(s.reqs, req)
 	s.mu.Unlock()
+	if err == nil {
+		err = s.schema.validate(body)
+	}
 	if err != nil {
-		s.apiError(w, http.StatusBadRequest, "invalid_request_error", err.Error(), "")
+		s.refuse(w, err.Error())
 		return
 	}
 	turn, ok := s.next(req)

@@ -50,10 +50,19 @@ func TestOpenAIValidation(t *testing.T) {
 		{"orphan result", `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"tool","tool_call_id":"zz","content":"x"}]}`, "zz"},
 		{"bad arguments", `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{oops"}}]},{"role":"tool","tool_call_id":"a","content":"x"}]}`, "not valid JSON"},
 		{"not json", `{`, "parse the JSON"},
+		// What the published schema refuses.
+		{"unknown field", `{"model":"m","messages":[{"role":"user","content":"hi"}],"max_token":5}`, "max_token: Extra inputs"},
+		{"assistant with neither content nor calls", `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":null}]}`, "needs content or tool_calls"},
+		{"empty tool_calls", `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"x","tool_calls":[]}]}`, "messages.1.tool_calls: array of 0 items"},
+		{"tool name with a dot", `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"fs.read"}}]}`, "tools.0.function.name"},
+		{"129 tools", `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[` + strings.Repeat(`{"type":"function","function":{"name":"f"}},`, 128) + `{"type":"function","function":{"name":"f"}}]}`, "more than 128"},
+		{"tool message without content", `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"a"}]}`, "content: Field required"},
+		{"max_tokens a string", `{"model":"m","messages":[{"role":"user","content":"hi"}],"max_completion_tokens":"5"}`, "max_completion_tokens: expected"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := NewOpenAI(t, Say("unused"))
+			s.AllowInvalid()
 			code, body := post(t, s.BaseURL+"/chat/completions", nil, tc.body)
 			if code != 400 || !strings.Contains(body, tc.want) || !strings.Contains(body, `"error"`) {
 				t.Errorf("got %d %s, want 400 saying %q", code, body, tc.want)
@@ -81,10 +90,20 @@ func TestAnthropicValidation(t *testing.T) {
 		{"dangling tool_use at end", `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"a"},` + use + `]}`, "without `tool_result`", nil},
 		{"orphan tool_result", `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"zz","content":"x"}]}]}`, "unexpected `tool_use_id`", nil},
 		{"text before result", `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"a"},` + use + `,{"role":"user","content":[{"type":"text","text":"b"},{"type":"tool_result","tool_use_id":"t1","content":"x"}]}]}`, "before any text", nil},
+		// What the published schema and the API's own checks refuse.
+		{"white-space text block", `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"a"},{"role":"assistant","content":[{"type":"text","text":"\n\n"},{"type":"tool_use","id":"t1","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"x"}]}]}`, "messages.1.content.0.text: string", nil},
+		{"white-space string content", `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":" \n"}]}`, "messages.0.content", nil},
+		{"tool_use id with a dot", `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"a"},{"role":"assistant","content":[{"type":"tool_use","id":"functions.read_file:0","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"functions.read_file:0","content":"x"}]}]}`, "messages.1.content.0.id", nil},
+		{"tool_use id twice", `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"a"},` + use + `,{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"x"}]},` + use + `,{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"y"}]}]}`, "must be unique", nil},
+		{"max_tokens zero", `{"model":"m","max_tokens":0,"messages":[{"role":"user","content":"hi"}]}`, "max_tokens", nil},
+		{"unknown field", `{"model":"m","max_tokens":5,"max_completion_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, "max_completion_tokens: Extra inputs", nil},
+		{"tool without input_schema type", `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"f","input_schema":{}}]}`, "tools.0.input_schema: type: Field required", nil},
+		{"unknown block type", `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":[{"type":"txt","text":"a"}]}]}`, "messages.0.content.0", nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := NewAnthropic(t, Say("unused"))
+			s.AllowInvalid()
 			h := tc.header
 			if h == nil {
 				h = anHeader
