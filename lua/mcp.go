@@ -252,7 +252,7 @@ func mcpCall(L *glua.LState) int {
 	}
 	res, err := c.c.Call(luaContext(L), name, args)
 	if err != nil {
-		var me *mcp.MCPError
+		var me *mcp.WireError
 		if errors.As(err, &me) {
 			return c.fail(L, me.Error())
 		}

@@ -699,7 +699,7 @@ func (c *Client) requestID(ctx context.Context, id ID, method string, raw json.R
 		return nil, c.wrap(method, r.err)
 	case m != nil:
 		if m.Error != nil {
-			return nil, c.wrap(method, m.Error.Err())
+			return nil, c.wrap(method, m.Error)
 		}
 		return m.Result, nil
 	case ctx.Err() != nil:
@@ -1071,7 +1071,7 @@ func rawOrNil(val []byte) json.RawMessage {
 // Call runs one tool within CallTimeout. args may be nil, a
 // map[string]any, a json.RawMessage object or anything that marshals to a
 // JSON object. A tool that ran and failed comes back as a result with
-// IsError; a JSON-RPC error comes back as an error wrapping *MCPError. On
+// IsError; a JSON-RPC error comes back as an error wrapping *WireError. On
 // timeout the server gets notifications/cancelled and the call fails.
 func (c *Client) Call(ctx context.Context, name string, args any) (*CallResult, error) {
 	res, err := c.call(ctx, name, args)

@@ -62,11 +62,11 @@ func TestClientCalls(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := c.Call(ctx, tc.tool, tc.args)
 			if tc.wantCode != 0 {
-				var me *MCPError
+				var me *WireError
 				if !errors.As(err, &me) || me.Code != tc.wantCode {
-					t.Fatalf("err = %v, want MCPError %d", err, tc.wantCode)
+					t.Fatalf("err = %v, want WireError %d", err, tc.wantCode)
 				}
-				if !errors.Is(err, &MCPError{Code: tc.wantCode}) {
+				if !errors.Is(err, &WireError{Code: tc.wantCode}) {
 					t.Errorf("errors.Is by code failed for %v", err)
 				}
 				return

@@ -15,10 +15,10 @@
 //	defer c.Close()
 //	tools, err := c.Tools(ctx) // every page
 //	res, err := c.Call(ctx, "echo", map[string]any{"message": "hi"})
-//	// err: the server answered a JSON-RPC error (*MCPError) or is gone;
+//	// err: the server answered a JSON-RPC error (*WireError) or is gone;
 //	// res.IsError: the tool ran and failed
 //
-// A server's JSON-RPC error comes back wrapping *MCPError, an HTTP status
+// A server's JSON-RPC error comes back wrapping *WireError, an HTTP status
 // other than success wrapping *MCPHTTPError. Authorization plugs in through
 // an Authorizer (package mcp/oauth is one). The subpackages build on this
 // one: mcp/config turns pasted configuration into entries, mcp/github reads

@@ -592,7 +592,7 @@ func (t *HTTPTransport) reinit(ctx context.Context, stale string) error {
 		err = errors.New("no initialize response")
 	}
 	if err == nil && answer.Error != nil {
-		err = answer.Error.Err()
+		err = answer.Error
 	}
 	if err != nil {
 		return wrap(err)

@@ -972,7 +972,7 @@ func TestHTTPNullIDError(t *testing.T) {
 	ts := f.start()
 	c := fakeClient(t, ts, nil, nil)
 	_, err := c.Call(httpCtx(t), "echo", nil)
-	var me *MCPError
+	var me *WireError
 	if !errors.As(err, &me) || me.Code != CodeInvalidRequest || !strings.Contains(err.Error(), "cannot read that") {
 		t.Fatalf("err = %v, want the server's -32600", err)
 	}

@@ -170,9 +170,9 @@ func TestSDKHTTPServer(t *testing.T) {
 				t.Run(tc.name, func(t *testing.T) {
 					res, err := c.Call(ctx, tc.tool, tc.args)
 					if tc.wantCode != 0 {
-						var me *MCPError
+						var me *WireError
 						if !errors.As(err, &me) || me.Code != tc.wantCode {
-							t.Fatalf("Call err = %v, want MCPError %d", err, tc.wantCode)
+							t.Fatalf("Call err = %v, want WireError %d", err, tc.wantCode)
 						}
 						return
 					}

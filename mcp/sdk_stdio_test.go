@@ -112,9 +112,9 @@ func TestSDKStdioServer(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := c.Call(ctx, tc.tool, tc.args)
 			if tc.wantCode != 0 {
-				var me *MCPError
+				var me *WireError
 				if !errors.As(err, &me) || me.Code != tc.wantCode {
-					t.Fatalf("Call err = %v, want MCPError %d", err, tc.wantCode)
+					t.Fatalf("Call err = %v, want WireError %d", err, tc.wantCode)
 				}
 				if !strings.Contains(err.Error(), `"fake-sdk"`) {
 					t.Errorf("error %q does not name the server", err)

@@ -33,7 +33,9 @@ type Message struct {
 	Error *WireError
 }
 
-// WireError is the error object of a JSON-RPC response.
+// WireError is the error object of a JSON-RPC response, and the Go error
+// the client returns (wrapped) when a server answers one. Its Is compares
+// codes: errors.Is(err, &WireError{Code: CodeMethodNotFound}).
 type WireError struct {
 	// Code is the JSON-RPC error code.
 	Code int `json:"code"`

@@ -176,37 +176,28 @@ func malformedReplyID(data []byte) (ID, bool) {
 	return v, true
 }
 
-// MCPError is a JSON-RPC error answered by a server: a protocol failure, as
-// opposed to a tool that ran and failed (a CallResult with IsError).
-type MCPError struct {
-	// Code is the JSON-RPC error code (see the Code constants).
-	Code int
-	// Message is the server's error message.
-	Message string
-	// Data is the error's optional data, as sent.
-	Data json.RawMessage
-}
-
-// Error formats the code and message.
-func (e *MCPError) Error() string {
+// Error formats the code and message: a WireError a server answered is
+// the Go error the client returns (a protocol failure, as opposed to a
+// tool that ran and failed, a CallResult with IsError).
+func (e *WireError) Error() string {
 	if len(e.Data) > 0 && len(e.Data) <= 200 {
 		return fmt.Sprintf("mcp error %d: %s (data: %s)", e.Code, e.Message, e.Data)
 	}
 	return fmt.Sprintf("mcp error %d: %s", e.Code, e.Message)
 }
 
-// Is reports whether target is an *MCPError with the same code, so
-// errors.Is(err, &MCPError{Code: CodeMethodNotFound}) works.
-func (e *MCPError) Is(target error) bool {
-	t, ok := target.(*MCPError)
+// Is reports whether target is a *WireError with the same code, so
+// errors.Is(err, &WireError{Code: CodeMethodNotFound}) works.
+func (e *WireError) Is(target error) bool {
+	t, ok := target.(*WireError)
 	return ok && t.Code == e.Code
 }
 
 // MCPHTTPError is an HTTP failure of the Streamable HTTP leg: the status
 // code and the WWW-Authenticate header, so 401 can be told from anything
-// else. It unwraps to its MCPError, so errors.As finds either type.
+// else. It unwraps to its WireError, so errors.As finds either type.
 type MCPHTTPError struct {
-	MCPError
+	WireError
 	// Status is the HTTP status code.
 	Status int
 	// WWWAuthenticate is the response's WWW-Authenticate header, if any.
@@ -225,16 +216,11 @@ func (e *MCPHTTPError) Error() string {
 	return s
 }
 
-// Unwrap returns the embedded MCPError.
-func (e *MCPHTTPError) Unwrap() error { return &e.MCPError }
+// Unwrap returns the embedded WireError.
+func (e *MCPHTTPError) Unwrap() error { return &e.WireError }
 
 // Unauthorized reports whether the server answered 401.
 func (e *MCPHTTPError) Unauthorized() bool { return e.Status == http.StatusUnauthorized }
-
-// Err converts a wire error object into the Go error the client returns.
-func (w *WireError) Err() *MCPError {
-	return &MCPError{Code: w.Code, Message: w.Message, Data: w.Data}
-}
 
 // StringID returns a string request id.
 func StringID(s string) ID { return ID{Str: s, IsStr: true, Set: true} }

@@ -199,16 +199,16 @@ func TestMessageEncodeRefuses(t *testing.T) {
 
 func TestErrorTypes(t *testing.T) {
 	var err error = fmt.Errorf("wrapped: %w", &MCPHTTPError{
-		MCPError: MCPError{Code: CodeInvalidRequest, Message: "token expired"},
-		Status:   http.StatusUnauthorized, WWWAuthenticate: `Bearer resource_metadata="https://127.0.0.1/prm"`,
+		WireError: WireError{Code: CodeInvalidRequest, Message: "token expired"},
+		Status:    http.StatusUnauthorized, WWWAuthenticate: `Bearer resource_metadata="https://127.0.0.1/prm"`,
 	})
 	var he *MCPHTTPError
 	if !errors.As(err, &he) || !he.Unauthorized() {
 		t.Fatalf("errors.As MCPHTTPError: %v", err)
 	}
-	var me *MCPError
+	var me *WireError
 	if !errors.As(err, &me) || me.Code != CodeInvalidRequest {
-		t.Fatalf("errors.As MCPError through MCPHTTPError: %v", err)
+		t.Fatalf("errors.As WireError through MCPHTTPError: %v", err)
 	}
 	for _, want := range []string{"401", "Unauthorized", "token expired", "resource_metadata"} {
 		if !strings.Contains(err.Error(), want) {
@@ -219,11 +219,11 @@ func TestErrorTypes(t *testing.T) {
 		t.Error("500 reports Unauthorized")
 	}
 	we := &WireError{Code: CodeInternalError, Message: "boom", Data: json.RawMessage(`"why"`)}
-	if got := we.Err().Error(); got != `mcp error -32603: boom (data: "why")` {
-		t.Errorf("Err().Error() = %q", got)
+	if got := we.Error(); got != `mcp error -32603: boom (data: "why")` {
+		t.Errorf("Error() = %q", got)
 	}
-	if !errors.Is(fmt.Errorf("x: %w", we.Err()), &MCPError{Code: CodeInternalError}) || errors.Is(we.Err(), &MCPError{Code: CodeParseError}) {
-		t.Error("MCPError.Is does not compare codes")
+	if !errors.Is(fmt.Errorf("x: %w", we), &WireError{Code: CodeInternalError}) || errors.Is(we, &WireError{Code: CodeParseError}) {
+		t.Error("WireError.Is does not compare codes")
 	}
 }
 

@@ -112,7 +112,7 @@ func TestAddVerifyEnableCall(t *testing.T) {
 		args map[string]any
 	}{{"mcp_srv_protocol", nil}, {"mcp_call", map[string]any{"server": "srv", "tool": "protocol"}}} {
 		res, err := f.reg.Dispatch(ctxT(t), call.name, call.args)
-		var me *mcp.MCPError
+		var me *mcp.WireError
 		if !errors.As(err, &me) || me.Code != -32603 {
 			t.Fatalf("%s: %+v, %v; want a JSON-RPC error -32603", call.name, res, err)
 		}
