@@ -18,6 +18,14 @@
 //	// err: the server answered a JSON-RPC error (*WireError) or is gone;
 //	// res.IsError: the tool ran and failed
 //
+// The Client is two layers. The connection (conn.go) sends requests,
+// matches their responses, enforces deadlines, and answers what a server
+// sends through a method table of handlers from ClientOptions, each
+// handler given the context of the call in flight the message belongs to.
+// The protocol over it (client.go) runs the handshake and declares the
+// capabilities those handlers make; each feature has a file of its own
+// (tools.go), and every paginated list goes through one helper (list.go).
+//
 // A server's JSON-RPC error comes back wrapping *WireError, an HTTP status
 // other than success wrapping *MCPHTTPError. Authorization plugs in through
 // an Authorizer (package mcp/oauth is one). The subpackages build on this

@@ -187,6 +187,9 @@ func (t *HTTPTransport) Connect(ctx context.Context) error {
 	return nil
 }
 
+// tagsStreams marks HTTPTransport as a streamTagger.
+func (t *HTTPTransport) tagsStreams() {}
+
 // SetProtocolVersion sets the MCP-Protocol-Version header sent on every
 // later request; the client calls it with the version initialize agreed.
 func (t *HTTPTransport) SetProtocolVersion(v string) {
@@ -432,6 +435,9 @@ func (t *HTTPTransport) runRequest(ctx context.Context, id ID, method string, bo
 			if first {
 				first = false
 				st.report(nil)
+			}
+			if !m.IsResponse() {
+				m.related = id // what a request's stream carries belongs to it
 			}
 			t.deliver(m)
 		}

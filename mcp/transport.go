@@ -31,6 +31,11 @@ type Message struct {
 	Result json.RawMessage
 	// Error is a failed response's error.
 	Error *WireError
+
+	// related is the request whose reply stream carried this request or
+	// notification, when the transport knows it (see streamTagger); never
+	// on the wire.
+	related ID
 }
 
 // WireError is the error object of a JSON-RPC response, and the Go error

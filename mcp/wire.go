@@ -75,6 +75,12 @@ const (
 	MethodLogMessage = "notifications/message"
 	// MethodToolsListChanged says the tool list changed (accepted, ignored).
 	MethodToolsListChanged = "notifications/tools/list_changed"
+	// MethodElicitationCreate asks the client for input from its user.
+	MethodElicitationCreate = "elicitation/create"
+	// MethodRootsList asks the client for its roots.
+	MethodRootsList = "roots/list"
+	// MethodSamplingCreateMessage asks the client for a model's completion.
+	MethodSamplingCreateMessage = "sampling/createMessage"
 )
 
 // JSON-RPC and MCP error codes.
