@@ -145,11 +145,18 @@ func checkFields(L *glua.LState, args map[string]any, allowed ...string) {
 
 func (h *Host) mcpAdd(L *glua.LState) int {
 	args := argsTable(L, 1, "arguments")
-	checkFields(L, args, "source", "name", "profile")
+	checkFields(L, args, "source", "name", "profile", "replace")
 	req := bridge.AddRequest{
 		Source:  fieldString(L, args, "source", true),
 		Name:    fieldString(L, args, "name", false),
 		Profile: fieldString(L, args, "profile", false),
+	}
+	if v, ok := args["replace"]; ok {
+		b, isBool := v.(bool)
+		if !isBool {
+			L.ArgError(1, "replace must be true or false")
+		}
+		req.Replace = b
 	}
 	var rep bridge.AddReport
 	if err := h.onBridge(L, func(ctx context.Context, b *bridge.Bridge) (err error) {

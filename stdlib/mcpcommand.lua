@@ -99,6 +99,75 @@ local function add_and_report(args, shown)
   if not rep then warn(clean(err)) return end
   M.report(rep, shown)
   M.offer_login(rep)
+  for _, s in ipairs(rep.servers or {}) do
+    if s.outcome == "skipped" and s.reason == "already registered" and not args.replace then
+      M.offer_existing(s.server, args)
+    end
+  end
+end
+
+-- words_of(e) is an entry's argv, or its URL, as words.
+local function words_of(e)
+  if e.url and e.url ~= "" then return { e.url } end
+  local w = { e.command }
+  for _, a in ipairs(e.args or {}) do w[#w + 1] = a end
+  return w
+end
+
+-- new_entry(source, name) is the entry named name that source holds (a
+-- GitHub repository as the resolver reads it, else a paste as the
+-- normalizer does).
+function M.new_entry(source, name)
+  local gh = M.github(source)
+  if gh and gh.repo then
+    local res = tai.mcp.resolve(source)
+    return res and res.entry
+  end
+  local text = M.source_text(source)
+  local entries = text and tai.mcp.normalize(text, nil)
+  for _, e in ipairs(entries or {}) do
+    if e.name == name then return e end
+  end
+  return nil
+end
+
+-- offer_existing(name, args) is what an add of a server already
+-- registered under name offers at the REPL: the difference between the
+-- stored entry and the new one, then u (update the stored entry to it)
+-- or r (add it under another name).
+function M.offer_existing(name, args)
+  if not tai.term.isatty() then return end
+  local new = M.new_entry(args.source, name)
+  if not new then return end
+  local old
+  for _, s in ipairs(tai.mcp.list() or {}) do
+    if s.name == name then old = s end
+  end
+  local before, after = table.concat(old and old.words or {}, " "), table.concat(words_of(new), " ")
+  if before == after then
+    say("  the stored " .. clean(name) .. " runs the same; r adds it under another name")
+  else
+    say("  stored:  " .. clean(before))
+    say("  new:     " .. clean(after))
+  end
+  local a = require("tai.chatview").choose(repl().rl, "u: update the stored entry to the new one, r: add it under another name [u/r/N] ", { "n", "u", "r" })
+  if a == "u" then
+    add_and_report({ source = args.source, name = args.name, profile = args.profile, replace = true }, true)
+  elseif a == "r" then
+    local other = repl().rl:read("name for the new server: ")
+    other = other and other:match("^%s*([%w_.-]+)%s*$")
+    if not other then say("(not added: a name is letters, digits, '.', '_' or '-')") return end
+    local source = args.source
+    local gh = M.github(source)
+    if not (gh and gh.repo) then
+      -- a paste names its own servers: the one entry, under the new name
+      new.name = nil
+      source = tai.json.encode({ mcpServers = { [other] = { command = new.command, args = new.args, env = new.env, url = new.url, headers = new.headers, type = new.transport == "http" and "http" or nil } } })
+    end
+    add_and_report({ source = source, name = other, profile = args.profile }, true)
+  else
+    say("(left as it is)")
+  end
 end
 
 -- add(source [, name [, preview [, gh]]]) registers what source holds (a
@@ -110,7 +179,9 @@ function M.add(source, name, preview, gh)
   local shown = false
   if preview then gh = gh or M.github(source) end
   if preview and gh and gh.repo then
-    if not M.show_resolved(source, gh, M.asks_itself()) then return end
+    local ok, picked = M.show_resolved(source, gh, M.asks_itself())
+    if not ok then return end
+    source = picked or source
     preview, shown = false, true
   end
   if preview then
@@ -142,15 +213,45 @@ end
 
 -- show_resolved(url, gh [, brief]) shows the entry the resolver finds in
 -- the GitHub repository url names (gh is M.github(url)), where it found it
--- and its notes (brief: see show); false when it found none.
+-- and its notes (brief: see show); false when it found none. A repository
+-- of several servers lists them and asks for one by number, resolved at
+-- once: then true and the URL picked.
 function M.show_resolved(url, gh, brief)
   if gh.bad then warn(clean(gh.bad)) return false end
   say("reading " .. clean(url) .. " …")
-  local res, err = tai.mcp.resolve(url)
+  local res, err, servers = tai.mcp.resolve(url)
+  if not res and type(servers) == "table" and #servers > 0 and tai.term.isatty() then
+    for line in tostring(err):gmatch("[^\n]+") do say(clean(line)) end
+    local pick = M.pick(servers)
+    if not pick then say("(none picked; nothing stored)") return false end
+    local pgh = M.github(pick)
+    if pgh and pgh.repo then
+      local ok = M.show_resolved(pick, pgh, brief)
+      return ok, pick
+    end
+    local entries, notes = tai.mcp.normalize(pick)
+    if not entries or #entries == 0 then warn(clean(notes)) return false end
+    M.show(entries, notes, nil, brief)
+    return true, pick
+  end
   if not res then warn(clean(err)) return false end
   say(clean(res.origin))
   M.show({ res.entry }, res.notes, gh.repo and gh.repo.url, brief)
-  return true
+  return true, url
+end
+
+-- pick(servers) asks for one of a repository's servers by its number:
+-- its URL, or nil for none.
+function M.pick(servers)
+  while true do
+    local line = repl().rl:read(string.format("which one (1-%d, Enter for none)? ", #servers))
+    if not line then return nil end
+    line = line:match("^%s*(.-)%s*$")
+    if line == "" then return nil end
+    local k = tonumber(line)
+    if k and servers[k] then return servers[k].url end
+    say(string.format("  answer a number from 1 to %d, or Enter for none", #servers))
+  end
 end
 
 -- asks_itself() says whether tai.mcp.add puts its own question (the
@@ -167,7 +268,9 @@ end
 function M.offer_github(url, gh)
   gh = gh or M.github(url) or {}
   if M.asks_itself() then return M.add(url, nil, true, gh) end
-  if not M.show_resolved(url, gh) then return end
+  local ok, picked = M.show_resolved(url, gh)
+  if not ok then return end
+  url = picked or url
   if not require("tai.chatview").confirm(repl().rl, "add it to tai (you see the command before it runs)? [y/N] ") then
     say("(not added; /mcp add " .. clean(gh.repo and gh.repo.url or url) .. " adds it)")
     return

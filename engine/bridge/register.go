@@ -40,6 +40,11 @@ type AddRequest struct {
 	// Profile is the registering profile (a TOML enabled applies to it);
 	// empty means the current one.
 	Profile string
+	// Replace stores an entry over a stored server of the same name (an
+	// update a person chose): the stored one is deleted only once the
+	// new one is consented to and verified. The model's mcp_add never
+	// sets it.
+	Replace bool
 }
 
 // ServerOutcome is what became of one server of an Add or Import.
@@ -149,7 +154,7 @@ func (b *Bridge) Add(ctx context.Context, req AddRequest) (AddReport, error) {
 		profile = b.profileFor(ctx)
 	}
 	for _, e := range entries {
-		rep.Servers = append(rep.Servers, b.addOne(ctx, e, profile, ""))
+		rep.Servers = append(rep.Servers, b.addOne(ctx, e, profile, "", req.Replace))
 	}
 	return rep, nil
 }
@@ -175,7 +180,7 @@ func (b *Bridge) addResolved(ctx context.Context, rep AddReport, url string, req
 		profile = b.profileFor(ctx)
 	}
 	found := res.Source.String() + ": " + res.Origin()
-	out := b.addOne(ctx, e, profile, found)
+	out := b.addOne(ctx, e, profile, found, req.Replace)
 	out.Found = b.clean(b.store.Redact(found))
 	rep.Servers = append(rep.Servers, out)
 	return rep, nil
@@ -215,8 +220,9 @@ func readSource(path string) ([]byte, error) {
 }
 
 // addOne verifies and stores one entry; found, when not empty, says where
-// a resolved entry came from, for the consent screen.
-func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile, found string) ServerOutcome {
+// a resolved entry came from, for the consent screen; replace stores it
+// over a stored server of its name (see AddRequest.Replace).
+func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile, found string, replace bool) ServerOutcome {
 	out := ServerOutcome{Server: e.Name, Transport: e.Transport, Profile: profile}
 	refuse := func(format string, a ...any) ServerOutcome {
 		out.Outcome, out.Reason = Refused, b.clean(b.store.Redact(fmt.Sprintf(format, a...)))
@@ -232,11 +238,15 @@ func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile, found string)
 	if err != nil {
 		return refuse("%v", err)
 	}
+	replacing := false
 	if st := s.servers[e.Name]; st != nil {
-		out.Outcome, out.Reason, out.Transport = Skipped, "already registered", st.row.Transport
-		return out
+		if !replace {
+			out.Outcome, out.Reason, out.Transport = Skipped, "already registered", st.row.Transport
+			return out
+		}
+		replacing = true
 	}
-	if len(s.servers) >= b.opts.MaxServers {
+	if len(s.servers) >= b.opts.MaxServers && !replacing {
 		return refuse("%d servers are registered, the most tai keeps (MCP_MAX_SERVERS): remove one first (mcp_remove)", len(s.servers))
 	}
 	ex, secrets, err := b.expand(e)
@@ -314,6 +324,14 @@ func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile, found string)
 	source := e.Source
 	if source == "" {
 		source = "explicit"
+	}
+	if replacing {
+		// consented to and verified: the stored entry gives way
+		if err := b.deleteServer(e.Name); err != nil {
+			out.Tools = nil
+			return refuse("the stored %s could not be replaced: %v", e.Name, err)
+		}
+		b.auditAdmin("remove", e.Name, "replaced")
 	}
 	err = b.store.ServerRegister(vault.Registration{
 		Server: vault.Server{
@@ -400,6 +418,17 @@ func (b *Bridge) Remove(ctx context.Context, server string) error {
 			return fmt.Errorf("mcp server %q not removed: the person said no", server)
 		}
 	}
+	if err := b.deleteServer(server); err != nil {
+		return err
+	}
+	b.auditAdmin("remove", server, "ok")
+	_, err = b.reload()
+	return err
+}
+
+// deleteServer deletes server's rows, connection, login and package
+// caches, without asking (Remove asks; an update was consented to).
+func (b *Bridge) deleteServer(server string) error {
 	b.dropConn(server)
 	b.forgetAuthorizer(server)
 	if err := b.store.ServerDelete(server); err != nil {
@@ -414,9 +443,7 @@ func (b *Bridge) Remove(ctx context.Context, server string) error {
 	if err := sandbox.RemoveCaches(server, b.baseEnv()); err != nil {
 		return fmt.Errorf("mcp server %q removed, but its package caches were not: %w", server, err)
 	}
-	b.auditAdmin("remove", server, "ok")
-	_, err = b.reload()
-	return err
+	return nil
 }
 
 func orNone(list []string) string {

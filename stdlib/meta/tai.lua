@@ -275,6 +275,7 @@ error("meta/tai.lua only describes the tai module to editors; tai needs no requi
 ---@field source string a pasted config (JSON, TOML, one entry, a `claude|codex|gemini mcp add` line), a file path, an http(s) URL, a GitHub URL or a stored server's name
 ---@field name? string names a bare entry
 ---@field profile? string the registering profile (default: the current one)
+---@field replace? boolean store over a stored server of the same name (once consented to and verified)
 
 ---What became of one server of tai.mcp.add or tai.mcp.import.
 ---@class tai.mcp.ServerOutcome
