@@ -31,6 +31,10 @@ type spawn struct {
 	// (a credential's name, or built from a vault secret or credential).
 	// Shown, not part of the digest.
 	Values map[string]string `json:"-"`
+	// Proposed is, for an entry a model proposed, what it asks for beyond
+	// the default policy (Bridge.beyondDefault): warned about, not part of
+	// the digest.
+	Proposed []string `json:"-"`
 	// Runtime are the env names that change what the server's runtime
 	// runs (Bridge.runtimeNames): warned about, not part of the digest.
 	Runtime []string `json:"-"`
@@ -270,6 +274,9 @@ func (s spawn) text(redact func(string) string) string {
 	}
 	for _, x := range s.Exposed {
 		b.WriteString("  ⚠ " + x.warning() + "\n")
+	}
+	if len(s.Proposed) > 0 {
+		fmt.Fprintf(&b, "  ⚠ a model proposed this server, and it asks for %s: say yes only if you grant that yourself\n", strings.Join(s.Proposed, "; "))
 	}
 	if len(s.Runtime) > 0 {
 		names := make([]string, len(s.Runtime))

@@ -256,7 +256,7 @@ func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile, found string,
 	if err := b.unattendedSecrets(ctx, b.approver(ctx), e.Name, secrets); err != nil {
 		return refuse("%v", err)
 	}
-	if err := b.unattendedUnsandboxed(ctx, b.approver(ctx), ex); err != nil {
+	if err := b.unattendedBeyondDefault(ctx, b.approver(ctx), ex); err != nil {
 		return refuse("%v", err)
 	}
 	if err := b.requireSandbox(ex); err != nil {
@@ -265,6 +265,9 @@ func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile, found string,
 	sp := spawnOf(ex, e, b.secretKind())
 	sp.RunIn = b.runIn(ex)
 	sp.Runtime = b.runtimeNames(ex)
+	if tool.CallerFrom(ctx).ByModel {
+		sp.Proposed = b.beyondDefault(ex)
+	}
 	sp.Found = b.clean(found)
 	sp.Confined = b.confinementOf(ex)
 	switch b.approver(ctx).Mode() {

@@ -3,6 +3,8 @@ package bridge
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -109,16 +111,110 @@ func relativeWords(e mcp.Entry) bool {
 	return false
 }
 
-// unattendedUnsandboxed refuses an entry that turns the sandbox off when
-// a model adds it while nobody is asked (--auto, --yolo): the model could
-// otherwise run anything with all of the person's rights, past the
-// sandbox its own shell commands run in, without a person seeing the
-// warning.
-func (b *Bridge) unattendedUnsandboxed(ctx context.Context, a *tool.Approver, e mcp.Entry) error {
-	if !e.Sandbox.IsOff() || a.Mode() == tool.Interactive || !tool.CallerFrom(ctx).ByModel {
+// beyondDefault lists what e's stdio server asks for beyond the default
+// policy (its runtime, its own state, caches and temp, tai's folder to
+// read): the sandbox turned off, folders and files its entry grants,
+// variables that change what its runtime runs, inline code. A model may
+// propose such an entry; only a person can grant it.
+func (b *Bridge) beyondDefault(e mcp.Entry) []string {
+	if e.Transport != mcp.TransportStdio {
 		return nil
 	}
-	return fmt.Errorf("refused to start MCP server %s: a model asked under --%s, and the entry turns the sandbox off (sandbox = false) with nobody asked; a person must add it (/mcp add, or tai.mcp.add)", e.Name, a.Mode())
+	var out []string
+	if e.Sandbox.IsOff() {
+		out = append(out, "the sandbox off (sandbox = false)")
+	}
+	if code := inlineCode(append([]string{e.Command}, e.Args...)); code != "" {
+		out = append(out, "inline code ("+mcp.VisibleLine(code)+")")
+	}
+	if p := b.ServerPolicy(e); len(p.Granted) > 0 && !p.Off {
+		shown := make([]string, len(p.Granted))
+		for i, g := range p.Granted {
+			shown[i] = mcp.VisibleLine(g)
+		}
+		out = append(out, "access to "+strings.Join(shown, ", "))
+	}
+	if names := b.runtimeNames(e); len(names) > 0 {
+		for i, n := range names {
+			names[i] = mcp.VisibleLine(n)
+		}
+		out = append(out, "env "+strings.Join(names, ", "))
+	}
+	return out
+}
+
+// unattendedBeyondDefault refuses an entry a model adds while nobody is
+// asked (--auto, --yolo) when it asks for more than the default policy
+// (beyondDefault): its verification start would run what the model chose
+// with rights no person granted.
+func (b *Bridge) unattendedBeyondDefault(ctx context.Context, a *tool.Approver, e mcp.Entry) error {
+	if a.Mode() == tool.Interactive || !tool.CallerFrom(ctx).ByModel {
+		return nil
+	}
+	extra := b.beyondDefault(e)
+	if len(extra) == 0 {
+		return nil
+	}
+	return fmt.Errorf("mcp server %s not started: a person must add it at tai's prompt without --%s (/mcp add with the same config, or tai.mcp.add); a model proposed it, and it asks for %s, which only a person can grant", e.Name, a.Mode(), strings.Join(extra, "; "))
+}
+
+// inlineCode returns the words of argv that run code written on the
+// command line itself ("sh -c", "python3 -c", "node -e", "deno eval"),
+// through any wrapper before them (env, npx, uv run), or "".
+func inlineCode(argv []string) string {
+	for i, w := range argv {
+		base := filepath.Base(w)
+		flags := inlineFlags(base)
+		if flags == nil {
+			continue
+		}
+		for _, f := range argv[i+1:] {
+			flag, _, _ := strings.Cut(f, "=")
+			if slices.Contains(flags, flag) || shellLike(base) && len(f) > 1 && f[0] == '-' && f[1] != '-' && strings.Contains(f, "c") {
+				return base + " " + flag
+			}
+			if !strings.HasPrefix(f, "-") && !slices.Contains(flags, f) {
+				break
+			}
+		}
+	}
+	return ""
+}
+
+// inlineFlags are the arguments with which the program named base runs
+// code given on its command line; nil for a program with none known.
+func inlineFlags(base string) []string {
+	switch {
+	case shellLike(base):
+		return []string{"-c"}
+	case strings.HasPrefix(base, "python") || base == "pypy" || base == "pypy3":
+		return []string{"-c"}
+	case base == "node" || base == "nodejs" || base == "bun":
+		return []string{"-e", "--eval", "-p", "--print"}
+	case base == "deno":
+		return []string{"eval"}
+	case base == "perl" || base == "ruby" || base == "lua" || base == "luajit":
+		return []string{"-e", "-E"}
+	case base == "php":
+		return []string{"-r"}
+	case base == "pwsh" || base == "powershell":
+		return []string{"-c", "-Command", "-EncodedCommand", "-e", "-ec"}
+	case base == "osascript" || base == "Rscript":
+		return []string{"-e"}
+	case base == "npx" || base == "npm":
+		return []string{"-c", "--call"}
+	}
+	return nil
+}
+
+// shellLike reports a shell, whose -c may come among other short flags
+// (-ec, -lc).
+func shellLike(base string) bool {
+	switch base {
+	case "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "ash":
+		return true
+	}
+	return false
 }
 
 // requireSandbox refuses to start e's stdio server when its entry

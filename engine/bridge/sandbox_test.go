@@ -155,7 +155,7 @@ func TestUnattendedSandboxOff(t *testing.T) {
 		if err != nil || len(rep.Servers) != 1 || rep.Servers[0].Outcome == Added {
 			t.Fatalf("%s: a model added an unsandboxed server: %+v, %v", mode, rep, err)
 		}
-		mustContain(t, "refusal", rep.Servers[0].Reason, "a model asked under --"+mode.String()+", and the entry turns the sandbox off (sandbox = false) with nobody asked")
+		mustContain(t, "refusal", rep.Servers[0].Reason, "a person must add it at tai's prompt without --"+mode.String(), "it asks for the sandbox off (sandbox = false)")
 		if _, err := f.store.ServerGet("loose"); err == nil {
 			t.Fatalf("%s: the refused server was stored", mode)
 		}

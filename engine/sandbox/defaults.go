@@ -141,6 +141,7 @@ func ForServer(s ServerSpec) Policy {
 			return
 		}
 		*to = append(*to, Path{Path: path})
+		p.Granted = append(p.Granted, path)
 	}
 	for _, a := range s.Args {
 		if !strings.HasPrefix(a, "/") && !strings.HasPrefix(a, "~") && !strings.HasPrefix(a, ".") {
@@ -152,8 +153,10 @@ func ForServer(s ServerSpec) Policy {
 		}
 		if st, err := os.Stat(path); err == nil && st.IsDir() {
 			p.Write = append(p.Write, Path{Path: path})
+			p.Granted = append(p.Granted, path)
 		} else if err == nil {
 			p.Read = append(p.Read, Path{Path: scriptRoot(path, home, never)})
+			p.Granted = append(p.Granted, scriptRoot(path, home, never))
 		}
 	}
 	if s.Cwd != "" {
