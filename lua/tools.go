@@ -80,18 +80,36 @@ func argsJSON(L *glua.LState, n int, what string) json.RawMessage {
 	return b
 }
 
-// luaCallTool is tai.call(tool, args): the same Dispatch path the model
-// uses (audit, redaction, spill), with no approval asked when the person's
-// own script calls (see engine.ByPerson; a Lua tool the model called is
-// still asked about).
+// luaCallTool is tai.call(tool, args [, opts]): the same Dispatch path the
+// model uses (audit, redaction, spill), with no approval asked when the
+// person's own script calls (see engine.ByPerson; a Lua tool the model
+// called is still asked about). opts.on_output(text), when given, is
+// called with the tool's output as it comes (the shell's), redacted.
 func (h *Host) luaCallTool(L *glua.LState) int {
 	name := L.CheckString(1)
 	args := argsTable(L, 2, "args")
+	var onOutput *glua.LFunction
+	if opts := L.OptTable(3, nil); opts != nil {
+		switch v := opts.RawGetString("on_output").(type) {
+		case *glua.LFunction:
+			onOutput = v
+		case *glua.LNilType:
+		default:
+			L.ArgError(3, "on_output must be a function(text)")
+		}
+	}
 	s, err := h.Session()
 	if err != nil {
 		return fail(L, err.Error())
 	}
 	ctx := tool.ByPerson(luaContext(L))
+	if onOutput != nil {
+		c := tool.CallerFrom(ctx)
+		c.Live = func(text string) {
+			h.onLua(ctx, func() { h.callLua(onOutput, 0, glua.LString(text)) })
+		}
+		ctx = tool.WithCaller(ctx, c)
+	}
 	var res tool.Result
 	var derr error
 	h.Await(func() { res, derr = s.Dispatch(ctx, name, args) })

@@ -1221,25 +1221,6 @@ M.shell_note_max = 16 * 1024
 -- Ctrl-C stops it sooner.
 M.shell_timeout = 1800
 
--- show_record(id) writes the whole of a stored record, read page by page
--- through record_read (redacted as it is read).
-function M.show_record(id)
-  local offset, last = 0, ""
-  while offset do
-    local r, err = tai.call("record_read", { id = id, offset = offset, length = 60000 })
-    if not r then M.warn(err) return end
-    local text = r.content[1] and r.content[1].text or ""
-    if r.isError then M.warn(text) return end
-    local head, body = text:match("^(%[record [^\n]*%])\n(.*)$")
-    if not head then M.warn(text) return end
-    tai.term.write(chatview.clean(body))
-    if body ~= "" then last = body:sub(-1) end
-    local next_at = head:match("continue with offset (%d+)")
-    offset = next_at and tonumber(next_at)
-  end
-  if last ~= "" and last ~= "\n" then tai.term.write("\n") end
-end
-
 -- shell(command) runs a !command through the shell tool as the person's
 -- own call (not asked about): what it leaves running in the background is
 -- stopped when it ends, Ctrl-C stops it, and its output comes back with
@@ -1248,7 +1229,14 @@ end
 function M.shell(command)
   if command:match("^%s*$") then M.warn("usage: !COMMAND runs COMMAND in the shell") return end
   M.rl:suspend()
-  local r, err = tai.call("shell", { command = command, timeout = M.shell_timeout })
+  -- the output is shown as it comes; the exit status ends it
+  local last = "\n"
+  local function show(text)
+    tai.term.write(chatview.clean(text))
+    last = text:sub(-1)
+  end
+  local r, err = tai.call("shell", { command = command, timeout = M.shell_timeout }, { on_output = show })
+  if last ~= "\n" then tai.term.write("\n") end
   if not r then M.warn(err) return end
   local parts = {}
   for _, c in ipairs(r.content or {}) do
@@ -1257,12 +1245,19 @@ function M.shell(command)
   local out = table.concat(parts, "\n")
   local record = out:match("^The result is %d+ bytes, over the inline limit of %d+, so it was stored as record (%S+)%.")
   if record then
-    -- too long for the model's inline limit: the person sees it all
-    M.show_record(record)
-  else
-    tai.term.write(chatview.clean(out))
-    if out ~= "" and out:sub(-1) ~= "\n" then tai.term.write("\n") end
+    local whole = tai.vault.record_get(record, 0, 4096)
+    if whole then out = whole end
   end
+  -- what the result says besides the output shown already: the status,
+  -- stopped background processes, a note on the sandbox
+  local status = {}
+  for line in (out .. "\n"):gmatch("([^\n]*)\n") do
+    if line:match("^%-%-%- std[a-z]+ ") then break end
+    status[#status + 1] = line
+  end
+  while #status > 0 and status[#status] == "" do status[#status] = nil end
+  local say = r.isError and M.warn or M.say
+  say(chatview.clean(table.concat(status, "\n")))
   local kept = out
   if #kept > M.shell_note_max then kept = kept:sub(1, M.shell_note_max) .. "\n[… " .. (#out - M.shell_note_max) .. " more bytes not kept]" end
   M.conv.notes[#M.conv.notes + 1] = string.format("[The person ran a shell command themselves: `%s`. What it gave:\n%s]", command, kept)

@@ -27,7 +27,7 @@ func TestREPLBangStopsDetachedChildren(t *testing.T) {
 	}
 	// output past the inline limit of a tool result is still shown whole
 	s.typeKeys("!seq 1 30000\r")
-	s.expect("\r\n1\r\n2\r\n")
+	s.expect("l1\r\n2\r\n") // right after the end of bracketed paste
 	s.expect("\r\n15000\r\n15001\r\n")
 	s.expect("\r\n29999\r\n30000\r\n")
 	s.expect("tai:ollama> ")
@@ -72,6 +72,38 @@ func TestREPLBangCtrlC(t *testing.T) {
 	s.expect("tai:ollama> ")
 	if alive(t, pid) {
 		t.Fatalf("the sleep (pid %d) still runs after Ctrl-C", pid)
+	}
+	s.typeKeys("\x04")
+	s.wait()
+}
+
+// TestREPLBangStreamsItsOutput: a !command's output shows as it comes,
+// before the command ends, and its exit status follows at the end.
+func TestREPLBangStreamsItsOutput(t *testing.T) {
+	e := newEnv(t)
+	gate := filepath.Join(e.root, "gate")
+	if err := syscall.Mkfifo(gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startREPL(t, e, "--clean")
+	s.expect("tai:ollama> ")
+	// the command prints, then waits until the test opens the gate
+	s.typeKeys("!echo first-part; read x < " + gate + "; echo second-part; exit 3\r")
+	s.expect("first-part\r\n")
+	if after := s.seen.String()[s.mark:]; strings.Contains(after, "second-part") || strings.Contains(after, "exit status") {
+		t.Fatal("the command's end shown before it ended")
+	}
+	f, err := os.OpenFile(gate, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("go\n")
+	f.Close()
+	s.expect("second-part\r\n")
+	s.expect("exit status 3 (")
+	s.expect("tai:ollama> ")
+	if strings.Contains(s.seen.String(), "--- stdout ---") || strings.Count(s.seen.String(), "second-part\r\n") != 1 {
+		t.Fatalf("the output was shown twice:\n%s", s.seen.String())
 	}
 	s.typeKeys("\x04")
 	s.wait()

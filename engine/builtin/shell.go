@@ -152,9 +152,18 @@ func runCommand(ctx context.Context, argv []string, dir string, env []string, p 
 	defer cancel()
 	stdout := &cappedBuffer{max: ShellOutputMax, slack: vault.MaxSecretSize, red: red}
 	stderr := &cappedBuffer{max: ShellOutputMax, slack: vault.MaxSecretSize, red: red}
+	var outW, errW io.Writer = stdout, stderr
+	var live *liveOutput
+	if show := tool.CallerFrom(ctx).Live; show != nil {
+		live = &liveOutput{red: red, show: show}
+		outW, errW = io.MultiWriter(stdout, live.stream()), io.MultiWriter(stderr, live.stream())
+	}
 	start := time.Now()
-	rep, err := keep(ctx, argv, dir, env, p, stdout, stderr)
+	rep, err := keep(ctx, argv, dir, env, p, outW, errW)
 	elapsed := time.Since(start).Round(time.Millisecond)
+	if live != nil {
+		live.flush()
+	}
 
 	var b strings.Builder
 	isErr := false
@@ -197,7 +206,7 @@ func runCommand(ctx context.Context, argv []string, dir string, env []string, p 
 // keep runs argv under the shell keeper and returns its reply. Cancelling
 // ctx asks the keeper to stop the command and all it started (SIGTERM);
 // a keeper that does not end within two seconds is killed with its group.
-func keep(ctx context.Context, argv []string, dir string, env []string, p *sandbox.Policy, stdout, stderr *cappedBuffer) (sandbox.Reply, error) {
+func keep(ctx context.Context, argv []string, dir string, env []string, p *sandbox.Policy, stdout, stderr io.Writer) (sandbox.Reply, error) {
 	cmd, pipes, err := sandbox.Command(argv, dir, env, p)
 	if err != nil {
 		return sandbox.Reply{}, err
@@ -301,5 +310,53 @@ func (c *cappedBuffer) section(b *strings.Builder, name string) {
 	if dropped > 0 {
 		fmt.Fprintf(b, "--- %s: %d more bytes were not kept (the first %d are above); redirect the output to a file to keep it all ---\n",
 			name, dropped, c.max)
+	}
+}
+
+// liveOutput shows a command's output as it comes (see tool.Caller.Live),
+// each stream's text redacted before it is shown: the tail that may be
+// the start of a secret is held back until the next write shows whether
+// one follows, so no secret reaches the screen split in two.
+type liveOutput struct {
+	mu      sync.Mutex // one show at a time, whichever stream writes
+	red     *vault.Redactor
+	show    func(text string)
+	streams []*liveStream
+}
+
+// liveStream is one stream of a liveOutput and the text it holds back.
+type liveStream struct {
+	o    *liveOutput
+	held string
+}
+
+func (o *liveOutput) stream() *liveStream {
+	s := &liveStream{o: o}
+	o.streams = append(o.streams, s)
+	return s
+}
+
+// Write implements io.Writer.
+func (s *liveStream) Write(p []byte) (int, error) {
+	s.o.mu.Lock()
+	defer s.o.mu.Unlock()
+	text := s.held + string(p)
+	keep := s.o.red.Held(text)
+	s.held = text[len(text)-keep:]
+	if ready := text[:len(text)-keep]; ready != "" {
+		s.o.show(s.o.red.Redact(ready))
+	}
+	return len(p), nil
+}
+
+// flush shows what the streams held back once the command has ended.
+func (o *liveOutput) flush() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, s := range o.streams {
+		if s.held != "" {
+			o.show(o.red.Redact(s.held))
+			s.held = ""
+		}
 	}
 }

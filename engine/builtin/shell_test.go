@@ -160,3 +160,35 @@ func TestShellCutComesAfterRedaction(t *testing.T) {
 		t.Fatalf("shell output cut at 10 bytes: %q", got)
 	}
 }
+
+// TestLiveOutputNeverShowsASplitSecret: output shown as it comes holds a
+// secret back while it may be arriving in pieces, and shows it redacted.
+func TestLiveOutputNeverShowsASplitSecret(t *testing.T) {
+	secret := "live-secret-Zq8Wm3Xv7Pk2"
+	store := vaulttest.Open(t)
+	if err := store.SecretSet("live", secret, nil); err != nil {
+		t.Fatal(err)
+	}
+	red, err := store.Redactor()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shown []string
+	o := &liveOutput{red: red, show: func(s string) { shown = append(shown, s) }}
+	out := o.stream()
+	out.Write([]byte("before " + secret[:9]))
+	if len(shown) != 1 || shown[0] != "before " {
+		t.Fatalf("shown %q, want the text before the secret's start", shown)
+	}
+	out.Write([]byte(secret[9:] + " after\n"))
+	o.flush()
+	got := strings.Join(shown, "")
+	if got != "before [REDACTED:live] after\n" {
+		t.Fatalf("shown %q", got)
+	}
+	for _, s := range shown {
+		if strings.Contains(s, secret[:9]) || strings.Contains(s, secret[9:]) {
+			t.Fatalf("a piece of the secret was shown: %q", shown)
+		}
+	}
+}

@@ -30,6 +30,9 @@ type Caller struct {
 	// Own holds tools of the caller's own (a fork's), resolved before the
 	// registry's.
 	Own map[string]Tool
+	// Live, when set, is shown a tool's output as it comes (the shell's
+	// stdout and stderr), redacted; the result still holds it whole.
+	Live func(text string)
 }
 
 type callerKey struct{}

@@ -485,11 +485,14 @@ tai.os = ""
 
 ---Calls a native tool through the same dispatch, audit and redaction as
 ---the model (without asking: the person's own script calls).
+---opts.on_output(text) is called with the tool's output as it comes (the
+---shell's stdout and stderr), redacted; the result still holds it whole.
 ---@param tool string
 ---@param args? table
+---@param opts? {on_output?: fun(text: string)}
 ---@return tai.ToolResult? result
 ---@return string? err
-function tai.call(tool, args) end
+function tai.call(tool, args, opts) end
 
 ---Lists the tools registered with the engine; origin says where each comes from.
 ---@return tai.ToolInfo[]? tools
