@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -80,11 +82,18 @@ func tourBlocks(readme string) ([]string, error) {
 	return blocks, nil
 }
 
+// emptyAnswer is what the fake model says of an empty graph, as the
+// tour shows it.
+const emptyAnswer = "Nothing yet: the memory graph is empty."
+
 // tourRule is the fake model of the tour: a prompt offered the memory
-// server's read_graph calls it, then answers with what it read; any other
-// prompt gets fakeAnswer.
+// server's read_graph calls it, then answers with what it read
+// (emptyAnswer for an empty graph); any other prompt gets fakeAnswer.
 func tourRule(r llmtest.Request) llmtest.Turn {
 	if results := r.ToolResults(); len(results) > 0 {
+		if results[0].Text == emptyGraph {
+			return llmtest.Say(emptyAnswer)
+		}
 		return llmtest.Say("the graph: " + results[0].Text)
 	}
 	for _, name := range r.ToolNames() {
@@ -128,12 +137,12 @@ func TestNewcomerTour(t *testing.T) {
 	}
 	out, errOut := stdout.String(), stderr.String()
 	for _, want := range []string{
-		version + "\n",             // tai -e 'print(tai.version)'
-		fakeAnswer + "\n",          // tai -p
-		"added    memory",          // the import script
-		"enabled  memory",          // … with --enable
-		emptyGraph + "\n",          // tai -e calling the tool
-		"the graph: " + emptyGraph, // the model calling it
+		version + "\n",     // tai -e 'print(tai.version)'
+		fakeAnswer + "\n",  // tai -p
+		"added    memory",  // the import script
+		"enabled  memory",  // … with --enable
+		emptyGraph + "\n",  // tai -e calling the tool
+		emptyAnswer + "\n", // the model calling it
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the tour's output lacks %q; stdout:\n%s\nstderr:\n%s", want, out, errOut)
@@ -190,23 +199,57 @@ func newcomerWorld(t *testing.T) (home, checkout string, vars []string) {
 // tourPrompt is the REPL's prompt in the tour, where a key is set.
 const tourPrompt = "tai:default> "
 
+// tourLine is a line the tour types at the REPL's prompt and the lines
+// it shows tai answering.
+type tourLine struct {
+	typed string
+	shows []string
+}
+
 // tourPromptLines returns what the tour types at the REPL's prompt, in
-// order: the lines of its plain blocks that start with tourPrompt.
-func tourPromptLines(readme string) []string {
+// order: the lines of its plain blocks that start with tourPrompt, each
+// with the lines below it up to the next prompt or the block's end.
+func tourPromptLines(readme string) []tourLine {
 	_, sec, _ := strings.Cut(readme, "\n"+tourSection+"\n")
 	sec, _, _ = strings.Cut(sec, "\n## ")
-	var lines []string
+	var lines []tourLine
 	for _, f := range fences(sec) {
 		if f.lang != "" {
 			continue
 		}
+		in := false
 		for _, line := range strings.Split(f.text, "\n") {
 			if typed, ok := strings.CutPrefix(line, tourPrompt); ok {
-				lines = append(lines, typed)
+				lines = append(lines, tourLine{typed: typed})
+				in = true
+			} else if in && strings.TrimSpace(line) != "" {
+				lines[len(lines)-1].shows = append(lines[len(lines)-1].shows, line)
 			}
 		}
 	}
 	return lines
+}
+
+// ansi is a terminal escape sequence, or a carriage return.
+var ansi = regexp.MustCompile("\x1b\\[[0-9;?]*[a-zA-Z]|\r")
+
+// digits is a number as tai prints one: 5, 8,459.
+var digits = regexp.MustCompile(`[0-9][0-9,]*`)
+
+// notShown lists the lines the tour shows that the screen lacks. The
+// screen is read as a person sees it (escapes taken out), with the
+// checkout's path written as the tour writes it, /home/you/tai; numbers
+// (times, token counts) may differ.
+func notShown(screen, checkout string, shows []string) []string {
+	screen = strings.ReplaceAll(ansi.ReplaceAllString(screen, ""), checkout, "/home/you/tai")
+	var missing []string
+	for _, line := range shows {
+		want := digits.ReplaceAllString(regexp.QuoteMeta(strings.TrimSpace(line)), `[0-9][0-9,]*`)
+		if !regexp.MustCompile(want).MatchString(screen) {
+			missing = append(missing, line)
+		}
+	}
+	return missing
 }
 
 // needsNetwork tells the tour's lines that reach a host on the internet
@@ -217,16 +260,23 @@ func needsNetwork(line string) bool {
 
 // TestNewcomerTourAtThePrompt types the tour's REPL lines as written in
 // a fresh HOME: the pasted Claude Desktop config (answering y on the
-// consent screen), then the call of its tool. The lines that need the
-// internet (a remote server's URL, a GitHub repository) are left to the
-// person; the test says which it left.
+// consent screen), the call of its tool, and a message the model answers
+// by calling it (approved with y). Each line the tour shows tai answering
+// must be on the screen. The lines that need the internet (a remote
+// server's URL, a GitHub repository) are left to the person; the test
+// says which it left.
 func TestNewcomerTourAtThePrompt(t *testing.T) {
-	lines := tourPromptLines(readReadme(t))
+	tour := tourPromptLines(readReadme(t))
 	_, checkout, vars := newcomerWorld(t)
 	s := startREPLIn(t, checkout, vars)
 	s.expect(tourPrompt)
-	pasted, called := false, false
-	for _, line := range lines {
+	pasted, called, approved := false, false, false
+	var shows []string
+	for _, tl := range tour {
+		line := tl.typed
+		if !needsNetwork(line) {
+			shows = append(shows, tl.shows...)
+		}
 		switch {
 		case needsNetwork(line):
 			t.Logf("left to the person (needs the internet): %s", line)
@@ -238,6 +288,13 @@ func TestNewcomerTourAtThePrompt(t *testing.T) {
 			s.expect("added memory (stdio), enabled for profile default")
 			s.expect(tourPrompt)
 			pasted = true
+		case !strings.HasPrefix(line, "/") && !strings.HasPrefix(line, "="):
+			s.typeKeys(line + "\r")
+			s.expect("[s]how everything: ")
+			s.typeKeys("y")
+			s.expect(emptyAnswer)
+			s.expect(tourPrompt)
+			approved = true
 		default:
 			s.typeKeys(line + "\r")
 			if strings.HasPrefix(line, "/mcp call memory read_graph") {
@@ -247,8 +304,14 @@ func TestNewcomerTourAtThePrompt(t *testing.T) {
 			s.expect(tourPrompt)
 		}
 	}
-	if !pasted || !called {
-		t.Errorf("the tour's REPL lines %q do not paste a config (%v) and call its tool (%v)", lines, pasted, called)
+	if !pasted || !called || !approved {
+		t.Errorf("the tour's REPL lines %q do not paste a config (%v), call its tool (%v) and approve the model's call (%v)", tour, pasted, called, approved)
+	}
+	if len(shows) < 10 {
+		t.Errorf("the tour shows only %d lines of tai's answers: %q", len(shows), shows)
+	}
+	for _, l := range notShown(s.seen.String(), checkout, shows) {
+		t.Errorf("the tour shows %q, which tai did not", l)
 	}
 	s.typeKeys("\x04")
 	if code := s.wait(); code != 0 {
@@ -319,5 +382,76 @@ func serveTourLine(t *testing.T, line, dir string, vars []string, keyFile string
 	}
 	if code := s.stop(t); code != 0 {
 		t.Errorf("the tour's server exited %d on SIGTERM:\n%s", code, s.stderr())
+	}
+}
+
+// readmeProblems lists what keeps README.md short enough to skim: at most
+// 300 lines, at most 8 facts in "What sets it apart", one line each, the
+// two commands (build and run, test) in sh blocks, and a pointer to the
+// manual inside tai.
+func readmeProblems(readme string) []string {
+	var problems []string
+	if n := strings.Count(readme, "\n"); n > 300 {
+		problems = append(problems, fmt.Sprintf("README.md is %d lines, over 300: move the text to a topic of the manual (stdlib/help)", n))
+	}
+	_, facts, ok := strings.Cut(readme, "\n## What sets it apart\n")
+	facts, _, _ = strings.Cut(facts, "\n## ")
+	n := 0
+	for _, l := range strings.Split(facts, "\n") {
+		switch {
+		case strings.HasPrefix(l, "- "):
+			n++
+		case n > 0 && strings.HasPrefix(l, "  ") && strings.TrimSpace(l) != "":
+			problems = append(problems, fmt.Sprintf("a fact in \"What sets it apart\" goes on over a second line: %q", l))
+		}
+	}
+	if !ok || n == 0 || n > 8 {
+		problems = append(problems, fmt.Sprintf("\"What sets it apart\" holds %d facts; it holds 1 to 8, one line each", n))
+	}
+	var sh []string
+	for _, f := range fences(readme) {
+		if f.lang == "sh" {
+			sh = append(sh, f.text)
+		}
+	}
+	for _, cmd := range []string{"go run ./cmd/tai", "go test ./..."} {
+		if !slices.Contains(sh, cmd) {
+			problems = append(problems, fmt.Sprintf("README.md has no sh block holding just %q", cmd))
+		}
+	}
+	for _, want := range []string{"/help TOPIC", "tai --help TOPIC"} {
+		if !strings.Contains(readme, want) {
+			problems = append(problems, fmt.Sprintf("README.md does not say %q, where the manual is", want))
+		}
+	}
+	return problems
+}
+
+// TestReadmeIsShort: README.md passes readmeProblems.
+func TestReadmeIsShort(t *testing.T) {
+	for _, p := range readmeProblems(readReadme(t)) {
+		t.Error(p)
+	}
+}
+
+// TestReadmeProblemsAreFound: a long README, a ninth fact, a fact over
+// two lines and a missing command are each reported.
+func TestReadmeProblemsAreFound(t *testing.T) {
+	readme := readReadme(t)
+	tests := []struct{ name, readme, want string }{
+		{"too long", readme + strings.Repeat("more\n", 300), "over 300"},
+		{"a ninth fact", strings.Replace(readme, "\n- **MCP both ways**", "\n- one more\n- **MCP both ways**", 1), "holds 9 facts"},
+		{"a fact on two lines", strings.Replace(readme, "\n- **MCP both ways**", "\n- a fact\n  that goes on\n- **MCP both ways**", 1), "goes on over a second line"},
+		{"no test command", strings.Replace(readme, "```sh\ngo test ./...\n```", "", 1), `"go test ./..."`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.readme == readme {
+				t.Fatal("the mutation changed nothing; README.md's layout moved")
+			}
+			if got := strings.Join(readmeProblems(tc.readme), "\n"); !strings.Contains(got, tc.want) {
+				t.Errorf("want a problem naming %q, got %q", tc.want, got)
+			}
+		})
 	}
 }

@@ -1,7 +1,8 @@
 package main
 
 // usage is what --help prints: every flag on one line (usage_test.go
-// checks them against the flag set and README.md), then where to look for
+// checks them against the flag set; topics_drift_test.go checks the
+// manual's cli topic against it), then where to look for
 // the rest.
 const usage = `tai — a terminal agent shell: a model acts through tools, tai speaks MCP
 both ways, and one vault file keeps secrets, records and the audit trail.

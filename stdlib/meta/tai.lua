@@ -1,7 +1,7 @@
 ---@meta
 -- The `tai` module's types for lua-language-server (LuaLS): completion,
 -- hover and type checks in init.lua and scripts. Point LuaLS's
--- workspace.library at the folder holding this file (see README.md); tai
+-- workspace.library at the folder holding this file (see /help lua); tai
 -- itself never loads it. Code the model runs with the lua tool sees only
 -- tai.version, tai.json and tai.toml.
 --
