@@ -127,3 +127,31 @@ func TestResolve(t *testing.T) {
 		}
 	}
 }
+
+// TestVaultFolderNotListed: a sandboxed shell command can list neither
+// the vault's folder nor, so, a folder on the way to it; another denied
+// folder's names stay listable (never its files), and the project and
+// folders beside the way stay listable.
+func TestVaultFolderNotListed(t *testing.T) {
+	needLandlock(t)
+	w := newWorld(t)
+	p := ForShell(ShellSpec{Dir: w.project, Env: w.env, Vault: w.vault})
+	script := `
+ls "$(dirname "$VAULT")" && echo LISTED-VAULT
+ls "$HOME/.local/share" && echo LISTED-SHARE
+ls . >/dev/null && echo LISTED-PROJECT-OK
+ls /usr >/dev/null && echo LISTED-USR-OK
+true
+`
+	_, out := run(t, []string{"sh", "-c", script}, w.project, append(w.env, "VAULT="+w.vault), &p)
+	for _, bad := range []string{"LISTED-VAULT", "LISTED-SHARE", "vault.db"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("%s:\n%s", bad, out)
+		}
+	}
+	for _, want := range []string{"LISTED-PROJECT-OK", "LISTED-USR-OK"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%s missing:\n%s", want, out)
+		}
+	}
+}

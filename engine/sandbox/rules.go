@@ -36,7 +36,11 @@ type ruleBuilder struct {
 	handled landlock.AccessFSSet // what the ruleset restricts
 	deny    []string             // clean absolute paths, each also as its real path
 	around  []string             // what the grant being added is carved around
-	rules   []landlock.Rule
+	// unlisted are the denied paths whose names may not even be listed
+	// (the vault's folder): the folders on the way to one are not
+	// granted the right to list them, which would reach it.
+	unlisted []string
+	rules    []landlock.Rule
 }
 
 // grant appends one rule, with the rights the ruleset restricts.
@@ -55,6 +59,11 @@ func rulesFor(p *Policy, handled landlock.AccessFSSet) []landlock.Rule {
 	// tai's, or push keystrokes into it. A stdio server has its own
 	// terminal already open, and as /dev/tty; a shell command has none.
 	b := &ruleBuilder{handled: handled, deny: append(withReal(p.Deny), "/dev/pts")}
+	for _, d := range p.Deny {
+		if d.Kind == KindVault {
+			b.unlisted = append(b.unlisted, withReal([]Path{d})...)
+		}
+	}
 	b.around = b.deny
 	for _, r := range p.Read {
 		b.add(r.Path, readRights)
@@ -102,7 +111,9 @@ func withReal(ps []Path) []string {
 // /home but the user's, and every entry of the home folder but .ssh).
 // The folders on the way get only the right to list them, which reaches
 // below them too: the names in a denied folder can be listed, never read,
-// and nothing can be made directly in a folder on the way.
+// and nothing can be made directly in a folder on the way. The folders on
+// the way to the vault's folder cannot even be listed, so neither can it
+// (ls ~ is refused when the vault lives under the home folder).
 //
 // Symbolic links among the entries are skipped: a rule on a link grants
 // its target, which may be the denied path. What they point to stays
@@ -140,7 +151,9 @@ func (b *ruleBuilder) add(root string, rights landlock.AccessFSSet) {
 // carve grants rights on each entry of dir but the denied ones, and
 // carves again the entries on the way to a denied path (see add).
 func (b *ruleBuilder) carve(dir string, rights landlock.AccessFSSet) {
-	b.grant(rights&ll.AccessFSReadDir, dir)
+	if !slices.ContainsFunc(b.unlisted, func(u string) bool { return within(u, dir) }) {
+		b.grant(rights&ll.AccessFSReadDir, dir)
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
