@@ -2,6 +2,7 @@ package oauth_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -256,5 +257,22 @@ func TestReloginOutlastsTheConnectTimeout(t *testing.T) {
 	}
 	if text, err := call(t, c); err != nil || text == "" {
 		t.Fatalf("call: %q, %v", text, err)
+	}
+}
+
+// A browser that does not start is said once, without a doubled "tai".
+func TestNoBrowserSaidPlainly(t *testing.T) {
+	srv := oauthtest.New(t, oauthtest.Options{})
+	cfg := config(srv, &oauth.MemoryStore{})
+	var said []string
+	cfg.Person.Say = func(l string) { said = append(said, l) }
+	cfg.Person.Open = func(raw string) error {
+		go srv.Browser(raw) //nolint:errcheck // the login's outcome tells
+		return errors.New("xdg-open: not found")
+	}
+	login(t, srv, cfg)
+	text := strings.Join(said, "\n")
+	if !strings.Contains(text, "No browser opened (xdg-open: not found); open the URL above yourself.") || strings.Contains(text, "tai could not") {
+		t.Fatalf("said %q", said)
 	}
 }
