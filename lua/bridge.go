@@ -61,11 +61,12 @@ func (h *Host) mcpNormalizer() bridge.Normalizer { return h.Normalizer() }
 //	tai.mcp.tools{server=} -> {{name=, server=, tool=, description=, state=, offered=, reason=}, …} | nil, err
 //	tai.mcp.call{server=, tool=, args=} -> {content={…}, isError=bool} | nil, err
 //	tai.mcp.grant{server=, tool=} -> {tool, …} | nil, err   (asks a person)
+//	tai.mcp.allow{server=, paths={…}} -> message | nil, err   (asks a person)
 //	tai.mcp.import{client= | path=} -> {files={{path=, report=, error=}, …}} | nil, err
 //	tai.mcp.login{server=, profile=, client_id=, client_secret=, client_metadata_url=,
 //	        callback_port=} -> message | nil, err   (opens a browser; client_secret is a ${NAME})
 //
-// add, grant and import ask consent through tai.prompter; call goes
+// add, grant, allow and import ask consent through tai.prompter; call goes
 // through the same audit, redaction and spill as tai.call, and like it is
 // not asked about again when the person calls (engine.ByPerson).
 func (h *Host) openBridge(L *glua.LState, tai *glua.LTable) {
@@ -83,6 +84,7 @@ func (h *Host) openBridge(L *glua.LState, tai *glua.LTable) {
 		"tools":   h.mcpToolList,
 		"call":    h.mcpCallTool,
 		"grant":   h.mcpGrant,
+		"allow":   h.mcpAllow,
 		"import":  h.mcpImport,
 		"login":   h.mcpLogin,
 	} {
@@ -273,6 +275,33 @@ func (h *Host) mcpGrant(L *glua.LState) int {
 		granted = []string{}
 	}
 	return pushJSON(L, granted)
+}
+
+func (h *Host) mcpAllow(L *glua.LState) int {
+	args := argsTable(L, 1, "arguments")
+	checkFields(L, args, "server", "paths")
+	server := fieldString(L, args, "server", true)
+	var paths []string
+	list, ok := args["paths"].([]any)
+	if !ok {
+		L.ArgError(1, "paths must be a list of strings")
+	}
+	for _, v := range list {
+		s, ok := v.(string)
+		if !ok {
+			L.ArgError(1, "paths must be a list of strings")
+		}
+		paths = append(paths, s)
+	}
+	var said string
+	if err := h.onBridge(L, func(ctx context.Context, b *bridge.Bridge) (err error) {
+		said, err = b.Allow(ctx, server, paths)
+		return err
+	}); err != nil {
+		return fail(L, err.Error())
+	}
+	L.Push(glua.LString(said))
+	return 1
 }
 
 func (h *Host) mcpImport(L *glua.LState) int {

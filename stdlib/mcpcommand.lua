@@ -13,7 +13,7 @@ local function say(text) repl().say(text) end
 local function warn(text) repl().warn(text) end
 local function clean(s) return tai.term.clean(tostring(s)) end
 
-M.subcommands = { "add", "normalize", "list", "enable", "disable", "remove", "tools", "call", "grant", "import", "login" }
+M.subcommands = { "add", "normalize", "list", "enable", "disable", "remove", "tools", "call", "grant", "allow", "import", "login" }
 
 -- report(rep [, notes_shown]) shows what an add or an import did with each
 -- server, and the notes unless they were shown already.
@@ -489,7 +489,7 @@ end
 
 local login_usage = "login SERVER [--client-id ID] [--client-secret ${NAME}] [--client-metadata-url URL] [--callback-port N] [--profile P]"
 local usage = "usage: /mcp [list] | add [CONFIG|FILE|NAME|URL|GITHUB-URL] | normalize [CONFIG] | enable SERVER [PROFILE] | disable SERVER [PROFILE] | " ..
-  "remove SERVER | tools [SERVER] | call SERVER TOOL [JSON] | grant SERVER [TOOL] | import CLIENT|PATH | " .. login_usage
+  "remove SERVER | tools [SERVER] | call SERVER TOOL [JSON] | grant SERVER [TOOL] | allow SERVER PATH... | import CLIENT|PATH | " .. login_usage
 
 -- login_flags maps /mcp login's flags to tai.mcp.login's fields.
 local login_flags = {
@@ -563,6 +563,15 @@ function M.run(rest, w)
     if #granted == 0 then say("nothing granted") else say("granted: " .. table.concat(granted, ", ")) end
     return
   end
+  if sub == "allow" then
+    if not w[3] then warn("usage: /mcp allow SERVER PATH... (lets a stdio server's sandbox read PATH)") return end
+    local paths = {}
+    for i = 3, #w do paths[#paths + 1] = w[i] end
+    local said, err = tai.mcp.allow({ server = w[2], paths = paths })
+    if not said then warn(clean(err)) return end
+    say(said)
+    return
+  end
   if sub == "import" then return M.import(w[2]) end
   if sub == "login" then return M.login(w) end
   warn(usage)
@@ -586,7 +595,7 @@ function M.complete(word, line)
   if sub == "import" and n == 1 then
     return { "claude-desktop", "claude-code", "cursor", "vscode", "codex", "gemini" }
   end
-  if (sub == "enable" or sub == "disable" or sub == "remove" or sub == "tools" or sub == "grant" or sub == "call" or sub == "login") and n == 1 then
+  if (sub == "enable" or sub == "disable" or sub == "remove" or sub == "tools" or sub == "grant" or sub == "allow" or sub == "call" or sub == "login") and n == 1 then
     return server_names()
   end
   if (sub == "call" or sub == "grant") and n == 2 then
@@ -607,7 +616,7 @@ M.help = "the MCP servers the model can use: add, list, tools, call, login, enab
   "/mcp lists them; /mcp add (then paste), /mcp add FILE|NAME|URL|github.com/OWNER/REPO,\n" ..
   "/mcp normalize (then paste: show, store nothing), enable|disable SERVER [PROFILE],\n" ..
   "remove SERVER, tools [SERVER], call SERVER TOOL [JSON], grant SERVER [TOOL],\n" ..
-  "import CLIENT|PATH, login SERVER [--client-id ID]"
+  "allow SERVER PATH (its sandbox may read PATH), import CLIENT|PATH, login SERVER [--client-id ID]"
 
 -- install() adds /mcp unless init.lua already defined a command of that name.
 function M.install()

@@ -57,12 +57,22 @@ func runMCPServer() int {
 				})
 		}
 	}
+	if p := os.Getenv(mcpNeedsEnv); p != "" {
+		// A configuration file read as the server starts, when there is one.
+		if _, err := os.ReadFile(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintln(os.Stderr, "echoer:", err)
+			return 1
+		}
+	}
 	if err := s.Run(context.Background(), &sdk.StdioTransport{}); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return 0
 }
+
+// mcpNeedsEnv names a file the test's MCP server reads as it starts.
+const mcpNeedsEnv = "TAI_CMD_TEST_NEEDS"
 
 // TestREPLMCPServerForTheModel: a person pastes an MCP server's config at
 // the REPL and answers one question, on the screen that shows the

@@ -52,11 +52,19 @@ func (b *Bridge) call(ctx context.Context, server, toolName string, args map[str
 		if dead(err) {
 			stderr := c.Stderr()
 			b.forget(server, c)
-			return tool.Result{}, b.failure(fmt.Errorf("%w (tai starts it again on the next call)", err), stderr)
+			return tool.Result{}, b.explained(st.entry, b.failure(fmt.Errorf("%w (tai starts it again on the next call)", err), stderr), true)
 		}
 		return tool.Result{}, err
 	}
-	return convert(res), nil
+	out := convert(res)
+	if out.IsError {
+		// A tool that failed because the sandbox refused it a path says
+		// so, with the grant that allows it.
+		if r := b.refusal(st.entry, out.Text(), true); r != "" {
+			out.Content = append(out.Content, tool.Content{Type: "text", Text: b.clean(b.store.Redact(r))})
+		}
+	}
+	return out, nil
 }
 
 // disabledFor says that the server is not enabled for profile, where it

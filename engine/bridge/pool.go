@@ -79,7 +79,7 @@ func (b *Bridge) client(ctx context.Context, st *serverState, prompt bool) (*mcp
 	if cn.c == nil {
 		c, err := b.open(ctx, st, cn)
 		if err != nil {
-			return nil, err
+			return nil, b.explained(st.entry, err, true)
 		}
 		cn.c, cn.listed = c, false
 	}
@@ -90,7 +90,7 @@ func (b *Bridge) client(ctx context.Context, st *serverState, prompt bool) (*mcp
 				cn.c.Close()
 				cn.c = nil
 			}
-			return nil, err
+			return nil, b.explained(st.entry, err, true)
 		}
 		cn.listed = true
 	}

@@ -309,9 +309,9 @@ func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile, found string,
 		// Stored disabled, no tools cached: a login comes next.
 		needsLogin, enabled, out.NeedsLogin = true, false, true
 	case err != nil && errors.As(err, new(*mcp.StartupError)):
-		return refuse("verification failed, nothing stored: %v (to add it once more: the same paste, /mcp add, tai.mcp.add or mcp_add)", b.failure(err, stderr))
+		return refuse("verification failed, nothing stored: %v (to add it once more: the same paste, /mcp add, tai.mcp.add or mcp_add)", b.explained(e, b.failure(err, stderr), false))
 	case err != nil:
-		return refuse("verification failed, nothing stored: %v", b.failure(err, stderr))
+		return refuse("verification failed, nothing stored: %v", b.explained(e, b.failure(err, stderr), false))
 	}
 	rows := listing(tools)
 	out.Notes = badNames(tools)

@@ -23,6 +23,9 @@ import (
 const (
 	serverEnv      = "TAI_BRIDGE_TEST_SERVER"
 	serverStateEnv = "TAI_BRIDGE_TEST_STATE"
+	// serverNeedsEnv names a file the server reads as it starts, when
+	// it exists: it exits with the error when it cannot.
+	serverNeedsEnv = "TAI_BRIDGE_TEST_NEEDS"
 )
 
 func TestMain(m *testing.M) {
@@ -86,6 +89,16 @@ func testServer(version string) *sdk.Server {
 		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "value=" + os.Getenv("SECRET_VALUE")}}}, nil, nil
 		})
+	sdk.AddTool(s, &sdk.Tool{Name: "read", Description: "reads the file at path"},
+		func(_ context.Context, _ *sdk.CallToolRequest, in struct {
+			Path string `json:"path"`
+		}) (*sdk.CallToolResult, any, error) {
+			b, err := os.ReadFile(in.Path)
+			if err != nil {
+				return nil, nil, err
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}, nil, nil
+		})
 	sdk.AddTool(s, &sdk.Tool{Name: "grow", Description: "adds the tool late"},
 		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
 			sdk.AddTool(s, &sdk.Tool{Name: "late", Description: "added at run time"},
@@ -120,6 +133,12 @@ func runTestServer() int {
 	}
 	if os.Getenv(serverEnv) == "hanglist" {
 		return hangOnList()
+	}
+	if p := os.Getenv(serverNeedsEnv); p != "" {
+		if _, err := os.ReadFile(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintln(os.Stderr, "fatal:", err)
+			return 1
+		}
 	}
 	if os.Getenv(serverEnv) == "fail" || version == "fail" {
 		fmt.Fprintln(os.Stderr, "fatal: cannot open the database \x1b[31mREAD-ONLY\x1b[0m")

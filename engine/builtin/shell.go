@@ -30,22 +30,16 @@ const (
 )
 
 // SandboxHow is what the result of a command with args the sandbox
-// refused says the person can do: run it themselves (their commands are
-// not sandboxed), keep a rule for this folder that runs its first words
-// outside the sandbox (when a rule can cover it: see tool.SuggestPrefix),
-// or lift the sandbox for the rest of the session.
+// refused says the person can do, in a line or two: run it themselves
+// (their commands are not sandboxed) or lift the sandbox for the rest of
+// the session, and keep a rule for this folder that runs its first words
+// outside the sandbox when a rule can cover it (see tool.SuggestPrefix).
 func SandboxHow(args map[string]any) string {
-	project := "for this project, a rule kept for this folder (tai.permissions.add{tool = \"shell\", prefix = \"…\", sandbox = false}) " +
-		"covers only a plain command, not this one"
+	how := "to allow it, the person runs it with !COMMAND at tai's prompt, or types /sandbox off at tai's prompt for this session"
 	if prefix, ok := tool.SuggestPrefix(tool.Consent{Tool: "shell", Args: args}); ok {
-		project = "for this project, the person keeps a rule that runs the commands starting with " + prefix +
-			" in this folder outside the sandbox, without asking: = tai.permissions.add{tool = \"shell\", prefix = \"" + prefix +
-			"\", sandbox = false} at tai's prompt (/permissions lists and removes it)"
+		how += "\nor keeps a rule for this folder: = tai.permissions.add{tool = \"shell\", prefix = \"" + prefix + "\", sandbox = false}"
 	}
-	return "To allow it for this command, the person runs it themselves (!COMMAND at tai's prompt, " +
-		"or tai.call from their own script), outside the sandbox; " + project + "; for the rest of this session, the person types " +
-		"/sandbox off at tai's prompt (/sandbox on turns it back on); for every session, a profile with sandbox = false " +
-		"turns the shell's sandbox off; tai.sandbox.deny in init.lua sets what commands may not read."
+	return how
 }
 
 // Shell is what the shell tool needs: the directory commands run in when

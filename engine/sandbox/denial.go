@@ -17,12 +17,16 @@ type Denial struct {
 	// Path is the file or folder, absolute.
 	Path string
 	// Under is the denied folder it lies in, "" for a write outside the
-	// folders the policy lets the command write.
+	// folders the policy lets the command write or a read outside those
+	// it lets it read.
 	Under Path
 	// In is the folder it was to be made in, when that folder holds a
 	// denied or protected path: nothing can be made directly in it (see
 	// carve).
 	In string
+	// Read says it was refused for reading (and executing): the policy
+	// grants neither Path nor a folder holding it.
+	Read bool
 }
 
 // deniedLine finds the lines where a program reports a refusal: Landlock
@@ -50,6 +54,10 @@ func (p Policy) Explain(output, dir string) []Denial {
 		if !deniedLine.MatchString(line) {
 			continue
 		}
+		// A line that names a path the command may not read is about
+		// that path, not about the others it names (the script that
+		// printed it, say): those were not being written.
+		var reads, writes []Denial
 		for _, m := range pathWord.FindAllStringSubmatch(line, -1) {
 			word := m[1] + m[2]
 			path := expand(word, p.Home, dir)
@@ -58,8 +66,16 @@ func (p Policy) Explain(output, dir string) []Denial {
 			}
 			if d, ok := p.denial(path); ok {
 				seen[path] = true
-				out = append(out, d)
+				if d.Read || d.Under.Path != "" {
+					reads = append(reads, d)
+				} else {
+					writes = append(writes, d)
+				}
 			}
+		}
+		out = append(out, reads...)
+		if len(reads) == 0 {
+			out = append(out, writes...)
 		}
 	}
 	return out
@@ -76,6 +92,15 @@ func (p Policy) denial(path string) (Denial, bool) {
 			}
 			return Denial{}, false
 		}
+	}
+	readable := everything(p.Read) || slices.ContainsFunc(append(append([]Path(nil), p.Read...), p.Write...), func(g Path) bool {
+		return within(path, g.Path) || within(real, realPath(g.Path))
+	})
+	if !readable {
+		if unix.Access(path, unix.R_OK) == nil {
+			return Denial{Path: path, Read: true}, true
+		}
+		return Denial{}, false
 	}
 	writable := slices.ContainsFunc(p.Write, func(w Path) bool { return within(real, realPath(w.Path)) }) &&
 		!slices.ContainsFunc(p.Protect, func(w Path) bool { return within(real, realPath(w.Path)) })
@@ -96,31 +121,41 @@ func (p Policy) denial(path string) (Denial, bool) {
 	return Denial{Path: path}, err == nil
 }
 
-// Hint says in a few lines what the sandbox refused and how the person
-// can allow it, or "" when ds is empty. how says how, in the words of the
-// program that shows it.
+// Hint says in a few lines, the fix first, what the sandbox refused and
+// how the person can allow it, or "" when ds is empty. how says how, in
+// the words of the program that shows it: a line or two, each of which
+// Hint marks as the sandbox's, as it marks the line that says what was
+// refused.
 func (p Policy) Hint(ds []Denial, how string) string {
 	if len(ds) == 0 {
 		return ""
 	}
 	var b strings.Builder
+	for _, l := range strings.Split(how, "\n") {
+		if l != "" {
+			b.WriteString("[sandbox] " + l + "\n")
+		}
+	}
 	b.WriteString("[sandbox] tai's sandbox refused this command ")
 	for i, d := range ds {
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		if d.In != "" {
+		switch {
+		case d.In != "":
 			fmt.Fprintf(&b, "making %s: nothing new can be made directly in %s, which holds folders kept from commands (make it in a folder inside)",
 				tilde(d.Path, p.Home), tilde(d.In, p.Home))
-		} else if d.Under.Path != "" {
+		case d.Under.Path != "":
 			fmt.Fprintf(&b, "access to %s: commands may not read or write %s", tilde(d.Path, p.Home), denyName(d.Under, p.Home))
-		} else {
+		case d.Read:
+			fmt.Fprintf(&b, "reading %s: commands may read only %s", tilde(d.Path, p.Home), strings.Join(shown(p.Read, false, p.Home), ", "))
+		default:
 			fmt.Fprintf(&b, "writing %s: commands may write only %s", tilde(d.Path, p.Home), strings.Join(shown(p.Write, false, p.Home), ", "))
 		}
 	}
 	b.WriteString(".")
-	if how != "" {
-		b.WriteString(" " + how)
-	}
 	return b.String()
 }
+
+// Tilde writes path for the person: from ~ when it is in the home folder.
+func (p Policy) Tilde(path string) string { return tilde(path, p.Home) }

@@ -823,6 +823,12 @@ function tai.mcp.call(args) end
 ---@return string? err
 function tai.mcp.grant(args) end
 
+---Lets a stdio server's sandbox read more files or folders (absolute, or from ~): adds them to the entry's sandbox.read after asking a person again.
+---@param args {server: string, paths: string[]}
+---@return string? said
+---@return string? err
+function tai.mcp.allow(args) end
+
 ---Registers every server of another client's config files, or of one file.
 ---@param args tai.mcp.ImportArgs
 ---@return tai.mcp.ImportReport? report
