@@ -94,7 +94,7 @@ func TestServerRefusalAndMCPAllow(t *testing.T) {
 	shown := s.seen.String()[start:]
 	var lines []string
 	for _, l := range strings.Split(shown, "\n") {
-		if l = strings.TrimSpace(l); l != "" && !strings.Contains(l, "tai:ollama>") {
+		if l = strings.TrimSpace(l); l != "" && !strings.Contains(l, "tai:ollama>") && !strings.Contains(l, "/mcp call echoer") {
 			lines = append(lines, l)
 		}
 	}

@@ -126,13 +126,35 @@ func toolchainGrants(progs []string, base []string, home string) []Path {
 				grant = append(grant, d)
 			}
 		}
-		for _, g := range grant {
-			if g == "" || tooBroad(g, home) || slices.ContainsFunc(out, func(o Path) bool { return o.Path == g }) {
-				continue
+		out = addGrants(out, grant, home)
+	}
+	// A manager found by its layout wherever it lives: a shim in a
+	// shims folder beside the manager's libexec (pyenv, rbenv, nodenv)
+	// or beside asdf's installs.
+	for _, p := range progs {
+		if filepath.Base(filepath.Dir(p)) != "shims" {
+			continue
+		}
+		root := filepath.Dir(filepath.Dir(p))
+		for _, m := range []string{"libexec/pyenv", "libexec/rbenv", "libexec/nodenv", "installs", "bin/asdf"} {
+			if exists(filepath.Join(root, m)) {
+				out = addGrants(out, []string{root}, home)
+				break
 			}
-			if _, err := os.Stat(g); err == nil {
-				out = append(out, Path{Path: g})
-			}
+		}
+	}
+	return out
+}
+
+// addGrants adds to out, for reading, those of paths that exist and are
+// not too broad (see tooBroad), each once.
+func addGrants(out []Path, paths []string, home string) []Path {
+	for _, g := range paths {
+		if g == "" || tooBroad(g, home) || slices.ContainsFunc(out, func(o Path) bool { return o.Path == g }) {
+			continue
+		}
+		if _, err := os.Stat(g); err == nil {
+			out = append(out, Path{Path: g})
 		}
 	}
 	return out

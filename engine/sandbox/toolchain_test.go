@@ -205,6 +205,43 @@ func serve(t *testing.T, w *world, path, command string, args ...string) string 
 	return name
 }
 
+// pyenvLayout installs pyenv at root as its installer does, with the
+// system's python3 as its one version, and a server in w's project; it
+// returns the PATH, command and arguments that start the server.
+func pyenvLayout(t *testing.T, w *world, root, pyv string) (string, string, []string) {
+	t.Helper()
+	sys := "/usr/local/bin:/usr/bin:/bin"
+	layout(t, root, map[string]string{
+		// The shim as pyenv rehash writes it.
+		"shims/python3": `#!/usr/bin/env bash
+set -e
+[ -n "$PYENV_DEBUG" ] && set -x
+
+program="${0##*/}"
+
+export PYENV_ROOT="` + root + `"
+SHIM_PATH=${0%/*}
+if [[ $SHIM_PATH != "` + root + `/shims" ]]; then
+  export _PYENV_SHIM_PATH="$SHIM_PATH"
+fi
+exec "` + root + `/libexec/pyenv" exec "$program" "$@"
+`,
+		// pyenv exec: the version file names the version run.
+		"libexec/pyenv": `#!/usr/bin/env bash
+set -e
+[ "$1" = exec ] || { echo "pyenv: only exec here" >&2; exit 1; }
+version="$(cat "$PYENV_ROOT/version")"
+program="$2"; shift 2
+export PATH="$PYENV_ROOT/versions/$version/bin:$PATH"
+exec "$PYENV_ROOT/versions/$version/bin/$program" "$@"
+`,
+		"version": pyv + ".0\n",
+	})
+	install(t, "python3", filepath.Join(root, "versions", pyv+".0", "bin", "python3"))
+	layout(t, w.project, map[string]string{"server.py": mcpPython})
+	return filepath.Join(root, "shims") + ":" + sys, "python3", []string{filepath.Join(w.project, "server.py")}
+}
+
 // Servers started through the version managers and per-user runtimes
 // people use start under the default policy, each from its manager's
 // documented layout with a real runtime installed in it and shims written
@@ -218,36 +255,12 @@ func TestToolchainLayouts(t *testing.T) {
 		build func(t *testing.T, w *world) (path, command string, args []string)
 	}{
 		{"pyenv", func(t *testing.T, w *world) (string, string, []string) {
-			root := filepath.Join(w.home, ".pyenv")
-			layout(t, root, map[string]string{
-				// The shim as pyenv rehash writes it.
-				"shims/python3": `#!/usr/bin/env bash
-set -e
-[ -n "$PYENV_DEBUG" ] && set -x
-
-program="${0##*/}"
-
-export PYENV_ROOT="` + root + `"
-SHIM_PATH=${0%/*}
-if [[ $SHIM_PATH != "` + root + `/shims" ]]; then
-  export _PYENV_SHIM_PATH="$SHIM_PATH"
-fi
-exec "` + root + `/libexec/pyenv" exec "$program" "$@"
-`,
-				// pyenv exec: the version file names the version run.
-				"libexec/pyenv": `#!/usr/bin/env bash
-set -e
-[ "$1" = exec ] || { echo "pyenv: only exec here" >&2; exit 1; }
-version="$(cat "$PYENV_ROOT/version")"
-program="$2"; shift 2
-export PATH="$PYENV_ROOT/versions/$version/bin:$PATH"
-exec "$PYENV_ROOT/versions/$version/bin/$program" "$@"
-`,
-				"version": pyv + ".0\n",
-			})
-			install(t, "python3", filepath.Join(root, "versions", pyv+".0", "bin", "python3"))
-			layout(t, w.project, map[string]string{"server.py": mcpPython})
-			return filepath.Join(root, "shims") + ":" + sys, "python3", []string{filepath.Join(w.project, "server.py")}
+			return pyenvLayout(t, w, filepath.Join(w.home, ".pyenv"), pyv)
+		}},
+		// PYENV_ROOT elsewhere, not in tai's environment: the shim's
+		// layout says it is pyenv's.
+		{"pyenv-elsewhere", func(t *testing.T, w *world) (string, string, []string) {
+			return pyenvLayout(t, w, filepath.Join(w.home, "tools", "pyenv"), pyv)
 		}},
 		{"asdf", func(t *testing.T, w *world) (string, string, []string) {
 			root := filepath.Join(w.home, ".asdf")
