@@ -10,6 +10,7 @@ import (
 
 	"tai/engine/builtin"
 	"tai/engine/llm"
+	"tai/engine/sandbox"
 	"tai/engine/tool"
 	"tai/vault"
 )
@@ -86,6 +87,9 @@ type Engine struct {
 	// shellLifted is set while the person has lifted the shell's sandbox
 	// for the rest of this process (see LiftShellSandbox).
 	shellLifted atomic.Bool
+	// gitGuard puts back the git config and hooks the model's sandboxed
+	// commands change, before a command runs outside the sandbox.
+	gitGuard sandbox.Guard
 }
 
 // New builds an Engine on store with the native tools registered and the
@@ -162,7 +166,7 @@ func New(store *vault.Store, opts *Options) (*Engine, error) {
 
 func (e *Engine) nativeTools(lua builtin.LuaRunner) []tool.Tool {
 	tools := []tool.Tool{
-		builtin.Shell{Dir: e.dir, Store: e.store, Env: e.shellEnv, Policy: e.shellPolicy, Lifted: e.shellLift}.Tool(),
+		builtin.Shell{Dir: e.dir, Store: e.store, Env: e.shellEnv, Policy: e.shellPolicy, Lifted: e.shellLift, Guard: &e.gitGuard}.Tool(),
 		builtin.Fetch{Client: e.httpClient, Store: e.store}.Tool(),
 		builtin.AskUser{Registry: e.reg}.Tool(),
 		e.toolSearchTool(), e.forkTool(),

@@ -21,12 +21,13 @@ import (
 //	tai.permissions.list([dir]) -> {{dir=, tool=, prefix=, sandbox=, created=}, …} | nil, err
 //	    dir = "*" lists every folder's; sandbox = false marks a rule
 //	    whose commands run outside the sandbox
-//	tai.permissions.add{tool=, prefix=, sandbox=, dir=} -> true | nil, err
+//	tai.permissions.add{tool=, prefix=, sandbox=, dir=} -> true [, note] | nil, err
 //	    prefix (the shell tool only): the command's first words ("git
 //	    status"); without it every call of tool is covered. sandbox =
 //	    false (a shell rule with a prefix only) also runs the commands it
-//	    covers outside the shell's sandbox; adding the rule again with
-//	    another sandbox replaces it
+//	    covers outside the shell's sandbox, and the note then says that
+//	    the rule trusts what the model can write in the folder; adding the
+//	    rule again with another sandbox replaces it
 //	tai.permissions.remove{tool=, prefix=, dir=} -> true | nil, err
 //	    (a row of list may be passed as it is)
 //	tai.permissions.allows(consent [, rule]) -> rule | nil
@@ -151,8 +152,20 @@ func (h *Host) permissionChange(L *glua.LState, add bool) int {
 			return fail(L, err.Error())
 		}
 		L.Push(glua.LTrue)
+		if add && p.Unsandboxed {
+			L.Push(glua.LString(liftNote(p)))
+			return 2
+		}
 		return 1
 	})
+}
+
+// liftNote is what keeping a rule that lifts the sandbox says: what the
+// model can write in the folder runs with the person's rights through it.
+func liftNote(p vault.Permission) string {
+	return "kept: the model's commands starting with " + CleanText(p.Prefix, true) + " run outside the sandbox in " + CleanText(p.Dir, true) +
+		"; this trusts what the model can write there (scripts, Makefiles, package.json, .env), which they may run. " +
+		"git's config and hooks are put back after each sandboxed command. /permissions removes the rule."
 }
 
 // consentArg reads a consent table ({tool=, origin=, args=}) at n.

@@ -88,13 +88,16 @@ func TestKeptRuleUnderPipedPrompt(t *testing.T) {
 // and a rule that cannot carry it is refused with what to give.
 func TestRuleOutsideTheSandbox(t *testing.T) {
 	e := newEnv(t)
-	r := e.run(t, "-e", `assert(tai.permissions.add{tool = "shell", prefix = "git push", sandbox = false})
-		assert(tai.permissions.add{tool = "shell", prefix = "git status"})
+	r := e.run(t, "-e", `print(assert(tai.permissions.add{tool = "shell", prefix = "git push", sandbox = false}))
+		print(assert(tai.permissions.add{tool = "shell", prefix = "git status"}))
 		local list = assert(tai.permissions.list())
 		print(#list, list[1].prefix, list[1].sandbox, list[2].prefix, list[2].sandbox)
 		print(tai.permissions.add{tool = "shell", sandbox = false})
 		print(pcall(tai.permissions.add, {tool = "shell", prefix = "ls", sandbox = "no"}))`)
 	for _, want := range []string{
+		"true\tkept: the model's commands starting with git push run outside the sandbox in ",
+		"; this trusts what the model can write there",
+		"\ntrue\n",
 		"2\tgit push\tfalse\tgit status\tnil\n",
 		"nil\tsandbox = false is for a shell rule with a prefix only",
 		"false\t", "sandbox is true (the default: the commands run in the sandbox) or false",

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -60,6 +61,10 @@ type Shell struct {
 	// ctx runs outside the sandbox although Policy keeps it, or "" when it
 	// does not; the result says so on its first line.
 	Lifted func(ctx context.Context, args map[string]any) string
+	// Guard, when set, puts back what sandboxed commands change of the
+	// git repository's config and hooks, and holds commands run outside
+	// the sandbox until it has (see sandbox.Guard).
+	Guard *sandbox.Guard
 }
 
 // Tool returns the shell tool.
@@ -122,6 +127,26 @@ func (sh Shell) runShell(ctx context.Context, args map[string]any) (tool.Result,
 	why := ""
 	if sh.Lifted != nil && p != nil && !p.Off {
 		why = sh.Lifted(ctx, args)
+	}
+	if why == "" && p != nil && !p.Off && sh.Guard != nil {
+		done := sh.Guard.Sandboxed(p.Guard)
+		res := runCommand(ctx, argv, dir, env, p, timeout, red, SandboxHow(args))
+		if back := done(); len(back) > 0 {
+			for i, b := range back {
+				if rel, err := filepath.Rel(dir, b); err == nil && !strings.HasPrefix(rel, "..") {
+					back[i] = rel
+				}
+			}
+			res.Content[0].Text += "\n(the sandbox put back " + strings.Join(back, ", ") +
+				": git runs them outside the sandbox, so sandboxed commands may not change them)"
+		}
+		return res, nil
+	}
+	if why == "" && p != nil {
+		return runCommand(ctx, argv, dir, env, p, timeout, red, SandboxHow(args)), nil
+	}
+	if sh.Guard != nil {
+		defer sh.Guard.Unsandboxed()()
 	}
 	if why == "" {
 		return runCommand(ctx, argv, dir, env, p, timeout, red, SandboxHow(args)), nil

@@ -304,6 +304,7 @@ func ForShell(s ShellSpec) Policy {
 	p.Write, p.Notes = keepOut(p.Write, p.Deny, p.Notes, home)
 	p.Protect = protectHome(p.Write, home)
 	keepConfig(&p, configDir(env, home))
+	p.Guard = gitGuarded(dir)
 	return p
 }
 

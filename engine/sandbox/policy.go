@@ -46,6 +46,10 @@ type Policy struct {
 	// Notes say what was left out of the policy and why (a grant inside
 	// the vault's folder, say), for the person.
 	Notes []string `json:"-"`
+	// Guard are the files a Guard keeps for the shell's commands (the git
+	// repository's config and hooks): what a command run outside the
+	// sandbox would run. ForShell sets it.
+	Guard []string `json:"-"`
 	// Granted are the folders and files granted because the server's
 	// entry names them (its arguments, cwd and sandbox field), resolved:
 	// what the default policy does not give, which a model cannot grant.

@@ -994,9 +994,12 @@ tai.permissions = {}
 ---@return string? err
 function tai.permissions.list(dir) end
 
+---Keeps rule for its folder. A rule with sandbox = false runs the commands
+---it covers outside the sandbox: ok then comes with a note saying it trusts
+---what the model can write in that folder.
 ---@param rule tai.PermissionArgs
 ---@return true? ok
----@return string? err
+---@return string? err the error, or beside ok the note
 function tai.permissions.add(rule) end
 
 ---@param rule tai.PermissionArgs
