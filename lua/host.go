@@ -37,6 +37,10 @@ type Options struct {
 	Vault func() (*vault.Store, error)
 	// Passphrase supplies the current passphrase to tai.vault.seal().
 	Passphrase func() (string, error)
+	// ReadHidden shows prompt on the terminal and reads a line typed
+	// there without echo (tai.term.read_hidden); nil means there is no
+	// terminal to read from.
+	ReadHidden func(prompt string) (string, error)
 	// HideKey hides key wherever the process's own command line holds it
 	// (the process list, which every user of the machine reads) and reports
 	// whether it was there. tai.serve calls it with its key; nil means the

@@ -85,6 +85,9 @@ type termState struct {
 //	rl:add_history(line)         a multi-line entry is recalled whole
 //	rl:suspend()                 bracketed paste off until the next read
 //	rl:close()
+//	tai.term.read_hidden(prompt) -> text | nil, err
+//	    a line typed on the terminal without echo (a secret's value);
+//	    err is "interrupt" for Ctrl-C
 func (h *Host) openTerm(L *glua.LState, tai *glua.LTable) {
 	mt := L.NewTypeMetatable(readlineType)
 	L.SetField(mt, "__index", L.SetFuncs(L.NewTable(), map[string]glua.LGFunction{
@@ -110,7 +113,28 @@ func (h *Host) openTerm(L *glua.LState, tai *glua.LTable) {
 		"words":        luaWords,
 		"fold":         luaFold,
 		"width":        h.width,
+		"read_hidden":  h.readHidden,
 	}))
+}
+
+// ErrCancelled is what Options.ReadHidden returns when the person cancels
+// the read (Ctrl-C).
+var ErrCancelled = errors.New("cancelled")
+
+func (h *Host) readHidden(L *glua.LState) int {
+	prompt := L.CheckString(1)
+	if h.opts.ReadHidden == nil {
+		return fail(L, "no terminal to read a hidden value from")
+	}
+	text, err := h.opts.ReadHidden(prompt)
+	if errors.Is(err, ErrCancelled) {
+		return fail(L, "interrupt")
+	}
+	if err != nil {
+		return fail(L, err.Error())
+	}
+	L.Push(glua.LString(text))
+	return 1
 }
 
 func isTerminal(w any) bool {

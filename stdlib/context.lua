@@ -15,6 +15,23 @@ local M = {}
 -- convention Codex, Cursor, Jules and others read).
 M.files = { "AGENTS.md" }
 
+-- fallbacks are read in a folder that holds none of files: the first of
+-- them found there (what Claude Code and Gemini CLI read).
+M.fallbacks = { "CLAUDE.md", "GEMINI.md" }
+
+-- names_in(folder) are the instruction files to read in folder: files,
+-- or the first fallback there when it holds none of them.
+local function names_in(folder)
+  local base = (folder == "/" and "" or folder) .. "/"
+  for _, name in ipairs(M.files) do
+    if tai.file_kind(base .. name) ~= nil then return M.files end
+  end
+  for _, name in ipairs(M.fallbacks) do
+    if tai.file_kind(base .. name) ~= nil then return { name } end
+  end
+  return {}
+end
+
 -- max_file_bytes caps each instruction file; max_total_bytes all of them
 -- (the nearest files, which come last, are kept first).
 M.max_file_bytes = 32 * 1024
@@ -105,7 +122,7 @@ end
 function M.instructions(dir)
   local found, skipped = {}, {}
   for _, folder in ipairs(M.folders(dir)) do
-    for _, name in ipairs(M.files) do
+    for _, name in ipairs(names_in(folder)) do
       local path = (folder == "/" and "" or folder) .. "/" .. name
       if exists(path) then
         local ok, why = tai.file_trusted(path)

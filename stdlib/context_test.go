@@ -125,3 +125,31 @@ func TestContextIsThePersons(t *testing.T) {
 		}
 	})
 }
+
+// TestContextReadsClaudeOrGeminiWithoutAgents: a folder with no AGENTS.md
+// gives its CLAUDE.md (else its GEMINI.md); one with an AGENTS.md gives
+// that alone.
+func TestContextReadsClaudeOrGeminiWithoutAgents(t *testing.T) {
+	base := t.TempDir()
+	t.Setenv("HOME", base)
+	repo := filepath.Join(base, "repo")
+	if err := os.MkdirAll(filepath.Join(repo, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(repo, "CLAUDE.md"), "CLAUDE", 0o644)
+	write(t, filepath.Join(repo, "GEMINI.md"), "GEMINI", 0o644)
+	gem := filepath.Join(repo, "gem")
+	write(t, filepath.Join(gem, "GEMINI.md"), "GEMINI-ONLY", 0o644)
+	both := filepath.Join(gem, "both")
+	write(t, filepath.Join(both, "AGENTS.md"), "AGENTS", 0o644)
+	write(t, filepath.Join(both, "CLAUDE.md"), "NOT-READ", 0o644)
+	if sent, _ := contextFiles(t, repo); sent != "CLAUDE" {
+		t.Errorf("repo: sent %q, want CLAUDE", sent)
+	}
+	if sent, _ := contextFiles(t, gem); sent != "CLAUDE|GEMINI-ONLY" {
+		t.Errorf("gem: sent %q, want CLAUDE|GEMINI-ONLY", sent)
+	}
+	if sent, _ := contextFiles(t, both); sent != "CLAUDE|GEMINI-ONLY|AGENTS" {
+		t.Errorf("both: sent %q, want CLAUDE|GEMINI-ONLY|AGENTS", sent)
+	}
+}

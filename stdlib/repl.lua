@@ -604,6 +604,47 @@ builtin.quit = {
   fn = function() M.done = true end,
 }
 
+builtin.exit = {
+  help = "leave tai, as /quit and Ctrl-D do",
+  fn = function() M.done = true end,
+}
+
+builtin.secret = {
+  help = "store a secret in the vault, its value typed without echo: /secret NAME\n" ..
+    "a config uses it as ${NAME}, a profile as key_secret = NAME",
+  fn = function(rest)
+    local name = rest:match("^%s*([%w_%-%.]+)%s*$")
+    if not name then
+      M.warn("usage: /secret NAME (letters, digits, _ - .); the value is asked for without echo")
+      return
+    end
+    local value, err = tai.term.read_hidden("value of " .. name .. " (not shown; Ctrl-C cancels): ")
+    if not value then
+      if err == "interrupt" then M.say("(cancelled; nothing stored)") else M.warn(err .. "; nothing stored") end
+      return
+    end
+    if value == "" then M.warn("nothing stored: the value is empty") return end
+    local ok, serr = tai.vault.secret_set(name, value)
+    if not ok then M.warn(tostring(serr)) return end
+    M.say("(stored " .. name .. " in the vault; ${" .. name .. "} in a config uses it)")
+  end,
+}
+
+builtin.seal = {
+  help = "seal the vault: secrets and server headers encrypted at rest under a passphrase\n" ..
+    "(asked twice, or TAI_VAULT_PASSPHRASE); on a sealed vault it changes the passphrase",
+  fn = function()
+    local was = tai.vault.sealed()
+    local ok, err = tai.vault.seal()
+    if not ok then M.warn(tostring(err)) return end
+    if was then
+      M.say("(the vault's passphrase is changed)")
+    else
+      M.say("(the vault is sealed: secrets and server headers are encrypted at rest; tai asks for the passphrase when it needs them)")
+    end
+  end,
+}
+
 builtin.lua = {
   help = "run a multi-line Lua chunk, ended by a line holding only .\n" ..
     "or pasted whole with /lua as its first line",
@@ -1127,6 +1168,41 @@ builtin.usage = {
   end,
 }
 
+-- prices are what a million tokens cost, by model name, for /cost:
+-- { ["gpt-x"] = { input = 2.5, output = 10, currency = "$" } }. tai ships
+-- none (a price list it cannot keep current would mislead); set the
+-- prices you pay in init.lua: require("tai.repl").prices["gpt-x"] = {…}.
+M.prices = {}
+
+-- cost_line(usage, model) says what usage cost at the prices of model,
+-- or nil when no price is set for it.
+---@param usage {input: integer, output: integer}
+---@param model string
+---@return string|nil
+function M.cost_line(usage, model)
+  local p = M.prices[model]
+  if type(p) ~= "table" or type(p.input) ~= "number" or type(p.output) ~= "number" then return nil end
+  local cost = (usage.input * p.input + usage.output * p.output) / 1e6
+  return string.format("cost: about %s%.4f at the prices set for %s (%s in, %s out a million tokens)",
+    p.currency or "$", cost, model, p.input, p.output)
+end
+
+builtin.cost = {
+  help = "token usage of this session and, when repl.prices holds the model's, its cost\n" ..
+    "tai ships no price list: set require(\"tai.repl\").prices[MODEL] = {input=, output=} in init.lua",
+  fn = function()
+    builtin.usage.fn()
+    local ok, p = pcall(tai.profiles.current)
+    local model = ok and p and p.model or ""
+    local line = M.cost_line(M.conv.usage, model)
+    if line then
+      M.say(line)
+    else
+      M.say("(no price set for " .. (model ~= "" and model or "this model") .. "; /help cost says how to set one)")
+    end
+  end,
+}
+
 builtin.context = {
   help = "show what is sent with each message and its size in tokens\n" ..
     "the system prompt, the profile, AGENTS.md files and the history; sizes are estimated",
@@ -1274,12 +1350,54 @@ function M.install_builtins()
   end
 end
 
+-- distance(a, b) is the edit distance between two words (insertions,
+-- deletions, substitutions and swaps of neighbours each count one).
+local function distance(a, b)
+  local d = {}
+  for i = 0, #a do d[i] = { [0] = i } end
+  for j = 0, #b do d[0][j] = j end
+  for i = 1, #a do
+    for j = 1, #b do
+      local cost = a:sub(i, i) == b:sub(j, j) and 0 or 1
+      d[i][j] = math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+      if i > 1 and j > 1 and a:sub(i, i) == b:sub(j - 1, j - 1) and a:sub(i - 1, i - 1) == b:sub(j, j) then
+        d[i][j] = math.min(d[i][j], d[i - 2][j - 2] + 1)
+      end
+    end
+  end
+  return d[#a][#b]
+end
+
+-- aliases are what other shells name a command tai has under another
+-- name.
+M.aliases = { q = "quit", h = "help", reset = "clear", models = "model" }
+
+-- nearest_command(name) is the command a mistyped /name most likely
+-- meant: an alias, the one command it begins, or the nearest within two
+-- edits; nil when none is near.
+---@param name string
+---@return string|nil
+function M.nearest_command(name)
+  local low = name:lower()
+  if M.aliases[low] and find_command(M.aliases[low]) then return M.aliases[low] end
+  local best, best_d, starts = nil, 3, {}
+  for _, c in ipairs(tai.commands()) do
+    if low ~= "" and c.name:sub(1, #low) == low then starts[#starts + 1] = c.name end
+    local dd = distance(low, c.name)
+    if dd < best_d then best, best_d = c.name, dd end
+  end
+  if #starts == 1 then return starts[1] end
+  if best and best_d <= math.max(1, math.min(2, #low - 2)) then return best end
+  return nil
+end
+
 -- command(line) runs a /command line.
 function M.command(line)
   local name, rest = line:match("^%s*/([^%s]*)%s*(.-)%s*$")
   local c = find_command(name)
   if not c then
-    M.warn("unknown command /" .. name .. "; /help lists them")
+    local near = M.nearest_command(name)
+    M.warn("unknown command /" .. name .. (near and ("; did you mean /" .. near .. "?") or "") .. " /help lists them")
     return
   end
   local ok, err = tai.term.protect(c.fn, rest, words(rest))

@@ -141,7 +141,7 @@ func TestComplete(t *testing.T) {
 		local function join(t) return table.concat(t, ",") end
 		return join(repl.complete("/")), join(repl.complete("/h")), join(repl.complete("/greet al")),
 			join(repl.complete("/help gr")), join(repl.complete("plain text"))`)
-	want := []any{"/clear,/compact,/context,/greet,/help,/lua,/mcp,/model,/new,/permissions,/profile,/profiles,/quit,/resume,/sandbox,/tools,/usage", "/help", "alice,albert", "greet", ""}
+	want := []any{"/clear,/compact,/context,/cost,/exit,/greet,/help,/lua,/mcp,/model,/new,/permissions,/profile,/profiles,/quit,/resume,/sandbox,/seal,/secret,/tools,/usage", "/help", "alice,albert", "greet", ""}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
@@ -748,5 +748,20 @@ func TestPastedDataGoesToTheModel(t *testing.T) {
 				t.Fatalf("paste_shape = %v, want %s", got[0], tt.want)
 			}
 		})
+	}
+}
+
+// TestNearestCommandAndCost: a mistyped command finds the one meant, or
+// none; /cost's line appears only for a model whose price is set.
+func TestNearestCommandAndCost(t *testing.T) {
+	got := run(t, `
+		local repl = require("repl")
+		repl.install_builtins()
+		repl.prices["m1"] = { input = 2, output = 10 }
+		return repl.nearest_command("hlep"), repl.nearest_command("exi"), repl.nearest_command("zzzzzz"), repl.nearest_command("q"),
+			repl.cost_line({ input = 1000000, output = 500000 }, "m1"), repl.cost_line({ input = 1, output = 1 }, "m2")`)
+	want := []any{"help", "exit", nil, "quit", "cost: about $7.0000 at the prices set for m1 (2 in, 10 out a million tokens)", nil}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %#v\nwant %#v", got, want)
 	}
 }

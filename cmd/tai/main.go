@@ -216,6 +216,7 @@ func run(o *options, perr error, stdout, stderr io.Writer) int {
 		Mode:       mode,
 		Clean:      o.clean,
 		Passphrase: newPassphrase,
+		ReadHidden: readHiddenOnTerminal,
 		HideKey:    o.cmdline.hideKey,
 		Vault: func() (*vault.Store, error) {
 			path := o.vault
@@ -387,6 +388,21 @@ func newPassphrase() (string, error) {
 		return "", errors.New("the two passphrases typed differ; nothing was sealed: try again")
 	}
 	return first, nil
+}
+
+// readHiddenOnTerminal reads a line typed on /dev/tty without echo, for
+// tai.term.read_hidden (/secret).
+func readHiddenOnTerminal(prompt string) (string, error) {
+	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	if err != nil {
+		return "", errors.New("no terminal to type the value on")
+	}
+	defer tty.Close()
+	text, err := readHidden(tty, prompt)
+	if errors.Is(err, errCancelled) {
+		return "", lua.ErrCancelled
+	}
+	return text, err
 }
 
 var (

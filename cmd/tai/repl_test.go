@@ -433,3 +433,34 @@ func TestChangingThePassphraseAsksForTheCurrentOneFirst(t *testing.T) {
 		t.Fatal("the new passphrase was asked for without the current one")
 	}
 }
+
+// TestREPLHabits: /exit leaves; a mistyped command gets "did you mean";
+// /secret asks for the value without echo and stores it; /seal seals and
+// says so; /cost shows usage and says no price is set.
+func TestREPLHabits(t *testing.T) {
+	e := newEnv(t)
+	s := startREPLWith(t, e, append(e.vars(), "TAI_VAULT_PASSPHRASE=open sesame"), "--clean")
+	s.expect("tai:ollama> ")
+	s.typeKeys("/exti\r")
+	s.expect("unknown command /exti; did you mean /exit?")
+	s.typeKeys("/secret demo_key\r")
+	s.expect("value of demo_key (not shown; Ctrl-C cancels): ")
+	s.typeKeys("sk-typed-unseen-4411\r")
+	s.expect("(stored demo_key in the vault; ${demo_key} in a config uses it)")
+	s.typeKeys("/seal\r")
+	s.expect("(the vault is sealed: secrets and server headers are encrypted at rest")
+	s.typeKeys("/cost\r")
+	s.expect("session: 0 tokens in, 0 out")
+	s.expect("(no price set for ")
+	s.typeKeys("/exit\r")
+	if status := s.wait(); status != 0 {
+		t.Fatalf("exit status %d, want 0", status)
+	}
+	if strings.Contains(s.seen.String(), "sk-typed-unseen") {
+		t.Fatal("the secret's value was echoed")
+	}
+	r := e.runEnv(t, append(e.vars(), "TAI_VAULT_PASSPHRASE=open sesame"), "-e", `print(tai.vault.sealed(), (tai.vault.secret_get("demo_key")))`)
+	if r.status != 0 || r.stdout != "true\tsk-typed-unseen-4411\n" {
+		t.Fatalf("reading the stored secret: %d %q %q", r.status, r.stdout, r.stderr)
+	}
+}

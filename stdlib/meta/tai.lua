@@ -1093,3 +1093,10 @@ function tai.term.words(list, width) end
 ---@return tai.readline? rl
 ---@return string? err
 function tai.term.readline(opts) end
+
+---Reads a line typed on the terminal without echo (a secret's value);
+---err is "interrupt" for Ctrl-C.
+---@param prompt string
+---@return string? text
+---@return string? err
+function tai.term.read_hidden(prompt) end
