@@ -55,7 +55,9 @@ type ClientOptions struct {
 	Requests map[string]RequestHandler
 	// Notifications is the method table for notifications a server
 	// sends, by method (see NotificationHandler). OnToolsChanged runs
-	// before the handler of its method, OnNotification after any.
+	// before the handler of its method, OnNotification after any. A
+	// handler of notifications/progress makes tools/call ask for
+	// progress, as OnNotification does.
 	Notifications map[string]NotificationHandler
 	// Redact, when set, scrubs the text of every error the client returns
 	// and of Stderr (the bridge passes the vault's Redact, so a secret in

@@ -300,11 +300,7 @@ func (c *conn) readOne(ctx context.Context) {
 func (c *conn) dispatch(m *Message) {
 	switch {
 	case m.IsResponse():
-		c.mu.Lock()
-		p, ok := c.pending[m.ID]
-		delete(c.pending, m.ID)
-		c.mu.Unlock()
-		if ok {
+		if p, ok := c.take(m.ID); ok {
 			p.ch <- reply{m: m}
 		}
 	case m.IsRequest():
@@ -334,15 +330,21 @@ func (c *conn) dispatch(m *Message) {
 	}
 }
 
+// take removes the pending request id and returns it; only its one taker
+// delivers its reply.
+func (c *conn) take(id ID) (pendingCall, bool) {
+	c.mu.Lock()
+	p, ok := c.pending[id]
+	delete(c.pending, id)
+	c.mu.Unlock()
+	return p, ok
+}
+
 // dispatchMalformed fails the request a malformed reply answers. A
 // malformed reply to no pending request is counted as garbage where the
 // transport counts it, and otherwise dropped.
 func (c *conn) dispatchMalformed(bad *MalformedReplyError) {
-	c.mu.Lock()
-	p, ok := c.pending[bad.ID]
-	delete(c.pending, bad.ID)
-	c.mu.Unlock()
-	if ok {
+	if p, ok := c.take(bad.ID); ok {
 		p.ch <- reply{err: bad}
 		return
 	}
@@ -472,9 +474,9 @@ func (c *conn) callContext(m *Message) context.Context {
 // transport with no streams, the one tools/call in flight, when there is
 // exactly one. Anything else belongs to no call.
 func (c *conn) callOfLocked(m *Message) (ID, pendingCall, bool) {
-	if m.related.Set {
-		p, ok := c.pending[m.related]
-		return m.related, p, ok
+	if m.related != nil {
+		p, ok := c.pending[*m.related]
+		return *m.related, p, ok
 	}
 	if m.Method == MethodProgress {
 		if id, ok := progressToken(m.Params); ok {
@@ -520,14 +522,12 @@ func progressToken(params json.RawMessage) (ID, bool) {
 // cancelAnswer stops the handler of the request a server's
 // notifications/cancelled names.
 func (c *conn) cancelAnswer(params json.RawMessage) {
-	var p struct {
-		RequestID ID `json:"requestId"`
-	}
-	if json.Unmarshal(params, &p) != nil || !p.RequestID.Set {
+	id, ok := cancelledID(params)
+	if !ok {
 		return
 	}
 	c.mu.Lock()
-	a := c.answering[p.RequestID]
+	a := c.answering[id]
 	c.mu.Unlock()
 	if a != nil {
 		a.cancel()

@@ -381,14 +381,12 @@ func (t *HTTPTransport) forget(id ID) {
 // abandon stops reading the reply of a request the client cancelled (the
 // params of the notifications/cancelled it sent name it).
 func (t *HTTPTransport) abandon(params json.RawMessage) {
-	var p struct {
-		RequestID ID `json:"requestId"`
-	}
-	if json.Unmarshal(params, &p) != nil || !p.RequestID.Set {
+	id, ok := cancelledID(params)
+	if !ok {
 		return
 	}
 	t.mu.Lock()
-	cancel := t.inflight[p.RequestID]
+	cancel := t.inflight[id]
 	t.mu.Unlock()
 	if cancel != nil {
 		cancel()
@@ -431,13 +429,14 @@ func (t *HTTPTransport) runRequest(ctx context.Context, id ID, method string, bo
 		// that yields none: a stream that opens and then fails is reported
 		// as Send's own error.
 		first := true
+		related := id
 		got := func(m *Message) {
 			if first {
 				first = false
 				st.report(nil)
 			}
 			if !m.IsResponse() {
-				m.related = id // what a request's stream carries belongs to it
+				m.related = &related // what a request's stream carries belongs to it
 			}
 			t.deliver(m)
 		}

@@ -34,8 +34,8 @@ type Message struct {
 
 	// related is the request whose reply stream carried this request or
 	// notification, when the transport knows it (see streamTagger); never
-	// on the wire.
-	related ID
+	// on the wire. A pointer keeps Message in its allocation size class.
+	related *ID
 }
 
 // WireError is the error object of a JSON-RPC response, and the Go error

@@ -228,6 +228,17 @@ func (e *MCPHTTPError) Unwrap() error { return &e.WireError }
 // Unauthorized reports whether the server answered 401.
 func (e *MCPHTTPError) Unauthorized() bool { return e.Status == http.StatusUnauthorized }
 
+// cancelledID reads the requestId of a notifications/cancelled's params.
+func cancelledID(params json.RawMessage) (ID, bool) {
+	var p struct {
+		RequestID ID `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil || !p.RequestID.Set {
+		return ID{}, false
+	}
+	return p.RequestID, true
+}
+
 // StringID returns a string request id.
 func StringID(s string) ID { return ID{Str: s, IsStr: true, Set: true} }
 
