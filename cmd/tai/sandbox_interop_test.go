@@ -18,6 +18,12 @@ import (
 // it printed.
 func sandboxedServers(t *testing.T, home, lua string) string {
 	t.Helper()
+	return sandboxedServersIn(t, home, home, lua)
+}
+
+// sandboxedServersIn is sandboxedServers with tai started in dir.
+func sandboxedServersIn(t *testing.T, home, dir, lua string) string {
+	t.Helper()
 	root, node := nodeModules(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -28,7 +34,7 @@ func sandboxedServers(t *testing.T, home, lua string) string {
 	if ca, ok := os.LookupEnv("NODE_EXTRA_CA_CERTS"); ok {
 		cmd.Env = append(cmd.Env, "NODE_EXTRA_CA_CERTS="+ca) // a registry behind a proxy of its own
 	}
-	cmd.Dir = home
+	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -65,6 +71,41 @@ end`, node, server, data, filepath.Join(data, "a.txt"), filepath.Join(home, "sec
 	}
 	if strings.Contains(out, "SECRET") || strings.Count(out, "refused") != 2 {
 		t.Errorf("the server read outside its folder:\n%s", out)
+	}
+}
+
+// TestInteropFilesystemDotReadsItsFolder: server-filesystem given "." (a
+// common README line), with no cwd, started by tai in a project folder,
+// reads that folder and nothing above it: its sandbox grants the project,
+// resolved, and neither the home folder above it nor the ssh keys.
+func TestInteropFilesystemDotReadsItsFolder(t *testing.T) {
+	root, node := nodeModules(t)
+	home := t.TempDir()
+	project := filepath.Join(home, "work", "proj")
+	for f, body := range map[string]string{filepath.Join(project, "a.txt"): "project text",
+		filepath.Join(home, "work", "above.txt"): "ABOVE", filepath.Join(home, ".ssh", "id_ed25519"): "SECRET KEY"} {
+		os.MkdirAll(filepath.Dir(f), 0o700)
+		if err := os.WriteFile(f, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	server := filepath.Join(root, "@modelcontextprotocol", "server-filesystem", "dist", "index.js")
+	out := sandboxedServersIn(t, home, project, fmt.Sprintf(`
+local cfg = [==[{"mcpServers":{"fs":{"command":%q,"args":[%q,"."]}}}]==]
+assert(tai.mcp.add{source = cfg}) assert(tai.mcp.enable{server = "fs"})
+for _, s in ipairs(assert(tai.mcp.list())) do print("sandbox", s.sandbox) end
+for _, p in ipairs{"a.txt", %q, %q, %q} do
+  local r = assert(tai.mcp.call{server = "fs", tool = "read_text_file", args = {path = p}})
+  print(p, r.isError and "refused" or "read", r.content[1].text)
+end`, node, server, filepath.Join(project, "a.txt"), filepath.Join(home, "work", "above.txt"), filepath.Join(home, ".ssh", "id_ed25519")))
+	if strings.Count(out, "read\tproject text") != 2 {
+		t.Errorf("the project folder could not be read:\n%s", out)
+	}
+	if strings.Contains(out, "ABOVE") || strings.Contains(out, "SECRET") || strings.Count(out, "refused") != 2 {
+		t.Errorf("the server read above its folder:\n%s", out)
+	}
+	if !strings.Contains(out, "~/work/proj") || strings.Contains(out, "reads: everything") {
+		t.Errorf("the sandbox line does not name the project folder:\n%s", out)
 	}
 }
 

@@ -36,11 +36,9 @@ func (b *Bridge) refusal(e mcp.Entry, text string, stored bool) string {
 		return ""
 	}
 	p := b.ServerPolicy(ex)
-	dir := ex.Cwd
+	dir := p.Dir
 	if dir == "" {
-		if dir = b.opts.Dir; dir == "" {
-			dir, _ = os.Getwd()
-		}
+		dir, _ = os.Getwd()
 	}
 	var reads, writes, denied []string
 	var under []string
