@@ -455,3 +455,31 @@ func TestREPLCtrlDTypedAheadQuits(t *testing.T) {
 		t.Fatalf("exit status %d", status)
 	}
 }
+
+// TestContextNamesASkippedFile: an AGENTS.md in a folder every user can
+// write to is not sent, and /context names it with the reason.
+func TestContextNamesASkippedFile(t *testing.T) {
+	e := newEnv(t)
+	srv := llmtest.NewOpenAI(t)
+	repo := filepath.Join(e.root, "repo")
+	drop := filepath.Join(repo, "drop")
+	if err := os.MkdirAll(filepath.Join(repo, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(drop, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(drop, "AGENTS.md"), []byte("PLANTED rule"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(drop, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	s := startREPLIn(t, drop, e.modelVars(srv))
+	s.expect("tai:default> ")
+	s.typeKeys("/context\r")
+	s.expect(filepath.Join(drop, "AGENTS.md") + " not sent: its folder " + drop + " is writable by every user")
+	s.expect("tai:default> ")
+	s.typeKeys("\x04")
+	s.wait()
+}
