@@ -372,7 +372,8 @@ type pendingCall struct {
 }
 
 // answer replies to a server-to-client request through the method table;
-// a method it does not hold gets -32601.
+// a method it does not hold gets -32601, an answer too large to send
+// -32603.
 func (c *conn) answer(ctx context.Context, req *Message) {
 	resp := &Message{ID: req.ID}
 	if h := c.table.requests[req.Method]; h != nil {
@@ -382,7 +383,11 @@ func (c *conn) answer(ctx context.Context, req *Message) {
 	}
 	sctx, cancel := context.WithTimeout(c.ctx, c.sendTimeout)
 	defer cancel()
-	_ = c.t.Send(sctx, resp)
+	if err := c.t.Send(sctx, resp); errors.Is(err, ErrTooLarge) {
+		// The server still waits for an answer: say why there is none.
+		_ = c.t.Send(sctx, &Message{ID: req.ID, Error: &WireError{Code: CodeInternalError,
+			Message: fmt.Sprintf("tai's answer to %s is larger than %d bytes, the most one message may carry", req.Method, MCP_HTTP_MAX_BODY)}})
+	}
 }
 
 // handle runs h on req and makes its outcome a response: the result, or

@@ -275,6 +275,9 @@ func TestMethodTableStdio(t *testing.T) {
 		{name: "other error, redacted", handler: func(context.Context, json.RawMessage) (json.RawMessage, error) {
 			return nil, errors.New("token s3cret-value refused")
 		}, want: `"error":{"code":-32603,"message":"token [redacted] refused"}`},
+		{name: "result too large to send", handler: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			return json.RawMessage(`"` + strings.Repeat("x", MCP_HTTP_MAX_BODY) + `"`), nil
+		}, want: `"error":{"code":-32603,"message":"tai's answer to sampling/createMessage is larger than 10485760 bytes, the most one message may carry"}`},
 		{name: "invalid result", handler: func(context.Context, json.RawMessage) (json.RawMessage, error) {
 			return json.RawMessage(`{"half":`), nil
 		}, want: `"error":{"code":-32603,"message":"tai's answer to sampling/createMessage is not valid JSON"}`},
