@@ -488,7 +488,7 @@ function M.import(what)
 end
 
 local login_usage = "login SERVER [--client-id ID] [--client-secret ${NAME}] [--client-metadata-url URL] [--callback-port N] [--profile P]"
-local usage = "usage: /mcp [list] | add [CONFIG|FILE|NAME|URL|GITHUB-URL] | normalize [CONFIG] | enable SERVER [PROFILE] | disable SERVER [PROFILE] | " ..
+local usage = "usage: /mcp [list] | add [CONFIG|FILE|NAME|URL|GITHUB-URL] | normalize [CONFIG] | enable SERVER… [PROFILE] | enable --all | disable SERVER… [PROFILE] | " ..
   "remove SERVER | tools [SERVER] | call SERVER TOOL [JSON] | grant SERVER [TOOL] | allow SERVER PATH... | import CLIENT|PATH | " .. login_usage
 
 -- login_flags maps /mcp login's flags to tai.mcp.login's fields.
@@ -537,13 +537,7 @@ function M.run(rest, w)
     end
     return M.normalize(source)
   end
-  if sub == "enable" or sub == "disable" then
-    if not w[2] then warn("usage: /mcp " .. sub .. " SERVER [PROFILE]") return end
-    local profile, err = tai.mcp[sub]({ server = w[2], profile = w[3] })
-    if not profile then warn(clean(err)) return end
-    say(string.format("%s %sd for profile %s", w[2], sub, profile))
-    return
-  end
+  if sub == "enable" or sub == "disable" then return M.enable(sub, { unpack(w, 2) }) end
   if sub == "remove" then
     if not w[2] then warn("usage: /mcp remove SERVER") return end
     local ok, err = tai.mcp.remove({ server = w[2] })
@@ -575,6 +569,68 @@ function M.run(rest, w)
   if sub == "import" then return M.import(w[2]) end
   if sub == "login" then return M.login(w) end
   warn(usage)
+end
+
+-- enable_targets(words) reads the words after /mcp enable|disable: the
+-- servers (every registered one for --all), then a profile when the last
+-- word names one (else the current profile). Returns servers, profile, or
+-- nil and why the words name nothing to enable, naming what exists.
+---@param words string[]
+---@return string[]|nil servers
+---@return string|nil profile_or_err
+function M.enable_targets(words)
+  local list, err = tai.mcp.list()
+  if not list then return nil, clean(err) end
+  local known, all = {}, {}
+  for _, s in ipairs(list) do known[s.name] = true all[#all + 1] = s.name end
+  local profiles, known_p = {}, {}
+  for _, p in ipairs(tai.profiles.list() or {}) do
+    if not known_p[p.name] then profiles[#profiles + 1] = p.name known_p[p.name] = true end
+  end
+  for _, name in ipairs(repl().builtin_profiles or {}) do
+    if not known_p[name] then profiles[#profiles + 1] = name known_p[name] = true end
+  end
+  table.sort(profiles)
+  local servers, profile, every = {}, nil, false
+  for i, word in ipairs(words) do
+    local name = word:match("^%-%-profile=(.+)$")
+    if word == "--all" then
+      every = true
+    elseif name or (word == "--profile" and words[i + 1]) then
+      profile = name or words[i + 1]
+    elseif words[i - 1] == "--profile" then
+      -- read with --profile
+    elseif known[word] then
+      servers[#servers + 1] = word
+    elseif i == #words and known_p[word] then
+      profile = word
+    else
+      local what = i == #words and "no server or profile" or "no server"
+      return nil, string.format("%s is named %s; servers: %s; profiles: %s", what, clean(word),
+        #all > 0 and table.concat(all, ", ") or "none yet", table.concat(profiles, ", "))
+    end
+  end
+  if profile and not known_p[profile] then
+    return nil, string.format("no profile is named %s; profiles: %s (/profile new NAME adds one)", clean(profile), table.concat(profiles, ", "))
+  end
+  if every then servers = all end
+  if #servers == 0 then return nil, "name a server, or --all; servers: " .. (#all > 0 and table.concat(all, ", ") or "none yet") end
+  return servers, profile
+end
+
+-- enable(verb, words) is /mcp enable|disable SERVER… [PROFILE] (or --all).
+---@param verb "enable"|"disable"
+---@param words string[]
+function M.enable(verb, words)
+  if #words == 0 then warn("usage: /mcp " .. verb .. " SERVER… [PROFILE], or --all") return end
+  local servers, profile = M.enable_targets(words)
+  if not servers then warn(profile) return end
+  local done, used = {}, profile
+  for _, server in ipairs(servers) do
+    local p, err = tai.mcp[verb]({ server = server, profile = profile })
+    if not p then warn(clean(err)) else done[#done + 1] = server used = p end
+  end
+  if #done > 0 then say(string.format("%s %sd for profile %s", table.concat(done, ", "), verb, used)) end
 end
 
 local function server_names()
@@ -614,7 +670,7 @@ end
 
 M.help = "the MCP servers the model can use: add, list, tools, call, login, enable, …\n" ..
   "/mcp lists them; /mcp add (then paste), /mcp add FILE|NAME|URL|github.com/OWNER/REPO,\n" ..
-  "/mcp normalize (then paste: show, store nothing), enable|disable SERVER [PROFILE],\n" ..
+  "/mcp normalize (then paste: show, store nothing), enable|disable SERVER… [PROFILE] or --all,\n" ..
   "remove SERVER, tools [SERVER], call SERVER TOOL [JSON], grant SERVER [TOOL],\n" ..
   "allow SERVER PATH (its sandbox may read PATH), import CLIENT|PATH, login SERVER [--client-id ID]"
 

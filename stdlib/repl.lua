@@ -753,6 +753,33 @@ function M.profile_note(p)
   return nil
 end
 
+-- offer_servers(from, to) offers to enable for the new profile to the
+-- MCP servers enabled for the profile from (Enter: yes).
+---@param from string
+---@param to string
+function M.offer_servers(from, to)
+  local list = tai.mcp.list()
+  local names = {}
+  for _, s in ipairs(list or {}) do
+    for _, p in ipairs(s.profiles or {}) do
+      if p == from then names[#names + 1] = s.name end
+    end
+  end
+  if #names == 0 or from == to then return end
+  local a = chatview.choose(M.rl, string.format("enable for %s the MCP servers enabled for %s (%s)? [Y/n] ", to, from,
+    chatview.short(table.concat(names, ", "), 120)), { "y", "n" }, M.say)
+  if a ~= "y" then
+    M.say("(no server enabled for " .. to .. "; /mcp enable SERVER… " .. to .. " enables some)")
+    return
+  end
+  local done = {}
+  for _, server in ipairs(names) do
+    local ok, err = tai.mcp.enable({ server = server, profile = to })
+    if ok then done[#done + 1] = server else M.warn(chatview.clean(tostring(err))) end
+  end
+  if #done > 0 then M.say(table.concat(done, ", ") .. " enabled for profile " .. to) end
+end
+
 builtin.profile = {
   help = "show the current profile, or: show|use|delete NAME, new NAME …\n" ..
     "/profile show [NAME], /profile use NAME switches, /profile delete NAME,\n" ..
@@ -801,6 +828,7 @@ builtin.profile = {
       if not ok then M.warn(saved) return end
       if not saved then M.warn(msg) return end
       M.say("saved profile " .. name .. "; /profile use " .. name .. " switches to it")
+      M.offer_servers(tai.profile, name)
       return
     end
     if sub == "show" then

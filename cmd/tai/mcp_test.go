@@ -233,3 +233,42 @@ func serverConfig(t *testing.T, name string, env map[string]string) string {
 	}
 	return string(cfg)
 }
+
+// TestREPLProfilesAndServers: /mcp enable takes several servers; an
+// unknown profile (or a word that names nothing) is refused, naming what
+// exists; /mcp disable --all; a new profile is offered the servers of the
+// profile it came from, Enter taking them.
+func TestREPLProfilesAndServers(t *testing.T) {
+	e := newEnv(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry := map[string]any{"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{mcpServerEnv: "1"}}
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"alpha": entry, "beta": entry}})
+	add := `assert(tai.mcp.add{source = [==[` + string(cfg) + `]==]})
+for _, s in ipairs({"alpha", "beta"}) do assert(tai.mcp.disable{server = s}) end`
+	if r := e.run(t, "--yolo", "--clean", "-e", add); r.status != 0 {
+		t.Fatalf("adding: %d %s", r.status, r.stderr)
+	}
+	s := startREPL(t, e, "--clean")
+	s.expect("tai:ollama> ")
+	s.typeKeys("/mcp enable alpha everything\r")
+	s.expect("no server or profile is named everything; servers: alpha, beta; profiles: default, ollama")
+	s.typeKeys("/mcp enable alpha --profile everything\r")
+	s.expect("no profile is named everything; profiles: default, ollama")
+	s.typeKeys("/mcp enable alpha beta\r")
+	s.expect("alpha, beta enabled for profile ollama")
+	s.typeKeys("/profile new work provider=ollama model=m1\r")
+	s.expect("enable for work the MCP servers enabled for ollama (alpha, beta)? [Y/n] ")
+	s.typeKeys("\r")
+	s.expect("alpha, beta enabled for profile work")
+	s.typeKeys("/mcp disable --all\r")
+	s.expect("alpha, beta disabled for profile ollama")
+	s.typeKeys("/quit\r")
+	s.wait()
+	r := e.run(t, "--clean", "-e", `for _, s in ipairs(tai.mcp.list()) do print(s.name, table.concat(s.profiles, ",")) end`)
+	if r.status != 0 || r.stdout != "alpha\twork\nbeta\twork\n" {
+		t.Fatalf("enabled: %d %q %q", r.status, r.stdout, r.stderr)
+	}
+}
