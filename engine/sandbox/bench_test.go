@@ -42,3 +42,20 @@ func BenchmarkKeeperStart(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkForServer builds a server's policy, as each start does: for a
+// program on the system, and for python3 through a pyenv shim, whose
+// chain (the shim, bash, pyenv's libexec script) is read and whose
+// toolchain is looked for.
+func BenchmarkForServer(b *testing.B) {
+	w := newWorld(b)
+	path, command, args := pyenvLayout(b, w, w.home+"/.pyenv", pythonVersion(b))
+	env := append([]string{"PATH=" + path}, w.env[0], w.env[2])
+	for _, c := range []struct{ name, command string }{{"system", "/bin/true"}, {"pyenv", command}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				ForServer(ServerSpec{Name: "bench", Command: c.command, Args: args, Cwd: w.project, Env: env, Vault: w.vault})
+			}
+		})
+	}
+}

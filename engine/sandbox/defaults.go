@@ -394,18 +394,25 @@ func denied(list []string, vault, home string) []Path {
 // a grant that holds one (it is granted without it, see carve).
 func keepOut(grants, deny []Path, notes []string, home string) ([]Path, []string) {
 	var out []Path
+	realDeny := make([]string, len(deny))
+	for i, d := range deny {
+		realDeny[i] = realPath(d.Path)
+	}
 	for _, g := range grants {
 		real := realPath(g.Path)
 		i := slices.IndexFunc(deny, func(d Path) bool {
-			return within(g.Path, d.Path) || within(real, d.Path) || within(real, realPath(d.Path))
+			return within(g.Path, d.Path) || within(real, d.Path)
 		})
+		if i < 0 {
+			i = slices.IndexFunc(realDeny, func(d string) bool { return within(real, d) })
+		}
 		if i >= 0 {
 			notes = append(notes, fmt.Sprintf("%s is left out: it is inside %s, which is never granted", tilde(g.Path, home), denyName(deny[i], home)))
 			continue
 		}
 		var without []string
-		for _, d := range deny {
-			if g.Kind == "" && (within(d.Path, g.Path) || within(realPath(d.Path), real)) {
+		for j, d := range deny {
+			if g.Kind == "" && (within(d.Path, g.Path) || within(realDeny[j], real)) {
 				without = append(without, denyName(d, home))
 			}
 		}

@@ -16,7 +16,7 @@ type world struct {
 	env                              []string
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t testing.TB) *world {
 	t.Helper()
 	root := t.TempDir()
 	w := &world{home: filepath.Join(root, "home")}

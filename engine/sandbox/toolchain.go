@@ -105,7 +105,7 @@ func toolchainGrants(progs []string, base []string, home string) []Path {
 	for _, tc := range toolchains() {
 		var roots []string
 		for _, r := range tc.roots {
-			if d := where(r, base, home); d != "" && !tooBroad(d, home) {
+			if d := where(r, base, home); d != "" && exists(d) && !tooBroad(d, home) {
 				roots = append(roots, d, realPath(d))
 			}
 		}

@@ -71,7 +71,7 @@ require("readline").createInterface({input: process.stdin}).on("line", (line) =>
 
 // layout writes files under root: each path is made with its folders,
 // mode 0755 for those under a bin, shims or libexec folder.
-func layout(t *testing.T, root string, files map[string]string) {
+func layout(t testing.TB, root string, files map[string]string) {
 	t.Helper()
 	for path, text := range files {
 		full := filepath.Join(root, path)
@@ -89,7 +89,7 @@ func layout(t *testing.T, root string, files map[string]string) {
 }
 
 // symlink makes link point at target, with link's folders.
-func symlink(t *testing.T, target, link string) {
+func symlink(t testing.TB, target, link string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
 		t.Fatal(err)
@@ -102,7 +102,7 @@ func symlink(t *testing.T, target, link string) {
 // install puts the real runtime found as name on the system's PATH at
 // dest, a file of the install's own (a hard link, else a copy), as a
 // manager installs it.
-func install(t *testing.T, name, dest string) {
+func install(t testing.TB, name, dest string) {
 	t.Helper()
 	prog, err := exec.LookPath("/usr/bin/" + name)
 	if err != nil {
@@ -135,7 +135,7 @@ func install(t *testing.T, name, dest string) {
 }
 
 // pythonVersion is X.Y of the system's python3.
-func pythonVersion(t *testing.T) string {
+func pythonVersion(t testing.TB) string {
 	out, err := exec.Command("/usr/bin/python3", "-c", "import sys; print('%d.%d' % sys.version_info[:2])").Output()
 	if err != nil {
 		t.Fatalf("python3 is needed on this system: %v", err)
@@ -208,7 +208,7 @@ func serve(t *testing.T, w *world, path, command string, args ...string) string 
 // pyenvLayout installs pyenv at root as its installer does, with the
 // system's python3 as its one version, and a server in w's project; it
 // returns the PATH, command and arguments that start the server.
-func pyenvLayout(t *testing.T, w *world, root, pyv string) (string, string, []string) {
+func pyenvLayout(t testing.TB, w *world, root, pyv string) (string, string, []string) {
 	t.Helper()
 	sys := "/usr/local/bin:/usr/bin:/bin"
 	layout(t, root, map[string]string{
