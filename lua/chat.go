@@ -103,6 +103,14 @@ func (h *Host) clientOptions() *llm.ClientOptions {
 			fmt.Fprintf(h.opts.Stderr, "tai: %s\n", n)
 		}
 	}
+	if c.ModelFamilies == nil {
+		c.ModelFamilies = h.families.get
+	}
+	if c.OnModelChosen == nil {
+		c.OnModelChosen = func(m llm.ModelChoice) {
+			fmt.Fprintf(h.opts.Stderr, "tai: %s\n", m)
+		}
+	}
 	return &c
 }
 

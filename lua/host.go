@@ -88,6 +88,7 @@ type Host struct {
 	modules    moduleStates        // normalize.go, resolve.go
 	deny       denyList            // sandboxdeny.go: tai.sandbox.deny
 	runtimeEnv runtimeEnvList      // sandboxdeny.go: tai.sandbox.runtime_env
+	families   modelFamilies       // profiles.go: tai.model_families
 }
 
 // runState is the stack of interruptible runs (a top-level Run, a

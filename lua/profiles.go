@@ -2,8 +2,11 @@ package lua
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	glua "github.com/yuin/gopher-lua"
 
@@ -16,6 +19,9 @@ import (
 //	tai.models() -> {name, …} | nil, err   the models the current profile's
 //	                                  provider lists
 //	tai.model(name) -> profile | nil, err  this session's model (not stored)
+//	tai.model_families(provider[, families]) -> families
+//	    the model families a profile of provider that names no model
+//	    picks from, in order (llm.PickModel); with a list, replaces them
 //	tai.profile   the current profile's name (a field, see luaProfileField)
 func (h *Host) openProfiles(L *glua.LState, tai *glua.LTable) {
 	tai.RawSetString("profiles", L.SetFuncs(L.NewTable(), map[string]glua.LGFunction{
@@ -28,6 +34,63 @@ func (h *Host) openProfiles(L *glua.LState, tai *glua.LTable) {
 	}))
 	tai.RawSetString("models", L.NewFunction(h.luaModels))
 	tai.RawSetString("model", L.NewFunction(h.luaModel))
+	tai.RawSetString("model_families", L.NewFunction(h.luaModelFamilies))
+}
+
+// modelFamilies is tai.model_families, by provider. Model clients read it
+// from any goroutine, so it is guarded.
+type modelFamilies struct {
+	mu  sync.Mutex
+	set map[string][]string
+}
+
+// get returns provider's families (llm.DefaultModelFamilies until set).
+func (f *modelFamilies) get(provider string) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if l, ok := f.set[provider]; ok {
+		return slices.Clone(l)
+	}
+	return llm.DefaultModelFamilies(provider)
+}
+
+func (f *modelFamilies) put(provider string, families []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.set == nil {
+		f.set = map[string][]string{}
+	}
+	f.set[provider] = slices.Clone(families)
+}
+
+func (h *Host) luaModelFamilies(L *glua.LState) int {
+	provider := L.CheckString(1)
+	if provider != llm.ProviderOpenAI && provider != llm.ProviderAnthropic {
+		L.ArgError(1, fmt.Sprintf("provider %q picks no model by family: use %q or %q", provider, llm.ProviderOpenAI, llm.ProviderAnthropic))
+	}
+	if L.GetTop() >= 2 && L.Get(2) != glua.LNil {
+		t := L.CheckTable(2)
+		n := 0
+		t.ForEach(func(glua.LValue, glua.LValue) { n++ })
+		if n != t.Len() || n == 0 {
+			L.ArgError(2, "tai.model_families takes a list of one or more family names, such as {\"sonnet\", \"opus\"}")
+		}
+		families := make([]string, 0, n)
+		for i := 1; i <= n; i++ {
+			s, ok := t.RawGetInt(i).(glua.LString)
+			if !ok || strings.TrimSpace(string(s)) == "" || strings.ContainsAny(string(s), "-_:./ ") {
+				L.ArgError(2, fmt.Sprintf("family %d is not one word of a model's name (such as sonnet or mini)", i))
+			}
+			families = append(families, strings.ToLower(string(s)))
+		}
+		h.families.put(provider, families)
+	}
+	out := NewArray(L)
+	for _, f := range h.families.get(provider) {
+		out.Append(glua.LString(f))
+	}
+	L.Push(out)
+	return 1
 }
 
 // luaProfileField answers tai.profile: the engine's profile once it is

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"tai/mcp/httppolicy"
@@ -19,6 +20,15 @@ const ModelListTimeout = 5 * time.Second
 
 // maxModelList bounds the answer ListModels reads.
 const maxModelList = 4 << 20
+
+// ModelInfo is a model a provider lists.
+type ModelInfo struct {
+	ID string
+	// Created is when the provider made the model available, as its list
+	// says ("created" in Unix seconds from OpenAI-compatible servers,
+	// "created_at" from Anthropic); zero when it does not say.
+	Created time.Time
+}
 
 // ListModels asks p's provider which models it serves, sorted by name:
 // GET {base_url}/models for OpenAI-compatible servers and Ollama (its /v1
@@ -41,51 +51,74 @@ func ListModels(ctx context.Context, p Profile, s *vault.Store, opts *ClientOpti
 	if err != nil {
 		return nil, err
 	}
-	base := p.BaseURLOrDefault()
+	models, err := listModels(ctx, o.HTTPClient, p.Provider, p.BaseURLOrDefault(), key)
+	if err != nil {
+		return nil, fmt.Errorf("profile %q: %w", p.Name, err)
+	}
+	out := make([]string, len(models))
+	for i, m := range models {
+		out[i] = m.ID
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// listModels asks the provider at base which models key may use, bounded
+// by ModelListTimeout.
+func listModels(ctx context.Context, hc *http.Client, provider, base, key string) ([]ModelInfo, error) {
 	endpoint := base + "/models"
-	if p.Provider == ProviderAnthropic {
-		endpoint = base + "/v1/models"
+	if provider == ProviderAnthropic {
+		endpoint = strings.TrimSuffix(base, "/v1") + "/v1/models?limit=1000"
 	}
 	ctx, cancel := context.WithTimeout(ctx, ModelListTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
 	if err != nil {
-		return nil, fmt.Errorf("profile %q: listing models: %w", p.Name, err)
+		return nil, fmt.Errorf("listing models: %w", err)
 	}
 	switch {
-	case p.Provider == ProviderAnthropic:
+	case provider == ProviderAnthropic:
 		req.Header.Set("x-api-key", key)
 		req.Header.Set("anthropic-version", AnthropicVersion)
 	case key != "":
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
-	client := httppolicy.FollowSameOrigin(o.HTTPClient)
-	resp, err := client.Do(req)
+	resp, err := httppolicy.FollowSameOrigin(hc).Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("profile %q: listing models: %s", p.Name, redactKey(err.Error(), key))
+		return nil, fmt.Errorf("listing models: %s", redactKey(err.Error(), key))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxModelList))
 	if err != nil {
-		return nil, fmt.Errorf("profile %q: listing models: %w", p.Name, err)
+		return nil, fmt.Errorf("listing models: %w", err)
 	}
+	shown := HideUserinfo(strings.TrimSuffix(endpoint, "?limit=1000"))
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("profile %q: %s answered %s to the model list request", p.Name, endpoint, resp.Status)
+		return nil, fmt.Errorf("%s answered %s to the model list request", shown, resp.Status)
 	}
 	var list struct {
 		Data []struct {
-			ID string `json:"id"`
+			ID        string `json:"id"`
+			Created   *int64 `json:"created"`
+			CreatedAt string `json:"created_at"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(body, &list); err != nil {
-		return nil, fmt.Errorf("profile %q: the model list from %s is not the expected JSON: %v", p.Name, endpoint, err)
+		return nil, fmt.Errorf("the model list from %s is not the expected JSON: %v", shown, err)
 	}
-	var out []string
+	var out []ModelInfo
 	for _, m := range list.Data {
-		if m.ID != "" {
-			out = append(out, m.ID)
+		if m.ID == "" {
+			continue
 		}
+		info := ModelInfo{ID: m.ID}
+		if t, err := time.Parse(time.RFC3339, m.CreatedAt); err == nil {
+			info.Created = t
+		}
+		if m.Created != nil && *m.Created > 0 {
+			info.Created = time.Unix(*m.Created, 0)
+		}
+		out = append(out, info)
 	}
-	sort.Strings(out)
 	return out, nil
 }

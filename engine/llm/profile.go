@@ -44,12 +44,14 @@ const (
 	DefaultAnthropicBaseURL = "https://api.anthropic.com"
 	// DefaultOllamaBaseURL is a local Ollama's OpenAI-compatible endpoint.
 	DefaultOllamaBaseURL = "http://127.0.0.1:11434/v1"
-	// DefaultOpenAIModel is the model used with OPENAI_API_KEY when
-	// TAI_MODEL is unset.
+	// DefaultOpenAIModel is the model a profile without one tries on an
+	// OpenAI-compatible server whose model list cannot be had (a model is
+	// otherwise picked from the list: see PickModel).
 	DefaultOpenAIModel = "gpt-4.1-mini"
-	// DefaultAnthropicModel is the model used with ANTHROPIC_API_KEY when
-	// TAI_MODEL is unset.
-	DefaultAnthropicModel = "claude-sonnet-4-5"
+	// DefaultAnthropicModel is the model a profile without one tries on
+	// Anthropic when the model list cannot be had (a model is otherwise
+	// picked from the list: see PickModel).
+	DefaultAnthropicModel = "claude-sonnet-5"
 	// OllamaProbeTimeout bounds the request to Ollama's /api/tags.
 	OllamaProbeTimeout = 2 * time.Second
 )
@@ -83,7 +85,7 @@ type Profile struct {
 	Name      string   `json:"name"`
 	Provider  string   `json:"provider"`             // ProviderOpenAI, ProviderAnthropic or ProviderOllama
 	BaseURL   string   `json:"base_url,omitempty"`   // empty: the provider's default
-	Model     string   `json:"model,omitempty"`      // empty only for ProviderOllama (probed)
+	Model     string   `json:"model,omitempty"`      // empty: picked from the provider's list on first use (see PickModel; Ollama: its first model)
 	KeySecret string   `json:"key_secret,omitempty"` // vault secret holding the API key
 	KeyEnv    string   `json:"key_env,omitempty"`    // environment variable holding the API key
 	System    string   `json:"system,omitempty"`     // system prompt
@@ -125,18 +127,14 @@ func ValidProfileName(name string) error {
 	return nil
 }
 
-// Validate checks p for a usable name, a known provider, a model (except for
-// Ollama) and at most one key source, and a base URL that is http(s).
+// Validate checks p for a usable name, a known provider, at most one key
+// source, and a base URL that is http(s).
 func (p Profile) Validate() error {
 	if err := ValidProfileName(p.Name); err != nil {
 		return err
 	}
 	switch p.Provider {
-	case ProviderOpenAI, ProviderAnthropic:
-		if p.Model == "" {
-			return fmt.Errorf("profile %q: model is empty: name the model (e.g. %s or %s)", p.Name, DefaultOpenAIModel, DefaultAnthropicModel)
-		}
-	case ProviderOllama:
+	case ProviderOpenAI, ProviderAnthropic, ProviderOllama:
 	case "":
 		return fmt.Errorf("profile %q: provider is empty: use %q, %q or %q", p.Name, ProviderOpenAI, ProviderAnthropic, ProviderOllama)
 	default:
@@ -365,7 +363,9 @@ func profileNames(s *vault.Store) ([]string, error) {
 
 // EnvProfile returns the profile the environment describes: OPENAI_API_KEY
 // (with OPENAI_BASE_URL and TAI_MODEL) first, else ANTHROPIC_API_KEY (with
-// ANTHROPIC_BASE_URL and TAI_MODEL). ok is false when neither key is set.
+// ANTHROPIC_BASE_URL and TAI_MODEL). Without TAI_MODEL its model is empty:
+// the client picks one from the provider's list (see PickModel). ok is
+// false when neither key is set.
 // The profile is named DefaultProfileName and reads its key from the
 // environment variable, so the key itself is never stored.
 func EnvProfile(getenv func(string) string) (p Profile, ok bool) {
@@ -376,14 +376,8 @@ func EnvProfile(getenv func(string) string) (p Profile, ok bool) {
 	switch {
 	case getenv("OPENAI_API_KEY") != "":
 		p = Profile{Name: DefaultProfileName, Provider: ProviderOpenAI, BaseURL: getenv("OPENAI_BASE_URL"), Model: model, KeyEnv: "OPENAI_API_KEY"}
-		if p.Model == "" {
-			p.Model = DefaultOpenAIModel
-		}
 	case getenv("ANTHROPIC_API_KEY") != "":
 		p = Profile{Name: DefaultProfileName, Provider: ProviderAnthropic, BaseURL: getenv("ANTHROPIC_BASE_URL"), Model: model, KeyEnv: "ANTHROPIC_API_KEY"}
-		if p.Model == "" {
-			p.Model = DefaultAnthropicModel
-		}
 	default:
 		return Profile{}, false
 	}
@@ -462,6 +456,13 @@ type ClientOptions struct {
 	// Events.OnRetry). A wait longer than the policy's Max is never made:
 	// the call fails at once, naming the wait the API asked for.
 	OnRetry func(RetryNotice)
+	// ModelFamilies gives the families a profile without a model picks
+	// from, by provider (see PickModel); nil means DefaultModelFamilies.
+	ModelFamilies func(provider string) []string
+	// OnModelChosen, when set, is told once which model a profile without
+	// one was given, when it is picked (not when an earlier pick kept in
+	// the vault is used).
+	OnModelChosen func(ModelChoice)
 }
 
 // NewChatClient builds the ChatClient for p. It resolves the key (the vault
@@ -469,8 +470,12 @@ type ClientOptions struct {
 // with s.AddRedaction so it is scrubbed from everything tai shows or
 // stores. It does no network I/O: a ProviderOllama profile without a model
 // probes Ollama's /api/tags (bounded by OllamaProbeTimeout) on the first
-// Complete, and a missing Ollama then yields an error wrapping ErrNoModel.
-// s may be nil when p has no KeySecret.
+// Complete, and a missing Ollama then yields an error wrapping ErrNoModel;
+// another profile without a model takes, on the first Complete, the model
+// picked for it earlier (kept in s), else asks the provider's model list
+// once, picks the newest of the preferred families (PickModel), keeps it
+// in s and tells ClientOptions.OnModelChosen. s may be nil when p has no
+// KeySecret (then nothing is kept).
 func NewChatClient(p Profile, s *vault.Store, opts *ClientOptions) (ChatClient, error) {
 	var o ClientOptions
 	if opts != nil {
@@ -502,11 +507,18 @@ func NewChatClient(p Profile, s *vault.Store, opts *ClientOptions) (ChatClient, 
 		IdleTimeout: o.IdleTimeout,
 		OnRetry:     o.OnRetry,
 	}
+	if p.Provider == ProviderAnthropic && key == "" {
+		return nil, fmt.Errorf("profile %q: the anthropic provider needs an API key: set key_secret or key_env (e.g. ANTHROPIC_API_KEY)", p.Name)
+	}
+	switch p.Provider {
+	case ProviderAnthropic, ProviderOpenAI:
+		if p.Model == "" {
+			cfg.Provider = p.Provider
+			return &autoModelClient{cfg: cfg, profile: p.Name, store: s, families: o.ModelFamilies, notify: o.OnModelChosen}, nil
+		}
+	}
 	switch p.Provider {
 	case ProviderAnthropic:
-		if key == "" {
-			return nil, fmt.Errorf("profile %q: the anthropic provider needs an API key: set key_secret or key_env (e.g. ANTHROPIC_API_KEY)", p.Name)
-		}
 		return NewAnthropic(cfg), nil
 	case ProviderOllama:
 		cfg.Provider = ProviderOllama

@@ -31,7 +31,7 @@ func TestProfileValidate(t *testing.T) {
 		{"long name", func(p *Profile) { p.Name = strings.Repeat("a", 65) }, "at most 64"},
 		{"no provider", func(p *Profile) { p.Provider = "" }, "provider is empty"},
 		{"unknown provider", func(p *Profile) { p.Provider = "gemini" }, `unknown provider "gemini"`},
-		{"no model", func(p *Profile) { p.Model = "" }, "model is empty"},
+		{"bad token field", func(p *Profile) { p.MaxTokensField = "max_output_tokens" }, "max_tokens_field"},
 		{"two key sources", func(p *Profile) { p.KeySecret, p.KeyEnv = "k", "K" }, "keep one"},
 		{"bad secret name", func(p *Profile) { p.KeySecret = "a b" }, "key_secret"},
 		{"bad base url", func(p *Profile) { p.BaseURL = "api.openai.com" }, "not an http"},
@@ -139,11 +139,11 @@ func TestEnvProfile(t *testing.T) {
 	}{
 		{"nothing", nil, false, Profile{}},
 		{"openai key", map[string]string{"OPENAI_API_KEY": "sk-1"}, true,
-			Profile{Name: "default", Provider: ProviderOpenAI, Model: DefaultOpenAIModel, KeyEnv: "OPENAI_API_KEY"}},
+			Profile{Name: "default", Provider: ProviderOpenAI, KeyEnv: "OPENAI_API_KEY"}},
 		{"openai compatible", map[string]string{"OPENAI_API_KEY": "sk-1", "OPENAI_BASE_URL": "http://127.0.0.1:8080/v1", "TAI_MODEL": "qwen"}, true,
 			Profile{Name: "default", Provider: ProviderOpenAI, BaseURL: "http://127.0.0.1:8080/v1", Model: "qwen", KeyEnv: "OPENAI_API_KEY"}},
 		{"anthropic key", map[string]string{"ANTHROPIC_API_KEY": "sk-ant", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9/"}, true,
-			Profile{Name: "default", Provider: ProviderAnthropic, BaseURL: "http://127.0.0.1:9/", Model: DefaultAnthropicModel, KeyEnv: "ANTHROPIC_API_KEY"}},
+			Profile{Name: "default", Provider: ProviderAnthropic, BaseURL: "http://127.0.0.1:9/", KeyEnv: "ANTHROPIC_API_KEY"}},
 		{"both: openai wins", map[string]string{"ANTHROPIC_API_KEY": "a", "OPENAI_API_KEY": "o", "TAI_MODEL": "m"}, true,
 			Profile{Name: "default", Provider: ProviderOpenAI, Model: "m", KeyEnv: "OPENAI_API_KEY"}},
 	}

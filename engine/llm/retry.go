@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -188,6 +189,10 @@ type APIError struct {
 	Type     string // the API's error type or code, when given
 	Message  string // the API's message, key redacted
 	Attempts int    // tries made
+	// Available lists the models the key can use, chat models and newest
+	// first, when the API said the model asked for is not served
+	// (ModelGone) and the provider lists its models.
+	Available []string
 }
 
 func (e *APIError) Error() string {
@@ -297,7 +302,61 @@ func (cfg *ProviderConfig) complete(ctx context.Context, api wireAPI, payload an
 			return err
 		},
 	})
+	if err != nil && ModelGone(err) {
+		cfg.nameModels(ctx, err)
+	}
 	return resp, err
+}
+
+// nameModels adds to err, a provider saying the model is not served, the
+// models the key can use and how to pick one, when the provider lists
+// them.
+func (cfg *ProviderConfig) nameModels(ctx context.Context, err error) {
+	var apiErr *APIError
+	if !errors.As(err, &apiErr) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), modelGoneTimeout)
+	defer cancel()
+	models, lerr := listModels(ctx, cfg.HTTPClient, cfg.Provider, cfg.BaseURL, cfg.APIKey)
+	if lerr != nil || len(models) == 0 {
+		return
+	}
+	apiErr.Available = modelNames(models)
+	const shown = 8
+	names := apiErr.Available
+	more := ""
+	if len(names) > shown {
+		names, more = names[:shown], fmt.Sprintf(" and %d more", len(apiErr.Available)-shown)
+	}
+	msg := strings.TrimSpace(strings.TrimSuffix(apiErr.Message, cfg.modelHint()))
+	apiErr.Message = cfg.redact(fmt.Sprintf("%s (the key can use %s%s: /model NAME picks one, TAI_MODEL or the profile's model keeps it)",
+		msg, strings.Join(names, ", "), more))
+}
+
+// modelNames returns the ids of models, chat models first, newest first.
+func modelNames(models []ModelInfo) []string {
+	sorted := slices.Clone(models)
+	chat := func(m ModelInfo) bool {
+		return !slices.ContainsFunc(idWords(m.ID), func(w string) bool { return slices.Contains(notChat, w) })
+	}
+	slices.SortStableFunc(sorted, func(a, b ModelInfo) int {
+		if ca, cb := chat(a), chat(b); ca != cb {
+			if ca {
+				return -1
+			}
+			return 1
+		}
+		if c := b.Created.Compare(a.Created); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	out := make([]string, len(sorted))
+	for i, m := range sorted {
+		out[i] = m.ID
+	}
+	return out
 }
 
 // do runs c with retries, timeouts and key redaction.
@@ -429,13 +488,19 @@ func (cfg *ProviderConfig) attempt(ctx context.Context, hc *http.Client, c call)
 // API's "Invalid URL") means the URL reached no completion endpoint.
 func (cfg *ProviderConfig) notFoundHint(url string, body []byte) string {
 	if apiErrorBody(body) && strings.Contains(strings.ToLower(string(body)), "model") {
-		return fmt.Sprintf("(check the model name %q: set TAI_MODEL or the profile's model to one this API serves)", cfg.Model)
+		return cfg.modelHint()
 	}
 	hint := fmt.Sprintf("(POST %s: check the base URL", HideUserinfo(url))
 	if cfg.Provider == ProviderAnthropic {
 		return hint + "; it is the API root, without /v1)"
 	}
 	return hint + "; OpenAI-compatible servers usually end in /v1)"
+}
+
+// modelHint is what a 404 about the model says when the provider's list
+// is not at hand.
+func (cfg *ProviderConfig) modelHint() string {
+	return fmt.Sprintf("(check the model name %q: set TAI_MODEL or the profile's model to one this API serves)", cfg.Model)
 }
 
 // apiErrorBody reports whether body is an API's JSON error object

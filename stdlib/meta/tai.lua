@@ -567,6 +567,15 @@ function tai.models() end
 ---@return string? err
 function tai.model(name) end
 
+---The model families a profile of provider ("openai" or "anthropic") that
+---names no model picks from, in order: the newest model of the first family
+---the provider lists is used, and kept in the vault. A family is one word of
+---a model's name. With a list it replaces them; it returns the list in force.
+---@param provider string
+---@param families? string[]
+---@return string[] families
+function tai.model_families(provider, families) end
+
 ---A rough token count.
 ---@param text string|tai.Message[]
 ---@return integer

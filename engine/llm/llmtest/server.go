@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -171,9 +172,10 @@ type Server struct {
 	rule    func(Request) Turn
 	reqs    []Request
 	key     string
-	models  []string
+	models  []Model
 	ids     int
 	invalid bool // AllowInvalid
+	listed  bool // RefuseUnlisted
 }
 
 // NewOpenAI starts a fake OpenAI chat-completions server (POST
@@ -235,13 +237,41 @@ func (s *Server) RequireKey(key string) {
 	s.key = key
 }
 
+// Model is a model the fake lists, with the date it was created.
+type Model struct {
+	ID      string
+	Created time.Time // zero: listed without a date
+}
+
 // SetModels sets the models GET /v1/models lists (both fakes, as the
 // APIs do: {"data": [{"id": …}, …]}) and GET /api/tags (OpenAI fake only,
-// as a local Ollama).
+// as a local Ollama), without creation dates.
 func (s *Server) SetModels(names ...string) {
+	models := make([]Model, len(names))
+	for i, n := range names {
+		models[i] = Model{ID: n}
+	}
+	s.SetModelList(models...)
+}
+
+// SetModelList sets the models GET /v1/models lists with their creation
+// dates, as each API gives them: "created" in Unix seconds (OpenAI),
+// "created_at" in RFC 3339 (Anthropic).
+func (s *Server) SetModelList(models ...Model) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.models = names
+	s.models = append([]Model(nil), models...)
+}
+
+// RefuseUnlisted makes the fake answer a request for a model it does not
+// list (SetModels, SetModelList) as the API answers one for a model that
+// does not exist or was retired: 404, not_found_error "model: NAME"
+// (Anthropic), model_not_found "The model `NAME` does not exist or you do
+// not have access to it." (OpenAI).
+func (s *Server) RefuseUnlisted() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.listed = true
 }
 
 // AllowInvalid makes a request the real API would refuse answer 400, as
@@ -341,6 +371,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, err.Error())
 		return
 	}
+	if s.unlisted(req.Model) {
+		if s.flavor == anthropic {
+			s.apiError(w, http.StatusNotFound, "not_found_error", "model: "+req.Model, "")
+		} else {
+			writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]any{"message": "The model `" + req.Model + "` does not exist or you do not have access to it.", "type": "invalid_request_error", "param": nil, "code": "model_not_found"}})
+		}
+		return
+	}
 	turn, ok := s.next(req)
 	if !ok {
 		s.t.Errorf("llmtest: request %d found no scripted turn and no rule", len(s.Requests()))
@@ -376,6 +414,21 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.wholeAnthropic(w, req, turn)
 	}
+}
+
+// unlisted reports whether RefuseUnlisted is on and model is not listed.
+func (s *Server) unlisted(model string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.listed {
+		return false
+	}
+	for _, m := range s.models {
+		if m.ID == model {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Server) next(req Request) (Turn, bool) {
@@ -417,7 +470,7 @@ func (s *Server) fillIDs(t *Turn) {
 
 func (s *Server) serveTags(w http.ResponseWriter) {
 	s.mu.Lock()
-	models := append([]string(nil), s.models...)
+	models := append([]Model(nil), s.models...)
 	s.mu.Unlock()
 	type model struct {
 		Name  string `json:"name"`
@@ -425,7 +478,7 @@ func (s *Server) serveTags(w http.ResponseWriter) {
 	}
 	list := make([]model, len(models))
 	for i, m := range models {
-		list[i] = model{Name: m, Model: m}
+		list[i] = model{Name: m.ID, Model: m.ID}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"models": list})
 }
@@ -435,11 +488,14 @@ func (s *Server) serveTags(w http.ResponseWriter) {
 // list does.
 func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	models, key := append([]string(nil), s.models...), s.key
+	models, key := append([]Model(nil), s.models...), s.key
 	s.mu.Unlock()
 	got := r.Header.Get("x-api-key")
 	if s.flavor == openAI {
 		got = strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+	} else if r.Header.Get("anthropic-version") == "" {
+		s.refuse(w, "anthropic-version: header is required")
+		return
 	}
 	if key != "" && got != key {
 		s.apiError(w, http.StatusUnauthorized, "authentication_error", "Incorrect API key provided", "")
@@ -449,17 +505,23 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 		s.apiError(w, http.StatusNotFound, "not_found_error", "no model list here", "")
 		return
 	}
-	type model struct {
-		ID     string `json:"id"`
-		Object string `json:"object,omitempty"`
-		Type   string `json:"type,omitempty"`
-	}
-	list := make([]model, len(models))
+	list := make([]map[string]any, len(models))
 	for i, m := range models {
-		list[i] = model{ID: m, Object: "model"}
 		if s.flavor == anthropic {
-			list[i] = model{ID: m, Type: "model"}
+			list[i] = map[string]any{"id": m.ID, "type": "model", "display_name": m.ID}
+			if !m.Created.IsZero() {
+				list[i]["created_at"] = m.Created.UTC().Format(time.RFC3339)
+			}
+			continue
 		}
+		list[i] = map[string]any{"id": m.ID, "object": "model", "owned_by": "llmtest"}
+		if !m.Created.IsZero() {
+			list[i]["created"] = m.Created.Unix()
+		}
+	}
+	if s.flavor == anthropic {
+		writeJSON(w, http.StatusOK, map[string]any{"data": list, "has_more": false, "first_id": models[0].ID, "last_id": models[len(models)-1].ID})
+		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"data": list, "object": "list"})
 }
