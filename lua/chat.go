@@ -24,7 +24,9 @@ import (
 //	    tool_budget (tokens the tool schemas may take before selection starts),
 //	    on_text(delta), on_waiting(waiting, tick), on_tool_start(ev),
 //	    on_tool_end(ev), on_retry(notice), on_running(running, tick, elapsed_ms, status)
-//	    (every tick while the approved calls of an answer run; false after)
+//	    (every tick while the approved calls of an answer run; false after),
+//	    on_notice({text=, model=, family=, fallback=}) (the model picked for a
+//	    profile that names none, once)
 //	    notice: {text=, reason=, status=, wait=(seconds), attempt=, attempts=,
 //	        provider=, model=}
 //	tai.chat_reset([opts])   forgets the conversation tai.chat keeps
@@ -127,6 +129,7 @@ type chatOpts struct {
 	onEnd    *glua.LFunction
 	onRetry  *glua.LFunction
 	onRun    *glua.LFunction
+	onNotice *glua.LFunction
 	// status is what a launcher's slow start says, for onRun.
 	status *startupStatus
 }
@@ -173,6 +176,7 @@ func readChatOpts(L *glua.LState, n int) chatOpts {
 	o.onText = fn("on_text")
 	o.onWait = fn("on_waiting")
 	o.onStart = fn("on_tool_start")
+	o.onNotice = fn("on_notice")
 	o.onEnd = fn("on_tool_end")
 	o.onRetry = fn("on_retry")
 	o.onRun = fn("on_running")
@@ -210,6 +214,9 @@ func (h *Host) luaChat(L *glua.LState) int {
 		// A server's slow first start shows in the running spinner.
 		o.status = &startupStatus{}
 		ctx = mcp.WithStartupNotice(ctx, o.status.set)
+	}
+	if o.onNotice != nil {
+		ctx = llm.WithModelNotice(ctx, h.modelNotice(ctx, o.onNotice))
 	}
 	topts := &engine.TurnOptions{Events: h.chatEvents(ctx, o), MaxSteps: o.maxSteps, ToolBudget: o.budget}
 
@@ -347,6 +354,24 @@ func (h *Host) chatEvents(ctx context.Context, o chatOpts) engine.Events {
 		}
 	}
 	return ev
+}
+
+// modelNotice returns the callback that hands tai.chat's on_notice the
+// model picked for a profile that names none: {text = the line for a
+// person, model, family, fallback}.
+func (h *Host) modelNotice(ctx context.Context, fn *glua.LFunction) func(llm.ModelChoice) {
+	return func(m llm.ModelChoice) {
+		_ = h.onLua(ctx, func() {
+			t := h.L.NewTable()
+			t.RawSetString("text", glua.LString(m.String()))
+			t.RawSetString("model", glua.LString(m.Model))
+			t.RawSetString("family", glua.LString(m.Family))
+			t.RawSetString("fallback", glua.LBool(m.Fallback))
+			if _, err := h.callWhole(ctx, fn, t); err != nil {
+				fmt.Fprintf(h.opts.Stderr, "tai: chat callback failed: %v\n", err)
+			}
+		})
+	}
 }
 
 // retryTable is the table on_retry receives: text is the notice rendered

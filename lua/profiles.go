@@ -167,12 +167,20 @@ func (h *Host) profilesList(L *glua.LState) int {
 	return 1
 }
 
+// profilesCurrent answers tai.profiles.current(): the session's profile,
+// with model_chosen, the model picked for it, when it names none and one
+// was picked (llm.ChosenModel).
 func (h *Host) profilesCurrent(L *glua.LState) int {
 	s, err := h.Session()
 	if err != nil {
 		return fail(L, err.Error())
 	}
-	L.Push(profileTable(L, s.Profile()))
+	p := s.Profile()
+	t := profileTable(L, p)
+	if m := llm.ChosenModel(s.Engine().Store(), p); m != "" {
+		t.RawSetString("model_chosen", glua.LString(m))
+	}
+	L.Push(t)
 	return 1
 }
 
@@ -218,7 +226,7 @@ func (h *Host) profilesSave(L *glua.LState) int {
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
-		L.ArgError(1, "profile fields are name, provider, base_url, model, key_secret, key_env, system, tools, max_tokens, pass_env, sandbox: "+err.Error())
+		L.ArgError(1, "profile fields are name, provider, base_url, model, key_secret, key_env, system, tools, max_tokens, max_tokens_field, pass_env, sandbox: "+err.Error())
 	}
 	if err := p.Validate(); err != nil {
 		return fail(L, err.Error())

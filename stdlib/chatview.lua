@@ -361,6 +361,18 @@ function M.new(o)
     o.note((o.retry_prefix or "") .. line .. "\n")
   end
 
+  -- notice(n) says, on a line of its own, the model picked for a profile
+  -- that names none (tai.chat's on_notice).
+  local function notice(n)
+    unspin()
+    view.newline()
+    if not view.at_start then
+      o.write("\n")
+      view.at_start = true
+    end
+    o.note((o.retry_prefix or "") .. M.short(n.text or "", 200) .. "\n")
+  end
+
   -- running(on, tick, ms, status) draws, while the approved calls run, a
   -- spinner naming them with the time they have taken, or status when a
   -- call waits for an MCP server's launcher to fetch it ("memory: npx is
@@ -412,7 +424,7 @@ function M.new(o)
 
   function view.opts(extra)
     local t = { on_text = text, on_waiting = waiting, on_tool_start = tool_start, on_tool_end = tool_end,
-      on_retry = retry, on_running = running }
+      on_retry = retry, on_running = running, on_notice = notice }
     for k, v in pairs(extra or {}) do t[k] = v end
     return t
   end

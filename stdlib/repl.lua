@@ -653,7 +653,7 @@ builtin.lua = {
 
 -- Profiles -------------------------------------------------------------------
 
-local profile_fields = { "provider", "model", "base_url", "key_env", "key_secret", "system", "max_tokens", "tools" }
+local profile_fields = { "provider", "model", "base_url", "key_env", "key_secret", "system", "max_tokens", "max_tokens_field", "tools" }
 
 -- describe_profile(p) -> lines showing a profile; keys are named by where
 -- they live, never shown.
@@ -991,14 +991,31 @@ local function model_names()
   return model_cache[key] or {}
 end
 
+-- model_line(p) names p's model, and how it was chosen when p names none.
+function M.model_line(p)
+  local model = p.model ~= nil and p.model ~= "" and chatview.short(p.model, 120)
+  if not model and (p.provider == "openai" or p.provider == "anthropic") then
+    local families = table.concat(tai.model_families(p.provider), ", ")
+    if p.model_chosen then
+      model = chatview.short(p.model_chosen, 120) .. " (the newest of " .. families .. " the key could use, kept from the first turn)"
+    else
+      model = "(the newest of " .. families .. " the key can use, picked on the first turn)"
+    end
+  end
+  model = model or "(the first model Ollama lists)"
+  return "model " .. model .. " on profile " .. p.name .. " (" .. p.provider .. ")"
+end
+
 builtin.model = {
   help = "show the model; /model NAME switches to it for this session\n" ..
-    "Tab completes NAME from the provider's list",
+    "Tab completes NAME from the provider's list. With no model named\n" ..
+    "(TAI_MODEL, a profile's model), tai takes the newest model of the\n" ..
+    "families tai.model_families(provider) lists that the key can use",
   fn = function(rest, w)
     if not w[1] then
       local p, err = tai.profiles.current()
       if not p then M.warn(err) return end
-      M.say("model " .. (p.model ~= "" and p.model or "(the provider's default)") .. " on profile " .. p.name .. " (" .. p.provider .. ")")
+      M.say(M.model_line(p))
       local list, lerr = tai.models()
       if list and #list > 0 then
         model_cache[tai.profile] = nil -- model_names() keeps the plain names only

@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"tai/engine/llm/llmtest"
 )
@@ -108,5 +109,36 @@ func TestREPLIncompleteAnswersAreNoted(t *testing.T) {
 	s.typeKeys("\x04")
 	if status := s.wait(); status != 0 {
 		t.Fatalf("exit status %d", status)
+	}
+}
+
+// TestPromptSaysTheModelPicked: with a key and no TAI_MODEL, tai -p takes
+// the newest model of the preferred family the provider lists and says so
+// on stderr, once: a second run uses the model kept in the vault and says
+// nothing.
+func TestPromptSaysTheModelPicked(t *testing.T) {
+	e := newEnv(t)
+	srv := llmtest.NewAnthropic(t, llmtest.Say("hello"), llmtest.Say("again"))
+	srv.SetModelList(
+		llmtest.Model{ID: "claude-sonnet-5-1", Created: time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)},
+		llmtest.Model{ID: "claude-sonnet-5", Created: time.Date(2026, 9, 30, 0, 0, 0, 0, time.UTC)},
+	)
+	srv.RefuseUnlisted()
+	vars := append(e.vars(), "ANTHROPIC_API_KEY=sk-ant-e2e", "ANTHROPIC_BASE_URL="+srv.BaseURL)
+	first := e.runEnv(t, vars, "-p", "hi")
+	if first.status != 0 || first.stdout != "hello\n" {
+		t.Fatalf("status %d\nstdout %q\nstderr %q", first.status, first.stdout, first.stderr)
+	}
+	if n := strings.Count(first.stderr, "tai: no model named: using claude-sonnet-5-1, the newest sonnet"); n != 1 {
+		t.Fatalf("stderr %q: the choice said %d times, want once", first.stderr, n)
+	}
+	second := e.runEnv(t, vars, "-p", "hi again")
+	if second.status != 0 || second.stdout != "again\n" || strings.Contains(second.stderr, "no model named") {
+		t.Fatalf("second run: status %d\nstdout %q\nstderr %q", second.status, second.stdout, second.stderr)
+	}
+	for _, r := range srv.Requests() {
+		if r.Model != "claude-sonnet-5-1" {
+			t.Errorf("a request for %q", r.Model)
+		}
 	}
 }

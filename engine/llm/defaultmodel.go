@@ -229,8 +229,8 @@ func (c *autoModelClient) ready(ctx context.Context) (ChatClient, bool) {
 	}
 	cfg.Model = choice.Model
 	c.client, c.kept = c.build(cfg), false
-	if c.notify != nil {
-		c.notify(choice)
+	if notify := modelNotifier(ctx, c.notify); notify != nil {
+		notify(choice)
 	}
 	return c.client, false
 }

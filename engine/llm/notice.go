@@ -53,3 +53,23 @@ func retryNotifier(ctx context.Context, fallback func(RetryNotice)) func(RetryNo
 	}
 	return fallback
 }
+
+type modelNoticeKey struct{}
+
+// WithModelNotice returns a context under which a client of a profile that
+// names no model tells fn which model it picked (instead of
+// ClientOptions.OnModelChosen), so a front end can say it in its own way.
+func WithModelNotice(ctx context.Context, fn func(ModelChoice)) context.Context {
+	if fn == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, modelNoticeKey{}, fn)
+}
+
+// modelNotifier returns the callback for ctx: the context's, else fallback.
+func modelNotifier(ctx context.Context, fallback func(ModelChoice)) func(ModelChoice) {
+	if fn, ok := ctx.Value(modelNoticeKey{}).(func(ModelChoice)); ok {
+		return fn
+	}
+	return fallback
+}

@@ -461,7 +461,8 @@ type ClientOptions struct {
 	ModelFamilies func(provider string) []string
 	// OnModelChosen, when set, is told once which model a profile without
 	// one was given, when it is picked (not when an earlier pick kept in
-	// the vault is used).
+	// the vault is used), unless the request's context carries its own
+	// callback (WithModelNotice).
 	OnModelChosen func(ModelChoice)
 }
 

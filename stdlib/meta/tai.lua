@@ -106,6 +106,7 @@ error("meta/tai.lua only describes the tai module to editors; tai needs no requi
 ---@field on_tool_start? fun(ev: tai.ToolEvent)
 ---@field on_tool_end? fun(ev: tai.ToolEvent)
 ---@field on_retry? fun(notice: tai.RetryNotice)
+---@field on_notice? fun(notice: tai.ModelNotice) # the model picked for a profile that names none, once
 ---@field on_running? fun(running: boolean, tick?: integer, elapsed_ms?: number, status?: string) # every 0.1 s while approved calls run; status: an MCP server's launcher still fetching it, or ""
 
 ---What became of a tai.chat turn.
@@ -130,6 +131,13 @@ error("meta/tai.lua only describes the tai module to editors; tai needs no requi
 ---@class tai.Usage
 ---@field input_tokens integer
 ---@field output_tokens integer
+
+---The model picked for a profile that names none, for on_notice.
+---@class tai.ModelNotice
+---@field text string for a person: "no model named: using claude-sonnet-5, the newest sonnet the key can use; …"
+---@field model string
+---@field family string the family it was picked from; "" for a server's only model or the fallback
+---@field fallback boolean the provider's list could not be had: the built-in default is tried
 
 ---A retry of a model request, for on_retry.
 ---@class tai.RetryNotice
@@ -178,12 +186,14 @@ error("meta/tai.lua only describes the tai module to editors; tai needs no requi
 ---@field name string
 ---@field provider "openai"|"anthropic"|"ollama"
 ---@field base_url? string empty: the provider's default
----@field model? string
+---@field model? string empty: the newest of tai.model_families(provider) the key can use
+---@field model_chosen? string tai.profiles.current(): the model picked for a profile that names none
 ---@field key_secret? string vault secret holding the API key
 ---@field key_env? string environment variable holding the API key
 ---@field system? string system prompt
 ---@field tools? string[] tool names or patterns offered; empty: all
 ---@field max_tokens? integer
+---@field max_tokens_field? "max_tokens"|"max_completion_tokens" the OpenAI-compatible field of the cap; empty: the one the model takes
 ---@field pass_env? string[] credential-looking variables shell commands may see
 ---@field sandbox? boolean false runs the shell tool's commands without the sandbox for sessions on this profile
 
