@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"tai/engine/tool"
 	"tai/mcp"
 	"tai/mcp/github"
 	"tai/mcp/github/githubtest"
@@ -228,37 +229,159 @@ func describeEntry(res github.Resolution) string {
 }
 
 // TestResolveHandMade resolves the hand-made repositories of
-// testdata/repos: layouts the fixtures do not have, and hostile ones.
+// testdata/repos: one small case per class of layout (several servers, a
+// framework, a Go program, pyproject only, a vendor CLI, HTML blocks,
+// template versions, quoting, local-only modes, a scoped recommendation,
+// JSON nulls) and hostile ones. on names the programs on PATH.
 func TestResolveHandMade(t *testing.T) {
 	srv := httptest.NewServer(githubtest.Handler(filepath.Join("testdata", "repos"), nil))
 	t.Cleanup(srv.Close)
 	t.Setenv("TAI_GITHUB_API", srv.URL)
 	t.Setenv("GITHUB_TOKEN", "")
-	h := newHost(t, Options{Clean: true}, nil)
 	for _, c := range []struct {
-		repo, want, env, err string
+		repo      string
+		on        []string
+		want, url string
+		env       []string
+		note, err string
 	}{
-		{repo: "acme/dock", want: "docker run -i --rm -e DOCK_API_KEY acme/dock-mcp:1.0", env: "DOCK_API_KEY"},
+		{repo: "acme/dock", want: "docker run -i --rm -e DOCK_API_KEY acme/dock-mcp:1.0", env: []string{"DOCK_API_KEY"}},
 		{repo: "acme/py", want: "uvx mcp-server-foo --root /data"},
 		{repo: "evil/hostile", err: `needs a shell (it uses the shell operator ";")`},
 		{repo: "evil/hint", err: "runs sh, not a runner"},
+		{repo: "acme/suite", err: "offers 2 servers, not one (its README links to each one's folder): add one of them by its URL\n  1. alpha  github.com/acme/suite/tree/main/servers/alpha\n  2. beta  github.com/acme/suite/tree/main/servers/beta"},
+		{repo: "acme/frame", err: "a framework for writing servers, not a server"},
+		{repo: "acme/gobin", on: []string{"go"}, want: "go run github.com/acme/gobin/v2/cmd/gobin-mcp@v1.2.0 --root /data"},
+		{repo: "acme/gobin", err: "a Go program with no published package: install it (go install github.com/acme/gobin/v2/cmd/gobin-mcp@v1.2.0), then add gobin-mcp --root /data"},
+		{repo: "acme/pyonly", want: "uvx --from acme-tools acme-tools-mcp"},
+		{repo: "acme/vendor", on: []string{"acme"}, want: "acme mcp:start"},
+		{repo: "acme/vendor", err: "no acme is on PATH: install the acme CLI, then add again"},
+		{repo: "acme/html", want: "npx -y @acme/html-mcp", env: []string{"HTML_KEY", "MEMORY_FILE_PATH"}, note: "needs ${HTML_KEY}, ${MEMORY_FILE_PATH} when it starts"},
+		{repo: "acme/tmpl", want: "npx -y @acme/tmpl-mcp@latest", note: "the version 0.0.0, a template nobody filled in: the newest release runs"},
+		{repo: "acme/quotes", want: "uvx acme-redis-mcp --url redis://cache.acme.dev:6379"},
+		{repo: "acme/localonly", err: "the README only shows local modes"},
+		{repo: "acme/recs", url: "https://mcp.recs.dev/mcp"},
+		{repo: "acme/nulls", want: "npx -y @acme/nulls-mcp", env: []string{"NULLS_TOKEN"}},
 	} {
-		res, err := h.Resolver()(ctxT(t), "github.com/"+c.repo)
-		if c.err != "" {
-			if err == nil || !strings.Contains(err.Error(), c.err) {
-				t.Errorf("%s: resolved %+v, %v; want an error saying %q", c.repo, res.Entry, err, c.err)
+		t.Run(c.repo+strings.Join(c.on, "+"), func(t *testing.T) {
+			fakeGoPath(t, c.on...)
+			h := newHost(t, Options{Clean: true}, nil)
+			res, err := h.Resolver()(ctxT(t), "github.com/"+c.repo)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("resolved %s, %v; want an error saying %q", describeEntry(res), err, c.err)
+				}
+				return
 			}
-			continue
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.url != "" {
+				if res.Entry.URL != c.url {
+					t.Fatalf("%s, want %s", describeEntry(res), c.url)
+				}
+			} else if got := strings.Join(append([]string{res.Entry.Command}, res.Entry.Args...), " "); got != c.want {
+				t.Fatalf("%s, want %s", got, c.want)
+			}
+			for _, n := range c.env {
+				if res.Entry.Env[n] != "${"+n+"}" {
+					t.Errorf("env %v: want %s as ${%s}", res.Entry.Env, n, n)
+				}
+			}
+			if c.note != "" {
+				var all []string
+				for _, n := range res.Notes {
+					all = append(all, n.Text)
+				}
+				if !strings.Contains(strings.Join(all, "\n"), c.note) {
+					t.Errorf("notes %q do not say %q", all, c.note)
+				}
+			}
+		})
+	}
+}
+
+// TestResolveIsolatesFailures: a README block whose reading fails is a
+// note naming the file and line, and the other blocks still give the
+// entry; a failure outside any block is one line asking to report it,
+// never a Lua stack; and with the API unreachable the error says what to
+// do next.
+func TestResolveIsolatesFailures(t *testing.T) {
+	srv := httptest.NewServer(githubtest.Handler(filepath.Join("testdata", "repos"), nil))
+	t.Cleanup(srv.Close)
+	t.Setenv("TAI_GITHUB_API", srv.URL)
+	t.Setenv("GITHUB_TOKEN", "")
+	fakeGoPath(t)
+	h := newHost(t, Options{}, map[string]string{"lua/resolve.lua": `
+		local base = require("builtin.resolve")
+		local M = setmetatable({}, { __index = base })
+		local n = 0
+		function M:block(body, lang, ctx, file, first, lines)
+			n = n + 1
+			if n == 1 then error("this block breaks the reader") end
+			return base.block(self, body, lang, ctx, file, first, lines)
+		end
+		return M`})
+	res, err := h.Resolver()(ctxT(t), "github.com/acme/nulls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(append([]string{res.Entry.Command}, res.Entry.Args...), " "); got != "npx -y @acme/nulls-mcp" {
+		t.Fatalf("got %s", got)
+	}
+	found := false
+	for _, n := range res.Notes {
+		found = found || strings.Contains(n.Text, "README.md line 3 could not be read (this block breaks the reader): skipped")
+	}
+	if !found {
+		t.Errorf("no note names the block that failed: %+v", res.Notes)
+	}
+
+	broken := newHost(t, Options{}, map[string]string{"lua/resolve.lua": `
+		local base = require("builtin.resolve")
+		local M = setmetatable({}, { __index = base })
+		function M:choose(ctx) local t = nil; return t.x end
+		return M`})
+	_, err = broken.Resolver()(ctxT(t), "github.com/acme/nulls")
+	if err == nil || !strings.Contains(err.Error(), "an internal error") || !strings.Contains(err.Error(), "please report this") ||
+		strings.Contains(err.Error(), "stack traceback") || strings.Count(err.Error(), "\n") != 1 {
+		t.Fatalf("internal failure reads %q; want one line and a request to report it", err)
+	}
+
+	down := httptest.NewServer(nil)
+	down.Close()
+	t.Setenv("TAI_GITHUB_API", down.URL)
+	offline := newHost(t, Options{Clean: true}, nil)
+	_, err = offline.Resolver()(ctxT(t), "github.com/acme/nulls")
+	for _, w := range []string{"did not answer", "check the network", "TAI_GITHUB_API", "paste the config block"} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("offline error %v does not say %q", err, w)
 		}
-		if err != nil {
-			t.Errorf("%s: %v", c.repo, err)
-			continue
+	}
+}
+
+// TestResolveSeveralFromLua: from Lua, a repository of several servers
+// is an error holding the list, and tai.mcp.resolve's third value lists
+// them with the URL that resolves each; mcp_add's error holds the list.
+func TestResolveSeveralFromLua(t *testing.T) {
+	srv := httptest.NewServer(githubtest.Handler(filepath.Join("testdata", "repos"), nil))
+	t.Cleanup(srv.Close)
+	t.Setenv("TAI_GITHUB_API", srv.URL)
+	t.Setenv("GITHUB_TOKEN", "")
+	h := newHost(t, Options{Vault: openTestVault(t, "pw"), Mode: tool.Yolo}, nil)
+	got := mustRun(t, h, `
+		local r, err, list = tai.mcp.resolve("github.com/acme/suite")
+		local rep, aerr = tai.mcp.add({ source = "github.com/acme/suite" })
+		return r == nil, #list, list[1].name, list[2].url, err, rep == nil, aerr`)
+	if got[0] != true || fmt.Sprint(got[1]) != "2" || got[2] != "alpha" || got[3] != "github.com/acme/suite/tree/main/servers/beta" {
+		t.Fatalf("got %v", got)
+	}
+	for _, s := range []string{got[4].(string), got[6].(string)} {
+		if !strings.Contains(s, "offers 2 servers") || !strings.Contains(s, "2. beta  github.com/acme/suite/tree/main/servers/beta") {
+			t.Errorf("error %q does not list the servers", s)
 		}
-		if got := strings.Join(append([]string{res.Entry.Command}, res.Entry.Args...), " "); got != c.want {
-			t.Errorf("%s: %s, want %s", c.repo, got, c.want)
-		}
-		if c.env != "" && res.Entry.Env[c.env] != "${"+c.env+"}" {
-			t.Errorf("%s: env %v", c.repo, res.Entry.Env)
-		}
+	}
+	if got[5] != true {
+		t.Errorf("mcp.add stored something")
 	}
 }

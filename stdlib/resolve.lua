@@ -90,7 +90,22 @@ M.not_server_folders = {
   test = true, tests = true, website = true, site = true, blog = true, screenshots = true, templates = true,
 }
 
-local function trim(s) return (s:gsub("^%s+", ""):gsub("%s+$", "")) end
+-- Caps that keep a hostile README's cost linear in its size: the ways
+-- weighed, the recommending sentences kept, and the part of one prose
+-- line that is read.
+M.max_candidates = 200
+M.max_recs = 100
+M.max_line = 16 * 1024
+
+-- trim(s) is s without leading and trailing white space (in time linear
+-- in its length: no pattern that backtracks over a run of spaces).
+local function trim(s)
+  local i = s:find("%S")
+  if not i then return "" end
+  local j = #s
+  while s:sub(j, j):match("%s") do j = j - 1 end
+  return s:sub(i, j)
+end
 
 local function lines_of(text)
   local out = {}
@@ -130,6 +145,10 @@ local function new_ctx(gh)
   end
   function ctx:saw_(text) self.saw[#self.saw + 1] = text end
   function ctx:add(c)
+    if #self.cands >= M.max_candidates then
+      self:note("info", string.format("more than %d ways to run a server: the rest are not weighed", M.max_candidates), "", 9)
+      return
+    end
     c.order = #self.cands + 1
     self.cands[#self.cands + 1] = c
   end
@@ -268,6 +287,7 @@ end
 -- placeholder(s) says whether s is a value a README wants replaced.
 function M.placeholder(s)
   if type(s) ~= "string" then return false end
+  s = s:sub(1, 1024)
   local h = url_host(s)
   if h == "example.com" or h == "example.org" or h == "example.net" or h:match("%.example%.[%a]+$") or h:match("%.example$") then
     return true
@@ -600,16 +620,21 @@ end
 -- package, "hosted"/"remote", docker, npx, uvx), else to the block right
 -- after it.
 function M:note_recommendation(line, n, ctx)
-  if not M.recommends(line) then return end
-  for sentence in (line .. " "):gmatch("([^%.!?]+[%.!?:]?)%s") do
+  if #ctx.recs >= M.max_recs or not M.recommends(line) then return end
+  -- sentences: a run without . ! ? and the marks ending it (a pattern
+  -- that never backtracks, so a long line costs its length)
+  for sentence in line:gmatch("[^%.!?]+[%.!?]*") do
     if M.recommends(sentence) then
       local low = line:lower()
       local r = { line = n, text = low, sentence = sentence:lower() }
       local s = r.sentence
-      if s:find("hosted") or s:find("remote") or s:find("endpoint") or s:find("https?://") or s:find("oauth") then r.kind = "remote" end
-      if s:find("docker") then r.kind = "docker" end
-      if s:find("npx") or s:find("npm") then r.kind = "npx" end
-      if s:find("uvx") or s:find("pip") then r.kind = "uvx" end
+      -- a line naming a URL recommends that URL, not every remote
+      if not low:find("://", 1, true) then
+        if s:find("hosted") or s:find("remote") or s:find("endpoint") or s:find("oauth") then r.kind = "remote" end
+        if s:find("docker") then r.kind = "docker" end
+        if s:find("npx") or s:find("npm") then r.kind = "npx" end
+        if s:find("uvx") or s:find("pip") then r.kind = "uvx" end
+      end
       ctx.recs[#ctx.recs + 1] = r
       return
     end
@@ -629,7 +654,10 @@ function M.recommended(c, ctx)
   local pkg = e.transport ~= "http" and M.package_id(e) or nil
   local base = ((e.command or ""):match("([^/\\]+)$") or ""):lower()
   for _, r in ipairs(ctx.recs) do
-    local names = (host and host ~= "" and r.text:find(host, 1, true)) or (pkg and #pkg > 3 and r.text:find(pkg, 1, true))
+    -- the URL itself, or its host where the line names no URL of it
+    local names = (host and host ~= "" and (r.text:find((e.url or ""):lower(), 1, true)
+      or (r.text:find(host, 1, true) and not r.text:find("://" .. host, 1, true))))
+      or (pkg and #pkg > 3 and r.text:find(pkg, 1, true))
     if names then return true, "line " .. r.line .. " recommends it" end
     if r.kind == "remote" and host then return true, "line " .. r.line .. " recommends the hosted server" end
     if r.kind and r.kind == base then return true, "line " .. r.line .. " recommends " .. base end
@@ -802,7 +830,8 @@ local url_pattern = "[hH][tT][tT][pP][sS]?://[%w%-%._~:/%?#@!%$&'%*%+,;=%%]+"
 -- in prose ("hosts a remote MCP server at `https://mcp.example.com`").
 function M:prose_urls(line, ctx, file, n, lines)
   local low = line:lower()
-  if not (low:find("mcp") and (low:find("server") or low:find("endpoint") or low:find("remote") or low:find("url"))) then return end
+  local about = low:find("mcp") and (low:find("server") or low:find("endpoint") or low:find("remote") or low:find("url"))
+  if not about and not line:find("`[hH][tT][tT][pP]") then return end
   for pre, u in line:gmatch("(.?)(" .. url_pattern .. ")") do
     u = u:gsub("[%.,;:!%?'%)`]+$", "")
     local host = url_host(u)
@@ -811,7 +840,7 @@ function M:prose_urls(line, ctx, file, n, lines)
     local docs = host:find("docs?%.") or path:find("/docs?/") or host:find("github") or u:find("#") or path:find("/badges?/")
     -- a directory's page about the server (…/servers/…/mcp) is no endpoint
     local listing = path:find("/servers?/") and not host:match("^mcp%.")
-    if host ~= "" and not link and not docs and not listing and (host:match("^mcp%.") or path:match("/mcp/?$")) then
+    if host ~= "" and not link and not docs and not listing and (about or pre == "`") and (host:match("^mcp%.") or path:match("/mcp/?$")) then
       self:add_normalized(u, ctx, file, n, lines, "URL in the text")
       ctx.cands[#ctx.cands].weak = true
     end
@@ -923,7 +952,7 @@ M.shell_langs = { [""] = true, sh = true, bash = true, shell = true, console = t
 
 -- html_text(s) is HTML text with its tags removed and entities undone.
 local function html_text(s)
-  s = s:gsub("<[^>]*>", "")
+  s = s:gsub("<[^<>]*>", "")
   return (s:gsub("&quot;", '"'):gsub("&#39;", "'"):gsub("&lt;", "<"):gsub("&gt;", ">"):gsub("&nbsp;", " "):gsub("&amp;", "&"))
 end
 
@@ -999,6 +1028,7 @@ function M:readme(ctx)
       end)
       ctx.block = nil
     else
+      if #l > M.max_line then l = l:sub(1, M.max_line) end
       ctx:try(string.format("%s line %d", path, i), function()
         local before_recs = #ctx.recs
         if not l:match("^%s*#") then self:note_recommendation(l, i, ctx) end
@@ -1108,7 +1138,7 @@ function M.framework(ctx)
   for n = 1, math.min(#lines, 40) do head[#head + 1] = lines[n] end
   texts[#texts + 1] = table.concat(head, "\n")
   for _, text in ipairs(texts) do
-    text = text:gsub("%[([^%]]*)%]%b()", "%1"):gsub("<[^>]*>", " "):gsub("[*_]", "")
+    text = text:sub(1, 4096):gsub("%[([^%[%]\n]*)%]%b()", "%1"):gsub("<[^<>\n]*>", " "):gsub("[*_]", "")
     for sentence in text:gmatch("[^%.!\n]+") do
       local l = sentence:lower()
       if (l:find("framework") or l:find("sdk") or l:find("librar") or l:find("toolkit"))

@@ -1,0 +1,3 @@
+module github.com/acme/gobin/v2
+
+go 1.22
