@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // callKey carries a test's mark on the context of a call, for a handler
@@ -372,5 +375,74 @@ func TestMethodTableHTTPStreams(t *testing.T) {
 	}
 	if got["A"].mark != "call-A" || got["B"].mark != "call-B" || !got["B"].ended {
 		t.Fatalf("handlers saw %+v; want each request with its own call's context, B's ended with its call", got)
+	}
+}
+
+// TestSDKServerAsksThroughMethodTable: the go-sdk server, a real peer,
+// elicits from tai and lists its roots in the middle of a tools/call over
+// Streamable HTTP. It elicits only from a client that declares the
+// capability, so the answer proves the declaration; each handler sees the
+// context of the call.
+func TestSDKServerAsksThroughMethodTable(t *testing.T) {
+	s := sdk.NewServer(&sdk.Implementation{Name: "go-sdk-asker", Version: "1.8.0"}, nil)
+	sdk.AddTool(s, &sdk.Tool{Name: "ask", Description: "elicits a name"},
+		func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			res, err := req.Session.Elicit(ctx, &sdk.ElicitParams{Message: "your name?", RequestedSchema: map[string]any{
+				"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}})
+			if err != nil {
+				return nil, nil, err
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: res.Action + " " + fmt.Sprint(res.Content["name"])}}}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "roots", Description: "lists the client's roots"},
+		func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			//lint:ignore SA1019 roots/list is the client feature whose answer this test reads
+			res, err := req.Session.ListRoots(ctx, nil)
+			if err != nil {
+				return nil, nil, err
+			}
+			var uris []string
+			for _, r := range res.Roots {
+				uris = append(uris, r.URI)
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Join(uris, ",")}}}, nil, nil
+		})
+	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	t.Cleanup(ts.Close)
+
+	handlers := map[string]RequestHandler{
+		MethodElicitationCreate: func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+			var p struct{ Message string }
+			if err := json.Unmarshal(params, &p); err != nil || p.Message != "your name?" {
+				return nil, fmt.Errorf("unexpected params %s", params)
+			}
+			return json.RawMessage(fmt.Sprintf(`{"action":"accept","content":{"name":%q}}`, markOf(ctx))), nil
+		},
+		MethodRootsList: func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+			return json.RawMessage(fmt.Sprintf(`{"roots":[{"uri":"file:///%s"}]}`, markOf(ctx))), nil
+		},
+	}
+	tests := []struct {
+		name     string
+		requests map[string]RequestHandler
+		tool     string
+		want     string
+		isError  bool
+	}{
+		{name: "elicitation answered", requests: handlers, tool: "ask", want: "accept ada"},
+		{name: "roots answered", requests: handlers, tool: "roots", want: "file:///ada"},
+		{name: "no handler, no capability", tool: "ask", want: "client does not support elicitation", isError: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := fakeClient(t, ts, nil, &ClientOptions{Requests: tc.requests})
+			res, err := c.Call(context.WithValue(httpCtx(t), callKey{}, "ada"), tc.tool, nil)
+			if err != nil {
+				t.Fatalf("Call: %v", err)
+			}
+			if res.IsError != tc.isError || !strings.Contains(res.Text(), tc.want) {
+				t.Fatalf("result %s (isError %v), want %q (isError %v)", res.Text(), res.IsError, tc.want, tc.isError)
+			}
+		})
 	}
 }
