@@ -18,10 +18,7 @@ import (
 // TAI_GITHUB_API at it.
 func fakeGitHub(t *testing.T) string {
 	t.Helper()
-	root, err := githubtest.Repos()
-	if err != nil {
-		t.Fatalf("the repository fixtures (../shared/fixtures/repos beside the module) are missing: %v", err)
-	}
+	root := githubtest.Fixtures(t, "repos")[0]
 	srv := httptest.NewServer(githubtest.Handler(root, nil))
 	t.Cleanup(srv.Close)
 	t.Setenv("TAI_GITHUB_API", srv.URL)
@@ -106,10 +103,7 @@ func fakeGoPath(t *testing.T, names ...string) {
 // contents API, judges each answer by fixtureWants, and prints the count
 // acceptable, the count refused for the right reason and the Lua errors.
 func TestResolveFixtures(t *testing.T) {
-	roots, err := githubtest.AllRepos()
-	if err != nil {
-		t.Fatalf("the repository fixtures (../shared/fixtures/repos and repos2 beside the module) are missing: %v", err)
-	}
+	roots := githubtest.Fixtures(t, "repos", "repos2")
 	srv := httptest.NewServer(githubtest.HandlerOf(roots, nil))
 	t.Cleanup(srv.Close)
 	t.Setenv("TAI_GITHUB_API", srv.URL)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -12,11 +14,34 @@ import (
 	"time"
 )
 
+// hangupIgnoredAtStart says whether the tests were started with SIGHUP
+// ignored, as under nohup. It is read once, before any test: once a
+// channel has been notified of SIGHUP and stopped, the signal is ignored
+// again, but signal.Ignored no longer says so.
+var hangupIgnoredAtStart = signal.Ignored(syscall.SIGHUP)
+
+// hangupAtDefault makes the processes the test starts get SIGHUP at its
+// default, as a terminal's session does, even when the test runs under
+// nohup, whose ignored SIGHUP they would inherit. While a channel is
+// notified of it, SIGHUP is caught here, and a caught signal is at its
+// default in a program started by exec; this process takes a hangup as
+// nohup meant, as nothing. The signal is ignored again when the test ends.
+func hangupAtDefault(t *testing.T) {
+	if !hangupIgnoredAtStart {
+		return
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	t.Cleanup(func() { signal.Stop(hup) })
+}
+
 // underTrap returns the command that runs tai with args, started with the
 // signals named in ignored (as sh's trap names them) ignored, as nohup
-// does for SIGHUP; "" starts it plainly.
-func underTrap(ctx context.Context, ignored string, args ...string) *exec.Cmd {
+// does for SIGHUP; "" starts it with SIGHUP at its default (see
+// hangupAtDefault), whatever this test was started with.
+func underTrap(t *testing.T, ctx context.Context, ignored string, args ...string) *exec.Cmd {
 	if ignored == "" {
+		hangupAtDefault(t)
 		return exec.CommandContext(ctx, taiBin, args...)
 	}
 	// An ignored signal stays ignored across exec.
@@ -29,7 +54,7 @@ func TestTaiOutlivesHangupUnderNohup(t *testing.T) {
 	e := newEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := underTrap(ctx, "HUP", "-e", `print("ready") io.stdout:flush() io.read()`)
+	cmd := underTrap(t, ctx, "HUP", "-e", `print("ready") io.stdout:flush() io.read()`)
 	cmd.Env = e.vars()
 	cmd.Dir = e.root
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -72,7 +97,7 @@ func TestShellGrandchildDiesWithTai(t *testing.T) {
 				`; kill -9 $(cut -d" " -f4 /proc/$PPID/stat); sleep 30`
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			cmd := underTrap(ctx, ignored, "--yolo", "-e", `tai.call("shell", {command = [[`+command+`]]})`)
+			cmd := underTrap(t, ctx, ignored, "--yolo", "-e", `tai.call("shell", {command = [[`+command+`]]})`)
 			cmd.Env = e.vars()
 			cmd.Dir = e.root
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

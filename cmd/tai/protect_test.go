@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -171,14 +173,19 @@ func alive(t *testing.T, pid int) bool {
 }
 
 // TestDetachedProcessesEndWhenTaiIsTerminated: a hangup (SIGHUP) ends tai
-// with what it detached, too.
+// with what it detached, too. tai is started with SIGHUP at its default,
+// as a terminal's session starts it, even when the test runs under nohup
+// (where tai rightly outlives a hangup: TestTaiOutlivesHangupUnderNohup).
 func TestDetachedProcessesEndWhenTaiIsTerminated(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
+			hangupAtDefault(t)
 			u := newUnprivileged(t)
 			home := filepath.Join(u.dir, "home")
 			pidFile := filepath.Join(home, "pid")
-			cmd := exec.Command(u.bin, "-e", `os.execute("setsid sleep 777 >/dev/null 2>&1 </dev/null & echo $! > `+pidFile+`") `+
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, u.bin, "-e", `os.execute("setsid sleep 777 >/dev/null 2>&1 </dev/null & echo $! > `+pidFile+`") `+
 				`print("ready") io.stdout:flush() while true do end`)
 			cmd.Dir = home
 			cmd.Env = []string{"HOME=" + home, "PATH=/usr/bin:/bin", "TAI_VAULT=" + home + "/vault.db"}
@@ -198,6 +205,9 @@ func TestDetachedProcessesEndWhenTaiIsTerminated(t *testing.T) {
 			pid := pidIn(t, pidFile)
 			cmd.Process.Signal(sig)
 			err = cmd.Wait()
+			if ctx.Err() != nil {
+				t.Fatalf("tai did not end on %v within 60 s; it was killed", sig)
+			}
 			var exit *exec.ExitError
 			if !errors.As(err, &exit) || exit.ExitCode() != 128+int(sig) {
 				t.Errorf("tai ended with %v, want status %d", err, 128+int(sig))

@@ -12,10 +12,7 @@ import (
 // resolved (never sent to the model as chat): the entry and where it was
 // found are shown on the consent screen, and declining stores nothing.
 func TestREPLPastedGitHubURL(t *testing.T) {
-	root, err := githubtest.Repos()
-	if err != nil {
-		t.Fatalf("the repository fixtures (../shared/fixtures/repos beside the module) are missing: %v", err)
-	}
+	root := githubtest.Fixtures(t, "repos")[0]
 	api := httptest.NewServer(githubtest.Handler(root, nil))
 	t.Cleanup(api.Close)
 	e := newEnv(t)

@@ -14,10 +14,7 @@ import (
 
 func fixtureAPI(t *testing.T) (*httptest.Server, *[]string) {
 	t.Helper()
-	root, err := githubtest.Repos()
-	if err != nil {
-		t.Fatalf("the repository fixtures (../shared/fixtures/repos beside the module) are missing: %v", err)
-	}
+	root := githubtest.Fixtures(t, "repos")[0]
 	var mu sync.Mutex
 	var seen []string
 	srv := httptest.NewServer(githubtest.Handler(root, func(s string) { mu.Lock(); seen = append(seen, s); mu.Unlock() }))

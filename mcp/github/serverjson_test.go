@@ -19,10 +19,7 @@ var update = flag.Bool("update", false, "rewrite the server.json golden files")
 // and the hand-made ones in testdata/serverjson, and compares what each
 // became (candidates and notes, or the error) with its .golden file.
 func TestServerJSONGolden(t *testing.T) {
-	root, err := githubtest.Repos()
-	if err != nil {
-		t.Fatalf("the repository fixtures (../shared/fixtures/repos beside the module) are missing: %v", err)
-	}
+	root := githubtest.Fixtures(t, "repos")[0]
 	real, _ := filepath.Glob(filepath.Join(root, "*", "server.json"))
 	made, _ := filepath.Glob(filepath.Join("testdata", "serverjson", "*.json"))
 	if len(real) < 6 || len(made) < 4 {

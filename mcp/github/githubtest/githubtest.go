@@ -3,12 +3,14 @@ package githubtest
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+	"testing"
 )
 
 // Hidden are file names in a repository folder the fake never serves (a
@@ -153,23 +155,32 @@ func writeJSON(w http.ResponseWriter, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// Repos returns the folder of the shared repository fixtures:
-// ../shared/fixtures/repos beside the module's root (the folder holding
-// go.mod, found upward from the working directory).
-func Repos() (string, error) { return shared("repos") }
+// RequireFixtures names the variable that makes a test whose fixtures are
+// missing fail instead of skipping: CI sets it to 1, so that it always
+// runs them.
+const RequireFixtures = "TAI_REQUIRE_FIXTURES"
 
-// AllRepos returns the folders of every shared repository fixture set:
-// ../shared/fixtures/repos and ../shared/fixtures/repos2.
-func AllRepos() ([]string, error) {
+// Fixtures returns the folders of the shared fixture sets named ("repos",
+// "repos2"): ../shared/fixtures/NAME beside the module's root (the folder
+// holding go.mod, found upward from the working directory). When one is
+// missing, as in a fresh clone with nothing beside it, t is skipped with
+// one line saying so, or fails when $TAI_REQUIRE_FIXTURES is 1. Every test
+// that reads the shared fixtures finds them through it.
+func Fixtures(t testing.TB, names ...string) []string {
+	t.Helper()
 	var out []string
-	for _, name := range []string{"repos", "repos2"} {
+	for _, name := range names {
 		p, err := shared(name)
 		if err != nil {
-			return nil, err
+			msg := fmt.Sprintf("needs the fixtures ../shared/fixtures/%s beside the module, absent here (%v)", name, err)
+			if os.Getenv(RequireFixtures) == "1" {
+				t.Fatalf("%s; %s=1 requires them", msg, RequireFixtures)
+			}
+			t.Skipf("skipped: %s; %s=1 makes this a failure", msg, RequireFixtures)
 		}
 		out = append(out, p)
 	}
-	return out, nil
+	return out
 }
 
 func shared(name string) (string, error) {
