@@ -3,7 +3,9 @@ package githubtest
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"path"
@@ -172,11 +174,14 @@ func Fixtures(t testing.TB, names ...string) []string {
 	for _, name := range names {
 		p, err := shared(name)
 		if err != nil {
-			msg := fmt.Sprintf("needs the fixtures ../shared/fixtures/%s beside the module, absent here (%v)", name, err)
+			msg := fmt.Sprintf("needs ../shared/fixtures/%s beside the module, absent here", name)
+			if !errors.Is(err, fs.ErrNotExist) {
+				msg = fmt.Sprintf("needs ../shared/fixtures/%s beside the module: %v", name, err)
+			}
 			if os.Getenv(RequireFixtures) == "1" {
 				t.Fatalf("%s; %s=1 requires them", msg, RequireFixtures)
 			}
-			t.Skipf("skipped: %s; %s=1 makes this a failure", msg, RequireFixtures)
+			t.Skipf("skipped: %s (%s=1 makes it a failure)", msg, RequireFixtures)
 		}
 		out = append(out, p)
 	}
