@@ -89,7 +89,7 @@ func TestServerRefusalAndMCPAllow(t *testing.T) {
 	s.expect("enabled for profile")
 	start := s.seen.Len()
 	s.typeKeys(`/mcp call echoer echo {"text": "hi"}` + "\r")
-	s.expect("\"sandbox\": {\"read\":[\"" + data + "\"]}")
+	s.expect(`"sandbox": {"read":["~/settings/echoer.json"]}`)
 	s.expect("> ")
 	shown := s.seen.String()[start:]
 	var lines []string
@@ -101,12 +101,12 @@ func TestServerRefusalAndMCPAllow(t *testing.T) {
 	if len(lines) > 3 {
 		t.Errorf("the refusal takes %d lines:\n%s", len(lines), strings.Join(lines, "\n"))
 	}
-	for _, want := range []string{"tai's sandbox refused ~/settings/echoer.json to mcp server echoer", "/mcp allow echoer " + data} {
+	for _, want := range []string{"tai's sandbox refused ~/settings/echoer.json to mcp server echoer", "/mcp allow echoer ~/settings/echoer.json"} {
 		if !strings.Contains(shown, want) {
 			t.Errorf("%q not shown:\n%s", want, shown)
 		}
 	}
-	s.typeKeys("/mcp allow echoer " + data + "\r")
+	s.typeKeys("/mcp allow echoer ~/settings/echoer.json\r")
 	s.expect("~/settings/echoer.json")
 	s.expect("Start it? [y/N]")
 	s.expect("answer> ")

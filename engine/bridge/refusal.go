@@ -65,7 +65,13 @@ func (b *Bridge) refusal(e mcp.Entry, text string, stored bool) string {
 	if len(reads) == 0 {
 		field, paths = "write", writes
 	}
+	// Each path is written from ~ where it can be: the entry and /mcp
+	// allow both take that form, and it is not the path a call gave,
+	// which a failed call's text never repeats (see tool.Registry).
 	paths = first(paths)
+	for i, path := range paths {
+		paths[i] = p.Tilde(path)
+	}
 	sb := mcp.Sandbox{}
 	if e.Sandbox != nil {
 		sb = *e.Sandbox
@@ -76,12 +82,8 @@ func (b *Bridge) refusal(e mcp.Entry, text string, stored bool) string {
 		sb.Write = append(slices.Clip(sb.Write), paths...)
 	}
 	line, _ := json.Marshal(sb)
-	shown := make([]string, len(paths))
-	for i, path := range paths {
-		shown[i] = p.Tilde(path)
-	}
 	var b2 strings.Builder
-	fmt.Fprintf(&b2, "tai's sandbox refused %s to mcp server %s\n", mcp.VisibleLine(strings.Join(shown, ", ")), name)
+	fmt.Fprintf(&b2, "tai's sandbox refused %s to mcp server %s\n", mcp.VisibleLine(strings.Join(paths, ", ")), name)
 	switch {
 	case stored && field == "read":
 		fmt.Fprintf(&b2, "to allow it, run /mcp allow %s %s\nor add to the entry's sandbox.read: \"sandbox\": %s",
