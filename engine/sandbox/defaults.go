@@ -230,14 +230,11 @@ func broadGrants(p Policy, config string) []string {
 		}
 		seen[g.Path] = true
 		shown := tilde(g.Path, p.Home)
-		// "~ is granted without ~/.ssh, …" says it already.
-		noted := (g.Path == "/" || g.Path == p.Home) && slices.ContainsFunc(p.Notes, func(n string) bool { return strings.HasPrefix(n, shown+" is granted") })
 		switch {
-		case noted:
 		case g.Path == "/":
 			out = append(out, "/ is granted: the server reaches every file on this machine you can, but what is denied")
-		case g.Path == p.Home:
-			out = append(out, "~ is granted: the server reaches your whole home folder, but what is denied")
+		case p.Home != "" && p.Home != "/" && within(p.Home, g.Path):
+			out = append(out, fmt.Sprintf("%s is granted: the server reaches your whole home folder, but what is denied", shown))
 		case config != "" && (within(config, g.Path) || within(realPath(config), g.Path)):
 			out = append(out, fmt.Sprintf("%s holds tai's configuration (%s): the server can read it, never write it", shown, tilde(config, p.Home)))
 		}

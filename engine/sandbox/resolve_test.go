@@ -94,7 +94,8 @@ func TestBroadGrantsWarned(t *testing.T) {
 		want  string
 	}{
 		{[]string{"/"}, "/ is granted"},
-		{[]string{"~"}, "~ is granted"},
+		{[]string{"~"}, "~ is granted: the server reaches your whole home folder"},
+		{[]string{".."}, " is granted: the server reaches your whole home folder"},
 		{[]string{"~/.config"}, "~/.config holds tai's configuration (~/.config/tai)"},
 		{[]string{"~/project"}, ""},
 	} {

@@ -127,8 +127,9 @@ func TestDescribe(t *testing.T) {
 		t.Errorf("Describe() =\n %s\nwant\n %s", got, want)
 	}
 	p = ForServer(ServerSpec{Name: "fs", Command: "sh", Write: []string{"~/.local/share/tai/x", "~"}, Env: w.env, Vault: w.vault})
-	if len(p.Notes) != 2 || !strings.Contains(p.Notes[0], "~/.local/share/tai/x is left out: it is inside the vault's folder") ||
-		p.Notes[1] != "~ is granted without the vault's folder, ~/.ssh, ~/.gnupg, ~/.aws, ~/.azure, ~/.config/gcloud, ~/.oci, ~/.kube, ~/.docker" {
+	if len(p.Notes) != 3 || !strings.Contains(p.Notes[0], "~/.local/share/tai/x is left out: it is inside the vault's folder") ||
+		p.Notes[1] != "~ is granted without the vault's folder, ~/.ssh, ~/.gnupg, ~/.aws, ~/.azure, ~/.config/gcloud, ~/.oci, ~/.kube, ~/.docker" ||
+		p.Notes[2] != "~ is granted: the server reaches your whole home folder, but what is denied" {
 		t.Errorf("notes = %q", p.Notes)
 	}
 	if got := (Policy{Off: true}).Describe(); !strings.Contains(got, "all of your rights") {
