@@ -34,15 +34,17 @@ func (l *lockedBuffer) String() string {
 }
 
 // mcpPython is a tiny stdio MCP server: it answers initialize and
-// tools/list, and its one tool's name says whether it could read the
-// file $PROBE (an ssh key, another project).
+// tools/list, and its one tool's name says whether it could read any of
+// the files $PROBE lists (an ssh key, another project in the home folder).
 const mcpPython = `import json, os, sys
 def probe():
-    try:
-        open(os.environ["PROBE"]).read()
-        return "probe-read"
-    except OSError:
-        return "probe-refused"
+    for p in os.environ["PROBE"].split(":"):
+        try:
+            open(p).read()
+            return "probe-read"
+        except OSError:
+            pass
+    return "probe-refused"
 name = probe()
 for line in sys.stdin:
     m = json.loads(line)
@@ -57,8 +59,8 @@ for line in sys.stdin:
 
 // mcpNode is mcpPython in JavaScript.
 const mcpNode = `const fs = require("fs");
-let name = "probe-read";
-try { fs.readFileSync(process.env.PROBE); } catch (e) { name = "probe-refused"; }
+let name = "probe-refused";
+for (const p of process.env.PROBE.split(":")) { try { fs.readFileSync(p); name = "probe-read"; } catch (e) {} }
 require("readline").createInterface({input: process.stdin}).on("line", (line) => {
   const m = JSON.parse(line);
   if (m.id === undefined) return;
@@ -146,14 +148,15 @@ func pythonVersion(t testing.TB) string {
 // serve starts command with args as tai starts a stdio server, under
 // ForServer's policy for it in w's home with the PATH path, and asks it
 // initialize and tools/list. It returns the tool's name (what its probe
-// of w's ssh key found), or fails with what the server printed.
+// of w's ssh key and other project found), or fails with what the server
+// printed.
 func serve(t *testing.T, w *world, path, command string, args ...string) string {
 	t.Helper()
 	env := append([]string{"PATH=" + path}, w.env[:1]...)
 	env = append(env, w.env[2:]...)
 	p := ForServer(ServerSpec{Name: "tc", Command: command, Args: args, Cwd: w.project, Env: env, Vault: w.vault})
 	cmd := exec.Command(command, args...)
-	cmd.Env = append(env, "PROBE="+w.key)
+	cmd.Env = append(env, "PROBE="+w.key+":"+w.other)
 	cmd.Dir = w.project
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
@@ -347,7 +350,7 @@ exec "$HOME/.local/share/mise/installs/node/$v/bin/${0##*/}" "$@"
 			w := newWorld(t)
 			path, command, args := c.build(t, w)
 			if got := serve(t, w, path, command, args...); got != "probe-refused" {
-				t.Errorf("the server read the ssh key: %s", got)
+				t.Errorf("the server read the ssh key or another project: %s", got)
 			}
 		})
 	}
@@ -450,5 +453,35 @@ func TestScriptIsReadWithItsProject(t *testing.T) {
 	}
 	if got := scriptRoot("/tmp/x.py", w.home, never); got != "/tmp/x.py" {
 		t.Errorf("/tmp/x.py: root %s", got)
+	}
+}
+
+// A script given as an argument runs with its project: node finds the
+// dependencies beside it in node_modules with no package.json, and a
+// Python script reads a file beside it, each started from another folder;
+// the folder above the project stays out of reach.
+func TestScriptRunsWithItsProject(t *testing.T) {
+	needLandlock(t)
+	w := newWorld(t)
+	root := t.TempDir()
+	layout(t, root, map[string]string{
+		"js/dist/index.js":             "console.log(require('dep').ok)\n",
+		"js/node_modules/dep/index.js": "module.exports = {ok: 'DEP-LOADED'}\n",
+		"py/server.py":                 "import os\nprint(open(os.path.join(os.path.dirname(__file__), 'data.txt')).read())\n",
+		"py/data.txt":                  "BESIDE-READ\n",
+		"above.txt":                    "ABOVE\n",
+	})
+	for _, c := range []struct{ command, script, want string }{
+		{"node", filepath.Join(root, "js", "dist", "index.js"), "DEP-LOADED"},
+		{"python3", filepath.Join(root, "py", "server.py"), "BESIDE-READ"},
+	} {
+		p := ForServer(ServerSpec{Name: "s", Command: c.command, Args: []string{c.script}, Dir: w.project, Env: w.env, Vault: w.vault})
+		if _, rd := granted(p, filepath.Join(root, "above.txt")); rd {
+			t.Errorf("%s: the folder above the project is granted: %s", c.command, p.Describe())
+		}
+		_, out := run(t, []string{c.command, c.script}, w.project, w.env, &p)
+		if !strings.Contains(out, c.want) {
+			t.Errorf("%s %s: %s missing (%s):\n%s", c.command, c.script, c.want, p.Describe(), out)
+		}
 	}
 }
