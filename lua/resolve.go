@@ -139,7 +139,7 @@ func (r *resolveState) resolve(ctx context.Context, src github.Source) (github.R
 		sess = r.h.engine.sess
 	}
 	if sess == nil {
-		return github.Resolution{}, fmt.Errorf("%s: %s%s\n  paste the config block its README or docs show instead,\n  or configure a model (see /help model) so tai can read the docs for you", src, first, noteLines(why.notes))
+		return github.Resolution{}, fmt.Errorf("%s: %s%s\n  paste the config block its README or docs show instead,\n  or configure a model (see /help models) so tai can read the docs for you", src, first, noteLines(why.notes))
 	}
 	res, err = r.agent(ctx, sess, client, src, why)
 	if err != nil {

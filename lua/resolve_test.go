@@ -256,6 +256,7 @@ func TestResolveHandMade(t *testing.T) {
 		{repo: "acme/localonly", err: "the README only shows local modes"},
 		{repo: "acme/recs", url: "https://mcp.recs.dev/mcp"},
 		{repo: "acme/nulls", want: "npx -y @acme/nulls-mcp", env: []string{"NULLS_TOKEN"}},
+		{repo: "acme/npmbin", want: "npx -y @acme/npmbin-server --readonly", env: []string{"NPMBIN_TOKEN"}},
 	} {
 		t.Run(c.repo+strings.Join(c.on, "+"), func(t *testing.T) {
 			fakeGoPath(t, c.on...)
@@ -377,5 +378,30 @@ func TestResolveSeveralFromLua(t *testing.T) {
 	}
 	if got[5] != true {
 		t.Errorf("mcp.add stored something")
+	}
+}
+
+// TestResolveGoWithoutToolchain: with no go on PATH, a Go program that
+// publishes an image runs the image, and one that publishes nothing is
+// refused with the install line and what to add after it.
+func TestResolveGoWithoutToolchain(t *testing.T) {
+	roots, err := githubtest.AllRepos()
+	if err != nil {
+		t.Fatalf("the repository fixtures are missing: %v", err)
+	}
+	srv := httptest.NewServer(githubtest.HandlerOf(roots, nil))
+	t.Cleanup(srv.Close)
+	t.Setenv("TAI_GITHUB_API", srv.URL)
+	t.Setenv("GITHUB_TOKEN", "")
+	fakeGoPath(t)
+	h := newHost(t, Options{Clean: true}, nil)
+	res, err := h.Resolver()(ctxT(t), "github.com/mrjoshuak/godoc-mcp")
+	if err != nil || res.Entry.Command != "docker" || !strings.Contains(strings.Join(res.Entry.Args, " "), "ghcr.io/mrjoshuak/godoc-mcp") {
+		t.Fatalf("godoc-mcp: %s, %v; want its published image", describeEntry(res), err)
+	}
+	_, err = h.Resolver()(ctxT(t), "github.com/hloiseau/mcp-gopls")
+	want := "a Go program with no published package: install it (go install github.com/hloiseau/mcp-gopls/v2/cmd/mcp-gopls@latest), then add mcp-gopls --workspace /absolute/path/to/your/go/project"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("mcp-gopls: %v; want %q", err, want)
 	}
 }

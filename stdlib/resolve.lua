@@ -134,6 +134,7 @@ local function new_ctx(gh)
   local ctx = {
     gh = gh, cands = {}, notes = {}, seen_notes = {}, saw = {}, texts = {}, monorepo_examples = {}, monorepo_seen = {},
     folders = {}, folder_order = {}, built_images = {}, go_installs = {}, descriptions = {}, recs = {}, sections = {},
+    npm_bins = {}, npm_bin_count = 0, py_scripts = {},
   }
   -- note(level, text [, server [, rank]]) keeps a note once; rank orders
   -- them at the end (lower first: what to do, then what decided, then
@@ -400,6 +401,22 @@ function M:filter(c, ctx)
       if not ctx.gh.which(base) then
         return false, string.format("runs the %s CLI's MCP subcommand (%s), and no %s is on PATH: install the %s CLI, then add again", base, M.describe(e), base, base), "vendor"
       end
+    elseif not M.runners[base] and not M.extra_runners[base] and (ctx.npm_bins[base] or ctx.py_scripts[base]) then
+      -- a program this repository's own package installs (npm install
+      -- -g, pip install, then "command": "<bin>"): run it from the
+      -- published package instead
+      local args
+      if ctx.npm_bins[base] then
+        args = ctx.npm_bin_count == 1 and { "-y", ctx.npm_bins[base] } or { "-y", "-p", ctx.npm_bins[base], base }
+        e.command = "npx"
+      else
+        local dist = ctx.py_scripts[base]
+        args = base == dist and { dist } or { "--from", dist, base }
+        e.command = "uvx"
+      end
+      for _, a in ipairs(list_of(e.args)) do args[#args + 1] = a end
+      e.args = args
+      c.via = c.via .. ", run from the package that installs " .. base
     elseif not M.runners[base] and not M.extra_runners[base] then
       local g = M.go_binary(e, ctx)
       if g then
@@ -569,6 +586,16 @@ function M:package_json(text, ctx)
     return
   end
   if type(pkg.name) ~= "string" or pkg.bin == nil then return end
+  -- the programs it installs: a README's config may run one by name
+  if type(pkg.bin) == "string" then
+    ctx.npm_bins[(pkg.name:gsub("^@[^/]+/", ""))] = pkg.name
+    ctx.npm_bin_count = 1
+  elseif type(pkg.bin) == "table" then
+    for k in pairs(pkg.bin) do
+      ctx.npm_bins[k] = pkg.name
+      ctx.npm_bin_count = ctx.npm_bin_count + 1
+    end
+  end
   ctx.texts["package.json"] = pkg.name
   local entries = ctx.gh.normalize({ command = "npx", args = { "-y", pkg.name } })
   self:add_entries(entries, "package.json", line_of(text, '"bin"'), nil, "name and bin", ctx, { fallback = true })
@@ -589,7 +616,10 @@ function M:pyproject(text, ctx)
   local scripts = type(project.scripts) == "table" and project.scripts or {}
   if type(dist) ~= "string" or not dist:match("^[%w._-]+$") then return end
   local names = {}
-  for k in pairs(scripts) do names[#names + 1] = k end
+  for k in pairs(scripts) do
+    names[#names + 1] = k
+    ctx.py_scripts[k] = dist
+  end
   table.sort(names)
   if #names == 0 then return end
   local pick

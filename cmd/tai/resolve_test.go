@@ -41,7 +41,8 @@ func TestREPLPastedGitHubURL(t *testing.T) {
 // is listed and the person picks one by number, which is resolved at
 // once and added; a paste of the same name with another command line
 // then shows the stored and the new line and offers u, which updates the
-// stored entry after the consent screen.
+// stored entry after the consent screen, and r, which adds the new one
+// under the name typed.
 func TestREPLPicksOneOfSeveralAndUpdates(t *testing.T) {
 	api := httptest.NewServer(githubtest.Handler(filepath.Join("testdata", "repos"), nil))
 	t.Cleanup(api.Close)
@@ -75,4 +76,15 @@ func TestREPLPicksOneOfSeveralAndUpdates(t *testing.T) {
 	s.expect("> ")
 	s.typeKeys("/mcp\r")
 	s.expect("--verbose")
+	s.expect("> ")
+	s.typeKeys(`{"mcpServers": {"alpha": {"command": "npx", "args": ["-y", "@acme/alpha-mcp", "--quiet"]}}}` + "\r")
+	s.expect("skipped alpha: already registered")
+	s.expect("[u/r/N]")
+	s.typeKeys("r")
+	s.expect("name for the new server: ")
+	s.typeKeys("alpha2\r")
+	s.expect("Add it? [y/d/N]")
+	s.expect("answer> ")
+	s.typeKeys("y\r")
+	s.expect("added alpha2")
 }
