@@ -25,7 +25,7 @@ import (
 //	    on_text(delta), on_waiting(waiting, tick), on_tool_start(ev),
 //	    on_tool_end(ev), on_retry(notice), on_running(running, tick, elapsed_ms, status)
 //	    (every tick while the approved calls of an answer run; false after),
-//	    on_notice({text=, model=, family=, fallback=}) (the model picked for a
+//	    on_notice({text=, model=, family=}) (the model picked for a
 //	    profile that names none, once)
 //	    notice: {text=, reason=, status=, wait=(seconds), attempt=, attempts=,
 //	        provider=, model=}
@@ -358,7 +358,7 @@ func (h *Host) chatEvents(ctx context.Context, o chatOpts) engine.Events {
 
 // modelNotice returns the callback that hands tai.chat's on_notice the
 // model picked for a profile that names none: {text = the line for a
-// person, model, family, fallback}.
+// person, model, family}.
 func (h *Host) modelNotice(ctx context.Context, fn *glua.LFunction) func(llm.ModelChoice) {
 	return func(m llm.ModelChoice) {
 		_ = h.onLua(ctx, func() {
@@ -366,7 +366,6 @@ func (h *Host) modelNotice(ctx context.Context, fn *glua.LFunction) func(llm.Mod
 			t.RawSetString("text", glua.LString(m.String()))
 			t.RawSetString("model", glua.LString(m.Model))
 			t.RawSetString("family", glua.LString(m.Family))
-			t.RawSetString("fallback", glua.LBool(m.Fallback))
 			if _, err := h.callWhole(ctx, fn, t); err != nil {
 				fmt.Fprintf(h.opts.Stderr, "tai: chat callback failed: %v\n", err)
 			}

@@ -88,22 +88,14 @@ type ModelChoice struct {
 	Provider string
 	Model    string
 	// Family is the family it was picked from ("" when the server lists
-	// only that model, or when no list could be had and Fallback is set).
+	// only that model).
 	Family string
-	// Fallback reports that the provider's list could not be had (or held
-	// no family asked for), so the built-in default was taken.
-	Fallback bool
-	// Why is what went wrong with the list, when Fallback.
-	Why string
 }
 
 // String renders c for a person, in one line, the fix first.
 func (c ModelChoice) String() string {
 	pick := "/model NAME or TAI_MODEL picks another"
-	switch {
-	case c.Fallback:
-		return fmt.Sprintf("no model named and no usable model list (%s): trying %s; %s", c.Why, c.Model, pick)
-	case c.Family == "":
+	if c.Family == "" {
 		return fmt.Sprintf("no model named: using %s, the one model the server lists; %s", c.Model, pick)
 	}
 	return fmt.Sprintf("no model named: using %s, the newest %s the key can use; %s", c.Model, c.Family, pick)
@@ -205,33 +197,27 @@ func (c *autoModelClient) ready(ctx context.Context) (ChatClient, bool) {
 			return c.client, true
 		}
 	}
-	choice := ModelChoice{Profile: c.profile, Provider: cfg.Provider}
 	families := DefaultModelFamilies(cfg.Provider)
 	if c.families != nil {
 		families = c.families(cfg.Provider)
 	}
+	// Offline, or a server without a list or without a model of the
+	// families: what tai did before it read lists, and nothing to say
+	// unless it fails (then the error says it).
+	cfg.Model = fallbackModel(cfg.Provider)
 	models, err := listModels(ctx, cfg.HTTPClient, cfg.Provider, cfg.BaseURL, cfg.APIKey)
-	model, family, ok := "", "", false
 	if err == nil {
-		model, family, ok = PickModel(models, families)
-		if !ok {
-			err = fmt.Errorf("it lists no model of the families %s", strings.Join(families, ", "))
+		if model, family, ok := PickModel(models, families); ok {
+			cfg.Model = model
+			if c.store != nil {
+				_ = keepChosen(c.store, c.slot(), model)
+			}
+			if notify := modelNotifier(ctx, c.notify); notify != nil {
+				notify(ModelChoice{Profile: c.profile, Provider: cfg.Provider, Model: model, Family: family})
+			}
 		}
 	}
-	if ok {
-		choice.Model, choice.Family = model, family
-		if c.store != nil {
-			_ = keepChosen(c.store, c.slot(), model)
-		}
-	} else {
-		// Offline, or a server without a list: what tai always did.
-		choice.Model, choice.Fallback, choice.Why = fallbackModel(cfg.Provider), true, cfg.redact(err.Error())
-	}
-	cfg.Model = choice.Model
 	c.client, c.kept = c.build(cfg), false
-	if notify := modelNotifier(ctx, c.notify); notify != nil {
-		notify(choice)
-	}
 	return c.client, false
 }
 
@@ -258,10 +244,12 @@ func ModelGone(err error) bool {
 	if strings.Contains(text, "model_not_found") {
 		return true
 	}
-	if !strings.Contains(text, "model") {
+	// A parameter the model refuses ("'max_tokens' is not supported with
+	// this model") is not the model being gone.
+	if !strings.Contains(text, "model") || strings.Contains(text, "param") {
 		return false
 	}
-	for _, w := range []string{"not found", "not_found", "does not exist", "retired", "deprecated", "no longer", "unknown model", "invalid model", "not supported"} {
+	for _, w := range []string{"not found", "not_found", "does not exist", "retired", "deprecated", "no longer", "unknown model", "invalid model"} {
 		if strings.Contains(text, w) {
 			return true
 		}

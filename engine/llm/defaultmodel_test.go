@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -149,7 +150,7 @@ func TestDefaultModelFromTheList(t *testing.T) {
 				t.Fatalf("models asked for: %v; want %s twice", reqs, tc.want)
 			}
 			got := said.all()
-			if len(got) != 1 || got[0].Model != tc.want || got[0].Fallback {
+			if len(got) != 1 || got[0].Model != tc.want {
 				t.Fatalf("told %+v; want one choice of %s", got, tc.want)
 			}
 			if s := got[0].String(); !strings.Contains(s, tc.want) || !strings.Contains(s, "/model") {
@@ -207,11 +208,31 @@ func TestDefaultModelWithoutAList(t *testing.T) {
 	if m := srv.Requests()[0].Model; m != DefaultOpenAIModel {
 		t.Errorf("model %q, want %q", m, DefaultOpenAIModel)
 	}
-	if got := said.all(); len(got) != 1 || !got[0].Fallback || !strings.Contains(got[0].String(), "404") {
-		t.Errorf("told %+v; want the fallback and why", got)
+	if got := said.all(); len(got) != 0 {
+		t.Errorf("told %+v; want nothing said, as before", got)
 	}
 	if ChosenModel(store, p) != "" {
 		t.Errorf("a fallback was kept: %q", ChosenModel(store, p))
+	}
+}
+
+func TestModelGone(t *testing.T) {
+	cases := []struct {
+		err  error
+		gone bool
+	}{
+		{&APIError{Status: 404, Type: "not_found_error", Message: "model: claude-sonnet-4-5"}, true},
+		{&APIError{Status: 404, Type: "invalid_request_error/model_not_found", Message: "The model `gpt-9` does not exist or you do not have access to it."}, true},
+		{&APIError{Status: 400, Type: "invalid_request_error", Message: "The model `text-davinci-003` has been deprecated"}, true},
+		{&APIError{Status: 400, Type: "invalid_request_error", Message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."}, false},
+		{&APIError{Status: 404, Message: "404 page not found"}, false},
+		{&APIError{Status: 500, Message: "model not found"}, false},
+		{errors.New("model not found"), false},
+	}
+	for _, tc := range cases {
+		if got := ModelGone(tc.err); got != tc.gone {
+			t.Errorf("ModelGone(%v) = %v, want %v", tc.err, got, tc.gone)
+		}
 	}
 }
 

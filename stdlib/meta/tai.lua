@@ -136,8 +136,7 @@ error("meta/tai.lua only describes the tai module to editors; tai needs no requi
 ---@class tai.ModelNotice
 ---@field text string for a person: "no model named: using claude-sonnet-5, the newest sonnet the key can use; …"
 ---@field model string
----@field family string the family it was picked from; "" for a server's only model or the fallback
----@field fallback boolean the provider's list could not be had: the built-in default is tried
+---@field family string the family it was picked from; "" for a server's only model
 
 ---A retry of a model request, for on_retry.
 ---@class tai.RetryNotice
