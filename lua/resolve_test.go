@@ -385,10 +385,7 @@ func TestResolveSeveralFromLua(t *testing.T) {
 // publishes an image runs the image, and one that publishes nothing is
 // refused with the install line and what to add after it.
 func TestResolveGoWithoutToolchain(t *testing.T) {
-	roots, err := githubtest.AllRepos()
-	if err != nil {
-		t.Fatalf("the repository fixtures are missing: %v", err)
-	}
+	roots := githubtest.Fixtures(t, "repos", "repos2")
 	srv := httptest.NewServer(githubtest.HandlerOf(roots, nil))
 	t.Cleanup(srv.Close)
 	t.Setenv("TAI_GITHUB_API", srv.URL)
