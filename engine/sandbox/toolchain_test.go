@@ -485,3 +485,61 @@ func TestScriptRunsWithItsProject(t *testing.T) {
 		}
 	}
 }
+
+// Each toolchain tai knows grants its whole install, and no more, to a
+// program that comes from it: the folders it needs are readable, the
+// files beside them in the home folder are not (cargo's credentials
+// among them).
+func TestToolchainGrants(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		files    []string // made in the home folder; the first is the command
+		link     [2]string
+		readable []string
+		not      []string
+	}{
+		{name: "rbenv", files: []string{".rbenv/shims/ruby", ".rbenv/libexec/rbenv", ".rbenv/versions/3.3.0/bin/ruby"},
+			readable: []string{".rbenv/versions/3.3.0/bin/ruby", ".rbenv/libexec/rbenv"}},
+		{name: "nodenv", files: []string{".nodenv/shims/node", ".nodenv/libexec/nodenv", ".nodenv/versions/20.0.0/bin/node"},
+			readable: []string{".nodenv/versions/20.0.0/bin/node"}},
+		{name: "sdkman", files: []string{".sdkman/candidates/java/21.0.1-tem/bin/java", ".sdkman/etc/config"},
+			link: [2]string{"21.0.1-tem", ".sdkman/candidates/java/current"}, readable: []string{".sdkman/candidates/java/21.0.1-tem/lib"}},
+		{name: "bun", files: []string{".bun/bin/bun", ".bun/install/global/node_modules/x/index.js"},
+			readable: []string{".bun/install/global/node_modules/x/index.js"}},
+		{name: "deno", files: []string{".deno/bin/deno"}, readable: []string{".deno/bin/deno"}},
+		{name: "cargo", files: []string{".cargo/bin/cargo", ".rustup/toolchains/stable/bin/cargo", ".rustup/settings.toml", ".cargo/credentials.toml"},
+			readable: []string{".rustup/toolchains/stable/bin/cargo", ".rustup/settings.toml"}, not: []string{".cargo/credentials.toml"}},
+		{name: "go", files: []string{"go/bin/go1.22.0", "sdk/go1.22.0/bin/go", "go/pkg/mod/x/y.go"},
+			readable: []string{"sdk/go1.22.0/bin/go"}, not: []string{"go/pkg/mod/x/y.go"}},
+		{name: "uv tool", files: []string{".local/share/uv/tools/srv/bin/srv", ".local/share/uv/python/cpython-3.12/bin/python3", ".local/share/uv/credentials/x"},
+			readable: []string{".local/share/uv/tools/srv/lib", ".local/share/uv/python/cpython-3.12/bin/python3"}, not: []string{".local/share/uv/credentials/x"}},
+		{name: "linuxbrew in home", files: []string{".linuxbrew/bin/node", ".linuxbrew/lib/libicu.so"},
+			readable: []string{".linuxbrew/lib/libicu.so"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t)
+			for _, f := range c.files {
+				layout(t, w.home, map[string]string{f: "#!/bin/sh\n"})
+				os.Chmod(filepath.Join(w.home, f), 0o755)
+			}
+			if c.link[1] != "" {
+				symlink(t, c.link[0], filepath.Join(w.home, c.link[1]))
+			}
+			command := filepath.Join(w.home, c.files[0])
+			if c.link[1] != "" {
+				command = filepath.Join(w.home, c.link[1], "bin", "java")
+			}
+			p := ForServer(ServerSpec{Name: "s", Command: command, Env: w.env, Vault: w.vault})
+			for _, r := range c.readable {
+				if _, rd := granted(p, filepath.Join(w.home, r)); !rd {
+					t.Errorf("%s is not readable: %s", r, p.Describe())
+				}
+			}
+			for _, n := range append(c.not, "other/secret.txt", ".bashrc") {
+				if _, rd := granted(p, filepath.Join(w.home, n)); rd {
+					t.Errorf("%s is readable: %s", n, p.Describe())
+				}
+			}
+		})
+	}
+}
