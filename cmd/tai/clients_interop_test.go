@@ -203,7 +203,9 @@ func TestInteropImportsWhatTheClientsWrote(t *testing.T) {
 			c.run(t, "/bin/sh", "-c", fmt.Sprintf(tc.add, node, memory))
 			vault := filepath.Join(c.home, "vault.db")
 			tai := func(args ...string) string {
-				cmd := exec.Command(taiBin, args...)
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				defer cancel()
+				cmd := exec.CommandContext(ctx, taiBin, args...)
 				cmd.Env = append(slices.Clip(c.env), "TAI_VAULT="+vault, "XDG_CONFIG_HOME="+filepath.Join(c.home, ".config"))
 				cmd.Dir = c.home
 				out, err := cmd.CombinedOutput()

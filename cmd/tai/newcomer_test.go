@@ -158,7 +158,9 @@ func TestNewcomerTour(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(home, ".local", "share", "tai", "vault.db")); err != nil {
 		t.Errorf("the vault is not at ~/.local/share/tai/vault.db: %v", err)
 	}
-	sealed := exec.Command(taiBin, "-e", "print(tai.vault.sealed())")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sealed := exec.CommandContext(ctx, taiBin, "-e", "print(tai.vault.sealed())")
 	sealed.Env = vars
 	if got, err := sealed.Output(); err != nil || string(got) != "true\n" {
 		t.Errorf("after the tour, tai.vault.sealed() printed %q (%v), want true", got, err)

@@ -65,7 +65,9 @@ func newUnprivileged(t *testing.T) unprivileged {
 func (u unprivileged) run(t *testing.T, extra []string, args ...string) (string, error) {
 	t.Helper()
 	home := filepath.Join(u.dir, "home")
-	cmd := exec.Command(u.bin, args...)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, u.bin, args...)
 	cmd.Dir = home
 	cmd.Env = append([]string{"HOME=" + home, "PATH=/usr/local/bin:/usr/bin:/bin",
 		"XDG_CONFIG_HOME=" + home + "/config", "XDG_STATE_HOME=" + home + "/state",

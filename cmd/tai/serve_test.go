@@ -374,7 +374,11 @@ func TestScriptServe(t *testing.T) {
 // stdout.
 func runServingScript(t *testing.T, e env, args []string, tool, want, after string) {
 	t.Helper()
-	cmd := exec.Command(taiBin, args...)
+	// Killed at the deadline, tai closes its stderr, so no read below
+	// waits past it.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, taiBin, args...)
 	cmd.Env = e.vars()
 	cmd.Dir = e.root
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -402,7 +406,7 @@ func runServingScript(t *testing.T, e env, args []string, tool, want, after stri
 	}
 	go io.Copy(io.Discard, r)
 	sess := connectSDK(t, url)
-	res, err := sess.CallTool(context.Background(), &sdk.CallToolParams{Name: tool, Arguments: map[string]any{}})
+	res, err := sess.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: map[string]any{}})
 	if err != nil || !strings.Contains(textOf(res), want) {
 		t.Fatalf("%s: %v %v", tool, res, err)
 	}
