@@ -78,12 +78,27 @@ func (e *Engine) profileList(ctx context.Context, _ map[string]any) (tool.Result
 		if p.Name == cur.Name {
 			mark, found = "*", true
 		}
-		fmt.Fprintf(&b, "%s %s\t%s\t%s\n", mark, p.Name, p.Provider, p.Model)
+		fmt.Fprintf(&b, "%s %s\t%s\t%s\n", mark, p.Name, p.Provider, e.modelOf(p))
 	}
 	if !found {
-		fmt.Fprintf(&b, "* %s\t%s\t%s\t(built in, from the environment)\n", cur.Name, cur.Provider, cur.Model)
+		fmt.Fprintf(&b, "* %s\t%s\t%s\t(built in, from the environment)\n", cur.Name, cur.Provider, e.modelOf(cur))
 	}
 	return tool.TextResult(b.String()), nil
+}
+
+// modelOf names p's model: its own, else the one picked for it from the
+// provider's list, else says it is yet to be picked.
+func (e *Engine) modelOf(p llm.Profile) string {
+	switch {
+	case p.Model != "":
+		return p.Model
+	case p.Provider == llm.ProviderOllama:
+		return "(the first model Ollama lists)"
+	}
+	if m := llm.ChosenModel(e.store, p); m != "" {
+		return m
+	}
+	return "(the newest the provider lists, picked on the first turn)"
 }
 
 func (e *Engine) profileShow(ctx context.Context, args map[string]any) (tool.Result, error) {

@@ -1238,7 +1238,7 @@ builtin.cost = {
   fn = function()
     builtin.usage.fn()
     local ok, p = pcall(tai.profiles.current)
-    local model = ok and p and p.model or ""
+    local model = ok and p and (p.model or p.model_chosen) or ""
     local line = M.cost_line(M.conv.usage, model)
     if line then
       M.say(line)
