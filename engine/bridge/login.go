@@ -354,8 +354,10 @@ func (b *Bridge) loginState(e mcp.Entry) string {
 	}
 	s := "logged in"
 	if !t.Expiry.IsZero() {
-		if d := time.Until(t.Expiry); d > 0 {
+		if d := time.Until(t.Expiry); d >= time.Minute {
 			s += ", expires in " + d.Round(time.Minute).String()
+		} else if d > 0 {
+			s += ", expires in " + d.Round(time.Second).String() // a short-lived token
 		} else {
 			s += ", expired"
 		}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"tai/engine/tool"
+	"tai/mcp"
 	"tai/mcp/oauth"
 	"tai/mcp/oauth/oauthtest"
 )
@@ -91,4 +93,16 @@ func TestConsentShowsALookalikeHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustContain(t, "question", f.p.questions()[0], "https://mcp.n\u043etion.com/mcp", "is mcp.xn--ntion-", "mixes Latin and Cyrillic letters")
+}
+
+// A token living less than a minute shows its seconds left, not "0s".
+func TestLoginStateOfAShortLivedToken(t *testing.T) {
+	f := newFixture(t, tool.Interactive, "")
+	e := mcp.Entry{Name: "notes", Transport: mcp.TransportHTTP, URL: "https://notes.example.com/mcp"}
+	if err := (vaultTokens{f.store, "notes"}).SaveTokens(&oauth.Tokens{Access: "a-token-value", Expiry: time.Now().Add(30 * time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.b.loginState(e); !strings.Contains(got, "expires in 30s") && !strings.Contains(got, "expires in 29s") {
+		t.Fatalf("login state %q", got)
+	}
 }
