@@ -1081,11 +1081,15 @@ end
 -- use and how to switch, so a stored profile never wins silently.
 function M.profile_hint(err)
   if err == "interrupted" then return err end
+  local s = tostring(err)
+  -- an error about the vault is no profile's; the advice on setting up a
+  -- model says all there is to say
+  if s:find("vault", 1, true) or s:find("passphrase", 1, true) then return s end
+  local env_key = M.env_key()
+  if not env_key and s:find("no model is configured", 1, true) then return s end
   local ok, p = pcall(tai.profiles.current)
   local name = ok and p and p.name or tai.profile
-  local s = tostring(err)
   local hint = string.format("(the profile in use is %q", name)
-  local env_key = M.env_key()
   if env_key and name ~= "default" and s:find("no model is configured", 1, true) then
     -- the advice to set the key the person has set would mislead
     local why = s:match("\n(%(local Ollama[^\n]*%))") or ""
@@ -1175,14 +1179,17 @@ function M.oneshot(prompt, inv)
   view.finish()
   tai.prompter(nil)
   if rl then rl:close() end
-  if not ok then
+  -- a first turn that failed (no model, say) starts no conversation
+  local function save()
     local saved, serr = conv.save()
     if not saved then tai.term.warn("tai: " .. M.clean(tostring(serr))) end
+  end
+  if not ok then
+    if conv.id or tostring(answer):find("interrupted", 1, true) then save() end
     tai.term.warn("tai: " .. M.clean(tostring(answer):match("^[^\n]*")))
     return tostring(answer):find("interrupted", 1, true) and 130 or 1
   end
-  local saved, serr = conv.save()
-  if not saved then tai.term.warn("tai: " .. M.clean(tostring(serr))) end
+  if answer or d == "interrupted" or conv.id then save() end
   if not answer then
     tai.term.warn("tai: " .. M.clean(M.redacted(M.profile_hint(d))))
     return d == "interrupted" and 130 or 1

@@ -189,7 +189,10 @@ function M.add(source, name, preview, gh)
     local entries, notes
     if text then entries, notes = tai.mcp.normalize(text, name) end
     if entries and #entries > 0 then
-      M.show(entries, notes, path, M.asks_itself())
+      -- what was given: a file, a URL, a command line or a config typed
+      -- after /mcp add (a paste offered by itself is "the paste")
+      local what = path or (M.is_url(source) and "the URL") or (not source:find("\n", 1, true) and "the line") or "the config"
+      M.show(entries, notes, what, M.asks_itself())
       shown = true
     end
   end
@@ -325,7 +328,7 @@ function M.offer(text)
     warn(clean(notes))
     return
   end
-  M.show(entries, notes, nil, M.asks_itself())
+  M.show(entries, notes, not text:find("\n", 1, true) and "the line" or nil, M.asks_itself())
   if #entries == 0 then
     warn("the paste holds no server tai can add")
     return
@@ -352,9 +355,31 @@ function M.normalize(source)
   say("(nothing stored; /mcp add stores them)")
 end
 
+-- command_lines(words, width) is a command line as /mcp shows it: its
+-- words rendered visibly and shell-quoted (tai.term.words), as many on a
+-- line as fit in width columns (80 when width is not positive).
+---@param words string[]
+---@param width integer
+---@return string[]
+function M.command_lines(words, width)
+  if width <= 0 then width = 80 end
+  local columns = require("tai.chatview").columns
+  local out, line = {}, ""
+  for _, w in ipairs(tai.term.words(words, width)) do
+    local cont = w:match("^↪ ") ~= nil
+    if line ~= "" and (cont or columns(line) + 1 + columns(w) > width) then
+      out[#out + 1] = line
+      line = ""
+    end
+    line = line == "" and w or (line .. " " .. w)
+  end
+  if line ~= "" then out[#out + 1] = line end
+  return out
+end
+
 -- list_lines(list) is how /mcp shows tai.mcp.list(): each server's name
--- and state, every word of its command line (or its URL) on lines of its
--- own, rendered visibly (tai.term.words), a mark when it puts a secret
+-- and state, its command line (or its URL) rendered visibly
+-- (command_lines), a mark when it puts a secret
 -- where other users can read it, its tool counts, and what its sandbox
 -- lets it do (a warning when the sandbox is off).
 function M.list_lines(list)
@@ -363,7 +388,7 @@ function M.list_lines(list)
   for _, s in ipairs(list) do
     local here = s.enabled and "enabled" or "disabled"
     out[#out + 1] = string.format("%-16s %-5s %s", one(s.name), one(s.transport), here)
-    for _, l in ipairs(tai.term.words(s.words or {}, tai.term.width() - 4)) do out[#out + 1] = "    " .. l end
+    for _, l in ipairs(M.command_lines(s.words or {}, tai.term.width() - 4)) do out[#out + 1] = "    " .. l end
     if s.host and s.host ~= "" then out[#out + 1] = "  " .. one(s.host) end
     if s.secret_in_argv and #s.secret_in_argv > 0 then
       out[#out + 1] = "  ⚠ secret in argv: " .. one(table.concat(s.secret_in_argv, ", ")) ..

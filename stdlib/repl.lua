@@ -112,8 +112,11 @@ function M.chat(text)
   M.conv.turned()
   M.view.finish()
   M.view = nil
-  local saved, serr = M.conv.save()
-  if not saved then M.warn("(" .. chatview.clean(tostring(serr)) .. ")") end
+  -- a first turn that failed (no model, say) starts no conversation
+  if answer or d == "interrupted" or M.conv.id then
+    local saved, serr = M.conv.save()
+    if not saved then M.warn("(" .. chatview.clean(tostring(serr)) .. ")") end
+  end
   if not answer then
     if d == "interrupted" then
       M.say("(turn cancelled)")
@@ -152,6 +155,17 @@ function M.attach(text)
         parts[#parts + 1] = string.format("[File %s:]\n%s%s", path, body, note)
         M.say(M.paint("2", string.format("  (attached %s, %d bytes%s)", chatview.clean(path), #body, truncated and ", cut" or "")))
       end
+    end
+  end
+  -- an @word that names no file goes to the model as written: say so
+  for path in ("\n" .. text):gmatch("%s@([%w%._%-/~]+)") do
+    path = path:gsub("[%.,;:]+$", "")
+    local full = path
+    if path:sub(1, 1) == "~" then full = (os.getenv("HOME") or "") .. path:sub(2)
+    elseif path:sub(1, 1) ~= "/" then full = tai.cwd() .. "/" .. path end
+    if not seen[full] and tai.file_kind(full) ~= "file" then
+      seen[full] = true
+      M.say(M.paint("2", "  (no file " .. chatview.clean(path) .. " here: @" .. chatview.clean(path) .. " is sent as text)"))
     end
   end
   if #parts == 0 then return text end
@@ -1115,7 +1129,7 @@ builtin.tools = {
     for _, t in ipairs(list) do
       local first = (t.description or ""):match("^(.-%.)%s") or (t.description or ""):match("^[^\n]*")
       rows[#rows + 1] = { last[t.name] and "*" or " ", chatview.short(t.name, 80), t.safe and "safe" or "asks",
-        chatview.short(t.origin or "", 80), chatview.short(first, 70) }
+        chatview.short(t.origin or "", 80), chatview.short(first, 300) }
     end
     local here = 0
     for _, t in ipairs(bridged) do
@@ -1248,6 +1262,38 @@ builtin.cost = {
   end,
 }
 
+-- head(text, full, max_lines, max_bytes) is the start of text as /context
+-- shows it: whole lines up to max_lines and about max_bytes, a line cut
+-- only between words, with a note of what is left ("" when nothing is, or
+-- when full).
+---@param text string
+---@param full boolean
+---@param max_lines integer
+---@param max_bytes integer
+---@return string shown
+---@return string note
+function M.head(text, full, max_lines, max_bytes)
+  if full then return text, "" end
+  local out, used, n = {}, 0, 0
+  for line in (text .. "\n"):gmatch("([^\n]*)\n") do
+    if n >= max_lines or used >= max_bytes then break end
+    if used + #line > max_bytes then
+      local room = max_bytes - used
+      local cut = line:sub(1, room):match("^(.*%S)%s") or line:sub(1, room)
+      out[#out + 1] = cut .. " …"
+      used = max_bytes
+    else
+      out[#out + 1] = line
+      used = used + #line + 1
+    end
+    n = n + 1
+  end
+  local shown = table.concat(out, "\n")
+  local left = #text - used
+  if left <= 0 then return text, "" end
+  return shown, string.format("(%s more bytes)", chatview.thousands(left))
+end
+
 builtin.context = {
   help = "show what is sent with each message and its size in tokens\n" ..
     "the system prompt, the profile, AGENTS.md files and the history; sizes are estimated",
@@ -1259,7 +1305,7 @@ builtin.context = {
       local n = tai.estimate_tokens(part.text)
       total = total + n
       M.say(string.format("── %s · ~%s tokens", chatview.short(part.name, 200), chatview.thousands(n)))
-      local shown, more = chatview.fold(chatview.clean(part.text), w[1] == "all", 12, 1200)
+      local shown, more = M.head(chatview.clean(part.text), w[1] == "all", 12, 1200)
       M.say(shown)
       if more ~= "" then M.say(M.paint("2", "   " .. more .. "; /context all shows everything")) end
     end

@@ -765,3 +765,31 @@ func TestNearestCommandAndCost(t *testing.T) {
 		t.Fatalf("got %#v\nwant %#v", got, want)
 	}
 }
+
+// TestMCPCommandLinesShareALine: /mcp shows a server's command line with
+// as many words on a line as fit, quoted where a word needs it.
+func TestMCPCommandLinesShareALine(t *testing.T) {
+	got := run(t, `
+		local lines = require("tai.mcpcommand").command_lines({"npx", "-y", "@modelcontextprotocol/server-filesystem", "/home/me/a b"}, 80)
+		local narrow = require("tai.mcpcommand").command_lines({"npx", "-y", "@modelcontextprotocol/server-filesystem", "/home/me/a b"}, 30)
+		return table.concat(lines, "|"), #narrow`)
+	if want := "npx -y @modelcontextprotocol/server-filesystem '/home/me/a b'"; got[0] != want {
+		t.Fatalf("got %q, want %q", got[0], want)
+	}
+	if got[1] != int64(3) {
+		t.Fatalf("%v lines at 30 columns, want 3", got[1])
+	}
+}
+
+// TestContextHeadCutsBetweenWords: /context shows the start of a long
+// paragraph cut between two words, with a note of what is left.
+func TestContextHeadCutsBetweenWords(t *testing.T) {
+	got := run(t, `return require("repl").head("alpha beta gamma delta\nsecond line", false, 12, 14)`)
+	if got[0] != "alpha beta …" || got[1] == "" {
+		t.Fatalf("got %q, %q", got[0], got[1])
+	}
+	got = run(t, `return require("repl").head("short\ntext", false, 12, 1200)`)
+	if got[0] != "short\ntext" || got[1] != "" {
+		t.Fatalf("got %q, %q", got[0], got[1])
+	}
+}

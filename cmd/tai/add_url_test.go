@@ -65,6 +65,8 @@ func TestREPLAddsByURL(t *testing.T) {
 	s.expect("tai:default> ")
 
 	s.typeKeys("/mcp add " + api.URL + "/mcp\r")
+	s.expect("the URL holds 1 server")
+	s.expect("tai is about to connect to MCP server local-" + port + " for the first time:")
 	s.expect("url:     " + api.URL + "/mcp")
 	s.expect("y: add it and enable it for profile default")
 	s.expect("Add it? [y/d/N]")

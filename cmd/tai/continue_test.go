@@ -48,3 +48,25 @@ func TestContinueTakesTheLastUsedConversation(t *testing.T) {
 		t.Fatalf("tai -c continued %q; want the alpha conversation resumed last", said)
 	}
 }
+
+// TestFailedFirstTurnKeepsNoConversation: a first turn that fails (no
+// model to talk to) starts no conversation, in tai -p and in the REPL;
+// @word naming no file says it goes as text.
+func TestFailedFirstTurnKeepsNoConversation(t *testing.T) {
+	e := newEnv(t)
+	if r := e.run(t, "--clean", "-p", "hello"); r.status == 0 || !strings.Contains(r.stderr, "no model is configured") {
+		t.Fatalf("tai -p with no model: %d %q", r.status, r.stderr)
+	}
+	s := startREPL(t, e, "--clean")
+	s.expect("tai:ollama> ")
+	s.typeKeys("look at @nosuchfile\r")
+	s.expect("(no file nosuchfile here: @nosuchfile is sent as text)")
+	s.expect("no model is configured")
+	s.expect("tai:ollama> ")
+	s.typeKeys("\x04")
+	s.wait()
+	r := e.run(t, "--clean", "-e", `print(#assert(tai.conversations.list(50)))`)
+	if r.status != 0 || r.stdout != "0\n" {
+		t.Fatalf("conversations kept: %d %q %q", r.status, r.stdout, r.stderr)
+	}
+}

@@ -49,7 +49,8 @@ func systemText(r llmtest.Request) string {
 
 // TestAgentsFilesReachTheSystemMessage: the default system prompt comes
 // first, then AGENTS.md from the repository root down to the working
-// directory, the nearest last; a file outside the repository is not read.
+// directory, the nearest last (a CLAUDE.md where a folder has no
+// AGENTS.md); a file outside the repository is not read.
 func TestAgentsFilesReachTheSystemMessage(t *testing.T) {
 	e := newEnv(t)
 	srv := llmtest.NewOpenAI(t)
@@ -65,7 +66,8 @@ func TestAgentsFilesReachTheSystemMessage(t *testing.T) {
 		filepath.Join(e.root, "AGENTS.md"):      "OUTSIDE the repository",
 		filepath.Join(repo, "AGENTS.md"):        "ROOT rule: run go test",
 		filepath.Join(repo, "pkg", "AGENTS.md"): "PKG rule: keep it small",
-		filepath.Join(deep, "CLAUDE.md"):        "CLAUDE rule, read only when listed",
+		filepath.Join(deep, "CLAUDE.md"):        "CLAUDE rule, read where there is no AGENTS.md",
+		filepath.Join(repo, "CLAUDE.md"):        "ROOT CLAUDE rule, not read beside an AGENTS.md",
 	}
 	for p, text := range files {
 		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
@@ -79,22 +81,23 @@ func TestAgentsFilesReachTheSystemMessage(t *testing.T) {
 	s.expect("tai:default> ")
 	s.typeKeys("/context\r")
 	s.expect("PKG rule")
+	s.expect("deep/CLAUDE.md · ~") // /context says which file was read
 	s.expect("history: 2 messages")
 	s.expect("tai:default> ")
 	s.typeKeys("\x04")
 	s.wait()
 
 	sys := systemText(srv.Requests()[0])
-	iTai, iRoot, iPkg := strings.Index(sys, "You are tai"), strings.Index(sys, "ROOT rule"), strings.Index(sys, "PKG rule")
-	if iTai < 0 || iRoot < iTai || iPkg < iRoot {
-		t.Fatalf("system message out of order (tai %d, root %d, pkg %d):\n%s", iTai, iRoot, iPkg, sys)
+	iTai, iRoot, iPkg, iClaude := strings.Index(sys, "You are tai"), strings.Index(sys, "ROOT rule"), strings.Index(sys, "PKG rule"), strings.Index(sys, "CLAUDE rule, read")
+	if iTai < 0 || iRoot < iTai || iPkg < iRoot || iClaude < iPkg {
+		t.Fatalf("system message out of order (tai %d, root %d, pkg %d, claude %d):\n%s", iTai, iRoot, iPkg, iClaude, sys)
 	}
 	for _, want := range []string{"working directory " + deep, "OS linux", "today is"} {
 		if !strings.Contains(sys, want) {
 			t.Errorf("system message lacks %q", want)
 		}
 	}
-	if strings.Contains(sys, "OUTSIDE") || strings.Contains(sys, "CLAUDE rule") {
+	if strings.Contains(sys, "OUTSIDE") || strings.Contains(sys, "ROOT CLAUDE rule") {
 		t.Fatalf("a file that is not to be read reached the model:\n%s", sys)
 	}
 
@@ -105,8 +108,10 @@ func TestAgentsFilesReachTheSystemMessage(t *testing.T) {
 		t.Fatalf("status %d: %s", r.status, r.stderr)
 	}
 	reqs := srv.Requests()
-	if sys := systemText(reqs[len(reqs)-1]); !strings.HasSuffix(strings.TrimSpace(sys), "CLAUDE rule, read only when listed") {
-		t.Fatalf("CLAUDE.md is not the last part:\n%s", sys)
+	// listed, CLAUDE.md is read beside AGENTS.md too
+	if sys := systemText(reqs[len(reqs)-1]); !strings.HasSuffix(strings.TrimSpace(sys), "CLAUDE rule, read where there is no AGENTS.md") ||
+		!strings.Contains(sys, "ROOT CLAUDE rule") {
+		t.Fatalf("CLAUDE.md is not the last part, or the listed one beside AGENTS.md is missing:\n%s", sys)
 	}
 }
 

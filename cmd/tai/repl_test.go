@@ -170,8 +170,8 @@ func TestREPLOnATerminal(t *testing.T) {
 	s.expect("tai:ollama> ")
 
 	// A broken one gets a positioned parse error.
-	s.typeKeys("{\r  \"a\": x\r}\r")
-	s.expect("JSON, line 2, column 8: invalid literal: x")
+	s.typeKeys("{\r  \"mcpServers\": x\r}\r")
+	s.expect("JSON, line 2, column 17: invalid literal: x")
 	s.expect("fix: a value must be")
 	s.expect("tai:ollama> ")
 
@@ -187,9 +187,15 @@ func TestREPLOnATerminal(t *testing.T) {
 
 	// Plain text with no model available prints how to configure one.
 	s.typeKeys("hello there\r")
-	s.expect("no model is configured. Do one of")
-	s.expect("OPENAI_API_KEY")
+	s.expect("hello there")
+	from := s.mark
+	s.expect("no model is configured: set OPENAI_API_KEY")
 	s.expect("tai:ollama> ")
+	// at most six lines, and no key on a command line
+	help := strings.TrimSpace(s.seen.String()[from:s.mark])
+	if n := strings.Count(help, "\n"); n > 6 || strings.Contains(help, "secret_set") || strings.Contains(help, "tai -e") {
+		t.Fatalf("the no-model help runs %d lines or puts a key on a command line:\n%s", n, help)
+	}
 
 	// Ctrl-C cancels the line being typed and keeps the REPL.
 	s.typeKeys("half a line\x03")

@@ -115,6 +115,11 @@ func TestREPLToolsFitsTheTerminal(t *testing.T) {
 			t.Errorf("a /tools line of %d columns, past the terminal's %d:\n%s", n, cols, line)
 		}
 	}
+	// a description is its whole first sentence, folded, not cut at 60-odd
+	// characters
+	if plain := strings.Join(strings.Fields(escapes.ReplaceAllString(out, "")), " "); !strings.Contains(plain, "a step limit and a deadline; returns its final answer.") {
+		t.Errorf("the fork tool's description is cut:\n%s", out)
+	}
 	if rows < 25 || !regexp.MustCompile(`asks  a-server-with-a-\S*…  granted`).MatchString(out) {
 		t.Fatalf("/tools did not list the long origin cut visibly (%d rows):\n%s", rows, out)
 	}

@@ -19,8 +19,8 @@ Options:
   -e CHUNK            run CHUNK instead of the REPL, then exit
   -p PROMPT           one agent turn on the current profile, then exit
   -c, --continue      continue the conversation last used in this folder
-  --auto              run non-safe tools without asking; each call is shown
-  --yolo              the same as --auto; each call is still shown
+  --auto              approve tool calls and server starts; show what each runs
+  --yolo              as --auto, but start servers without showing their command
   --profile NAME      use this model profile for this run
   --vault PATH        the vault file (else $TAI_VAULT, else the default below)
   --clean             ignore your init.lua and lua/ overrides

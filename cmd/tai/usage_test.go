@@ -146,3 +146,20 @@ func TestFlagDriftIsFound(t *testing.T) {
 		t.Error("a line over 80 columns is not reported")
 	}
 }
+
+// TestHelpTellsAutoFromYolo: --help says what --yolo does that --auto does
+// not, rather than calling them the same.
+func TestHelpTellsAutoFromYolo(t *testing.T) {
+	var auto, yolo string
+	for _, l := range strings.Split(usage, "\n") {
+		switch {
+		case strings.HasPrefix(strings.TrimSpace(l), "--auto "):
+			auto = l
+		case strings.HasPrefix(strings.TrimSpace(l), "--yolo "):
+			yolo = l
+		}
+	}
+	if auto == "" || yolo == "" || strings.Contains(yolo, "the same") || !strings.Contains(yolo, "without showing") {
+		t.Fatalf("--auto and --yolo in --help:\n%s\n%s", auto, yolo)
+	}
+}

@@ -581,8 +581,15 @@ func (b *Bridge) consentScreen(ctx context.Context, sp spawn, first bool) (strin
 	}
 	name := mcp.VisibleLine(sp.Server)
 	why := "tai is about to start MCP server " + name + " for the first time:"
+	if len(sp.Argv) == 0 && sp.URL != "" {
+		// a remote server: nothing starts here, tai connects to it
+		why = "tai is about to connect to MCP server " + name + " for the first time:"
+	}
 	if !first {
 		why = "MCP server " + name + " would start with a command or sandbox that differs from the one you consented to:"
+		if len(sp.Argv) == 0 && sp.URL != "" {
+			why = "MCP server " + name + " would be reached at an address or with headers that differ from the ones you consented to:"
+		}
 	}
 	text := sp.text(b.store.Redact)
 	if n := strings.Count(text, "\n"); n > 20 {

@@ -62,15 +62,10 @@ const currentKey = ".current"
 
 // HowToConfigure says how to give tai a model. It is the text of
 // ErrNoModel.
-const HowToConfigure = `no model is configured. Do one of:
-  - set OPENAI_API_KEY (and optionally OPENAI_BASE_URL for an OpenAI-compatible server, TAI_MODEL for the model);
-  - set ANTHROPIC_API_KEY (and optionally ANTHROPIC_BASE_URL, TAI_MODEL);
-  - run a local Ollama on 127.0.0.1:11434 with a model pulled (ollama pull llama3.2);
-  - create a profile naming provider (openai|anthropic|ollama), base_url, model and key_secret (a vault secret) or key_env (an environment variable), then switch to it, e.g.
-      tai -e 'tai.vault.secret_set("openrouter-key", "sk-or-...")'
-      tai -e 'tai.profiles.save{name="router", provider="openai", base_url="https://openrouter.ai/api/v1", model="openai/gpt-4.1-mini", key_secret="openrouter-key"}'
-      tai -e 'tai.profiles.use("router")'
-    (or use the REPL's /profile new and /profile use, or run once with --profile NAME)`
+const HowToConfigure = `no model is configured: set OPENAI_API_KEY or ANTHROPIC_API_KEY (TAI_MODEL picks the model),
+or run a local Ollama on 127.0.0.1:11434 with a model pulled (ollama pull llama3.2),
+or keep a key with /secret NAME (typed unseen) and /profile new NAME provider=openai model=… key_secret=NAME.
+/help models says more.`
 
 // ErrNoModel reports that no profile, no provider key and no local Ollama
 // could be found. Its text is HowToConfigure.
