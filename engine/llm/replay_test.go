@@ -11,17 +11,22 @@ import (
 	"testing"
 )
 
-// replay serves the stream in testdata/replay/name to one request, as the
-// API would, and returns what the client made of it and the text it
-// streamed.
+// replay serves testdata/replay/name to one request, as the API would: a
+// stream (.sse) to a streamed request, a whole answer (.json) to one that
+// is not. It returns what the client made of it and the text it streamed.
 func replay(t *testing.T, name string) (Response, string, error) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", "replay", name))
 	if err != nil {
 		t.Fatal(err)
 	}
+	whole := strings.HasSuffix(name, ".json")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
+		if whole {
+			w.Header().Set("Content-Type", "application/json")
+		} else {
+			w.Header().Set("Content-Type", "text/event-stream")
+		}
 		_, _ = w.Write(data)
 	}))
 	t.Cleanup(srv.Close)
@@ -32,14 +37,23 @@ func replay(t *testing.T, name string) (Response, string, error) {
 		cl = NewOpenAI(cfg)
 	}
 	var streamed strings.Builder
-	resp, err := cl.Complete(testCtx(t), userRequest("hi"), func(d string) { streamed.WriteString(d) })
+	onText := func(d string) { streamed.WriteString(d) }
+	if whole {
+		onText = nil
+	}
+	resp, err := cl.Complete(testCtx(t), userRequest("hi"), onText)
+	if whole {
+		return resp, resp.Message.Content, err
+	}
 	return resp, streamed.String(), err
 }
 
 // TestReplayDocumentedStreams feeds the clients streams written from the
 // providers' documented event sequences, one for every stop reason and
 // event type (ping, thinking, signature and citations deltas, an error
-// event), and checks what each becomes.
+// event), and whole answers for the stop reasons and fields a stream does
+// not show (a refusal, the deprecated function_call), and checks what each
+// becomes.
 func TestReplayDocumentedStreams(t *testing.T) {
 	cases := []struct {
 		file   string
@@ -63,6 +77,17 @@ func TestReplayDocumentedStreams(t *testing.T) {
 		{file: "openai-content_filter.sse", text: "Here is how", finish: FinishFiltered},
 		{file: "openai-function_call.sse", calls: []string{`read_file {"path":"a.txt"}`}, finish: FinishToolCalls},
 		{file: "openai-refusal.sse", text: "I'm sorry, I can't help with that.", finish: FinishRefusal},
+		// Whole answers, for the stop reasons and blocks streams do not
+		// already show whole in the fakes' own tests.
+		{file: "anthropic-whole-tool_use.json", text: "Reading it.", calls: []string{`read_file {"path":"a.txt"}`}, finish: FinishToolCalls},
+		{file: "anthropic-whole-pause_turn.json", text: "Searching", finish: FinishPaused},
+		{file: "anthropic-whole-refusal.json", text: "I can", finish: FinishRefusal},
+		{file: "anthropic-whole-model_context_window_exceeded.json", text: "The summary so", finish: FinishContextWindow, usage: Usage{199000, 40}},
+		{file: "anthropic-whole-stop_sequence.json", text: "one two", finish: FinishStop},
+		{file: "openai-whole-refusal.json", text: "I'm sorry, I can't help with that.", finish: FinishRefusal},
+		{file: "openai-whole-function_call.json", calls: []string{`read_file {"path":"a.txt"}`}, finish: FinishToolCalls},
+		{file: "openai-whole-content_filter.json", text: "Here is how", finish: FinishFiltered},
+		{file: "openai-whole-length.json", calls: []string{`list_dir {"path":"."}`, `write_file {"path":"a.txt","content":"half`}, finish: FinishLength, usage: Usage{30, 12}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {
