@@ -36,10 +36,14 @@ type spawn struct {
 	// the digest.
 	Proposed []string `json:"-"`
 	// Runtime are the env names that change what the server's runtime
-	// runs (Bridge.runtimeNames): warned about, not part of the digest.
+	// runs (Bridge.runtimeNames): warned about.
 	Runtime []string `json:"-"`
-	URL     string   `json:"url,omitempty"`
-	Headers []string `json:"headers,omitempty"` // names only
+	// RuntimeValues are their values, but a secret's: part of the digest,
+	// so a changed NODE_OPTIONS asks again (other values are not, so
+	// servers consented to before stay so).
+	RuntimeValues map[string]string `json:"runtime_env,omitempty"`
+	URL           string            `json:"url,omitempty"`
+	Headers       []string          `json:"headers,omitempty"` // names only
 	// Sandbox is what the entry says about the sandbox (nil for the
 	// default, so a digest from before the field is unchanged).
 	Sandbox *mcp.Sandbox `json:"sandbox,omitempty"`
@@ -161,6 +165,24 @@ func spawnOf(e, raw mcp.Entry, secret func(string) string) spawn {
 		}
 	}
 	return s
+}
+
+// spawnFor is spawnOf with what the bridge knows beside the entry: the
+// folder a relative path in it means, and the variables that change what
+// its runtime runs.
+func (b *Bridge) spawnFor(e, raw mcp.Entry) spawn {
+	sp := spawnOf(e, raw, b.secretKind())
+	sp.RunIn = b.runIn(e)
+	sp.Runtime = b.runtimeNames(e)
+	for _, k := range sp.Runtime {
+		if v, ok := sp.Values[k]; ok {
+			if sp.RuntimeValues == nil {
+				sp.RuntimeValues = map[string]string{}
+			}
+			sp.RuntimeValues[k] = v
+		}
+	}
+	return sp
 }
 
 // secretRefs reports a value built from a reference to a secret (a vault

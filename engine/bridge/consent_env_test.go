@@ -119,3 +119,47 @@ func TestConsentShowsEnvValues(t *testing.T) {
 		t.Errorf("warned with NODE_OPTIONS out of the list: %q", qs)
 	}
 }
+
+// TestChangedRuntimeEnvAsksAgain: a stored server whose NODE_OPTIONS
+// value changes is asked about again before it starts, showing the new
+// value; another variable's value changing does not ask.
+func TestChangedRuntimeEnvAsksAgain(t *testing.T) {
+	f := newFixture(t, tool.Interactive, "")
+	src, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"srv": map[string]any{
+		"command": serverExe(t), "args": []string{"-test.run=^$"},
+		"env": map[string]string{serverEnv: "1", "NODE_OPTIONS": "--max-old-space-size=64", "DATA_DIR": "/srv/a"},
+	}}})
+	if rep, err := f.b.Add(ctxT(t), AddRequest{Source: string(src)}); err != nil || rep.Servers[0].Outcome != Added {
+		t.Fatalf("add: %+v, %v", rep, err)
+	}
+	if _, err := f.b.SetEnabled(ctxT(t), "srv", "", true); err != nil {
+		t.Fatal(err)
+	}
+	f.b.Close()
+	// Each start from a tai of its own, after the row changed.
+	start := func(k, v string) []string {
+		t.Helper()
+		row, err := f.store.ServerGet("srv")
+		if err != nil {
+			t.Fatal(err)
+		}
+		row.Env[k] = v
+		if err := f.store.ServerPut(row); err != nil {
+			t.Fatal(err)
+		}
+		g := newFixture(t, tool.Interactive, f.path)
+		defer g.b.Close()
+		if _, err := g.reg.Dispatch(ctxT(t), "mcp_srv_echo", map[string]any{"text": "x"}); err != nil {
+			t.Fatal(err)
+		}
+		return g.p.questions()
+	}
+	if qs := start("DATA_DIR", "/srv/b"); len(qs) != 0 {
+		t.Fatalf("a changed DATA_DIR asked: %q", qs)
+	}
+	qs := start("NODE_OPTIONS", "--require=/tmp/evil.js")
+	if len(qs) != 1 {
+		t.Fatalf("a changed NODE_OPTIONS was not asked about: %q", qs)
+	}
+	mustContain(t, "question", qs[0], "NODE_OPTIONS=--require=/tmp/evil.js", "⚠ env NODE_OPTIONS")
+}

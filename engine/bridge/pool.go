@@ -120,11 +120,9 @@ func (b *Bridge) open(ctx context.Context, st *serverState, cn *conn) (*mcp.Clie
 	if err := b.requireSandbox(e); err != nil {
 		return nil, err
 	}
-	sp := spawnOf(e, st.entry, b.secretKind())
-	sp.RunIn = b.runIn(e)
+	sp := b.spawnFor(e, st.entry)
 	if d := sp.digest(); d != st.row.Consented {
 		sp.Confined = b.confinementOf(e)
-		sp.Runtime = b.runtimeNames(e)
 		if err := b.consentSpawn(ctx, sp); err != nil {
 			return nil, err
 		}

@@ -177,7 +177,7 @@ func (b *Bridge) Allow(ctx context.Context, server string, paths []string) (stri
 	if err != nil {
 		return "", err
 	}
-	sp := spawnOf(ex, e, b.secretKind())
+	sp := b.spawnFor(ex, e)
 	sp.Confined = b.confinementOf(ex)
 	if err := b.consentSpawn(ctx, sp); err != nil {
 		return "", err

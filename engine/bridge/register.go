@@ -262,9 +262,7 @@ func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile, found string,
 	if err := b.requireSandbox(ex); err != nil {
 		return refuse("%v", err)
 	}
-	sp := spawnOf(ex, e, b.secretKind())
-	sp.RunIn = b.runIn(ex)
-	sp.Runtime = b.runtimeNames(ex)
+	sp := b.spawnFor(ex, e)
 	if tool.CallerFrom(ctx).ByModel {
 		sp.Proposed = b.beyondDefault(ex)
 	}
