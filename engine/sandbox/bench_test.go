@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"os"
+	"os/exec"
 	"testing"
 )
 
@@ -57,5 +58,23 @@ func BenchmarkForServer(b *testing.B) {
 				ForServer(ServerSpec{Name: "bench", Command: c.command, Args: args, Cwd: w.project, Env: env, Vault: w.vault})
 			}
 		})
+	}
+}
+
+// BenchmarkGuard keeps and checks a fresh repository's config and hooks
+// (git init's fifteen example hooks), as each of the model's sandboxed
+// shell commands does around its run: a cost to set beside
+// BenchmarkKeeperStart's.
+func BenchmarkGuard(b *testing.B) {
+	dir := b.TempDir()
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		b.Skipf("git init: %v %s", err, out)
+	}
+	paths := gitGuarded(dir)
+	var g Guard
+	for b.Loop() {
+		if back := g.Sandboxed(paths)(); len(back) != 0 {
+			b.Fatalf("put back %q", back)
+		}
 	}
 }
