@@ -148,16 +148,32 @@ end
 M.styles = { fence = "2", code = "36", heading = "1" }
 
 -- styler() returns a filter that colours Markdown as it streams, line by
--- line: code blocks (``` fences), headings, and `inline code` on plain
--- lines. It holds back at most the
+-- line: code blocks (``` fences), headings, and `inline code` and **bold**
+-- on plain lines. It holds back at most the
 -- first characters of a line until it can tell what the line is.
 --   st.push(s) -> text to show      st.flush() -> what it still holds
 function M.styler()
   local st = { bol = true, fence = false, head = "", open = false, plain = false, inline = false }
   -- text(t) is t of the current line, `inline code` coloured on plain
   -- lines.
+  -- bold(t) turns **bold** on plain lines into bold text, holding back a
+  -- trailing * until the next piece shows whether a second one follows.
+  local function bold(t)
+    t = (st.star or "") .. t
+    st.star = nil
+    if t:sub(-1) == "*" and t:sub(-2) ~= "**" then st.star, t = "*", t:sub(1, -2) end
+    if not t:find("**", 1, true) then return t end
+    return (t:gsub("%*%*", function()
+      st.bold = not st.bold
+      return st.bold and "\27[1m" or "\27[22m"
+    end))
+  end
   local function text(t)
-    if not st.plain or not t:find("`", 1, true) then return t end
+    if not st.plain then return t end
+    if not st.inline and not t:find("`", 1, true) then return bold(t) end
+    t = (st.star or "") .. t
+    st.star = nil
+    if not t:find("`", 1, true) then return t end
     return (t:gsub("`", function()
       st.inline = not st.inline
       if st.inline then return "\27[" .. M.styles.code .. "m`" end
@@ -166,8 +182,9 @@ function M.styler()
   end
   -- eol(out) ends the line's styles.
   local function eol(out)
-    if st.open or st.inline then out[#out + 1] = "\27[0m" end
-    st.open, st.inline = false, false
+    if st.star then out[#out + 1] = st.star end
+    if st.open or st.inline or st.bold then out[#out + 1] = "\27[0m" end
+    st.open, st.inline, st.bold, st.star = false, false, false, nil
   end
   local function start(style, out)
     if style then

@@ -20,6 +20,8 @@ func TestStylerColoursCodeAndHeadings(t *testing.T) {
 			"x\n<2>```go<0>\n<36>func f() {}<0>\n<2>```<0>\n"},
 		{"headings", []string{"#", "#", " H\n", "#tag\n"}, "<1>## H<0>\n#tag\n"},
 		{"an open block ends with the answer", []string{"```\ncode"}, "<2>```<0>\n<36>code<0>"},
+		{"bold split over deltas", []string{"a *", "*bold*", "* b\n", "2 * 3 *\n"}, "a <1>bold<22> b\n2 * 3 *\n"},
+		{"bold left open ends with the line", []string{"x **y\nz"}, "x <1>y<0>\nz"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

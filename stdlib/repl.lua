@@ -1562,7 +1562,15 @@ function M.history_ok(line)
   if line:find("secret_set", 1, true) then return false end
   local low = line:lower()
   for _, p in ipairs(M.credential_patterns) do
-    if low:find(p) then return false end
+    local init = 1
+    while true do
+      local _, e = low:find(p, init)
+      if not e then break end
+      -- a name followed by a ${REFERENCE} holds no secret, only its name
+      local rest = low:sub(e + 1):gsub("^[%s:=\"'%]]*", ""):gsub("^bearer%s+", "")
+      if not rest:match("^%${[%w_%-%.:]+}") then return false end
+      init = e + 1
+    end
   end
   -- "Bearer " and a token (long, with a digit), not the words "bearer tokens"
   for tok in low:gmatch("bearer%s+(%S+)") do

@@ -681,6 +681,10 @@ func TestHistoryKeepsCredentialsOut(t *testing.T) {
 		`read README.md and summarize it`:                                                     true,
 		`= tai.mcp.connect{url="https://x/mcp"}`:                                              true,
 		`how does the secret sauce taste`:                                                     true,
+		`/mcp add https://h/mcp --header "Authorization: Bearer ${API_TOKEN}"`:                true,
+		`claude mcp add x --env API_KEY=${MY_KEY} -- npx y`:                                   true,
+		`= tai.mcp.connect{headers={["X-Api-Key"]="${K}"}}`:                                   true,
+		`--token ${T} and --password hunter2`:                                                 false,
 	} {
 		res := run(t, "return require('repl').history_ok("+luaQuote(line)+")")
 		if res[0] != want {
