@@ -1171,7 +1171,10 @@ function M.framework(ctx)
     text = text:sub(1, 4096):gsub("%[([^%[%]\n]*)%]%b()", "%1"):gsub("<[^<>\n]*>", " "):gsub("[*_]", "")
     for sentence in text:gmatch("[^%.!\n]+") do
       local l = sentence:lower()
-      if (l:find("framework") or l:find("sdk") or l:find("librar") or l:find("toolkit"))
+      -- "built with X, a framework for building MCP servers" is a server
+      local about_other = l:find("built with") or l:find("built on") or l:find("built using") or l:find("using ")
+        or l:find("based on") or l:find("powered by") or l:find("uses ")
+      if not about_other and (l:find("framework") or l:find("sdk") or l:find("librar") or l:find("toolkit"))
         and (l:find("for build") or l:find("for creat") or l:find("for writ") or l:find("for develop")
           or l:find("to build") or l:find("to creat") or l:find("to write") or l:find("to develop"))
         and l:find("server") and (l:find("mcp") or l:find("model context protocol")) then
