@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -390,8 +391,8 @@ func serveTourLine(t *testing.T, line, dir string, vars []string, keyFile string
 // readmeProblems lists what keeps README.md short enough to skim: at most
 // 300 lines, at most 8 facts in "What sets it apart", one line each, the
 // two commands (build and run, test) in sh blocks, and a pointer to the
-// manual inside tai.
-func readmeProblems(readme string) []string {
+// manual inside tai naming each of its topics.
+func readmeProblems(readme string, topicNames []string) []string {
 	var problems []string
 	if n := strings.Count(readme, "\n"); n > 300 {
 		problems = append(problems, fmt.Sprintf("README.md is %d lines, over 300: move the text to a topic of the manual (stdlib/help)", n))
@@ -421,6 +422,12 @@ func readmeProblems(readme string) []string {
 			problems = append(problems, fmt.Sprintf("README.md has no sh block holding just %q", cmd))
 		}
 	}
+	_, rest, _ := strings.Cut(readme, "\n## Where the rest lives\n")
+	for _, name := range topicNames {
+		if !strings.Contains(rest, "`"+name+"`") {
+			problems = append(problems, fmt.Sprintf("README.md's \"Where the rest lives\" does not name the topic %s", name))
+		}
+	}
 	for _, want := range []string{"/help TOPIC", "tai --help TOPIC"} {
 		if !strings.Contains(readme, want) {
 			problems = append(problems, fmt.Sprintf("README.md does not say %q, where the manual is", want))
@@ -429,9 +436,20 @@ func readmeProblems(readme string) []string {
 	return problems
 }
 
+// topicNames returns the names of the shipped topics.
+func topicNames(t *testing.T) []string {
+	t.Helper()
+	var names []string
+	for name := range shipped(t) {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
 // TestReadmeIsShort: README.md passes readmeProblems.
 func TestReadmeIsShort(t *testing.T) {
-	for _, p := range readmeProblems(readReadme(t)) {
+	for _, p := range readmeProblems(readReadme(t), topicNames(t)) {
 		t.Error(p)
 	}
 }
@@ -444,6 +462,7 @@ func TestReadmeProblemsAreFound(t *testing.T) {
 		{"too long", readme + strings.Repeat("more\n", 300), "over 300"},
 		{"a ninth fact", strings.Replace(readme, "\n- **MCP both ways**", "\n- one more\n- **MCP both ways**", 1), "holds 9 facts"},
 		{"a fact on two lines", strings.Replace(readme, "\n- **MCP both ways**", "\n- a fact\n  that goes on\n- **MCP both ways**", 1), "goes on over a second line"},
+		{"a topic not named", strings.Replace(readme, "| `oauth` |", "| logins |", 1), "does not name the topic oauth"},
 		{"no test command", strings.Replace(readme, "```sh\ngo test ./...\n```", "", 1), `"go test ./..."`},
 	}
 	for _, tc := range tests {
@@ -451,7 +470,7 @@ func TestReadmeProblemsAreFound(t *testing.T) {
 			if tc.readme == readme {
 				t.Fatal("the mutation changed nothing; README.md's layout moved")
 			}
-			if got := strings.Join(readmeProblems(tc.readme), "\n"); !strings.Contains(got, tc.want) {
+			if got := strings.Join(readmeProblems(tc.readme, topicNames(t)), "\n"); !strings.Contains(got, tc.want) {
 				t.Errorf("want a problem naming %q, got %q", tc.want, got)
 			}
 		})

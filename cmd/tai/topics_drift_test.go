@@ -179,6 +179,9 @@ func namedLua(text string) map[string]bool {
 	return out
 }
 
+// helpRef is a cross-reference: /help NAME.
+var helpRef = regexp.MustCompile(`/help ([a-z][a-z-]*)`)
+
 // capName is an MCP cap, as mcp/wire.go names it.
 var capName = regexp.MustCompile(`\bMCP_[A-Z_]+\b`)
 
@@ -371,6 +374,13 @@ func topicDrift(topics map[string]string, l live) []string {
 	}
 	report(gone, "a topic names %s, which the tai module does not have")
 
+	// Cross-references: /help NAME names a topic, a command or search.
+	for _, m := range helpRef.FindAllStringSubmatch(text, -1) {
+		if _, ok := topics[m[1]]; !ok && !l.commands[m[1]] && m[1] != "search" {
+			problems = append(problems, fmt.Sprintf("a topic says /help %s, but there is no such topic or command", m[1]))
+		}
+	}
+
 	// Caps, with their values in the limits topic.
 	caps := map[string]bool{}
 	for _, c := range capName.FindAllString(text, -1) {
@@ -451,6 +461,7 @@ func TestTopicDriftIsFound(t *testing.T) {
 		{"a function gone from the topics", edit("api", "tai.vault.sealed()", "the seal's state"), l, "no topic names tai.vault.sealed"},
 		{"a new cap", shipped(t), live{l.flags, l.commands, l.lua, with(l.caps, "MCP_MAX_PROMPTS"), l.luaTables, l.examples, l.capValues}, "MCP_MAX_PROMPTS has no value"},
 		{"a cap named that is not", add("servers", "at most MCP_MAX_PROMPTS prompts\n"), l, "names the cap MCP_MAX_PROMPTS, which"},
+		{"a reference to no topic", add("vault", "see /help vaults\n"), l, "says /help vaults, but"},
 		{"a cap's value wrong", edit("limits", "MCP_MAX_TOOLS          100", "MCP_MAX_TOOLS          200"), l, "does not give MCP_MAX_TOOLS as 100"},
 	}
 	for _, tc := range tests {
