@@ -48,7 +48,7 @@ func IsSource(text string) bool {
 func Parse(text string) (Source, error) {
 	t := strings.TrimSpace(text)
 	if !IsSource(t) {
-		return Source{}, fmt.Errorf("%s is not a GitHub repository URL: give github.com/<owner>/<repo>", mcp.Clip(t))
+		return Source{}, fmt.Errorf("%s is not a GitHub repository URL: give one such as github.com/modelcontextprotocol/servers", mcp.Clip(t))
 	}
 	rest := sourcePrefix.ReplaceAllString(t, "")
 	if i := strings.IndexAny(rest, "#?"); i >= 0 {
@@ -57,7 +57,7 @@ func Parse(text string) (Source, error) {
 	rest = strings.TrimRight(rest, "/")
 	parts := strings.Split(rest, "/")
 	if len(parts) < 2 || parts[0] == "" || parts[1] == "" {
-		return Source{}, fmt.Errorf("%s names no repository: give github.com/<owner>/<repo>", mcp.Clip(t))
+		return Source{}, fmt.Errorf("%s names no repository: give one such as github.com/modelcontextprotocol/servers", mcp.Clip(t))
 	}
 	s := Source{Owner: parts[0], Repo: strings.TrimSuffix(parts[1], ".git")}
 	if !ownerName.MatchString(s.Owner) {
