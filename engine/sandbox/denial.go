@@ -27,6 +27,9 @@ type Denial struct {
 	// Read says it was refused for reading (and executing): the policy
 	// grants neither Path nor a folder holding it.
 	Read bool
+	// Listing says Path is a folder on the way to the vault's folder,
+	// which commands may not list (see carve); its files stay readable.
+	Listing bool
 }
 
 // deniedLine finds the lines where a program reports a refusal: Landlock
@@ -85,6 +88,16 @@ func (p Policy) Explain(output, dir string) []Denial {
 // path: tai may read (or write) it, and p keeps it from the command.
 func (p Policy) denial(path string) (Denial, bool) {
 	real := realPath(path)
+	granted := everything(p.Read) || slices.ContainsFunc(append(append([]Path(nil), p.Read...), p.Write...), func(g Path) bool {
+		return within(path, g.Path) || within(real, realPath(g.Path))
+	})
+	for _, d := range p.Deny {
+		if granted && d.Kind == KindVault && (within(d.Path, path) || within(realPath(d.Path), real)) && !within(path, d.Path) {
+			if st, err := os.Stat(path); err == nil && st.IsDir() {
+				return Denial{Path: path, Listing: true}, true
+			}
+		}
+	}
 	for _, d := range p.Deny {
 		if within(path, d.Path) || within(real, realPath(d.Path)) {
 			if unix.Access(path, unix.R_OK) == nil || unix.Access(path, unix.W_OK) == nil {
@@ -93,10 +106,7 @@ func (p Policy) denial(path string) (Denial, bool) {
 			return Denial{}, false
 		}
 	}
-	readable := everything(p.Read) || slices.ContainsFunc(append(append([]Path(nil), p.Read...), p.Write...), func(g Path) bool {
-		return within(path, g.Path) || within(real, realPath(g.Path))
-	})
-	if !readable {
+	if !granted {
 		if unix.Access(path, unix.R_OK) == nil {
 			return Denial{Path: path, Read: true}, true
 		}
@@ -142,6 +152,8 @@ func (p Policy) Hint(ds []Denial, how string) string {
 			b.WriteString("; ")
 		}
 		switch {
+		case d.Listing:
+			fmt.Fprintf(&b, "listing %s: commands may not list the folders on the way to the vault's folder (the files in them stay readable by name)", tilde(d.Path, p.Home))
 		case d.In != "":
 			fmt.Fprintf(&b, "making %s: nothing new can be made directly in %s, which holds folders kept from commands (make it in a folder inside)",
 				tilde(d.Path, p.Home), tilde(d.In, p.Home))

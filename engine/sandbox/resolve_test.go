@@ -156,3 +156,17 @@ true
 		}
 	}
 }
+
+// TestListingRefusalExplained: ls of a folder on the way to the vault's
+// folder is explained as such, not as a write.
+func TestListingRefusalExplained(t *testing.T) {
+	w := newWorld(t)
+	p := ForShell(ShellSpec{Dir: w.project, Env: w.env, Vault: w.vault})
+	ds := p.Explain("ls: cannot open directory '"+w.home+"': Permission denied", w.project)
+	if len(ds) != 1 || !ds[0].Listing {
+		t.Fatalf("denials: %+v", ds)
+	}
+	if h := p.Hint(ds, ""); !strings.Contains(h, "listing ~: commands may not list the folders on the way to the vault's folder") {
+		t.Errorf("hint: %s", h)
+	}
+}
