@@ -246,6 +246,7 @@ func TestResolveHandMade(t *testing.T) {
 		{repo: "acme/suite", err: "offers 2 servers, not one (its README links to each one's folder): add one of them by its URL\n  1. alpha  github.com/acme/suite/tree/main/servers/alpha\n  2. beta  github.com/acme/suite/tree/main/servers/beta"},
 		{repo: "acme/frame", err: "a framework for writing servers, not a server"},
 		{repo: "acme/builtwith", want: "uvx acme-weather-mcp"},
+		{repo: "acme/globalnpm", want: "npx -y @acme/globalnpm-mcp --stdio"},
 		{repo: "acme/gobin", on: []string{"go"}, want: "go run github.com/acme/gobin/v2/cmd/gobin-mcp@v1.2.0 --root /data"},
 		{repo: "acme/gobin", err: "a Go program with no published package: install it (go install github.com/acme/gobin/v2/cmd/gobin-mcp@v1.2.0), then add gobin-mcp --root /data"},
 		{repo: "acme/pyonly", want: "uvx --from acme-tools acme-tools-mcp"},

@@ -407,7 +407,8 @@ function M:filter(c, ctx)
       -- published package instead
       local args
       if ctx.npm_bins[base] then
-        args = ctx.npm_bin_count == 1 and { "-y", ctx.npm_bins[base] } or { "-y", "-p", ctx.npm_bins[base], base }
+        local unscoped = ctx.npm_bins[base]:gsub("^@[^/]+/", "")
+        args = (ctx.npm_bin_count <= 1 or unscoped == base) and { "-y", ctx.npm_bins[base] } or { "-y", "-p", ctx.npm_bins[base], base }
         e.command = "npx"
       else
         local dist = ctx.py_scripts[base]
@@ -725,6 +726,38 @@ function M.strip_comment(s)
   return s
 end
 
+-- installs(cmd, args, ctx) keeps the packages a line installs globally
+-- (npm install -g X, pipx install X, uv tool install X, pip install X): a
+-- config that then runs the program by name runs it from X instead.
+function M:installs(cmd, args, ctx)
+  local verb = args[1]
+  local global, from = false, 2
+  if (cmd == "npm" or cmd == "pnpm") and (verb == "install" or verb == "i" or verb == "add") then
+    for _, a in ipairs(args) do global = global or a == "-g" or a == "--global" end
+    if global then ctx.kind_of_install = "npm" end
+  elseif cmd == "yarn" and verb == "global" and args[2] == "add" then
+    global, from = true, 3
+    ctx.kind_of_install = "npm"
+  elseif (cmd == "pipx" and verb == "install") or (cmd == "uv" and verb == "tool" and args[2] == "install")
+    or ((cmd == "pip" or cmd == "pip3") and verb == "install") then
+    global = true
+    if cmd == "uv" then from = 3 end
+    ctx.kind_of_install = "py"
+  end
+  if not global then return end
+  for j = from, #args do
+    local a = args[j]
+    if a:sub(1, 1) ~= "-" then
+      local name = a:gsub("==.*$", ""):gsub("(.)@[^/@]*$", "%1"):gsub("%[.*%]$", "")
+      if name:match("^[@%w][%w@/._-]*$") then
+        local bin = name:gsub("^@[^/]+/", "")
+        if ctx.kind_of_install == "npm" then ctx.npm_bins[bin] = ctx.npm_bins[bin] or name
+        else ctx.py_scripts[bin] = ctx.py_scripts[bin] or name end
+      end
+    end
+  end
+end
+
 -- go_line(words, i, ctx, file, n) reads go install / go run
 -- module/path@version: a Go program the README builds.
 function M:go_line(words, i, ctx, file, n, lines)
@@ -790,6 +823,7 @@ function M:run_line(line, ctx, file, n, lines)
   end
   local args = {}
   for j = i + 1, #words do args[#args + 1] = words[j] end
+  self:installs(cmd, args, ctx)
   if not M.runners[cmd] then
     local e = { command = cmd, args = args }
     if M.vendor_cli(e) then
@@ -1235,6 +1269,9 @@ function M.nothing(ctx)
   if not ctx.texts.README then
     return { reason = "the repository has no README and no file that names a way to run a server" }
   end
+  if #ctx.cands > 0 then
+    return { reason = "none of the ways its files show can be added as they are (the notes say why)" }
+  end
   local docs
   for _, l in ipairs(ctx.readme_lines or {}) do
     docs = docs or l:match("%]%((%.?/?docs?/[^)%s]*)%)")
@@ -1521,13 +1558,15 @@ function M:agent_answer(text, gh)
   if not entries or #entries ~= 1 then
     return nil, "answered with an entry the normalizer refused: " .. tostring(err or "no entry")
   end
-  local c = { entry = entries[1], file = "subagent", line = tonumber(line) or 0 }
+  local c = { entry = entries[1], file = "subagent", line = tonumber(line) or 0, via = "the subagent's answer" }
   local ctx = new_ctx(gh)
+  M.unquote(c.entry)
   local usable, why = self:filter(c, ctx)
   if not usable then
     return nil, "answered with " .. M.describe(entries[1]) .. ", which is " .. why
   end
   self:placeholders(c, ctx)
+  self:fix_version(c, ctx)
   for _, n in ipairs(list_of(err)) do ctx:note(n.level, n.text, n.server) end
   return { entry = entries[1], notes = M.ranked(ctx.notes), file = type(file) == "string" and file or "", line = tonumber(line) or 0,
     via = "the subagent's answer" }
