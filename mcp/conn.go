@@ -629,7 +629,7 @@ func (c *conn) requestID(ctx context.Context, id ID, method string, raw json.Raw
 		// The send honours the deadline too, but its context is made only
 		// if the transport asks for it (a stdio line that fits the pipe
 		// never does).
-		lc := &lazyDeadline{parent: ctx, deadline: c.epoch.Add(time.Duration(deadline))}
+		lc := &lazyDeadline{parent: ctx, deadline: c.epoch.Add(time.Duration(deadline)), c: c, id: id}
 		defer lc.release()
 		sctx = lc
 	}
@@ -806,37 +806,113 @@ func (c *conn) watchdog() {
 }
 
 // lazyDeadline is ctx with an earlier deadline, made only when one of its
-// methods is first called.
+// methods is first called. A person logging in during the call holds it
+// (HoldStart): the deadline, here and in the conn's watchdog, does not run
+// while they are in the browser.
 type lazyDeadline struct {
-	parent   context.Context
+	parent context.Context
+	once   sync.Once
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	c      *conn
+	id     ID
+
+	mu       sync.Mutex
 	deadline time.Time
-	once     sync.Once
-	ctx      context.Context
-	cancel   context.CancelFunc
+	timer    *time.Timer
+	held     bool
 }
 
 func (l *lazyDeadline) get() context.Context {
-	l.once.Do(func() { l.ctx, l.cancel = context.WithDeadline(l.parent, l.deadline) })
+	l.once.Do(func() {
+		l.ctx, l.cancel = context.WithCancelCause(l.parent)
+		l.mu.Lock()
+		l.timer = time.AfterFunc(time.Until(l.deadline), func() { l.cancel(context.DeadlineExceeded) })
+		l.mu.Unlock()
+	})
 	return l.ctx
 }
 
 // Deadline returns the earlier of the two deadlines.
-func (l *lazyDeadline) Deadline() (time.Time, bool) { return l.get().Deadline() }
+func (l *lazyDeadline) Deadline() (time.Time, bool) {
+	l.get()
+	l.mu.Lock()
+	d := l.deadline
+	l.mu.Unlock()
+	if pd, ok := l.parent.Deadline(); ok && pd.Before(d) {
+		return pd, true
+	}
+	return d, true
+}
 
 // Done is closed when the deadline passes or the parent ends.
 func (l *lazyDeadline) Done() <-chan struct{} { return l.get().Done() }
 
 // Err says why Done is closed.
-func (l *lazyDeadline) Err() error { return l.get().Err() }
+func (l *lazyDeadline) Err() error {
+	ctx := l.get()
+	err := ctx.Err()
+	if err != nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+		return context.DeadlineExceeded
+	}
+	return err
+}
 
-// Value returns the parent's value for key.
-func (l *lazyDeadline) Value(key any) any { return l.parent.Value(key) }
+// Value returns the parent's value for key; the call's clock for HoldStart.
+func (l *lazyDeadline) Value(key any) any {
+	if key == (heldClockKey{}) {
+		return l
+	}
+	return l.parent.Value(key)
+}
+
+// hold stops the call's deadline until the function returned is called;
+// the deadline then runs on with the time that was left (a second at
+// least).
+func (l *lazyDeadline) hold() func() {
+	l.get()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.held || !l.timer.Stop() {
+		return func() {}
+	}
+	l.held = true
+	left := time.Until(l.deadline)
+	l.c.mu.Lock()
+	if p, ok := l.c.pending[l.id]; ok {
+		p.deadline = 0
+		l.c.pending[l.id] = p
+	}
+	l.c.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			left = max(left, time.Second)
+			l.mu.Lock()
+			l.held = false
+			l.deadline = time.Now().Add(left)
+			l.timer.Reset(left)
+			l.mu.Unlock()
+			c := l.c
+			c.mu.Lock()
+			if p, ok := c.pending[l.id]; ok {
+				p.deadline = int64(time.Since(c.epoch) + left)
+				c.pending[l.id] = p
+				c.armWatchLocked(p.deadline)
+			}
+			c.mu.Unlock()
+		})
+	}
+}
 
 // release frees the derived context, if one was made.
 func (l *lazyDeadline) release() {
 	l.once.Do(func() {})
 	if l.cancel != nil {
-		l.cancel()
+		l.mu.Lock()
+		l.timer.Stop()
+		l.mu.Unlock()
+		l.cancel(context.Canceled)
 	}
 }
 

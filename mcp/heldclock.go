@@ -70,11 +70,13 @@ func (h *heldClock) hold() func() {
 	}
 }
 
-// HoldStart stops the connect timeout of the handshake ctx belongs to (an
-// http server's) until the returned function is called: an Authorizer
-// calls it while a person logs in. Outside a handshake it does nothing.
+// HoldStart stops the clock of the request ctx belongs to until the
+// returned function is called: the connect timeout of an http server's
+// handshake, or the deadline of a call (MCP_CALL_TIMEOUT). An Authorizer
+// calls it while a person logs in, whose wait MCP_OAUTH_TIMEOUT bounds.
+// Elsewhere it does nothing.
 func HoldStart(ctx context.Context) func() {
-	if h, ok := ctx.Value(heldClockKey{}).(*heldClock); ok {
+	if h, ok := ctx.Value(heldClockKey{}).(interface{ hold() func() }); ok {
 		return h.hold()
 	}
 	return func() {}

@@ -276,3 +276,41 @@ func TestNoBrowserSaidPlainly(t *testing.T) {
 		t.Fatalf("said %q", said)
 	}
 }
+
+// A re-login during a call on an open connection (the grant revoked
+// mid-session) may take longer than the call's timeout: the person's time
+// in the browser is bounded by the login's timeout.
+func TestReloginOutlastsTheCallTimeout(t *testing.T) {
+	srv := oauthtest.New(t, oauthtest.Options{})
+	store := &oauth.MemoryStore{}
+	cfg := config(srv, store)
+	login(t, srv, cfg)
+	slow := 600 * time.Millisecond // the person in the browser, past the call timeout below
+	cfg.Person.Open = func(raw string) error {
+		go func() {
+			time.Sleep(slow)
+			_ = srv.Browser(raw)
+		}()
+		return nil
+	}
+	tr, err := mcp.NewHTTPTransport(srv.URL(), nil, &mcp.HTTPOptions{Authorizer: oauth.NewAuthorizer(*cfg)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mcp.NewClient("fake", tr, &mcp.ClientOptions{CallTimeout: 200 * time.Millisecond})
+	t.Cleanup(func() { c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	srv.RevokeAccess()
+	_ = store.DropTokens() // no refresh either: a new login it is
+	_ = store.SaveTokens(&oauth.Tokens{Access: "revoked-token"})
+	if text, err := call(t, c); err != nil || text == "" {
+		t.Fatalf("call: %q, %v", text, err)
+	}
+	if n := len(srv.AuthRequests()); n != 2 {
+		t.Fatalf("%d logins; want the first and the one during the call", n)
+	}
+}
