@@ -138,6 +138,11 @@ func TestHelpListsTheTopics(t *testing.T) {
 			t.Errorf("/help does not list the topic %s before the commands", tp.Name)
 		}
 	}
+	for _, l := range strings.Split(screen, "\n") {
+		if n := utf8.RuneCountInString(l); n > 80 {
+			t.Errorf("/help prints a line of %d columns, over 80: %q", n, l)
+		}
+	}
 	if !strings.Contains(screen, "/help TOPIC") || !strings.Contains(screen, "/help search WORD") {
 		t.Errorf("/help does not say how to read and search the topics:\n%s", screen)
 	}

@@ -561,7 +561,7 @@ local function help_search(word)
 end
 
 builtin.help = {
-  help = "the manual and the commands: /help [TOPIC|COMMAND], /help search WORD",
+  help = "the manual and the commands; /help TOPIC, /help search WORD",
   fn = function(rest)
     local name = rest:match("^%s*(%S+)")
     if name == "search" then
@@ -597,7 +597,7 @@ builtin.help = {
     M.say("")
     M.say("  plain text    one turn with the model of the current profile (/profile)")
     M.say("  = expr        evaluate Lua and print the result (tables pretty-printed)")
-    M.say("  !command      run a shell command yourself; its output goes with your next message")
+    M.say("  !command      run a shell command; its output goes with your next message")
     M.say("  @path         in a message attaches that file (Tab completes paths)")
     M.say("  a paste       is one message; a pasted JSON or TOML MCP config is read whole")
     M.say("  Alt-Enter     (or Ctrl-J, or a trailing \\) starts a further line")
@@ -1699,7 +1699,7 @@ function M.run(inv)
   M.conv = chatview.conversation()
   local oks, serr = pcall(M.conv.start)
   if not oks then M.warn(tostring(serr)) end
-  M.say(string.format("tai %s. /help lists commands; Alt-Enter starts a new line, !cmd runs a shell command, @file attaches one; Ctrl-D quits.", tai.version))
+  M.say(string.format("tai %s. /help lists topics and commands; Alt-Enter starts a new line, !cmd runs a shell command, @file attaches one; Ctrl-D quits.", tai.version))
   local notice = chatview.sandbox_notice()
   if notice then M.warn("(" .. notice .. ")") end
   local shell_off = okp and M.shell_sandbox_warning(p)
