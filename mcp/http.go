@@ -429,14 +429,14 @@ func (t *HTTPTransport) runRequest(ctx context.Context, id ID, method string, bo
 		// that yields none: a stream that opens and then fails is reported
 		// as Send's own error.
 		first := true
-		related := id
 		got := func(m *Message) {
 			if first {
 				first = false
 				st.report(nil)
 			}
 			if !m.IsResponse() {
-				m.related = &related // what a request's stream carries belongs to it
+				related := id // what a request's stream carries belongs to it
+				m.related = &related
 			}
 			t.deliver(m)
 		}
