@@ -34,9 +34,11 @@ func TestModelProposedEntryStartsOnlyUnderTheDefault(t *testing.T) {
 			{"sh -c", map[string]any{"command": "sh", "args": []string{"-c", script}, "env": server}, "inline code (sh -c)"},
 			{"bash -lc through env", map[string]any{"command": "env", "args": []string{"X=1", "bash", "-lc", script}, "env": server}, "inline code (bash -lc)"},
 			{"a folder", map[string]any{"command": exe, "args": []string{"-test.run=^$", "."}, "env": server}, "access to "},
+			{"a moved cache", map[string]any{"command": "npx", "args": []string{"-y", "x"}, "env": map[string]string{"npm_config_cache": "/tmp"}}, "access to /tmp"},
 			{"NODE_OPTIONS", map[string]any{"command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{serverEnv: "1", "NODE_OPTIONS": "--require=/tmp/x.js"}}, "env NODE_OPTIONS"},
 		} {
 			f := newFixture(t, mode, "")
+			f.b.opts.RuntimeEnv = func() []string { return []string{"NODE_OPTIONS"} }
 			byModel := tool.WithCaller(ctxT(t), tool.Caller{ByModel: true})
 			rep, err := f.b.Add(byModel, AddRequest{Source: entry(c.entry)})
 			if err != nil || len(rep.Servers) != 1 || rep.Servers[0].Outcome != Refused {

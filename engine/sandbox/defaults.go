@@ -124,6 +124,12 @@ func ForServer(s ServerSpec) Policy {
 		}
 	}
 	p.Write, p.Env = ownCaches(launchers, env, base, state, keep)
+	for _, w := range p.Write {
+		if w.Kind == "" {
+			// A cache the entry's env moved: a folder the entry names.
+			p.Granted = append(p.Granted, w.Path)
+		}
+	}
 	if slices.Contains(launchers, "docker") {
 		p.Connect = append(p.Connect, dockerSocket(env))
 	}
