@@ -1294,6 +1294,119 @@ function M.head(text, full, max_lines, max_bytes)
   return shown, string.format("(%s more bytes)", chatview.thousands(left))
 end
 
+-- init_files are the files /init reads to describe a project, besides
+-- the list of its top folder: its README and what builds it.
+M.init_files = { "README.md", "README", "go.mod", "package.json", "Cargo.toml", "pyproject.toml", "setup.py", "Makefile", "justfile" }
+
+-- init_prompt asks the model for an AGENTS.md.
+M.init_prompt = "Write an AGENTS.md for the repository described below: the instructions a coding agent needs to work " ..
+  "in it. Cover what the project is (one paragraph), how to build, test and lint it (exact commands from its files), " ..
+  "its layout, and the conventions its files show. Use only what the files say; never invent commands. Answer with " ..
+  "the file's Markdown only, under 80 lines."
+
+-- project_facts(dir) describes the project in dir for /init: the list of
+-- its top folder, then the start of each of init_files it has.
+---@param dir string
+---@return string facts
+---@return table<string, string> found the files read, by name
+function M.project_facts(dir)
+  local parts, found = {}, {}
+  local r = tai.call("list_dir", { path = dir })
+  if r and r.content and r.content[1] then parts[#parts + 1] = "Files at the top of " .. dir .. ":\n" .. r.content[1].text end
+  for _, name in ipairs(M.init_files) do
+    local text = tai.read_text(dir .. "/" .. name, 4096)
+    if text then
+      found[name] = text
+      parts[#parts + 1] = "--- " .. name .. " (start) ---\n" .. text
+    end
+  end
+  return table.concat(parts, "\n\n"), found
+end
+
+-- skeleton(found) is the AGENTS.md /init writes when no model answers:
+-- the build and test commands the project's files imply, and the habits
+-- every project wants.
+---@param found table<string, string>
+---@return string
+function M.skeleton(found)
+  local out = { "# AGENTS.md", "", "Instructions for coding agents working in this repository.", "" }
+  local readme = found["README.md"] or found["README"]
+  if readme then
+    local para = readme:gsub("^%s*#[^\n]*\n", ""):match("^%s*(.-)\n%s*\n") or ""
+    if para ~= "" then
+      out[#out + 1] = "## What this is"
+      out[#out + 1] = ""
+      out[#out + 1] = para
+      out[#out + 1] = ""
+    end
+  end
+  local cmds = {}
+  if found["go.mod"] then cmds[#cmds + 1] = "- Go: `go build ./...`, `go test ./...`, `go vet ./...`" end
+  if found["package.json"] then
+    local ok, pkg = pcall(tai.json.decode, found["package.json"])
+    local scripts = ok and type(pkg) == "table" and pkg.scripts or {}
+    local names = {}
+    for k in pairs(type(scripts) == "table" and scripts or {}) do names[#names + 1] = "`npm run " .. k .. "`" end
+    table.sort(names)
+    cmds[#cmds + 1] = "- Node: `npm install`" .. (#names > 0 and (", " .. table.concat(names, ", ")) or "")
+  end
+  if found["Cargo.toml"] then cmds[#cmds + 1] = "- Rust: `cargo build`, `cargo test`, `cargo clippy`" end
+  if found["pyproject.toml"] or found["setup.py"] then cmds[#cmds + 1] = "- Python: `pip install -e .`, `pytest`" end
+  if found["Makefile"] then cmds[#cmds + 1] = "- `make` (see the Makefile's targets)" end
+  if found["justfile"] then cmds[#cmds + 1] = "- `just --list` shows the recipes" end
+  if #cmds > 0 then
+    out[#out + 1] = "## Build and test"
+    out[#out + 1] = ""
+    for _, c in ipairs(cmds) do out[#out + 1] = c end
+    out[#out + 1] = ""
+  end
+  out[#out + 1] = "## Working here"
+  out[#out + 1] = ""
+  out[#out + 1] = "- Read the code around a change before making it; keep changes small."
+  out[#out + 1] = "- Run the tests before saying a change is done, and say what you could not check."
+  return table.concat(out, "\n") .. "\n"
+end
+
+-- init() is /init: an AGENTS.md for the project in the working folder,
+-- written by the model from the project's files when one answers, else a
+-- skeleton from them; shown, and written only when the person agrees.
+function M.init()
+  local dir = tai.cwd()
+  local path = dir .. "/AGENTS.md"
+  if tai.file_kind(path) then
+    M.warn("AGENTS.md exists here; /init leaves it as it is (edit it, or remove it and run /init again)")
+    return
+  end
+  local facts, found = M.project_facts(dir)
+  M.say("(reading the project and asking the model for an AGENTS.md…)")
+  local text, d = tai.complete({ { role = "system", content = M.init_prompt }, { role = "user", content = chatview.redacted(facts) } })
+  local how
+  if text and text:match("%S") then
+    text = text:gsub("^%s*```[%w]*\n", ""):gsub("\n```%s*$", "\n")
+    how = "written by the model from the project's files; read it before you keep it"
+  else
+    text = M.skeleton(found)
+    how = "a skeleton from the project's files: no model answered (" .. chatview.short(tostring(d):match("^[^\n]*"), 100) .. ")"
+  end
+  M.say(chatview.clean(text))
+  M.say("(" .. how .. ")")
+  if not chatview.confirm(M.rl, "write it to " .. chatview.clean(path) .. "? [y/N] ") then
+    M.say("(nothing written)")
+    return
+  end
+  local f, err = io.open(path, "w")
+  if not f then M.warn("AGENTS.md was not written: " .. tostring(err)) return end
+  f:write(text)
+  f:close()
+  M.say("(wrote " .. chatview.clean(path) .. "; the model reads it from the next message)")
+end
+
+builtin.init = {
+  help = "write an AGENTS.md for this project after showing it\n" ..
+    "written by the model from the project's files when one answers, else a skeleton from them",
+  fn = function() M.init() end,
+}
+
 builtin.context = {
   help = "show what is sent with each message and its size in tokens\n" ..
     "the system prompt, the profile, AGENTS.md files and the history; sizes are estimated",
