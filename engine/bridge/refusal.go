@@ -82,18 +82,18 @@ func (b *Bridge) refusal(e mcp.Entry, text string, stored bool) string {
 		sb.Write = append(slices.Clip(sb.Write), paths...)
 	}
 	line, _ := json.Marshal(sb)
-	var b2 strings.Builder
-	fmt.Fprintf(&b2, "tai's sandbox refused %s to mcp server %s\n", mcp.VisibleLine(strings.Join(paths, ", ")), name)
+	var msg strings.Builder
+	fmt.Fprintf(&msg, "tai's sandbox refused %s to mcp server %s\n", mcp.VisibleLine(strings.Join(paths, ", ")), name)
 	switch {
 	case stored && field == "read":
-		fmt.Fprintf(&b2, "to allow it, run /mcp allow %s %s\nor add to the entry's sandbox.read: \"sandbox\": %s",
+		fmt.Fprintf(&msg, "to allow it, run /mcp allow %s %s\nor add to the entry's sandbox.read: \"sandbox\": %s",
 			name, mcp.VisibleLine(strings.Join(paths, " ")), mcp.VisibleLine(string(line)))
 	case stored:
-		fmt.Fprintf(&b2, "to allow it, add to the entry's sandbox.write: \"sandbox\": %s", mcp.VisibleLine(string(line)))
+		fmt.Fprintf(&msg, "to allow it, add to the entry's sandbox.write: \"sandbox\": %s", mcp.VisibleLine(string(line)))
 	default:
-		fmt.Fprintf(&b2, "to allow it, add to the entry's sandbox.%s and add it again: \"sandbox\": %s", field, mcp.VisibleLine(string(line)))
+		fmt.Fprintf(&msg, "to allow it, add to the entry's sandbox.%s and add it again: \"sandbox\": %s", field, mcp.VisibleLine(string(line)))
 	}
-	return b2.String()
+	return msg.String()
 }
 
 // first is the first maxRefused of s.
