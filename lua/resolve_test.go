@@ -403,4 +403,8 @@ func TestResolveGoWithoutToolchain(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("mcp-gopls: %v; want %q", err, want)
 	}
+	// the README names the binary on two lines: one note says so
+	if n := strings.Count(err.Error(), "a Go program to install first"); n > 1 {
+		t.Errorf("the same note %d times:\n%v", n, err)
+	}
 }

@@ -140,8 +140,11 @@ local function new_ctx(gh)
   -- them at the end (lower first: what to do, then what decided, then
   -- what else was offered, then what was left out).
   function ctx:note(level, text, server, rank)
-    if type(text) ~= "string" or self.seen_notes[text] then return end
-    self.seen_notes[text] = true
+    if type(text) ~= "string" then return end
+    -- the same note about another line of the same file says nothing new
+    local key = text:gsub("line %d+", "line")
+    if self.seen_notes[key] then return end
+    self.seen_notes[key] = true
     self.notes[#self.notes + 1] = { server = server or "", level = level, text = text, rank = rank or (level == "warn" and 2 or 5), order = #self.notes }
   end
   function ctx:saw_(text) self.saw[#self.saw + 1] = text end
@@ -1320,7 +1323,7 @@ function M:choose(ctx)
     else
       if class == "local" then ctx.local_only = ctx.local_only or M.describe(c.entry) end
       ctx:note("info", string.format("%s line %d (%s): %s; not used", c.file == "README" and (ctx.readme_path or "README") or c.file, c.line, M.describe(c.entry), why), c.entry.name,
-        class == "vendor" and 1 or class == "local" and 7 or 8)
+        class == "vendor" and 1 or class == "local" and 7 or class == "go" and 9 or 8)
     end
   end
   if #kept > 0 then ctx.local_only = nil end
