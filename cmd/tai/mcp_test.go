@@ -92,7 +92,7 @@ func TestREPLMCPServerForTheModel(t *testing.T) {
 	s.typeKeys("\x1b[200~" + cfg + "\x1b[201~\r")
 	s.expect("first time:")
 	s.expect("-test.run=^$")
-	s.expect("env:     " + mcpServerEnv + "  (values not shown)")
+	s.expect("env:     " + mcpServerEnv + "=" + marker[:20])
 	s.expect("y: add it and enable it for profile default")
 	s.expect("Add it? [y/d/N]")
 	s.expect("answer> ")
