@@ -242,14 +242,15 @@ func TestModelGoneNamesTheModels(t *testing.T) {
 	for _, p := range providers {
 		t.Run(p.name, func(t *testing.T) {
 			cl, srv, _ := p.start(t)
-			srv.SetModelList(llmtest.Model{ID: "newer-model-2", Created: day("2026-11-01")}, llmtest.Model{ID: "newer-model-1", Created: day("2026-10-01")})
+			srv.SetModelList(llmtest.Model{ID: "newer-model-2", Created: day("2026-11-01")}, llmtest.Model{ID: "newer-model-1", Created: day("2026-10-01")},
+				llmtest.Model{ID: "evil\x1b]52;c;cHduZWQ=\x07", Created: day("2026-12-01")})
 			srv.RefuseUnlisted()
 			_, err := cl.Complete(testCtx(t), userRequest("hi"), nil)
 			if !ModelGone(err) {
 				t.Fatalf("err = %v; want one ModelGone recognises", err)
 			}
 			msg := err.Error()
-			if !strings.Contains(msg, "the key can use newer-model-2, newer-model-1") || !strings.Contains(msg, "/model NAME") || strings.Contains(msg, "\n") || strings.Contains(msg, testKey) {
+			if !strings.Contains(msg, "the key can use newer-model-2, newer-model-1:") || !strings.Contains(msg, "/model NAME") || strings.ContainsAny(msg, "\n\x1b") || strings.Contains(msg, testKey) {
 				t.Errorf("error %q; want one line naming the models, newest first, and /model", msg)
 			}
 		})

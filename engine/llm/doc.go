@@ -5,7 +5,16 @@
 // attempt and idle timeouts, key redaction, same-origin redirects), model
 // lists, and profiles: a named model configuration stored in the vault,
 // resolved from the environment or a local Ollama, and the ChatClient
-// built from one (NewChatClient).
+// built from one (NewChatClient). A profile that names no model gets the
+// newest model of a preferred family its provider lists (PickModel),
+// picked once and kept in the vault.
+//
+// Whatever provider wrote a history, the request built from it is one the
+// provider accepts: tool-call ids unique and in the provider's alphabet
+// (wireIDs), no blank text sent to Anthropic, the token cap in the field
+// the model takes, at most MaxOpenAITools tools. Every documented finish
+// reason maps onto a Finish* value; CutOff and Withheld say what they
+// mean for the answer.
 //
 //	p, err := llm.ResolveProfile(store, "", nil)
 //	if err != nil { ... }

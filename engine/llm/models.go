@@ -63,8 +63,23 @@ func ListModels(ctx context.Context, p Profile, s *vault.Store, opts *ClientOpti
 	return out, nil
 }
 
+// plainID reports whether id can name a model: 1 to 256 printable ASCII
+// characters, no space. A server's list is not trusted: an id with control
+// characters would reach the terminal in a notice.
+func plainID(id string) bool {
+	if id == "" || len(id) > 256 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] <= ' ' || id[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
 // listModels asks the provider at base which models key may use, bounded
-// by ModelListTimeout.
+// by ModelListTimeout; ids that are not plainID are left out.
 func listModels(ctx context.Context, hc *http.Client, provider, base, key string) ([]ModelInfo, error) {
 	endpoint := base + "/models"
 	if provider == ProviderAnthropic {
@@ -108,7 +123,7 @@ func listModels(ctx context.Context, hc *http.Client, provider, base, key string
 	}
 	var out []ModelInfo
 	for _, m := range list.Data {
-		if m.ID == "" {
+		if !plainID(m.ID) {
 			continue
 		}
 		info := ModelInfo{ID: m.ID}
