@@ -390,6 +390,11 @@ function M:filter(c, ctx)
     if (M.runners[nbase] or M.extra_runners[nbase]) and not require("tai.normalize").package_arg(e) then
       return false, "runs " .. nbase .. " with no package"
     end
+    for _, a in ipairs(list_of(e.args)) do
+      if a == "--help" or a == "-h" or a == "--version" or a == "-V" then
+        return false, "prints " .. (a:find("v") and "a version" or "help") .. ", not a server"
+      end
+    end
     local lm = M.local_mode(e, ctx)
     if lm then return false, lm, "local" end
     local base = ((e.command or ""):match("([^/\\]+)$") or ""):lower():gsub("%.exe$", ""):gsub("%.cmd$", "")
@@ -480,6 +485,47 @@ function M:placeholders(c, ctx)
   end
   for _, a in ipairs(args) do
     if M.placeholder(a) then c.placeholder = true end
+  end
+end
+
+-- holds_placeholder(e) says whether an argument, header or the URL of e
+-- holds a stand-in to fill in.
+function M.holds_placeholder(e)
+  for _, a in ipairs(list_of(e.args)) do
+    if M.placeholder(a) then return true end
+  end
+  for _, v in pairs(type(e.headers) == "table" and e.headers or {}) do
+    if M.placeholder(v) then return true end
+  end
+  return M.placeholder(e.url)
+end
+
+-- unbridge(c, ctx) turns a config's npx mcp-remote URL --header N:V (a
+-- bridge from stdio to a remote server) into the URL and its headers:
+-- tai speaks to the URL itself.
+function M:unbridge(c, ctx)
+  local e = c.entry
+  if e.transport == "http" or M.package_id(e) ~= "mcp-remote" then return end
+  local args = list_of(e.args)
+  for j, a in ipairs(args) do
+    if url_host(a) ~= "" then
+      local entry = { url = a }
+      for k = j + 1, #args - 1 do
+        if args[k] == "--header" then
+          local hn, hv = args[k + 1]:match("^([%w-]+):%s*(.*)$")
+          if hn then
+            entry.headers = entry.headers or {}
+            entry.headers[hn] = hv
+          end
+        end
+      end
+      local entries = ctx.gh.normalize(entry)
+      if type(entries) == "table" and entries[1] then
+        c.entry = entries[1]
+        c.via = c.via .. ", the URL mcp-remote bridges"
+      end
+      return
+    end
   end
 end
 
@@ -673,6 +719,18 @@ function M:note_recommendation(line, n, ctx)
       return
     end
   end
+end
+
+-- names_a_way(title) says whether a heading is about a way to run the
+-- server ("Installation (recommended)", "Remote server"), not about
+-- something else it recommends ("Environment Variables (Recommended)").
+function M.names_a_way(title)
+  local l = title:lower()
+  for _, w in ipairs({ "install", "setup", "set up", "set-up", "start", "usage", "using", "option", "method", "way",
+    "remote", "hosted", "docker", "npx", "npm", "uvx", "pip", "python", "node", "local", "server", "client", "connect" }) do
+    if l:find(w, 1, true) then return true end
+  end
+  return false
 end
 
 -- recommended(c, ctx) says whether the README recommends candidate c: its
@@ -1048,7 +1106,7 @@ function M:readme(ctx)
       for lvl = #hashes, 6 do
         if open[lvl] then open[lvl].to = n - 1; open[lvl] = nil end
       end
-      local sec = { from = n, to = #lines, level = #hashes, title = trim(title), rec = M.recommends(title) }
+      local sec = { from = n, to = #lines, level = #hashes, title = trim(title), rec = M.recommends(title) and M.names_a_way(title) }
       ctx.sections[#ctx.sections + 1] = sec
       open[#hashes] = sec
     end
@@ -1311,6 +1369,7 @@ function M:choose(ctx)
   local kept = {}
   for _, c in ipairs(ctx.cands) do
     M.unquote(c.entry)
+    self:unbridge(c, ctx)
     local ok, why, class = self:filter(c, ctx)
     if ok then
       kept[#kept + 1] = c
@@ -1452,7 +1511,7 @@ function M:choose(ctx)
         local function weight(x)
           -- a URL with a query is a variant (?payment=…, ?readonly)
           local variant = x.entry.transport == "http" and (x.entry.url or ""):find("?", 1, true) and 3 or 0
-          return (x.fallback and 8 or 0) + variant + (x.weak and 2 or 0) + (x.placeholder and 1 or 0)
+          return (x.fallback and 16 or 0) + (M.holds_placeholder(x.entry) and 4 or 0) + variant + (x.weak and 2 or 0)
         end
         local wb, wc = weight(best), weight(c)
         local rb, rc = M.origin_rank[best.file] or 9, M.origin_rank[c.file] or 9
