@@ -36,6 +36,12 @@ type guarded struct {
 	parent string
 	files  map[string]keptFile // path → content; a folder's files by path
 	dir    bool                // the path is a folder of files (hooks)
+	// For the working tree's .git itself (see gitGuarded): what it was, a
+	// folder (wasDir), a link (link), a file (in files) or nothing; only
+	// what it is is put back, never what a folder holds.
+	entry  bool
+	wasDir bool
+	link   string
 }
 
 type keptFile struct {
@@ -95,8 +101,22 @@ func (g *Guard) Unsandboxed() (done func()) {
 
 // snapshot keeps path: a file's content, or the files of a folder.
 func snapshot(path string) *guarded {
-	k := &guarded{files: map[string]keptFile{}, parent: realPath(filepath.Dir(path))}
+	k := &guarded{files: map[string]keptFile{}, parent: realPath(filepath.Dir(path)), entry: filepath.Base(path) == ".git"}
 	st, err := os.Lstat(path)
+	if k.entry {
+		switch {
+		case err != nil:
+		case st.IsDir():
+			k.wasDir = true
+		case st.Mode()&os.ModeSymlink != 0:
+			k.link, _ = os.Readlink(path)
+		default:
+			if f, ok := readKept(path, st); ok {
+				k.files[path] = f
+			}
+		}
+		return k
+	}
 	if err != nil {
 		k.dir = strings.HasSuffix(path, "/hooks")
 		return k
@@ -135,10 +155,23 @@ func readKept(path string, st os.FileInfo) (keptFile, bool) {
 // A hook git ships as an example (NAME.sample) never runs, so one made
 // meanwhile is left.
 func (k *guarded) restore(path string) []string {
-	if realPath(filepath.Dir(path)) != k.parent {
-		return nil
+	if k.entry {
+		return k.restoreEntry(path)
 	}
+	// A link or file put where a folder on the way was (.git/info):
+	// removed, so nothing is written through it.
 	var back []string
+	if d := filepath.Dir(path); filepath.Base(d) == "info" {
+		if st, err := os.Lstat(d); err == nil && !st.IsDir() && os.Remove(d) == nil {
+			back = append(back, d)
+		}
+		if _, ok := k.files[path]; ok {
+			os.MkdirAll(d, 0o755)
+		}
+	}
+	if realPath(filepath.Dir(path)) != k.parent {
+		return back
+	}
 	now := map[string]bool{}
 	if st, err := os.Lstat(path); k.dir && err == nil && !st.IsDir() {
 		// A link or file where the folder of hooks was.
@@ -183,20 +216,64 @@ func (k *guarded) restore(path string) []string {
 	return back
 }
 
-// gitGuarded lists what a Guard keeps for commands run in dir: the
-// config, hooks and attributes of the git repository git finds from dir
-// (its common folder too, for a worktree), or of the one a command would
-// make there (dir/.git) when there is none.
+// restoreEntry puts the working tree's .git back as what it was: a
+// folder (what it holds is left, but the guarded files in it), a file
+// naming the repository's folder (a worktree's), a link, or nothing (a
+// repository a command made there is left, without the files guarded).
+func (k *guarded) restoreEntry(path string) []string {
+	st, err := os.Lstat(path)
+	f, wasFile := k.files[path]
+	switch {
+	case err != nil:
+		if !wasFile && k.link == "" {
+			return nil
+		}
+	case k.wasDir && st.IsDir():
+		return nil
+	case !k.wasDir && !wasFile && k.link == "" && st.IsDir():
+		return nil // made by a command: git init
+	case k.link != "" && st.Mode()&os.ModeSymlink != 0:
+		if target, _ := os.Readlink(path); target == k.link {
+			return nil
+		}
+	case wasFile && st.Mode().IsRegular():
+		if b, err := os.ReadFile(path); err == nil && bytes.Equal(b, f.data) {
+			return nil
+		}
+	}
+	if err == nil {
+		if st.IsDir() {
+			os.RemoveAll(path)
+		} else {
+			os.Remove(path)
+		}
+	}
+	switch {
+	case k.wasDir:
+		os.MkdirAll(path, 0o755)
+	case k.link != "":
+		os.Symlink(k.link, path)
+	case wasFile:
+		os.WriteFile(path, f.data, f.mode)
+	}
+	return []string{path}
+}
+
+// gitGuarded lists what a Guard keeps for commands run in dir: the .git
+// entry of the working tree git finds from dir (a folder, or a file
+// naming one), then the config, hooks, attributes and commondir of that
+// repository (its common folder's too, for a worktree), or of the one a
+// command would make there (dir/.git) when there is none.
 func gitGuarded(dir string) []string {
 	if dir == "" {
 		return nil
 	}
-	gitDir := ""
+	gitDir, entry := "", filepath.Join(dir, ".git")
 	for d := dir; ; d = filepath.Dir(d) {
 		dot := filepath.Join(d, ".git")
-		if st, err := os.Stat(dot); err == nil {
-			gitDir = dot
-			if !st.IsDir() {
+		if st, err := os.Lstat(dot); err == nil {
+			gitDir, entry = dot, dot
+			if st.Mode().IsRegular() {
 				gitDir = gitFileTarget(dot)
 			}
 			break
@@ -216,9 +293,10 @@ func gitGuarded(dir string) []string {
 		}
 		dirs = append(dirs, filepath.Clean(common))
 	}
-	var out []string
+	// The entry first: what it is decides where the rest is.
+	out := []string{entry}
 	for _, d := range dirs {
-		for _, name := range []string{"config", "config.worktree", "hooks", filepath.Join("info", "attributes")} {
+		for _, name := range []string{"config", "config.worktree", "commondir", "hooks", filepath.Join("info", "attributes")} {
 			out = append(out, filepath.Join(d, name))
 		}
 	}

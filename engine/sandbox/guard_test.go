@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -58,4 +59,84 @@ func TestGuardPutsBack(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(git, "hooks", "pre-push.sample")); err != nil {
 		t.Errorf("an example hook was removed: %v", err)
 	}
+}
+
+// TestGuardKeepsTheRepositoryWhereItWas: a .git swapped for a file or a
+// link naming another repository (whose config a command outside the
+// sandbox would then read), a commondir planted in it, or an info folder
+// swapped for a link, are put back; a repository a command makes where
+// there was none is left, without the config it wrote.
+func TestGuardKeepsTheRepositoryWhereItWas(t *testing.T) {
+	setup := func(t *testing.T) (project, git, evil string) {
+		project = t.TempDir()
+		git = filepath.Join(project, ".git")
+		evil = t.TempDir()
+		os.MkdirAll(filepath.Join(git, "info"), 0o755)
+		os.WriteFile(filepath.Join(git, "config"), []byte("[core]\n"), 0o644)
+		os.WriteFile(filepath.Join(git, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
+		os.WriteFile(filepath.Join(evil, "config"), []byte("[core]\n\tsshCommand = evil\n"), 0o644)
+		return
+	}
+	for _, c := range []struct {
+		name  string
+		plant func(project, git, evil string)
+	}{
+		{"a file naming another folder", func(_, git, evil string) {
+			os.Rename(git, git+".old")
+			os.WriteFile(git, []byte("gitdir: "+evil+"\n"), 0o644)
+		}},
+		{"a link to another folder", func(_, git, evil string) {
+			os.Rename(git, git+".old")
+			os.Symlink(evil, git)
+		}},
+		{"a commondir", func(_, git, evil string) {
+			os.WriteFile(filepath.Join(git, "commondir"), []byte(evil+"\n"), 0o644)
+		}},
+		{"info as a link", func(_, git, evil string) {
+			os.RemoveAll(filepath.Join(git, "info"))
+			os.Symlink(evil, filepath.Join(git, "info"))
+			os.WriteFile(filepath.Join(git, "info", "attributes"), []byte("* filter=x\n"), 0o644)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			project, git, evil := setup(t)
+			var g Guard
+			done := g.Sandboxed(gitGuarded(project))
+			c.plant(project, git, evil)
+			back := done()
+			if st, err := os.Lstat(git); err != nil || !st.IsDir() {
+				t.Fatalf(".git is not a folder again (%v); put back %q", err, back)
+			}
+			if b, _ := os.ReadFile(filepath.Join(git, "config")); string(b) != "[core]\n" {
+				t.Errorf("config: %q", b)
+			}
+			if _, err := os.Stat(filepath.Join(git, "commondir")); err == nil {
+				t.Error("the planted commondir stayed")
+			}
+			if st, err := os.Lstat(filepath.Join(git, "info")); err == nil && !st.IsDir() {
+				t.Error("info is still a link")
+			}
+			if b, _ := os.ReadFile(filepath.Join(evil, "config")); !strings.Contains(string(b), "evil") {
+				t.Errorf("the other folder's config was written through: %q", b)
+			}
+		})
+	}
+	t.Run("a repository made where there was none", func(t *testing.T) {
+		project := t.TempDir()
+		var g Guard
+		done := g.Sandboxed(gitGuarded(project))
+		os.MkdirAll(filepath.Join(project, ".git", "hooks"), 0o755)
+		os.WriteFile(filepath.Join(project, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
+		os.WriteFile(filepath.Join(project, ".git", "config"), []byte("[core]\n\tfsmonitor = evil\n"), 0o644)
+		os.WriteFile(filepath.Join(project, ".git", "hooks", "pre-push"), []byte("evil"), 0o755)
+		done()
+		if _, err := os.Stat(filepath.Join(project, ".git", "HEAD")); err != nil {
+			t.Errorf("the new repository is gone: %v", err)
+		}
+		for _, f := range []string{"config", "hooks/pre-push"} {
+			if _, err := os.Stat(filepath.Join(project, ".git", f)); err == nil {
+				t.Errorf("%s stayed", f)
+			}
+		}
+	})
 }
