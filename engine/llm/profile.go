@@ -65,7 +65,7 @@ const currentKey = ".current"
 const HowToConfigure = `no model is configured: set OPENAI_API_KEY or ANTHROPIC_API_KEY (TAI_MODEL picks the model),
 or run a local Ollama on 127.0.0.1:11434 with a model pulled (ollama pull llama3.2),
 or keep a key with /secret NAME (typed unseen) and /profile new NAME provider=openai model=… key_secret=NAME.
-/help models says more.`
+/help models says more`
 
 // ErrNoModel reports that no profile, no provider key and no local Ollama
 // could be found. Its text is HowToConfigure.
