@@ -34,6 +34,7 @@ type way struct {
 	command string
 	has     []string
 	env     []string
+	headers []string // headers the entry must set
 }
 
 // fixtureWant is what a careful reader of a fixture's EXPECTED.txt
@@ -65,7 +66,7 @@ var fixtureWants = map[string]fixtureWant{
 	"upstash/context7":                 {ways: []way{{url: "https://mcp.context7.com/mcp"}, {command: "npx", has: []string{"@upstash/context7-mcp"}}}},
 
 	"Flux159/mcp-server-kubernetes": {ways: []way{{command: "npx", has: []string{"mcp-server-kubernetes"}}}, not: []string{"2.9.4", "mcp-chat"}},
-	"PostHog/mcp":                   {ways: []way{{url: "https://mcp.posthog.com/mcp"}}},
+	"PostHog/mcp":                   {ways: []way{{url: "https://mcp.posthog.com/mcp", headers: []string{"Authorization"}}}},
 	"ahujasid/blender-mcp":          {ways: []way{{command: "uvx", has: []string{"blender-mcp"}}}},
 	"alexei-led/k8s-mcp-server":     {ways: []way{{command: "docker", has: []string{"ghcr.io/alexei-led/k8s-mcp-server"}}}, not: []string{"8000:8000", "streamable-http"}},
 	"apify/apify-mcp-server":        {ways: []way{{url: "https://mcp.apify.com"}, {command: "npx", has: []string{"@apify/actors-mcp-server"}, env: []string{"APIFY_TOKEN"}}}, not: []string{"/sse", "localhost"}},
@@ -194,6 +195,11 @@ func TestResolveFixtures(t *testing.T) {
 // accepts says whether e is this way.
 func (w way) accepts(e mcp.Entry) bool {
 	if w.url != "" {
+		for _, h := range w.headers {
+			if e.Headers[h] == "" {
+				return false
+			}
+		}
 		return e.Transport == "http" && strings.TrimSuffix(e.URL, "/") == strings.TrimSuffix(w.url, "/")
 	}
 	line := e.Command + " " + strings.Join(e.Args, " ")
@@ -247,6 +253,7 @@ func TestResolveHandMade(t *testing.T) {
 		{repo: "acme/frame", err: "a framework for writing servers, not a server"},
 		{repo: "acme/builtwith", want: "uvx acme-weather-mcp"},
 		{repo: "acme/globalnpm", want: "npx -y @acme/globalnpm-mcp --stdio"},
+		{repo: "acme/envrec", url: "https://mcp.envrec.dev/mcp"},
 		{repo: "acme/gobin", on: []string{"go"}, want: "go run github.com/acme/gobin/v2/cmd/gobin-mcp@v1.2.0 --root /data"},
 		{repo: "acme/gobin", err: "a Go program with no published package: install it (go install github.com/acme/gobin/v2/cmd/gobin-mcp@v1.2.0), then add gobin-mcp --root /data"},
 		{repo: "acme/pyonly", want: "uvx --from acme-tools acme-tools-mcp"},
