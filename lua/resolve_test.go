@@ -44,6 +44,7 @@ type fixtureWant struct {
 	ways   []way
 	refuse []string
 	not    []string
+	notes  []string // what the notes must say
 }
 
 // fixtureWants are derived from each fixture's EXPECTED.txt ("expected",
@@ -77,7 +78,7 @@ var fixtureWants = map[string]fixtureWant{
 	"hloiseau/mcp-gopls":      {ways: []way{{command: "go", has: []string{"run github.com/hloiseau/mcp-gopls/v2/cmd/mcp-gopls@"}}}},
 	"huggingface/hf-mcp-server": {ways: []way{{url: "https://huggingface.co/mcp?login"}, {url: "https://huggingface.co/mcp"}, {command: "npx", has: []string{"@llmindset/hf-mcp-server"}}},
 		not: []string{"hf-mcp-server-http", "3000:3000"}},
-	"jsdelivr/globalping-mcp-server": {ways: []way{{url: "https://mcp.globalping.dev/mcp"}}},
+	"jsdelivr/globalping-mcp-server": {ways: []way{{url: "https://mcp.globalping.dev/mcp"}}, notes: []string{"server.json names https://mcp.globalping.io/mcp, the README https://mcp.globalping.dev/mcp"}},
 	"mark3labs/mcp-go":               {refuse: []string{"framework"}},
 	"microsoft/mcp":                  {refuse: []string{"servers", "tree/main/servers/Azure.Mcp.Server", "tree/main/servers/Fabric.Mcp.Server"}},
 	"mrjoshuak/godoc-mcp": {ways: []way{{command: "go", has: []string{"run github.com/mrjoshuak/godoc-mcp@"}}, {command: "docker", has: []string{"ghcr.io/mrjoshuak/godoc-mcp"}}},
@@ -175,6 +176,15 @@ func TestResolveFixtures(t *testing.T) {
 			for _, s := range w.not {
 				if strings.Contains(got, s) {
 					t.Errorf("%s holds %q", got, s)
+				}
+			}
+			for _, s := range w.notes {
+				found := false
+				for _, n := range res.Notes {
+					found = found || strings.Contains(n.Text, s)
+				}
+				if !found {
+					t.Errorf("no note says %q", s)
 				}
 			}
 			for _, wy := range w.ways {

@@ -1534,6 +1534,16 @@ function M:choose(ctx)
       end
     end
   end
+  -- a remote the README names on another host than server.json's: say so
+  if best.file == "README" and best.entry.transport == "http" then
+    for _, c in ipairs(ctx.cands) do
+      if c.file == "server.json" and c.entry.transport == "http" and url_host(c.entry.url) ~= url_host(best.entry.url)
+        and not (c.entry.url or ""):match("/sse/?$") then
+        ctx:note("warn", string.format("server.json names %s, the README %s: the README's is used", c.entry.url, best.entry.url), best.entry.name, 2)
+        break
+      end
+    end
+  end
   -- server.json's notes: on the whole file, or on the way chosen
   for _, n in ipairs(ctx.sj_notes or {}) do
     local label = type(n) == "table" and tostring(n.text):match("^server%.json (%a+%[%d+%])")
