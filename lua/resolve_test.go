@@ -264,6 +264,7 @@ func TestResolveHandMade(t *testing.T) {
 		{repo: "acme/builtwith", want: "uvx acme-weather-mcp"},
 		{repo: "acme/globalnpm", want: "npx -y @acme/globalnpm-mcp --stdio"},
 		{repo: "acme/envrec", url: "https://mcp.envrec.dev/mcp"},
+		{repo: "acme/pytmpl", want: "uvx acme-pytmpl-mcp", note: "a template nobody filled in"},
 		{repo: "acme/gobin", on: []string{"go"}, want: "go run github.com/acme/gobin/v2/cmd/gobin-mcp@v1.2.0 --root /data"},
 		{repo: "acme/gobin", err: "a Go program with no published package: install it (go install github.com/acme/gobin/v2/cmd/gobin-mcp@v1.2.0), then add gobin-mcp --root /data"},
 		{repo: "acme/pyonly", want: "uvx --from acme-tools acme-tools-mcp"},

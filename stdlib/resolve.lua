@@ -265,7 +265,10 @@ function M.with_version(word, kind, v)
   end
   base = word:gsub("==.+$", ""):gsub("(.)@[^/@]+$", "%1")
   if not v then return base end
-  if word:find("==", 1, true) then return base .. "==" .. v end
+  if word:find("==", 1, true) then
+    -- pip's pin has no "latest": the newest is the name alone
+    return v == "latest" and base or (base .. "==" .. v)
+  end
   return base .. "@" .. v
 end
 
