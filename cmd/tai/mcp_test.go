@@ -120,6 +120,9 @@ func TestREPLMCPServerForTheModel(t *testing.T) {
 	// enable it; the model calling its tool is told the same.
 	s.typeKeys("/profile new spare provider=openai model=m2 base_url=" + srv.BaseURL + " key_env=OPENAI_API_KEY\r")
 	s.expect("saved profile spare")
+	s.expect("enable for spare the MCP servers enabled for default (echoer)? [Y/n] ")
+	s.typeKeys("n")
+	s.expect("no server enabled for spare")
 	s.typeKeys("/profile use spare\r")
 	s.expect("now using profile spare")
 	s.expect("no MCP server is enabled for spare")

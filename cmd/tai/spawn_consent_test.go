@@ -101,7 +101,9 @@ func TestSecretInArgvIsWarnedAndMarked(t *testing.T) {
 	s.expect("> ")
 	s.typeKeys("/mcp\r")
 	s.expect("echoer")
-	s.expect("\r\n    --token\r\n    '${gh}'\r\n    'x\\n- evil  stdio enabled\\x1b[2J'\r\n")
+	// The words share a line, quoted as a shell would take them, and the
+	// hostile word's newline and escape stay visible inside its quotes.
+	s.expect(" --token '${gh}' 'x\\n- evil  stdio enabled\\x1b[2J'\r\n")
 	s.expect("⚠ secret in argv: ${gh}")
 	s.expect("> ")
 	if strings.Contains(s.seen.String(), "ghp_secretValue4242") {
