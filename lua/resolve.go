@@ -281,7 +281,7 @@ func (r *resolveState) agentBrief(src github.Source, why passOutcome) (brief, ta
 		return L.CallByParam(glua.P{Fn: fn, NRet: 1, Protect: true}, r.mod, glua.LString(src.String()), saw)
 	}()
 	if err != nil {
-		return "", "", nil, fmt.Errorf("was not run: resolve.lua: %w", luaError(err))
+		return "", "", nil, fmt.Errorf("was not run: resolve.lua failed (an internal error: %s; please report it)", luaMessage(err))
 	}
 	return brief, glua.LVAsString(L.Get(-1)), tools, nil
 }
@@ -308,7 +308,7 @@ func (r *resolveState) agentAnswer(src github.Source, text string) (*github.Reso
 		return L.CallByParam(glua.P{Fn: fn, NRet: 2, Protect: true}, r.mod, glua.LString(text), gh)
 	}()
 	if err != nil {
-		return nil, fmt.Errorf("answered, but resolve.lua failed reading it: %w", luaError(err))
+		return nil, fmt.Errorf("answered, but resolve.lua failed reading it (an internal error: %s; please report it)", luaMessage(err))
 	}
 	result, err := FromLua(L, L.Get(base+1))
 	if err != nil {
@@ -429,9 +429,9 @@ func (r *resolveState) deterministic(ctx context.Context, client *github.Client,
 	return nil, out, nil
 }
 
-// internalError is what a failure inside resolve.lua says to the person:
-// one line, without the Lua stack, and a request to report it.
-func internalError(src github.Source, err error) error {
+// luaMessage is a Lua error's message alone: its first line, without
+// the stack.
+func luaMessage(err error) string {
 	msg := luaError(err).Error()
 	var le *Error
 	if errors.As(luaError(err), &le) {
@@ -440,6 +440,13 @@ func internalError(src github.Source, err error) error {
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {
 		msg = msg[:i]
 	}
+	return msg
+}
+
+// internalError is what a failure inside resolve.lua says to the person:
+// one line, without the Lua stack, and a request to report it.
+func internalError(src github.Source, err error) error {
+	msg := luaMessage(err)
 	return fmt.Errorf("%s: the resolver failed on this repository (an internal error: %s): paste the config block its README shows instead\n  - please report this, with the repository's URL, so the resolver can be fixed", src, msg)
 }
 

@@ -105,6 +105,11 @@ func TestResolveAgentFailures(t *testing.T) {
 			local M = setmetatable({}, { __index = base })
 			M.agent_tools = { "repo_readme", "write_file" }
 			return M`}, says: `asks for the tool "write_file"`},
+		{name: "an answer reader that fails", turns: []llmtest.Turn{llmtest.Say(slackAnswer)}, files: map[string]string{"lua/resolve.lua": `
+			local base = require("builtin.resolve")
+			local M = setmetatable({}, { __index = base })
+			function M:agent_answer(text, gh) local t = nil; return t.x end
+			return M`}, says: "failed reading it (an internal error: "},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			root := fakeGitHub(t)
@@ -148,6 +153,9 @@ func TestResolveAgentFailures(t *testing.T) {
 				if !strings.Contains(msg, w) {
 					t.Errorf("error %q does not say %q", msg, w)
 				}
+			}
+			if strings.Contains(msg, "stack traceback") {
+				t.Errorf("a Lua stack reached the person: %q", msg)
 			}
 			if c.name == "a brief asking for a write tool" && len(srv.Requests()) != 0 {
 				t.Errorf("the model was asked %d times", len(srv.Requests()))
