@@ -197,7 +197,9 @@ func secretRefs(v string, secret func(string) string) bool {
 }
 
 // digest identifies the spawn (over the expanded values: a changed
-// variable that changes the argv asks again). Only the digest is stored.
+// variable that changes the argv asks again). Only the digest is stored,
+// so a field that moves it asks about every server again:
+// TestDigestStable holds the digests of entries stored before.
 func (s spawn) digest() string {
 	b, _ := json.Marshal(s)
 	sum := sha256.Sum256(b)
