@@ -2,6 +2,7 @@ package lua
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/chzyer/readline"
 	glua "github.com/yuin/gopher-lua"
+	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
 	"tai/mcp"
@@ -84,6 +86,9 @@ type termState struct {
 //	    call it once a question read with rl:read is on the screen
 //	rl:add_history(line)         a multi-line entry is recalled whole
 //	rl:suspend()                 bracketed paste off until the next read
+//	rl:watch_escape(on)          while on (a turn or a !command runs),
+//	    keys reach tai as they are typed, and Esc pressed alone stops
+//	    the running command as Ctrl-C does; off restores the terminal
 //	rl:close()
 //	tai.term.read_hidden(prompt) -> text | nil, err
 //	    a line typed on the terminal without echo (a secret's value);
@@ -91,12 +96,13 @@ type termState struct {
 func (h *Host) openTerm(L *glua.LState, tai *glua.LTable) {
 	mt := L.NewTypeMetatable(readlineType)
 	L.SetField(mt, "__index", L.SetFuncs(L.NewTable(), map[string]glua.LGFunction{
-		"read":        h.rlRead,
-		"key":         h.rlKey,
-		"discard":     h.rlDiscard,
-		"add_history": rlAddHistory,
-		"suspend":     rlSuspend,
-		"close":       rlClose,
+		"read":         h.rlRead,
+		"key":          h.rlKey,
+		"discard":      h.rlDiscard,
+		"add_history":  rlAddHistory,
+		"suspend":      rlSuspend,
+		"close":        h.rlClose,
+		"watch_escape": h.rlWatchEscape,
 	}))
 	tai.RawSetString("term", L.SetFuncs(L.NewTable(), map[string]glua.LGFunction{
 		"isatty":       h.isatty,
@@ -292,6 +298,12 @@ type rl struct {
 	complete *glua.LFunction
 	reqs     chan completeReq
 	closed   bool
+	// cooked is the terminal's mode from before rl:watch_escape(true),
+	// restored by rl:watch_escape(false); nil when not watching. watch
+	// reads the terminal meanwhile, but while a question does (paused).
+	cooked *unix.Termios
+	watch  *escWatch
+	paused bool
 }
 
 type completeReq struct {
@@ -415,6 +427,8 @@ type readResult struct {
 
 func (h *Host) rlRead(L *glua.LState) int {
 	r := checkRL(L)
+	r.pauseWatch()
+	defer r.resumeWatch(h)
 	prompt := L.OptString(2, "> ")
 	if h.prompter.granting {
 		// A question that grants something, with stdin not a terminal:
@@ -517,9 +531,167 @@ func rlSuspend(L *glua.LState) int {
 	return 0
 }
 
-func rlClose(L *glua.LState) int {
+// rlWatchEscape is rl:watch_escape(on). While on, the terminal hands each
+// key over as it is typed (no line editing or echo; Ctrl-C still
+// interrupts) and escWatch reads it: an Esc pressed alone stops the
+// running command (Host.interrupt), as Ctrl-C does; other keys typed
+// meanwhile go to the editor's next read, as they did before.
+func (h *Host) rlWatchEscape(L *glua.LState) int {
+	r := checkRL(L)
+	on := L.ToBool(2)
+	f, ok := h.opts.Stdin.(*os.File)
+	if !ok || !isTerminal(f) {
+		return 0
+	}
+	if !on {
+		r.unwatch(f)
+		return 0
+	}
+	if r.cooked != nil {
+		return 0
+	}
+	fd := int(f.Fd())
+	saved, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	if err != nil {
+		return 0
+	}
+	keys := *saved
+	keys.Lflag &^= unix.ICANON | unix.ECHO
+	keys.Iflag &^= unix.ICRNL
+	keys.Cc[unix.VMIN], keys.Cc[unix.VTIME] = 1, 0
+	if err := unix.IoctlSetTermios(fd, unix.TCSETS, &keys); err != nil {
+		return 0
+	}
+	r.cooked = saved
+	r.watch = startEscWatch(fd, func() { h.interrupt() })
+	return 0
+}
+
+// unwatch ends rl:watch_escape: the terminal's mode is restored and the
+// keys typed meanwhile are handed to the editor (an Enter as the LF a
+// line typed ahead always gave it).
+func (r *rl) unwatch(f *os.File) {
+	if r.cooked == nil {
+		return
+	}
+	typed := r.watch.stop()
+	r.watch = nil
+	unix.IoctlSetTermios(int(f.Fd()), unix.TCSETS, r.cooked)
+	r.cooked = nil
+	if len(typed) > 0 {
+		r.inject.Inject(bytes.ReplaceAll(typed, []byte("\r"), []byte("\n")))
+	}
+}
+
+// pauseWatch stops reading the terminal while a question reads it
+// (rl:key, rl:read, rl:discard): keys typed before the question are
+// dropped, as the question drops them; resumeWatch goes on reading.
+func (r *rl) pauseWatch() {
+	if r.watch != nil {
+		r.watch.stop()
+		r.watch = nil
+		r.paused = true
+	}
+}
+
+func (r *rl) resumeWatch(h *Host) {
+	if !r.paused {
+		return
+	}
+	r.paused = false
+	if f, ok := h.opts.Stdin.(*os.File); ok && r.cooked != nil {
+		r.watch = startEscWatch(int(f.Fd()), func() { h.interrupt() })
+	}
+}
+
+// escWatch reads the terminal fd until stopped: an Esc that arrives alone
+// (a key's escape sequence arrives in one read) calls esc; everything
+// else is kept.
+type escWatch struct {
+	fd           int
+	wakeR, wakeW *os.File
+	done         chan struct{}
+	typed        []byte // owned by run until done is closed
+}
+
+func startEscWatch(fd int, esc func()) *escWatch {
+	w := &escWatch{fd: fd, done: make(chan struct{})}
+	var err error
+	if w.wakeR, w.wakeW, err = os.Pipe(); err != nil {
+		close(w.done)
+		return w
+	}
+	go w.run(esc)
+	return w
+}
+
+func (w *escWatch) run(esc func()) {
+	defer close(w.done)
+	buf := make([]byte, 256)
+	wake := int32(w.wakeR.Fd())
+	for {
+		fds := []unix.PollFd{{Fd: int32(w.fd), Events: unix.POLLIN}, {Fd: wake, Events: unix.POLLIN}}
+		if _, err := unix.Poll(fds, -1); err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			return
+		}
+		if fds[1].Revents != 0 || fds[0].Revents&unix.POLLIN == 0 {
+			return // stopped, or the terminal is gone
+		}
+		n, err := unix.Read(w.fd, buf)
+		if errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN) {
+			continue
+		}
+		if err != nil || n <= 0 {
+			return
+		}
+		if n == 1 && buf[0] == 0x1b {
+			esc()
+			continue
+		}
+		w.typed = append(w.typed, buf[:n]...)
+		w.echo(buf[:n])
+	}
+}
+
+// echo shows typed keys as the terminal would have: printable text, and
+// Enter as a new line.
+func (w *escWatch) echo(b []byte) {
+	out := make([]byte, 0, len(b)+4)
+	for _, c := range b {
+		switch {
+		case c == '\r':
+			out = append(out, '\r', '\n')
+		case c >= 0x20 && c != 0x7f:
+			out = append(out, c)
+		}
+	}
+	if len(out) > 0 {
+		unix.Write(w.fd, out)
+	}
+}
+
+// stop ends the watch and returns the keys it kept.
+func (w *escWatch) stop() []byte {
+	if w.wakeW != nil {
+		w.wakeW.Write([]byte{0})
+	}
+	<-w.done
+	if w.wakeW != nil {
+		w.wakeW.Close()
+		w.wakeR.Close()
+	}
+	return w.typed
+}
+
+func (h *Host) rlClose(L *glua.LState) int {
 	ud := L.CheckUserData(1)
 	if r, ok := ud.Value.(*rl); ok && !r.closed {
+		if f, isFile := h.opts.Stdin.(*os.File); isFile {
+			r.unwatch(f)
+		}
 		r.closed = true
 		r.pasteOff()
 		// The editor's own Close does not reach its input, and waits for

@@ -103,6 +103,7 @@ end
 -- A turn that ended at the step limit or was cut off at the output limit
 -- says so. The conversation is kept in the vault after each turn.
 function M.chat(text)
+  M.rl:watch_escape(true) -- Esc stops the turn, as Ctrl-C does
   local tty = tai.term.isatty()
   M.view = chatview.new({ write = tai.term.write, note = tai.term.write, spinner = tty,
     redactor = tai.vault.redactor(), markdown = M.markdown and tai.term.color(), width = tai.term.width() })
@@ -1509,6 +1510,7 @@ M.shell_timeout = 1800
 function M.shell(command)
   if command:match("^%s*$") then M.warn("usage: !COMMAND runs COMMAND in the shell") return end
   M.rl:suspend()
+  M.rl:watch_escape(true) -- Esc stops the command, as Ctrl-C does
   -- the output is shown as it comes; the exit status ends it
   local last = "\n"
   local function show(text)
@@ -1848,6 +1850,7 @@ function M.run(inv)
       if err ~= "interrupt" then M.warn(err) break end
     else
       local ok, herr = tai.term.protect(M.handle, line)
+      M.rl:watch_escape(false)
       if M.view then
         -- a turn stopped by Ctrl-C: clear its spinner, end its line
         M.view.finish()

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"tai/engine/llm/llmtest"
 )
 
 // TestREPLBangStopsDetachedChildren: a !command that leaves a detached
@@ -105,6 +107,64 @@ func TestREPLBangStreamsItsOutput(t *testing.T) {
 	if strings.Contains(s.seen.String(), "--- stdout ---") || strings.Count(s.seen.String(), "second-part\r\n") != 1 {
 		t.Fatalf("the output was shown twice:\n%s", s.seen.String())
 	}
+	s.typeKeys("\x04")
+	s.wait()
+}
+
+// TestEscStopsALongTool: Esc pressed while the model's shell call runs
+// stops it, and the turn, as Ctrl-C does; so it does a !command; the
+// REPL goes on.
+func TestEscStopsALongTool(t *testing.T) {
+	e := newEnv(t)
+	srv := llmtest.NewOpenAI(t)
+	srv.SetRule(fromToolResults)
+	fifo := filepath.Join(e.root, "started")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan string, 2)
+	waitStart := func() int {
+		t.Helper()
+		go func() {
+			b, _ := os.ReadFile(fifo)
+			started <- strings.TrimSpace(string(b))
+		}()
+		select {
+		case got := <-started:
+			pid, err := strconv.Atoi(got)
+			if err != nil {
+				t.Fatalf("pid %q", got)
+			}
+			t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+			return pid
+		case <-time.After(30 * time.Second):
+			t.Fatal("the command did not start")
+		}
+		return 0
+	}
+	s := startREPLIn(t, e.root, e.modelVars(srv), "--yolo")
+	s.expect("> ")
+	srv.Push(llmtest.Calls(llmtest.Call("shell", `{"command":"echo $$ > `+fifo+`; exec sleep 300"}`)))
+	s.typeKeys("wait a long time\r")
+	pid := waitStart()
+	s.typeKeys("\x1b")
+	s.expect("interrupted")
+	s.expect("> ")
+	if alive(t, pid) {
+		t.Fatalf("the shell call (pid %d) still runs after Esc", pid)
+	}
+	s.typeKeys("!echo $$ > " + fifo + "; exec sleep 300\r")
+	pid = waitStart()
+	s.typeKeys("\x1b")
+	s.expect("interrupted")
+	s.expect("> ")
+	if alive(t, pid) {
+		t.Fatalf("the !command (pid %d) still runs after Esc", pid)
+	}
+	// typing goes on as before once the turn is over
+	s.typeKeys("!echo after\r")
+	s.expect("after\r\n")
+	s.expect("> ")
 	s.typeKeys("\x04")
 	s.wait()
 }

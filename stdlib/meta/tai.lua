@@ -454,6 +454,12 @@ function readline:add_history(line) end
 ---Bracketed paste off until the next read (before a program takes the terminal).
 function readline:suspend() end
 
+---While on (a turn or a !command runs), keys reach tai as typed and Esc
+---pressed alone stops the running command as Ctrl-C does; off restores
+---the terminal.
+---@param on boolean
+function readline:watch_escape(on) end
+
 function readline:close() end
 
 ---Redaction of streamed text, from tai.vault.redactor. Both methods raise
