@@ -2,11 +2,10 @@
 // (2025-11-25) and the pieces its server, its registry and its screens
 // share: the JSON-RPC 2.0 wire (ID, Message, the Method… names and the
 // Code… error codes), the MCP_* caps, the canonical server Entry, the two
-// client transports (a stdio child process and Streamable HTTP with its
-// event-stream parser), and the Client that runs the handshake, lists and
-// calls tools and cancels what it gives up on. Beside them: tool-name
-// checks, the same-origin redirect policy, and the helpers that show names
-// and words from a server safely on a terminal.
+// client transports (a stdio child process and Streamable HTTP), and the
+// Client that runs the handshake, lists and calls tools and cancels what it
+// gives up on. Beside them: tool-name checks and the helpers that show
+// names and words from a server safely on a terminal.
 //
 //	c, err := mcp.Connect(ctx, mcp.Entry{Name: "everything", Transport: mcp.TransportStdio,
 //		Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-everything"}},
@@ -32,6 +31,9 @@
 // one: mcp/config turns pasted configuration into entries, mcp/github reads
 // server recipes from repositories, mcp/oauth logs in, mcp/server serves.
 //
-// Nothing under mcp imports the engine, the Lua host or the vault: package
-// mcp imports only the standard library and golang.org/x/sys.
+// Nothing under mcp imports the engine, the Lua host or the vault. Package
+// mcp imports the standard library, golang.org/x/net and golang.org/x/sys,
+// and two leaves of its own that import nothing of tai: mcp/sse (the
+// event-stream parser) and mcp/httppolicy (the same-origin redirect
+// policy, URL redaction, media types).
 package mcp

@@ -8,22 +8,23 @@ import (
 	"strings"
 )
 
-// argReader reads the arguments of one tool call, as decoded from JSON. Each
+// Args reads the arguments of one tool call, as decoded from JSON. Each
 // read returns the argument's value, or its zero value or default when it is
 // absent or null; a read that finds the wrong type or a missing required
 // argument returns the zero value and records an error that names the
 // argument and says what it should be. Only the first error is kept: check
-// err once after the reads.
+// Err once after the reads.
 type Args struct {
 	args  map[string]any
 	first error
 }
 
+// ReadArgs returns a reader of args.
 func ReadArgs(args map[string]any) *Args {
 	return &Args{args: args}
 }
 
-// err returns the first error a read recorded, or nil.
+// Err returns the first error a read recorded, or nil.
 func (a *Args) Err() error {
 	return a.first
 }
@@ -34,7 +35,7 @@ func (a *Args) failf(format string, v ...any) {
 	}
 }
 
-// str reads a string; a required one must be present and not empty.
+// Str reads a string; a required one must be present and not empty.
 func (a *Args) Str(name string, required bool) string {
 	v := a.args[name]
 	if v == nil {
@@ -54,7 +55,7 @@ func (a *Args) Str(name string, required bool) string {
 	return s
 }
 
-// int reads a whole number, def when it is absent.
+// Int reads a whole number, def when it is absent.
 func (a *Args) Int(name string, def int) int {
 	v := a.args[name]
 	if v == nil {
@@ -76,7 +77,7 @@ func (a *Args) Int(name string, def int) int {
 	return 0
 }
 
-// bool reads true or false, false when it is absent.
+// Bool reads true or false, false when it is absent.
 func (a *Args) Bool(name string) bool {
 	v := a.args[name]
 	if v == nil {
@@ -89,7 +90,7 @@ func (a *Args) Bool(name string) bool {
 	return b
 }
 
-// strings reads a list of strings, nil when it is absent.
+// Strings reads a list of strings, nil when it is absent.
 func (a *Args) Strings(name string) []string {
 	v := a.args[name]
 	if v == nil {

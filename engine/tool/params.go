@@ -1,6 +1,6 @@
 package tool
 
-// schema builds a JSON Schema object from property definitions. Native
+// Schema builds a JSON Schema object from property definitions. Native
 // tools take no other arguments (additionalProperties: false), and Prepare
 // holds them to it.
 func Schema(required []string, props map[string]any) map[string]any {
@@ -11,6 +11,7 @@ func Schema(required []string, props map[string]any) map[string]any {
 	return s
 }
 
+// Prop is one property definition of a given JSON type.
 func Prop(typ, desc string) map[string]any {
 	return map[string]any{"type": typ, "description": desc}
 }

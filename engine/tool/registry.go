@@ -34,7 +34,7 @@ type Registry struct {
 // be redacted or audited.
 func NewRegistry(store *vault.Store, approver *Approver) *Registry {
 	if store == nil {
-		panic("engine: NewRegistry needs a vault store")
+		panic("tool: NewRegistry needs a vault store")
 	}
 	if approver == nil {
 		approver = NewApprover(Interactive, nil)
