@@ -68,4 +68,17 @@ func TestPlantedGitCodeNeverRunsOutsideTheSandbox(t *testing.T) {
 		}
 	}
 	git(bare, "log", "-q", "--oneline", "main")
+
+	// A program named in the command's own options stays in the sandbox.
+	ran := filepath.Join(home, "ran")
+	for _, push := range []string{"git push '--receive-pack=touch " + ran + "' origin HEAD:main",
+		"git push --exec 'touch " + ran + "' origin HEAD:main"} {
+		res = dispatch(t, e, "shell", map[string]any{"command": push})
+		if strings.HasPrefix(res.Text(), "(outside the sandbox:") {
+			t.Errorf("%s ran outside the sandbox:\n%s", push, res.Text())
+		}
+		if _, err := os.Stat(ran); err == nil {
+			t.Fatalf("%s ran the program its option names:\n%s", push, res.Text())
+		}
+	}
 }

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"tai/engine/tool"
 	"tai/vault"
@@ -53,8 +55,40 @@ func (e *Engine) shellLift(ctx context.Context, args map[string]any) string {
 			lifting = append(lifting, r)
 		}
 	}
-	if r, ok := tool.PermissionAllows(lifting, dir, tool.Consent{Tool: "shell", Args: args}); ok {
+	if r, ok := tool.PermissionAllows(lifting, dir, tool.Consent{Tool: "shell", Args: args}); ok && !namesProgram(args) {
 		return "rule for '" + r.Prefix + "' in this folder"
 	}
 	return ""
+}
+
+// namesProgram reports a git command line whose options name a program
+// for git to run (git push --receive-pack=PROGRAM, --exec, fetch's
+// --upload-pack or -u, a -c setting): a rule for its first words trusts
+// its arguments, and these would run what the model wrote there with all
+// of the person's rights, so it stays in the sandbox.
+func namesProgram(args map[string]any) bool {
+	var words []string
+	if command, ok := args["command"].(string); ok {
+		words, _ = tool.CommandWords(command)
+	} else if list, ok := args["argv"].([]any); ok {
+		for _, w := range list {
+			s, _ := w.(string)
+			words = append(words, s)
+		}
+	}
+	if len(words) < 2 || filepath.Base(words[0]) != "git" {
+		return false
+	}
+	fetching := slices.Contains([]string{"fetch", "pull", "clone", "ls-remote", "archive"}, words[1])
+	for _, w := range words[1:] {
+		for _, opt := range []string{"--receive-pack", "--exec", "--upload-pack", "--config", "--template"} {
+			if w == opt || strings.HasPrefix(w, opt+"=") {
+				return true
+			}
+		}
+		if w == "-c" || fetching && strings.HasPrefix(w, "-u") {
+			return true
+		}
+	}
+	return false
 }
