@@ -1110,7 +1110,9 @@ function M:readme(ctx)
         if open[lvl] then open[lvl].to = n - 1; open[lvl] = nil end
       end
       local sec = { from = n, to = #lines, level = #hashes, title = trim(title), rec = M.recommends(title) and M.names_a_way(title) }
-      ctx.sections[#ctx.sections + 1] = sec
+      -- only the recommending sections are kept (each candidate is
+      -- checked against them)
+      if sec.rec and #ctx.sections < M.max_recs then ctx.sections[#ctx.sections + 1] = sec end
       open[#hashes] = sec
     end
   end
