@@ -184,11 +184,21 @@ func (b *Bridge) approver(ctx context.Context) *tool.Approver {
 	return b.reg.ApproverFor(ctx)
 }
 
+// clean makes s safe to show on a terminal (Options.Clean).
 func (b *Bridge) clean(s string) string {
 	if b.opts.Clean != nil {
 		return b.opts.Clean(s)
 	}
 	return s
+}
+
+// shown is s as a person may read it: every secret the vault knows
+// redacted, then made safe to show.
+func (b *Bridge) shown(s string) string { return b.clean(b.store.Redact(s)) }
+
+// notRegistered is the error for a server name no server is stored under.
+func notRegistered(server string) error {
+	return fmt.Errorf("mcp server %q is not registered: mcp_list shows the servers", server)
 }
 
 // current returns the snapshot, reading the vault when there is none yet

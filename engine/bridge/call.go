@@ -61,7 +61,7 @@ func (b *Bridge) call(ctx context.Context, server, toolName string, args map[str
 		// A tool that failed because the sandbox refused it a path says
 		// so, with the grant that allows it.
 		if r := b.refusal(st.entry, out.Text(), true); r != "" {
-			out.Content = append(out.Content, tool.Content{Type: "text", Text: b.clean(b.store.Redact(r))})
+			out.Content = append(out.Content, tool.Content{Type: "text", Text: b.shown(r)})
 		}
 	}
 	return out, nil

@@ -123,7 +123,7 @@ func (b *Bridge) askGrant(ctx context.Context, a *tool.Approver, st *serverState
 	} else {
 		fmt.Fprintf(&q, "MCP server %s now lists a tool it did not have when you added it: %s\n", mcp.VisibleLine(st.row.Name), mcp.VisibleLine(t.Tool))
 	}
-	q.WriteString(b.clean(b.store.Redact(driftDiff(pin.Description, pin.Schema, t.Description, t.Schema))))
+	q.WriteString(b.shown(driftDiff(pin.Description, pin.Schema, t.Description, t.Schema)))
 	q.WriteString("Grant the new definition? [y/N]")
 	ok, err := a.Decide(ctx, q.String())
 	if err != nil || !ok {

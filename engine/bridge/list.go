@@ -155,7 +155,7 @@ func (b *Bridge) Tools(ctx context.Context, server string) ([]ToolInfo, error) {
 	}
 	profile := b.profileFor(ctx)
 	if server != "" && s.servers[server] == nil {
-		return nil, fmt.Errorf("mcp server %q is not registered: mcp_list shows the servers", server)
+		return nil, notRegistered(server)
 	}
 	var out []ToolInfo
 	for _, name := range s.order {

@@ -195,7 +195,7 @@ func (b *Bridge) Login(ctx context.Context, server string, o LoginOptions) (stri
 	}
 	st := s.servers[server]
 	if st == nil {
-		return "", fmt.Errorf("mcp server %q is not registered: mcp_list shows the servers", server)
+		return "", notRegistered(server)
 	}
 	if st.entry.Transport != mcp.TransportHTTP {
 		return "", fmt.Errorf("mcp server %q runs as a process (stdio); OAuth logins are for http servers: give a stdio server its credentials in env", server)
@@ -253,7 +253,7 @@ func (b *Bridge) Login(ctx context.Context, server string, o LoginOptions) (stri
 	tok, err := oauth.Login(ctx, &cfg, challenge, "")
 	if err != nil {
 		b.auditAdmin("login", server, "failed")
-		return "", mcp.Reworded(err, b.clean(b.store.Redact(err.Error())))
+		return "", mcp.Reworded(err, b.shown(err.Error()))
 	}
 	if settings != settingsOf(st.entry) {
 		if err := b.keepSettings(server, settings); err != nil {

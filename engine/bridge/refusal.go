@@ -109,7 +109,7 @@ func (b *Bridge) explained(e mcp.Entry, err error, stored bool) error {
 		return nil
 	}
 	if r := b.refusal(e, err.Error(), stored); r != "" {
-		return mcp.Reworded(err, b.clean(b.store.Redact(r)))
+		return mcp.Reworded(err, b.shown(r))
 	}
 	return err
 }
@@ -133,7 +133,7 @@ func (b *Bridge) Allow(ctx context.Context, server string, paths []string) (stri
 	}
 	st := s.servers[server]
 	if st == nil {
-		return "", fmt.Errorf("mcp server %q is not registered: mcp_list shows the servers", server)
+		return "", notRegistered(server)
 	}
 	e := st.entry
 	if e.Transport != mcp.TransportStdio {

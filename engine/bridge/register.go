@@ -136,7 +136,7 @@ func (b *Bridge) Add(ctx context.Context, req AddRequest) (AddReport, error) {
 	entries, notes, err := b.opts.Normalize(text, req.Name)
 	rep.Notes = notes
 	if err != nil {
-		return rep, fmt.Errorf("mcp_add: %s", b.clean(b.store.Redact(err.Error())))
+		return rep, fmt.Errorf("mcp_add: %s", b.shown(err.Error()))
 	}
 	if len(entries) == 0 {
 		var why []string
@@ -147,7 +147,7 @@ func (b *Bridge) Add(ctx context.Context, req AddRequest) (AddReport, error) {
 		if len(why) > 0 {
 			msg += ": " + strings.Join(why, "; ")
 		}
-		return rep, errors.New(b.clean(b.store.Redact(msg)))
+		return rep, errors.New(b.shown(msg))
 	}
 	profile := req.Profile
 	if profile == "" {
@@ -168,7 +168,7 @@ func (b *Bridge) addResolved(ctx context.Context, rep AddReport, url string, req
 	}
 	res, err := b.opts.Resolve(ctx, url)
 	if err != nil {
-		return rep, fmt.Errorf("mcp_add: %s", b.clean(b.store.Redact(err.Error())))
+		return rep, fmt.Errorf("mcp_add: %s", b.shown(err.Error()))
 	}
 	rep.Notes = res.Notes
 	e := res.Entry
@@ -181,7 +181,7 @@ func (b *Bridge) addResolved(ctx context.Context, rep AddReport, url string, req
 	}
 	found := res.Source.String() + ": " + res.Origin()
 	out := b.addOne(ctx, e, profile, found, req.Replace)
-	out.Found = b.clean(b.store.Redact(found))
+	out.Found = b.shown(found)
 	rep.Servers = append(rep.Servers, out)
 	return rep, nil
 }
@@ -219,149 +219,6 @@ func readSource(path string) ([]byte, error) {
 	return os.ReadFile(path)
 }
 
-// addOne verifies and stores one entry; found, when not empty, says where
-// a resolved entry came from, for the consent screen; replace stores it
-// over a stored server of its name (see AddRequest.Replace).
-func (b *Bridge) addOne(ctx context.Context, e mcp.Entry, profile, found string, replace bool) ServerOutcome {
-	out := ServerOutcome{Server: e.Name, Transport: e.Transport, Profile: profile}
-	refuse := func(format string, a ...any) ServerOutcome {
-		out.Outcome, out.Reason = Refused, b.clean(b.store.Redact(fmt.Sprintf(format, a...)))
-		return out
-	}
-	if e.Name == "" {
-		return refuse("the entry has no name: give one (name=…)")
-	}
-	if err := e.Validate(); err != nil {
-		return refuse("%v", err)
-	}
-	s, err := b.reload()
-	if err != nil {
-		return refuse("%v", err)
-	}
-	replacing := false
-	if st := s.servers[e.Name]; st != nil {
-		if !replace {
-			out.Outcome, out.Reason, out.Transport = Skipped, "already registered", st.row.Transport
-			return out
-		}
-		replacing = true
-	}
-	if len(s.servers) >= b.opts.MaxServers && !replacing {
-		return refuse("%d servers are registered, the most tai keeps (MCP_MAX_SERVERS): remove one first (mcp_remove)", len(s.servers))
-	}
-	ex, secrets, err := b.expand(e)
-	if err != nil {
-		return refuse("%v", err)
-	}
-	if err := b.unattendedSecrets(ctx, b.approver(ctx), e.Name, secrets); err != nil {
-		return refuse("%v", err)
-	}
-	if err := b.unattendedBeyondDefault(ctx, b.approver(ctx), ex); err != nil {
-		return refuse("%v", err)
-	}
-	if err := b.requireSandbox(ex); err != nil {
-		return refuse("%v", err)
-	}
-	sp := b.spawnFor(ex, e)
-	if tool.CallerFrom(ctx).ByModel {
-		sp.Proposed = b.beyondDefault(ex)
-	}
-	sp.Found = b.clean(found)
-	sp.Confined = b.confinementOf(ex)
-	switch b.approver(ctx).Mode() {
-	case tool.Yolo:
-		out.Consent = "yolo"
-	case tool.Auto:
-		out.Consent = "auto"
-	default:
-		out.Consent = "asked"
-	}
-	out.Spawn = strings.TrimRight(sp.text(b.store.Redact), "\n")
-	choice, err := b.consentAdd(ctx, sp, profile)
-	if err != nil {
-		out.Declined = errors.Is(err, errDeclined)
-		return refuse("%v", err)
-	}
-	enabled := e.Enabled
-	if out.Consent == "asked" {
-		enabled = choice == addEnabled
-	}
-	var tools []mcp.Tool
-	c, err := mcp.Connect(ctx, ex, b.clientOptions(nil, ex))
-	stderr := ""
-	if err == nil {
-		tools, err = b.listTools(ctx, c)
-		stderr = c.Stderr()
-		c.Close()
-	}
-	if err != nil && unauthorized(err) && oauthable(e) {
-		if no := b.noOAuth(ctx, ex, err); no != nil {
-			return refuse("nothing stored: %v", no)
-		}
-	}
-	needsLogin := false
-	switch {
-	case err != nil && unauthorized(err) && !oauthable(e) && e.Transport == mcp.TransportHTTP:
-		return refuse("verification failed, nothing stored: the server refused the Authorization header the entry sets (HTTP 401); check those credentials (the header's value, or the secret it names): %v", b.failure(err, ""))
-	case err != nil && unauthorized(err) && oauthable(e):
-		// Stored disabled, no tools cached: a login comes next.
-		needsLogin, enabled, out.NeedsLogin = true, false, true
-	case err != nil && errors.As(err, new(*mcp.StartupError)):
-		return refuse("verification failed, nothing stored: %v (to add it once more: the same paste, /mcp add, tai.mcp.add or mcp_add)", b.explained(e, b.failure(err, stderr), false))
-	case err != nil:
-		return refuse("verification failed, nothing stored: %v", b.explained(e, b.failure(err, stderr), false))
-	}
-	rows := listing(tools)
-	out.Notes = badNames(tools)
-	var pins []vault.ToolPin
-	for _, t := range rows {
-		if t.Refused != "" {
-			out.Notes = append(out.Notes, fmt.Sprintf("tool %s refused: %s", mcp.Clip(t.Tool), t.Refused))
-			continue
-		}
-		pins = append(pins, pinOf(e.Name, t))
-		out.Tools = append(out.Tools, t.Tool)
-	}
-	source := e.Source
-	if source == "" {
-		source = "explicit"
-	}
-	if replacing {
-		// consented to and verified: the stored entry gives way
-		if err := b.deleteServer(e.Name); err != nil {
-			out.Tools = nil
-			return refuse("the stored %s could not be replaced: %v", e.Name, err)
-		}
-		b.auditAdmin("remove", e.Name, "replaced")
-	}
-	err = b.store.ServerRegister(vault.Registration{
-		Server: vault.Server{
-			Name: e.Name, Transport: e.Transport, Command: e.Command, Args: e.Args, Env: e.Env,
-			URL: e.URL, Headers: e.Headers, OAuth: oauthRow(e.OAuth), Cwd: e.Cwd, Allow: e.Allow, Deny: e.Deny,
-			Sandbox: sandboxRow(e.Sandbox), Source: source, Consented: sp.digest(),
-		},
-		Profile: profile, Enabled: enabled, Pins: pins, Tools: rows, MaxServers: b.opts.MaxServers,
-	})
-	switch {
-	case errors.Is(err, vault.ErrExists):
-		out.Outcome, out.Reason, out.Tools = Skipped, "already registered (by another tai meanwhile)", nil
-		return out
-	case err != nil:
-		out.Tools = nil
-		return refuse("%v", err)
-	}
-	if needsLogin {
-		b.auditAdmin("add", e.Name, "needs login")
-	} else {
-		b.auditAdmin("add", e.Name, "ok")
-	}
-	if _, err := b.reload(); err != nil {
-		return refuse("%v", err)
-	}
-	out.Outcome, out.Enabled = Added, enabled
-	return out
-}
-
 // SetEnabled enables or disables server for profile (empty: the current
 // profile).
 func (b *Bridge) SetEnabled(ctx context.Context, server, profile string, on bool) (string, error) {
@@ -370,7 +227,7 @@ func (b *Bridge) SetEnabled(ctx context.Context, server, profile string, on bool
 	}
 	if err := b.store.ServerProfileSet(server, profile, on); err != nil {
 		if errors.Is(err, vault.ErrNotFound) {
-			return profile, fmt.Errorf("mcp server %q is not registered: mcp_list shows the servers", server)
+			return profile, notRegistered(server)
 		}
 		return profile, err
 	}
@@ -395,7 +252,7 @@ func (b *Bridge) Remove(ctx context.Context, server string) error {
 	}
 	st := s.servers[server]
 	if st == nil {
-		return fmt.Errorf("mcp server %q is not registered: mcp_list shows the servers", server)
+		return notRegistered(server)
 	}
 	a := b.approver(ctx)
 	if err := b.attended(ctx, a, "remove MCP server "+server); err != nil {
@@ -472,7 +329,7 @@ func (b *Bridge) Grant(ctx context.Context, server, toolName string) ([]string, 
 	}
 	st := s.servers[server]
 	if st == nil {
-		return nil, fmt.Errorf("mcp server %q is not registered: mcp_list shows the servers", server)
+		return nil, notRegistered(server)
 	}
 	c, err := b.client(ctx, st, false)
 	if err != nil {
