@@ -14,9 +14,10 @@ import (
 
 // BenchmarkResolvePass times the deterministic pass over a README of
 // about 100 KB: a real one (fastmcp's, 2700 lines of prose and blocks)
-// beside hostile ones of the same size (one line of spaces and brackets,
-// the shapes a backtracking pattern pays for quadratically), so a README's
-// cost is seen to follow its size, not its shape.
+// beside hostile ones of the same size (one line of spaces, brackets,
+// recommending sentences, headings each over a block: the shapes a
+// backtracking pattern or a per-candidate scan pays for quadratically),
+// so a README's cost is seen to follow its size, not its shape.
 func BenchmarkResolvePass(b *testing.B) {
 	real, err := os.ReadFile(filepath.Join(githubtest.Fixtures(b, "repos2")[0], "punkpeye__fastmcp", "README.md"))
 	if err != nil {
@@ -28,6 +29,7 @@ func BenchmarkResolvePass(b *testing.B) {
 		{"one-line-of-spaces", "x" + strings.Repeat(" ", n) + "x"},
 		{"brackets", strings.Repeat("[a](", n/4)},
 		{"recommend-sentences", strings.Repeat("we recommend mcp.example.dev ", n/29)},
+		{"headings-and-blocks", strings.Repeat("## Install (recommended)\n```\nnpx -y @a/b-mcp\n```\n", n/44)},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			dir := b.TempDir()
