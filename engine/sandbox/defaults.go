@@ -82,106 +82,14 @@ type ServerSpec struct {
 // is readable unless it holds the home folder. Nothing else of
 // the home folder, never the vault's folder nor what Deny lists: a grant
 // inside one is left out, and one holding one is granted without it, each
-// with a note. The network stays open unless NoNetwork.
+// with a note. The network stays open unless NoNetwork. Each of these is a
+// named rule of serverRules, applied in order.
 func ForServer(s ServerSpec) Policy {
-	env := s.Env
-	if env == nil {
-		env = os.Environ()
+	b := newServerBuild(s)
+	for _, r := range serverRules {
+		r.apply(b)
 	}
-	base := s.Base
-	if base == nil {
-		base = env
-	}
-	home := homeOf(base)
-	p := Policy{Off: s.Off, Required: s.Required, NoNetwork: s.NoNetwork, PrivateTemp: true, Home: home}
-	p.Deny = denied(s.Deny, s.Vault, home)
-	for _, d := range systemDirs() {
-		p.Read = append(p.Read, Path{Path: d, Kind: KindSystem})
-	}
-	// Every path the entry names is resolved against the folder the
-	// server runs in, its symbolic links followed, before any is checked
-	// against the deny list: "." is that folder, never the keeper's.
-	p.Dir = RunDir(s.Cwd, s.Dir, home)
-	progs := chain(s.Command, lookEnv(env, "PATH"), p.Dir)
-	p.Read = append(p.Read, toolchainGrants(progs, base, home)...)
-	launchers := []string{filepath.Base(s.Command)}
-	for _, r := range progs {
-		launchers = append(launchers, filepath.Base(r))
-		if !slices.ContainsFunc(p.Read, func(g Path) bool { return within(r, g.Path) || within(realPath(r), g.Path) }) {
-			p.Read = append(p.Read, runtimeGrant(realPath(r), home))
-		}
-	}
-	state := StateDir(s.Name, base)
-	var keep []string
-	if slices.ContainsFunc(launchers, func(l string) bool { return l == "uv" || l == "uvx" }) {
-		// uv runs the Pythons it installed, read-only, rather than
-		// installing one more into the server's own cache.
-		for _, e := range [][]string{base, env} {
-			if d := where(uvPythons(), e, home); d != "" && !tooBroad(d, home) && exists(d) {
-				p.Read = append(p.Read, Path{Path: d})
-				keep = append(keep, "UV_PYTHON_INSTALL_DIR")
-			}
-		}
-	}
-	p.Write, p.Env = ownCaches(launchers, env, base, state, keep)
-	for _, w := range p.Write {
-		if w.Kind == "" {
-			// A cache the entry's env moved: a folder the entry names.
-			p.Granted = append(p.Granted, w.Path)
-		}
-	}
-	if slices.Contains(launchers, "docker") {
-		p.Connect = append(p.Connect, dockerSocket(env))
-	}
-	p.Write = append(p.Write, Path{Path: state, Kind: KindState, Make: true})
-	// A script's project is never a folder holding tai's configuration
-	// or the vault.
-	never := []string{configDir(base, home)}
-	if s.Vault != "" {
-		never = append(never, filepath.Dir(expand(s.Vault, home, "/")))
-	}
-	grant := func(to *[]Path, word, what string) {
-		path := Resolve(word, home, p.Dir)
-		if path == "" {
-			p.Notes = append(p.Notes, fmt.Sprintf("%s is left out: it is a relative path, and the folder the server runs in is unknown", what))
-			return
-		}
-		*to = append(*to, Path{Path: path})
-		p.Granted = append(p.Granted, path)
-	}
-	for _, a := range s.Args {
-		if !strings.HasPrefix(a, "/") && !strings.HasPrefix(a, "~") && !strings.HasPrefix(a, ".") {
-			continue
-		}
-		path := Resolve(a, home, p.Dir)
-		if path == "" {
-			continue
-		}
-		if st, err := os.Stat(path); err == nil && st.IsDir() {
-			p.Write = append(p.Write, Path{Path: path})
-			p.Granted = append(p.Granted, path)
-		} else if err == nil {
-			p.Read = append(p.Read, Path{Path: scriptRoot(path, home, never)})
-			p.Granted = append(p.Granted, scriptRoot(path, home, never))
-		}
-	}
-	if s.Cwd != "" {
-		grant(&p.Write, s.Cwd, "cwd "+s.Cwd)
-	} else if s.Dir != "" && p.Dir != "" && !within(home, p.Dir) {
-		p.Read = append(p.Read, Path{Path: p.Dir})
-	}
-	for _, r := range s.Read {
-		grant(&p.Read, r, r)
-	}
-	for _, w := range s.Write {
-		grant(&p.Write, w, w)
-	}
-	p.Read, p.Notes = keepOut(p.Read, p.Deny, p.Notes, home)
-	p.Write, p.Notes = keepOut(p.Write, p.Deny, p.Notes, home)
-	p.Notes = append(p.Notes, broadGrants(p, configDir(base, home))...)
-	p.Protect = protectHome(p.Write, home)
-	keepConfig(&p, configDir(base, home))
-	return p
+	return b.p
 }
 
 // RunDir is the folder a server runs in: its entry's cwd, resolved from
