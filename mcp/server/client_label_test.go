@@ -44,3 +44,28 @@ func TestClientNameLoggedOnOneShortLine(t *testing.T) {
 		t.Fatalf("the client's name is not shown visibly: %q", line)
 	}
 }
+
+// TestCallsAreLogged: every tools/call reaches the server's log with the
+// tool and how it ended, a failing one with its error's first line, so a
+// console shows why its clients' calls fail.
+func TestCallsAreLogged(t *testing.T) {
+	var mu sync.Mutex
+	var logged []string
+	_, url := startServer(t, newFakeCatalog(), &Options{Logf: func(format string, args ...any) {
+		mu.Lock()
+		logged = append(logged, fmt.Sprintf(format, args...))
+		mu.Unlock()
+	}})
+	sid := initSession(t, url)
+	call(t, url, sid, 1, "echo", `{}`)
+	call(t, url, sid, 2, "fail", `{}`)
+	call(t, url, sid, 3, "boom", `{}`)
+	mu.Lock()
+	defer mu.Unlock()
+	all := strings.Join(logged, "\n")
+	for _, want := range []string{": echo ok (", ": fail answered with an error (", ": boom failed: the catalog broke ("} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the log lacks %q:\n%s", want, all)
+		}
+	}
+}

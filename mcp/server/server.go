@@ -406,7 +406,9 @@ func (s *Server) toolsCall(ctx context.Context, sess *session, msg *mcp.Message)
 	default:
 		return errorReply(msg.ID, mcp.CodeInvalidParams, "tools/call arguments must be a JSON object")
 	}
+	start := s.opts.Now()
 	res, err := sess.state.Call(ctx, name, args)
+	s.logCall(sess, name, res, err, s.opts.Now().Sub(start))
 	switch {
 	case errors.Is(err, ErrUnknownTool), errors.Is(err, ErrInvalidParams):
 		return errorReply(msg.ID, mcp.CodeInvalidParams, err.Error())
@@ -537,6 +539,21 @@ func quoteHeader(v string) string {
 }
 
 // short is the part of a session id shown in messages and audit entries.
+// logCall tells Logf of a finished tools/call: the tool, how it ended
+// (an error's first line), and how long it took, so a console shows what
+// its clients do and why calls fail (a vault sealed under the server).
+func (s *Server) logCall(sess *session, name string, res json.RawMessage, err error, took time.Duration) {
+	outcome := "ok"
+	switch {
+	case err != nil:
+		first, _, _ := strings.Cut(err.Error(), "\n")
+		outcome = "failed: " + mcp.VisibleLine(first)
+	case bytes.Contains(res, []byte(`"isError":true`)):
+		outcome = "answered with an error"
+	}
+	s.logf("session %s: %s %s (%s)", short(sess.id), mcp.VisibleLine(name), outcome, took.Round(time.Millisecond))
+}
+
 func short(id string) string {
 	if len(id) > 8 {
 		return id[:8]
