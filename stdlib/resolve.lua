@@ -1455,7 +1455,8 @@ function M:choose(ctx)
     local host = g.remote and url_host(g.cands[1].entry.url) or nil
     for _, l in ipairs(host and ctx.readme_lines or {}) do
       local low = l:lower()
-      if low:find(host, 1, true) and (low:find("experimental") or low:find("may break") or low:find("beta") or low:find("preview") or low:find("deprecated")) then
+      if low:find(host, 1, true) and (low:find("experimental") or low:find("may break") or low:find("beta") or low:find("preview")
+        or low:find("deprecated") or low:find("coming soon") or low:find("waitlist")) then
         g.remote, g.unstable = false, true
         ctx:note("info", string.format("the README calls %s experimental or unstable: not preferred", host), "", 4)
         break
@@ -1501,6 +1502,19 @@ function M:choose(ctx)
       #list, table.concat(d, ", ")) })
   end
   local g = pool[1]
+  -- a README linking to the folders of several servers, whose ways name
+  -- several packages, none recommended, no remote and none the root's
+  -- own: the server named most is an example repeated per client, not
+  -- the answer
+  if several and #groups > 1 and not g.recommended and not g.remote then
+    local own = false
+    for _, c in ipairs(g.cands) do
+      own = own or (c.file ~= "README" and c.file ~= ".mcp.json")
+    end
+    if not own then
+      return fail(ctx, { several = several, several_why = "its README links to each one's folder" })
+    end
+  end
   if g.rec_why and why == "recommended by the README" then why = why .. " (" .. g.rec_why .. ")" end
   local best
   for _, c in ipairs(g.cands) do
