@@ -69,6 +69,23 @@ func TestPlantedGitCodeNeverRunsOutsideTheSandbox(t *testing.T) {
 	}
 	git(bare, "log", "-q", "--oneline", "main")
 
+	// A repository the model makes in a folder below, with a hook of its
+	// own, is not pushed from outside the sandbox (the hook would touch a
+	// file the sandbox cannot write).
+	mark = filepath.Join(home, "hooked")
+	res = dispatch(t, e, "shell", map[string]any{"command": "git init -q sub && cd sub && git commit -q --allow-empty -m x && git remote add origin " + bare +
+		" && printf '#!/bin/sh\\ntouch " + mark + "\\n' > .git/hooks/pre-push && chmod +x .git/hooks/pre-push && echo MADE"})
+	if !strings.Contains(res.Text(), "MADE") {
+		t.Fatalf("making a repository below:\n%s", res.Text())
+	}
+	res = dispatch(t, e, "shell", map[string]any{"command": "git push -q origin HEAD:other", "cwd": "sub"})
+	if strings.HasPrefix(res.Text(), "(outside the sandbox:") {
+		t.Errorf("a push from a repository the model made ran outside the sandbox:\n%s", res.Text())
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Fatalf("the hook of a repository the model made ran:\n%s", res.Text())
+	}
+
 	// A program named in the command's own options stays in the sandbox.
 	ran := filepath.Join(home, "ran")
 	for _, push := range []string{"git push '--receive-pack=touch " + ran + "' origin HEAD:main",

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"tai/engine/sandbox"
 	"tai/engine/tool"
 	"tai/vault"
 )
@@ -55,18 +56,38 @@ func (e *Engine) shellLift(ctx context.Context, args map[string]any) string {
 			lifting = append(lifting, r)
 		}
 	}
-	if r, ok := tool.PermissionAllows(lifting, dir, tool.Consent{Tool: "shell", Args: args}); ok && !namesProgram(args) {
+	if r, ok := tool.PermissionAllows(lifting, dir, tool.Consent{Tool: "shell", Args: args}); ok && !namesProgram(args) && !otherRepository(args, dir) {
 		return "rule for '" + r.Prefix + "' in this folder"
 	}
 	return ""
 }
 
-// namesProgram reports a git command line whose options name a program
-// for git to run (git push --receive-pack=PROGRAM, --exec, fetch's
-// --upload-pack or -u, a -c setting): a rule for its first words trusts
-// its arguments, and these would run what the model wrote there with all
-// of the person's rights, so it stays in the sandbox.
-func namesProgram(args map[string]any) bool {
+// otherRepository reports a git command run in a folder below dir that
+// belongs to a repository other than dir's (one the model may have made
+// there, with a config and hooks of its own making, which no Guard
+// keeps): a rule kept for dir does not lift it.
+func otherRepository(args map[string]any, dir string) bool {
+	if !isGit(args) {
+		return false
+	}
+	cwd, _ := args["cwd"].(string)
+	switch {
+	case cwd == "":
+		cwd = dir
+	case !filepath.IsAbs(cwd):
+		cwd = filepath.Join(dir, cwd)
+	}
+	return sandbox.GitEntry(cwd) != sandbox.GitEntry(dir)
+}
+
+// isGit reports a shell call that runs git.
+func isGit(args map[string]any) bool {
+	words := callWords(args)
+	return len(words) > 0 && filepath.Base(words[0]) == "git"
+}
+
+// callWords are the words of a shell call's command or argv.
+func callWords(args map[string]any) []string {
 	var words []string
 	if command, ok := args["command"].(string); ok {
 		words, _ = tool.CommandWords(command)
@@ -76,6 +97,16 @@ func namesProgram(args map[string]any) bool {
 			words = append(words, s)
 		}
 	}
+	return words
+}
+
+// namesProgram reports a git command line whose options name a program
+// for git to run (git push --receive-pack=PROGRAM, --exec, fetch's
+// --upload-pack or -u, a -c setting): a rule for its first words trusts
+// its arguments, and these would run what the model wrote there with all
+// of the person's rights, so it stays in the sandbox.
+func namesProgram(args map[string]any) bool {
+	words := callWords(args)
 	if len(words) < 2 || filepath.Base(words[0]) != "git" {
 		return false
 	}

@@ -303,6 +303,24 @@ func gitGuarded(dir string) []string {
 	return out
 }
 
+// GitEntry returns the .git entry (a folder, or a file naming one) of
+// the working tree git finds from dir, or "" when there is none: two
+// folders of one repository have the same.
+func GitEntry(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		dot := filepath.Join(d, ".git")
+		if _, err := os.Lstat(dot); err == nil {
+			return dot
+		}
+		if d == "/" || d == "." {
+			return ""
+		}
+	}
+}
+
 // gitFileTarget reads a .git file ("gitdir: PATH", a worktree's or a
 // submodule's) and returns the folder it names.
 func gitFileTarget(file string) string {
