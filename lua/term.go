@@ -94,6 +94,7 @@ type termState struct {
 //	    a line typed on the terminal without echo (a secret's value);
 //	    err is "interrupt" for Ctrl-C
 func (h *Host) openTerm(L *glua.LState, tai *glua.LTable) {
+	tai.RawSetString("notify", L.NewFunction(h.notify))
 	mt := L.NewTypeMetatable(readlineType)
 	L.SetField(mt, "__index", L.SetFuncs(L.NewTable(), map[string]glua.LGFunction{
 		"read":         h.rlRead,
@@ -202,6 +203,27 @@ func (h *Host) color(L *glua.LState) int {
 
 func (h *Host) write(L *glua.LState) int {
 	io.WriteString(h.opts.Stdout, L.CheckString(1))
+	return 0
+}
+
+// notify is tai.notify(text [, level]), the default way tai tells the
+// person something: "info" (the default) on stdout, "warn" and "error" on
+// stderr, red when colour is on. The REPL says everything through
+// tai.notify, so a function of one's own put there (init.lua) receives
+// every notice and refusal, as Neovim's vim.notify does.
+func (h *Host) notify(L *glua.LState) int {
+	text := L.CheckString(1)
+	switch level := L.OptString(2, "info"); level {
+	case "info":
+		io.WriteString(h.opts.Stdout, text+"\n")
+	case "warn", "error":
+		if os.Getenv("NO_COLOR") == "" && isTerminal(h.opts.Stdout) {
+			text = "\x1b[31m" + text + "\x1b[0m"
+		}
+		io.WriteString(h.opts.Stderr, text+"\n")
+	default:
+		L.ArgError(2, fmt.Sprintf(`level is "info", "warn" or "error", not %q`, level))
+	}
 	return 0
 }
 

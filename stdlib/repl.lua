@@ -54,12 +54,14 @@ function M.paint(code, text)
   return text
 end
 
+-- say(text) and warn(text) tell the person something through
+-- tai.notify (replace it in init.lua to route tai's messages elsewhere).
 function M.say(text)
-  print(text)
+  tai.notify(tostring(text), "info")
 end
 
 function M.warn(text)
-  tai.term.warn(M.paint("31", text))
+  tai.notify(tostring(text), "warn")
 end
 
 -- view is the display of the running turn (nil between turns).
@@ -1603,7 +1605,7 @@ function M.command(line)
   local c = find_command(name)
   if not c then
     local near = M.nearest_command(name)
-    M.warn("unknown command /" .. name .. (near and ("; did you mean /" .. near .. "?") or "") .. " /help lists them")
+    M.warn("unknown command /" .. name .. (near and ("; did you mean /" .. near .. "? /help lists them") or "; /help lists them"))
     return
   end
   local ok, err = tai.term.protect(c.fn, rest, words(rest))

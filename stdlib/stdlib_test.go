@@ -797,3 +797,23 @@ func TestContextHeadCutsBetweenWords(t *testing.T) {
 		t.Fatalf("got %q, %q", got[0], got[1])
 	}
 }
+
+// TestNotifyCarriesTheREPLsMessages: the REPL says what it says through
+// tai.notify, so a function put there receives each notice with its
+// level; a bad level is refused.
+func TestNotifyCarriesTheREPLsMessages(t *testing.T) {
+	got := run(t, `
+		local seen = {}
+		local default = tai.notify
+		tai.notify = function(text, level) seen[#seen + 1] = level .. ":" .. text end
+		local repl = require("repl")
+		repl.install_builtins()
+		repl.say("hello")
+		repl.command("/nosuch")
+		tai.notify = default
+		local ok = pcall(tai.notify, "x", "loud")
+		return table.concat(seen, "|"), ok`)
+	if got[0] != "info:hello|warn:unknown command /nosuch; /help lists them" || got[1] != false {
+		t.Fatalf("got %q, %v", got[0], got[1])
+	}
+}

@@ -498,6 +498,14 @@ tai.mode = "interactive"
 ---@type string
 tai.os = ""
 
+---Tells the person something: "info" (the default) on stdout, "warn" and
+---"error" on stderr (red when colour is on). The REPL says every notice
+---and refusal through it: assign a function of your own in init.lua to
+---route them elsewhere, as Neovim's vim.notify.
+---@param text string
+---@param level? "info"|"warn"|"error"
+function tai.notify(text, level) end
+
 ---Calls a native tool through the same dispatch, audit and redaction as
 ---the model (without asking: the person's own script calls).
 ---opts.on_output(text) is called with the tool's output as it comes (the
