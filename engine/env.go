@@ -9,14 +9,15 @@ import (
 
 	"tai/engine/llm"
 	"tai/vault"
+	"tai/vault/secret"
 )
 
 // credentialEnv reports whether the environment variable name may hold a
 // credential that commands the model runs must not see: one
-// vault.CredentialName says holds one, or a profile's key_env (in
+// secret.CredentialName says holds one, or a profile's key_env (in
 // keyEnvs).
 func credentialEnv(name string, keyEnvs map[string]bool) bool {
-	return keyEnvs[name] || vault.CredentialName(name)
+	return keyEnvs[name] || secret.CredentialName(name)
 }
 
 // PassEnv lets shell commands see the named variables although their

@@ -27,8 +27,17 @@ var layers = [][]string{
 	{"tai/mcp/...", "tai/vault/..."},
 }
 
+// leaves are the packages inside a layer's folder that are leaves all the
+// same: each holds one rule every side applies (what a credential looks
+// like and how a hidden value is marked; whether a path lies in a folder),
+// so every package may import it.
+var leaves = []string{"tai/vault/secret", "tai/mcp/pathrule"}
+
 // placeOf returns the layer and group of pkg, or -1 for a leaf.
 func placeOf(pkg string) (layer int, group string) {
+	if slices.Contains(leaves, pkg) {
+		return -1, ""
+	}
 	for i, groups := range layers {
 		for _, g := range groups {
 			root, sub := strings.CutSuffix(g, "/...")

@@ -12,6 +12,7 @@ import (
 
 	"tai/mcp"
 	"tai/vault"
+	"tai/vault/secret"
 )
 
 // hostVault is the host's vault, opened by the first binding that needs it
@@ -123,8 +124,8 @@ func (h *Host) secretSet(L *glua.LState) int {
 			return fail(L, err.Error())
 		}
 		L.Push(glua.LTrue)
-		if len(value) < vault.MinRedactLen {
-			L.Push(glua.LString(fmt.Sprintf("warning: secret %s is shorter than %d bytes, so it cannot be redacted and will show wherever it appears", name, vault.MinRedactLen)))
+		if len(value) < secret.MinLen {
+			L.Push(glua.LString(fmt.Sprintf("warning: secret %s is shorter than %d bytes, so it cannot be redacted and will show wherever it appears", name, secret.MinLen)))
 			return 2
 		}
 		return 1
@@ -410,7 +411,7 @@ func NewStreamRedactor(s *vault.Store, extra []string) (*StreamRedactor, error) 
 	}
 	r := &StreamRedactor{redactor: s.Redactor}
 	for _, v := range extra {
-		if len(v) >= vault.MinRedactLen {
+		if len(v) >= secret.MinLen {
 			r.values = append(r.values, v)
 		}
 	}

@@ -33,7 +33,8 @@
 //
 // Nothing under mcp imports the engine, the Lua host or the vault. Package
 // mcp imports the standard library, golang.org/x/net and golang.org/x/sys,
-// and two leaves of its own that import nothing of tai: mcp/sse (the
+// two leaves of its own that import nothing of tai: mcp/sse (the
 // event-stream parser) and mcp/httppolicy (the same-origin redirect
-// policy, URL redaction, media types).
+// policy, URL redaction, media types), and the leaf vault/secret, which
+// holds the rules about secrets every side shares.
 package mcp

@@ -17,6 +17,7 @@ import (
 
 	"tai/mcp/httppolicy"
 	"tai/mcp/sse"
+	"tai/vault/secret"
 )
 
 // Defaults of HTTPOptions.
@@ -875,7 +876,7 @@ func (t *HTTPTransport) httpError(resp *http.Response) error {
 	if resp.Request != nil {
 		// A token the Authorizer added is not among the stored headers.
 		if _, tok, ok := strings.Cut(resp.Request.Header.Get("Authorization"), " "); ok {
-			scrub = func(s string) string { return Scrub(t.scrub(s), tok) }
+			scrub = func(s string) string { return secret.Hide(t.scrub(s), tok) }
 		}
 	}
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
@@ -902,7 +903,7 @@ func (t *HTTPTransport) httpError(resp *http.Response) error {
 func credentials(u *url.URL, h http.Header) []string {
 	var out []string
 	add := func(v string) {
-		if len(v) >= MinSecretLen {
+		if len(v) >= secret.MinLen {
 			out = append(out, v)
 		}
 	}
@@ -933,7 +934,7 @@ func (t *HTTPTransport) scrub(s string) string {
 	t.mu.Lock()
 	secrets := t.secrets
 	t.mu.Unlock()
-	return Scrub(s, secrets...)
+	return secret.Hide(s, secrets...)
 }
 
 // netError rewrites a client error so it names the redacted URL (net/http

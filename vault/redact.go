@@ -10,11 +10,9 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-)
 
-// MinRedactLen is the shortest value Redact replaces: shorter ones (a "1",
-// an "on") would shred ordinary text.
-const MinRedactLen = 4
+	"tai/vault/secret"
+)
 
 // MinLineRedactLen is the shortest line of a multi-line secret (a PEM key)
 // that is also redacted on its own, so output showing only some of the
@@ -31,7 +29,7 @@ func addValue(out map[string]string, value, name string) {
 			out[v] = name
 		}
 	}
-	if len(value) < MinRedactLen {
+	if len(value) < secret.MinLen {
 		return
 	}
 	add(value)
@@ -90,7 +88,7 @@ func (r *Redactor) Func() func(string) string {
 // overlapping stretch is replaced once, named after the longest value, so
 // no byte of any of them survives. A nil Redactor knows nothing.
 func (r *Redactor) Redact(text string) string {
-	if r == nil || r.m == nil || len(text) < MinRedactLen {
+	if r == nil || r.m == nil || len(text) < secret.MinLen {
 		return text
 	}
 	return r.m.replace(text)
@@ -166,9 +164,9 @@ func RedactValue(redact func(string) string, v any) (any, bool) {
 
 // AddRedaction makes Redact replace value with [REDACTED:name] from now on
 // (a ${VAR} value resolved this run, say). Values shorter than
-// MinRedactLen are ignored.
+// secret.MinLen are ignored.
 func (s *Store) AddRedaction(name, value string) {
-	if len(value) < MinRedactLen {
+	if len(value) < secret.MinLen {
 		return
 	}
 	if name == "" {
@@ -191,7 +189,7 @@ func (s *Store) AddRedaction(name, value string) {
 // withheld and replaced by a note naming the cause. Callers that can
 // report an error should take a Redactor instead.
 func (s *Store) Redact(text string) string {
-	if len(text) < MinRedactLen {
+	if len(text) < secret.MinLen {
 		return text
 	}
 	red, err := s.Redactor()
@@ -608,7 +606,7 @@ func (m *matcher) replace(text string) string {
 	at := 0
 	for _, sp := range spans {
 		b.WriteString(text[at:sp.start])
-		b.WriteString("[REDACTED:")
+		b.WriteString(markPrefix)
 		b.WriteString(m.names[sp.pat])
 		b.WriteString("]")
 		at = sp.end

@@ -3,10 +3,13 @@ package vault
 import (
 	"slices"
 	"strings"
+
+	"tai/vault/secret"
 )
 
-// markPrefix opens the mark Redact writes in place of a secret.
-const markPrefix = "[REDACTED:"
+// markPrefix opens the mark Redact writes in place of a secret: the one
+// mark, secret.Mark, with the secret's name.
+const markPrefix = secret.MarkPrefix + ":"
 
 // MarkNameMax is the longest name a mark Redact writes can carry and Cut
 // keeps whole: the longest secret name (see ValidSecretName).

@@ -12,6 +12,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 	"golang.org/x/crypto/chacha20poly1305"
 	"golang.org/x/crypto/scrypt"
+
+	"tai/vault/secret"
 )
 
 // kdfParams are scrypt's cost parameters.
@@ -459,7 +461,7 @@ func resealSecrets(tx *bolt.Tx, oldKey, newKey *sealKey) (map[string]string, err
 				return nil, fmt.Errorf("vault: secret %q does not decrypt (%v): the vault file was altered", name, err)
 			}
 		}
-		if len(plain) >= MinRedactLen {
+		if len(plain) >= secret.MinLen {
 			if old, ok := values[string(plain)]; !ok || name < old {
 				values[string(plain)] = name
 			}

@@ -15,7 +15,7 @@ import (
 	"tai/engine/tool"
 	"tai/mcp"
 	"tai/mcp/config"
-	"tai/vault"
+	secretrule "tai/vault/secret"
 )
 
 // spawn is what a person consents to before a server is started: the
@@ -116,7 +116,7 @@ func spawnOf(e, raw mcp.Entry, secret func(string) string) spawn {
 	s.Values = map[string]string{}
 	for k, v := range e.Env {
 		s.Env = append(s.Env, k)
-		if !vault.CredentialName(k) && !secretRefs(raw.Env[k], secret) {
+		if !secretrule.CredentialName(k) && !secretRefs(raw.Env[k], secret) {
 			s.Values[k] = v
 		}
 	}
@@ -379,7 +379,7 @@ func quoteArgv(argv []string) string {
 
 // secretKind returns a test for a ${…} name whose value is a secret: "a
 // vault secret" for a name the vault holds, "a credential" for one named
-// like a credential (vault.CredentialName), else "".
+// like a credential (secret.CredentialName), else "".
 func (b *Bridge) secretKind() func(string) string {
 	vaulted := map[string]bool{}
 	if list, err := b.store.SecretList(); err == nil {
@@ -391,7 +391,7 @@ func (b *Bridge) secretKind() func(string) string {
 		switch {
 		case vaulted[name]:
 			return "a vault secret"
-		case vault.CredentialName(name):
+		case secretrule.CredentialName(name):
 			return "a credential"
 		}
 		return ""
@@ -437,7 +437,7 @@ func (b *Bridge) expand(e mcp.Entry) (mcp.Entry, []string, error) {
 		}
 	}
 	for k, v := range e.Env {
-		if vault.CredentialName(k) {
+		if secretrule.CredentialName(k) {
 			for _, l := range literalParts(v) {
 				b.store.AddRedaction(k, l)
 			}
@@ -476,7 +476,7 @@ func (b *Bridge) expand(e mcp.Entry) (mcp.Entry, []string, error) {
 		}
 		for k, vs := range u.Query() {
 			for _, v := range vs {
-				if vault.CredentialName(k) {
+				if secretrule.CredentialName(k) {
 					b.store.AddRedaction("url-query:"+k, v)
 				}
 			}

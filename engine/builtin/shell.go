@@ -15,6 +15,7 @@ import (
 
 	"tai/engine/sandbox"
 	"tai/engine/tool"
+	"tai/mcp/pathrule"
 	"tai/vault"
 )
 
@@ -133,7 +134,7 @@ func (sh Shell) runShell(ctx context.Context, args map[string]any) (tool.Result,
 		res := runCommand(ctx, argv, dir, env, p, timeout, red, SandboxHow(args))
 		if back := done(); len(back) > 0 {
 			for i, b := range back {
-				if rel, err := filepath.Rel(dir, b); err == nil && !strings.HasPrefix(rel, "..") {
+				if rel, err := filepath.Rel(dir, b); err == nil && pathrule.Within(b, dir) {
 					back[i] = rel
 				}
 			}

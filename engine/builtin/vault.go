@@ -12,6 +12,7 @@ import (
 	"tai/engine/tool"
 	"tai/mcp"
 	"tai/vault"
+	"tai/vault/secret"
 )
 
 // Limits of the vault tools.
@@ -104,8 +105,8 @@ func (vt Vault) secretSet(_ context.Context, args map[string]any) (tool.Result, 
 	if err := vt.Store.SecretSet(name, value, meta); err != nil {
 		return tool.ErrorResult("secret_set: %v", err), nil
 	}
-	if len(value) < vault.MinRedactLen {
-		return tool.TextResult(fmt.Sprintf("stored secret %s (%d bytes); warning: values shorter than %d bytes cannot be redacted, so this one will show wherever it appears", name, len(value), vault.MinRedactLen)), nil
+	if len(value) < secret.MinLen {
+		return tool.TextResult(fmt.Sprintf("stored secret %s (%d bytes); warning: values shorter than %d bytes cannot be redacted, so this one will show wherever it appears", name, len(value), secret.MinLen)), nil
 	}
 	return tool.TextResult(fmt.Sprintf("stored secret %s (%d bytes; the value is never shown)", name, len(value))), nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"tai/mcp/httppolicy"
 	"tai/vault"
+	"tai/vault/secret"
 )
 
 // ModelListTimeout bounds the request ListModels makes.
@@ -100,7 +101,7 @@ func listModels(ctx context.Context, hc *http.Client, provider, base, key string
 	}
 	resp, err := httppolicy.FollowSameOrigin(hc).Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("listing models: %s", redactKey(err.Error(), key))
+		return nil, fmt.Errorf("listing models: %s", secret.Hide(err.Error(), key))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxModelList))

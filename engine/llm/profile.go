@@ -15,6 +15,7 @@ import (
 
 	"tai/mcp/httppolicy"
 	"tai/vault"
+	"tai/vault/secret"
 )
 
 // Provider names a Profile may use.
@@ -183,7 +184,7 @@ var notKeyEnvs = map[string]bool{
 }
 
 // ValidKeyEnv checks that name can be a profile's key_env: a variable name
-// that says it holds a credential (vault.CredentialName: OPENAI_API_KEY,
+// that says it holds a credential (secret.CredentialName: OPENAI_API_KEY,
 // HF_TOKEN, GH_PAT), and not one of the ordinary variables such as HOME, PATH,
 // LANG, LC_* or XDG_*, nor the vault passphrase.
 func ValidKeyEnv(name string) error {
@@ -198,7 +199,7 @@ func ValidKeyEnv(name string) error {
 	if notKeyEnvs[up] || strings.HasPrefix(up, "LC_") || strings.HasPrefix(up, "XDG_") {
 		return fmt.Errorf("key_env %s is not an API key variable (it would be sent to the model's API and hidden from commands): %s", name, accepted)
 	}
-	if vault.CredentialName(name) {
+	if secret.CredentialName(name) {
 		return nil
 	}
 	return fmt.Errorf("key_env %s does not look like an API key variable: %s", name, accepted)

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"tai/mcp/httppolicy"
-	"tai/vault"
+	"tai/vault/secret"
 )
 
 // Retry defaults, used when a RetryPolicy field is zero.
@@ -565,18 +565,9 @@ func transportError(err error) string {
 	return msg
 }
 
-func (cfg *ProviderConfig) redact(s string) string { return redactKey(s, cfg.APIKey) }
-
-// redactKey removes the API key key from s (an error text that might
-// quote a URL or a request). A key shorter than vault.MinRedactLen is left
-// alone, as the vault leaves such values: replacing it would shred
-// ordinary text.
-func redactKey(s, key string) string {
-	if len(key) < vault.MinRedactLen {
-		return s
-	}
-	return strings.ReplaceAll(s, key, "[REDACTED]")
-}
+// redact hides the API key in s (an error text that might quote a URL or
+// a request), as the vault hides its secrets.
+func (cfg *ProviderConfig) redact(s string) string { return secret.Hide(s, cfg.APIKey) }
 
 // idleReader cancels the attempt when no Read returns within idle.
 type idleReader struct {

@@ -6,12 +6,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+
+	"tai/mcp/pathrule"
 )
 
 // granted reports whether p lets a command write path, and whether it
 // lets it read it.
 func granted(p Policy, path string) (write, read bool) {
-	in := func(g Path) bool { return within(path, g.Path) || within(g.Path, path) }
+	in := func(g Path) bool { return pathrule.Within(path, g.Path) || pathrule.Within(g.Path, path) }
 	write = slices.ContainsFunc(p.Write, in)
 	return write, write || slices.ContainsFunc(p.Read, func(g Path) bool { return g.Path != "/" && in(g) })
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"tai/mcp/pathrule"
 )
 
 // DefaultDeny is the list of folders the shell tool's commands may not
@@ -147,9 +149,9 @@ func broadGrants(p Policy, config string) []string {
 		switch {
 		case g.Path == "/":
 			out = append(out, "/ is granted: the server reaches every file on this machine you can, but what is denied")
-		case p.Home != "" && p.Home != "/" && within(p.Home, g.Path):
+		case p.Home != "" && p.Home != "/" && pathrule.Within(p.Home, g.Path):
 			out = append(out, fmt.Sprintf("%s is granted: the server reaches your whole home folder, but what is denied", shown))
-		case config != "" && (within(config, g.Path) || within(realPath(config), g.Path)):
+		case config != "" && (pathrule.Within(config, g.Path) || pathrule.Within(realPath(config), g.Path)):
 			out = append(out, fmt.Sprintf("%s holds tai's configuration (%s): the server can read it, never write it", shown, tilde(config, p.Home)))
 		}
 	}
@@ -233,10 +235,10 @@ func keepConfig(p *Policy, config string) {
 	var write []Path
 	for _, w := range p.Write {
 		real := realPath(w.Path)
-		if w.Kind == "" && slices.ContainsFunc(cfg, func(c string) bool { return within(c, w.Path) || within(c, real) }) {
+		if w.Kind == "" && slices.ContainsFunc(cfg, func(c string) bool { return pathrule.Within(c, w.Path) || pathrule.Within(c, real) }) {
 			p.Read = append(p.Read, Path{Path: config})
 		}
-		if slices.ContainsFunc(cfg, func(c string) bool { return within(w.Path, c) || within(real, c) }) {
+		if slices.ContainsFunc(cfg, func(c string) bool { return pathrule.Within(w.Path, c) || pathrule.Within(real, c) }) {
 			p.Read = append(p.Read, Path{Path: w.Path, Kind: w.Kind})
 			p.Notes = append(p.Notes, fmt.Sprintf("%s is granted for reading only: tai's own configuration is never written", tilde(w.Path, p.Home)))
 			continue
@@ -265,7 +267,7 @@ func configDir(env []string, home string) string {
 // (tai run from ~, say): they stay readable but are never written. The
 // start-up files are named even when missing, so none can be made.
 func protectHome(write []Path, home string) []Path {
-	if home == "" || home == "/" || !slices.ContainsFunc(write, func(w Path) bool { return within(home, w.Path) }) {
+	if home == "" || home == "/" || !slices.ContainsFunc(write, func(w Path) bool { return pathrule.Within(home, w.Path) }) {
 		return nil
 	}
 	names := []string{".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile", ".config", ".local"}
@@ -312,10 +314,10 @@ func keepOut(grants, deny []Path, notes []string, home string) ([]Path, []string
 	for _, g := range grants {
 		real := realPath(g.Path)
 		i := slices.IndexFunc(deny, func(d Path) bool {
-			return within(g.Path, d.Path) || within(real, d.Path)
+			return pathrule.Within(g.Path, d.Path) || pathrule.Within(real, d.Path)
 		})
 		if i < 0 {
-			i = slices.IndexFunc(realDeny, func(d string) bool { return within(real, d) })
+			i = slices.IndexFunc(realDeny, func(d string) bool { return pathrule.Within(real, d) })
 		}
 		if i >= 0 {
 			notes = append(notes, fmt.Sprintf("%s is left out: it is inside %s, which is never granted", tilde(g.Path, home), denyName(deny[i], home)))
@@ -323,7 +325,7 @@ func keepOut(grants, deny []Path, notes []string, home string) ([]Path, []string
 		}
 		var without []string
 		for j, d := range deny {
-			if g.Kind == "" && (within(d.Path, g.Path) || within(realDeny[j], real)) {
+			if g.Kind == "" && (pathrule.Within(d.Path, g.Path) || pathrule.Within(realDeny[j], real)) {
 				without = append(without, denyName(d, home))
 			}
 		}
@@ -361,8 +363,8 @@ func scriptRoot(file, home string, never []string) string {
 		return file[:i+len("/node_modules")]
 	}
 	ok := func(dir string) bool {
-		return dir != "/" && dir != "." && !within(home, dir) && !slices.Contains([]string{"/tmp", "/var/tmp", "/dev/shm"}, dir) &&
-			!slices.ContainsFunc(never, func(n string) bool { return n != "" && within(n, dir) })
+		return dir != "/" && dir != "." && !pathrule.Within(home, dir) && !slices.Contains([]string{"/tmp", "/var/tmp", "/dev/shm"}, dir) &&
+			!slices.ContainsFunc(never, func(n string) bool { return n != "" && pathrule.Within(n, dir) })
 	}
 	for dir := filepath.Dir(file); ok(dir); dir = filepath.Dir(dir) {
 		for _, m := range projectMarkers() {
@@ -397,15 +399,15 @@ func runtimeGrant(prog, home string) Path {
 	if home == "" || home == "/" {
 		return Path{Path: runtimeRoot(prog), Kind: KindSystem}
 	}
-	broad := func(d string) bool { return within(home, d) || filepath.Dir(d) == home }
+	broad := func(d string) bool { return pathrule.Within(home, d) || filepath.Dir(d) == home }
 	root := runtimeRoot(prog)
 	switch {
-	case !within(root, home) && !broad(root):
+	case !pathrule.Within(root, home) && !broad(root):
 		return Path{Path: root, Kind: KindSystem}
 	case !broad(root):
 		return Path{Path: root}
 	}
-	if dir := filepath.Dir(prog); !within(home, dir) {
+	if dir := filepath.Dir(prog); !pathrule.Within(home, dir) {
 		return Path{Path: dir}
 	}
 	return Path{Path: prog}

@@ -10,6 +10,9 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+
+	"tai/mcp/pathrule"
 )
 
 // Denial is one access the sandbox refused a command, as its output shows.
@@ -89,17 +92,17 @@ func (p Policy) Explain(output, dir string) []Denial {
 func (p Policy) denial(path string) (Denial, bool) {
 	real := realPath(path)
 	granted := everything(p.Read) || slices.ContainsFunc(append(append([]Path(nil), p.Read...), p.Write...), func(g Path) bool {
-		return within(path, g.Path) || within(real, realPath(g.Path))
+		return pathrule.Within(path, g.Path) || pathrule.Within(real, realPath(g.Path))
 	})
 	for _, d := range p.Deny {
-		if granted && d.Kind == KindVault && (within(d.Path, path) || within(realPath(d.Path), real)) && !within(path, d.Path) {
+		if granted && d.Kind == KindVault && (pathrule.Within(d.Path, path) || pathrule.Within(realPath(d.Path), real)) && !pathrule.Within(path, d.Path) {
 			if st, err := os.Stat(path); err == nil && st.IsDir() {
 				return Denial{Path: path, Listing: true}, true
 			}
 		}
 	}
 	for _, d := range p.Deny {
-		if within(path, d.Path) || within(real, realPath(d.Path)) {
+		if pathrule.Within(path, d.Path) || pathrule.Within(real, realPath(d.Path)) {
 			if unix.Access(path, unix.R_OK) == nil || unix.Access(path, unix.W_OK) == nil {
 				return Denial{Path: path, Under: d}, true
 			}
@@ -112,12 +115,12 @@ func (p Policy) denial(path string) (Denial, bool) {
 		}
 		return Denial{}, false
 	}
-	writable := slices.ContainsFunc(p.Write, func(w Path) bool { return within(real, realPath(w.Path)) }) &&
-		!slices.ContainsFunc(p.Protect, func(w Path) bool { return within(real, realPath(w.Path)) })
+	writable := slices.ContainsFunc(p.Write, func(w Path) bool { return pathrule.Within(real, realPath(w.Path)) }) &&
+		!slices.ContainsFunc(p.Protect, func(w Path) bool { return pathrule.Within(real, realPath(w.Path)) })
 	if writable {
 		parent := filepath.Dir(real)
 		carved := slices.ContainsFunc(append(append([]Path(nil), p.Deny...), p.Protect...), func(d Path) bool {
-			return within(d.Path, parent) && d.Path != parent
+			return pathrule.Within(d.Path, parent) && d.Path != parent
 		})
 		if _, err := os.Lstat(path); err == nil || !carved || unix.Access(parent, unix.W_OK) != nil {
 			return Denial{}, false

@@ -161,15 +161,6 @@ func tilde(p, home string) string {
 	return p
 }
 
-// within reports whether p is dir or inside it; both are clean and
-// absolute.
-func within(p, dir string) bool {
-	if dir == "/" {
-		return strings.HasPrefix(p, "/")
-	}
-	return p == dir || strings.HasPrefix(p, dir+"/")
-}
-
 // expand makes p absolute: ~ and ~/… from home, a relative path from
 // dir. It returns "" for an empty path.
 func expand(p, home, dir string) string {

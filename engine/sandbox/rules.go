@@ -7,6 +7,9 @@ import (
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+
+
+	"tai/mcp/pathrule"
 )
 
 // Access rights, by what they let a command do. Refer (moving or linking a
@@ -128,11 +131,11 @@ func (b *ruleBuilder) add(root string, rights landlock.AccessFSSet) {
 		return // missing: nothing to grant
 	}
 	for _, d := range b.deny {
-		if within(root, d) || within(real, d) {
+		if pathrule.Within(root, d) || pathrule.Within(real, d) {
 			return
 		}
 	}
-	inside := slices.ContainsFunc(b.around, func(d string) bool { return within(d, real) })
+	inside := slices.ContainsFunc(b.around, func(d string) bool { return pathrule.Within(d, real) })
 	st, err := os.Stat(real)
 	if err != nil {
 		return
@@ -151,7 +154,7 @@ func (b *ruleBuilder) add(root string, rights landlock.AccessFSSet) {
 // carve grants rights on each entry of dir but the denied ones, and
 // carves again the entries on the way to a denied path (see add).
 func (b *ruleBuilder) carve(dir string, rights landlock.AccessFSSet) {
-	if !slices.ContainsFunc(b.unlisted, func(u string) bool { return within(u, dir) }) {
+	if !slices.ContainsFunc(b.unlisted, func(u string) bool { return pathrule.Within(u, dir) }) {
 		b.grant(rights&ll.AccessFSReadDir, dir)
 	}
 	entries, err := os.ReadDir(dir)
@@ -164,7 +167,7 @@ func (b *ruleBuilder) carve(dir string, rights landlock.AccessFSSet) {
 			continue
 		}
 		switch {
-		case slices.ContainsFunc(b.around, func(d string) bool { return within(d, p) }):
+		case slices.ContainsFunc(b.around, func(d string) bool { return pathrule.Within(d, p) }):
 			if e.IsDir() {
 				b.carve(p, rights)
 			}

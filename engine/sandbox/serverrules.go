@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"tai/mcp/pathrule"
 )
 
 // serverBuild is one stdio server's policy while ForServer's rules build
@@ -79,7 +81,7 @@ var serverRules = []serverRule{
 	{"runtime", func(b *serverBuild) {
 		b.p.Read = append(b.p.Read, toolchainGrants(b.progs, b.base, b.home)...)
 		for _, r := range b.progs {
-			if !slices.ContainsFunc(b.p.Read, func(g Path) bool { return within(r, g.Path) || within(realPath(r), g.Path) }) {
+			if !slices.ContainsFunc(b.p.Read, func(g Path) bool { return pathrule.Within(r, g.Path) || pathrule.Within(realPath(r), g.Path) }) {
 				b.p.Read = append(b.p.Read, runtimeGrant(realPath(r), b.home))
 			}
 		}
@@ -141,7 +143,7 @@ var serverRules = []serverRule{
 	{"working folder", func(b *serverBuild) {
 		if b.s.Cwd != "" {
 			b.grant(&b.p.Write, b.s.Cwd, "cwd "+b.s.Cwd)
-		} else if b.s.Dir != "" && b.p.Dir != "" && !within(b.home, b.p.Dir) {
+		} else if b.s.Dir != "" && b.p.Dir != "" && !pathrule.Within(b.home, b.p.Dir) {
 			b.p.Read = append(b.p.Read, Path{Path: b.p.Dir})
 		}
 	}},

@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+
+	"tai/mcp/pathrule"
 )
 
 // toolchain is a version manager or a per-user runtime that installs
@@ -110,7 +113,7 @@ func toolchainGrants(progs []string, base []string, home string) []Path {
 			}
 		}
 		if !slices.ContainsFunc(progs, func(p string) bool {
-			return slices.ContainsFunc(roots, func(r string) bool { return within(p, r) })
+			return slices.ContainsFunc(roots, func(r string) bool { return pathrule.Within(p, r) })
 		}) {
 			continue
 		}
@@ -173,7 +176,7 @@ func tooBroad(d, home string) bool {
 	if st, err := os.Stat(d); err == nil && !st.IsDir() {
 		return false
 	}
-	return within(home, d) || filepath.Dir(d) == home && !slices.Contains(ownFolders(home), d)
+	return pathrule.Within(home, d) || filepath.Dir(d) == home && !slices.Contains(ownFolders(home), d)
 }
 
 // ownFolders are the entries of the home folder that are a toolchain's

@@ -7,6 +7,7 @@ import (
 
 	"tai/mcp"
 	"tai/mcp/config"
+	"tai/mcp/pathrule"
 	"tai/vault"
 )
 
@@ -175,24 +176,7 @@ func inside(dir, path string) bool {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(dir, path)
 	}
-	path = resolved(filepath.Clean(path))
-	dir = resolved(filepath.Clean(dir))
-	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
-}
-
-// resolved returns path with the symbolic links of its longest existing
-// leading part resolved; the rest is kept as written.
-func resolved(path string) string {
-	rest := ""
-	for p := path; ; p = filepath.Dir(p) {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return filepath.Join(r, rest)
-		}
-		if p == filepath.Dir(p) {
-			return path
-		}
-		rest = filepath.Join(filepath.Base(p), rest)
-	}
+	return pathrule.Within(pathrule.Resolve(filepath.Clean(path)), pathrule.Resolve(filepath.Clean(dir)))
 }
 
 // SuggestPrefix proposes the prefix a rule covering the shell call c

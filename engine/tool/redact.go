@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"tai/vault"
+	"tai/vault/secret"
 )
 
 // hiddenArg replaces a sensitive argument's value wherever arguments are
@@ -87,7 +88,7 @@ func cutError(red *vault.Redactor, text string) string {
 func withholdAll(err error) func(string) string {
 	note := vault.Withheld(err)
 	return func(s string) string {
-		if len(s) < vault.MinRedactLen {
+		if len(s) < secret.MinLen {
 			return s
 		}
 		return note

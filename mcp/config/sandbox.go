@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"tai/mcp"
+	"tai/mcp/pathrule"
 )
 
 // sandboxKeys are the fields of an entry's sandbox table.
@@ -175,13 +176,13 @@ func (g *grantRules) tilde(abs string) string {
 // folder: is it, is inside it or holds it, as written or through a
 // symbolic link on either side.
 func (g *grantRules) check(p, abs string) error {
-	res := resolve(abs)
+	res := pathrule.Resolve(abs)
 	for _, d := range g.denied {
 		dabs, err := g.abs(d.Path)
 		if err != nil {
 			continue // no home folder: ~ names nothing
 		}
-		dreal := resolve(dabs)
+		dreal := pathrule.Resolve(dabs)
 		for _, pair := range [][2]string{{abs, dabs}, {res, dabs}, {abs, dreal}, {res, dreal}} {
 			a, b := pair[0], pair[1]
 			var how string
@@ -190,9 +191,9 @@ func (g *grantRules) check(p, abs string) error {
 				how = "is " + d.Why
 			case a == b:
 				how = "is " + mcp.QuotePath(d.Path) + ", " + d.Why
-			case within(a, b):
+			case pathrule.Within(a, b):
 				how = "is inside " + mcp.QuotePath(d.Path) + ", " + d.Why
-			case within(b, a):
+			case pathrule.Within(b, a):
 				how = "holds " + mcp.QuotePath(d.Path) + ", " + d.Why
 			default:
 				continue
@@ -205,26 +206,4 @@ func (g *grantRules) check(p, abs string) error {
 		}
 	}
 	return nil
-}
-
-// within reports whether path a is folder b or inside it.
-func within(a, b string) bool {
-	return a == b || b == "/" || strings.HasPrefix(a, b+"/")
-}
-
-// resolve is abs with symbolic links resolved as far as it exists.
-func resolve(abs string) string {
-	rest := ""
-	p := abs
-	for {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return filepath.Join(r, rest)
-		}
-		parent := filepath.Dir(p)
-		if parent == p {
-			return abs
-		}
-		rest = filepath.Join(filepath.Base(p), rest)
-		p = parent
-	}
 }

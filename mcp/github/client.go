@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"tai/mcp"
+	"tai/vault/secret"
 )
 
 // DefaultBase is the public GitHub API, used when TAI_GITHUB_API is unset.
@@ -345,10 +346,7 @@ func (c *Client) apiMessage(body []byte) string {
 
 // redact removes the token from s.
 func (c *Client) redact(s string) string {
-	if c.token == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, c.token, "[redacted]")
+	return secret.Hide(s, c.token)
 }
 
 // cleanPath refuses a path that leaves the repository.

@@ -124,7 +124,7 @@ func TestClientErrors(t *testing.T) {
 		_, _ = w.Write([]byte(`{"message":"boom \u001b[31m ` + token + `"}`))
 	})
 	_, _, err = c.File(ctx, s, "server.json")
-	check("500", err, "answered 500", "[redacted]")
+	check("500", err, "answered 500", "[REDACTED]")
 	if strings.Contains(err.Error(), "\x1b") {
 		t.Errorf("control characters from the API reach the error: %q", err)
 	}

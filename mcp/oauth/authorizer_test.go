@@ -81,7 +81,7 @@ func TestSecretsScrubbedFromTokenErrors(t *testing.T) {
 	now = now.Add(time.Hour)
 	srv.FailNextToken("temporarily_unavailable") // its description echoes the refresh token
 	_, err := oauth.NewAuthorizer(*cfg).Authorization(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "temporarily_unavailable") || !strings.Contains(err.Error(), "[redacted]") {
+	if err == nil || !strings.Contains(err.Error(), "temporarily_unavailable") || !strings.Contains(err.Error(), "[REDACTED]") {
 		t.Fatalf("error %v", err)
 	}
 	if strings.Contains(err.Error(), first.Refresh) {

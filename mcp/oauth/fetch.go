@@ -17,6 +17,7 @@ import (
 
 	"tai/mcp"
 	"tai/mcp/httppolicy"
+	"tai/vault/secret"
 )
 
 // MaxDocument caps every body read from a protected resource or an
@@ -236,8 +237,8 @@ func refusal(what string, status int, body []byte, secrets ...string) *ErrorCode
 	var oe oauthError
 	_ = json.Unmarshal(body, &oe)
 	e := &ErrorCode{What: what, Status: status, Code: short(oe.Code, 64), Description: short(oe.Description, 300)}
-	e.Code = mcp.Scrub(e.Code, secrets...)
-	e.Description = mcp.Scrub(e.Description, secrets...)
+	e.Code = secret.Hide(e.Code, secrets...)
+	e.Description = secret.Hide(e.Description, secrets...)
 	return e
 }
 

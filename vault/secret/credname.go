@@ -1,4 +1,4 @@
-package vault
+package secret
 
 import (
 	"strings"
@@ -17,9 +17,9 @@ var credentialParts = []string{"SECRET", "TOKEN", "PASSWORD", "PASSWD", "PASSPHR
 var credentialWords = []string{"KEY", "KEYS", "PAT", "AUTH", "PASS"}
 
 // CredentialName reports whether an environment variable's name says it
-// holds a credential: the vault passphrase's (TAI_VAULT_PASSPHRASE), one
-// with a word holding SECRET, TOKEN, PASSWORD, PASSWD, PASSPHRASE,
-// CREDENTIAL, APIKEY, ACCESSKEY, PRIVATEKEY or AUTHORIZATION, or one with
+// holds a credential: one with a word holding SECRET, TOKEN, PASSWORD,
+// PASSWD, PASSPHRASE (TAI_VAULT_PASSPHRASE), CREDENTIAL, APIKEY,
+// ACCESSKEY, PRIVATEKEY or AUTHORIZATION, or one with
 // the whole word KEY, KEYS, PAT, AUTH or PASS (OPENAI_API_KEY, GITHUB_PAT,
 // githubPat), in any case. Words are split at anything but letters and
 // digits and where a lower-case letter meets an upper-case one. A name
@@ -28,9 +28,6 @@ var credentialWords = []string{"KEY", "KEYS", "PAT", "AUTH", "PASS"}
 // shell's environment, redaction, the consent screen and key_env all
 // read names through it.
 func CredentialName(name string) bool {
-	if strings.ToUpper(name) == PassphraseEnv {
-		return true
-	}
 	words := nameWords(name)
 	if len(words) == 0 {
 		return false
