@@ -131,7 +131,7 @@ func shellCallHasPrefix(args map[string]any, dir, prefix string) bool {
 		case "command", "argv", "timeout":
 		case "cwd":
 			s, isStr := v.(string)
-			if !isStr || !inside(dir, s) {
+			if !isStr || !inside(s, dir) {
 				return false
 			}
 		default:
@@ -159,7 +159,7 @@ func pathsInside(args map[string]any, dir string) bool {
 			continue
 		}
 		s, isStr := v.(string)
-		if !isStr || !inside(dir, s) {
+		if !isStr || !inside(s, dir) {
 			return false
 		}
 	}
@@ -169,7 +169,7 @@ func pathsInside(args map[string]any, dir string) bool {
 // inside reports whether path (relative to dir when not absolute) is dir
 // or below it, symbolic links resolved as far as the path exists (a link
 // inside the folder that points out of it is not inside).
-func inside(dir, path string) bool {
+func inside(path, dir string) bool {
 	if path == "" {
 		return true
 	}
