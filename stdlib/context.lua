@@ -38,6 +38,7 @@ M.max_file_bytes = 32 * 1024
 M.max_total_bytes = 96 * 1024
 
 -- env() describes where tai runs.
+---@return table
 function M.env()
   local shell = os.getenv("SHELL")
   if not shell or shell == "" then shell = "/bin/sh" end
@@ -51,6 +52,8 @@ function M.env()
 end
 
 -- prompt(env) is the default system prompt.
+---@param env table
+---@return string
 function M.prompt(env)
   return table.concat({
     "You are tai, an agent working in a terminal for the person at its keyboard. You act through tools: " ..
@@ -89,6 +92,8 @@ end
 -- a .git the person can trust: tai.file_trusted), else dir itself. The
 -- walk never goes above the home folder for a dir inside it, and skips a
 -- .git another user planted (in /tmp, say).
+---@param dir string
+---@return string
 function M.root(dir)
   local d, stop = dir, top(dir)
   while d do
@@ -101,6 +106,8 @@ function M.root(dir)
 end
 
 -- folders(dir) lists the folders from the repository root down to dir.
+---@param dir string
+---@return string[]
 function M.folders(dir)
   local root = M.root(dir)
   local out = { root }
@@ -119,6 +126,10 @@ end
 -- down to dir, nearest last: { {path=, text=, truncated=bool}, … }; then
 -- all found, and the files skipped because another user could have
 -- written them ({ {path=, why=}, … }: tai.file_trusted).
+---@param dir string
+---@return {path: string, text: string, truncated: boolean}[]
+---@return {path: string, text: string, truncated: boolean}[]
+---@return {path: string, why: string}[]
 function M.instructions(dir)
   local found, skipped = {}, {}
   for _, folder in ipairs(M.folders(dir)) do
@@ -152,6 +163,8 @@ end
 
 -- parts(profile) lists what the system message is made of, in order:
 -- { {name=, text=}, … }.
+---@param profile table?
+---@return {name: string, text: string}[]
 function M.parts(profile)
   local env = M.env()
   local parts = { { name = "tai's system prompt (stdlib context.lua)", text = M.prompt(env) } }
@@ -166,6 +179,8 @@ function M.parts(profile)
 end
 
 -- system(profile) is the whole system message.
+---@param profile table?
+---@return string
 function M.system(profile)
   local texts = {}
   for _, p in ipairs(M.parts(profile)) do texts[#texts + 1] = p.text end

@@ -79,6 +79,8 @@ local function render(v, indent, seen, out)
 end
 
 -- inspect(value) -> string
+---@param v any
+---@return string
 function M.inspect(v)
   local out = {}
   render(v, "", {}, out)

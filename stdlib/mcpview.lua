@@ -25,6 +25,8 @@ local function sorted_keys(t)
 end
 
 -- quote(word) quotes a word as a POSIX shell needs it to read it back as one.
+---@param word any
+---@return string
 function M.quote(word)
   word = tostring(word)
   if word ~= "" and not word:find("[^%w@%%+=:,./_%-]") then return word end
@@ -32,6 +34,8 @@ function M.quote(word)
 end
 
 -- argv(e) is the command line of a stdio entry, each word shell-quoted.
+---@param e table
+---@return string
 function M.argv(e)
   local words = { M.quote(e.command or "") }
   for _, a in ipairs(e.args or {}) do words[#words + 1] = M.quote(a) end
@@ -40,6 +44,8 @@ end
 
 -- url(u) hides what a URL may carry as a credential: the userinfo and
 -- every query value (names stay, so the person sees what is sent).
+---@param u any
+---@return string
 function M.url(u)
   if type(u) ~= "string" then return "" end
   u = u:gsub("^(%a[%w+.-]*://)[^/@?#]*@", "%1…@")
@@ -61,6 +67,8 @@ end
 -- ${…} reference as written (it names a secret, it is not one), and the
 -- text around them as "…" unless it is a scheme word such as "Bearer ".
 -- A value with no reference gives nil: it stays hidden.
+---@param v any
+---@return string
 function M.reference(v)
   if type(v) ~= "string" or not v:find("${", 1, true) then return nil end
   local out, i = {}, 1
@@ -130,6 +138,10 @@ end
 -- its notes. brief leaves out what the consent screen that follows shows
 -- in full (the command and its arguments or the URL, the folder, env and
 -- header names), keeping the env and headers that reference variables.
+---@param e table
+---@param notes? table[]
+---@param brief? boolean
+---@return string[]
 function M.entry(e, notes, brief)
   local one = function(s) return tai.term.clean(tostring(s), true) end
   local out = {}
@@ -159,6 +171,8 @@ end
 -- sandbox(e) is the line that shows what a stdio entry says about its
 -- sandbox (nil when it says nothing: the default): a warning when it turns
 -- the sandbox off, else what it grants, closes and requires.
+---@param e table
+---@return string
 function M.sandbox(e)
   local sb = e.sandbox
   if e.transport == "http" or sb == nil or sb == true then return nil end
@@ -184,6 +198,10 @@ end
 -- lines(entries, notes [, brief]) shows a whole paste: notes on the text
 -- as a whole, each entry with its own notes (brief: see entry), then each
 -- refused entry and why.
+---@param entries table[]
+---@param notes? table[]
+---@param brief? boolean
+---@return string[]
 function M.lines(entries, notes, brief)
   local out = {}
   local by_server, general, refused = {}, {}, {}
@@ -223,6 +241,10 @@ end
 -- summary(entries, notes [, what]) is one line: how many entries, how many
 -- refused, how many warnings what holds ("the paste" when not given; a
 -- file's path for /mcp add FILE).
+---@param entries table[]
+---@param notes? table[]
+---@param what? string
+---@return string
 function M.summary(entries, notes, what)
   local refused, warns = 0, 0
   for _, n in ipairs(notes or {}) do

@@ -41,6 +41,9 @@ local M = {}
 local function is_table(v) return type(v) == "table" end
 
 -- keys(doc, t) returns t's string keys in source order.
+---@param doc table
+---@param t table
+---@return string[]
 function M.keys(doc, t)
   local ks = doc.order and doc.order[t]
   if ks then
@@ -80,6 +83,8 @@ end
 -- or nil and why when a quote is left open or the line needs a shell
 -- (| & ; < > ( ) ` or $( ). It is tai.mcp.split, the splitter Go uses for
 -- a pasted "mcp add" line; replace M.split to change both of its uses here.
+---@param line string
+---@return string[]
 function M.split(line)
   return tai.mcp.split(line)
 end
@@ -89,6 +94,8 @@ end
 -- entry_keys are the keys that make a table look like one server entry.
 M.entry_keys = { "command", "url", "httpUrl", "serverUrl" }
 
+---@param t any
+---@return boolean
 function M.looks_like_entry(t)
   if not is_table(t) or is_list(t) and #t > 0 then return false end
   for _, k in ipairs(M.entry_keys) do
@@ -119,6 +126,9 @@ M.ignored_top = {
 }
 
 -- servers(doc, ctx) returns the list of {name=, raw=} found in doc.
+---@param doc table
+---@param ctx table
+---@return {name: string, raw: table}[]
 function M:servers(doc, ctx)
   local v = doc.value
   local out = {}
@@ -190,6 +200,10 @@ function M:servers(doc, ctx)
   return out
 end
 
+---@param doc table
+---@param map table
+---@param out table
+---@param ctx table
 function M:add_named(doc, map, out, ctx)
   if is_list(map) and #map > 0 then
     ctx:note("", "warn", "the servers are given as a list; tai expected an object of names to entries and read the list items instead")
@@ -215,6 +229,10 @@ function M:add_named(doc, map, out, ctx)
 end
 
 -- read_inputs turns VS Code's inputs list into a map id → input.
+---@param doc table
+---@param list any
+---@param ctx table
+---@return table<string, table>
 function M:read_inputs(doc, list, ctx)
   local inputs = ctx.inputs or {}
   if not is_table(list) then return inputs end
@@ -278,6 +296,10 @@ M.oauth_ignored = {
 
 -- entry(name, raw, ctx) maps one raw entry to canonical fields, or returns
 -- nil after ctx:refuse.
+---@param name string
+---@param raw table
+---@param ctx table
+---@return table
 function M:entry(name, raw, ctx)
   local doc = ctx.doc
   local e = {}
@@ -548,6 +570,10 @@ end
 -- oauth(raw, doc, note) maps a pasted oauth object onto tai's: a client
 -- id, its secret as a ${NAME} reference, a callback port, a client ID
 -- metadata document URL; nil when it sets none of them.
+---@param raw any
+---@param doc table
+---@param note fun(level: string, text: string)
+---@return table
 function M:oauth(raw, doc, note)
   if not is_table(raw) then
     note("warn", "oauth is a " .. type(raw) .. ", not an object; it is ignored")
@@ -614,6 +640,9 @@ end
 -- variables(name, e, ctx): Cursor's ${env:NAME} becomes ${NAME}; a bare
 -- $NAME (upper case, as Gemini CLI and Copilot write it) in env and
 -- headers becomes ${NAME}.
+---@param name string
+---@param e table
+---@param ctx table
 function M:variables(name, e, ctx)
   local env_form, bare = false, {}
   rewrite(e, function(s, field)
@@ -637,6 +666,9 @@ end
 
 -- inputs(name, e, ctx): VS Code's ${input:ID} is read from the vault
 -- secret ID; an input's default becomes the reference's default.
+---@param name string
+---@param e table
+---@param ctx table
 function M:inputs(name, e, ctx)
   local used, order = {}, {}
   rewrite(e, function(s)
@@ -659,6 +691,9 @@ end
 
 -- platform(name, e, ctx): npx on Windows runs through cmd /c; elsewhere a
 -- cmd /c wrapper is taken off. uvx is never wrapped.
+---@param name string
+---@param e table
+---@param ctx table
 function M:platform(name, e, ctx)
   local goos = ctx.doc.goos or "linux"
   if type(e.command) ~= "string" then return end
@@ -680,6 +715,9 @@ end
 
 -- hints(name, e, ctx): remarks on what an entry does that a person may
 -- want to change.
+---@param name string
+---@param e table
+---@param ctx table
 function M:hints(name, e, ctx)
   if not is_table(e.args) then return end
   local base = type(e.command) == "string" and (e.command:match("([^/\\]+)$") or "") or ""
@@ -702,6 +740,8 @@ end
 -- Names --------------------------------------------------------------------
 
 -- slug(s) makes s follow the name rule: lowercase letters, digits, - and _.
+---@param s string
+---@return string
 function M.slug(s)
   if not s:find("[^%l%d_%-]") and not s:find("^[-_]") and not s:find("[-_]$") and #s <= 64 and not s:find("--", 1, true) then
     return s
@@ -713,6 +753,8 @@ end
 
 -- package_name(spec) turns a package or image into a server name:
 -- @modelcontextprotocol/server-memory → memory, mcp/fetch → fetch.
+---@param spec string
+---@return string
 function M.package_name(spec)
   local scope, pkg = spec:match("^@([^/]+)/(.+)$")
   if not scope then
@@ -750,6 +792,8 @@ local generic_labels = { mcp = true, api = true, www = true }
 -- label before its address, else as that address:
 -- http://notes.127.0.0.1.nip.io:8080 → notes, http://mcp.127.0.0.1.nip.io:8080
 -- → local-8080.
+---@param url string
+---@return string
 function M.url_name(url)
   local authority = url:match("^%a[%w+.-]*://([^/?#]+)") or url
   authority = authority:gsub("^.*@", "") -- user info is no part of the name
@@ -807,6 +851,8 @@ local docker_value_flags = {
 -- its flags ("package", with its index in args), the image after docker
 -- or podman run and its flags ("image"); else nil. base is the command's
 -- own name (cmd /c unwrapped).
+---@param e table
+---@return string
 function M.package_arg(e)
   if type(e.command) ~= "string" then return nil end
   local base = (e.command:match("([^/\\]+)$") or e.command):lower():gsub("%.exe$", "")
@@ -843,6 +889,8 @@ function M.package_arg(e)
 end
 
 -- derive(e) names an entry after its package, image or URL.
+---@param e table
+---@return string
 function M.derive(e)
   if e.transport == "http" or (e.command == nil and type(e.url) == "string") then
     return type(e.url) == "string" and M.url_name(e.url) or nil, "its URL"
@@ -864,6 +912,10 @@ end
 
 -- name(name, e, ctx) returns the entry's name under the rule, deriving one
 -- for a bare entry.
+---@param name any
+---@param e table
+---@param ctx table
+---@return string
 function M:name(name, e, ctx)
   if type(name) ~= "string" or name == "" then
     local derived, from = M.derive(e)
@@ -890,6 +942,9 @@ end
 
 -- The whole document ---------------------------------------------------------
 
+---@param doc table
+---@return table[]
+---@return table[]
 function M:normalize(doc)
   local notes = {}
   local ctx = { doc = doc, inputs = nil }
