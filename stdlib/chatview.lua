@@ -17,6 +17,8 @@ M.marks = { ok = "✓", error = "✗", denied = "✗ denied", unknown = "✗ unk
 -- terminal control sequences, carriage returns and bidi overrides are
 -- rendered visibly (\x1b, \x0d, \u202e) instead of acting on the screen.
 -- Newlines and tabs are kept.
+---@param s any
+---@return string
 function M.clean(s)
   return tai.term.clean(tostring(s))
 end
@@ -37,6 +39,8 @@ end
 
 -- columns(s) counts the characters of s, the columns it takes on a
 -- terminal (one per character).
+---@param s string
+---@return integer
 function M.columns(s)
   local _, n = s:gsub("[^\128-\191]", "")
   return n
@@ -55,6 +59,9 @@ local function spaced(s, n)
 end
 
 -- short(v, n) renders a value on one line, at most n characters.
+---@param v any
+---@param n integer
+---@return string
 function M.short(v, n)
   local s
   if type(v) == "table" then
@@ -66,6 +73,8 @@ function M.short(v, n)
 end
 
 -- args_line(args) renders arguments as k=v pairs, sorted, each shortened.
+---@param args table
+---@return string
 function M.args_line(args)
   local keys = {}
   for k in pairs(args or {}) do keys[#keys + 1] = tostring(k) end
@@ -76,6 +85,8 @@ function M.args_line(args)
 end
 
 -- tool_line(ev) is the start of the line shown when a tool is called.
+---@param ev table
+---@return string
 function M.tool_line(ev)
   local a = M.args_line(ev.args)
   local name = M.short(ev.name, 80)
@@ -84,6 +95,8 @@ function M.tool_line(ev)
 end
 
 -- duration(ms) renders a duration.
+---@param ms number
+---@return string
 function M.duration(ms)
   if ms < 1000 then return string.format("%d ms", math.floor(ms + 0.5)) end
   return string.format("%.1f s", ms / 1000)
@@ -92,6 +105,10 @@ end
 -- running_text(names, ms, width) is the spinner's text while tools run:
 -- their names and the seconds they have taken ("shell · 12 s"), cut to
 -- fit width columns (0: unknown) so that redrawing it stays on one row.
+---@param names string[]
+---@param ms number
+---@param width integer
+---@return string
 function M.running_text(names, ms, width)
   local secs = string.format("%d s", math.floor(ms / 1000))
   if tai.term.color() then secs = "\27[2m" .. secs .. "\27[0m" end
@@ -118,6 +135,10 @@ end
 -- closest(name, list [, n]) returns the n (default 3) names of list
 -- nearest to name: the ones holding it first, then by edit
 -- distance (case ignored), ties in list order.
+---@param name string
+---@param list string[]
+---@param n? integer
+---@return string[]
 function M.closest(name, list, n)
   local want = name:lower()
   local scored = {}
@@ -139,6 +160,8 @@ end
 -- retry_text(n) is how a retry of the model request is shown, from
 -- tai.chat's on_retry notice: "rate limited (429); retrying in 30s,
 -- attempt 2/4".
+---@param n table
+---@return string
 function M.retry_text(n)
   return M.short(n.text or n.reason or "retrying", 160)
 end
@@ -152,6 +175,7 @@ M.styles = { fence = "2", code = "36", heading = "1" }
 -- on plain lines. It holds back at most the
 -- first characters of a line until it can tell what the line is.
 --   st.push(s) -> text to show      st.flush() -> what it still holds
+---@return {push: fun(s: string): string, flush: fun(): string}
 function M.styler()
   local st = { bol = true, fence = false, head = "", open = false, plain = false, inline = false }
   -- text(t) is t of the current line, `inline code` coloured on plain
@@ -263,6 +287,8 @@ end
 -- is the terminal's width, for view.before_question().
 -- view.opts(extra) gives tai.chat's options; view.finish() ends the last
 -- line.
+---@param o table
+---@return table
 function M.new(o)
   local view = { at_start = true, open = nil, running = {} }
   local same = o.note == o.write
@@ -458,6 +484,8 @@ function M.new(o)
 end
 
 -- consent_text(c) is the consent screen's first line.
+---@param c table
+---@return string
 function M.consent_text(c)
   local where = ""
   if c.origin and c.origin ~= "" then where = " (" .. M.short(c.origin, 80) .. ")" end
@@ -492,6 +520,12 @@ end
 -- fold(text, full) returns text made safe to show, whole when full, or
 -- else its first and last lines with runs of blanks counted when it is
 -- long (tai.term.fold), and a note of what was left out ("" when nothing).
+---@param text string
+---@param full? boolean
+---@param max_lines? integer
+---@param max_bytes? integer
+---@return string
+---@return string
 function M.fold(text, full, max_lines, max_bytes)
   if full then return M.clean(text), "" end
   return tai.term.fold(text, max_lines or M.fold_lines, max_bytes or M.fold_bytes)
@@ -500,6 +534,9 @@ end
 -- full_args(c [, full]) renders the arguments one per line: short values
 -- after the name, long or multi-line ones below it, indented with a bar
 -- so they cannot pass for arguments of their own, folded unless full.
+---@param c table
+---@param full? boolean
+---@return string
 function M.full_args(c, full)
   local lines = {}
   for _, k in ipairs(sorted_keys(c.args)) do
@@ -537,6 +574,8 @@ end
 
 -- change(c) returns what a file tool call would do to the file, as diff
 -- hunks, with a heading ("edit_file: a.txt" …); nil for other tools.
+---@param c table
+---@return string
 function M.change(c)
   local a = c.args or {}
   if c.origin and c.origin ~= "" then return nil end
@@ -594,6 +633,8 @@ function M.change(c)
 end
 
 -- paint_diff(hunks) colours a diff's lines when colour is on.
+---@param hunks string
+---@return string
 function M.paint_diff(hunks)
   local out = {}
   for line in hunks:gmatch("([^\n]*)\n?") do
@@ -609,6 +650,9 @@ end
 
 -- consent_screen(c, full) is everything the consent screen shows above
 -- the question: the tool, its arguments, and the change to a file.
+---@param c table
+---@param full? boolean
+---@return string
 function M.consent_screen(c, full)
   local parts = { M.consent_text(c) }
   local heading, hunks = M.change(c)
@@ -670,6 +714,10 @@ end
 -- the call c (answer p): for the shell tool, the commands that start with
 -- a prefix the person confirms or types; for another tool, every call of
 -- it. Returns true when a rule covering c was kept.
+---@param c table
+---@param rl table
+---@param say fun(text: string)
+---@return boolean
 function M.keep_rule(c, rl, say)
   local key = (c.origin and c.origin ~= "") and c.origin or c.tool
   local rule = { tool = key }
@@ -727,6 +775,7 @@ end
 -- take and all be offered to the model, for the REPL, tai -p and served
 -- chats alike: repl.tool_share of repl.context_limit (both settable in
 -- init.lua).
+---@return integer
 function M.tool_budget()
   local repl = require("tai.repl")
   return math.max(1, math.floor(repl.context_limit * repl.tool_share))
@@ -736,6 +785,8 @@ end
 -- ends it, "[y/d/N]" say: the letters in lower case, the default (the one
 -- capital letter) first. nil when q does not end in one with exactly one
 -- capital, so Enter always has an answer the question named.
+---@param q string
+---@return string[]
 function M.choices_of(q)
   local inner = tostring(q):match("%[(%a[/%a]*)%]%s*$")
   if not inner then return nil end
@@ -758,6 +809,11 @@ end
 -- Enter and Ctrl-D give the default, choices[1]; a key that is not a
 -- choice asks again, saying which keys answer through say (stderr by
 -- default). Returns the choice, or nil and "interrupt" for Ctrl-C.
+---@param rl table
+---@param prompt string
+---@param choices string[]
+---@param say? fun(text: string)
+---@return string
 function M.choose(rl, prompt, choices, say)
   while true do
     local a, err = answer_key(rl, prompt)
@@ -777,6 +833,10 @@ end
 
 -- confirm(rl, question) asks a yes/no question ending in [y/N] (see
 -- choose): true for y. Ctrl-C gives false and "interrupt".
+---@param rl table
+---@param question string
+---@return boolean
+---@return string
 function M.confirm(rl, question)
   local a, err = M.choose(rl, question, { "n", "y" })
   return a == "y", err
@@ -795,6 +855,10 @@ end
 -- say(line) prints; before() runs first (to end a partly written line).
 -- The prompter's always table holds the tools allowed for the session,
 -- its prefixes table the shell prefixes ({tool="shell", prefix=}).
+---@param get_rl fun(): table
+---@param say? fun(line: string)
+---@param before? fun()
+---@return table
 function M.prompter(get_rl, say, before)
   local always, prefixes = {}, {}
   local function confirm(c)
@@ -874,6 +938,8 @@ end
 -- limit cut the answer short, the provider withheld or the model refused
 -- the answer, or the answer was empty. Each means the answer is not
 -- complete.
+---@param d table?
+---@return string[]
 function M.notices(d)
   local out = {}
   if not d then return out end
@@ -905,6 +971,9 @@ end
 
 -- redacted(text) is text with every known secret value replaced; when the
 -- vault cannot be opened it returns text and the error.
+---@param text string
+---@return string
+---@return string
 function M.redacted(text)
   local out, err = tai.vault.redact(text)
   if not out then return text, err end
@@ -930,6 +999,7 @@ end
 --   conv.count(d [, not_a_turn])  adds a turn's usage (tai.chat's details;
 --                      a summary's, with not_a_turn)
 --   conv.history()     its messages so far
+---@return table
 function M.conversation()
   local context = require("tai.context")
   local conv = { usage = { input = 0, output = 0, turns = 0 }, notes = {} }
@@ -1029,6 +1099,8 @@ function M.conversation()
 end
 
 -- thousands(n) renders a count with thousands separators: 12,345.
+---@param n integer
+---@return string
 function M.thousands(n)
   local s = tostring(math.floor(n or 0))
   local out = s:reverse():gsub("(%d%d%d)", "%1,"):reverse()
@@ -1039,6 +1111,9 @@ end
 -- from the API's usage fields and the running total of the session.
 -- A turn whose usage the provider did not report (no usage fields, or
 -- zeros: no request is free) says so instead of counting zeros.
+---@param d table
+---@param total table
+---@return string
 function M.usage_line(d, total)
   local u = d and d.usage or {}
   local turn = string.format("%s in · %s out", M.thousands(u.input_tokens), M.thousands(u.output_tokens))
@@ -1051,12 +1126,15 @@ end
 
 -- unreported(d) says whether the provider reported no usage for a turn
 -- (tai.chat's details).
+---@param d table
+---@return boolean
 function M.unreported(d)
   local u = d and d.usage or {}
   return (u.input_tokens or 0) == 0 and (u.output_tokens or 0) == 0
 end
 
 -- env_key() names the provider key set in the environment, or nil.
+---@return string
 function M.env_key()
   for _, k in ipairs({ "OPENAI_API_KEY", "ANTHROPIC_API_KEY" }) do
     if (os.getenv(k) or "") ~= "" then return k end
@@ -1066,6 +1144,7 @@ end
 -- env_advice() says how to have the provider key set in the environment
 -- answer instead of the profile in use: a profile named "default" kept in
 -- the vault wins over the environment, so then it must go first.
+---@return string
 function M.env_advice()
   local ok, list = pcall(tai.profiles.list)
   for _, p in ipairs(ok and list or {}) do
@@ -1080,6 +1159,8 @@ end
 -- other than the environment's answered while OPENAI_API_KEY or
 -- ANTHROPIC_API_KEY is set; nil when the environment's answered, when no
 -- key is set, or when the profile was chosen with --profile (chosen).
+---@param chosen? string
+---@return string
 function M.env_note(chosen)
   if chosen and chosen ~= "" then return nil end
   local env_key = M.env_key()
@@ -1096,6 +1177,8 @@ end
 
 -- profile_hint(err) adds to a failed turn's error which profile is in
 -- use and how to switch, so a stored profile never wins silently.
+---@param err string
+---@return string
 function M.profile_hint(err)
   if err == "interrupted" then return err end
   local s = tostring(err)
@@ -1133,6 +1216,7 @@ end
 -- sandbox_notice() is what tai says once at start where no sandbox can
 -- run (nil where one can): servers and shell commands then run as they
 -- would without it, and entries that require it do not start.
+---@return string|nil
 function M.sandbox_notice()
   local abi, why = tai.sandbox.available()
   if abi then return nil end
@@ -1140,6 +1224,9 @@ function M.sandbox_notice()
     " a server whose entry says sandbox = \"required\" is not started"
 end
 
+---@param prompt string
+---@param inv table
+---@return integer
 function M.oneshot(prompt, inv)
   inv = inv or {}
   local notice = M.sandbox_notice()
