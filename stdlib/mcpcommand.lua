@@ -17,6 +17,8 @@ M.subcommands = { "add", "normalize", "list", "enable", "disable", "remove", "to
 
 -- report(rep [, notes_shown]) shows what an add or an import did with each
 -- server, and the notes unless they were shown already.
+---@param rep table
+---@param notes_shown? boolean
 function M.report(rep, notes_shown)
   for _, s in ipairs(rep.servers or {}) do
     if s.outcome == "added" then
@@ -50,6 +52,8 @@ function M.report(rep, notes_shown)
 end
 
 -- is_url(s) says whether s is one http(s) URL and nothing else.
+---@param s any
+---@return boolean
 function M.is_url(s)
   return s:match("^%s*[hH][tT][tT][pP][sS]?://%S+%s*$") ~= nil
 end
@@ -59,6 +63,8 @@ end
 -- codex or gemini "mcp add" command line, or one URL that reads as a
 -- server's address (its path ends in /mcp or /sse, or its host starts
 -- with mcp.).
+---@param line string
+---@return boolean
 function M.pasted_server(line)
   local t = line:gsub("^%s*%$?%s*", "")
   for _, cli in ipairs({ "claude", "codex", "gemini" }) do
@@ -73,6 +79,8 @@ end
 -- source_text(source) is the config text /mcp add was given: the text
 -- itself, or a config file's contents and then the file's path; nil for a
 -- stored server's name.
+---@param source string
+---@return string
 function M.source_text(source)
   if source:find("[\n{}%[%]=\"]") or M.is_url(source) then return source end
   if tai.file_kind(source) == "file" then
@@ -85,6 +93,8 @@ end
 -- github(source) is what tai.mcp.github makes of source: nil when it is
 -- not a GitHub URL, else {repo=} (the repository it names) or {bad=} (why
 -- it names none). A paste is read once and this passed along.
+---@param source string
+---@return table|nil
 function M.github(source)
   local repo, bad = tai.mcp.github(source)
   if repo or bad then return { repo = repo, bad = bad } end
@@ -117,6 +127,9 @@ end
 -- new_entry(source, name) is the entry named name that source holds (a
 -- GitHub repository as the resolver reads it, else a paste as the
 -- normalizer does).
+---@param source string
+---@param name string
+---@return table
 function M.new_entry(source, name)
   local gh = M.github(source)
   if gh and gh.repo then
@@ -135,6 +148,8 @@ end
 -- registered under name offers at the REPL: the difference between the
 -- stored entry and the new one, then u (update the stored entry to it)
 -- or r (add it under another name).
+---@param name string
+---@param args table
 function M.offer_existing(name, args)
   if not tai.term.isatty() then return end
   local new = M.new_entry(args.source, name)
@@ -175,6 +190,10 @@ end
 -- as the normalizer reads it, warnings included, before any start is
 -- asked for; a GitHub repository as the resolver reads it. gh is
 -- M.github(source) when the caller has it already.
+---@param source string
+---@param name? string
+---@param preview? boolean
+---@param gh? table
 function M.add(source, name, preview, gh)
   local shown = false
   if preview then gh = gh or M.github(source) end
@@ -201,6 +220,7 @@ end
 
 -- offer_login(rep) offers, for each server an add stored because it
 -- answered 401, to log in now (/mcp login), which enables it.
+---@param rep table
 function M.offer_login(rep)
   if not tai.term.isatty() then return end
   for _, s in ipairs(rep.servers or {}) do
@@ -219,6 +239,11 @@ end
 -- and its notes (brief: see show); false when it found none. A repository
 -- of several servers lists them and asks for one by number, resolved at
 -- once: then true and the URL picked.
+---@param url string
+---@param gh table
+---@param brief? boolean
+---@return boolean
+---@return string
 function M.show_resolved(url, gh, brief)
   if gh.bad then warn(clean(gh.bad)) return false end
   say("reading " .. clean(url) .. " …")
@@ -245,6 +270,8 @@ end
 
 -- pick(servers) asks for one of a repository's servers by its number:
 -- its URL, or nil for none.
+---@param servers {url: string}[]
+---@return string
 function M.pick(servers)
   while true do
     local line = repl().rl:read(string.format("which one (1-%d, Enter for none)? ", #servers))
@@ -261,6 +288,7 @@ end
 -- consent screen, with the choice to enable) to the person: in
 -- interactive mode. Under --auto and --yolo it starts servers without
 -- asking, so a paste is first confirmed here.
+---@return boolean
 function M.asks_itself()
   return tai.mode == "interactive"
 end
@@ -268,6 +296,9 @@ end
 -- offer_github(url [, gh]) is what a GitHub URL pasted at the prompt
 -- does: show what the resolver finds and, when the person agrees on the
 -- consent screen, add it. gh is M.github(url) when the caller has it.
+---@param url string
+---@param gh? table
+---@return nil
 function M.offer_github(url, gh)
   gh = gh or M.github(url) or {}
   if M.asks_itself() then return M.add(url, nil, true, gh) end
@@ -283,6 +314,7 @@ end
 
 -- read_paste() reads a pasted config after /mcp add: JSON until its braces
 -- balance, TOML until a blank line.
+---@return string
 function M.read_paste()
   local r = repl()
   say("paste the server config (JSON or TOML); a blank line ends it")
@@ -311,6 +343,10 @@ end
 -- show(entries, notes [, path [, brief]]) shows what tai.mcp.normalize
 -- made of a paste (or of the file at path), as mcpview lays it out; brief
 -- when the consent screen follows, which shows what will run in full.
+---@param entries table[]
+---@param notes? table[]
+---@param path? string
+---@param brief? boolean
 function M.show(entries, notes, path, brief)
   local view = require("tai.mcpview")
   say(clean(view.summary(entries, notes, path)))
@@ -322,6 +358,7 @@ end
 -- as the normalizer reads it, then add them; the consent screen of each
 -- is the one question (under --auto and --yolo, which start servers
 -- without asking, the paste is confirmed first).
+---@param text string
 function M.offer(text)
   local entries, notes = tai.mcp.normalize(text)
   if not entries then
@@ -343,6 +380,7 @@ function M.offer(text)
 end
 
 -- normalize(source) shows what a paste would register, storing nothing.
+---@param source string
 function M.normalize(source)
   local gh = M.github(source)
   if gh and gh.repo then
@@ -382,6 +420,8 @@ end
 -- (command_lines), a mark when it puts a secret
 -- where other users can read it, its tool counts, and what its sandbox
 -- lets it do (a warning when the sandbox is off).
+---@param list table[]
+---@return string[]
 function M.list_lines(list)
   local one = function(v) return tai.term.clean(tostring(v), true) end
   local out = {}
@@ -413,6 +453,8 @@ end
 -- profile_lines(profile) says, after a switch to profile, which MCP
 -- servers it has enabled and which are enabled only for other profiles,
 -- with the command that enables them here; nothing when none are stored.
+---@param profile? string
+---@return string[]
 function M.profile_lines(profile)
   local list = tai.mcp.list()
   if not list or #list == 0 then return {} end
@@ -452,6 +494,7 @@ function M.list()
   end
 end
 
+---@param server string
 function M.tools(server)
   local list, err = tai.mcp.tools({ server = server })
   if not list then warn(clean(err)) return end
@@ -466,6 +509,9 @@ function M.tools(server)
   end
 end
 
+---@param server string
+---@param tool string
+---@param json_args? string
 function M.call(server, tool, json_args)
   local args
   if json_args and json_args:match("%S") then
@@ -484,6 +530,7 @@ function M.call(server, tool, json_args)
   if res.isError then warn("(the tool reported an error)") end
 end
 
+---@param what? string
 function M.import(what)
   local args = {}
   for _, c in ipairs({ "claude-desktop", "claude-code", "cursor", "vscode", "codex", "gemini" }) do
@@ -523,6 +570,7 @@ local login_flags = {
 }
 
 -- login(w) is /mcp login SERVER [--flag VALUE]...
+---@param w string[]
 function M.login(w)
   if not w[2] then warn("usage: /mcp " .. login_usage) return end
   local args = { server = w[2] }
@@ -543,6 +591,9 @@ function M.login(w)
 end
 
 -- run(rest, w) is the /mcp command.
+---@param rest string
+---@param w string[]
+---@return nil
 function M.run(rest, w)
   local sub = w[1] or "list"
   if sub == "list" then return M.list() end
@@ -666,6 +717,9 @@ local function server_names()
 end
 
 -- complete(word, line) completes subcommands, server names and tool names.
+---@param word string
+---@param line string
+---@return string[]
 function M.complete(word, line)
   local rest = line:match("^%s*/mcp%s+(.*)$") or ""
   if not rest:find("%s") then return M.subcommands end
