@@ -321,7 +321,11 @@ function M.local_mode(e, ctx)
         return "a local " .. t .. " mode (" .. a .. (val and "" or (" " .. (args[i + 1] or ""))) .. "), a server on this machine for clients to dial"
       end
     end
-    if flag == "--port" or flag == "--addr" or flag == "--host" or flag == "--listen" then
+    -- --host names a server's upstream as often as where it listens:
+    -- only a local address there means a listener
+    local hostval = (val or nxt):gsub("^%a+://", ""):gsub("[:/].*$", "")
+    if flag == "--port" or flag == "--addr" or flag == "--listen"
+      or (flag == "--host" and (is_dev_host(hostval) or hostval:match("^[%d.]+$"))) then
       return "a local network mode (" .. a .. (val and "" or (" " .. (args[i + 1] or ""))) .. ")"
     end
     if (base == "docker" or base == "podman") and (a == "-p" or a == "--publish" or a:match("^%-p%d") or a:match("^%-%-publish=")) then
