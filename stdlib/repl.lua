@@ -11,6 +11,7 @@ local M = {}
 
 -- prompt() -> string shown before each line: the profile, and the
 -- approval mode when tools run without asking ("tai:default [auto]> ").
+---@return string
 function M.prompt()
   local marks = {}
   if tai.mode ~= "interactive" then marks[#marks + 1] = tai.mode end
@@ -23,6 +24,7 @@ end
 -- shell_unsandboxed() says whether the current profile turns the shell's
 -- sandbox off (sandbox = false): then the prompt says "no sandbox", as it
 -- says --yolo.
+---@return boolean
 function M.shell_unsandboxed()
   local ok, p = pcall(tai.profiles.current)
   return ok and type(p) == "table" and p.sandbox == false
@@ -30,6 +32,7 @@ end
 
 -- shell_lifted() says whether the person lifted the shell's sandbox for
 -- the rest of this session (/sandbox off): then the prompt says "sandbox off".
+---@return boolean
 function M.shell_lifted()
   local ok, off = pcall(tai.sandbox.session_off)
   return ok and off == true
@@ -37,6 +40,8 @@ end
 
 -- shell_sandbox_warning(p) is the warning shown when the profile p turns
 -- the shell's sandbox off, or nil.
+---@param p any
+---@return string
 function M.shell_sandbox_warning(p)
   if type(p) ~= "table" or p.sandbox ~= false then return nil end
   return "⚠ the shell's sandbox is off: profile " .. chatview.clean(tostring(p.name)) .. " says sandbox = false, so the commands the model runs " ..
@@ -47,6 +52,9 @@ end
 M.continuation = "... "
 
 -- paint(code, text) wraps text in an ANSI colour when colour is on.
+---@param code string
+---@param text string
+---@return string
 function M.paint(code, text)
   if tai.term.color() then
     return "\27[" .. code .. "m" .. text .. "\27[0m"
@@ -56,10 +64,12 @@ end
 
 -- say(text) and warn(text) tell the person something through
 -- tai.notify (replace it in init.lua to route tai's messages elsewhere).
+---@param text any
 function M.say(text)
   tai.notify(tostring(text), "info")
 end
 
+---@param text string
 function M.warn(text)
   tai.notify(tostring(text), "warn")
 end
@@ -94,6 +104,7 @@ M.markdown = true
 
 -- context_size() estimates the tokens the next request starts with: the
 -- system message and the history.
+---@return integer
 function M.context_size()
   return tai.estimate_tokens(M.conv.system or "") + tai.estimate_tokens(M.conv.history())
 end
@@ -104,6 +115,7 @@ end
 -- are redacted from the message and the answer. Ctrl-C cancels the turn.
 -- A turn that ended at the step limit or was cut off at the output limit
 -- says so. The conversation is kept in the vault after each turn.
+---@param text string
 function M.chat(text)
   M.rl:watch_escape(true) -- Esc stops the turn, as Ctrl-C does
   local tty = tai.term.isatty()
@@ -143,6 +155,8 @@ M.attach_count = 8
 -- attach(text) adds the files a message names with @path (regular files,
 -- relative to the working directory) after it, so the model has them
 -- without a tool call; names that are no file are left as they are.
+---@param text string
+---@return string
 function M.attach(text)
   local parts, seen = {}, {}
   for path in text:gmatch("@([%w%._%-/~]+)") do
@@ -219,6 +233,7 @@ end
 
 -- eval(text) evaluates a Lua expression (or, failing that, a statement) and
 -- prints what it returns.
+---@param text string
 function M.eval(text)
   local fn, err = loadstring("return " .. text, "(repl)")
   if not fn then
@@ -234,6 +249,9 @@ end
 -- read_lines(first, done) reads further lines until done(line) is true, a
 -- blank line or end of input. It returns the lines, or nil when Ctrl-C
 -- cancelled the block.
+---@param first string
+---@param done fun(line: string): boolean
+---@return string[]
 function M.read_lines(first, done)
   local lines = { first }
   if done(first) then return lines end
@@ -251,6 +269,8 @@ end
 
 -- lua_block([first]) reads a multi-line chunk ended by a line holding
 -- only "." and runs it; first is what came with /lua in the same message.
+---@param first? string
+---@return nil
 function M.lua_block(first)
   local lines = {}
   -- a paste may hold the chunk already, its "." line included
@@ -310,6 +330,8 @@ end
 -- parses; an opening line only when it opens the way configs do (a lone
 -- brace, or a brace and a quoted key); a TOML key = value line only when
 -- the key is one an MCP config starts with.
+---@param line string
+---@return string|nil
 function M.block_kind(line)
   local s = line:match("^%s*(.-)%s*$")
   if s:match("^%[%[?%s*[%a_][%w_%-%.\"]*%s*%]%]?$") then return "toml" end
@@ -350,6 +372,8 @@ local function keys_of(t)
 end
 
 -- describe(value) -> one line saying what a parsed config holds.
+---@param v any
+---@return string
 function M.describe(v)
   if type(v) ~= "table" then
     return "a single " .. type(v) .. " value, not a config"
@@ -462,6 +486,10 @@ M.data_note = "sent to the model (not an MCP config)"
 -- (or takes the whole paste, when given) and hands it to mcp.offer when
 -- it is an MCP config (see paste_shape), else to the model; when it could
 -- be either, one key decides.
+---@param first string
+---@param kind string
+---@param whole? string
+---@return nil
 function M.config_block(first, kind, whole)
   local lines
   if whole then
@@ -510,6 +538,9 @@ local builtin = {}
 -- help_lines(commands, cols) is /help's list: one line per command, its
 -- name and the first line of its help, cut to cols columns (80 when cols
 -- is 0, as off a terminal) with … so that no command takes two lines.
+---@param commands table[]
+---@param cols integer
+---@return string[]
 function M.help_lines(commands, cols)
   if cols <= 0 then cols = 80 end
   local width = 0
@@ -525,6 +556,9 @@ end
 
 -- topic_lines(topics, cols) is the list of help topics: one line each,
 -- the name then the summary, cut to cols columns as help_lines cuts.
+---@param topics table[]
+---@param cols integer
+---@return string[]
 function M.topic_lines(topics, cols)
   if cols <= 0 then cols = 80 end
   local width = 0
@@ -674,6 +708,8 @@ local profile_fields = { "provider", "model", "base_url", "key_env", "key_secret
 
 -- describe_profile(p) -> lines showing a profile; keys are named by where
 -- they live, never shown.
+---@param p table
+---@return string
 function M.describe_profile(p)
   local lines = { p.name .. (p.current and "  (current)" or "") }
   for _, k in ipairs(profile_fields) do
@@ -689,6 +725,8 @@ end
 
 -- parse_fields(text) reads key=value pairs; a value may be "double quoted"
 -- to hold blanks.
+---@param text string
+---@return table<string, string>
 function M.parse_fields(text)
   local out, pos = {}, 1
   while true do
@@ -749,6 +787,9 @@ end
 
 -- listed_profile(p [, asked]) is p as /profiles lists it (with whether it
 -- is built-in), found by the name asked for or its own.
+---@param p table
+---@param asked? string
+---@return table
 function M.listed_profile(p, asked)
   for _, q in ipairs(all_profiles() or {}) do
     if q.name == (asked or p.name) then return q end
@@ -757,6 +798,8 @@ function M.listed_profile(p, asked)
 end
 
 -- profile_note(p) says where a built-in profile's model comes from.
+---@param p table
+---@return string
 function M.profile_note(p)
   if p.provider == "ollama" and p.resolves_to == "ollama" and not chatview.env_key() then
     return "a local Ollama at 127.0.0.1:11434, as no OPENAI_API_KEY or ANTHROPIC_API_KEY is set"
@@ -978,6 +1021,7 @@ builtin.resume = {
 }
 
 -- show_last(messages) prints the last exchange of a resumed conversation.
+---@param messages table[]
 function M.show_last(messages)
   local last_user, last_answer
   for _, m in ipairs(messages or {}) do
@@ -1009,6 +1053,8 @@ local function model_names()
 end
 
 -- model_line(p) names p's model, and how it was chosen when p names none.
+---@param p table
+---@return string
 function M.model_line(p)
   local model = p.model ~= nil and p.model ~= "" and chatview.short(p.model, 120)
   if not model and (p.provider == "openai" or p.provider == "anthropic") then
@@ -1089,6 +1135,9 @@ end
 -- name longer than its column has a line of its own, an origin longer
 -- than its column is cut with "…", and what is folded onto lines of its
 -- own column.
+---@param rows table[]
+---@param cols integer
+---@return string[]
 function M.table_lines(rows, cols)
   local nw, ow = 0, 0
   for _, r in ipairs(rows) do
@@ -1452,6 +1501,8 @@ M.compact_prompt = "Summarize the conversation below so that it can be continued
   "failed, and what remains open. Be complete but brief; write it as notes, not as a dialogue."
 
 -- transcript(messages) renders a conversation as text for the summary.
+---@param messages table[]
+---@return string
 function M.transcript(messages)
   local out = {}
   for _, m in ipairs(messages) do
@@ -1509,6 +1560,7 @@ M.shell_timeout = 1800
 -- stopped when it ends, Ctrl-C stops it, and its output comes back with
 -- the vault's secrets redacted. The result is shown and a note of it goes
 -- with the next message to the model. Nothing is sent now.
+---@param command string
 function M.shell(command)
   if command:match("^%s*$") then M.warn("usage: !COMMAND runs COMMAND in the shell") return end
   M.rl:suspend()
@@ -1600,6 +1652,7 @@ function M.nearest_command(name)
 end
 
 -- command(line) runs a /command line.
+---@param line string
 function M.command(line)
   local name, rest = line:match("^%s*/([^%s]*)%s*(.-)%s*$")
   local c = find_command(name)
@@ -1618,6 +1671,8 @@ end
 -- (the text before the cursor).
 -- complete_path(word) completes "@dir/na" to the files and folders whose
 -- names start so (relative to the working directory).
+---@param word string
+---@return string[]
 function M.complete_path(word)
   local path = word:sub(2)
   local dir, base = path:match("^(.*/)([^/]*)$")
@@ -1634,6 +1689,8 @@ function M.complete_path(word)
   return out
 end
 
+---@param line string
+---@return string[]
 function M.complete(line)
   local at = line:match("^[^/=!].*(@%S*)$") or line:match("^(@%S*)$")
   if at then return M.complete_path(at) end
@@ -1675,6 +1732,8 @@ M.credential_patterns = {
 
 -- history_ok(line) says whether a line may go into the history file: lines
 -- that set secrets or hold something that looks like a credential never do.
+---@param line string
+---@return boolean
 function M.history_ok(line)
   if line:find("secret_set", 1, true) then return false end
   local low = line:lower()
@@ -1712,6 +1771,8 @@ M.credential_keys = { "secret", "token", "passw", "credential", "api[_%-]?key", 
 
 -- history_note(line) tells the person when a line is kept out of the
 -- history for what it holds; it returns whether the line may be kept.
+---@param line string
+---@return boolean
 function M.history_note(line)
   if M.history_ok(line) then return true end
   M.say("(not kept in history: it holds a secret)")
@@ -1720,6 +1781,7 @@ end
 
 -- remember(line) adds a line to the history, known secret values redacted
 -- (the line is left out when the vault cannot be read to redact it).
+---@param line string
 function M.remember(line)
   if not M.history_note(line) then return end
   local red = tai.vault.redact(line)
@@ -1727,6 +1789,8 @@ function M.remember(line)
 end
 
 -- handle(line) dispatches one line read at the prompt.
+---@param line string
+---@return nil
 function M.handle(line)
   local s = line:match("^%s*(.-)%s*$")
   if s == "" then return end
@@ -1784,6 +1848,8 @@ end
 -- further lines get the continuation prompt). A bracketed paste arrives
 -- whole, newlines included. Returns the text, or nil and "interrupt" or
 -- "eof" (Ctrl-C on a further line drops the whole message).
+---@param prompt string
+---@return string
 function M.read_message(prompt)
   local line, err = M.rl:read(prompt)
   if not line then return nil, err end
@@ -1806,6 +1872,8 @@ function M.read_message(prompt)
 end
 
 -- run() is the loop: it returns the exit status when the person quits.
+---@param inv table
+---@return integer
 function M.run(inv)
   inv = inv or {}
   M.install_builtins()
