@@ -305,6 +305,11 @@ end
 
 M.monorepo_why = "a README example of a package this monorepo's root does not publish"
 
+-- Ports a server connects to rather than listens on (databases, caches,
+-- queues): --port with one of them is an upstream.
+M.db_ports = { ["5432"] = true, ["3306"] = true, ["6379"] = true, ["27017"] = true, ["1433"] = true, ["9200"] = true,
+  ["5672"] = true, ["11211"] = true, ["1521"] = true, ["9042"] = true }
+
 -- local_mode(e, ctx) says why an entry starts a local network server, or
 -- runs an image the reader must build first, rather than a server a
 -- client starts: nil when it does neither.
@@ -324,7 +329,20 @@ function M.local_mode(e, ctx)
     -- --host names a server's upstream as often as where it listens:
     -- only a local address there means a listener
     local hostval = (val or nxt):gsub("^%a+://", ""):gsub("[:/].*$", "")
-    if flag == "--port" or flag == "--addr" or flag == "--listen"
+    -- --port is where it listens, unless it goes with a remote host it
+    -- connects to or is a database's port (--host db… --port 5432)
+    local upstream = M.db_ports[val or nxt] ~= nil
+    for _, b in ipairs(args) do
+      local hv = b:match("^%-%-[%w-]*host[%w-]*=(.*)$")
+      upstream = upstream or (hv and not is_dev_host(hv:gsub("^%a+://", ""):gsub("[:/].*$", "")))
+    end
+    for j = 1, #args - 1 do
+      if args[j]:match("^%-%-[%w-]*host[%w-]*$") then
+        local hv = args[j + 1]:gsub("^%a+://", ""):gsub("[:/].*$", "")
+        upstream = upstream or not (is_dev_host(hv) or hv:match("^[%d.]+$"))
+      end
+    end
+    if (flag == "--port" and not upstream) or flag == "--addr" or flag == "--listen"
       or (flag == "--host" and (is_dev_host(hostval) or hostval:match("^[%d.]+$"))) then
       return "a local network mode (" .. a .. (val and "" or (" " .. (args[i + 1] or ""))) .. ")"
     end
