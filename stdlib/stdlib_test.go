@@ -817,3 +817,18 @@ func TestNotifyCarriesTheREPLsMessages(t *testing.T) {
 		t.Fatalf("got %q, %v", got[0], got[1])
 	}
 }
+
+// TestVaultErrorGetsNoProfileLine: a turn that failed on the vault (sealed,
+// no passphrase) is said alone, without the unrelated line about profiles
+// a model error gets.
+func TestVaultErrorGetsNoProfileLine(t *testing.T) {
+	got := run(t, `
+		local chat = require("chat")
+		return chat.profile_hint("vault: the vault is sealed: set TAI_VAULT_PASSPHRASE"), chat.profile_hint("HTTP 401 from the model")`)
+	if got[0] != "vault: the vault is sealed: set TAI_VAULT_PASSPHRASE" {
+		t.Errorf("vault error: %q", got[0])
+	}
+	if s, _ := got[1].(string); !strings.Contains(s, "the profile in use is") {
+		t.Errorf("model error lost its profile line: %q", s)
+	}
+}
