@@ -575,7 +575,8 @@ end
 -- change(c) returns what a file tool call would do to the file, as diff
 -- hunks, with a heading ("edit_file: a.txt" …); nil for other tools.
 ---@param c table
----@return string
+---@return string|nil
+---@return string|nil
 function M.change(c)
   local a = c.args or {}
   if c.origin and c.origin ~= "" then return nil end
@@ -786,7 +787,7 @@ end
 -- capital letter) first. nil when q does not end in one with exactly one
 -- capital, so Enter always has an answer the question named.
 ---@param q string
----@return string[]
+---@return string[]|nil
 function M.choices_of(q)
   local inner = tostring(q):match("%[(%a[/%a]*)%]%s*$")
   if not inner then return nil end
@@ -813,7 +814,8 @@ end
 ---@param prompt string
 ---@param choices string[]
 ---@param say? fun(text: string)
----@return string
+---@return string|nil
+---@return string|nil
 function M.choose(rl, prompt, choices, say)
   while true do
     local a, err = answer_key(rl, prompt)
@@ -836,7 +838,7 @@ end
 ---@param rl table
 ---@param question string
 ---@return boolean
----@return string
+---@return string|nil
 function M.confirm(rl, question)
   local a, err = M.choose(rl, question, { "n", "y" })
   return a == "y", err
@@ -973,7 +975,7 @@ end
 -- vault cannot be opened it returns text and the error.
 ---@param text string
 ---@return string
----@return string
+---@return string|nil
 function M.redacted(text)
   local out, err = tai.vault.redact(text)
   if not out then return text, err end
@@ -1134,7 +1136,7 @@ function M.unreported(d)
 end
 
 -- env_key() names the provider key set in the environment, or nil.
----@return string
+---@return string|nil
 function M.env_key()
   for _, k in ipairs({ "OPENAI_API_KEY", "ANTHROPIC_API_KEY" }) do
     if (os.getenv(k) or "") ~= "" then return k end
@@ -1160,7 +1162,7 @@ end
 -- ANTHROPIC_API_KEY is set; nil when the environment's answered, when no
 -- key is set, or when the profile was chosen with --profile (chosen).
 ---@param chosen? string
----@return string
+---@return string|nil
 function M.env_note(chosen)
   if chosen and chosen ~= "" then return nil end
   local env_key = M.env_key()

@@ -80,7 +80,8 @@ end
 -- itself, or a config file's contents and then the file's path; nil for a
 -- stored server's name.
 ---@param source string
----@return string
+---@return string|nil
+---@return string|nil
 function M.source_text(source)
   if source:find("[\n{}%[%]=\"]") or M.is_url(source) then return source end
   if tai.file_kind(source) == "file" then
@@ -129,7 +130,7 @@ end
 -- normalizer does).
 ---@param source string
 ---@param name string
----@return table
+---@return table|nil
 function M.new_entry(source, name)
   local gh = M.github(source)
   if gh and gh.repo then
@@ -243,7 +244,7 @@ end
 ---@param gh table
 ---@param brief? boolean
 ---@return boolean
----@return string
+---@return string|nil
 function M.show_resolved(url, gh, brief)
   if gh.bad then warn(clean(gh.bad)) return false end
   say("reading " .. clean(url) .. " …")
@@ -271,7 +272,7 @@ end
 -- pick(servers) asks for one of a repository's servers by its number:
 -- its URL, or nil for none.
 ---@param servers {url: string}[]
----@return string
+---@return string|nil
 function M.pick(servers)
   while true do
     local line = repl().rl:read(string.format("which one (1-%d, Enter for none)? ", #servers))
@@ -314,7 +315,7 @@ end
 
 -- read_paste() reads a pasted config after /mcp add: JSON until its braces
 -- balance, TOML until a blank line.
----@return string
+---@return string|nil
 function M.read_paste()
   local r = repl()
   say("paste the server config (JSON or TOML); a blank line ends it")

@@ -68,7 +68,7 @@ end
 -- text around them as "…" unless it is a scheme word such as "Bearer ".
 -- A value with no reference gives nil: it stays hidden.
 ---@param v any
----@return string
+---@return string|nil
 function M.reference(v)
   if type(v) ~= "string" or not v:find("${", 1, true) then return nil end
   local out, i = {}, 1
@@ -172,7 +172,7 @@ end
 -- sandbox (nil when it says nothing: the default): a warning when it turns
 -- the sandbox off, else what it grants, closes and requires.
 ---@param e table
----@return string
+---@return string|nil
 function M.sandbox(e)
   local sb = e.sandbox
   if e.transport == "http" or sb == nil or sb == true then return nil end

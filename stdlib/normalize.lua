@@ -84,7 +84,8 @@ end
 -- (| & ; < > ( ) ` or $( ). It is tai.mcp.split, the splitter Go uses for
 -- a pasted "mcp add" line; replace M.split to change both of its uses here.
 ---@param line string
----@return string[]
+---@return string[]|nil
+---@return string|nil
 function M.split(line)
   return tai.mcp.split(line)
 end
@@ -299,7 +300,7 @@ M.oauth_ignored = {
 ---@param name string
 ---@param raw table
 ---@param ctx table
----@return table
+---@return table|nil
 function M:entry(name, raw, ctx)
   local doc = ctx.doc
   local e = {}
@@ -573,7 +574,7 @@ end
 ---@param raw any
 ---@param doc table
 ---@param note fun(level: string, text: string)
----@return table
+---@return table|nil
 function M:oauth(raw, doc, note)
   if not is_table(raw) then
     note("warn", "oauth is a " .. type(raw) .. ", not an object; it is ignored")
@@ -852,7 +853,10 @@ local docker_value_flags = {
 -- or podman run and its flags ("image"); else nil. base is the command's
 -- own name (cmd /c unwrapped).
 ---@param e table
----@return string
+---@return string|nil
+---@return string|nil
+---@return integer|nil
+---@return string|nil
 function M.package_arg(e)
   if type(e.command) ~= "string" then return nil end
   local base = (e.command:match("([^/\\]+)$") or e.command):lower():gsub("%.exe$", "")
@@ -890,7 +894,8 @@ end
 
 -- derive(e) names an entry after its package, image or URL.
 ---@param e table
----@return string
+---@return string|nil
+---@return string|nil
 function M.derive(e)
   if e.transport == "http" or (e.command == nil and type(e.url) == "string") then
     return type(e.url) == "string" and M.url_name(e.url) or nil, "its URL"
@@ -915,7 +920,7 @@ end
 ---@param name any
 ---@param e table
 ---@param ctx table
----@return string
+---@return string|nil
 function M:name(name, e, ctx)
   if type(name) ~= "string" or name == "" then
     local derived, from = M.derive(e)

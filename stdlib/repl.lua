@@ -41,7 +41,7 @@ end
 -- shell_sandbox_warning(p) is the warning shown when the profile p turns
 -- the shell's sandbox off, or nil.
 ---@param p any
----@return string
+---@return string|nil
 function M.shell_sandbox_warning(p)
   if type(p) ~= "table" or p.sandbox ~= false then return nil end
   return "⚠ the shell's sandbox is off: profile " .. chatview.clean(tostring(p.name)) .. " says sandbox = false, so the commands the model runs " ..
@@ -251,7 +251,7 @@ end
 -- cancelled the block.
 ---@param first string
 ---@param done fun(line: string): boolean
----@return string[]
+---@return string[]|nil
 function M.read_lines(first, done)
   local lines = { first }
   if done(first) then return lines end
@@ -726,7 +726,8 @@ end
 -- parse_fields(text) reads key=value pairs; a value may be "double quoted"
 -- to hold blanks.
 ---@param text string
----@return table<string, string>
+---@return table<string, string>|nil
+---@return string|nil
 function M.parse_fields(text)
   local out, pos = {}, 1
   while true do
@@ -799,7 +800,7 @@ end
 
 -- profile_note(p) says where a built-in profile's model comes from.
 ---@param p table
----@return string
+---@return string|nil
 function M.profile_note(p)
   if p.provider == "ollama" and p.resolves_to == "ollama" and not chatview.env_key() then
     return "a local Ollama at 127.0.0.1:11434, as no OPENAI_API_KEY or ANTHROPIC_API_KEY is set"
@@ -1849,7 +1850,8 @@ end
 -- whole, newlines included. Returns the text, or nil and "interrupt" or
 -- "eof" (Ctrl-C on a further line drops the whole message).
 ---@param prompt string
----@return string
+---@return string|nil
+---@return string|nil
 function M.read_message(prompt)
   local line, err = M.rl:read(prompt)
   if not line then return nil, err end
