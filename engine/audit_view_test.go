@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"tai/engine/tool"
-	"tai/mcp"
+	"tai/mcp/screen"
 )
 
 // A tool name that carries a line break and what looks like an audit
@@ -25,7 +25,7 @@ func TestAuditTailShowsAForgedLineEscaped(t *testing.T) {
 		if strings.HasPrefix(l, "#9999") || strings.ContainsAny(l, "\r\x1b") {
 			t.Fatalf("audit_tail shows a forged line: %q", out)
 		}
-		if strings.Contains(l, mcp.VisibleLine(forged)) && strings.Contains(l, " invalid ") {
+		if strings.Contains(l, screen.VisibleLine(forged)) && strings.Contains(l, " invalid ") {
 			found = true
 		}
 	}

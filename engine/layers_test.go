@@ -29,9 +29,9 @@ var layers = [][]string{
 
 // leaves are the packages inside a layer's folder that are leaves all the
 // same: each holds one rule every side applies (what a credential looks
-// like and how a hidden value is marked; whether a path lies in a folder),
-// so every package may import it.
-var leaves = []string{"tai/vault/secret", "tai/mcp/pathrule"}
+// like and how a hidden value is marked; whether a path lies in a folder;
+// how text is shown on a screen), so every package may import it.
+var leaves = []string{"tai/vault/secret", "tai/mcp/pathrule", "tai/mcp/screen"}
 
 // placeOf returns the layer and group of pkg, or -1 for a leaf.
 func placeOf(pkg string) (layer int, group string) {

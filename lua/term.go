@@ -17,7 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
-	"tai/mcp"
+	"tai/mcp/screen"
 )
 
 const readlineType = "tai.readline"
@@ -54,10 +54,10 @@ type termState struct {
 //	                                     and tab kept unless oneline; with
 //	                                     oneline also \n, \t and every
 //	                                     invisible character (\u200b, tags,
-//	                                     odd spaces: mcp.VisibleLine)
+//	                                     odd spaces: screen.VisibleLine)
 //	tai.term.fold(s, lines, bytes) -> shown, note
 //	                                     s rendered for a person to approve
-//	                                     (mcp.Fold): first and last lines
+//	                                     (screen.Fold): first and last lines
 //	                                     of a long one, runs of blanks
 //	                                     counted ("⟨3000 spaces⟩"), note
 //	                                     says what was left out ("" when
@@ -67,7 +67,7 @@ type termState struct {
 //	                                     own, shell-quoted and rendered with
 //	                                     clean(w, true), a long one folded
 //	                                     at width columns onto lines that
-//	                                     start with "↪ " (mcp.ShowWords)
+//	                                     start with "↪ " (screen.ShowWords)
 //	tai.term.readline{history=path, complete=fn, output="stdout"|"stderr"} -> rl
 //	    complete(line) gets the text before the cursor and returns the
 //	    candidates for its last word (whole words); output is where the
@@ -274,7 +274,7 @@ func luaClean(L *glua.LState) int {
 }
 
 func luaFold(L *glua.LState) int {
-	shown, note := mcp.Fold(L.CheckString(1), L.CheckInt(2), L.CheckInt(3))
+	shown, note := screen.Fold(L.CheckString(1), L.CheckInt(2), L.CheckInt(3))
 	L.Push(glua.LString(shown))
 	L.Push(glua.LString(note))
 	return 2
@@ -291,21 +291,21 @@ func luaWords(L *glua.LState) int {
 		words = append(words, v.String())
 	}
 	out := L.NewTable()
-	for _, line := range mcp.ShowWords(words, L.OptInt(2, 0)) {
+	for _, line := range screen.ShowWords(words, L.OptInt(2, 0)) {
 		out.Append(glua.LString(line))
 	}
 	L.Push(out)
 	return 1
 }
 
-// CleanText returns s made safe to write to a terminal (see mcp.Visible):
-// newline and tab are kept unless oneline is true (mcp.VisibleLine). Text
+// CleanText returns s made safe to write to a terminal (see screen.Visible):
+// newline and tab are kept unless oneline is true (screen.VisibleLine). Text
 // from a model, a tool or a server goes through it before it is shown.
 func CleanText(s string, oneline bool) string {
 	if oneline {
-		return mcp.VisibleLine(s)
+		return screen.VisibleLine(s)
 	}
-	return mcp.Visible(s)
+	return screen.Visible(s)
 }
 
 // rl is the Lua-side readline handle. Completion runs on the goroutine that

@@ -10,7 +10,7 @@ import (
 
 	glua "github.com/yuin/gopher-lua"
 
-	"tai/mcp"
+	"tai/mcp/screen"
 	"tai/vault"
 	"tai/vault/secret"
 )
@@ -264,14 +264,14 @@ func (h *Host) auditTail(L *glua.LState) int {
 			t := L.NewTable()
 			t.RawSetString("seq", glua.LNumber(e.Seq))
 			t.RawSetString("time", timeString(e.Time))
-			t.RawSetString("kind", glua.LString(mcp.VisibleLine(e.Kind)))
-			t.RawSetString("subject", glua.LString(mcp.VisibleLine(e.Subject)))
-			t.RawSetString("digest", glua.LString(mcp.VisibleLine(e.Digest)))
-			t.RawSetString("outcome", glua.LString(mcp.VisibleLine(e.Outcome)))
+			t.RawSetString("kind", glua.LString(screen.VisibleLine(e.Kind)))
+			t.RawSetString("subject", glua.LString(screen.VisibleLine(e.Subject)))
+			t.RawSetString("digest", glua.LString(screen.VisibleLine(e.Digest)))
+			t.RawSetString("outcome", glua.LString(screen.VisibleLine(e.Outcome)))
 			t.RawSetString("duration_ms", glua.LNumber(e.Duration.Milliseconds()))
 			t.RawSetString("size", glua.LNumber(e.Size))
 			if e.Session != "" {
-				t.RawSetString("session", glua.LString(mcp.VisibleLine(e.Session)))
+				t.RawSetString("session", glua.LString(screen.VisibleLine(e.Session)))
 			}
 			t.RawSetString("prev", glua.LString(e.Prev))
 			t.RawSetString("hash", glua.LString(e.Hash))

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"tai/mcp/screen"
 )
 
 // ClientName is the clientInfo.name the client sends in initialize.
@@ -191,9 +193,9 @@ func (c *Client) initializeParams() initParams {
 // Connect opens a session on a canonical entry: it picks the transport,
 // connects it and runs the handshake, all within ConnectTimeout.
 func Connect(ctx context.Context, entry Entry, opts *ClientOptions) (*Client, error) {
-	redact := func(err error) error { return Reworded(err, Visible(err.Error())) }
+	redact := func(err error) error { return Reworded(err, screen.Visible(err.Error())) }
 	if opts != nil && opts.Redact != nil {
-		redact = func(err error) error { return Reworded(err, Visible(opts.Redact(err.Error()))) }
+		redact = func(err error) error { return Reworded(err, screen.Visible(opts.Redact(err.Error()))) }
 	}
 	if err := entry.Validate(); err != nil {
 		return nil, redact(err)
@@ -320,7 +322,7 @@ func (c *Client) scrub(err error) error {
 	if c.opts.Redact != nil {
 		msg = c.opts.Redact(msg)
 	}
-	if msg = Visible(msg); msg == err.Error() {
+	if msg = screen.Visible(msg); msg == err.Error() {
 		return err
 	}
 	return Reworded(err, msg)
@@ -416,9 +418,9 @@ func (c *Client) Stderr() string {
 		return ""
 	}
 	if c.opts.Redact != nil {
-		return Visible(c.opts.Redact(s.Stderr()))
+		return screen.Visible(c.opts.Redact(s.Stderr()))
 	}
-	return Visible(s.Stderr())
+	return screen.Visible(s.Stderr())
 }
 
 // Transport returns the leg the client speaks over.

@@ -33,8 +33,9 @@
 //
 // Nothing under mcp imports the engine, the Lua host or the vault. Package
 // mcp imports the standard library, golang.org/x/net and golang.org/x/sys,
-// two leaves of its own that import nothing of tai: mcp/sse (the
-// event-stream parser) and mcp/httppolicy (the same-origin redirect
-// policy, URL redaction, media types), and the leaf vault/secret, which
-// holds the rules about secrets every side shares.
+// leaves of its own that import nothing of tai: mcp/sse (the event-stream
+// parser), mcp/httppolicy (the same-origin redirect policy, URL
+// redaction, media types) and mcp/screen (text made visible, folded and
+// laid out for a person), and the leaf vault/secret, which holds the
+// rules about secrets every side shares.
 package mcp

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"tai/mcp/httppolicy"
+	"tai/mcp/screen"
 )
 
 // OAuth is how tai logs in to an http server whose authorization server
@@ -76,7 +77,7 @@ func (o *OAuth) Validate() error {
 			return fmt.Errorf("oauth.client_secret is set without oauth.client_id: a secret belongs to a client id registered with the provider")
 		}
 		if name, _ := SecretRef(o.ClientSecret); strings.HasPrefix(name, OAuthSecretPrefix) {
-			return fmt.Errorf("oauth.client_secret names %s, one of the secrets tai keeps for its own OAuth logins; a client secret is the one your provider issued: store it under a name of your own", VisibleLine(o.ClientSecret))
+			return fmt.Errorf("oauth.client_secret names %s, one of the secrets tai keeps for its own OAuth logins; a client secret is the one your provider issued: store it under a name of your own", screen.VisibleLine(o.ClientSecret))
 		}
 	}
 	if o.CallbackPort < 0 || o.CallbackPort > 65535 {
@@ -103,16 +104,16 @@ func (o *OAuth) String() string {
 	}
 	var parts []string
 	if o.ClientID != "" {
-		parts = append(parts, "client id "+VisibleLine(o.ClientID))
+		parts = append(parts, "client id "+screen.VisibleLine(o.ClientID))
 	}
 	if o.ClientSecret != "" {
-		parts = append(parts, "client secret from "+VisibleLine(o.ClientSecret))
+		parts = append(parts, "client secret from "+screen.VisibleLine(o.ClientSecret))
 	}
 	if o.CallbackPort != 0 {
 		parts = append(parts, fmt.Sprintf("callback port %d", o.CallbackPort))
 	}
 	if o.ClientMetadataURL != "" {
-		parts = append(parts, "client metadata "+VisibleLine(httppolicy.RedactURL(o.ClientMetadataURL)))
+		parts = append(parts, "client metadata "+screen.VisibleLine(httppolicy.RedactURL(o.ClientMetadataURL)))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"tai/mcp/screen"
 )
 
 // Sandbox is what an entry says about the sandbox its stdio server runs
@@ -172,7 +174,7 @@ func ValidGrant(p string) error {
 		return errors.New("is empty: write the folder's absolute path")
 	case len(p) > MaxGrantPath:
 		return fmt.Errorf("is %d bytes long, more than a path can be (%d)", len(p), MaxGrantPath)
-	case VisibleLine(p) != p:
+	case screen.VisibleLine(p) != p:
 		return fmt.Errorf("%s holds a line break, escape or invisible character: no folder a server needs is named so; write the path plainly", shown)
 	case strings.HasPrefix(p, "~") && p != "~" && !strings.HasPrefix(p, "~/"):
 		return fmt.Errorf("%s names another user's home folder: write the absolute path", shown)
@@ -210,12 +212,12 @@ func (s *Sandbox) String() string {
 
 // QuotePath returns the path p in double quotes, whole, as VisibleLine
 // shows it: a folder a person must read exactly.
-func QuotePath(p string) string { return `"` + VisibleLine(p) + `"` }
+func QuotePath(p string) string { return `"` + screen.VisibleLine(p) + `"` }
 
 func visibleList(paths []string) string {
 	out := make([]string, len(paths))
 	for i, p := range paths {
-		out[i] = VisibleLine(p)
+		out[i] = screen.VisibleLine(p)
 	}
 	return strings.Join(out, ", ")
 }

@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/net/idna"
+
+	"tai/mcp/screen"
 )
 
 // scriptsShown are the scripts a host's letters are told apart by when
@@ -88,7 +90,7 @@ func HostNote(rawURL string) string {
 	if !unusual {
 		return ""
 	}
-	note := "host " + VisibleLine(host) + " is " + a + " in ASCII"
+	note := "host " + screen.VisibleLine(host) + " is " + a + " in ASCII"
 	if mix := HostScripts(host); len(mix) > 0 {
 		note = "⚠ " + note + "; it mixes " + strings.Join(mix, " and ") + " letters, as a lookalike of another site's name does: compare it letter by letter"
 	}

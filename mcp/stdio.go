@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"tai/mcp/screen"
 )
 
 // Defaults of StdioOptions.
@@ -181,7 +183,7 @@ func (t *StdioTransport) byHand() string {
 	parts := make([]string, 0, len(t.opts.StartEnv)+1)
 	for _, kv := range t.opts.StartEnv {
 		k, v, _ := strings.Cut(kv, "=")
-		parts = append(parts, k+"="+Quote(v))
+		parts = append(parts, k+"="+screen.Quote(v))
 	}
 	return strings.Join(append(parts, t.Argv()), " ")
 }

@@ -3,6 +3,8 @@ package mcp
 import (
 	"fmt"
 	"unicode/utf8"
+
+	"tai/mcp/screen"
 )
 
 // ToolNameMax is the longest tool name MCP allows (2025-11-25,
@@ -42,11 +44,11 @@ func toolNameByte(c byte) bool {
 // the length of the whole: "ZZZZ…" (5242880 bytes).
 func Clip(s string) string {
 	if len(s) <= ClipMax {
-		return `"` + VisibleLine(s) + `"`
+		return `"` + screen.VisibleLine(s) + `"`
 	}
 	n := ClipMax
 	for n > ClipMax-utf8.UTFMax && !utf8.RuneStart(s[n]) {
 		n--
 	}
-	return fmt.Sprintf(`"%s…" (%d bytes)`, VisibleLine(s[:n]), len(s))
+	return fmt.Sprintf(`"%s…" (%d bytes)`, screen.VisibleLine(s[:n]), len(s))
 }

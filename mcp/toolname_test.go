@@ -3,6 +3,8 @@ package mcp
 import (
 	"strings"
 	"testing"
+
+	"tai/mcp/screen"
 )
 
 func TestCheckToolName(t *testing.T) {
@@ -17,7 +19,7 @@ func TestCheckToolName(t *testing.T) {
 		{strings.Repeat("Z", 5<<20), `(5242880 bytes)`},
 		{"read file", "at byte 4"},
 		{"a,b", "at byte 1"},
-		{"ok\n#9999 forged", `"` + VisibleLine("ok\n#9999 forged") + `"`},
+		{"ok\n#9999 forged", `"` + screen.VisibleLine("ok\n#9999 forged") + `"`},
 		{"tool\u200b", "at byte 4"},
 		{"naïve", "at byte 2"},
 	} {
@@ -36,10 +38,10 @@ func TestCheckToolName(t *testing.T) {
 func TestClip(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"short", `"short"`},
-		{"a\nb\x1b[2J", `"` + VisibleLine("a\nb\x1b[2J") + `"`},
+		{"a\nb\x1b[2J", `"` + screen.VisibleLine("a\nb\x1b[2J") + `"`},
 		{strings.Repeat("é", 30), `"` + strings.Repeat("é", 20) + `…" (60 bytes)`},
 		{"x" + strings.Repeat("é", 30), `"x` + strings.Repeat("é", 19) + `…" (61 bytes)`},
-		{strings.Repeat("\n", 100), `"` + VisibleLine(strings.Repeat("\n", ClipMax)) + `…" (100 bytes)`},
+		{strings.Repeat("\n", 100), `"` + screen.VisibleLine(strings.Repeat("\n", ClipMax)) + `…" (100 bytes)`},
 	} {
 		if got := Clip(tc.in); got != tc.want {
 			t.Errorf("Clip(%.60q) = %q, want %q", tc.in, got, tc.want)

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"tai/engine/llm/llmtest"
-	"tai/mcp"
+	scr "tai/mcp/screen"
 	"tai/vault"
 )
 
@@ -98,14 +98,14 @@ func TestForgedAuditLineShowsEscaped(t *testing.T) {
 			t.Fatalf("audit_tail shows the forged entry as a line:\n%s", last[0].Text)
 		}
 	}
-	if !strings.Contains(last[0].Text, mcp.VisibleLine(forged)) {
+	if !strings.Contains(last[0].Text, scr.VisibleLine(forged)) {
 		t.Fatalf("audit_tail does not show the name escaped:\n%s", last[0].Text)
 	}
 	r = e.run(t, "--clean", "-e", `for _, a in ipairs(tai.vault.audit_tail(5)) do print("#" .. a.seq .. " " .. a.subject) end`)
 	if r.status != 0 {
 		t.Fatalf("tai -e: %+v", r)
 	}
-	if strings.Contains(r.stdout, "\n#9999") || !strings.Contains(r.stdout, mcp.VisibleLine(forged)) {
+	if strings.Contains(r.stdout, "\n#9999") || !strings.Contains(r.stdout, scr.VisibleLine(forged)) {
 		t.Fatalf("tai.vault.audit_tail shows the forged entry as a line:\n%s", r.stdout)
 	}
 }

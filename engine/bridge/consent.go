@@ -15,6 +15,7 @@ import (
 	"tai/engine/tool"
 	"tai/mcp"
 	"tai/mcp/config"
+	"tai/mcp/screen"
 	secretrule "tai/vault/secret"
 )
 
@@ -126,26 +127,26 @@ func spawnOf(e, raw mcp.Entry, secret func(string) string) spawn {
 	sort.Strings(s.Env)
 	sort.Strings(s.Headers)
 	for i, w := range s.Argv {
-		if mcp.LineBreak(w) {
+		if screen.LineBreak(w) {
 			s.Breaks = append(s.Breaks, fmt.Sprintf("argv[%d]", i))
 		}
 	}
-	if mcp.LineBreak(s.Cwd) {
+	if screen.LineBreak(s.Cwd) {
 		s.Breaks = append(s.Breaks, "cwd")
 	}
 	for _, k := range s.Env {
 		// the value as the entry wrote it: a secret it names may hold line
 		// breaks (a PEM key) with good reason
-		if mcp.LineBreak(k) || mcp.LineBreak(raw.Env[k]) {
-			s.Breaks = append(s.Breaks, "env "+mcp.VisibleLine(mcp.Quote(k)))
+		if screen.LineBreak(k) || screen.LineBreak(raw.Env[k]) {
+			s.Breaks = append(s.Breaks, "env "+screen.VisibleLine(screen.Quote(k)))
 		}
 	}
 	for _, k := range s.Headers {
-		if mcp.LineBreak(k) {
-			s.Breaks = append(s.Breaks, "header "+mcp.VisibleLine(mcp.Quote(k)))
+		if screen.LineBreak(k) {
+			s.Breaks = append(s.Breaks, "header "+screen.VisibleLine(screen.Quote(k)))
 		}
 	}
-	if mcp.LineBreak(s.URL) {
+	if screen.LineBreak(s.URL) {
 		s.Breaks = append(s.Breaks, "url")
 	}
 	argv, query := config.Exposed(raw)
@@ -211,14 +212,14 @@ const label = "  headers: "
 
 // text is the spawn as a person reads it, secrets redacted: every word of
 // the argv, the cwd, each env or header name and the URL on lines of their
-// own, rendered visibly and folded, never cut (mcp.ShowWords); then a
+// own, rendered visibly and folded, never cut (screen.ShowWords); then a
 // warning for each line break and each secret put where others read it.
 func (s spawn) text(redact func(string) string) string {
 	var b strings.Builder
 	show := func(name string, words []string, suffix func(i int) string) {
 		pad := "  " + name + ":" + strings.Repeat(" ", len(label)-len(name)-3)
 		for i, w := range words {
-			lines := mcp.ShowWords([]string{redact(w)}, mcp.ShowWidth)
+			lines := screen.ShowWords([]string{redact(w)}, screen.ShowWidth)
 			if suffix != nil {
 				lines[len(lines)-1] += suffix(i)
 			}
@@ -232,7 +233,7 @@ func (s spawn) text(redact func(string) string) string {
 		return func(i int) string {
 			out := ""
 			if r := s.Refs[kind+names[i]]; r != "" {
-				out = " (from " + mcp.VisibleLine(r) + ")"
+				out = " (from " + screen.VisibleLine(r) + ")"
 			}
 			if i == len(names)-1 {
 				out += last
@@ -241,7 +242,7 @@ func (s spawn) text(redact func(string) string) string {
 		}
 	}
 	if s.Found != "" {
-		b.WriteString("  from:" + strings.Repeat(" ", len(label)-7) + mcp.VisibleLine(redact(s.Found)) + "\n")
+		b.WriteString("  from:" + strings.Repeat(" ", len(label)-7) + screen.VisibleLine(redact(s.Found)) + "\n")
 	}
 	switch s.Transport {
 	case mcp.TransportStdio:
@@ -252,7 +253,7 @@ func (s spawn) text(redact func(string) string) string {
 		case s.Cwd == "":
 			b.WriteString("  cwd:     (tai's working directory)\n")
 		case dir != "" && dir != s.Cwd:
-			show("cwd", []string{dir}, func(int) string { return " (from " + mcp.VisibleLine(s.Cwd) + ")" })
+			show("cwd", []string{dir}, func(int) string { return " (from " + screen.VisibleLine(s.Cwd) + ")" })
 		default:
 			show("cwd", []string{s.Cwd}, nil)
 		}
@@ -282,10 +283,10 @@ func (s spawn) text(redact func(string) string) string {
 			show("headers", s.Headers, refs("header:", s.Headers, "  (values not shown)"))
 		}
 		if s.OAuth != "" {
-			b.WriteString("  oauth:" + strings.Repeat(" ", len(label)-8) + mcp.VisibleLine(redact(s.OAuth)) + "\n")
+			b.WriteString("  oauth:" + strings.Repeat(" ", len(label)-8) + screen.VisibleLine(redact(s.OAuth)) + "\n")
 		}
 		if s.ClientSecret != "" {
-			b.WriteString("  ⚠ " + mcp.VisibleLine(s.ClientSecret) + " goes to the authorization server that " + mcp.VisibleLine(s.Server) +
+			b.WriteString("  ⚠ " + screen.VisibleLine(s.ClientSecret) + " goes to the authorization server that " + screen.VisibleLine(s.Server) +
 				" names at login, which may be anywhere: answer y only if you trust this server's URL with that secret\n")
 		}
 	}
@@ -305,7 +306,7 @@ func (s spawn) text(redact func(string) string) string {
 	if len(s.Runtime) > 0 {
 		names := make([]string, len(s.Runtime))
 		for i, n := range s.Runtime {
-			names[i] = mcp.VisibleLine(n)
+			names[i] = screen.VisibleLine(n)
 		}
 		verb := "changes"
 		if len(names) > 1 {
@@ -330,13 +331,13 @@ func (s spawn) confinementText(b *strings.Builder) {
 		b.WriteString("  ⚠ sandbox: " + c.Line + "\n")
 	default:
 		pad := "  sandbox: "
-		for _, l := range wrapLine(c.Line, mcp.ShowWidth) {
+		for _, l := range wrapLine(c.Line, screen.ShowWidth) {
 			b.WriteString(pad + l + "\n")
 			pad = strings.Repeat(" ", len(label))
 		}
 	}
 	for _, n := range c.Notes {
-		b.WriteString("  ⚠ sandbox: " + mcp.VisibleLine(n) + "\n")
+		b.WriteString("  ⚠ sandbox: " + screen.VisibleLine(n) + "\n")
 	}
 }
 
@@ -345,7 +346,7 @@ func (s spawn) confinementText(b *strings.Builder) {
 func (x exposure) warning() string {
 	ref := "${" + x.Name + "}"
 	if x.Shell != "" {
-		return fmt.Sprintf("%s (%s) is in env %s, which the shell script in the command line reads: a command the script runs with $%s among its arguments shows it to every user of this machine in the process list (ps); let the program read %s from its environment itself, or run it without a shell", ref, x.Kind, mcp.VisibleLine(x.Shell), mcp.VisibleLine(x.Shell), mcp.VisibleLine(x.Shell))
+		return fmt.Sprintf("%s (%s) is in env %s, which the shell script in the command line reads: a command the script runs with $%s among its arguments shows it to every user of this machine in the process list (ps); let the program read %s from its environment itself, or run it without a shell", ref, x.Kind, screen.VisibleLine(x.Shell), screen.VisibleLine(x.Shell), screen.VisibleLine(x.Shell))
 	}
 	if x.Query {
 		return fmt.Sprintf("%s (%s) goes into the URL's query, which web servers and proxies write to their logs; send it in a header instead if the server takes one: \"headers\": {\"Authorization\": \"Bearer %s\"}", ref, x.Kind, ref)
@@ -359,20 +360,20 @@ func (x exposure) warning() string {
 func (s spawn) names(kind string, names []string) string {
 	out := make([]string, len(names))
 	for i, n := range names {
-		out[i] = mcp.VisibleLine(n)
+		out[i] = screen.VisibleLine(n)
 		if refs := s.Refs[kind+n]; refs != "" {
-			out[i] += " (from " + mcp.VisibleLine(refs) + ")"
+			out[i] += " (from " + screen.VisibleLine(refs) + ")"
 		}
 	}
 	return strings.Join(out, ", ")
 }
 
-// quoteArgv shows argv on one line as a shell would read it (mcp.Quote),
+// quoteArgv shows argv on one line as a shell would read it (screen.Quote),
 // for the consent a front end records.
 func quoteArgv(argv []string) string {
 	out := make([]string, len(argv))
 	for i, a := range argv {
-		out[i] = mcp.Quote(a)
+		out[i] = screen.Quote(a)
 	}
 	return strings.Join(out, " ")
 }
@@ -554,7 +555,7 @@ func (b *Bridge) consentAdd(ctx context.Context, sp spawn, profile string) (int,
 		return addOnly, nil
 	}
 	q := ask + fmt.Sprintf("  y: add it and enable it for profile %s\n  d: add it disabled (/mcp enable %s enables it later)\n  N: no, start nothing\nAdd it? [y/d/N]",
-		mcp.VisibleLine(profile), mcp.VisibleLine(sp.Server))
+		screen.VisibleLine(profile), screen.VisibleLine(sp.Server))
 	answer, err := b.approver(ctx).Ask(ctx, q)
 	if err != nil {
 		return addNo, fmt.Errorf("mcp server %q not started: nobody could consent (%v)", sp.Server, err)
@@ -579,13 +580,13 @@ func (b *Bridge) consentScreen(ctx context.Context, sp spawn, first bool) (strin
 	}
 	args := map[string]any{"transport": sp.Transport}
 	if len(sp.Argv) > 0 {
-		args["argv"] = mcp.VisibleLine(b.store.Redact(quoteArgv(sp.Argv)))
+		args["argv"] = screen.VisibleLine(b.store.Redact(quoteArgv(sp.Argv)))
 	}
 	if sp.Cwd != "" {
-		args["cwd"] = mcp.VisibleLine(b.store.Redact(sp.Cwd))
+		args["cwd"] = screen.VisibleLine(b.store.Redact(sp.Cwd))
 	}
 	if sp.URL != "" {
-		args["url"] = mcp.VisibleLine(b.store.Redact(sp.URL))
+		args["url"] = screen.VisibleLine(b.store.Redact(sp.URL))
 	}
 	if len(sp.Env) > 0 {
 		args["env"] = sp.names("env:", sp.Env)
@@ -603,7 +604,7 @@ func (b *Bridge) consentScreen(ctx context.Context, sp spawn, first bool) (strin
 		_, err := a.Approve(ctx, tool.Consent{Tool: "mcp-spawn", Origin: sp.Server, Digest: sp.digest()[:12], Args: args})
 		return "", err
 	}
-	name := mcp.VisibleLine(sp.Server)
+	name := screen.VisibleLine(sp.Server)
 	why := "tai is about to start MCP server " + name + " for the first time:"
 	if len(sp.Argv) == 0 && sp.URL != "" {
 		// a remote server: nothing starts here, tai connects to it
@@ -619,7 +620,7 @@ func (b *Bridge) consentScreen(ctx context.Context, sp spawn, first bool) (strin
 	if n := strings.Count(text, "\n"); n > 20 {
 		what := ""
 		if len(sp.Argv) > 0 {
-			what = fmt.Sprintf("; it runs %s with %d argument(s)", mcp.ShowWords(sp.Argv[:1], mcp.ShowWidth)[0], len(sp.Argv)-1)
+			what = fmt.Sprintf("; it runs %s with %d argument(s)", screen.ShowWords(sp.Argv[:1], screen.ShowWidth)[0], len(sp.Argv)-1)
 		}
 		text += fmt.Sprintf("  (%d lines%s: scroll up to the line after %q to read them all)\n", n, what, why)
 	}

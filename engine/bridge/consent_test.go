@@ -10,6 +10,7 @@ import (
 
 	"tai/engine/tool"
 	"tai/mcp"
+	"tai/mcp/screen"
 )
 
 // entryJSON is a Claude Desktop config holding one entry.
@@ -92,7 +93,7 @@ func TestConsentShowsEveryWordVisibly(t *testing.T) {
 			want:  []string{`  headers: 'X-A\x1b[2J\u202e'  (values not shown)`}},
 		{name: "a 5000-character word is folded, not cut",
 			entry: map[string]any{"command": "sh", "args": []string{long}},
-			want: []string{"  run:     sh\n           '" + strings.Repeat("A", mcp.ShowWidth-1) + "\n           ↪ AAA", `A\u200bB`, "BBB'\n",
+			want: []string{"  run:     sh\n           '" + strings.Repeat("A", screen.ShowWidth-1) + "\n           ↪ AAA", `A\u200bB`, "BBB'\n",
 				"lines; it runs sh with 1 argument(s): scroll up"}},
 	}
 	for _, tt := range tests {
@@ -100,10 +101,10 @@ func TestConsentShowsEveryWordVisibly(t *testing.T) {
 			f := newFixture(t, tool.Interactive, "")
 			q := asked(t, f, entryJSON(t, "hostile", tt.entry))
 			for _, l := range strings.Split(q, "\n") {
-				if strings.ContainsFunc(l, func(r rune) bool { return r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 }) || mcp.VisibleLine(l) != l {
+				if strings.ContainsFunc(l, func(r rune) bool { return r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 }) || screen.VisibleLine(l) != l {
 					t.Errorf("line shows raw control or invisible characters: %q", l)
 				}
-				if mcp.ShowWidth+len(label)+8 < len([]rune(l)) && !strings.HasPrefix(l, "  ⚠") && !strings.HasPrefix(l, "  (") {
+				if screen.ShowWidth+len(label)+8 < len([]rune(l)) && !strings.HasPrefix(l, "  ⚠") && !strings.HasPrefix(l, "  (") {
 					t.Errorf("line is %d characters wide: %q", len([]rune(l)), l)
 				}
 			}
@@ -126,7 +127,7 @@ func TestConsentShowsEveryWordVisibly(t *testing.T) {
 }
 
 // TestConsentFoldsWithoutLoss: unfolding the consent screen's lines gives
-// back every word of the argv exactly (as mcp.VisibleLine shows it).
+// back every word of the argv exactly (as screen.VisibleLine shows it).
 func TestConsentFoldsWithoutLoss(t *testing.T) {
 	words := []string{"sh", "-c", strings.Repeat("x\n\u200b\x1b", 700), strings.Repeat("日本", 90)}
 	sp := spawn{Server: "s", Transport: mcp.TransportStdio, Argv: words}
@@ -135,8 +136,8 @@ func TestConsentFoldsWithoutLoss(t *testing.T) {
 		switch {
 		case strings.HasPrefix(l, "  run:"):
 			got = append(got, strings.TrimLeft(l[len("  run:"):], " "))
-		case strings.HasPrefix(l, strings.Repeat(" ", len(label))+mcp.Continued):
-			got[len(got)-1] += strings.TrimPrefix(l, strings.Repeat(" ", len(label))+mcp.Continued)
+		case strings.HasPrefix(l, strings.Repeat(" ", len(label))+screen.Continued):
+			got[len(got)-1] += strings.TrimPrefix(l, strings.Repeat(" ", len(label))+screen.Continued)
 		case strings.HasPrefix(l, strings.Repeat(" ", len(label))):
 			got = append(got, strings.TrimPrefix(l, strings.Repeat(" ", len(label))))
 		}
@@ -145,7 +146,7 @@ func TestConsentFoldsWithoutLoss(t *testing.T) {
 		t.Fatalf("%d words shown, want %d", len(got), len(words))
 	}
 	for i, w := range words {
-		if want := mcp.VisibleLine(mcp.Quote(w)); got[i] != want {
+		if want := screen.VisibleLine(screen.Quote(w)); got[i] != want {
 			t.Errorf("word %d shown as %q, want %q", i, got[i], want)
 		}
 	}
@@ -245,7 +246,7 @@ func TestListShowsWordsAndMarksSecretInArgv(t *testing.T) {
 	}
 	out := text(res)
 	mustContain(t, "mcp_list", out,
-		"- leaky (stdio, enabled here):\n    "+mcp.Quote(exe)+"\n    '-test.run=^$'\n    --token\n    '${gh}'\n",
+		"- leaky (stdio, enabled here):\n    "+screen.Quote(exe)+"\n    '-test.run=^$'\n    --token\n    '${gh}'\n",
 		`    'x\n- evil (stdio, enabled here): npx harmless\x1b[2J\u202e'`,
 		"⚠ secret in argv: ${gh}")
 	if strings.Count(out, "⚠ secret in argv") != 1 {

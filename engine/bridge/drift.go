@@ -7,6 +7,7 @@ import (
 
 	"tai/engine/tool"
 	"tai/mcp"
+	"tai/mcp/screen"
 	"tai/vault"
 )
 
@@ -119,9 +120,9 @@ func (b *Bridge) askGrant(ctx context.Context, a *tool.Approver, st *serverState
 	pin, pinned := st.pins[t.Tool]
 	var q strings.Builder
 	if pinned {
-		fmt.Fprintf(&q, "MCP server %s redefined tool %s since you granted it:\n", mcp.VisibleLine(st.row.Name), mcp.VisibleLine(t.Tool))
+		fmt.Fprintf(&q, "MCP server %s redefined tool %s since you granted it:\n", screen.VisibleLine(st.row.Name), screen.VisibleLine(t.Tool))
 	} else {
-		fmt.Fprintf(&q, "MCP server %s now lists a tool it did not have when you added it: %s\n", mcp.VisibleLine(st.row.Name), mcp.VisibleLine(t.Tool))
+		fmt.Fprintf(&q, "MCP server %s now lists a tool it did not have when you added it: %s\n", screen.VisibleLine(st.row.Name), screen.VisibleLine(t.Tool))
 	}
 	q.WriteString(b.shown(driftDiff(pin.Description, pin.Schema, t.Description, t.Schema)))
 	q.WriteString("Grant the new definition? [y/N]")

@@ -12,6 +12,7 @@ import (
 	"tai/engine/sandbox"
 	"tai/engine/tool"
 	"tai/mcp"
+	"tai/mcp/screen"
 )
 
 // npxConfig writes a stand-in npx (a shell script running body) into a
@@ -71,7 +72,7 @@ func TestAddQuietNpxRefused(t *testing.T) {
 	mustContain(t, "the refusal", rep.Servers[0].Reason,
 		"nothing stored", `mcp server "memory": npx showed no sign of work`,
 		// with the server's own npm cache, which a run by hand fills for it
-		"`npm_config_cache="+mcp.Quote(filepath.Join(sandbox.StateDir("memory", mcp.SafeEnv()), "cache", "npm"))+" npx -y @modelcontextprotocol/server-memory` in a terminal",
+		"`npm_config_cache="+screen.Quote(filepath.Join(sandbox.StateDir("memory", mcp.SafeEnv()), "cache", "npm"))+" npx -y @modelcontextprotocol/server-memory` in a terminal",
 		"(to add it once more: the same paste, /mcp add")
 	list, err := f.b.List(ctxT(t))
 	if err != nil {

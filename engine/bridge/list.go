@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"tai/mcp"
+	"tai/mcp/screen"
 )
 
 // ServerInfo describes one registered server for mcp_list and
@@ -26,7 +27,7 @@ type ServerInfo struct {
 	Removed   int      `json:"removed"`
 	Connected bool     `json:"connected"`
 	// Words are the argv, or the URL, one word each, secrets redacted,
-	// for a front end to show with mcp.ShowWords (tai.term.words).
+	// for a front end to show with screen.ShowWords (tai.term.words).
 	Words []string `json:"words"`
 	// SecretInArgv are the ${…} names of secrets the entry puts on the
 	// command line (or in the URL's query), where others can read them.
@@ -194,8 +195,8 @@ func listText(list []ServerInfo, profile string) string {
 		if s.Enabled {
 			state = "enabled here"
 		}
-		fmt.Fprintf(&b, "- %s (%s, %s):\n", mcp.VisibleLine(s.Name), s.Transport, state)
-		for _, l := range mcp.ShowWords(s.Words, mcp.ShowWidth) {
+		fmt.Fprintf(&b, "- %s (%s, %s):\n", screen.VisibleLine(s.Name), s.Transport, state)
+		for _, l := range screen.ShowWords(s.Words, screen.ShowWidth) {
 			fmt.Fprintf(&b, "    %s\n", l)
 		}
 		if s.Host != "" {
@@ -216,7 +217,7 @@ func listText(list []ServerInfo, profile string) string {
 			fmt.Fprintf(&b, "  sandbox: %s\n", s.Sandbox)
 		}
 		fmt.Fprintf(&b, "  enabled for: %s; tools: %d listed, %d granted, %d offered here, %d withheld, %d removed; source %s\n",
-			orNone(s.Profiles), s.Tools, s.Granted, s.Offered, s.Withheld, s.Removed, mcp.VisibleLine(s.Source))
+			orNone(s.Profiles), s.Tools, s.Granted, s.Offered, s.Withheld, s.Removed, screen.VisibleLine(s.Source))
 	}
 	return b.String()
 }
@@ -273,13 +274,13 @@ func addText(r AddReport) string {
 				fmt.Fprintf(&b, "  started under --auto without asking:\n%s\n", s.Spawn)
 			}
 		case Skipped:
-			fmt.Fprintf(&b, "skipped %s: %s\n", mcp.VisibleLine(s.Server), mcp.VisibleLine(s.Reason))
+			fmt.Fprintf(&b, "skipped %s: %s\n", screen.VisibleLine(s.Server), screen.VisibleLine(s.Reason))
 		default:
-			fmt.Fprintf(&b, "refused %s: %s\n", mcp.VisibleLine(s.Server), mcp.VisibleLine(s.Reason))
+			fmt.Fprintf(&b, "refused %s: %s\n", screen.VisibleLine(s.Server), screen.VisibleLine(s.Reason))
 		}
 	}
 	for _, n := range r.Notes {
-		fmt.Fprintf(&b, "note (%s): %s%s\n", n.Level, mcp.VisibleLine(serverPart(n.Server)), mcp.VisibleLine(n.Text))
+		fmt.Fprintf(&b, "note (%s): %s%s\n", n.Level, screen.VisibleLine(serverPart(n.Server)), screen.VisibleLine(n.Text))
 	}
 	return b.String()
 }

@@ -13,6 +13,7 @@ import (
 	"tai/engine/sandbox"
 	"tai/engine/tool"
 	"tai/mcp"
+	"tai/mcp/screen"
 )
 
 // maxRefused bounds the paths one refusal names.
@@ -53,7 +54,7 @@ func (b *Bridge) refusal(e mcp.Entry, text string, stored bool) string {
 			writes = append(writes, d.Path)
 		}
 	}
-	name := mcp.VisibleLine(e.Name)
+	name := screen.VisibleLine(e.Name)
 	if len(reads) == 0 && len(writes) == 0 {
 		if len(denied) == 0 {
 			return ""
@@ -83,15 +84,15 @@ func (b *Bridge) refusal(e mcp.Entry, text string, stored bool) string {
 	}
 	line, _ := json.Marshal(sb)
 	var msg strings.Builder
-	fmt.Fprintf(&msg, "tai's sandbox refused %s to mcp server %s\n", mcp.VisibleLine(strings.Join(paths, ", ")), name)
+	fmt.Fprintf(&msg, "tai's sandbox refused %s to mcp server %s\n", screen.VisibleLine(strings.Join(paths, ", ")), name)
 	switch {
 	case stored && field == "read":
 		fmt.Fprintf(&msg, "to allow it, run /mcp allow %s %s\nor add to the entry's sandbox.read: \"sandbox\": %s",
-			name, mcp.VisibleLine(strings.Join(paths, " ")), mcp.VisibleLine(string(line)))
+			name, screen.VisibleLine(strings.Join(paths, " ")), screen.VisibleLine(string(line)))
 	case stored:
-		fmt.Fprintf(&msg, "to allow it, add to the entry's sandbox.write: \"sandbox\": %s", mcp.VisibleLine(string(line)))
+		fmt.Fprintf(&msg, "to allow it, add to the entry's sandbox.write: \"sandbox\": %s", screen.VisibleLine(string(line)))
 	default:
-		fmt.Fprintf(&msg, "to allow it, add to the entry's sandbox.%s and add it again: \"sandbox\": %s", field, mcp.VisibleLine(string(line)))
+		fmt.Fprintf(&msg, "to allow it, add to the entry's sandbox.%s and add it again: \"sandbox\": %s", field, screen.VisibleLine(string(line)))
 	}
 	return msg.String()
 }
@@ -155,11 +156,11 @@ func (b *Bridge) Allow(ctx context.Context, server string, paths []string) (stri
 			abs = filepath.Join(home, rest)
 		}
 		if !filepath.IsAbs(abs) {
-			return "", fmt.Errorf("%s is not an absolute path: give it from / or ~/", mcp.VisibleLine(p))
+			return "", fmt.Errorf("%s is not an absolute path: give it from / or ~/", screen.VisibleLine(p))
 		}
 		abs = filepath.Clean(abs)
 		if _, err := os.Stat(abs); err != nil {
-			return "", fmt.Errorf("nothing to allow at %s: %v", mcp.VisibleLine(abs), err)
+			return "", fmt.Errorf("nothing to allow at %s: %v", screen.VisibleLine(abs), err)
 		}
 		if !slices.Contains(sb.Read, abs) {
 			sb.Read = append(sb.Read, abs)
@@ -167,7 +168,7 @@ func (b *Bridge) Allow(ctx context.Context, server string, paths []string) (stri
 		}
 	}
 	if len(added) == 0 {
-		return fmt.Sprintf("mcp server %s may read %s already", server, mcp.VisibleLine(strings.Join(paths, ", "))), nil
+		return fmt.Sprintf("mcp server %s may read %s already", server, screen.VisibleLine(strings.Join(paths, ", "))), nil
 	}
 	e.Sandbox = &sb
 	if err := e.Validate(); err != nil {
@@ -198,5 +199,5 @@ func (b *Bridge) Allow(ctx context.Context, server string, paths []string) (stri
 	if _, err := b.reload(); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("mcp server %s may now read %s; it starts with it on its next call", server, mcp.VisibleLine(strings.Join(added, ", "))), nil
+	return fmt.Sprintf("mcp server %s may now read %s; it starts with it on its next call", server, screen.VisibleLine(strings.Join(added, ", "))), nil
 }

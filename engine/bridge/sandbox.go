@@ -12,13 +12,14 @@ import (
 	"tai/engine/sandbox"
 	"tai/engine/tool"
 	"tai/mcp"
+	"tai/mcp/screen"
 )
 
 // confinement is what the consent screen and the server list say of a
 // stdio server's sandbox.
 type confinement struct {
 	// Line says in one line what the sandbox lets the server do (the
-	// policy's Describe, rendered with mcp.VisibleLine), or that there is
+	// policy's Describe, rendered with screen.VisibleLine), or that there is
 	// none.
 	Line string
 	// Loose says the server runs with all of the person's rights: its
@@ -50,7 +51,7 @@ func (b *Bridge) confinementOf(e mcp.Entry) confinement {
 	}
 	// Describe names folders the entry wrote: shown as VisibleLine shows
 	// every word of the command line.
-	c := confinement{Line: mcp.VisibleLine(p.Describe()), Notes: p.Notes, Dir: p.Dir}
+	c := confinement{Line: screen.VisibleLine(p.Describe()), Notes: p.Notes, Dir: p.Dir}
 	if p.NoNetwork && abi < sandbox.NetworkABI {
 		c.Notes = append(c.Notes, fmt.Sprintf("this kernel's Landlock (ABI %d) cannot close the network (ABI %d can): it stays open", abi, sandbox.NetworkABI))
 	}
@@ -125,18 +126,18 @@ func (b *Bridge) beyondDefault(e mcp.Entry) []string {
 		out = append(out, "the sandbox off (sandbox = false)")
 	}
 	if code := inlineCode(append([]string{e.Command}, e.Args...)); code != "" {
-		out = append(out, "inline code ("+mcp.VisibleLine(code)+")")
+		out = append(out, "inline code ("+screen.VisibleLine(code)+")")
 	}
 	if p := b.ServerPolicy(e); len(p.Granted) > 0 && !p.Off {
 		shown := make([]string, len(p.Granted))
 		for i, g := range p.Granted {
-			shown[i] = mcp.VisibleLine(g)
+			shown[i] = screen.VisibleLine(g)
 		}
 		out = append(out, "access to "+strings.Join(shown, ", "))
 	}
 	if names := b.runtimeNames(e); len(names) > 0 {
 		for i, n := range names {
-			names[i] = mcp.VisibleLine(n)
+			names[i] = screen.VisibleLine(n)
 		}
 		out = append(out, "env "+strings.Join(names, ", "))
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"tai/engine/tool"
-	"tai/mcp"
+	"tai/mcp/screen"
 	"tai/vault"
 	"tai/vault/secret"
 )
@@ -210,7 +210,7 @@ func (vt Vault) auditTail(_ context.Context, args map[string]any) (tool.Result, 
 	// One line per entry: what an entry records (a name a model or a
 	// client chose) shows its line breaks and controls as \n, \x1b and the
 	// like, so it cannot pass for entries of its own.
-	v := mcp.VisibleLine
+	v := screen.VisibleLine
 	var b strings.Builder
 	for _, en := range entries {
 		fmt.Fprintf(&b, "#%d %s %s %s digest=%s %s %s %dB", en.Seq, en.Time.UTC().Format(time.RFC3339),

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-
 	"tai/mcp/pathrule"
 )
 

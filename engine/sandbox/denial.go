@@ -11,7 +11,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-
 	"tai/mcp/pathrule"
 )
 

@@ -8,7 +8,6 @@ import (
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 
-
 	"tai/mcp/pathrule"
 )
 

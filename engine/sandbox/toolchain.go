@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-
 	"tai/mcp/pathrule"
 )
 

@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"tai/mcp"
 	"tai/mcp/config"
 	"tai/mcp/pathrule"
+	"tai/mcp/screen"
 	"tai/vault"
 )
 
@@ -40,15 +40,15 @@ func CommandWords(command string) ([]string, bool) {
 func CheckPrefix(prefix string) error {
 	words, ok := CommandWords(prefix)
 	if !ok {
-		return fmt.Errorf("the prefix %s is not a plain command: give the command's first words, with no shell operator, redirection, variable or glob", mcp.VisibleLine(prefix))
+		return fmt.Errorf("the prefix %s is not a plain command: give the command's first words, with no shell operator, redirection, variable or glob", screen.VisibleLine(prefix))
 	}
 	for _, w := range words {
 		if strings.ContainsAny(w, " \t") {
-			return fmt.Errorf("the prefix %s has a quoted word with a blank in it, which a rule cannot keep: give the words before it", mcp.VisibleLine(prefix))
+			return fmt.Errorf("the prefix %s has a quoted word with a blank in it, which a rule cannot keep: give the words before it", screen.VisibleLine(prefix))
 		}
 	}
 	if len(words) == 1 && runsOthers(words[0]) {
-		return fmt.Errorf("a rule for %s alone would cover any command it is given; give more words (%s build.sh), or keep a rule for the whole shell tool (tai.permissions.add{tool = \"shell\"})", mcp.VisibleLine(words[0]), mcp.VisibleLine(words[0]))
+		return fmt.Errorf("a rule for %s alone would cover any command it is given; give more words (%s build.sh), or keep a rule for the whole shell tool (tai.permissions.add{tool = \"shell\"})", screen.VisibleLine(words[0]), screen.VisibleLine(words[0]))
 	}
 	return nil
 }

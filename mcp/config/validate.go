@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"tai/mcp"
+	"tai/mcp/screen"
 )
 
 // NameRule says what a server name may be, for messages.
@@ -293,8 +294,8 @@ func check(e mcp.Entry) []Note {
 		if f.value == "" {
 			continue
 		}
-		if mcp.LineBreak(f.name) || mcp.LineBreak(f.value) && !strings.HasPrefix(f.name, "headers.") {
-			add(LevelWarn, "%s holds a line break (shown as \\n): no real server needs a line break in its command line; read every word before you add it", mcp.VisibleLine(f.name))
+		if screen.LineBreak(f.name) || screen.LineBreak(f.value) && !strings.HasPrefix(f.name, "headers.") {
+			add(LevelWarn, "%s holds a line break (shown as \\n): no real server needs a line break in its command line; read every word before you add it", screen.VisibleLine(f.name))
 		}
 		if p := Placeholder(f.value); p != "" {
 			add(LevelWarn, "%s holds the placeholder %q left for you to fill in: %s", f.name, p, placeholderFix(e.Name, f.name))

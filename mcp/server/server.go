@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"tai/mcp"
+	"tai/mcp/screen"
 )
 
 // DefaultMaxSessions bounds the sessions alive at once when
@@ -547,11 +548,11 @@ func (s *Server) logCall(sess *session, name string, res json.RawMessage, err er
 	switch {
 	case err != nil:
 		first, _, _ := strings.Cut(err.Error(), "\n")
-		outcome = "failed: " + mcp.VisibleLine(first)
+		outcome = "failed: " + screen.VisibleLine(first)
 	case bytes.Contains(res, []byte(`"isError":true`)):
 		outcome = "answered with an error"
 	}
-	s.logf("session %s: %s %s (%s)", short(sess.id), mcp.VisibleLine(name), outcome, took.Round(time.Millisecond))
+	s.logf("session %s: %s %s (%s)", short(sess.id), screen.VisibleLine(name), outcome, took.Round(time.Millisecond))
 }
 
 func short(id string) string {
@@ -577,7 +578,7 @@ func clientLabel(name, version string) string {
 // is short and shows as itself, else quoted, clipped and rendered visibly
 // (mcp.Clip), so no client writes lines or escapes into the log.
 func plainWord(s string) string {
-	if len(s) <= mcp.ClipMax && mcp.VisibleLine(s) == s {
+	if len(s) <= mcp.ClipMax && screen.VisibleLine(s) == s {
 		return s
 	}
 	return mcp.Clip(s)
