@@ -116,12 +116,14 @@ func EntryOf(srv vault.Server) mcp.Entry {
 }
 
 // sandboxOf is the entry's sandbox setting of a stored row's (nil when
-// unset).
+// unset). mcp.Sandbox and vault.ServerSandbox have the same fields, so a
+// field added to one and not the other stops this from compiling.
 func sandboxOf(s *vault.ServerSandbox) *mcp.Sandbox {
 	if s == nil {
 		return nil
 	}
-	return &mcp.Sandbox{Off: s.Off, Required: s.Required, Read: s.Read, Write: s.Write, NoNetwork: s.NoNetwork}
+	sb := mcp.Sandbox(*s)
+	return &sb
 }
 
 // sandboxRow is the stored form of an entry's sandbox setting (nil for
@@ -130,7 +132,8 @@ func sandboxRow(s *mcp.Sandbox) *vault.ServerSandbox {
 	if s.Empty() {
 		return nil
 	}
-	return &vault.ServerSandbox{Off: s.Off, Required: s.Required, Read: s.Read, Write: s.Write, NoNetwork: s.NoNetwork}
+	row := vault.ServerSandbox(*s)
+	return &row
 }
 
 // oauthOf is the entry's OAuth part of a stored row's (nil when unset).
