@@ -593,6 +593,7 @@ func (a *Agent) runCalls(ctx context.Context, calls []llm.ToolCall, allow func(s
 				}
 				out[i].IsError = res.IsError
 				out[i].Content = res.Text()
+				out[i].Parts = modelParts(res)
 			}
 			if ev.OnToolEnd != nil {
 				ev.OnToolEnd(e)
@@ -601,6 +602,18 @@ func (a *Agent) runCalls(ctx context.Context, calls []llm.ToolCall, allow func(s
 	}
 	wg.Wait()
 	return out
+}
+
+// modelParts returns the images and audio of res, for the providers that
+// take them; the result's text holds a label for each.
+func modelParts(res tool.Result) []llm.Part {
+	var parts []llm.Part
+	for _, c := range res.Content {
+		if c.ForModel() {
+			parts = append(parts, llm.Part{Type: c.Type, MIME: c.MIME, Data: c.Data})
+		}
+	}
+	return parts
 }
 
 // errCutCall answers a tool call whose arguments the token limit cut off.

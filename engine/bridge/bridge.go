@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -94,6 +95,9 @@ type Bridge struct {
 	// person declined when asked unprompted, so a server announcing
 	// changes before every call does not put it to them again.
 	declined map[[2]string]string
+	// outputs holds, per server and tool, the outputSchema of the last
+	// listing, to check structuredContent against.
+	outputs map[[2]string]json.RawMessage
 }
 
 // New returns a bridge over store, installs it as reg's Fallback and

@@ -2,7 +2,6 @@ package bridge
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -56,7 +55,7 @@ func (b *Bridge) call(ctx context.Context, server, toolName string, args map[str
 		}
 		return tool.Result{}, err
 	}
-	out := convert(res)
+	out := convert(res, b.outputSchema(c.Name(), toolName))
 	if out.IsError {
 		// A tool that failed because the sandbox refused it a path says
 		// so, with the grant that allows it.
@@ -118,27 +117,4 @@ func (b *Bridge) forget(server string, c *mcp.Client) {
 	}
 	cn.mu.Unlock()
 	c.Close()
-}
-
-// convert turns a tools/call result into an engine result: text items as
-// text, every other item (image, audio, resource) passed through as its
-// JSON; structuredContent with no content becomes its JSON text. IsError
-// is kept.
-func convert(r *mcp.CallResult) tool.Result {
-	out := tool.Result{IsError: r.IsError, Content: make([]tool.Content, 0, len(r.Content))}
-	for _, raw := range r.Content {
-		if text, ok := mcp.TextOf(raw); ok {
-			out.Content = append(out.Content, tool.Content{Type: "text", Text: text})
-			continue
-		}
-		var c tool.Content
-		if err := json.Unmarshal(raw, &c); err != nil {
-			c = tool.Content{Type: "text", Text: string(raw)}
-		}
-		out.Content = append(out.Content, c)
-	}
-	if len(out.Content) == 0 && len(r.StructuredContent) > 0 {
-		out.Content = append(out.Content, tool.Content{Type: "text", Text: string(r.StructuredContent)})
-	}
-	return out
 }

@@ -176,5 +176,8 @@ func (b *Bridge) listTools(ctx context.Context, c *mcp.Client) ([]mcp.Tool, erro
 	if err != nil && ctx.Err() == context.DeadlineExceeded {
 		return nil, fmt.Errorf("mcp server %q did not answer tools/list within %s: %w", c.Name(), limit, err)
 	}
+	if err == nil {
+		b.noteOutputs(c.Name(), tools)
+	}
 	return tools, err
 }

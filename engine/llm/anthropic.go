@@ -28,7 +28,8 @@ const defaultAnthropicMaxTokens = 8192
 // onText. It retries 429, 5xx and overload as its RetryPolicy allows. It is
 // safe for concurrent use.
 type AnthropicClient struct {
-	cfg ProviderConfig
+	cfg   ProviderConfig
+	parts partGate
 }
 
 // NewAnthropic returns a Messages API client for cfg. An empty cfg.Provider
@@ -55,8 +56,19 @@ type anBlock struct {
 	Name      string          `json:"name,omitempty"`
 	Input     json.RawMessage `json:"input,omitempty"`
 	ToolUseID string          `json:"tool_use_id,omitempty"`
-	Content   string          `json:"content,omitempty"`
-	IsError   bool            `json:"is_error,omitempty"`
+	// Content is a tool_result's: its text, or blocks (text and
+	// images) when the tool returned images.
+	Content any       `json:"content,omitempty"`
+	IsError bool      `json:"is_error,omitempty"`
+	Source  *anSource `json:"source,omitempty"`
+}
+
+// anSource is an image block's source: the bytes, which encoding/json
+// writes as base64 straight into the request.
+type anSource struct {
+	Type      string `json:"type"` // "base64"
+	MediaType string `json:"media_type"`
+	Data      []byte `json:"data"`
 }
 
 type anMessage struct {
@@ -134,7 +146,7 @@ func anthropicRequest(model string, maxTokens int, req Request, stream bool) anR
 			if text == "" {
 				text = "(no output)"
 			}
-			blocks = append(blocks, anBlock{Type: "tool_result", ToolUseID: ids.result(m.ToolCallID), Content: text, IsError: m.IsError})
+			blocks = append(blocks, anBlock{Type: "tool_result", ToolUseID: ids.result(m.ToolCallID), Content: toolResultContent(text, m.Parts), IsError: m.IsError})
 		default:
 			role = "user"
 			if text != "" {
@@ -161,6 +173,22 @@ func anthropicRequest(model string, maxTokens int, req Request, stream bool) anR
 		out.Tools = append(out.Tools, anTool{Name: t.Name, Description: t.Description, InputSchema: schemaOrEmpty(t.Parameters)})
 	}
 	return out
+}
+
+// toolResultContent is a tool_result's content: its text alone, or, when
+// the tool returned images the API takes, a text block and an image block
+// for each.
+func toolResultContent(text string, parts []Part) any {
+	var blocks []anBlock
+	for _, p := range parts {
+		if sendsImage(p) {
+			blocks = append(blocks, anBlock{Type: "image", Source: &anSource{Type: "base64", MediaType: p.MIME, Data: p.Data}})
+		}
+	}
+	if len(blocks) == 0 {
+		return text
+	}
+	return append([]anBlock{{Type: "text", Text: text}}, blocks...)
 }
 
 // blank reports whether text has nothing but white space.
@@ -215,6 +243,10 @@ func objectArgs(args json.RawMessage) json.RawMessage {
 // message (a prefill) for a model that refuses one fails with an error
 // wrapping ErrPrefill before anything is sent.
 func (c *AnthropicClient) Complete(ctx context.Context, req Request, onText func(string)) (Response, error) {
+	return c.parts.complete(&c.cfg, req, func(req Request) (Response, error) { return c.complete(ctx, req, onText) })
+}
+
+func (c *AnthropicClient) complete(ctx context.Context, req Request, onText func(string)) (Response, error) {
 	wire := anthropicRequest(c.cfg.Model, c.cfg.MaxTokens, req, onText != nil)
 	if n := len(wire.Messages); n > 0 && wire.Messages[n-1].Role == "assistant" && !anthropicPrefills(c.cfg.Model) {
 		return Response{}, fmt.Errorf("%s model %q: %w: end the messages with a user message (or pick a model before Claude 4.6)", c.cfg.Provider, c.cfg.Model, ErrPrefill)

@@ -13,6 +13,17 @@ type Message struct {
 	ToolCallID string     `json:"tool_call_id,omitempty"` // tool messages
 	Name       string     `json:"name,omitempty"`         // tool messages: the tool's name
 	IsError    bool       `json:"is_error,omitempty"`     // tool messages: the tool ran and failed
+	// Parts holds the images and audio a tool returned (tool messages),
+	// as bytes; Content carries a label for each, which is all a model
+	// that cannot take one sees.
+	Parts []Part `json:"parts,omitempty"`
+}
+
+// Part is an image or audio item of a tool result.
+type Part struct {
+	Type string `json:"type"` // "image" or "audio"
+	MIME string `json:"mime"` // its media type: image/png, audio/wav, …
+	Data []byte `json:"data"`
 }
 
 // ToolCall is a model's request to run one tool.

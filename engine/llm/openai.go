@@ -18,7 +18,8 @@ import (
 // retries 429 and 5xx as its RetryPolicy allows. It is safe for concurrent
 // use.
 type OpenAIClient struct {
-	cfg ProviderConfig
+	cfg   ProviderConfig
+	parts partGate
 }
 
 // NewOpenAI returns an OpenAI-compatible client for cfg. An empty
@@ -60,10 +61,19 @@ type oaToolCall struct {
 }
 
 type oaMessage struct {
-	Role       string       `json:"role"`
-	Content    *string      `json:"content"`
+	Role string `json:"role"`
+	// Content is *string (nil: null), or []oaPart in the user message
+	// that carries a tool's images.
+	Content    any          `json:"content"`
 	ToolCalls  []oaToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string       `json:"tool_call_id,omitempty"`
+}
+
+// oaPart is a user message's content part: text or an image.
+type oaPart struct {
+	Type     string   `json:"type"`
+	Text     string   `json:"text,omitempty"`
+	ImageURL *dataURL `json:"image_url,omitempty"`
 }
 
 type oaRequest struct {
@@ -149,7 +159,20 @@ func openAIRequest(cfg ProviderConfig, req Request, stream bool) oaRequest {
 		out.StreamOptions = &oaStreamOption{IncludeUsage: true}
 	}
 	ids := newWireIDs(false)
+	// images holds the parts of the tool messages just encoded: the API
+	// takes images in user messages only, so they follow the last tool
+	// message of the run, in one user message.
+	var images []oaPart
+	flush := func() {
+		if len(images) > 0 {
+			out.Messages = append(out.Messages, oaMessage{Role: "user", Content: images})
+			images = nil
+		}
+	}
 	for _, m := range req.Messages {
+		if m.Role != "tool" {
+			flush()
+		}
 		text := m.Content
 		om := oaMessage{Role: m.Role, Content: &text}
 		switch m.Role {
@@ -170,9 +193,16 @@ func openAIRequest(cfg ProviderConfig, req Request, stream bool) oaRequest {
 				text = "Error: " + text
 				om.Content = &text
 			}
+			for _, p := range m.Parts {
+				if sendsImage(p) {
+					images = append(images, oaPart{Type: "text", Text: "The image returned by tool call " + om.ToolCallID + " (" + m.Name + "):"},
+						oaPart{Type: "image_url", ImageURL: (*dataURL)(&p)})
+				}
+			}
 		}
 		out.Messages = append(out.Messages, om)
 	}
+	flush()
 	for _, t := range req.Tools[:min(len(req.Tools), MaxOpenAITools)] {
 		out.Tools = append(out.Tools, oaTool{Type: "function", Function: oaFunction{Name: t.Name, Description: t.Description, Parameters: schemaOrEmpty(t.Parameters)}})
 	}
@@ -188,6 +218,10 @@ func schemaOrEmpty(s map[string]any) map[string]any {
 
 // Complete implements ChatClient.
 func (c *OpenAIClient) Complete(ctx context.Context, req Request, onText func(string)) (Response, error) {
+	return c.parts.complete(&c.cfg, req, func(req Request) (Response, error) { return c.complete(ctx, req, onText) })
+}
+
+func (c *OpenAIClient) complete(ctx context.Context, req Request, onText func(string)) (Response, error) {
 	return c.cfg.complete(ctx, wireAPI{
 		path: "/chat/completions",
 		auth: func(h http.Header) {

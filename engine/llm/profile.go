@@ -97,6 +97,11 @@ type Profile struct {
 	// Sandbox false runs the shell tool's commands without the sandbox
 	// for sessions on this profile (nil or true: sandboxed).
 	Sandbox *bool `json:"sandbox,omitempty"`
+	// Images false sends a model no image or audio a tool returned, only
+	// a label for each; nil or true sends them where the provider takes
+	// them, and a model that refuses one (a 400 naming images) gets
+	// labels for the rest of the session.
+	Images *bool `json:"images,omitempty"`
 }
 
 // ShellUnsandboxed reports whether p turns the shell's sandbox off.
@@ -503,6 +508,7 @@ func NewChatClient(p Profile, s *vault.Store, opts *ClientOptions) (ChatClient, 
 		Timeout:     o.Timeout,
 		IdleTimeout: o.IdleTimeout,
 		OnRetry:     o.OnRetry,
+		NoImages:    p.Images != nil && !*p.Images,
 	}
 	if p.Provider == ProviderAnthropic && key == "" {
 		return nil, fmt.Errorf("profile %q: the anthropic provider needs an API key: set key_secret or key_env (e.g. ANTHROPIC_API_KEY)", p.Name)

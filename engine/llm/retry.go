@@ -177,6 +177,9 @@ type ProviderConfig struct {
 	// OnRetry, when set, is told of every retry before its wait (a
 	// WithRetryNotice callback in the request's context wins).
 	OnRetry func(RetryNotice)
+	// NoImages sends no image or audio parts: the model sees their
+	// labels only (Profile.Images false).
+	NoImages bool
 }
 
 // APIError is a provider's answer that was not a completion, after the

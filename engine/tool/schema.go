@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -362,4 +363,14 @@ func toFloat(v any) (float64, bool) {
 		return float64(n), true
 	}
 	return 0, false
+}
+
+// CheckValue checks v, a decoded JSON value, against schema s (the same
+// keywords a tool's arguments are checked for) and returns the first
+// problem, naming path; nil when v matches.
+func CheckValue(s map[string]any, v any, path string) error {
+	if err := checkValue(s, v, path, 0, false); err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "argument "))
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"encoding/base64"
 	"fmt"
 	"unicode/utf8"
 
@@ -17,17 +18,65 @@ const ResultMax = mcp.MCP_RESULT_MAX
 // clearly labelled head.
 const spillPreview = 2048
 
+// BinaryMax is the largest image or audio item kept in a result as bytes
+// for the model (4 MB: under the 5 MB Anthropic takes per image). A
+// larger one is stored as a vault record, base64, and stands as a note.
+const BinaryMax = 4 << 20
+
 // spill stores a result whose text exceeds ResultMax as a vault record and
-// returns a result that names the record.
+// returns a result that names the record; a binary item that is not an
+// image or audio within BinaryMax is stored as a record of its own, base64,
+// and stands as a note naming it. Images and audio within the limit stay
+// as they are, whatever the size of the text.
 func (r *Registry) spill(t Tool, digest string, res Result) (Result, error) {
-	size := res.Size()
-	if size <= ResultMax {
-		return res, nil
+	inline := Result{IsError: res.IsError, Content: make([]Content, 0, len(res.Content))}
+	var text, notes, kept []Content
+	for _, c := range res.Content {
+		switch {
+		case !c.Binary():
+			text = append(text, c)
+		case c.ForModel() && len(c.Data) <= BinaryMax:
+			kept = append(kept, c)
+		default:
+			meta := map[string]any{"tool": t.Name, "digest": digest, "mimeType": c.MIME, "encoding": "base64"}
+			if c.URI != "" {
+				meta["uri"] = c.URI
+			}
+			id, err := r.store.RecordPut(base64.StdEncoding.EncodeToString(c.Data), meta)
+			if err != nil {
+				return Result{}, fmt.Errorf("tool %s: %s item of %d bytes could not be stored: %v", t.Name, c.Type, len(c.Data), err)
+			}
+			why := fmt.Sprintf("over the limit of %d bytes for the model", BinaryMax)
+			if !c.ForModel() {
+				why = "binary"
+			}
+			c = Content{Type: "text", Text: fmt.Sprintf("%s is %s, so it was stored, base64, as record %s", c.Label(), why, id)}
+			notes = append(notes, c)
+		}
+		inline.Content = append(inline.Content, c)
 	}
+	if (Result{Content: text}).Size() <= ResultMax {
+		if len(notes) == 0 {
+			return res, nil
+		}
+		return inline, nil
+	}
+	note, err := r.spillText(t, digest, Result{Content: text, IsError: res.IsError})
+	if err != nil {
+		return Result{}, err
+	}
+	out := append([]Content{{Type: "text", Text: note}}, notes...)
+	return Result{Content: append(out, kept...), IsError: res.IsError}, nil
+}
+
+// spillText stores res's text as a record and returns the note that
+// names it, with a head of the text.
+func (r *Registry) spillText(t Tool, digest string, res Result) (string, error) {
+	size := res.Size()
 	text := res.Text()
 	id, err := r.store.RecordPut(text, map[string]any{"tool": t.Name, "digest": digest, "isError": res.IsError})
 	if err != nil {
-		return Result{}, fmt.Errorf("tool %s: result of %d bytes exceeds %d and could not be stored: %v", t.Name, size, ResultMax, err)
+		return "", fmt.Errorf("tool %s: result of %d bytes exceeds %d and could not be stored: %v", t.Name, size, ResultMax, err)
 	}
 	head := text
 	if len(head) > spillPreview {
@@ -39,5 +88,5 @@ func (r *Registry) spill(t Tool, digest string, res Result) (Result, error) {
 	note := fmt.Sprintf("The result is %d bytes, over the inline limit of %d, so it was stored as record %s. "+
 		"Read it in parts with record_read {\"id\": %q, \"offset\": 0, \"length\": 16384}.\n"+
 		"First %d bytes:\n%s", len(text), ResultMax, id, id, len(head), head)
-	return Result{Content: []Content{{Type: "text", Text: note}}, IsError: res.IsError}, nil
+	return note, nil
 }

@@ -18,6 +18,22 @@ type anWireBlock struct {
 	ToolUseID string          `json:"tool_use_id"`
 	Content   json.RawMessage `json:"content"`
 	IsError   bool            `json:"is_error"`
+	Source    struct {
+		Type      string `json:"type"`
+		MediaType string `json:"media_type"`
+		Data      []byte `json:"data"`
+	} `json:"source"`
+}
+
+// images returns the image blocks of bs, decoded.
+func images(bs []anWireBlock) []Image {
+	var out []Image
+	for _, b := range bs {
+		if b.Type == "image" {
+			out = append(out, Image{MIME: b.Source.MediaType, Data: b.Source.Data})
+		}
+	}
+	return out
 }
 
 // blocks decodes content that is either a string or an array of blocks.
@@ -118,8 +134,14 @@ func parseAnthropic(body []byte) (Request, error) {
 		var text strings.Builder
 		var calls []ToolCall
 		var results []Message
+		var userImages []Image
 		for j, b := range bs {
 			switch b.Type {
+			case "image":
+				if m.Role != "user" {
+					return req, fmt.Errorf("messages.%d.content.%d: image blocks are only allowed in user messages", i, j)
+				}
+				userImages = append(userImages, images(bs[j:j+1])...)
 			case "text":
 				if b.Text == "" {
 					return req, fmt.Errorf("messages.%d.content.%d: text content blocks must be non-empty", i, j)
@@ -148,11 +170,15 @@ func parseAnthropic(body []byte) (Request, error) {
 					return req, fmt.Errorf("messages.%d.content.%d: tool_result blocks must come before any text in a user message", i, j)
 				}
 				answered[b.ToolUseID] = true
-				content, err := blockText(b.Content)
+				inner, err := blocks(b.Content)
 				if err != nil {
 					return req, fmt.Errorf("messages.%d.content.%d.%v", i, j, err)
 				}
-				results = append(results, Message{Role: "tool", Text: content, ToolCallID: b.ToolUseID, IsError: b.IsError})
+				var content strings.Builder
+				for _, x := range inner {
+					content.WriteString(x.Text)
+				}
+				results = append(results, Message{Role: "tool", Text: content.String(), ToolCallID: b.ToolUseID, IsError: b.IsError, Images: images(inner)})
 			default:
 				return req, fmt.Errorf("messages.%d.content.%d: unsupported block type %q", i, j, b.Type)
 			}
@@ -178,8 +204,8 @@ func parseAnthropic(body []byte) (Request, error) {
 			req.Messages = append(req.Messages, Message{Role: "assistant", Text: text.String(), ToolCalls: calls})
 		} else {
 			req.Messages = append(req.Messages, results...)
-			if text.Len() > 0 {
-				req.Messages = append(req.Messages, Message{Role: "user", Text: text.String()})
+			if text.Len() > 0 || len(userImages) > 0 {
+				req.Messages = append(req.Messages, Message{Role: "user", Text: text.String(), Images: userImages})
 			}
 		}
 	}

@@ -1,10 +1,12 @@
 package llmtest
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -51,21 +53,36 @@ func parseOpenAI(body []byte) (Request, error) {
 	pending := map[string]bool{}
 	for i, m := range wire.Messages {
 		var text string
+		var imgs []Image
 		if len(m.Content) > 0 && string(m.Content) != "null" {
 			if err := json.Unmarshal(m.Content, &text); err != nil {
 				var parts []struct {
-					Type string `json:"type"`
-					Text string `json:"text"`
+					Type     string `json:"type"`
+					Text     string `json:"text"`
+					ImageURL struct {
+						URL string `json:"url"`
+					} `json:"image_url"`
 				}
 				if err := json.Unmarshal(m.Content, &parts); err != nil {
 					return req, fmt.Errorf("messages[%d].content: expected a string or an array of parts", i)
 				}
-				for _, p := range parts {
+				for j, p := range parts {
 					text += p.Text
+					if p.Type != "image_url" {
+						continue
+					}
+					if m.Role != "user" {
+						return req, fmt.Errorf("messages[%d].content[%d]: image_url parts are only allowed in user messages", i, j)
+					}
+					img, err := dataImage(p.ImageURL.URL)
+					if err != nil {
+						return req, fmt.Errorf("messages[%d].content[%d].image_url: %v", i, j, err)
+					}
+					imgs = append(imgs, img)
 				}
 			}
 		}
-		msg := Message{Role: m.Role, Text: text, ToolCallID: m.ToolCallID}
+		msg := Message{Role: m.Role, Text: text, ToolCallID: m.ToolCallID, Images: imgs}
 		switch m.Role {
 		case "system", "developer", "user":
 			if len(pending) > 0 {
@@ -109,6 +126,21 @@ func parseOpenAI(body []byte) (Request, error) {
 		return req, errors.New("an assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. (the conversation ends with unanswered tool calls)")
 	}
 	return req, nil
+}
+
+// dataImage decodes a base64 data URL, the only image URL the fakes take
+// (they fetch nothing).
+func dataImage(url string) (Image, error) {
+	rest, ok := strings.CutPrefix(url, "data:")
+	mime, data, ok2 := strings.Cut(rest, ";base64,")
+	if !ok || !ok2 {
+		return Image{}, errors.New("expected a data:MIME;base64, URL")
+	}
+	b, err := base64.StdEncoding.DecodeString(data)
+	if err != nil {
+		return Image{}, fmt.Errorf("invalid base64 image data: %v", err)
+	}
+	return Image{MIME: mime, Data: b}, nil
 }
 
 func (s *Server) openAIFinish(t Turn) string {

@@ -93,6 +93,13 @@ type Message struct {
 	ToolCalls  []ToolCall
 	ToolCallID string
 	IsError    bool
+	Images     []Image // Anthropic: a tool_result's image blocks; OpenAI: a user message's image parts
+}
+
+// Image is an image a received request carried, decoded.
+type Image struct {
+	MIME string
+	Data []byte
 }
 
 // Tool is a tool offered in a received request.
@@ -132,6 +139,17 @@ func (r Request) ToolResults() []Message {
 		if r.Messages[i].Role == "tool" {
 			out = append([]Message{r.Messages[i]}, out...)
 		}
+	}
+	return out
+}
+
+// Images returns the images after the last assistant message, in tool
+// results or user messages: what the model sees of the previous turn's
+// tools.
+func (r Request) Images() []Image {
+	var out []Image
+	for i := len(r.Messages) - 1; i >= 0 && r.Messages[i].Role != "assistant"; i-- {
+		out = append(append([]Image(nil), r.Messages[i].Images...), out...)
 	}
 	return out
 }
