@@ -9,6 +9,7 @@ import (
 
 	"tai/engine/tool"
 	"tai/mcp"
+	"tai/mcp/screen"
 )
 
 // convert turns a tools/call result into an engine result: text items as
@@ -65,7 +66,7 @@ func item(raw json.RawMessage) tool.Content {
 				line += " " + mcp.Clip(name)
 			}
 			if l.MimeType != "" {
-				line += " (" + mcp.VisibleLine(l.MimeType) + ")"
+				line += " (" + screen.VisibleLine(l.MimeType) + ")"
 			}
 			line += "]"
 			if l.Description != "" {
@@ -95,7 +96,7 @@ func embedded(raw json.RawMessage, c tool.Content) tool.Content {
 	res := e.Resource
 	head := "[resource " + mcp.Clip(res.URI)
 	if res.MimeType != "" {
-		head += " (" + mcp.VisibleLine(res.MimeType) + ")"
+		head += " (" + screen.VisibleLine(res.MimeType) + ")"
 	}
 	switch {
 	case res.Text != nil:

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"tai/mcp"
+	"tai/mcp/screen"
 )
 
 // Content is one item of a tool result, shaped like an MCP content block.
@@ -42,7 +43,7 @@ func (c Content) ForModel() bool {
 // format, size in pixels when the header says it, and size in bytes, as
 // "[image png 640×480, 45 KB]". Only the header is decoded.
 func (c Content) Label() string {
-	format := mcp.VisibleLine(c.MIME)
+	format := screen.VisibleLine(c.MIME)
 	if _, sub, ok := strings.Cut(format, "/"); ok {
 		format = sub
 	}
@@ -55,7 +56,7 @@ func (c Content) Label() string {
 		}
 	}
 	if c.URI != "" {
-		return fmt.Sprintf("[%s %s %s, %s]", c.Type, mcp.Clip(c.URI), mcp.VisibleLine(c.MIME), byteSize(len(c.Data)))
+		return fmt.Sprintf("[%s %s %s, %s]", c.Type, mcp.Clip(c.URI), screen.VisibleLine(c.MIME), byteSize(len(c.Data)))
 	}
 	return fmt.Sprintf("[%s %s%s, %s]", c.Type, format, dims, byteSize(len(c.Data)))
 }
