@@ -14,6 +14,7 @@ import (
 	glua "github.com/yuin/gopher-lua"
 
 	"tai/engine/bridge"
+	"tai/engine/llm"
 	"tai/lua"
 	"tai/mcp"
 	"tai/mcp/config"
@@ -310,5 +311,26 @@ func TestMetaNamesResolve(t *testing.T) {
 				t.Errorf("%s:%d: %s is neither a class nor a name of the module: %s", metaFile, i+1, r, line)
 			}
 		}
+	}
+}
+
+// TestMetaProvidersAreTheTable: the providers tai.Profile declares are
+// the names of engine/llm's provider table, in its order, so a provider
+// added there is declared here too.
+func TestMetaProvidersAreTheTable(t *testing.T) {
+	src, err := fs.ReadFile(stdlib.Meta(), metaFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^---@field provider ((?:"\w+"\|?)+)\s`).FindSubmatch(src)
+	if m == nil {
+		t.Fatalf("stdlib/%s: tai.Profile declares no provider enum", metaFile)
+	}
+	var got []string
+	for _, q := range strings.Split(string(m[1]), "|") {
+		got = append(got, strings.Trim(q, `"`))
+	}
+	if want := llm.ProviderNames(); !slices.Equal(got, want) {
+		t.Errorf("stdlib/%s declares providers %v; engine/llm's table has %v", metaFile, got, want)
 	}
 }

@@ -65,8 +65,8 @@ func (f *modelFamilies) put(provider string, families []string) {
 
 func (h *Host) luaModelFamilies(L *glua.LState) int {
 	provider := L.CheckString(1)
-	if provider != llm.ProviderOpenAI && provider != llm.ProviderAnthropic {
-		L.ArgError(1, fmt.Sprintf("provider %q picks no model by family: use %q or %q", provider, llm.ProviderOpenAI, llm.ProviderAnthropic))
+	if by := llm.FamilyProviders(); !slices.Contains(by, provider) {
+		L.ArgError(1, fmt.Sprintf("provider %q picks no model by family: use %s", provider, llm.OneOf(by)))
 	}
 	if L.GetTop() >= 2 && L.Get(2) != glua.LNil {
 		t := L.CheckTable(2)

@@ -252,13 +252,8 @@ func (c *AnthropicClient) complete(ctx context.Context, req Request, onText func
 		return Response{}, fmt.Errorf("%s model %q: %w: end the messages with a user message (or pick a model before Claude 4.6)", c.cfg.Provider, c.cfg.Model, ErrPrefill)
 	}
 	return c.cfg.complete(ctx, wireAPI{
-		path: "/v1/messages",
-		auth: func(h http.Header) {
-			if c.cfg.APIKey != "" {
-				h.Set("x-api-key", c.cfg.APIKey)
-			}
-			h.Set("anthropic-version", AnthropicVersion)
-		},
+		path:       "/v1/messages",
+		auth:       func(h http.Header) { providerOf(ProviderAnthropic).auth(h, c.cfg.APIKey) },
 		parseError: parseAnthropicError,
 		readWhole:  c.readWhole,
 		readStream: c.readStream,

@@ -19,13 +19,10 @@ import (
 // model of the first family the provider lists is used (see PickModel).
 // tai.model_families changes them.
 func DefaultModelFamilies(provider string) []string {
-	switch provider {
-	case ProviderAnthropic:
-		return []string{"sonnet", "opus", "haiku"}
-	case ProviderOpenAI:
-		return []string{"mini", "gpt"}
+	if !known(provider) {
+		return nil
 	}
-	return nil
+	return slices.Clone(providerOf(provider).families)
 }
 
 // notChat are words of model ids that name models chat completions do not
@@ -139,10 +136,7 @@ func keepChosen(s *vault.Store, slot, model string) error {
 // fallbackModel is what a profile without a model tries when its
 // provider's list cannot be had: the model tai has always used there.
 func fallbackModel(provider string) string {
-	if provider == ProviderAnthropic {
-		return DefaultAnthropicModel
-	}
-	return DefaultOpenAIModel
+	return providerOf(provider).fallbackModel
 }
 
 // autoModelClient is the client of a profile that names no model: on first
@@ -222,10 +216,7 @@ func (c *autoModelClient) ready(ctx context.Context) (ChatClient, bool) {
 }
 
 func (c *autoModelClient) build(cfg ProviderConfig) ChatClient {
-	if cfg.Provider == ProviderAnthropic {
-		return NewAnthropic(cfg)
-	}
-	return NewOpenAI(cfg)
+	return providerOf(cfg.Provider).client(cfg)
 }
 
 // ModelGone reports whether err is a provider saying the model asked for

@@ -22,10 +22,16 @@
 //	if err != nil { ... }
 //	resp, err := cl.Complete(ctx, llm.Request{Messages: []llm.Message{{Role: "user", Content: "hi"}}}, nil)
 //
-// To add a provider: a client implementing ChatClient on ProviderConfig
-// (openai.go and anthropic.go are the two), a Provider* name, and its case
-// in Profile.Validate, NewChatClient and ListModels; a fake of its API
-// goes beside the others in llmtest.
+// To add a provider: a Provider* name and one entry in providerTable
+// (providers.go: its default base URL, the variables the environment's
+// profile reads, the models path, the auth headers, the model families a
+// profile without a model picks from, the constructor, and what its API
+// takes: text, images, audio); a client implementing ChatClient on
+// ProviderConfig in a file of its own (openai.go and anthropic.go are
+// two); a fake of its API beside the others in llmtest. Validate,
+// BaseURLOrDefault, EnvProfile, NewChatClient, ListModels, the 404 hint
+// and tai.model_families read the table; stdlib/meta/tai.lua's
+// tai.Profile lists the names, and a test holds it to the table.
 //
 // It imports vault (profiles and keys live there) and the leaf packages
 // mcp/sse and mcp/httppolicy only: never mcp, engine or anything of tools,

@@ -82,23 +82,15 @@ func plainID(id string) bool {
 // listModels asks the provider at base which models key may use, bounded
 // by ModelListTimeout; ids that are not plainID are left out.
 func listModels(ctx context.Context, hc *http.Client, provider, base, key string) ([]ModelInfo, error) {
-	endpoint := base + "/models"
-	if provider == ProviderAnthropic {
-		endpoint = strings.TrimSuffix(base, "/v1") + "/v1/models?limit=1000"
-	}
+	pr := providerOf(provider)
+	endpoint := pr.modelsURL(base)
 	ctx, cancel := context.WithTimeout(ctx, ModelListTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
 	if err != nil {
 		return nil, fmt.Errorf("listing models: %w", err)
 	}
-	switch {
-	case provider == ProviderAnthropic:
-		req.Header.Set("x-api-key", key)
-		req.Header.Set("anthropic-version", AnthropicVersion)
-	case key != "":
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
+	pr.auth(req.Header, key)
 	resp, err := httppolicy.FollowSameOrigin(hc).Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("listing models: %s", secret.Hide(err.Error(), key))

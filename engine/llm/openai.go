@@ -223,12 +223,8 @@ func (c *OpenAIClient) Complete(ctx context.Context, req Request, onText func(st
 
 func (c *OpenAIClient) complete(ctx context.Context, req Request, onText func(string)) (Response, error) {
 	return c.cfg.complete(ctx, wireAPI{
-		path: "/chat/completions",
-		auth: func(h http.Header) {
-			if c.cfg.APIKey != "" {
-				h.Set("Authorization", "Bearer "+c.cfg.APIKey)
-			}
-		},
+		path:       "/chat/completions",
+		auth:       func(h http.Header) { bearer(h, c.cfg.APIKey) },
 		parseError: parseOpenAIError,
 		readWhole:  c.readWhole,
 		readStream: c.readStream,

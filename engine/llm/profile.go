@@ -134,12 +134,11 @@ func (p Profile) Validate() error {
 	if err := ValidProfileName(p.Name); err != nil {
 		return err
 	}
-	switch p.Provider {
-	case ProviderOpenAI, ProviderAnthropic, ProviderOllama:
-	case "":
-		return fmt.Errorf("profile %q: provider is empty: use %q, %q or %q", p.Name, ProviderOpenAI, ProviderAnthropic, ProviderOllama)
-	default:
-		return fmt.Errorf("profile %q: unknown provider %q: use %q, %q or %q", p.Name, p.Provider, ProviderOpenAI, ProviderAnthropic, ProviderOllama)
+	switch {
+	case p.Provider == "":
+		return fmt.Errorf("profile %q: provider is empty: use %s", p.Name, OneOf(ProviderNames()))
+	case !known(p.Provider):
+		return fmt.Errorf("profile %q: unknown provider %q: use %s", p.Name, p.Provider, OneOf(ProviderNames()))
 	}
 	if p.KeySecret != "" && p.KeyEnv != "" {
 		return fmt.Errorf("profile %q: both key_secret and key_env are set: keep one", p.Name)
@@ -215,14 +214,7 @@ func (p Profile) BaseURLOrDefault() string {
 	if p.BaseURL != "" {
 		return strings.TrimRight(p.BaseURL, "/")
 	}
-	switch p.Provider {
-	case ProviderAnthropic:
-		return DefaultAnthropicBaseURL
-	case ProviderOllama:
-		return DefaultOllamaBaseURL
-	default:
-		return DefaultOpenAIBaseURL
-	}
+	return providerOf(p.Provider).baseURL
 }
 
 // SaveProfile validates p and stores it under p.Name, replacing any profile
@@ -373,16 +365,12 @@ func EnvProfile(getenv func(string) string) (p Profile, ok bool) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	model := getenv("TAI_MODEL")
-	switch {
-	case getenv("OPENAI_API_KEY") != "":
-		p = Profile{Name: DefaultProfileName, Provider: ProviderOpenAI, BaseURL: getenv("OPENAI_BASE_URL"), Model: model, KeyEnv: "OPENAI_API_KEY"}
-	case getenv("ANTHROPIC_API_KEY") != "":
-		p = Profile{Name: DefaultProfileName, Provider: ProviderAnthropic, BaseURL: getenv("ANTHROPIC_BASE_URL"), Model: model, KeyEnv: "ANTHROPIC_API_KEY"}
-	default:
-		return Profile{}, false
+	for _, pr := range providerTable {
+		if pr.keyEnv != "" && getenv(pr.keyEnv) != "" {
+			return Profile{Name: DefaultProfileName, Provider: pr.name, BaseURL: getenv(pr.baseURLEnv), Model: getenv("TAI_MODEL"), KeyEnv: pr.keyEnv}, true
+		}
 	}
-	return p, true
+	return Profile{}, false
 }
 
 // OllamaProfile returns the local Ollama fallback profile; its model is
@@ -510,25 +498,15 @@ func NewChatClient(p Profile, s *vault.Store, opts *ClientOptions) (ChatClient, 
 		OnRetry:     o.OnRetry,
 		NoImages:    p.Images != nil && !*p.Images,
 	}
-	if p.Provider == ProviderAnthropic && key == "" {
-		return nil, fmt.Errorf("profile %q: the anthropic provider needs an API key: set key_secret or key_env (e.g. ANTHROPIC_API_KEY)", p.Name)
+	pr := providerOf(p.Provider)
+	if pr.needsKey && key == "" {
+		return nil, fmt.Errorf("profile %q: the %s provider needs an API key: set key_secret or key_env (e.g. %s)", p.Name, pr.name, pr.keyEnv)
 	}
-	switch p.Provider {
-	case ProviderAnthropic, ProviderOpenAI:
-		if p.Model == "" {
-			cfg.Provider = p.Provider
-			return &autoModelClient{cfg: cfg, profile: p.Name, store: s, families: o.ModelFamilies, notify: o.OnModelChosen}, nil
-		}
+	if p.Model == "" && len(pr.families) > 0 {
+		cfg.Provider = pr.name
+		return &autoModelClient{cfg: cfg, profile: p.Name, store: s, families: o.ModelFamilies, notify: o.OnModelChosen}, nil
 	}
-	switch p.Provider {
-	case ProviderAnthropic:
-		return NewAnthropic(cfg), nil
-	case ProviderOllama:
-		cfg.Provider = ProviderOllama
-		return &ollamaClient{cfg: cfg}, nil
-	default:
-		return NewOpenAI(cfg), nil
-	}
+	return pr.client(cfg), nil
 }
 
 func profileKey(p Profile, s *vault.Store, getenv func(string) string) (string, error) {

@@ -493,11 +493,7 @@ func (cfg *ProviderConfig) notFoundHint(url string, body []byte) string {
 	if apiErrorBody(body) && strings.Contains(strings.ToLower(string(body)), "model") {
 		return cfg.modelHint()
 	}
-	hint := fmt.Sprintf("(POST %s: check the base URL", HideUserinfo(url))
-	if cfg.Provider == ProviderAnthropic {
-		return hint + "; it is the API root, without /v1)"
-	}
-	return hint + "; OpenAI-compatible servers usually end in /v1)"
+	return fmt.Sprintf("(POST %s: check the base URL; %s)", HideUserinfo(url), providerOf(cfg.Provider).baseURLHint)
 }
 
 // modelHint is what a 404 about the model says when the provider's list
