@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -693,6 +694,26 @@ func TestStartLeavesIgnoredSignalsIgnored(t *testing.T) {
 	}
 }
 
+// hangupIgnoredAtStart says whether the tests were started with SIGHUP
+// ignored, as under nohup. It is read once, before any test: once a
+// channel has been notified of SIGHUP and stopped, the signal is ignored
+// again, but signal.Ignored no longer says so.
+var hangupIgnoredAtStart = signal.Ignored(unix.SIGHUP)
+
+// hangupAtDefault makes the processes the test starts get SIGHUP at its
+// default, even when the tests run under nohup, whose ignored SIGHUP they
+// would inherit: while a channel is notified of it, SIGHUP is caught
+// here, and a caught signal is at its default in a program started by
+// exec. The signal is ignored again when the test ends.
+func hangupAtDefault(t *testing.T) {
+	if !hangupIgnoredAtStart {
+		return
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, unix.SIGHUP)
+	t.Cleanup(func() { signal.Stop(hup) })
+}
+
 // killTaiAndWaitFor runs the fake in mode as a stand-in for tai, started
 // with the signals named in ignored (as sh's trap names them) ignored; it
 // prints the pid of a process it started (its server, or the server's
@@ -701,7 +722,9 @@ func killTaiAndWaitFor(t *testing.T, mode, ignored, failure string) {
 	ctx := testCtx(t)
 	e := fakeEntry(t, mode)
 	cmd := exec.CommandContext(ctx, e.Command, e.Args...)
-	if ignored != "" {
+	if ignored == "" {
+		hangupAtDefault(t)
+	} else {
 		// An ignored signal stays ignored across exec.
 		cmd = exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", `trap "" ` + ignored + `; exec "$0" "$@"`, e.Command}, e.Args...)...)
 	}
