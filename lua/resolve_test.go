@@ -262,6 +262,7 @@ func TestResolveHandMade(t *testing.T) {
 		{repo: "acme/many", err: "offers 3 servers, not one"},
 		{repo: "acme/upstream", want: "npx -y @acme/upstream-mcp --host https://grafana.acme.dev"},
 		{repo: "acme/pgport", want: "npx -y @acme/pg-mcp --host db.acme.dev --port 5432"},
+		{repo: "acme/dlx", want: "npx -y @acme/dlx-mcp --stdio"},
 		{repo: "acme/suite", err: "offers 2 servers, not one (its README links to each one's folder): add one of them by its URL\n  1. alpha  github.com/acme/suite/tree/main/servers/alpha\n  2. beta  github.com/acme/suite/tree/main/servers/beta"},
 		{repo: "acme/frame", err: "a framework for writing servers, not a server"},
 		{repo: "acme/builtwith", want: "uvx acme-weather-mcp"},

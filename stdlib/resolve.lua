@@ -72,6 +72,22 @@ M.tools = {
 M.runners = { npx = true, uvx = true, docker = true, bunx = true, pnpx = true, podman = true }
 -- Further commands a resolved entry may run (a config block's).
 M.extra_runners = { pipx = true, dnx = true, deno = true }
+-- Package managers that run a published npm package with a verb (pnpm
+-- dlx, yarn dlx): the same package runs through npx -y, which the
+-- sandbox knows.
+M.dlx = { pnpm = "dlx", yarn = "dlx" }
+
+-- undlx(e) rewrites pnpm dlx <package> … (or yarn dlx) as npx -y
+-- <package> …; true when it did.
+function M.undlx(e)
+  local base = ((e.command or ""):match("([^/\\]+)$") or ""):lower()
+  local args = type(e.args) == "table" and e.args or {}
+  if not (M.dlx[base] and args[1] == M.dlx[base]) then return false end
+  local out = { "-y" }
+  for j = 2, #args do out[#out + 1] = args[j] end
+  e.command, e.args = "npx", out
+  return true
+end
 
 -- Commands that are never a vendor's CLI serving MCP (a shell, a package
 -- manager, a language's own tool).
@@ -997,6 +1013,8 @@ function M:run_line(line, ctx, file, n, lines)
   local args = {}
   for j = i + 1, #words do args[#args + 1] = words[j] end
   self:installs(cmd, args, ctx)
+  local dlx = { command = cmd, args = args }
+  if M.undlx(dlx) then cmd, args = dlx.command, dlx.args end
   if not M.runners[cmd] then
     local e = { command = cmd, args = args }
     if M.vendor_cli(e) then
@@ -1532,6 +1550,7 @@ function M:choose(ctx)
   local kept = {}
   for _, c in ipairs(ctx.cands) do
     M.unquote(c.entry)
+    M.undlx(c.entry)
     self:unbridge(c, ctx)
     local ok, why, class = self:filter(c, ctx)
     if ok then
