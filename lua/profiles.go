@@ -226,7 +226,7 @@ func (h *Host) profilesSave(L *glua.LState) int {
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
-		L.ArgError(1, "profile fields are name, provider, base_url, model, key_secret, key_env, system, tools, max_tokens, max_tokens_field, pass_env, sandbox: "+err.Error())
+		L.ArgError(1, "profile fields are name, provider, base_url, model, key_secret, key_env, system, tools, max_tokens, max_tokens_field, pass_env, sandbox, images: "+err.Error())
 	}
 	if err := p.Validate(); err != nil {
 		return fail(L, err.Error())

@@ -195,6 +195,7 @@ error("meta/tai.lua only describes the tai module to editors; tai needs no requi
 ---@field max_tokens_field? "max_tokens"|"max_completion_tokens" the OpenAI-compatible field of the cap; empty: the one the model takes
 ---@field pass_env? string[] credential-looking variables shell commands may see
 ---@field sandbox? boolean false runs the shell tool's commands without the sandbox for sessions on this profile
+---@field images? boolean false sends the model no image a tool returned, only a label for each
 
 ---A profile as tai.profiles.list shows it.
 ---@class tai.ProfileRow: tai.Profile
