@@ -45,26 +45,30 @@ type hostVault struct {
 //	tai.vault.redact(text) -> text | nil, err
 //	    every known secret value replaced by [REDACTED:name]; an error when
 //	    sealed secrets cannot be read (no passphrase), as they would pass
+//	tai.vault.credential_name(name) -> bool   whether a variable's or a
+//	    config key's name says it holds a credential (GITHUB_TOKEN,
+//	    clientSecret, GITHUB_PAT; not MEMORY_FILE_PATH): tai's one rule
 //	tai.vault.redactor() -> r | nil, err   redaction of streamed text:
 //	    r:push(delta) -> text safe to show now (a tail that could begin a
 //	    secret or an environment value is held back); r:flush() -> the rest
 func (h *Host) openVault(L *glua.LState, tai *glua.LTable) {
 	tai.RawSetString("vault", L.SetFuncs(L.NewTable(), map[string]glua.LGFunction{
-		"secret_set":    h.secretSet,
-		"secret_get":    h.secretGet,
-		"secret_list":   h.secretList,
-		"secret_delete": h.secretDelete,
-		"record_put":    h.recordPut,
-		"record_get":    h.recordGet,
-		"record_list":   h.recordList,
-		"record_delete": h.recordDelete,
-		"audit_tail":    h.auditTail,
-		"audit_verify":  h.auditVerify,
-		"seal":          h.seal,
-		"sealed":        h.sealed,
-		"path":          h.vaultPath,
-		"redact":        h.redact,
-		"redactor":      h.newRedactor,
+		"secret_set":      h.secretSet,
+		"secret_get":      h.secretGet,
+		"secret_list":     h.secretList,
+		"secret_delete":   h.secretDelete,
+		"record_put":      h.recordPut,
+		"record_get":      h.recordGet,
+		"record_list":     h.recordList,
+		"record_delete":   h.recordDelete,
+		"audit_tail":      h.auditTail,
+		"audit_verify":    h.auditVerify,
+		"seal":            h.seal,
+		"sealed":          h.sealed,
+		"path":            h.vaultPath,
+		"redact":          h.redact,
+		"redactor":        h.newRedactor,
+		"credential_name": credentialName,
 	}))
 	mt := L.NewTypeMetatable(redactorType)
 	L.SetField(mt, "__index", L.SetFuncs(L.NewTable(), map[string]glua.LGFunction{
@@ -372,6 +376,13 @@ func timeString(t time.Time) glua.LValue {
 		return glua.LNil
 	}
 	return glua.LString(t.UTC().Format(time.RFC3339))
+}
+
+// credentialName answers tai.vault.credential_name: tai's one rule for
+// whether a variable's or key's name says it holds a credential.
+func credentialName(L *glua.LState) int {
+	L.Push(glua.LBool(secret.CredentialName(L.CheckString(1))))
+	return 1
 }
 
 func (h *Host) redact(L *glua.LState) int {

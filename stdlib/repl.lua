@@ -1725,7 +1725,7 @@ end
 -- credential: a header, a bearer token, key=value, a --flag with a value,
 -- userinfo in a URL, well-known token prefixes.
 M.credential_patterns = {
-  "authorization", "x%-api%-key", "private%-token", "cookie%s*[:=]",
+  "authorization", "x%-api%-key", "private%-token", "cookie[\"']?%s*[:=]",
   "token%s*[=:]", "api[_%-]?key%s*[=:]", "secret%s*[=:]", "passw[o]?r?d%s*[=:]", "credential%s*[=:]",
   "%-%-api%-key", "%-%-token", "%-%-password", "%-%-secret",
   "://[^/%s@]+:[^/%s@]*@", "ghp_%w", "gho_%w", "github_pat_", "glpat%-", "xox[abpr]%-", "sk%-%w%w%w%w%w%w%w%w",
@@ -1753,22 +1753,18 @@ function M.history_ok(line)
   for tok in low:gmatch("bearer%s+(%S+)") do
     if #tok >= 8 and tok:find("%d") then return false end
   end
-  -- a quoted key that names a credential with a value written out, as
-  -- pasted configs hold them ("clientSecret": "…", "GITHUB_TOKEN": "…");
-  -- a ${NAME} reference or an address is no secret
-  for key, value in low:gmatch("[\"']([%w_%-%.]+)[\"']%s*[:=]%s*[\"']([^\"']*)[\"']") do
-    if value ~= "" and not value:match("^%${[^}]*}$") and not value:match("^https?://[^@]*$") then
-      for _, k in ipairs(M.credential_keys) do
-        if key:find(k) then return false end
-      end
+  -- a quoted key that names a credential (tai.vault.credential_name) with
+  -- a value written out, as pasted configs hold them ("clientSecret": "…",
+  -- "GITHUB_TOKEN": "…"); a ${NAME} reference or an address is no secret
+  for key, value in line:gmatch("[\"']([%w_%-%.]+)[\"']%s*[:=]%s*[\"']([^\"']*)[\"']") do
+    value = value:lower()
+    if value ~= "" and not value:match("^%${[^}]*}$") and not value:match("^https?://[^@]*$")
+        and tai.vault.credential_name(key) then
+      return false
     end
   end
   return true
 end
-
--- credential_keys match (lower-cased) the config keys whose values are
--- credentials.
-M.credential_keys = { "secret", "token", "passw", "credential", "api[_%-]?key", "authorization", "cookie", "private[_%-]?key" }
 
 -- history_note(line) tells the person when a line is kept out of the
 -- history for what it holds; it returns whether the line may be kept.

@@ -685,6 +685,10 @@ func TestHistoryKeepsCredentialsOut(t *testing.T) {
 		`claude mcp add x --env API_KEY=${MY_KEY} -- npx y`:                                   true,
 		`= tai.mcp.connect{headers={["X-Api-Key"]="${K}"}}`:                                   true,
 		`--token ${T} and --password hunter2`:                                                 false,
+		`{"env": {"GITHUB_PAT": "gh-0123456789"}}`:                                            false,
+		`{"headers": {"Cookie": "session=abc123"}}`:                                           false,
+		`{"clientSecret": "cs-0123456789"}`:                                                   false,
+		`{"env": {"MEMORY_FILE_PATH": "/tmp/memory.json"}}`:                                   true,
 	} {
 		res := run(t, "return require('repl').history_ok("+luaQuote(line)+")")
 		if res[0] != want {

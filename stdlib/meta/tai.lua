@@ -806,6 +806,14 @@ function tai.vault.redact(text) end
 ---@return string? err
 function tai.vault.redactor() end
 
+---Whether a variable's or a config key's name says it holds a credential
+---(GITHUB_TOKEN, clientSecret, GITHUB_PAT; not MEMORY_FILE_PATH): tai's one
+---rule, by whole words, that the shell's environment, the consent screen
+---and key_env read too.
+---@param name string
+---@return boolean
+function tai.vault.credential_name(name) end
+
 -- tai.mcp -------------------------------------------------------------------
 
 tai.mcp = {}
