@@ -27,7 +27,7 @@ func help(o *options, stdout, stderr io.Writer) int {
 	switch {
 	case len(o.args) == 0:
 		io.WriteString(stdout, usage)
-		fmt.Fprintln(stdout, "\nThe manual (tai --help TOPIC, or /help TOPIC in the REPL; tai --help search WORD):")
+		fmt.Fprintln(stdout, "\nTopics of the manual (tai --help TOPIC reads one, tai --help search WORD):")
 		for _, l := range topicLines(topics) {
 			fmt.Fprintln(stdout, l)
 		}

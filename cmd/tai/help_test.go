@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"tai/stdlib"
 )
@@ -22,6 +23,11 @@ func TestHelpTopicOutsideTheREPL(t *testing.T) {
 	r := e.run(t, "--help")
 	if r.status != 0 || !strings.HasPrefix(r.stdout, usage) {
 		t.Fatalf("--help: status %d, stdout %q", r.status, r.stdout)
+	}
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if n := utf8.RuneCountInString(l); n > 80 {
+			t.Errorf("--help prints a line of %d columns, over 80: %q", n, l)
+		}
 	}
 	for _, tp := range topics {
 		if !strings.Contains(r.stdout, "\n  "+tp.Name+" ") {

@@ -8,12 +8,13 @@ const usage = `tai — a terminal agent shell: a model acts through tools, tai s
 both ways, and one vault file keeps secrets, records and the audit trail.
 
 Usage:
-  tai                       start the REPL (/help there lists its commands)
+  tai                       start the REPL (/help there lists topics, commands)
   tai SCRIPT.lua [ARGS…]    run a Lua script (arg[0] the script, arg[1..] ARGS)
   tai -e CHUNK [ARGS…]      run a Lua chunk, then exit
   tai -p PROMPT             one agent turn, answer on stdout (piped stdin added)
   tai -c [-p PROMPT]        continue the conversation last used in this folder
   tai --serve-mcp [-]       serve tai's tools over MCP (see Serving below)
+  tai --help TOPIC          print a topic of the manual (listed at the end)
 
 Options:
   -e CHUNK            run CHUNK instead of the REPL, then exit
@@ -29,7 +30,7 @@ Options:
   --mcp-port N        the server's port (else $TAI_MCP_PORT, else 8765)
   --mcp-bind ADDR     the server's address (else $TAI_MCP_BIND, else 127.0.0.1)
   --version           print the version, then exit
-  -h, --help          print this help, then exit
+  -h, --help [TOPIC]  print this help, or a topic of the manual, then exit
 
 Models:
   OPENAI_API_KEY (with OPENAI_BASE_URL for any OpenAI-compatible server) or
