@@ -478,6 +478,28 @@ function M.paste_shape(text)
   return "data"
 end
 
+-- looks_yaml(text) says whether a pasted block reads as YAML (a docker
+-- compose file, a CI workflow): its first line a key or "---", and most
+-- of its lines keys, list items or comments. tai reads no YAML config, so
+-- such a paste goes to the model, with data_note.
+---@param text string
+---@return boolean
+function M.looks_yaml(text)
+  local lines, keyish, first = 0, 0, nil
+  for l in text:gmatch("[^\n]+") do
+    if l:match("%S") then
+      lines = lines + 1
+      first = first or l
+      if l:match("^%s*[%w_%-%.\"']+:%s") or l:match("^%s*[%w_%-%.\"']+:$") or l:match("^%s*%- ") or l:match("^%s*#") then
+        keyish = keyish + 1
+      end
+    end
+  end
+  if lines < 2 or not first then return false end
+  if not (first:match("^%-%-%-") or first:match("^[%w_%-%.\"']+:%s") or first:match("^[%w_%-%.\"']+:$")) then return false end
+  return keyish * 3 >= lines * 2
+end
+
 -- data_note is said when a paste that looked like a config goes to the
 -- model.
 M.data_note = "sent to the model (not an MCP config)"
@@ -1836,6 +1858,7 @@ function M.handle(line)
     -- hold a token: offered like a config block, kept out of the history
     return require("tai.mcpcommand").offer(s)
   end
+  if s:find("\n", 1, true) and M.looks_yaml(s) then M.say(M.data_note) end
   M.remember(s)
   return M.chat(s)
 end

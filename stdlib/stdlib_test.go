@@ -836,3 +836,25 @@ func TestVaultErrorGetsNoProfileLine(t *testing.T) {
 		t.Errorf("model error lost its profile line: %q", s)
 	}
 }
+
+// TestLooksYAML: a pasted compose file or workflow reads as YAML (it goes
+// to the model with the note); a stack trace or prose does not.
+func TestLooksYAML(t *testing.T) {
+	tests := []struct {
+		name, text string
+		want       bool
+	}{
+		{"compose", "services:\n  web:\n    image: nginx\n    ports:\n      - \"80:80\"\n", true},
+		{"document start", "---\nname: ci\non: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n", true},
+		{"stack trace", "panic: boom\n\ngoroutine 1 [running]:\nmain.main()\n\t/src/main.go:5 +0x1d\n", false},
+		{"prose", "Note: this is\na paragraph of text\nwith a colon at first.\n", false},
+		{"one line", "key: value", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := run(t, "return require('repl').looks_yaml("+luaQuote(tt.text)+")"); got[0] != tt.want {
+				t.Fatalf("looks_yaml = %v, want %v", got[0], tt.want)
+			}
+		})
+	}
+}

@@ -85,9 +85,9 @@ func TestREPLCtrlCStopsARead(t *testing.T) {
 	}
 }
 
-// TestREPLPastedDataReachesTheModel: a pasted JSON object and a pasted
-// Cargo.toml are data, not MCP configs: each goes to the model whole, with
-// a one-line note saying so.
+// TestREPLPastedDataReachesTheModel: a pasted JSON object, a pasted
+// Cargo.toml and a pasted compose file are data, not MCP configs: each
+// goes to the model whole, with a one-line note saying so.
 func TestREPLPastedDataReachesTheModel(t *testing.T) {
 	e := newEnv(t)
 	srv := llmtest.NewOpenAI(t)
@@ -106,8 +106,13 @@ func TestREPLPastedDataReachesTheModel(t *testing.T) {
 	s.expect("\r\nsent to the model (not an MCP config)\r\n")
 	s.expect("you said: [package]")
 	s.expect("tai:default> ")
+	compose := "services:\n  web:\n    image: nginx"
+	s.typeKeys("\x1b[200~" + strings.ReplaceAll(compose, "\n", "\r") + "\x1b[201~\r")
+	s.expect("\r\nsent to the model (not an MCP config)\r\n")
+	s.expect("you said: services:")
+	s.expect("tai:default> ")
 	reqs := srv.Requests()
-	if len(reqs) != 2 || reqs[0].LastUser() != obj || reqs[1].LastUser() != cargo {
+	if len(reqs) != 3 || reqs[0].LastUser() != obj || reqs[1].LastUser() != cargo || reqs[2].LastUser() != compose {
 		t.Fatalf("%d requests; the model got %q", len(reqs), reqs[len(reqs)-1].LastUser())
 	}
 	if strings.Contains(s.seen.String(), "no MCP server") {
