@@ -49,3 +49,21 @@ func TestModelFamilies(t *testing.T) {
 		t.Errorf("stderr %q: the choice is said %d times, want once", h.errOut.String(), n)
 	}
 }
+
+// TestProviders: tai.profiles.providers lists engine/llm's table, and
+// tai.model_families refuses a provider that picks no model by family.
+func TestProviders(t *testing.T) {
+	h := newHost(t, Options{}, nil)
+	got := mustRun(t, h, `
+		local names, takes = {}, {}
+		for _, p in ipairs(tai.profiles.providers()) do
+			names[#names + 1] = p.name .. (p.picks_by_family and "+" or "")
+			takes[#takes + 1] = table.concat(p.takes, ",")
+		end
+		local ok, err = pcall(tai.model_families, "ollama")
+		return table.concat(names, " "), table.concat(takes, " "), ok, tostring(err):match('use .*') `)
+	want := []any{"openai+ anthropic+ ollama", "text,images,audio text,images text,images", false, `use "openai" or "anthropic")`}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+}

@@ -16,6 +16,8 @@ import (
 // openProfiles installs the profiles and the model of this session:
 //
 //	tai.profiles.list() / current() / get(name) / use(name) / save(t) / delete(name)
+//	tai.profiles.providers() -> {{name, base_url, takes, picks_by_family}, …}
+//	    the providers a profile may name (llm.Providers)
 //	tai.models() -> {name, …} | nil, err   the models the current profile's
 //	                                  provider lists
 //	tai.model(name) -> profile | nil, err  this session's model (not stored)
@@ -25,16 +27,27 @@ import (
 //	tai.profile   the current profile's name (a field, see luaProfileField)
 func (h *Host) openProfiles(L *glua.LState, tai *glua.LTable) {
 	tai.RawSetString("profiles", L.SetFuncs(L.NewTable(), map[string]glua.LGFunction{
-		"list":    h.profilesList,
-		"current": h.profilesCurrent,
-		"get":     h.profilesGet,
-		"use":     h.profilesUse,
-		"save":    h.profilesSave,
-		"delete":  h.profilesDelete,
+		"list":      h.profilesList,
+		"current":   h.profilesCurrent,
+		"get":       h.profilesGet,
+		"use":       h.profilesUse,
+		"save":      h.profilesSave,
+		"delete":    h.profilesDelete,
+		"providers": luaProviders,
 	}))
 	tai.RawSetString("models", L.NewFunction(h.luaModels))
 	tai.RawSetString("model", L.NewFunction(h.luaModel))
 	tai.RawSetString("model_families", L.NewFunction(h.luaModelFamilies))
+}
+
+// luaProviders answers tai.profiles.providers from engine/llm's table.
+func luaProviders(L *glua.LState) int {
+	v, err := ToLua(L, llm.Providers())
+	if err != nil {
+		L.RaiseError("tai.profiles.providers: %v", err)
+	}
+	L.Push(v)
+	return 1
 }
 
 // modelFamilies is tai.model_families, by provider. Model clients read it

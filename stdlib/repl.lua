@@ -895,7 +895,9 @@ builtin.profile = {
     if sub == "new" then
       local name = w[2]
       if not name or name:find("=", 1, true) then
-        M.warn("usage: /profile new NAME provider=openai|anthropic|ollama model=… [base_url=…] [key_env=VAR | key_secret=NAME] [system=\"…\"]")
+        local names = {}
+        for _, pr in ipairs(tai.profiles.providers()) do names[#names + 1] = pr.name end
+        M.warn("usage: /profile new NAME provider=" .. table.concat(names, "|") .. " model=… [base_url=…] [key_env=VAR | key_secret=NAME] [system=\"…\"]")
         return
       end
       local fields, err = M.parse_fields(rest:match("^%s*new%s+%S+(.*)$") or "")
@@ -1075,12 +1077,23 @@ local function model_names()
   return model_cache[key] or {}
 end
 
+-- picks_by_family(name) says whether a profile of provider name that names
+-- no model picks one by tai.model_families.
+---@param name string
+---@return boolean
+local function picks_by_family(name)
+  for _, pr in ipairs(tai.profiles.providers()) do
+    if pr.name == name then return pr.picks_by_family end
+  end
+  return false
+end
+
 -- model_line(p) names p's model, and how it was chosen when p names none.
 ---@param p table
 ---@return string
 function M.model_line(p)
   local model = p.model ~= nil and p.model ~= "" and chatview.short(p.model, 120)
-  if not model and (p.provider == "openai" or p.provider == "anthropic") then
+  if not model and picks_by_family(p.provider) then
     local families = table.concat(tai.model_families(p.provider), ", ")
     if p.model_chosen then
       model = chatview.short(p.model_chosen, 120) .. " (the newest of " .. families .. " the key could use, kept from the first turn)"

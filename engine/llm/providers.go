@@ -3,6 +3,7 @@ package llm
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -137,6 +138,24 @@ func ProviderNames() []string {
 	out := make([]string, len(providerTable))
 	for i, p := range providerTable {
 		out[i] = p.name
+	}
+	return out
+}
+
+// ProviderInfo is what a person or a script may read of a provider.
+type ProviderInfo struct {
+	Name          string  `json:"name"`
+	BaseURL       string  `json:"base_url"`        // the default
+	Takes         []Input `json:"takes"`           // what its API takes in a message
+	PicksByFamily bool    `json:"picks_by_family"` // a profile naming no model picks one by family
+}
+
+// Providers returns what tai knows of each provider a Profile may use,
+// in the table's order.
+func Providers() []ProviderInfo {
+	out := make([]ProviderInfo, len(providerTable))
+	for i, p := range providerTable {
+		out[i] = ProviderInfo{Name: p.name, BaseURL: p.baseURL, Takes: slices.Clone(p.takes), PicksByFamily: len(p.families) > 0}
 	}
 	return out
 }

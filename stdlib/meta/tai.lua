@@ -992,6 +992,17 @@ function tai.profiles.save(profile) end
 ---@return string? err
 function tai.profiles.delete(name) end
 
+---A provider a profile may name.
+---@class tai.Provider
+---@field name string
+---@field base_url string the default base URL
+---@field takes ("text"|"images"|"audio")[] what its API takes in a message
+---@field picks_by_family boolean a profile naming no model picks one by tai.model_families
+
+---The providers a profile may name, in the order the environment is read.
+---@return tai.Provider[] providers
+function tai.profiles.providers() end
+
 -- tai.conversations -----------------------------------------------------------
 
 tai.conversations = {}
