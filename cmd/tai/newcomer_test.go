@@ -116,6 +116,10 @@ func TestNewcomerTour(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	banner := tourBanner(readReadme(t))
+	if len(banner) < 3 {
+		t.Fatalf("the tour shows %d lines of the server's banner, after its serve block: %q", len(banner), banner)
+	}
 	home, checkout, vars := newcomerWorld(t)
 	var stdout, stderr strings.Builder
 	servedOnce := false
@@ -128,7 +132,7 @@ func TestNewcomerTour(t *testing.T) {
 			if strings.Contains(line, "tai --serve-mcp") {
 				runTourScript(t, i, strings.Join(script, "\n"), checkout, vars, &stdout, &stderr)
 				script = nil
-				serveTourLine(t, line, checkout, vars, filepath.Join(home, ".config", "tai", "mcp-key"))
+				serveTourLine(t, line, checkout, vars, filepath.Join(home, ".config", "tai", "mcp-key"), banner)
 				servedOnce = true
 				continue
 			}
@@ -349,13 +353,39 @@ func runTourScript(t *testing.T, block int, script, dir string, vars []string, s
 	}
 }
 
-// serveTourLine starts the tour's serve line, connects with the key the
-// tour stored at keyFile, lists the tools and stops the server.
-func serveTourLine(t *testing.T, line, dir string, vars []string, keyFile string) {
+// tourBanner returns the lines the tour shows of the server's banner: the
+// plain block right after the sh block that serves, but for a line "…"
+// (what the tour leaves out).
+func tourBanner(readme string) []string {
+	_, sec, _ := strings.Cut(readme, "\n"+tourSection+"\n")
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	fs := fences(sec)
+	for i, f := range fs {
+		if f.lang == "sh" && strings.Contains(f.text, "tai --serve-mcp") && i+1 < len(fs) && fs[i+1].lang == "" {
+			var out []string
+			for _, l := range strings.Split(fs[i+1].text, "\n") {
+				if strings.TrimSpace(l) != "…" && strings.TrimSpace(l) != "" {
+					out = append(out, l)
+				}
+			}
+			return out
+		}
+	}
+	return nil
+}
+
+// serveTourLine starts the tour's serve line, checks that the lines the
+// tour shows of its banner are on its stderr (its port may differ),
+// connects with the key the tour stored at keyFile, lists the tools and
+// stops the server.
+func serveTourLine(t *testing.T, line, dir string, vars []string, keyFile string, banner []string) {
 	t.Helper()
 	cmd := exec.Command("sh", "-c", "exec "+line)
 	cmd.Env, cmd.Dir = vars, dir
 	s := startServing(t, cmd)
+	for _, l := range notShown(s.stderr(), dir, banner) {
+		t.Errorf("the tour shows %q of the banner, which tai did not print:\n%s", l, s.stderr())
+	}
 	key, err := os.ReadFile(keyFile)
 	if err != nil {
 		t.Fatalf("the tour's key file: %v", err)
