@@ -36,6 +36,9 @@ type ToolEvent struct {
 	// (nobody could be asked); empty otherwise.
 	Reason   string
 	Duration time.Duration
+	// Media labels each image, audio or blob item of the result, as the
+	// terminal shows it: "[image png 640×480, 45 KB]".
+	Media []string
 }
 
 // Events are the callbacks an Agent reports a turn through. Any may be nil.
@@ -594,6 +597,7 @@ func (a *Agent) runCalls(ctx context.Context, calls []llm.ToolCall, allow func(s
 				out[i].IsError = res.IsError
 				out[i].Content = res.Text()
 				out[i].Parts = modelParts(res)
+				e.Media = mediaLabels(res)
 			}
 			if ev.OnToolEnd != nil {
 				ev.OnToolEnd(e)
@@ -614,6 +618,17 @@ func modelParts(res tool.Result) []llm.Part {
 		}
 	}
 	return parts
+}
+
+// mediaLabels returns the labels of res's binary items.
+func mediaLabels(res tool.Result) []string {
+	var labels []string
+	for _, c := range res.Content {
+		if c.Binary() {
+			labels = append(labels, c.Label())
+		}
+	}
+	return labels
 }
 
 // errCutCall answers a tool call whose arguments the token limit cut off.

@@ -16,7 +16,7 @@ import (
 
 // TestProfileImages: a tool's image reaches the model of a profile that
 // says nothing of images, and only its label reaches one whose profile
-// says images false.
+// says images false; the terminal is told the label either way.
 func TestProfileImages(t *testing.T) {
 	var buf bytes.Buffer
 	if err := png.Encode(&buf, image.NewGray(image.Rect(0, 0, 640, 480))); err != nil {
@@ -45,8 +45,13 @@ func TestProfileImages(t *testing.T) {
 				return tool.Result{Content: []tool.Content{{Type: "image", MIME: "image/png", Data: shot}}}, nil
 			}})
 		a := newSession(t, e).NewAgent(nil)
-		if _, err := a.RunTurn(context.Background(), "look", nil); err != nil {
+		var media []string
+		ev := Events{OnToolEnd: func(te ToolEvent) { media = te.Media }}
+		if _, err := a.RunTurn(context.Background(), "look", &TurnOptions{Events: ev}); err != nil {
 			t.Fatal(err)
+		}
+		if len(media) != 1 || !strings.HasPrefix(media[0], "[image png 640×480, ") {
+			t.Errorf("the terminal is told of %q", media)
 		}
 		req := srv.Requests()[1]
 		want := 1

@@ -440,6 +440,13 @@ func (h *Host) toolEventTable(te engine.ToolEvent) *glua.LTable {
 		}
 		t.RawSetString("duration_ms", glua.LNumber(float64(te.Duration.Microseconds())/1000))
 	}
+	if len(te.Media) > 0 {
+		media := L.NewTable()
+		for _, m := range te.Media {
+			media.Append(glua.LString(m))
+		}
+		t.RawSetString("media", media)
+	}
 	return t
 }
 

@@ -55,7 +55,10 @@ func TestInteropImageReachesModel(t *testing.T) {
 			got := mustRun(t, h, fmt.Sprintf(`
 				assert(tai.mcp.add{source = %q})
 				assert(tai.mcp.enable{server = "everything"})
-				return assert(tai.chat("show me the image, then the weather"))`, string(cfg)))
+				local media = {}
+				local answer = assert(tai.chat("show me the image, then the weather", {
+					on_tool_end = function(ev) for _, m in ipairs(ev.media or {}) do media[#media + 1] = m end end }))
+				return answer, table.concat(media, "|")`, string(cfg)))
 			if got[0] != "a tiny image and rain" {
 				t.Fatalf("answer = %v", got[0])
 			}
@@ -75,6 +78,9 @@ func TestInteropImageReachesModel(t *testing.T) {
 			label := fmt.Sprintf("[image png %d×%d, ", cfgPNG.Width, cfgPNG.Height)
 			if len(res) != 1 || !strings.Contains(res[0].Text, label) {
 				t.Fatalf("tool result text %+v lacks %q", res, label)
+			}
+			if media := got[1].(string); !strings.HasPrefix(media, label) || strings.Contains(media, "|") {
+				t.Errorf("on_tool_end's media = %q, want one %q…", media, label)
 			}
 			if strings.Contains(string(reqs[1].Body), `"data":"iVBOR`) && provider == "openai" || strings.Count(string(reqs[1].Body), "iVBOR") != 1 {
 				t.Errorf("the image went out other than once as an image: %.3000s", reqs[1].Body)

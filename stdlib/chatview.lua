@@ -463,6 +463,8 @@ function M.new(o)
       o.note("  " .. M.short(ev.name, 80) .. " " .. mark .. "\n")
     end
     view.open = nil
+    -- The images, audio and blobs the result holds, one line each.
+    for _, m in ipairs(ev.media or {}) do o.note("    " .. M.short(m, 120) .. "\n") end
   end
 
   function view.opts(extra)

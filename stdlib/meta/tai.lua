@@ -158,6 +158,7 @@ error("meta/tai.lua only describes the tai module to editors; tai needs no requi
 ---@field outcome? string on_tool_end only
 ---@field reason? string on_tool_end only: why a denied call was denied when nobody could be asked
 ---@field duration_ms? number on_tool_end only
+---@field media? string[] on_tool_end only: a label per image, audio or blob of the result, "[image png 640×480, 45 KB]"
 
 ---A message for tai.complete.
 ---@class tai.CompleteMessage
