@@ -79,6 +79,8 @@ M.dlx = { pnpm = "dlx", yarn = "dlx" }
 
 -- undlx(e) rewrites pnpm dlx <package> … (or yarn dlx) as npx -y
 -- <package> …; true when it did.
+---@param e table
+---@return boolean
 function M.undlx(e)
   local base = ((e.command or ""):match("([^/\\]+)$") or ""):lower()
   local args = type(e.args) == "table" and e.args or {}
