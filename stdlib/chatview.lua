@@ -1140,8 +1140,9 @@ end
 -- env_key() names the provider key set in the environment, or nil.
 ---@return string|nil
 function M.env_key()
-  for _, k in ipairs({ "OPENAI_API_KEY", "ANTHROPIC_API_KEY" }) do
-    if (os.getenv(k) or "") ~= "" then return k end
+  for _, p in ipairs(tai.profiles.providers()) do
+    local k = p.key_env
+    if k and k ~= "" and (os.getenv(k) or "") ~= "" then return k end
   end
 end
 

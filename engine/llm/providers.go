@@ -145,9 +145,10 @@ func ProviderNames() []string {
 // ProviderInfo is what a person or a script may read of a provider.
 type ProviderInfo struct {
 	Name          string  `json:"name"`
-	BaseURL       string  `json:"base_url"`        // the default
-	Takes         []Input `json:"takes"`           // what its API takes in a message
-	PicksByFamily bool    `json:"picks_by_family"` // a profile naming no model picks one by family
+	BaseURL       string  `json:"base_url"`          // the default
+	KeyEnv        string  `json:"key_env,omitempty"` // the variable the environment's profile reads its key from
+	Takes         []Input `json:"takes"`             // what its API takes in a message
+	PicksByFamily bool    `json:"picks_by_family"`   // a profile naming no model picks one by family
 }
 
 // Providers returns what tai knows of each provider a Profile may use,
@@ -155,7 +156,7 @@ type ProviderInfo struct {
 func Providers() []ProviderInfo {
 	out := make([]ProviderInfo, len(providerTable))
 	for i, p := range providerTable {
-		out[i] = ProviderInfo{Name: p.name, BaseURL: p.baseURL, Takes: slices.Clone(p.takes), PicksByFamily: len(p.families) > 0}
+		out[i] = ProviderInfo{Name: p.name, BaseURL: p.baseURL, KeyEnv: p.keyEnv, Takes: slices.Clone(p.takes), PicksByFamily: len(p.families) > 0}
 	}
 	return out
 }

@@ -997,6 +997,7 @@ function tai.profiles.delete(name) end
 ---@class tai.Provider
 ---@field name string
 ---@field base_url string the default base URL
+---@field key_env? string the variable the environment's profile reads the key from, in this order
 ---@field takes ("text"|"images"|"audio")[] what its API takes in a message
 ---@field picks_by_family boolean a profile naming no model picks one by tai.model_families
 
