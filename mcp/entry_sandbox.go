@@ -34,6 +34,9 @@ type Sandbox struct {
 	NoNetwork bool
 }
 
+// SandboxKeys are the fields of an entry's sandbox table.
+var SandboxKeys = []string{"read", "write", "network", "required"}
+
 // SandboxRequired is the text form of a Sandbox that is required and
 // grants nothing: "sandbox": "required".
 const SandboxRequired = "required"
@@ -106,7 +109,7 @@ func (s *Sandbox) UnmarshalJSON(b []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(t))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&o); err != nil {
-		return fmt.Errorf("sandbox: %v (its fields are read, write, network, required)", err)
+		return fmt.Errorf("sandbox: %v (its fields are %s)", err, strings.Join(SandboxKeys, ", "))
 	}
 	s.Read, s.Write, s.Required = o.Read, o.Write, o.Required
 	s.NoNetwork = o.Network != nil && !*o.Network

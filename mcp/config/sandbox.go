@@ -12,9 +12,6 @@ import (
 	"tai/mcp/pathrule"
 )
 
-// sandboxKeys are the fields of an entry's sandbox table.
-var sandboxKeys = []string{"read", "write", "network", "required"}
-
 // DenyListed is the Why of a folder on the deny list.
 const DenyListed = "a folder on tai.sandbox.deny"
 
@@ -84,7 +81,7 @@ func (c *checker) sandbox(raw map[string]any, g *grantRules) *mcp.Sandbox {
 				s.Required = b
 			}
 		default:
-			c.note(LevelWarn, "sandbox field %s is not one tai knows (it knows %s); it is ignored", mcp.Clip(k), strings.Join(sandboxKeys, ", "))
+			c.note(LevelWarn, "sandbox field %s is not one tai knows (it knows %s); it is ignored", mcp.Clip(k), strings.Join(mcp.SandboxKeys, ", "))
 		}
 	}
 	if n := len(s.Read) + len(s.Write); n > mcp.MaxSandboxGrants {
