@@ -71,9 +71,10 @@ type oaMessage struct {
 
 // oaPart is a user message's content part: text or an image.
 type oaPart struct {
-	Type     string   `json:"type"`
-	Text     string   `json:"text,omitempty"`
-	ImageURL *dataURL `json:"image_url,omitempty"`
+	Type       string      `json:"type"`
+	Text       string      `json:"text,omitempty"`
+	ImageURL   *dataURL    `json:"image_url,omitempty"`
+	InputAudio *inputAudio `json:"input_audio,omitempty"`
 }
 
 type oaRequest struct {
@@ -159,9 +160,10 @@ func openAIRequest(cfg ProviderConfig, req Request, stream bool) oaRequest {
 		out.StreamOptions = &oaStreamOption{IncludeUsage: true}
 	}
 	ids := newWireIDs(false)
-	// images holds the parts of the tool messages just encoded: the API
-	// takes images in user messages only, so they follow the last tool
-	// message of the run, in one user message.
+	// images holds the parts (images, and audio for an audio model) of
+	// the tool messages just encoded: the API takes them in user messages
+	// only, so they follow the last tool message of the run, in one user
+	// message.
 	var images []oaPart
 	flush := func() {
 		if len(images) > 0 {
@@ -194,9 +196,13 @@ func openAIRequest(cfg ProviderConfig, req Request, stream bool) oaRequest {
 				om.Content = &text
 			}
 			for _, p := range m.Parts {
-				if sendsImage(p) {
+				switch {
+				case sendsImage(p):
 					images = append(images, oaPart{Type: "text", Text: "The image returned by tool call " + om.ToolCallID + " (" + m.Name + "):"},
 						oaPart{Type: "image_url", ImageURL: (*dataURL)(&p)})
+				case audioFormat(p) != "" && takesAudio(cfg.Model):
+					images = append(images, oaPart{Type: "text", Text: "The audio returned by tool call " + om.ToolCallID + " (" + m.Name + "):"},
+						oaPart{Type: "input_audio", InputAudio: (*inputAudio)(&p)})
 				}
 			}
 		}

@@ -15,6 +15,25 @@ var imageMIME = map[string]bool{"image/png": true, "image/jpeg": true, "image/gi
 // sendsImage reports whether p is an image a provider takes.
 func sendsImage(p Part) bool { return p.Type == "image" && imageMIME[p.MIME] }
 
+// audioFormat is the input_audio format of an audio part OpenAI's audio
+// models take (wav and mp3), or "".
+func audioFormat(p Part) string {
+	if p.Type != "audio" {
+		return ""
+	}
+	switch p.MIME {
+	case "audio/wav", "audio/x-wav", "audio/wave":
+		return "wav"
+	case "audio/mpeg", "audio/mp3":
+		return "mp3"
+	}
+	return ""
+}
+
+// takesAudio reports whether an OpenAI model takes input_audio: its
+// audio models (gpt-4o-audio-preview, gpt-audio) do, the others refuse it.
+func takesAudio(model string) bool { return strings.Contains(strings.ToLower(model), "audio") }
+
 // partGate decides, for one client, whether tool messages' parts are
 // sent: not when the profile says so, nor after the model refused one.
 type partGate struct {
@@ -25,7 +44,7 @@ type partGate struct {
 func hasParts(req Request) bool {
 	for _, m := range req.Messages {
 		for _, p := range m.Parts {
-			if sendsImage(p) {
+			if sendsImage(p) || audioFormat(p) != "" {
 				return true
 			}
 		}
@@ -60,15 +79,28 @@ func (g *partGate) complete(cfg *ProviderConfig, req Request, send func(Request)
 	return resp, err
 }
 
-// refusesImages reports whether err is an API's refusal of image input:
-// HTTP 400 whose message names images.
+// refusesImages reports whether err is an API's refusal of image or
+// audio input: HTTP 400 whose message names images or audio.
 func refusesImages(err error) bool {
 	var apiErr *APIError
 	if !errors.As(err, &apiErr) || apiErr.Status != http.StatusBadRequest {
 		return false
 	}
 	msg := strings.ToLower(apiErr.Message + " " + apiErr.Type)
-	return strings.Contains(msg, "image")
+	return strings.Contains(msg, "image") || strings.Contains(msg, "audio")
+}
+
+// inputAudio is an audio part's input_audio object, its base64 data
+// encoded into JSON without an intermediate copy.
+type inputAudio Part
+
+func (a inputAudio) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, len(`{"data":"","format":"wav"}`)+base64.StdEncoding.EncodedLen(len(a.Data)))
+	b = append(b, `{"data":"`...)
+	b = base64.StdEncoding.AppendEncode(b, a.Data)
+	b = append(b, `","format":"`...)
+	b = append(b, audioFormat(Part(a))...)
+	return append(b, `"}`...), nil
 }
 
 // dataURL is an image part's URL for OpenAI's image_url, encoded into

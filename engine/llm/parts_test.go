@@ -99,3 +99,30 @@ func TestImageRefusedFallsBack(t *testing.T) {
 		})
 	}
 }
+
+// TestToolAudio: wav audio a tool returned reaches an OpenAI audio model
+// as an input_audio part after the tool messages, valid against the
+// schema; any other model gets its label only.
+func TestToolAudio(t *testing.T) {
+	wav := []byte("RIFF\x24\x00\x00\x00WAVEfmt ")
+	hist := imageHistory()
+	hist[2].Parts = []Part{{Type: "audio", MIME: "audio/wav", Data: wav}}
+	for _, model := range []string{"gpt-4o-audio-preview", "gpt-4.1"} {
+		srv := llmtest.NewOpenAI(t, llmtest.Say("a beep"))
+		cl := NewOpenAI(ProviderConfig{BaseURL: srv.BaseURL, Model: model})
+		if _, err := complete(t, cl, Request{Messages: hist}, false); err != nil {
+			t.Fatal(err)
+		}
+		var audio []llmtest.Image
+		for _, m := range srv.Requests()[0].Messages {
+			audio = append(audio, m.Audio...)
+		}
+		want := 0
+		if strings.Contains(model, "audio") {
+			want = 1
+		}
+		if len(audio) != want || want == 1 && (audio[0].MIME != "wav" || !bytes.Equal(audio[0].Data, wav)) {
+			t.Errorf("%s: audio sent %+v", model, audio)
+		}
+	}
+}

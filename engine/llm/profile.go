@@ -496,7 +496,7 @@ func NewChatClient(p Profile, s *vault.Store, opts *ClientOptions) (ChatClient, 
 		Timeout:     o.Timeout,
 		IdleTimeout: o.IdleTimeout,
 		OnRetry:     o.OnRetry,
-		NoImages:    p.Images != nil && !*p.Images,
+		NoImages:    p.Images != nil && !*p.Images || !slices.Contains(providerOf(p.Provider).takes, InputImages),
 	}
 	pr := providerOf(p.Provider)
 	if pr.needsKey && key == "" {

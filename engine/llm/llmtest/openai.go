@@ -53,7 +53,7 @@ func parseOpenAI(body []byte) (Request, error) {
 	pending := map[string]bool{}
 	for i, m := range wire.Messages {
 		var text string
-		var imgs []Image
+		var imgs, audio []Image
 		if len(m.Content) > 0 && string(m.Content) != "null" {
 			if err := json.Unmarshal(m.Content, &text); err != nil {
 				var parts []struct {
@@ -62,12 +62,22 @@ func parseOpenAI(body []byte) (Request, error) {
 					ImageURL struct {
 						URL string `json:"url"`
 					} `json:"image_url"`
+					InputAudio struct {
+						Data   []byte `json:"data"`
+						Format string `json:"format"`
+					} `json:"input_audio"`
 				}
 				if err := json.Unmarshal(m.Content, &parts); err != nil {
 					return req, fmt.Errorf("messages[%d].content: expected a string or an array of parts", i)
 				}
 				for j, p := range parts {
 					text += p.Text
+					if p.Type == "input_audio" {
+						if m.Role != "user" {
+							return req, fmt.Errorf("messages[%d].content[%d]: input_audio parts are only allowed in user messages", i, j)
+						}
+						audio = append(audio, Image{MIME: p.InputAudio.Format, Data: p.InputAudio.Data})
+					}
 					if p.Type != "image_url" {
 						continue
 					}
@@ -82,7 +92,7 @@ func parseOpenAI(body []byte) (Request, error) {
 				}
 			}
 		}
-		msg := Message{Role: m.Role, Text: text, ToolCallID: m.ToolCallID, Images: imgs}
+		msg := Message{Role: m.Role, Text: text, ToolCallID: m.ToolCallID, Images: imgs, Audio: audio}
 		switch m.Role {
 		case "system", "developer", "user":
 			if len(pending) > 0 {

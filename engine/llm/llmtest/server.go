@@ -94,6 +94,7 @@ type Message struct {
 	ToolCallID string
 	IsError    bool
 	Images     []Image // Anthropic: a tool_result's image blocks; OpenAI: a user message's image parts
+	Audio      []Image // OpenAI: a user message's input_audio parts, MIME "wav" or "mp3"
 }
 
 // Image is an image a received request carried, decoded.
