@@ -66,6 +66,8 @@ func TestImageContentDecoded(t *testing.T) {
 		{Content{Type: "image", MIME: "image/png", Data: []byte("not a png")}, "[image png, 9 B]"},
 		{Content{Type: "audio", MIME: "audio/wav", Data: make([]byte, 45_000)}, "[audio wav, 45 KB]"},
 		{Content{Type: "audio", MIME: "audio/mpeg", Data: make([]byte, 1_250_000)}, "[audio mpeg, 1.2 MB]"},
+		// A server's media type cannot move the cursor or clear the screen.
+		{Content{Type: "image", MIME: "image/\x1b[2Jpng", Data: []byte("x")}, "[image \\x1b[2Jpng, 1 B]"},
 	} {
 		if got := tc.c.Label(); !strings.HasPrefix(got, tc.want) {
 			t.Errorf("Label = %q, want %q…", got, tc.want)
