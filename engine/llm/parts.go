@@ -64,6 +64,40 @@ func withoutParts(req Request) Request {
 	return req
 }
 
+// The parts a request carries are the latest ones within these bounds
+// (under Anthropic's 100 images and 32 MB a request, OpenAI's 50 MB): an
+// older image is its label, so a long session of screenshots does not
+// grow every request until the API refuses it.
+const (
+	maxRequestParts     = 20
+	maxRequestPartBytes = 16 << 20
+)
+
+// latestParts returns req with the parts of its latest messages within
+// maxRequestParts and maxRequestPartBytes; older messages lose theirs.
+func latestParts(req Request) Request {
+	n, size, cut := 0, 0, -1
+	for i := len(req.Messages) - 1; i >= 0 && cut < 0; i-- {
+		for _, p := range req.Messages[i].Parts {
+			n, size = n+1, size+len(p.Data)
+			if n > maxRequestParts || size > maxRequestPartBytes {
+				cut = i
+				break
+			}
+		}
+	}
+	if cut < 0 {
+		return req
+	}
+	msgs := make([]Message, len(req.Messages))
+	copy(msgs, req.Messages)
+	for i := 0; i <= cut; i++ {
+		msgs[i].Parts = nil
+	}
+	req.Messages = msgs
+	return req
+}
+
 // complete runs send with the request's parts when the profile and the
 // model allow them; a 400 that names images makes it send again without
 // them and remember that for the client's life (the session).
@@ -71,6 +105,7 @@ func (g *partGate) complete(cfg *ProviderConfig, req Request, send func(Request)
 	if cfg.NoImages || g.refused.Load() || !hasParts(req) {
 		return send(withoutParts(req))
 	}
+	req = latestParts(req)
 	resp, err := send(req)
 	if refusesImages(err) {
 		g.refused.Store(true)

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -124,5 +125,37 @@ func TestToolAudio(t *testing.T) {
 		if len(audio) != want || want == 1 && (audio[0].MIME != "wav" || !bytes.Equal(audio[0].Data, wav)) {
 			t.Errorf("%s: audio sent %+v", model, audio)
 		}
+	}
+}
+
+// TestOldImagesBecomeLabels: a long session's images do not all go out
+// with every request: only the latest maxRequestParts do, the older ones
+// stand as their labels.
+func TestOldImagesBecomeLabels(t *testing.T) {
+	hist := []Message{{Role: "user", Content: "take screenshots"}}
+	for i := range maxRequestParts + 5 {
+		id := fmt.Sprintf("call_%d", i)
+		hist = append(hist, callMsg("", readCall(id)),
+			Message{Role: "tool", ToolCallID: id, Name: "read_file", Content: "[image png 1×1, 70 B]",
+				Parts: []Part{{Type: "image", MIME: "image/png", Data: tinyPNG}}})
+	}
+	for _, p := range providers {
+		t.Run(p.name, func(t *testing.T) {
+			cl, srv, _ := p.start(t, llmtest.Say("many"))
+			if _, err := complete(t, cl, Request{Messages: hist}, false); err != nil {
+				t.Fatal(err)
+			}
+			var n int
+			var last bool
+			for i, m := range srv.Requests()[0].Messages {
+				n += len(m.Images)
+				if i == len(srv.Requests()[0].Messages)-1 || m.Role == "tool" && m.ToolCallID == fmt.Sprintf("call_%d", maxRequestParts+4) {
+					last = last || len(m.Images) > 0
+				}
+			}
+			if n != maxRequestParts || !last {
+				t.Errorf("%d images went out (the latest among them: %v), want the latest %d", n, last, maxRequestParts)
+			}
+		})
 	}
 }
