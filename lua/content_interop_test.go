@@ -58,9 +58,21 @@ func TestInteropImageReachesModel(t *testing.T) {
 				local media = {}
 				local answer = assert(tai.chat("show me the image, then the weather", {
 					on_tool_end = function(ev) for _, m in ipairs(ev.media or {}) do media[#media + 1] = m end end }))
-				return answer, table.concat(media, "|")`, string(cfg)))
+				-- The conversation, image included, survives a save and restore.
+				local hist = assert(tai.chat_history())
+				assert(tai.chat_restore(hist))
+				local parts = 0
+				for _, m in ipairs(assert(tai.chat_history())) do
+					for _, p in ipairs(m.parts or {}) do
+						if p.type == "image" and p.mime == "image/png" and #p.data > 0 then parts = parts + 1 end
+					end
+				end
+				return answer, table.concat(media, "|"), parts`, string(cfg)))
 			if got[0] != "a tiny image and rain" {
 				t.Fatalf("answer = %v", got[0])
+			}
+			if got[2] != int64(1) {
+				t.Errorf("the restored history holds %v images, want 1", got[2])
 			}
 			reqs := srv.Requests()
 			if len(reqs) != 3 {
