@@ -177,7 +177,7 @@ func (c *Call) Run(ctx context.Context) (Result, error) {
 		}
 	}
 	res = redactResult(red.Func(), res)
-	size := res.Size()
+	size := res.Bytes()
 	res, spillErr := r.spill(c.tool, c.digest, res)
 	if aerr := r.audit(red, c.session, c.tool, c.digest, outcome, dur, size); aerr != nil {
 		if spillErr != nil {

@@ -115,6 +115,10 @@ func TestBinarySpill(t *testing.T) {
 	if len(text) > ResultMax {
 		t.Errorf("result text is %d bytes", len(text))
 	}
+	entries, _ := store.AuditTail(1, "tool")
+	if want := len(big) + len(small) + len(huge) + len(blob); entries[0].Size != want {
+		t.Errorf("audit size = %d, want %d: every item's bytes", entries[0].Size, want)
+	}
 	// Small results keep their items, in order, unchanged.
 	addTool(t, reg, Tool{Name: "one", Run: func(context.Context, map[string]any) (Result, error) {
 		return Result{Content: []Content{{Type: "text", Text: "here"}, {Type: "image", MIME: "image/png", Data: small}}}, nil

@@ -220,6 +220,16 @@ func (r Result) Text() string {
 	return b.String()
 }
 
+// Bytes is how many bytes the result's items hold, text, raw JSON and
+// binary alike: the size the audit trail records.
+func (r Result) Bytes() int {
+	n := r.Size()
+	for _, c := range r.Content {
+		n += len(c.Data)
+	}
+	return n
+}
+
 // Size is how many bytes the result's items hold as text (text and raw
 // JSON); binary items count apart (see spill).
 func (r Result) Size() int {
