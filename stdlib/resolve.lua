@@ -583,15 +583,11 @@ function M.holds_placeholder(e)
   return M.placeholder(e.url)
 end
 
--- unbridge(c, ctx) turns a config's npx mcp-remote URL --header N:V (a
--- bridge from stdio to a remote server) into the URL and its headers:
--- tai speaks to the URL itself.
----@param c table
----@param ctx table
-function M:unbridge(c, ctx)
-  local e = c.entry
-  if e.transport == "http" or M.package_id(e) ~= "mcp-remote" then return end
-  local args = list_of(e.args)
+-- bridged(args) is the remote entry an mcp-remote command line bridges
+-- to: its first URL, with each --header Name:value after it, or nil.
+---@param args string[]
+---@return table|nil
+local function bridged(args)
   for j, a in ipairs(args) do
     if url_host(a) ~= "" then
       local entry = { url = a }
@@ -604,13 +600,26 @@ function M:unbridge(c, ctx)
           end
         end
       end
-      local entries = ctx.gh.normalize(entry)
-      if type(entries) == "table" and entries[1] then
-        c.entry = entries[1]
-        c.via = c.via .. ", the URL mcp-remote bridges"
-      end
-      return
+      return entry
     end
+  end
+  return nil
+end
+
+-- unbridge(c, ctx) turns a config's npx mcp-remote URL --header N:V (a
+-- bridge from stdio to a remote server) into the URL and its headers:
+-- tai speaks to the URL itself.
+---@param c table
+---@param ctx table
+function M:unbridge(c, ctx)
+  local e = c.entry
+  if e.transport == "http" or M.package_id(e) ~= "mcp-remote" then return end
+  local entry = bridged(list_of(e.args))
+  if not entry then return end
+  local entries = ctx.gh.normalize(entry)
+  if type(entries) == "table" and entries[1] then
+    c.entry = entries[1]
+    c.via = c.via .. ", the URL mcp-remote bridges"
   end
 end
 
@@ -1042,21 +1051,9 @@ function M:run_line(line, ctx, file, n, lines)
   end
   if pkg == "mcp-remote" then
     -- a bridge from stdio to a remote server: tai speaks to the URL itself
-    for j, a in ipairs(args) do
-      if url_host(a) ~= "" then
-        local entry = { url = a }
-        -- --header Name:value: the header goes with the URL
-        for k = j + 1, #args - 1 do
-          if args[k] == "--header" then
-            local hn, hv = args[k + 1]:match("^([%w-]+):%s*(.*)$")
-            if hn then
-              entry.headers = entry.headers or {}
-              entry.headers[hn] = hv
-            end
-          end
-        end
-        return self:add_normalized(entry, ctx, file, n, lines, "URL bridged by mcp-remote")
-      end
+    local entry = bridged(args)
+    if entry then
+      return self:add_normalized(entry, ctx, file, n, lines, "URL bridged by mcp-remote")
     end
     return
   end
