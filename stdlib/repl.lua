@@ -1918,14 +1918,14 @@ function M.run(inv)
   M.conv = chatview.conversation()
   local oks, serr = pcall(M.conv.start)
   if not oks then M.warn(tostring(serr)) end
-  M.say(string.format("tai %s. /help lists topics and commands; Alt-Enter starts a new line, !cmd runs a shell command, @file attaches one; Ctrl-D quits.", tai.version))
+  M.say(string.format("tai %s. /help lists topics and commands; !cmd runs a shell command,\n@file attaches a file, Alt-Enter starts a new line, Ctrl-D quits.", tai.version))
   local notice = chatview.sandbox_notice()
   if notice then M.warn("(" .. notice .. ")") end
   local shell_off = okp and M.shell_sandbox_warning(p)
   if shell_off then M.warn(shell_off) end
   local env_key = chatview.env_key()
   if okp and p and p.provider == "ollama" and p.name == "ollama" and not env_key then
-    M.say("(no OPENAI_API_KEY or ANTHROPIC_API_KEY is set: the model is a local Ollama at 127.0.0.1:11434; /profile new adds another)")
+    M.say("(no OPENAI_API_KEY or ANTHROPIC_API_KEY is set: the model is a local Ollama\nat 127.0.0.1:11434; /profile new adds another)")
   elseif okp and p and env_key and p.name ~= "default" then
     M.say("(profile " .. p.name .. " is in use, not the " .. env_key .. " in the environment; /profile use default switches to that)")
   end

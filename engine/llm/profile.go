@@ -63,10 +63,10 @@ const currentKey = ".current"
 
 // HowToConfigure says how to give tai a model. It is the text of
 // ErrNoModel.
-const HowToConfigure = `no model is configured: set OPENAI_API_KEY or ANTHROPIC_API_KEY (TAI_MODEL picks the model),
-or run a local Ollama on 127.0.0.1:11434 with a model pulled (ollama pull llama3.2),
-or keep a key with /secret NAME (typed unseen) and /profile new NAME provider=openai model=… key_secret=NAME.
-/help models says more`
+const HowToConfigure = `no model is configured: set OPENAI_API_KEY or ANTHROPIC_API_KEY (TAI_MODEL
+picks the model), run a local Ollama on 127.0.0.1:11434 (ollama pull llama3.2),
+or keep a key with /secret NAME (typed unseen) and /profile new NAME
+provider=openai model=… key_secret=NAME. /help models says more`
 
 // ErrNoModel reports that no profile, no provider key and no local Ollama
 // could be found. Its text is HowToConfigure.
