@@ -1,6 +1,8 @@
 package stdlib_test
 
 import (
+	"fmt"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -45,5 +47,34 @@ func TestGitHubPasteIsReadOnce(t *testing.T) {
 		return parsed, added, table.concat(said, "\n")`)
 	if want := []any{int64(1), "https://github.com/owner/demo"}; !reflect.DeepEqual(got[:2], want) || !strings.Contains(got[2].(string), "found in README.md") {
 		t.Fatalf("got %v, want %v", got, want)
+	}
+}
+
+// TestAddTakesACommandLine: /mcp add takes a command to run as Claude Code
+// does (NAME -- COMMAND ARGS…), and a bare command line named after its
+// package; a config, a URL, a stored server's name, a file and a claude
+// line stay as they are.
+func TestAddTakesACommandLine(t *testing.T) {
+	file := t.TempDir() + "/my servers.json"
+	if err := os.WriteFile(file, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ source, want string }{
+		{"npx -y @modelcontextprotocol/server-filesystem .", "claude mcp add filesystem -- npx -y @modelcontextprotocol/server-filesystem ."},
+		{"uvx mcp-server-fetch", "claude mcp add fetch -- uvx mcp-server-fetch"},
+		{"npx -y @upstash/context7-mcp@latest", "claude mcp add context7 -- npx -y @upstash/context7-mcp@latest"},
+		{"docker run -i --rm -e A=1 mcp/github", "claude mcp add github -- docker run -i --rm -e A=1 mcp/github"},
+		{"fs -e ROOT=/tmp -- npx -y pkg", "claude mcp add fs -e ROOT=/tmp -- npx -y pkg"},
+		{"memory", ""},
+		{"https://mcp.notion.com/mcp", ""},
+		{`{"mcpServers": {"m": {"command": "npx"}}}`, ""},
+		{"claude mcp add x -- y", ""},
+		{"github.com/upstash/context7", ""},
+		{file, ""},
+	} {
+		got := run(t, fmt.Sprintf(`local line = require("mcp").command_line(%q) return line or ""`, c.source))
+		if len(got) != 1 || got[0] != c.want {
+			t.Errorf("command_line(%q) = %q, want %q", c.source, got, c.want)
+		}
 	}
 }

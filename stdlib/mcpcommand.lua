@@ -91,6 +91,45 @@ function M.source_text(source)
   return nil
 end
 
+-- command_name(words) names the server a bare command line starts: its
+-- package or script, less a scope, a version, an extension and the words
+-- mcp and server (npx -y @modelcontextprotocol/server-filesystem . gives
+-- filesystem); nil when no word reads as one.
+---@param words string[]
+---@return string|nil
+function M.command_name(words)
+  local skip = { run = true, exec = true, x = true, dlx = true, tool = true, ["--from"] = true }
+  for i = 2, #words do
+    local w = words[i]
+    if not w:match("^%-") and not skip[w] then
+      local base = w:gsub("^@[^/]+/", ""):gsub("(.)@[^/]*$", "%1")
+      base = (base:match("([^/]+)/*$") or base):gsub("%.[%a]+$", "")
+      base = base:lower():gsub("^mcp[-_]server[-_]", ""):gsub("^server[-_]", ""):gsub("[-_]mcp[-_]server$", "")
+        :gsub("[-_]mcp$", ""):gsub("^mcp[-_]", "")
+      if base:match("^[%w][%w_-]*$") then return base end
+    end
+  end
+  return nil
+end
+
+-- command_line(source) is the claude mcp add line for what /mcp add was
+-- given as a command to run, as Claude Code takes it: NAME [flags] --
+-- COMMAND ARGS…, or a bare COMMAND ARGS… named after its package. nil
+-- when source is a config, a file, a URL or a stored server's name.
+---@param source string
+---@return string|nil
+function M.command_line(source)
+  if source:find("[\n{}%[%]\"]") or M.is_url(source) or M.pasted_server(source) or M.github(source) then return nil end
+  if not source:find("%s") or tai.file_kind(source) then return nil end
+  if source:find("%s%-%-%s") then return "claude mcp add " .. source end
+  local words = {}
+  for w in source:gmatch("%S+") do words[#words + 1] = w end
+  if tai.file_kind(words[1]) == "dir" then return nil end
+  local name = M.command_name(words)
+  if not name then return nil end
+  return "claude mcp add " .. name .. " -- " .. source
+end
+
 -- github(source) is what tai.mcp.github makes of source: nil when it is
 -- not a GitHub URL, else {repo=} (the repository it names) or {bad=} (why
 -- it names none). A paste is read once and this passed along.
@@ -561,7 +600,7 @@ function M.import(what)
 end
 
 local login_usage = "login SERVER [--client-id ID] [--client-secret ${NAME}] [--client-metadata-url URL] [--callback-port N] [--profile P]"
-local usage = "usage: /mcp [list] | add [CONFIG|FILE|NAME|URL|GITHUB-URL] | normalize [CONFIG] | enable SERVER… [PROFILE] | enable --all | disable SERVER… [PROFILE] | " ..
+local usage = "usage: /mcp [list] | add [CONFIG|FILE|NAME|URL|GITHUB-URL|[NAME --] COMMAND ARGS…] | normalize [CONFIG] | enable SERVER… [PROFILE] | enable --all | disable SERVER… [PROFILE] | " ..
   "remove SERVER | tools [SERVER] | call SERVER TOOL [JSON] | grant SERVER [TOOL] | allow SERVER PATH... | import CLIENT|PATH | " .. login_usage
 
 -- login_flags maps /mcp login's flags to tai.mcp.login's fields.
@@ -604,7 +643,7 @@ function M.run(rest, w)
       source = M.read_paste()
       if not source then say("(cancelled)") return end
     end
-    return M.add(source, nil, true)
+    return M.add(M.command_line(source) or source, nil, true)
   end
   if sub == "normalize" then
     local source = rest:match("^%s*normalize%s+(.-)%s*$")
