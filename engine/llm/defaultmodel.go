@@ -43,6 +43,12 @@ func idWords(id string) []string {
 	return strings.FieldsFunc(id, func(r rune) bool { return r == '-' || r == '_' || r == ':' || r == '.' })
 }
 
+// chatModel reports whether id names a model chat completions serve: none
+// of its words is in notChat.
+func chatModel(id string) bool {
+	return !slices.ContainsFunc(idWords(id), func(w string) bool { return slices.Contains(notChat, w) })
+}
+
 // PickModel returns the model to use when none is named: the newest (by
 // Created; an equal date prefers the shorter id, an alias over a dated
 // snapshot) of the first of families that any listed chat model belongs
@@ -53,7 +59,7 @@ func idWords(id string) []string {
 func PickModel(models []ModelInfo, families []string) (model, family string, ok bool) {
 	var chat []ModelInfo
 	for _, m := range models {
-		if !slices.ContainsFunc(idWords(m.ID), func(w string) bool { return slices.Contains(notChat, w) }) {
+		if chatModel(m.ID) {
 			chat = append(chat, m)
 		}
 	}

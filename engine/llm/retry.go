@@ -340,11 +340,8 @@ func (cfg *ProviderConfig) nameModels(ctx context.Context, err error) {
 // modelNames returns the ids of models, chat models first, newest first.
 func modelNames(models []ModelInfo) []string {
 	sorted := slices.Clone(models)
-	chat := func(m ModelInfo) bool {
-		return !slices.ContainsFunc(idWords(m.ID), func(w string) bool { return slices.Contains(notChat, w) })
-	}
 	slices.SortStableFunc(sorted, func(a, b ModelInfo) int {
-		if ca, cb := chat(a), chat(b); ca != cb {
+		if ca, cb := chatModel(a.ID), chatModel(b.ID); ca != cb {
 			if ca {
 				return -1
 			}
