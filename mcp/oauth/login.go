@@ -270,11 +270,7 @@ func (l *login) wait(ctx context.Context, authURL string) (string, error) {
 	if timeout <= 0 {
 		timeout = mcp.MCP_OAUTH_TIMEOUT
 	}
-	say := func(s string) {
-		if p.Say != nil {
-			p.Say(s)
-		}
-	}
+	say := p.say
 	say("Log in to " + l.cfg.Server + " in your browser: " + authURL)
 	if note := mcp.HostNote(authURL); note != "" {
 		say(note)
