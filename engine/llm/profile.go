@@ -485,6 +485,7 @@ func NewChatClient(p Profile, s *vault.Store, opts *ClientOptions) (ChatClient, 
 		return nil, err
 	}
 	RedactUserinfo(s, p.BaseURL)
+	pr := providerOf(p.Provider)
 	cfg := ProviderConfig{
 		BaseURL:     p.BaseURLOrDefault(),
 		Model:       p.Model,
@@ -496,9 +497,8 @@ func NewChatClient(p Profile, s *vault.Store, opts *ClientOptions) (ChatClient, 
 		Timeout:     o.Timeout,
 		IdleTimeout: o.IdleTimeout,
 		OnRetry:     o.OnRetry,
-		NoImages:    p.Images != nil && !*p.Images || !slices.Contains(providerOf(p.Provider).takes, InputImages),
+		NoImages:    p.Images != nil && !*p.Images || !slices.Contains(pr.takes, InputImages),
 	}
-	pr := providerOf(p.Provider)
 	if pr.needsKey && key == "" {
 		return nil, fmt.Errorf("profile %q: the %s provider needs an API key: set key_secret or key_env (e.g. %s)", p.Name, pr.name, pr.keyEnv)
 	}
