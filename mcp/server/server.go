@@ -539,7 +539,6 @@ func quoteHeader(v string) string {
 	return fmt.Sprintf("%q", v)
 }
 
-// short is the part of a session id shown in messages and audit entries.
 // logCall tells Logf of a finished tools/call: the tool, how it ended
 // (an error's first line), and how long it took, so a console shows what
 // its clients do and why calls fail (a vault sealed under the server).
@@ -555,6 +554,7 @@ func (s *Server) logCall(sess *session, name string, res json.RawMessage, err er
 	s.logf("session %s: %s %s (%s)", short(sess.id), screen.VisibleLine(name), outcome, took.Round(time.Millisecond))
 }
 
+// short is the part of a session id shown in messages and audit entries.
 func short(id string) string {
 	if len(id) > 8 {
 		return id[:8]
