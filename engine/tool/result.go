@@ -43,6 +43,9 @@ func (c Content) ForModel() bool {
 // format, size in pixels when the header says it, and size in bytes, as
 // "[image png 640×480, 45 KB]". Only the header is decoded.
 func (c Content) Label() string {
+	if c.URI != "" {
+		return fmt.Sprintf("[%s %s %s, %s]", c.Type, mcp.Clip(c.URI), screen.VisibleLine(c.MIME), byteSize(len(c.Data)))
+	}
 	format := screen.VisibleLine(c.MIME)
 	if _, sub, ok := strings.Cut(format, "/"); ok {
 		format = sub
@@ -54,9 +57,6 @@ func (c Content) Label() string {
 		} else if w, h, ok := webpSize(c.Data); ok {
 			dims = fmt.Sprintf(" %d×%d", w, h)
 		}
-	}
-	if c.URI != "" {
-		return fmt.Sprintf("[%s %s %s, %s]", c.Type, mcp.Clip(c.URI), screen.VisibleLine(c.MIME), byteSize(len(c.Data)))
 	}
 	return fmt.Sprintf("[%s %s%s, %s]", c.Type, format, dims, byteSize(len(c.Data)))
 }
