@@ -205,7 +205,7 @@ func (a *Authorizer) stepUp(ctx context.Context, params map[string]string) (bool
 func (a *Authorizer) refresh(ctx context.Context, t *Tokens) (*Tokens, error) {
 	c := &client{id: t.ClientID, authMethod: t.AuthMethod}
 	if t.ClientID == a.cfg.ClientID {
-		if a.cfg.ClientSecret != "" && a.cfg.ClientSecretIssuer != "" && a.cfg.ClientSecretIssuer != t.Issuer {
+		if a.cfg.secretBoundElsewhere(t.Issuer) {
 			return nil, &LoginNeededError{Server: a.cfg.Server, Reason: "the tokens held come from " + t.Issuer + ", not from the authorization server the client secret belongs to"}
 		}
 		c.secret = a.cfg.ClientSecret

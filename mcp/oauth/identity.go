@@ -67,7 +67,7 @@ func (l *login) identity(ctx context.Context) (*client, error) {
 	cfg, d := l.cfg, l.disc
 	md := &d.Metadata
 	if cfg.ClientID != "" {
-		if cfg.ClientSecret != "" && cfg.ClientSecretIssuer != "" && cfg.ClientSecretIssuer != d.Issuer {
+		if cfg.secretBoundElsewhere(d.Issuer) {
 			return nil, fmt.Errorf("the client secret of %s was first used with the authorization server %s, and %s now names %s; tai sends it to no other: "+
 				"if the provider really moved, store the secret afresh under a new name and give it with --client-secret",
 				cfg.Server, cfg.ClientSecretIssuer, cfg.Server, d.Issuer)

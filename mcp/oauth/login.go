@@ -145,6 +145,12 @@ func Login(ctx context.Context, cfg *Config, challenge map[string]string, scope 
 	return t, err
 }
 
+// secretBoundElsewhere reports whether ClientSecret was first used with
+// an authorization server other than issuer, so it must not go to issuer.
+func (c *Config) secretBoundElsewhere(issuer string) bool {
+	return c.ClientSecret != "" && c.ClientSecretIssuer != "" && c.ClientSecretIssuer != issuer
+}
+
 // say shows line to the person.
 func (p *Person) say(line string) {
 	if p != nil && p.Say != nil {
