@@ -88,16 +88,11 @@ func isGit(args map[string]any) bool {
 
 // callWords are the words of a shell call's command or argv.
 func callWords(args map[string]any) []string {
-	var words []string
 	if command, ok := args["command"].(string); ok {
-		words, _ = tool.CommandWords(command)
-	} else if list, ok := args["argv"].([]any); ok {
-		for _, w := range list {
-			s, _ := w.(string)
-			words = append(words, s)
-		}
+		words, _ := tool.CommandWords(command)
+		return words
 	}
-	return words
+	return tool.ReadArgs(args).Strings("argv")
 }
 
 // namesProgram reports a git command line whose options name a program

@@ -87,3 +87,23 @@ func TestShellSandboxLiftedByARule(t *testing.T) {
 		t.Fatalf("a served session read the rule:\n%s", res.Text())
 	}
 }
+
+// TestNamesProgramReadsArgvAsTheToolDoes: a git command that names a
+// program for git to run is seen whether its argv came decoded from JSON
+// or built in Go.
+func TestNamesProgramReadsArgvAsTheToolDoes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"command", map[string]any{"command": "git push --receive-pack=x origin"}},
+		{"argv from JSON", map[string]any{"argv": []any{"git", "push", "--receive-pack=x", "origin"}}},
+		{"argv from Go", map[string]any{"argv": []string{"git", "push", "--receive-pack=x", "origin"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !namesProgram(tc.args) {
+				t.Fatalf("namesProgram(%v) = false", tc.args)
+			}
+		})
+	}
+}
