@@ -268,19 +268,12 @@ func gitGuarded(dir string) []string {
 	if dir == "" {
 		return nil
 	}
-	gitDir, entry := "", filepath.Join(dir, ".git")
-	for d := dir; ; d = filepath.Dir(d) {
-		dot := filepath.Join(d, ".git")
-		if st, err := os.Lstat(dot); err == nil {
-			gitDir, entry = dot, dot
-			if st.Mode().IsRegular() {
-				gitDir = gitFileTarget(dot)
-			}
-			break
-		}
-		if d == "/" || d == "." {
-			break
-		}
+	entry := GitEntry(dir)
+	gitDir := entry
+	if entry == "" {
+		entry = filepath.Join(dir, ".git")
+	} else if st, err := os.Lstat(entry); err == nil && st.Mode().IsRegular() {
+		gitDir = gitFileTarget(entry)
 	}
 	if gitDir == "" {
 		gitDir = filepath.Join(dir, ".git")
