@@ -184,7 +184,11 @@ type methodTable struct {
 // always answered with {}, and OnToolsChanged runs before any handler of
 // notifications/tools/list_changed.
 func newMethodTable(opts *ClientOptions) methodTable {
-	t := methodTable{requests: make(map[string]RequestHandler, len(opts.Requests)+1), every: opts.OnNotification}
+	t := methodTable{
+		requests:      make(map[string]RequestHandler, len(opts.Requests)+1),
+		notifications: make(map[string]NotificationHandler, len(opts.Notifications)+1),
+		every:         opts.OnNotification,
+	}
 	for method, h := range opts.Requests {
 		if h != nil {
 			t.requests[method] = h
@@ -194,19 +198,12 @@ func newMethodTable(opts *ClientOptions) methodTable {
 		return json.RawMessage(`{}`), nil
 	}
 	for method, h := range opts.Notifications {
-		if h == nil {
-			continue
+		if h != nil {
+			t.notifications[method] = h
 		}
-		if t.notifications == nil {
-			t.notifications = make(map[string]NotificationHandler, len(opts.Notifications)+1)
-		}
-		t.notifications[method] = h
 	}
 	if changed := opts.OnToolsChanged; changed != nil {
 		next := t.notifications[MethodToolsListChanged]
-		if t.notifications == nil {
-			t.notifications = make(map[string]NotificationHandler, 1)
-		}
 		t.notifications[MethodToolsListChanged] = func(ctx context.Context, params json.RawMessage) {
 			changed()
 			if next != nil {
