@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -62,7 +63,7 @@ func item(raw json.RawMessage) tool.Content {
 		}
 		if json.Unmarshal(raw, &l) == nil && l.URI != "" {
 			line := "[resource link " + mcp.Clip(l.URI)
-			if name := firstOf(l.Title, l.Name); name != "" {
+			if name := cmp.Or(l.Title, l.Name); name != "" {
 				line += " " + mcp.Clip(name)
 			}
 			if l.MimeType != "" {
@@ -113,13 +114,6 @@ func embedded(raw json.RawMessage, c tool.Content) tool.Content {
 		return tool.Content{Type: "resource", MIME: mime, Data: data, URI: res.URI}
 	}
 	return c
-}
-
-func firstOf(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // sameJSON reports whether text is JSON equal to structured.
