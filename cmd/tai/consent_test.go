@@ -92,20 +92,7 @@ func TestPipedREPLAsksOnTheTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	tty.Close()
-	s := &screen{t: t, tty: ptmx, cmd: cmd, chunks: make(chan []byte, 64)}
-	go func() {
-		defer close(s.chunks)
-		for {
-			buf := make([]byte, 4096)
-			n, err := ptmx.Read(buf)
-			if n > 0 {
-				s.chunks <- buf[:n]
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+	s := watch(t, ptmx, cmd)
 	s.expect("the model asks to run shell")
 	s.expect(": ")
 	s.typeKeys("y\r")

@@ -312,20 +312,7 @@ func TestPipedPromptAsksOnTheTerminal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &screen{t: t, tty: ptmx, cmd: cmd, chunks: make(chan []byte, 64)}
-	go func() {
-		defer close(s.chunks)
-		for {
-			buf := make([]byte, 4096)
-			n, err := ptmx.Read(buf)
-			if n > 0 {
-				s.chunks <- buf[:n]
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+	s := watch(t, ptmx, cmd)
 	t.Cleanup(func() {
 		cmd.Process.Kill()
 		cmd.Wait()

@@ -44,6 +44,18 @@ func startREPLIn(t *testing.T, dir string, vars []string, args ...string) *scree
 	if err != nil {
 		t.Fatal(err)
 	}
+	s := watch(t, tty, cmd)
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		tty.Close()
+	})
+	return s
+}
+
+// watch returns a screen on tty, the master side of the pseudo-terminal of
+// the running cmd; a goroutine passes what tai writes to chunks until tty closes.
+func watch(t *testing.T, tty *os.File, cmd *exec.Cmd) *screen {
 	s := &screen{t: t, tty: tty, cmd: cmd, chunks: make(chan []byte, 64)}
 	go func() {
 		defer close(s.chunks)
@@ -58,11 +70,6 @@ func startREPLIn(t *testing.T, dir string, vars []string, args ...string) *scree
 			}
 		}
 	}()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		tty.Close()
-	})
 	return s
 }
 
