@@ -14,54 +14,43 @@ import (
 	"tai/mcp/config"
 )
 
-// denyList is tai.sandbox.deny: the folders no sandbox grants. The
-// normalizer reads it from any goroutine, so it is guarded.
-type denyList struct {
+// settableList is a list of strings a script may replace, read from any
+// goroutine, so it is guarded; until one is set it is a default.
+type settableList struct {
 	mu    sync.Mutex
 	set   bool
-	paths []string
+	items []string
 }
+
+// getOr returns the list set, or def() until one is.
+func (s *settableList) getOr(def func() []string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.set {
+		return def()
+	}
+	return slices.Clone(s.items)
+}
+
+func (s *settableList) put(items []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.set, s.items = true, slices.Clone(items)
+}
+
+// denyList is tai.sandbox.deny: the folders no sandbox grants, which the
+// normalizer reads.
+type denyList struct{ settableList }
 
 // get returns the list (sandbox.DefaultDeny until one is set).
-func (d *denyList) get() []string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if !d.set {
-		return sandbox.DefaultDeny()
-	}
-	return slices.Clone(d.paths)
-}
-
-func (d *denyList) put(paths []string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.set, d.paths = true, slices.Clone(paths)
-}
+func (d *denyList) get() []string { return d.getOr(sandbox.DefaultDeny) }
 
 // runtimeEnvList is tai.sandbox.runtime_env: the environment variables
-// that change what a runtime runs. The bridge reads it from any
-// goroutine, so it is guarded.
-type runtimeEnvList struct {
-	mu    sync.Mutex
-	set   bool
-	names []string
-}
+// that change what a runtime runs, which the bridge reads.
+type runtimeEnvList struct{ settableList }
 
 // get returns the list (sandbox.RuntimeEnv until one is set).
-func (r *runtimeEnvList) get() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.set {
-		return sandbox.RuntimeEnv()
-	}
-	return slices.Clone(r.names)
-}
-
-func (r *runtimeEnvList) put(names []string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.set, r.names = true, slices.Clone(names)
-}
+func (r *runtimeEnvList) get() []string { return r.getOr(sandbox.RuntimeEnv) }
 
 // openSandbox installs tai.sandbox:
 //
