@@ -557,23 +557,32 @@ end
 
 local builtin = {}
 
+-- name_lines(rows, cols) is one line per {name, text}: the names padded to
+-- one width, then the text cut to cols columns (80 when cols is 0, as off
+-- a terminal) with … so that no row takes two lines.
+local function name_lines(rows, cols)
+  if cols <= 0 then cols = 80 end
+  local width = 0
+  for _, r in ipairs(rows) do width = math.max(width, columns(r[1])) end
+  local out = {}
+  for _, r in ipairs(rows) do
+    local head = "  " .. pad(r[1], width) .. "  "
+    out[#out + 1] = head .. chatview.short(r[2], math.max(cols - 1 - columns(head), 8))
+  end
+  return out
+end
+
 -- help_lines(commands, cols) is /help's list: one line per command, its
--- name and the first line of its help, cut to cols columns (80 when cols
--- is 0, as off a terminal) with … so that no command takes two lines.
+-- name and the first line of its help, cut to cols columns (name_lines).
 ---@param commands table[]
 ---@param cols integer
 ---@return string[]
 function M.help_lines(commands, cols)
-  if cols <= 0 then cols = 80 end
-  local width = 0
-  for _, c in ipairs(commands) do width = math.max(width, columns(c.name)) end
-  local out = {}
+  local rows = {}
   for _, c in ipairs(commands) do
-    local head = "  /" .. pad(c.name, width) .. "  "
-    local summary = (c.help:match("^[^\n]*") or ""):gsub("%s+", " ")
-    out[#out + 1] = head .. chatview.short(summary, math.max(cols - 1 - columns(head), 8))
+    rows[#rows + 1] = { "/" .. c.name, ((c.help:match("^[^\n]*") or ""):gsub("%s+", " ")) }
   end
-  return out
+  return name_lines(rows, cols)
 end
 
 -- topic_lines(topics, cols) is the list of help topics: one line each,
@@ -582,15 +591,9 @@ end
 ---@param cols integer
 ---@return string[]
 function M.topic_lines(topics, cols)
-  if cols <= 0 then cols = 80 end
-  local width = 0
-  for _, t in ipairs(topics) do width = math.max(width, columns(t.name)) end
-  local out = {}
-  for _, t in ipairs(topics) do
-    local head = "  " .. pad(t.name, width) .. "  "
-    out[#out + 1] = head .. chatview.short(t.summary, math.max(cols - 1 - columns(head), 8))
-  end
-  return out
+  local rows = {}
+  for _, t in ipairs(topics) do rows[#rows + 1] = { t.name, t.summary } end
+  return name_lines(rows, cols)
 end
 
 -- say_lines prints text line by line.
