@@ -39,6 +39,9 @@ type ToolEvent struct {
 	// Media labels each image, audio or blob item of the result, as the
 	// terminal shows it: "[image png 640×480, 45 KB]".
 	Media []string
+	// Notes say what happened while the call ran that the person should
+	// know (see tool.Note): a server's question declined under --auto.
+	Notes []string
 }
 
 // Events are the callbacks an Agent reports a turn through. Any may be nil.
@@ -577,8 +580,19 @@ func (a *Agent) runCalls(ctx context.Context, calls []llm.ToolCall, allow func(s
 		go func() {
 			defer wg.Done()
 			start := time.Now()
-			res, err := c.Run(ctx)
+			var nmu sync.Mutex
+			var notes []string
+			cc := tool.CallerFrom(ctx)
+			cc.Note = func(text string) {
+				nmu.Lock()
+				notes = append(notes, text)
+				nmu.Unlock()
+			}
+			res, err := c.Run(tool.WithCaller(ctx, cc))
 			e := events[i]
+			nmu.Lock()
+			e.Notes = notes
+			nmu.Unlock()
 			e.Duration = time.Since(start)
 			switch {
 			case err != nil && ctx.Err() != nil:

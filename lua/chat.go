@@ -447,6 +447,13 @@ func (h *Host) toolEventTable(te engine.ToolEvent) *glua.LTable {
 		}
 		t.RawSetString("media", media)
 	}
+	if len(te.Notes) > 0 {
+		notes := L.NewTable()
+		for _, n := range te.Notes {
+			notes.Append(glua.LString(n))
+		}
+		t.RawSetString("notes", notes)
+	}
 	return t
 }
 

@@ -465,6 +465,8 @@ function M.new(o)
     view.open = nil
     -- The images, audio and blobs the result holds, one line each.
     for _, m in ipairs(ev.media or {}) do o.note("    " .. M.short(m, 120) .. "\n") end
+    -- What happened while it ran (a server's question declined), one line each.
+    for _, n in ipairs(ev.notes or {}) do o.note("    ↳ " .. M.short(n, 160) .. "\n") end
   end
 
   function view.opts(extra)

@@ -191,7 +191,7 @@ func TestChatView(t *testing.T) {
 			o.on_tool_end({ id = "1", name = "read_file", outcome = "ok", duration_ms = 12.4, media = { "[image png 640×480, 45 KB]" } })
 			o.on_tool_start({ id = "2", name = "shell", args = { command = string.rep("x", 80) } })
 			o.on_tool_start({ id = "3", name = "write_file", args = {} })
-			o.on_tool_end({ id = "2", name = "shell", outcome = "denied", duration_ms = 0 })
+			o.on_tool_end({ id = "2", name = "shell", outcome = "denied", duration_ms = 0, notes = { "elicitation declined: --auto answers no server's questions" } })
 			o.on_tool_end({ id = "3", name = "write_file", outcome = "error", duration_ms = 1500 })
 			o.on_text("Done.")
 			v.finish()
@@ -201,7 +201,7 @@ func TestChatView(t *testing.T) {
 		local answer, notes = render(true)
 		return one, answer, notes`
 	got := run(t, script)
-	one := "\r⠋ thinking…\x1b[K\r⠙ thinking…\x1b[K\r\x1b[KLet me look\n⚙ read_file limit=5 path=a.txt ✓ 12 ms\n    [image png 640×480, 45 KB]\n⚙ shell command=" + strings.Repeat("x", 39) + "…\n⚙ write_file\n  shell ✗ denied 0 ms\n  write_file ✗ 1.5 s\nDone.\n"
+	one := "\r⠋ thinking…\x1b[K\r⠙ thinking…\x1b[K\r\x1b[KLet me look\n⚙ read_file limit=5 path=a.txt ✓ 12 ms\n    [image png 640×480, 45 KB]\n⚙ shell command=" + strings.Repeat("x", 39) + "…\n⚙ write_file\n  shell ✗ denied 0 ms\n    ↳ elicitation declined: --auto answers no server's questions\n  write_file ✗ 1.5 s\nDone.\n"
 	if got[0] != one {
 		t.Errorf("one stream:\ngot  %q\nwant %q", got[0], one)
 	}

@@ -33,6 +33,9 @@ type Caller struct {
 	// Live, when set, is shown a tool's output as it comes (the shell's
 	// stdout and stderr), redacted; the result still holds it whole.
 	Live func(text string)
+	// Note, when set, is shown what happened during the call that the
+	// person should know (see tool.Note), on the call's line.
+	Note func(text string)
 }
 
 type callerKey struct{}

@@ -22,6 +22,26 @@
 // session, an agent's turn, a served session) puts it there; the runtime
 // never reaches back into them.
 //
+// What a server asks in the middle of a call (elicitation/create,
+// sampling/createMessage) reaches the person of that call in one place:
+// the handler takes the context the request arrived with (the call's,
+// see mcp.RequestHandler) to Registry.Answerer, which names who answers.
+// The person answers in Interactive mode, through the caller's Prompter
+// (the REPL's questions, or a script's own Lua function the prompter
+// calls instead); nobody answers under --auto and --yolo, in a served
+// session, with no prompter or terminal (tai -p piped), or for a request
+// that belongs to no call, and Answerer.Refusal says which. Answerer.Ask
+// puts the question one at a time with consent and ask_user. Whatever
+// happened is said on the call's line with Note (Caller.Note, which the
+// agent turns into ToolEvent.Notes):
+//
+//	who := reg.Answerer(ctx)
+//	if who.Prompter == nil {
+//		tool.Note(ctx, "elicitation declined: "+who.Refusal)
+//		return decline
+//	}
+//	err := who.Ask(ctx, func(p tool.Prompter) error { … })
+//
 // It imports engine/llm for the chat types, vault and mcp; it must not
 // import engine, engine/bridge, engine/builtin or lua, which build on it.
 package tool

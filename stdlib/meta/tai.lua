@@ -159,6 +159,7 @@ error("meta/tai.lua only describes the tai module to editors; tai needs no requi
 ---@field reason? string on_tool_end only: why a denied call was denied when nobody could be asked
 ---@field duration_ms? number on_tool_end only
 ---@field media? string[] on_tool_end only: a label per image, audio or blob of the result, "[image png 640×480, 45 KB]"
+---@field notes? string[] on_tool_end only: what happened while the call ran that the person should know (a server's question declined under --auto), one line each
 
 ---A message for tai.complete.
 ---@class tai.CompleteMessage

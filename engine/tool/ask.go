@@ -1,0 +1,102 @@
+package tool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Answerer is who answers a request a server sends in the middle of a
+// call (elicitation/create, sampling/createMessage): the person of that
+// call through its prompter, or nobody, with the reason. Registry.Answerer
+// resolves it from the context the request arrives with (the context of
+// the call in flight, see mcp.RequestHandler).
+type Answerer struct {
+	// Prompter asks the person; nil when nobody answers.
+	Prompter Prompter
+	// Refusal says, when Prompter is nil, why nobody answers, in words
+	// for the call's line ("--auto answers no server's questions").
+	Refusal string
+
+	approver *Approver
+}
+
+// Refusals an Answerer gives, for tests and front ends that tell them
+// apart; each is the whole sentence shown.
+const (
+	// RefusedUnattended: --auto or --yolo is on, so nobody is asked.
+	RefusedUnattended = "--%s answers no server's questions"
+	// RefusedServed: a served session has nobody to ask.
+	RefusedServed = "nobody is present to answer in a served session"
+	// RefusedNoCall: the request belongs to no call tai can tell (several
+	// calls in flight on one stdio server, or none).
+	RefusedNoCall = "the request came outside any call tai can tell it belongs to"
+	// RefusedNoTerminal: no prompter, or no terminal to ask at.
+	RefusedNoTerminal = "no terminal to ask"
+)
+
+// Answerer returns who answers a request a server sent with ctx, the
+// context of the call in flight it belongs to. The person answers only
+// in Interactive mode, for a caller with a prompter; --auto and --yolo,
+// served sessions, a request outside any call and a missing prompter
+// give nobody, each with its reason. A Prompter may still fail with
+// ErrNoPrompter when it finds no terminal (tai -p piped): Ask turns that
+// into a refusal too.
+func (r *Registry) Answerer(ctx context.Context) Answerer {
+	x, ok := ctx.Value(callerKey{}).(*callerCtx)
+	if !ok {
+		return Answerer{Refusal: RefusedNoCall}
+	}
+	a := r.approverOf(x.c)
+	p := a.Prompter()
+	switch {
+	case strings.HasPrefix(x.c.Name, "mcp:"): // a served session's calls, its chat's included
+		return Answerer{Refusal: RefusedServed}
+	case a.Mode() != Interactive:
+		return Answerer{Refusal: fmt.Sprintf(RefusedUnattended, a.Mode())}
+	case p == nil:
+		return Answerer{Refusal: RefusedNoTerminal}
+	}
+	return Answerer{Prompter: p, approver: a}
+}
+
+// ErrNobody is what Ask returns when nobody answers; it wraps
+// ErrNoPrompter, and its text is the Answerer's Refusal.
+type ErrNobody struct{ Refusal string }
+
+func (e *ErrNobody) Error() string { return e.Refusal }
+
+// Unwrap makes errors.Is(err, ErrNoPrompter) hold.
+func (e *ErrNobody) Unwrap() error { return ErrNoPrompter }
+
+// Ask runs fn with the person's prompter, one question at a time with
+// the approver's other prompts (consent, ask_user), once ctx is checked.
+// With nobody to ask, or a prompter that finds no terminal, it returns an
+// *ErrNobody saying why.
+func (a Answerer) Ask(ctx context.Context, fn func(Prompter) error) error {
+	if a.Prompter == nil {
+		return &ErrNobody{Refusal: a.Refusal}
+	}
+	a.approver.ask.Lock()
+	defer a.approver.ask.Unlock()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	err := fn(a.Prompter)
+	var nobody *ErrNobody
+	if errors.Is(err, ErrNoPrompter) && !errors.As(err, &nobody) {
+		return &ErrNobody{Refusal: RefusedNoTerminal}
+	}
+	return err
+}
+
+// Note says, on the line of the call in flight in ctx, what happened
+// while it ran that the person should know (a server's question declined
+// under --auto, a URL opened). Each note is one short line. A call with
+// no line (see Caller.Note) keeps its notes to itself.
+func Note(ctx context.Context, text string) {
+	if note := CallerFrom(ctx).Note; note != nil {
+		note(text)
+	}
+}
