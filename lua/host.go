@@ -37,6 +37,9 @@ type Options struct {
 	Vault func() (*vault.Store, error)
 	// Passphrase supplies the current passphrase to tai.vault.seal().
 	Passphrase func() (string, error)
+	// CurrentPassphrase supplies the vault's present passphrase to
+	// tai.vault.unseal(); nil means none can be had.
+	CurrentPassphrase func() (string, error)
 	// ReadHidden shows prompt on the terminal and reads a line typed
 	// there without echo (tai.term.read_hidden); nil means there is no
 	// terminal to read from.

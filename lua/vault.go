@@ -40,6 +40,8 @@ type hostVault struct {
 //	tai.vault.audit_verify() -> count [, note] | nil, err
 //	    (note: the trail holds but records an unclean shutdown)
 //	tai.vault.seal() -> true | nil, err   (with the current passphrase)
+//	tai.vault.unseal() -> count | nil, err   (with the present passphrase;
+//	    count: the audit entries verified under the seal key first)
 //	tai.vault.sealed() -> bool | nil, err
 //	tai.vault.path() -> path | nil, err
 //	tai.vault.redact(text) -> text | nil, err
@@ -64,6 +66,7 @@ func (h *Host) openVault(L *glua.LState, tai *glua.LTable) {
 		"audit_tail":      h.auditTail,
 		"audit_verify":    h.auditVerify,
 		"seal":            h.seal,
+		"unseal":          h.unseal,
 		"sealed":          h.sealed,
 		"path":            h.vaultPath,
 		"redact":          h.redact,
@@ -332,6 +335,30 @@ func (h *Host) seal(L *glua.LState) int {
 			return fail(L, err.Error())
 		}
 		L.Push(glua.LTrue)
+		return 1
+	})
+}
+
+func (h *Host) unseal(L *glua.LState) int {
+	return h.withVault(L, func(s *vault.Store) int {
+		// Said before the passphrase is asked for, not after.
+		if on, err := s.Sealed(); err != nil {
+			return fail(L, err.Error())
+		} else if !on {
+			return fail(L, "the vault is not sealed: nothing to unseal")
+		}
+		if h.opts.CurrentPassphrase == nil {
+			return fail(L, "no passphrase source: set TAI_VAULT_PASSPHRASE and try again")
+		}
+		pass, err := h.opts.CurrentPassphrase()
+		if err != nil {
+			return fail(L, err.Error())
+		}
+		n, err := s.Unseal(pass)
+		if err != nil {
+			return fail(L, err.Error())
+		}
+		L.Push(glua.LNumber(n))
 		return 1
 	})
 }

@@ -721,6 +721,16 @@ builtin.seal = {
   end,
 }
 
+builtin.unseal = {
+  help = "unseal the vault: the audit trail is checked with the passphrase (asked, or\n" ..
+    "TAI_VAULT_PASSPHRASE), then secrets and server headers are stored in the clear",
+  fn = function()
+    local n, err = tai.vault.unseal()
+    if not n then M.warn(tostring(err)) return end
+    M.say(string.format("(the vault is unsealed: its %d audit entries verified; secrets are stored in the clear now)", n))
+  end,
+}
+
 builtin.lua = {
   help = "run a multi-line Lua chunk, ended by a line holding only .\n" ..
     "or pasted whole with /lua as its first line",

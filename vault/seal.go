@@ -432,8 +432,8 @@ func (s *Store) resealTx(tx *bolt.Tx, oldKey, newKey *sealKey, meta *sealMeta, f
 	return s.bumpGen(tx)
 }
 
-// resealSecrets re-encrypts every secret with newKey and returns their
-// values (value -> name).
+// resealSecrets re-encrypts every secret with newKey (stores it in the
+// clear when newKey is nil) and returns their values (value -> name).
 func resealSecrets(tx *bolt.Tx, oldKey, newKey *sealKey) (map[string]string, error) {
 	b, err := bucket(tx, bucketSecrets)
 	if err != nil {
@@ -466,7 +466,11 @@ func resealSecrets(tx *bolt.Tx, oldKey, newKey *sealKey) (map[string]string, err
 				values[string(plain)] = name
 			}
 		}
-		row.Value, row.Sealed = "", newKey.seal(plain, secretAAD(name))
+		if newKey == nil {
+			row.Value, row.Sealed = string(plain), nil
+		} else {
+			row.Value, row.Sealed = "", newKey.seal(plain, secretAAD(name))
+		}
 		data, err := json.Marshal(row)
 		if err != nil {
 			return nil, err

@@ -211,13 +211,14 @@ func run(o *options, perr error, stdout, stderr io.Writer) int {
 
 	var h *lua.Host
 	h, err := lua.New(&lua.Options{
-		Version:    version,
-		Profile:    o.profile,
-		Mode:       mode,
-		Clean:      o.clean,
-		Passphrase: newPassphrase,
-		ReadHidden: readHiddenOnTerminal,
-		HideKey:    o.cmdline.hideKey,
+		Version:           version,
+		Profile:           o.profile,
+		Mode:              mode,
+		Clean:             o.clean,
+		Passphrase:        newPassphrase,
+		CurrentPassphrase: currentPassphrase,
+		ReadHidden:        readHiddenOnTerminal,
+		HideKey:           o.cmdline.hideKey,
 		Vault: func() (*vault.Store, error) {
 			path := o.vault
 			if path == "" {
@@ -388,6 +389,21 @@ func newPassphrase() (string, error) {
 		return "", errors.New("the two passphrases typed differ; nothing was sealed: try again")
 	}
 	return first, nil
+}
+
+// currentPassphrase is the passphrase tai.vault.unseal() unseals with:
+// $TAI_VAULT_PASSPHRASE, else typed once on the terminal (a wrong one
+// changes nothing).
+func currentPassphrase() (string, error) {
+	if p, ok := os.LookupEnv("TAI_VAULT_PASSPHRASE"); ok {
+		return p, nil
+	}
+	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	if err != nil {
+		return "", errNoTerminal
+	}
+	defer tty.Close()
+	return readHidden(tty, "vault passphrase: ")
 }
 
 // readHiddenOnTerminal reads a line typed on /dev/tty without echo, for

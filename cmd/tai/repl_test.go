@@ -406,6 +406,49 @@ func TestREPLSealAsksForTheNewPassphraseTwice(t *testing.T) {
 	}
 }
 
+// TestREPLUnseal: /unseal asks for the passphrase without echo, even when
+// tai holds the key already; a wrong one changes nothing; the right one
+// unseals and says so in one line, and the vault reads without a
+// passphrase after.
+func TestREPLUnseal(t *testing.T) {
+	e := newEnv(t)
+	seal := e.runEnv(t, append(e.vars(), "TAI_VAULT_PASSPHRASE=open sesame"), "-e",
+		`assert(tai.vault.secret_set("k", "the value")) assert(tai.vault.seal())`)
+	if seal.status != 0 {
+		t.Fatalf("sealing: %s", seal.stderr)
+	}
+	s := startREPL(t, e, "--clean")
+	s.expect("tai:ollama> ")
+	// The line is checked for secrets first: the vault's own prompt, then
+	// /unseal's.
+	s.typeKeys("/unseal\r")
+	s.expect("this needs the sealed vault's passphrase")
+	s.expect("vault passphrase: ")
+	s.typeKeys("open sesame\r")
+	s.expect("vault passphrase: ")
+	s.typeKeys("open sesam\r")
+	s.expect("wrong passphrase")
+	s.expect("nothing was changed")
+	s.typeKeys("/unseal\r")
+	s.expect("vault passphrase: ")
+	s.typeKeys("open sesame\r")
+	s.expect("(the vault is unsealed: its ")
+	s.expect("tai:ollama> ")
+	s.typeKeys("/unseal\r")
+	s.expect("the vault is not sealed: nothing to unseal")
+	s.typeKeys("/exit\r")
+	if status := s.wait(); status != 0 {
+		t.Fatalf("exit status %d, want 0", status)
+	}
+	if strings.Contains(s.seen.String(), "sesam") {
+		t.Fatal("a passphrase was echoed")
+	}
+	r := e.runEnv(t, e.vars(), "-e", `print(tai.vault.sealed(), (tai.vault.secret_get("k")), tai.vault.audit_tail(1)[1].subject, tai.vault.audit_verify() > 0)`)
+	if r.status != 0 || r.stdout != "false\tthe value\tunsealed\ttrue\n" {
+		t.Fatalf("reading the unsealed vault: %d %q %q", r.status, r.stdout, r.stderr)
+	}
+}
+
 func TestChangingThePassphraseAsksForTheCurrentOneFirst(t *testing.T) {
 	e := newEnv(t)
 	seal := e.runEnv(t, append(e.vars(), "TAI_VAULT_PASSPHRASE=open sesame"), "-e",

@@ -790,6 +790,12 @@ function tai.vault.audit_verify() end
 ---@return string? err
 function tai.vault.seal() end
 
+---Unseals the vault with its present passphrase (TAI_VAULT_PASSPHRASE or a prompt):
+---checks the audit trail under the seal key, then stores secrets and headers in the clear.
+---@return integer? verified the audit entries verified
+---@return string? err
+function tai.vault.unseal() end
+
 ---@return boolean? sealed
 ---@return string? err
 function tai.vault.sealed() end
