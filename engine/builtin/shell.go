@@ -64,8 +64,18 @@ type Shell struct {
 	Lifted func(ctx context.Context, args map[string]any) string
 	// Guard, when set, puts back what sandboxed commands change of the
 	// git repository's config and hooks, and holds commands run outside
-	// the sandbox until it has (see sandbox.Guard).
-	Guard *sandbox.Guard
+	// the sandbox until it has (a *sandbox.Guard).
+	Guard GitGuard
+}
+
+// GitGuard is what the shell asks of a sandbox.Guard around each command.
+type GitGuard interface {
+	// Sandboxed is called before a sandboxed command; done after it,
+	// returning what was put back.
+	Sandboxed(paths []string) (done func() []string)
+	// Unsandboxed is called before a command run outside the sandbox,
+	// and waits as long as a sandboxed command runs; done after it.
+	Unsandboxed() (done func())
 }
 
 // Tool returns the shell tool.
@@ -129,32 +139,46 @@ func (sh Shell) runShell(ctx context.Context, args map[string]any) (tool.Result,
 	if sh.Lifted != nil && p != nil && !p.Off {
 		why = sh.Lifted(ctx, args)
 	}
-	if why == "" && p != nil && !p.Off && sh.Guard != nil {
-		done := sh.Guard.Sandboxed(p.Guard)
-		res := runCommand(ctx, argv, dir, env, p, timeout, red, SandboxHow(args))
-		if back := done(); len(back) > 0 {
-			for i, b := range back {
-				if rel, err := filepath.Rel(dir, b); err == nil && pathrule.Within(b, dir) {
-					back[i] = rel
-				}
-			}
-			res.Content[0].Text += "\n(the sandbox put back " + strings.Join(back, ", ") +
-				": git runs them outside the sandbox, so sandboxed commands may not change them)"
+	var res tool.Result
+	back := sh.guarded(why == "" && p != nil && !p.Off, p, func() {
+		if why == "" {
+			res = runCommand(ctx, argv, dir, env, p, timeout, red, SandboxHow(args))
+			return
 		}
-		return res, nil
+		res = runCommand(ctx, argv, dir, env, nil, timeout, red, "")
+		res.Content[0].Text = "(outside the sandbox: " + why + ")\n" + res.Content[0].Text
+	})
+	if len(back) > 0 {
+		for i, b := range back {
+			if rel, err := filepath.Rel(dir, b); err == nil && pathrule.Within(b, dir) {
+				back[i] = rel
+			}
+		}
+		res.Content[0].Text += "\n(the sandbox put back " + strings.Join(back, ", ") +
+			": git runs them outside the sandbox, so sandboxed commands may not change them)"
 	}
-	if why == "" && p != nil {
-		return runCommand(ctx, argv, dir, env, p, timeout, red, SandboxHow(args)), nil
-	}
-	if sh.Guard != nil {
-		defer sh.Guard.Unsandboxed()()
-	}
-	if why == "" {
-		return runCommand(ctx, argv, dir, env, p, timeout, red, SandboxHow(args)), nil
-	}
-	res := runCommand(ctx, argv, dir, env, nil, timeout, red, "")
-	res.Content[0].Text = "(outside the sandbox: " + why + ")\n" + res.Content[0].Text
 	return res, nil
+}
+
+// guarded runs run through sh.Guard: as a sandboxed command when
+// sandboxed (keeping p's Guard paths), else as a command outside the
+// sandbox (no policy, a profile with the sandbox off, or a lifting rule),
+// which waits until no sandboxed command runs and what they changed is put
+// back. Every command goes through here, so none of them can pass the
+// guard by another way. It returns what was put back.
+func (sh Shell) guarded(sandboxed bool, p *sandbox.Policy, run func()) []string {
+	switch {
+	case sh.Guard == nil:
+		run()
+		return nil
+	case sandboxed:
+		done := sh.Guard.Sandboxed(p.Guard)
+		run()
+		return done()
+	}
+	defer sh.Guard.Unsandboxed()()
+	run()
+	return nil
 }
 
 // runCommand runs argv in dir with the environment env under the shell
