@@ -63,6 +63,8 @@ func (h *Host) mcpNormalizer() bridge.Normalizer { return h.Normalizer() }
 //	tai.mcp.grant{server=, tool=} -> {tool, …} | nil, err   (asks a person)
 //	tai.mcp.allow{server=, paths={…}} -> message | nil, err   (asks a person)
 //	tai.mcp.import{client= | path=} -> {files={{path=, report=, error=}, …}} | nil, err
+//	tai.mcp.log{server=, level=} -> {entries={…}, kept=, dropped=, level=, set=, note=} | nil, err
+//	        (what the server logged, never shown to a model; see mcplog.go)
 //	tai.mcp.login{server=, profile=, client_id=, client_secret=, client_metadata_url=,
 //	        callback_port=} -> message | nil, err   (opens a browser; client_secret is a ${NAME})
 //
@@ -87,6 +89,7 @@ func (h *Host) openBridge(L *glua.LState, tai *glua.LTable) {
 		"allow":   h.mcpAllow,
 		"import":  h.mcpImport,
 		"login":   h.mcpLogin,
+		"log":     h.mcpLog,
 	} {
 		mod.RawSetString(name, L.NewFunction(fn))
 	}

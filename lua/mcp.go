@@ -27,6 +27,8 @@ type mcpHandle struct {
 	// redactor returns the redaction for one whole result: one look at the
 	// vault's secrets however many strings the result holds.
 	redactor func() (func(string) string, error)
+	// log keeps what the server logs (client:log).
+	log *mcp.ServerLog
 }
 
 // fail returns nil, msg to Lua with every known secret in msg redacted.
@@ -90,6 +92,9 @@ func (s *clientSet) closeAll() {
 //	client:ping() -> true | nil, err
 //	client:close()
 //	client:info() -> {name=, version=, protocol=}
+//	client:log([level]) -> {entries={…}, kept=, dropped=, level=, set=, note=} | nil, err
+//	    (what the server logged, redacted; with level, asks the server
+//	    for it first, as tai.mcp.log does)
 //
 // transport may be left out when only one of command (stdio) and url
 // (http) is given. tools() lists only what allow and deny let through and
@@ -106,6 +111,7 @@ func (h *Host) openMCP(L *glua.LState, tai *glua.LTable) {
 		"ping":  mcpPing,
 		"close": mcpClose,
 		"info":  mcpInfo,
+		"log":   mcpClientLog,
 	}))
 	L.SetField(mt, "__tostring", L.NewFunction(func(L *glua.LState) int {
 		c := checkClient(L)
@@ -162,13 +168,15 @@ func (h *Host) mcpConnect(L *glua.LState) int {
 	if err := bridge.RequireSandbox(entry, policy); err != nil {
 		return fail(L, redact(err.Error()))
 	}
+	log := mcp.NewServerLog(redact)
 	opts := bridge.Sandboxed(&mcp.ClientOptions{Version: h.opts.Version, Redact: redact,
-		OnWarning: func(msg string) { h.mcpWarning(redact(msg)) }, OnStartup: startupLine(h.opts.Stderr)}, entry, policy)
+		OnWarning: func(msg string) { h.mcpWarning(redact(msg)) }, OnStartup: startupLine(h.opts.Stderr),
+		Notifications: map[string]mcp.NotificationHandler{mcp.MethodLogMessage: log.Notify}}, entry, policy)
 	c, err := mcp.Connect(luaContext(L), entry, opts)
 	if err != nil {
 		return fail(L, redact(err.Error()))
 	}
-	handle := &mcpHandle{c: c, name: entry.Label(), entry: entry, redact: redact, redactor: redactor}
+	handle := &mcpHandle{c: c, name: entry.Label(), entry: entry, redact: redact, redactor: redactor, log: log}
 	h.clients.add(handle)
 	L.Push(clientValue(L, handle))
 	return 1

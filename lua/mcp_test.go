@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 		serveBenchMCP()
 		os.Exit(0)
 	}
-	if v := os.Getenv("TAI_LUA_TEST_MCP"); v == "1" || v == "deep" {
+	if v := os.Getenv("TAI_LUA_TEST_MCP"); v == "1" || v == "deep" || v == "logging" {
 		serveStdioMCP(os.Stdin, os.Stdout)
 		os.Exit(0)
 	}
@@ -61,11 +61,17 @@ type rpcError struct {
 func answerMCP(m rpcMsg) (result any, rerr *rpcError) {
 	switch m.Method {
 	case "initialize":
+		caps := map[string]any{"tools": map[string]any{}}
+		if os.Getenv("TAI_LUA_TEST_MCP") == "logging" {
+			caps["logging"] = map[string]any{}
+		}
 		return map[string]any{
 			"protocolVersion": "2025-11-25",
-			"capabilities":    map[string]any{"tools": map[string]any{}},
+			"capabilities":    caps,
 			"serverInfo":      map[string]any{"name": "fake-mcp", "version": "1.2.3"},
 		}, nil
+	case "logging/setLevel":
+		return map[string]any{}, nil
 	case "ping":
 		return map[string]any{}, nil
 	case "tools/list":
@@ -112,13 +118,25 @@ func reply(m rpcMsg) []byte {
 	return b
 }
 
+// serveStdioMCP serves answerMCP over newline-delimited JSON. In mode
+// "logging" each tools/call first logs its params at info, unless
+// logging/setLevel asked for a level above info.
 func serveStdioMCP(in io.Reader, out io.Writer) {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	quiet := false
 	for sc.Scan() {
 		var m rpcMsg
 		if json.Unmarshal(sc.Bytes(), &m) != nil || len(m.ID) == 0 || m.Method == "" {
 			continue // notifications and answers need no reply
+		}
+		if m.Method == "logging/setLevel" {
+			quiet = !strings.Contains(string(m.Params), `"debug"`) && !strings.Contains(string(m.Params), `"info"`)
+		}
+		if m.Method == "tools/call" && os.Getenv("TAI_LUA_TEST_MCP") == "logging" && !quiet {
+			note, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "notifications/message",
+				"params": map[string]any{"level": "info", "logger": "calls", "data": "called with " + string(m.Params)}})
+			out.Write(append(note, '\n'))
 		}
 		out.Write(append(reply(m), '\n'))
 	}

@@ -3,6 +3,7 @@ package lua_test
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io/fs"
 	"reflect"
 	"regexp"
@@ -301,9 +302,12 @@ func TestMetaNamesResolve(t *testing.T) {
 		t.Fatal(err)
 	}
 	classes := metaClassFields(src)
+	for _, m := range metaAlias.FindAllStringSubmatch(string(src), -1) {
+		classes[m[1]] = nil
+	}
 	ref := regexp.MustCompile(`\btai(?:\.\w+)+`)
 	for i, line := range strings.Split(string(src), "\n") {
-		if !strings.HasPrefix(line, "---@") || strings.HasPrefix(line, "---@class") {
+		if !strings.HasPrefix(line, "---@") || strings.HasPrefix(line, "---@class") || strings.HasPrefix(line, "---@alias") {
 			continue
 		}
 		for _, r := range ref.FindAllString(line, -1) {
@@ -312,6 +316,31 @@ func TestMetaNamesResolve(t *testing.T) {
 			}
 		}
 	}
+}
+
+// metaAlias matches an alias declaration: its name, then its type.
+var metaAlias = regexp.MustCompile(`(?m)^---@alias\s+(\S+)\s+(.+)$`)
+
+// TestMetaLogLevelsAreMCPs: the levels tai.mcp.LogLevel names are
+// mcp.LogLevels, in order.
+func TestMetaLogLevelsAreMCPs(t *testing.T) {
+	src, err := fs.ReadFile(stdlib.Meta(), metaFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, l := range mcp.LogLevels {
+		want = append(want, fmt.Sprintf("%q", l))
+	}
+	for _, m := range metaAlias.FindAllStringSubmatch(string(src), -1) {
+		if m[1] == "tai.mcp.LogLevel" {
+			if got := strings.TrimSpace(m[2]); got != strings.Join(want, "|") {
+				t.Fatalf("tai.mcp.LogLevel is %s, want %s", got, strings.Join(want, "|"))
+			}
+			return
+		}
+	}
+	t.Fatal("meta/tai.lua declares no tai.mcp.LogLevel")
 }
 
 // TestMetaProvidersAreTheTable: the providers tai.Profile declares are

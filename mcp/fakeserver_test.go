@@ -31,6 +31,8 @@ package mcp
 //	tty            puts its session id, pid and terminal in instructions
 //	malformed      echo writes each line of its text raw as its answer,
 //	               with @ID@ replaced by the request's id
+//	logging        declares logging too, and keeps the level
+//	               logging/setLevel sets (every mode answers it)
 //
 // Tools of fakeServer: echo{text}, add{a,b}, fail (isError result), image
 // (image, audio and annotated content with unknown fields), hang (never
@@ -42,7 +44,9 @@ package mcp
 // progress, log and list_changed notifications first), barrier{n} (answers
 // once n barrier calls are in flight), spawn_child (starts a grandchild and
 // returns its pid), environ (its argv, cwd, $TAI_FAKE_PROBE,
-// $TAI_TEST_SECRET and $PATH). Unknown
+// $TAI_TEST_SECRET and $PATH). Unlisted, but called by name:
+// log_flood{n} (n debug log messages unless a level above debug was set,
+// then an error one holding $TAI_TEST_SECRET, then its answer). Unknown
 // tools get -32602.
 //
 // Use fakeEntry(t, mode) for a canonical Entry running a mode, and
@@ -242,6 +246,7 @@ type fakeServer struct {
 	waiting  map[string]chan json.RawMessage // server-to-client requests
 	barrier  []chan struct{}
 	serverID int
+	level    string // set by logging/setLevel
 }
 
 type fakeMsg struct {
@@ -317,6 +322,15 @@ func (f *fakeServer) handle(m fakeMsg) {
 		f.mu.Unlock()
 	case "ping":
 		f.reply(m.ID, map[string]any{})
+	case "logging/setLevel":
+		var p struct {
+			Level string `json:"level"`
+		}
+		json.Unmarshal(m.Params, &p)
+		f.mu.Lock()
+		f.level = p.Level
+		f.mu.Unlock()
+		f.reply(m.ID, map[string]any{})
 	case "tools/list":
 		f.toolsList(m)
 	case "tools/call":
@@ -348,6 +362,8 @@ func (f *fakeServer) initialize(m fakeMsg) {
 		version = "2025-03-26"
 	case "no-tools":
 		caps = map[string]any{"logging": map[string]any{}}
+	case "logging":
+		caps["logging"] = map[string]any{}
 	case "exit-early":
 		os.Stderr.WriteString("loading config\nerror: no API key configured; set MY_API_KEY\n")
 		os.Exit(2)
@@ -486,6 +502,23 @@ func (f *fakeServer) call(id json.RawMessage, name string, args map[string]any) 
 		f.write(map[string]any{"jsonrpc": "2.0", "method": "notifications/message", "params": map[string]any{"level": "info", "data": "hello"}})
 		f.write(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 		f.reply(id, text("notified"))
+	case "log_flood":
+		// n debug messages (unless the level set is above debug), then one
+		// error whose text is secret, then the answer.
+		n, _ := args["n"].(float64)
+		f.mu.Lock()
+		level := f.level
+		f.mu.Unlock()
+		f.wmu.Lock()
+		if level == "" || level == "debug" {
+			for i := range int(n) {
+				fmt.Fprintf(f.out, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"debug","logger":"flood","data":"line %d"}}`+"\n", i)
+			}
+		}
+		f.wmu.Unlock()
+		f.write(map[string]any{"jsonrpc": "2.0", "method": "notifications/message",
+			"params": map[string]any{"level": "error", "data": map[string]any{"token": os.Getenv("TAI_TEST_SECRET")}}})
+		f.reply(id, text("flooded"))
 	case "barrier":
 		n, _ := args["n"].(float64)
 		ch := make(chan struct{})

@@ -78,3 +78,45 @@ func TestAddTakesACommandLine(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPLogCommand: /mcp log SERVER [LEVEL] shows the log, one line per
+// message with control characters made visible and a cut text marked,
+// says when the server was asked for the level or why not, and refuses
+// an unknown level before asking anything.
+func TestMCPLogCommand(t *testing.T) {
+	got := run(t, `
+		local repl, mcp = require("repl"), require("mcp")
+		local said, warned, asked = {}, {}, {}
+		repl.say = function(s) said[#said + 1] = s end
+		repl.warn = function(s) warned[#warned + 1] = s end
+		tai.mcp.log = function(args)
+			asked[#asked + 1] = args.server .. ":" .. tostring(args.level)
+			return { kept = 2, dropped = 7, level = args.level, set = args.server == "loud",
+				note = args.server ~= "loud" and args.level and "the server does not declare logging" or nil,
+				entries = { { time = "2026-12-05T01:02:03.5Z", level = "error", logger = "db", text = "bad\27[2Jthing", cut = 5000 } } }
+		end
+		mcp.install()
+		repl.handle("/mcp log loud WARNING")
+		repl.handle("/mcp log quiet debug")
+		repl.handle("/mcp log loud shouty")
+		repl.handle("/mcp log")
+		return table.concat(said, "\n"), table.concat(warned, "\n"), table.concat(asked, ",")`)
+	said, warned := got[0].(string), got[1].(string)
+	for _, want := range []string{"asked loud to log at warning and above", "loud: 2 messages kept, 7 older dropped; shown: warning and above",
+		"  01:02:03 error   db bad", "(5000 bytes, cut)"} {
+		if !strings.Contains(said, want) {
+			t.Errorf("said %q\nlacks %q", said, want)
+		}
+	}
+	if strings.Contains(said, "\x1b") {
+		t.Errorf("an escape reached the screen: %q", said)
+	}
+	for _, want := range []string{"does not declare logging", "no log level is named shouty; levels: debug, info", "usage: /mcp log SERVER [LEVEL]"} {
+		if !strings.Contains(warned, want) {
+			t.Errorf("warned %q\nlacks %q", warned, want)
+		}
+	}
+	if got[2] != "loud:warning,quiet:debug" {
+		t.Errorf("asked %v", got[2])
+	}
+}

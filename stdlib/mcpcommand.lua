@@ -13,7 +13,10 @@ local function say(text) repl().say(text) end
 local function warn(text) repl().warn(text) end
 local function clean(s) return tai.term.clean(tostring(s)) end
 
-M.subcommands = { "add", "normalize", "list", "enable", "disable", "remove", "tools", "call", "grant", "allow", "import", "login" }
+M.subcommands = { "add", "normalize", "list", "enable", "disable", "remove", "tools", "call", "grant", "allow", "import", "login", "log" }
+
+-- log_levels are the levels /mcp log takes, least severe first.
+M.log_levels = { "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency" }
 
 -- report(rep [, notes_shown]) shows what an add or an import did with each
 -- server, and the notes unless they were shown already.
@@ -601,7 +604,7 @@ end
 
 local login_usage = "login SERVER [--client-id ID] [--client-secret ${NAME}] [--client-metadata-url URL] [--callback-port N] [--profile P]"
 local usage = "usage: /mcp [list] | add [CONFIG|FILE|NAME|URL|GITHUB-URL|[NAME --] COMMAND ARGS…] | normalize [CONFIG] | enable SERVER… [PROFILE] | enable --all | disable SERVER… [PROFILE] | " ..
-  "remove SERVER | tools [SERVER] | call SERVER TOOL [JSON] | grant SERVER [TOOL] | allow SERVER PATH... | import CLIENT|PATH | " .. login_usage
+  "remove SERVER | tools [SERVER] | call SERVER TOOL [JSON] | grant SERVER [TOOL] | allow SERVER PATH... | import CLIENT|PATH | log SERVER [LEVEL] | " .. login_usage
 
 -- login_flags maps /mcp login's flags to tai.mcp.login's fields.
 local login_flags = {
@@ -628,6 +631,49 @@ function M.login(w)
   local msg, err = tai.mcp.login(args)
   if not msg then warn(clean(err)) return end
   say(msg)
+end
+
+-- log_lines(server, log) lays out a server's log (tai.mcp.log's answer)
+-- for the screen: a heading, then one line per message (its time, level,
+-- logger and first line of text; a cut text says so).
+---@param server string
+---@param log tai.mcp.Log
+---@return string[]
+function M.log_lines(server, log)
+  local out = {}
+  local head = string.format("%s: %d message%s kept", clean(server), log.kept, log.kept == 1 and "" or "s")
+  if log.dropped > 0 then head = head .. string.format(", %d older dropped", log.dropped) end
+  if log.level then head = head .. string.format("; shown: %s and above", log.level) end
+  out[1] = head
+  if #log.entries == 0 then out[2] = "  (nothing logged" .. (log.level and " at that level" or "") .. ")" end
+  for _, e in ipairs(log.entries) do
+    local clock = (e.time or ""):match("T(%d%d:%d%d:%d%d)") or ""
+    local who = (e.logger and e.logger ~= "") and (" " .. tai.term.clean(e.logger, true)) or ""
+    local text = tai.term.clean(e.text, true)
+    if e.cut then text = text .. string.format(" … (%d bytes, cut)", e.cut) end
+    out[#out + 1] = string.format("  %s %-7s%s %s", clock, tai.term.clean(e.level, true), who, text)
+  end
+  return out
+end
+
+-- log(w) is /mcp log SERVER [LEVEL]: shows what the server logged, and
+-- with LEVEL first asks it to log at that level and above.
+---@param w string[]
+function M.log(w)
+  local levels = table.concat(M.log_levels, ", ")
+  if not w[2] then warn("usage: /mcp log SERVER [LEVEL] (levels: " .. levels .. ")") return end
+  local level = w[3] and w[3]:lower()
+  local known = false
+  for _, l in ipairs(M.log_levels) do known = known or l == level end
+  if level and not known then
+    warn("no log level is named " .. clean(w[3]) .. "; levels: " .. levels)
+    return
+  end
+  local log, err = tai.mcp.log({ server = w[2], level = level })
+  if not log then warn(clean(err)) return end
+  if log.set then say(string.format("asked %s to log at %s and above", clean(w[2]), log.level)) end
+  if log.note then warn(clean(log.note)) end
+  for _, l in ipairs(M.log_lines(w[2], log)) do say(l) end
 end
 
 -- run(rest, w) is the /mcp command.
@@ -684,6 +730,7 @@ function M.run(rest, w)
   end
   if sub == "import" then return M.import(w[2]) end
   if sub == "login" then return M.login(w) end
+  if sub == "log" then return M.log(w) end
   warn(usage)
 end
 
@@ -770,7 +817,7 @@ function M.complete(word, line)
   if sub == "import" and n == 1 then
     return { "claude-desktop", "claude-code", "cursor", "vscode", "codex", "gemini" }
   end
-  if (sub == "enable" or sub == "disable" or sub == "remove" or sub == "tools" or sub == "grant" or sub == "allow" or sub == "call" or sub == "login") and n == 1 then
+  if (sub == "enable" or sub == "disable" or sub == "remove" or sub == "tools" or sub == "grant" or sub == "allow" or sub == "call" or sub == "login" or sub == "log") and n == 1 then
     return server_names()
   end
   if (sub == "call" or sub == "grant") and n == 2 then
@@ -779,6 +826,7 @@ function M.complete(word, line)
     for _, t in ipairs(tai.mcp.tools({ server = server }) or {}) do out[#out + 1] = t.tool end
     return out
   end
+  if sub == "log" and n == 2 then return M.log_levels end
   if (sub == "enable" or sub == "disable") and n == 2 then
     local out = {}
     for _, p in ipairs(tai.profiles.list() or {}) do out[#out + 1] = p.name end
@@ -791,7 +839,8 @@ M.help = "the MCP servers the model can use: add, list, tools, call, login, enab
   "/mcp lists them; /mcp add (then paste), /mcp add FILE|NAME|URL|github.com/OWNER/REPO,\n" ..
   "/mcp normalize (then paste: show, store nothing), enable|disable SERVER… [PROFILE] or --all,\n" ..
   "remove SERVER, tools [SERVER], call SERVER TOOL [JSON], grant SERVER [TOOL],\n" ..
-  "allow SERVER PATH (its sandbox may read PATH), import CLIENT|PATH, login SERVER [--client-id ID]"
+  "allow SERVER PATH (its sandbox may read PATH), import CLIENT|PATH, login SERVER [--client-id ID],\n" ..
+  "log SERVER [LEVEL] (what it logged; LEVEL asks it to log at that level and above)"
 
 -- install() adds /mcp unless init.lua already defined a command of that name.
 function M.install()

@@ -21,6 +21,11 @@ type conn struct {
 	c      *mcp.Client
 	listed bool        // tools/list done on this connection
 	stale  atomic.Bool // the server sent tools/list_changed since
+	// log keeps what the server logs, across its connections; level is
+	// the one a person asked for (SetLogLevel), asked again of each new
+	// connection.
+	log   *mcp.ServerLog
+	level mcp.LogLevel
 }
 
 func (cn *conn) close() {
@@ -42,7 +47,7 @@ func (b *Bridge) connFor(server string) (*conn, error) {
 	}
 	cn := b.conns[server]
 	if cn == nil {
-		cn = &conn{name: server}
+		cn = &conn{name: server, log: mcp.NewServerLog(b.store.Redact)}
 		b.conns[server] = cn
 	}
 	return cn, nil
@@ -82,6 +87,11 @@ func (b *Bridge) client(ctx context.Context, st *serverState, prompt bool) (*mcp
 			return nil, b.explained(st.entry, err, true)
 		}
 		cn.c, cn.listed = c, false
+		if cn.level != "" {
+			// Asked of the new connection as of the last; a server that
+			// stopped declaring logging keeps its own level.
+			_ = c.SetLogLevel(ctx, cn.level)
+		}
 	}
 	if !cn.listed || cn.stale.Load() {
 		cn.stale.Store(false)
@@ -106,6 +116,12 @@ func (b *Bridge) clientOptions(cn *conn, e mcp.Entry) *mcp.ClientOptions {
 	o.Redact = b.store.Redact
 	if cn != nil {
 		o.OnToolsChanged = func() { cn.stale.Store(true) }
+		notes := make(map[string]mcp.NotificationHandler, len(o.Notifications)+1)
+		for method, h := range o.Notifications {
+			notes[method] = h
+		}
+		notes[mcp.MethodLogMessage] = cn.log.Notify
+		o.Notifications = notes
 	}
 	return b.sandboxed(&o, e)
 }

@@ -396,6 +396,30 @@ error("meta/tai.lua only describes the tai module to editors; tai needs no requi
 
 -- Objects -----------------------------------------------------------------
 
+---The severity of a server's log message, least severe first.
+---@alias tai.mcp.LogLevel "debug"|"info"|"notice"|"warning"|"error"|"critical"|"alert"|"emergency"
+
+---One log message a server sent.
+---@class tai.mcp.LogEntry
+---@field time string when tai received it (RFC 3339)
+---@field level tai.mcp.LogLevel|string its level as sent
+---@field logger? string what logged it, when the server says
+---@field text string its data (a string as sent, else JSON), redacted and cut at 2048 bytes
+---@field cut? integer the text's length before it was cut, when it was
+
+---A server's log: the newest 500 messages at most (256 KiB of text).
+---@class tai.mcp.Log
+---@field entries tai.mcp.LogEntry[] oldest first, at or above level
+---@field kept integer messages kept, whatever their level
+---@field dropped integer messages no longer kept (evicted by newer ones, or malformed)
+---@field level? tai.mcp.LogLevel the level asked for
+---@field set boolean the server was asked to log at level (logging/setLevel)
+---@field note? string why it was not: the server does not declare logging
+
+---@class tai.mcp.LogArgs
+---@field server string a registered server
+---@field level? tai.mcp.LogLevel ask the server to log at this level and above, and show only those
+
 ---A session with an MCP server, from tai.mcp.connect. Closed by
 ---client:close(), when tai exits, or when the script drops it.
 ---@class tai.mcp.client
@@ -424,6 +448,13 @@ function client:close() end
 ---The server's name and version and the protocol version agreed.
 ---@return {name: string, version: string, protocol: string}
 function client:info() end
+
+---What the server logged in this session (redacted, never given to a
+---model); with level, asks the server to log at level and above first.
+---@param level? tai.mcp.LogLevel
+---@return tai.mcp.Log? log
+---@return string? err
+function client:log(level) end
 
 ---A line editor, from tai.term.readline.
 ---@class tai.readline
@@ -890,6 +921,14 @@ function tai.mcp.import(args) end
 ---@return string? message
 ---@return string? err
 function tai.mcp.login(args) end
+
+---What a registered server logged (notifications/message) through this
+---tai, redacted; never given to a model. With level, asks the server to
+---log at level and above first (when it declares logging).
+---@param args tai.mcp.LogArgs
+---@return tai.mcp.Log? log
+---@return string? err
+function tai.mcp.log(args) end
 
 ---Opens a session on an entry (no vault row needed).
 ---@param entry tai.Entry
