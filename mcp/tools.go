@@ -29,6 +29,19 @@ type Tool struct {
 	Raw json.RawMessage `json:"-"`
 }
 
+// TaskRequired reports whether the tool runs only as a task: its
+// execution.taskSupport is "required" (2025-11-25, experimental), so a
+// plain tools/call of it fails. "optional" and "forbidden" tools are
+// called as any other.
+func (t Tool) TaskRequired() bool {
+	var def struct {
+		Execution struct {
+			TaskSupport string `json:"taskSupport"`
+		} `json:"execution"`
+	}
+	return json.Unmarshal(t.Raw, &def) == nil && def.Execution.TaskSupport == "required"
+}
+
 // CallResult is a tools/call result. Content items stay as the server sent
 // them (text, image, audio, resources and annotations unchanged). IsError
 // marks a tool that ran and failed, which is a result, not a Go error.

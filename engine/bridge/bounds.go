@@ -23,9 +23,18 @@ const (
 	MaxDescriptionBytes = 64 << 10
 )
 
-// definitionProblem says why t's definition is beyond the bounds, or ""
-// when it is within them. It reads the schema once, without decoding it.
+// TaskOnly is why a tool that runs only as a task (execution.taskSupport
+// "required") is listed and not offered: tai does not run MCP tasks
+// (2025-11-25, experimental), and a plain call of such a tool fails.
+const TaskOnly = `it runs only as an MCP task (execution.taskSupport "required", experimental), which tai does not run`
+
+// definitionProblem says why t's definition is beyond the bounds, or is
+// one tai cannot call (TaskOnly), or "" when neither. It reads the schema
+// once, without decoding it.
 func definitionProblem(t mcp.Tool) string {
+	if t.TaskRequired() {
+		return TaskOnly
+	}
 	if n := len(t.Description); n > MaxDescriptionBytes {
 		return fmt.Sprintf("its description is %d bytes, over the %d tai accepts", n, MaxDescriptionBytes)
 	}

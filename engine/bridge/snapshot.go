@@ -172,6 +172,8 @@ func newSnapshot(states []vault.ServerState, profile string, maxTools int) *snap
 			bt := &bridged{server: st.Server.Name, tool: ct.Tool, cached: ct, hash: toolHash(ct.Tool, ct.Description, ct.Schema)}
 			pin, pinned := ss.pins[ct.Tool]
 			switch {
+			case ct.Refused == TaskOnly:
+				bt.state, bt.reason = StateWithheld, "not offered: "+TaskOnly
 			case ct.Refused != "":
 				bt.state, bt.reason = StateWithheld, "refused: "+ct.Refused+"; tai does not offer it, and it cannot be granted until the server lists it within bounds"
 			case !pinned:
