@@ -49,7 +49,7 @@ type Authorizer struct {
 
 // NewAuthorizer returns the Authorizer of cfg's server.
 func NewAuthorizer(cfg Config) *Authorizer {
-	return &Authorizer{cfg: cfg, f: newFetcher(cfg.HTTPClient, cfg.RequestTimeout, cfg.URL)}
+	return &Authorizer{cfg: cfg, f: newFetcher(&cfg)}
 }
 
 // Authorization returns the Authorization header value for the next

@@ -134,14 +134,15 @@ func TestShortLivedTokenUsedBeforeRefresh(t *testing.T) {
 	}
 }
 
-// publicExcept makes every address public but the listeners of private.
-func publicExcept(t *testing.T, private ...*httptest.Server) {
+// publicExcept makes every address public to cfg's requests but the
+// listeners of private.
+func publicExcept(cfg *oauth.Config, private ...*httptest.Server) {
 	ports := map[string]bool{}
 	for _, s := range private {
 		u, _ := url.Parse(s.URL)
 		ports[u.Port()] = true
 	}
-	t.Cleanup(oauth.SetPrivateAddr(func(ip net.IP, port string) bool { return ports[port] }))
+	oauth.SetPrivateAddr(cfg, func(ip net.IP, port string) bool { return ports[port] })
 }
 
 // A remote server's metadata naming registration and token endpoints on
@@ -173,7 +174,6 @@ func TestPrivateEndpointOfARemoteServerRefused(t *testing.T) {
 					http.NotFound(w, r)
 				}
 			})
-			publicExcept(t, inside)
 			var opened atomic.Int32
 			cfg := &oauth.Config{Server: "remote", URL: u, Store: &oauth.MemoryStore{}, Timeout: time.Second,
 				Person: &oauth.Person{Open: func(raw string) error {
@@ -184,6 +184,7 @@ func TestPrivateEndpointOfARemoteServerRefused(t *testing.T) {
 					}
 					return nil
 				}}}
+			publicExcept(cfg, inside)
 			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 			defer cancel()
 			_, err := oauth.Login(ctx, cfg, probe(t, u), "")
@@ -197,6 +198,54 @@ func TestPrivateEndpointOfARemoteServerRefused(t *testing.T) {
 				t.Fatal("the browser was sent to the private address")
 			}
 		})
+	}
+}
+
+// A request goes where its connection goes: an endpoint whose name says
+// nothing private (it does not resolve, or resolves to a public address)
+// but whose connection reaches a private address gets nothing sent there.
+// The transport here connects example.com to a loopback listener, as a
+// name that resolves differently the second time would.
+func TestPrivateAddressCheckedWhereTheConnectionGoes(t *testing.T) {
+	var hits atomic.Int32
+	inside := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprint(w, `{"client_id":"x"}`)
+	}))
+	t.Cleanup(inside.Close)
+	insideURL, _ := url.Parse(inside.URL)
+	named := "https://example.com:" + insideURL.Port()
+	u := hostile(t, func(w http.ResponseWriter, r *http.Request, base string) {
+		switch r.URL.Path {
+		case "/prm":
+			fmt.Fprintf(w, `{"resource":%q,"authorization_servers":[%q]}`, base+"/mcp", base)
+		case "/.well-known/oauth-authorization-server":
+			fmt.Fprintf(w, `{"issuer":%q,"authorization_endpoint":%q,"token_endpoint":%q,"registration_endpoint":%q,"code_challenge_methods_supported":["S256"]}`,
+				base, base+"/authorize", base+"/token", named+"/register")
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	transport := inside.Client().Transport.(*http.Transport).Clone()
+	transport.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if strings.HasPrefix(addr, "example.com:") {
+			addr = insideURL.Host
+		}
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}
+	cfg := &oauth.Config{Server: "remote", URL: u, Store: &oauth.MemoryStore{}, Timeout: time.Second,
+		HTTPClient: &http.Client{Transport: transport},
+		Person:     &oauth.Person{Open: func(string) error { return nil }}}
+	publicExcept(cfg, inside)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	_, err := oauth.Login(ctx, cfg, probe(t, u), "")
+	if err == nil || !strings.Contains(err.Error(), named+"/register is on a loopback or private address") {
+		t.Fatalf("error %v; want the registration endpoint refused as private", err)
+	}
+	if hits.Load() != 0 {
+		t.Fatalf("%d requests reached the private address", hits.Load())
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -30,56 +31,182 @@ var errNotFound = errors.New("not found")
 
 // fetcher sends discovery, registration and token requests. Redirects are
 // followed only within the origin of the request (httppolicy.SameOriginRedirects),
-// and each request is bounded by timeout.
+// and each request is bounded by timeout. Where each request really goes
+// is checked as its connection is made (see dialChecked).
 type fetcher struct {
 	client  *http.Client
 	timeout time.Duration
 	// server is the MCP server's URL: only when it is on a loopback,
 	// private or link-local address may the OAuth requests go to one.
 	server string
-
-	once          sync.Once
-	serverPrivate bool
+	// private reports whether an address is loopback, private,
+	// link-local or unspecified (privateAddr; tests place a loopback
+	// listener outside that set).
+	private func(ip net.IP, port string) bool
+	// byName is set when the caller's transport makes its connections
+	// where they cannot be seen: each request's host is then checked by
+	// the addresses its name resolves to before it is sent.
+	byName bool
+	// proxies holds the addresses ("host:port") of the proxies the
+	// transport sent requests through: a connection to one carries a
+	// request whose own host was checked by name (the proxy resolves it).
+	proxies sync.Map
 }
 
-func newFetcher(c *http.Client, timeout time.Duration, server string) *fetcher {
-	if timeout <= 0 {
-		timeout = mcp.MCP_CONNECT_TIMEOUT
+func newFetcher(cfg *Config) *fetcher {
+	f := &fetcher{timeout: cfg.RequestTimeout, server: cfg.URL, private: cfg.privateAddr}
+	if f.timeout <= 0 {
+		f.timeout = mcp.MCP_CONNECT_TIMEOUT
 	}
-	return &fetcher{client: httppolicy.FollowSameOrigin(c), timeout: timeout, server: server}
+	if f.private == nil {
+		f.private = privateAddr
+	}
+	f.client = httppolicy.FollowSameOrigin(f.dialChecked(cfg.HTTPClient))
+	return f
+}
+
+// errPrivateAddress is what a connection refused by the fetcher's dial
+// check fails with; do names the request and the URL.
+var errPrivateAddress = errors.New("the address is loopback or private")
+
+// dialChecked returns a copy of c (nil: http.DefaultClient) whose
+// transport checks the address of every connection it makes, as it makes
+// it: a private one is refused unless the MCP server is on one too. The
+// address checked is the one connected to, after the name was resolved,
+// so a name that resolves elsewhere at the second lookup, or a redirect
+// or later request to another host, is judged by where it goes, never by
+// an earlier verdict.
+func (f *fetcher) dialChecked(c *http.Client) *http.Client {
+	if c == nil {
+		c = http.DefaultClient
+	}
+	rt := c.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	t, ok := rt.(*http.Transport)
+	if !ok || t.DialTLSContext != nil {
+		f.byName = true
+		return c
+	}
+	t = t.Clone()
+	dial := t.DialContext
+	checked := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second,
+		Control: func(_, address string, _ syscall.RawConn) error { return f.allowAddr(address) }}
+	plain := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		_, viaProxy := f.proxies.Load(addr)
+		switch {
+		case viaProxy && dial != nil:
+			return dial(ctx, network, addr)
+		case viaProxy:
+			return plain.DialContext(ctx, network, addr)
+		case c.Transport == nil || dial == nil:
+			return checked.DialContext(ctx, network, addr)
+		}
+		// The caller's own dial: the address it reached is checked
+		// before anything is sent on the connection.
+		conn, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		if err := f.allowAddr(conn.RemoteAddr().String()); err != nil {
+			conn.Close()
+			return nil, err
+		}
+		return conn, nil
+	}
+	if proxy := t.Proxy; proxy != nil {
+		t.Proxy = func(req *http.Request) (*url.URL, error) {
+			u, err := proxy(req)
+			if u == nil || err != nil {
+				return u, err
+			}
+			// The proxy resolves the request's host: it is checked by
+			// name here, the last place tai sees it.
+			if err := f.allowHost(req.Context(), req.URL); err != nil {
+				return nil, err
+			}
+			port := u.Port()
+			if port == "" {
+				port = map[string]string{"https": "443", "socks5": "1080"}[u.Scheme]
+				if port == "" {
+					port = "80"
+				}
+			}
+			f.proxies.Store(net.JoinHostPort(u.Hostname(), port), true)
+			return u, nil
+		}
+	}
+	cc := *c
+	cc.Transport = t
+	return &cc
+}
+
+// allowAddr refuses address (ip:port) when it is private and the MCP
+// server is not.
+func (f *fetcher) allowAddr(address string) error {
+	host, port, err := net.SplitHostPort(address)
+	if err != nil {
+		return err
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !f.private(ip, port) || f.serverPrivate(context.Background()) {
+		return nil
+	}
+	return errPrivateAddress
+}
+
+// allowHost refuses u when its host is private, or a name any of whose
+// addresses is, and the MCP server is not.
+func (f *fetcher) allowHost(ctx context.Context, u *url.URL) error {
+	if !privateHost(ctx, u.Hostname(), u.Port(), f.private) || f.serverPrivate(ctx) {
+		return nil
+	}
+	return errPrivateAddress
+}
+
+// serverPrivate reports whether the MCP server is on a private address.
+// It is asked only when a destination is private, and each time: no
+// verdict outlives the request it was made for.
+func (f *fetcher) serverPrivate(ctx context.Context) bool {
+	su, err := url.Parse(f.server)
+	return err == nil && privateHost(ctx, su.Hostname(), su.Port(), f.private)
 }
 
 // checkPrivate refuses a URL on a loopback, private or link-local address
 // (or a name resolving to one) unless the MCP server is on one too: a
 // remote server's metadata must not aim tai's requests, or the person's
 // browser, at their own machine or network. what names the URL's role.
+// It is the check of a URL tai does not fetch itself (the browser's);
+// what tai fetches is checked as it connects.
 func (f *fetcher) checkPrivate(ctx context.Context, what string, u *url.URL) error {
-	f.once.Do(func() {
-		if su, err := url.Parse(f.server); err == nil {
-			f.serverPrivate = privateHost(ctx, su.Hostname(), su.Port())
-		}
-	})
-	if f.serverPrivate || !privateHost(ctx, u.Hostname(), u.Port()) {
-		return nil
+	if err := f.allowHost(ctx, u); err != nil {
+		return f.privateRefusal(what, u)
 	}
+	return nil
+}
+
+// privateRefusal is the error of a request refused for going to a private
+// address.
+func (f *fetcher) privateRefusal(what string, u *url.URL) error {
 	return fmt.Errorf("the %s %s is on a loopback or private address, but the MCP server (%s) is not; tai sends nothing there, "+
 		"since a remote server's metadata must not aim tai at your own machine or network", what, httppolicy.RedactURL(u.String()), httppolicy.RedactURL(f.server))
 }
 
 // privateAddr reports whether a host's address is loopback, private
 // (10/8, 172.16/12, 192.168/16, fc00::/7), link-local (169.254/16,
-// fe80::/10) or unspecified. A variable, so tests can place a server's
-// loopback listener outside that set.
-var privateAddr = func(ip net.IP, port string) bool {
+// fe80::/10) or unspecified.
+func privateAddr(ip net.IP, _ string) bool {
 	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified()
 }
 
-// privateHost reports whether host is a private address (see
-// privateAddr), localhost, or a name any of whose addresses is private.
-// A name that does not resolve is not (the request then fails anyway).
-func privateHost(ctx context.Context, host, port string) bool {
+// privateHost reports whether host is a private address (see private),
+// localhost, or a name any of whose addresses is private. A name that does
+// not resolve is not (the request then fails anyway).
+func privateHost(ctx context.Context, host, port string, private func(net.IP, string) bool) bool {
 	if ip := net.ParseIP(strings.Trim(host, "[]")); ip != nil {
-		return privateAddr(ip, port)
+		return private(ip, port)
 	}
 	h := strings.TrimSuffix(strings.ToLower(host), ".")
 	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
@@ -92,7 +219,7 @@ func privateHost(ctx context.Context, host, port string) bool {
 		return false
 	}
 	for _, a := range addrs {
-		if privateAddr(a.IP, port) {
+		if private(a.IP, port) {
 			return true
 		}
 	}
@@ -132,13 +259,18 @@ const mcpProtocolHeader = "MCP-Protocol-Version"
 // do sends req and reads at most MaxDocument bytes of its answer.
 func (f *fetcher) do(req *http.Request, what string) ([]byte, int, http.Header, error) {
 	shown := httppolicy.RedactURL(req.URL.String())
-	if err := f.checkPrivate(req.Context(), what, req.URL); err != nil {
-		return nil, 0, nil, err
+	if f.byName {
+		if err := f.checkPrivate(req.Context(), what, req.URL); err != nil {
+			return nil, 0, nil, err
+		}
 	}
 	ctx, cancel := context.WithTimeout(req.Context(), f.timeout)
 	defer cancel()
 	req = req.WithContext(ctx)
 	resp, err := f.client.Do(req)
+	if errors.Is(err, errPrivateAddress) {
+		return nil, 0, nil, f.privateRefusal(what, req.URL)
+	}
 	if err != nil {
 		err = mcp.URLErrorCause(err)
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {

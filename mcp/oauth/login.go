@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -79,6 +80,9 @@ type Config struct {
 	PersonFor func(ctx context.Context) (*Person, func())
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+
+	// privateAddr replaces privateAddr in tests (nil: privateAddr).
+	privateAddr func(ip net.IP, port string) bool
 }
 
 func (c *Config) now() time.Time {
@@ -125,7 +129,7 @@ func Login(ctx context.Context, cfg *Config, challenge map[string]string, scope 
 	if cfg.Person == nil {
 		return nil, &LoginNeededError{Server: cfg.Server, Reason: "nobody is at this session to open a browser"}
 	}
-	f := newFetcher(cfg.HTTPClient, cfg.RequestTimeout, cfg.URL)
+	f := newFetcher(cfg)
 	d, err := Discover(ctx, f, cfg.URL, challenge)
 	if err != nil {
 		return nil, err

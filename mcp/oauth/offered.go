@@ -49,7 +49,7 @@ func Offered(ctx context.Context, cfg *Config, challenge map[string]string) erro
 		// server chose waits for the person to ask for one.
 		return nil
 	}
-	f := newFetcher(cfg.HTTPClient, cfg.RequestTimeout, cfg.URL)
+	f := newFetcher(cfg)
 	su, err := checkURL("MCP server URL", cfg.URL)
 	if err != nil {
 		return err
