@@ -3,6 +3,7 @@ package lua
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	glua "github.com/yuin/gopher-lua"
@@ -41,7 +42,54 @@ func (h *Host) newBridge(e *engine.Engine) (*bridge.Bridge, error) {
 		Deny:       h.deny.get,
 		RuntimeEnv: h.runtimeEnv.get,
 		Person:     h.loginPerson,
+		Screen:     h.consentScreen,
 	})
+}
+
+// consentScreen lays out the MCP consent screen with the Lua module
+// tai.consent (require("tai.consent").screen, so an init.lua that replaces
+// it is heard), on the goroutine that owns the state.
+func (h *Host) consentScreen(ctx context.Context, s bridge.ConsentScreen) (body, question string, err error) {
+	var rerr error
+	err = h.onLua(ctx, func() {
+		L := h.L
+		out, err := h.callLua(L.GetGlobal("require"), 1, glua.LString("tai.consent"))
+		if err != nil {
+			rerr = err
+			return
+		}
+		mod, ok := out[0].(*glua.LTable)
+		if !ok {
+			rerr = errors.New("tai.consent is not a module table")
+			return
+		}
+		raw, err := json.Marshal(s)
+		if err != nil {
+			rerr = err
+			return
+		}
+		facts, err := ToLua(L, json.RawMessage(raw))
+		if err != nil {
+			rerr = err
+			return
+		}
+		out, err = h.callLua(mod.RawGetString("screen"), 2, facts)
+		if err != nil {
+			rerr = err
+			return
+		}
+		b, okb := out[0].(glua.LString)
+		q, okq := out[1].(glua.LString)
+		if !okb || !okq {
+			rerr = errors.New("tai.consent.screen must return the body and the question, two strings")
+			return
+		}
+		body, question = string(b), string(q)
+	})
+	if err == nil {
+		err = rerr
+	}
+	return body, question, err
 }
 
 // mcpNormalizer reads pasted configs for the bridge: config.Normalize with

@@ -33,7 +33,7 @@ function M.report(rep, notes_shown)
       say(string.format("added %s (%s), %s", clean(s.server), s.transport, state))
       if s.consent == "auto" then
         say("  started under --auto without asking:")
-        say(clean(s.spawn))
+        say((require("tai.consent").body(s.spawn):gsub("\n$", "")))
       end
       if s.found and s.found ~= "" then say("  " .. clean(s.found)) end
       if not s.needs_login then

@@ -124,8 +124,11 @@ func (a *adding) ask(found string) error {
 	default:
 		a.out.Consent = "asked"
 	}
-	a.out.Spawn = strings.TrimRight(sp.text(b.store.Redact), "\n")
-	choice, err := b.consentAdd(ctx, sp, a.profile)
+	sc := sp.screenOf(b.store.Redact)
+	sc.Profile = a.profile
+	a.out.Spawn = &sc
+	choice, body, err := b.consentAdd(ctx, sp, sc)
+	a.out.spawnText = strings.TrimRight(body, "\n")
 	if err != nil {
 		a.out.Declined = errors.Is(err, errDeclined)
 		return err

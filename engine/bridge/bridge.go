@@ -71,6 +71,9 @@ type Options struct {
 	// Person returns who can finish an OAuth login in this process; nil
 	// means nobody can (logins fail naming /mcp login).
 	Person PersonFunc
+	// Screen lays out the MCP consent screen (stdlib/consent.lua); nil
+	// means no server can be consented to but under --yolo.
+	Screen ScreenFunc
 	// MaxServers and MaxTools override mcp.MCP_MAX_SERVERS and
 	// mcp.MCP_MAX_TOOLS (tests); zero means the caps.
 	MaxServers, MaxTools int

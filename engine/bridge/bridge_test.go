@@ -208,7 +208,7 @@ func TestRugPull(t *testing.T) {
 	}
 	env := map[string]string{serverStateEnv: state}
 	first := newFixture(t, tool.Auto, path)
-	if out := first.add(t, "srv", env); out.Consent != "auto" || !strings.Contains(out.Spawn, "-test.run=^$") {
+	if out := first.add(t, "srv", env); out.Consent != "auto" || !strings.Contains(render(t, *out.Spawn), "-test.run=^$") {
 		t.Fatalf("--auto start not reported: %+v", out)
 	}
 	if _, err := first.b.SetEnabled(ctxT(t), "srv", "", true); err != nil {

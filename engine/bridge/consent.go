@@ -207,152 +207,136 @@ func (s spawn) digest() string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// label is how wide the labels before the words of the consent screen are.
-const label = "  headers: "
+// ConsentScreen is what the MCP consent screen tells a person, as facts
+// that stdlib/consent.lua lays out (a person's init.lua may lay them out
+// otherwise): which server, what will run or be reached, in which folder,
+// with which variables, and what to be warned of. Every value is redacted
+// of the secrets the vault knows; none is made safe to show yet, which is
+// the screen's part.
+type ConsentScreen struct {
+	Server string `json:"server"`
+	// Changed says the server is registered already and would start (or
+	// be reached) otherwise than consented to; else it is new, and the
+	// question is whether to add it, enabled for Profile or disabled.
+	Changed bool   `json:"changed"`
+	Profile string `json:"profile,omitempty"`
+	// Instructions are what the server says of itself at its handshake,
+	// shown first; empty when it said nothing or has not started yet.
+	Instructions string `json:"instructions,omitempty"`
+	// Found says where a resolved entry was found (repository, pass,
+	// file, line).
+	Found     string `json:"found,omitempty"`
+	Transport string `json:"transport"`
+	// Argv is the command line of a stdio server, word by word.
+	Argv []string `json:"argv,omitempty"`
+	// Cwd is the folder as the entry wrote it, Dir the folder it resolves
+	// to ("" when no sandbox resolved it); both empty: tai's own.
+	Cwd string `json:"cwd,omitempty"`
+	Dir string `json:"dir,omitempty"`
+	// Env are the variables a stdio server is given, by name.
+	Env []ConsentVar `json:"env,omitempty"`
+	// URL is an HTTP server's address; HostNote what to know of its host
+	// (mcp.HostNote: its punycode form, mixed scripts).
+	URL      string `json:"url,omitempty"`
+	HostNote string `json:"host_note,omitempty"`
+	// Headers are the headers sent to an HTTP server, by name (values are
+	// never shown).
+	Headers []ConsentVar `json:"headers,omitempty"`
+	// OAuth describes the entry's login settings; ClientSecret is the
+	// ${NAME} its OAuth client secret is read from, which goes to an
+	// authorization server the server names.
+	OAuth        string `json:"oauth,omitempty"`
+	ClientSecret string `json:"client_secret,omitempty"`
+	// Sandbox is what the sandbox lets a stdio server do.
+	Sandbox *ConsentSandbox `json:"sandbox,omitempty"`
+	// Breaks name the fields that hold a line break ("argv[2]", "cwd",
+	// "env 'NAME'", "url"), rendered visibly.
+	Breaks []string `json:"breaks,omitempty"`
+	// Exposed are the secrets the entry puts where others can read them.
+	Exposed []ConsentExposure `json:"exposed,omitempty"`
+	// Proposed is, for an entry a model proposed, what it asks for beyond
+	// the default policy.
+	Proposed []string `json:"proposed,omitempty"`
+	// Runtime are the env names that change what the server's runtime
+	// runs (NODE_OPTIONS, PYTHONPATH…).
+	Runtime []string `json:"runtime,omitempty"`
+}
 
-// text is the spawn as a person reads it, secrets redacted: every word of
-// the argv, the cwd, each env or header name and the URL on lines of their
-// own, rendered visibly and folded, never cut (screen.ShowWords); then a
-// warning for each line break and each secret put where others read it.
-func (s spawn) text(redact func(string) string) string {
-	var b strings.Builder
-	show := func(name string, words []string, suffix func(i int) string) {
-		pad := "  " + name + ":" + strings.Repeat(" ", len(label)-len(name)-3)
-		for i, w := range words {
-			lines := screen.ShowWords([]string{redact(w)}, screen.ShowWidth)
-			if suffix != nil {
-				lines[len(lines)-1] += suffix(i)
-			}
-			for _, l := range lines {
-				b.WriteString(pad + l + "\n")
-				pad = strings.Repeat(" ", len(label))
-			}
+// ConsentVar is one env variable or header of a ConsentScreen.
+type ConsentVar struct {
+	Name string `json:"name"`
+	// Value is the variable's value when Shown (never a header's, never
+	// a secret's).
+	Value string `json:"value,omitempty"`
+	Shown bool   `json:"shown"`
+	// From are the ${…} references the value is built from, as the entry
+	// wrote them ("${A}, ${B}"); empty when none.
+	From string `json:"from,omitempty"`
+}
+
+// ConsentSandbox is what the sandbox lets a stdio server do.
+type ConsentSandbox struct {
+	// Line says it in one line, rendered visibly (see confinement).
+	Line string `json:"line"`
+	// Loose says the server runs with all of the person's rights; Off
+	// that its entry says sandbox = false.
+	Loose bool `json:"loose"`
+	Off   bool `json:"off"`
+	// Notes are what the policy left out and why, and far grants.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// ConsentExposure is one secret put where others can read it.
+type ConsentExposure struct {
+	Name  string `json:"name"`  // the ${…} name
+	Kind  string `json:"kind"`  // "a vault secret" or "a credential"
+	Query bool   `json:"query"` // in the URL's query rather than on the command line
+	// Shell is the env variable a shell script reads it through ("" when
+	// in argv itself).
+	Shell string `json:"shell,omitempty"`
+	// EnvName is the name a server would read it under from env, to
+	// write instead (config.EnvName).
+	EnvName string `json:"env_name"`
+}
+
+// screenOf is s as the consent screen is told it, every value redacted.
+func (s spawn) screenOf(redact func(string) string) ConsentScreen {
+	c := ConsentScreen{Server: s.Server, Transport: s.Transport, Found: redact(s.Found), Breaks: s.Breaks,
+		Proposed: s.Proposed, Runtime: s.Runtime}
+	from := func(key string) string { return s.Refs[key] }
+	if s.Transport != mcp.TransportStdio {
+		c.URL = redact(s.URL)
+		c.HostNote = mcp.HostNote(s.URL)
+		for _, k := range s.Headers {
+			c.Headers = append(c.Headers, ConsentVar{Name: redact(k), From: from("header:" + k)})
 		}
-	}
-	refs := func(kind string, names []string, last string) func(int) string {
-		return func(i int) string {
-			out := ""
-			if r := s.Refs[kind+names[i]]; r != "" {
-				out = " (from " + screen.VisibleLine(r) + ")"
-			}
-			if i == len(names)-1 {
-				out += last
-			}
-			return out
+		c.OAuth, c.ClientSecret = redact(s.OAuth), s.ClientSecret
+	} else {
+		for _, w := range s.Argv {
+			c.Argv = append(c.Argv, redact(w))
 		}
-	}
-	if s.Found != "" {
-		b.WriteString("  from:" + strings.Repeat(" ", len(label)-7) + screen.VisibleLine(redact(s.Found)) + "\n")
-	}
-	switch s.Transport {
-	case mcp.TransportStdio:
-		show("run", s.Argv, nil)
-		switch dir := s.Confined.Dir; {
-		case s.Cwd == "" && dir != "":
-			show("cwd", []string{dir}, func(int) string { return " (tai's working directory)" })
-		case s.Cwd == "":
-			b.WriteString("  cwd:     (tai's working directory)\n")
-		case dir != "" && dir != s.Cwd:
-			show("cwd", []string{dir}, func(int) string { return " (from " + screen.VisibleLine(s.Cwd) + ")" })
-		default:
-			show("cwd", []string{s.Cwd}, nil)
+		c.Cwd, c.Dir = redact(s.Cwd), redact(s.Confined.Dir)
+		for _, k := range s.Env {
+			v, shown := s.Values[k]
+			c.Env = append(c.Env, ConsentVar{Name: redact(k), Value: redact(v), Shown: shown, From: from("env:" + k)})
 		}
-		if len(s.Env) > 0 {
-			words := make([]string, len(s.Env))
-			for i, k := range s.Env {
-				words[i] = k
-				if v, ok := s.Values[k]; ok {
-					words[i] = k + "=" + v
-				}
-			}
-			fromRef := refs("env:", s.Env, "")
-			show("env", words, func(i int) string {
-				if _, ok := s.Values[s.Env[i]]; ok {
-					return fromRef(i)
-				}
-				return fromRef(i) + "  (value not shown: a secret)"
-			})
+		if s.Confined.Line != "" {
+			c.Sandbox = &ConsentSandbox{Line: s.Confined.Line, Loose: s.Confined.Loose, Off: s.Sandbox.IsOff(), Notes: s.Confined.Notes}
 		}
-		s.confinementText(&b)
-	default:
-		show("url", []string{s.URL}, nil)
-		if note := mcp.HostNote(s.URL); note != "" {
-			b.WriteString("  " + note + "\n")
-		}
-		if len(s.Headers) > 0 {
-			show("headers", s.Headers, refs("header:", s.Headers, "  (values not shown)"))
-		}
-		if s.OAuth != "" {
-			b.WriteString("  oauth:" + strings.Repeat(" ", len(label)-8) + screen.VisibleLine(redact(s.OAuth)) + "\n")
-		}
-		if s.ClientSecret != "" {
-			b.WriteString("  ⚠ " + screen.VisibleLine(s.ClientSecret) + " goes to the authorization server that " + screen.VisibleLine(s.Server) +
-				" names at login, which may be anywhere: answer y only if you trust this server's URL with that secret\n")
-		}
-	}
-	if len(s.Breaks) > 0 {
-		verb := "holds"
-		if len(s.Breaks) > 1 {
-			verb = "hold"
-		}
-		fmt.Fprintf(&b, "  ⚠ %s %s a line break (shown as \\n or \\r above): no real server needs a line break in its command line; read every line above before you answer\n", strings.Join(s.Breaks, ", "), verb)
 	}
 	for _, x := range s.Exposed {
-		b.WriteString("  ⚠ " + x.warning() + "\n")
+		c.Exposed = append(c.Exposed, ConsentExposure{Name: x.Name, Kind: x.Kind, Query: x.Query, Shell: x.Shell, EnvName: config.EnvName(x.Name)})
 	}
-	if len(s.Proposed) > 0 {
-		fmt.Fprintf(&b, "  ⚠ a model proposed this server, and it asks for %s: say yes only if you grant that yourself\n", strings.Join(s.Proposed, "; "))
-	}
-	if len(s.Runtime) > 0 {
-		names := make([]string, len(s.Runtime))
-		for i, n := range s.Runtime {
-			names[i] = screen.VisibleLine(n)
-		}
-		verb := "changes"
-		if len(names) > 1 {
-			verb = "change"
-		}
-		fmt.Fprintf(&b, "  ⚠ env %s %s what the server's runtime runs (code loaded first, or where code and packages come from): read the value above; it runs with the server's grants\n", strings.Join(names, ", "), verb)
-	}
-	return b.String()
+	return c
 }
 
-// confinementText writes the sandbox's line: what it lets the server do,
-// folded under its label, or a warning when the server runs with all of
-// the person's rights; then what the policy left out.
-func (s spawn) confinementText(b *strings.Builder) {
-	c := s.Confined
-	switch {
-	case c.Line == "":
-		return
-	case c.Loose && s.Sandbox.IsOff():
-		b.WriteString("  ⚠ sandbox off: the entry says sandbox = false, so the server runs with all of your rights and can read your keys, your credentials and the vault's folder\n")
-	case c.Loose:
-		b.WriteString("  ⚠ sandbox: " + c.Line + "\n")
-	default:
-		pad := "  sandbox: "
-		for _, l := range wrapLine(c.Line, screen.ShowWidth) {
-			b.WriteString(pad + l + "\n")
-			pad = strings.Repeat(" ", len(label))
-		}
-	}
-	for _, n := range c.Notes {
-		b.WriteString("  ⚠ sandbox: " + screen.VisibleLine(n) + "\n")
-	}
-}
+// ScreenFunc lays out a consent screen: the lines saying what will run
+// (body), and the whole question a person answers, body included.
+type ScreenFunc func(ctx context.Context, s ConsentScreen) (body, question string, err error)
 
-// warning says where x lands, who can read it there and what to write
-// instead.
-func (x exposure) warning() string {
-	ref := "${" + x.Name + "}"
-	if x.Shell != "" {
-		return fmt.Sprintf("%s (%s) is in env %s, which the shell script in the command line reads: a command the script runs with $%s among its arguments shows it to every user of this machine in the process list (ps); let the program read %s from its environment itself, or run it without a shell", ref, x.Kind, screen.VisibleLine(x.Shell), screen.VisibleLine(x.Shell), screen.VisibleLine(x.Shell))
-	}
-	if x.Query {
-		return fmt.Sprintf("%s (%s) goes into the URL's query, which web servers and proxies write to their logs; send it in a header instead if the server takes one: \"headers\": {\"Authorization\": \"Bearer %s\"}", ref, x.Kind, ref)
-	}
-	return fmt.Sprintf("%s (%s) goes on the command line, where every user of this machine can read it in the process list (ps); pass it in env instead, under the name the server reads: \"env\": {\"%s\": \"%s\"}, and take it out of args", ref, x.Kind, config.EnvName(x.Name), ref)
-}
+// errNoScreen is why consent cannot be asked when the bridge has no
+// screen to ask it on (Options.Screen is nil).
+var errNoScreen = errors.New("no consent screen to show it on")
 
 // names lists env or header names on one line, each rendered visibly with
 // the references its value is built from: "Authorization (from
@@ -517,11 +501,13 @@ func (b *Bridge) unattendedSecrets(ctx context.Context, a *tool.Approver, server
 // front end; --yolo consents silently. It is for a server already
 // registered whose command changed; consentAdd asks for a new one.
 func (b *Bridge) consentSpawn(ctx context.Context, sp spawn) error {
-	ask, err := b.consentScreen(ctx, sp, false)
+	sc := sp.screenOf(b.store.Redact)
+	sc.Changed = true
+	_, ask, err := b.consentScreen(ctx, sp, sc)
 	if err != nil || ask == "" {
 		return err
 	}
-	ok, err := b.approver(ctx).Decide(ctx, ask+"Start it? [y/N]")
+	ok, err := b.approver(ctx).Decide(ctx, ask)
 	if err != nil {
 		return fmt.Errorf("mcp server %q not started: nobody could consent (%v)", sp.Server, err)
 	}
@@ -542,41 +528,41 @@ const (
 )
 
 // consentAdd asks before a new server is started and stored, on one
-// screen: what will run, then whether to add it enabled for profile, add
-// it disabled, or not at all. In interactive mode a person answers (nobody
-// there: refused). --auto and --yolo consent as consentSpawn does and
-// return addOnly: enabling is then what the entry itself says.
-func (b *Bridge) consentAdd(ctx context.Context, sp spawn, profile string) (int, error) {
-	ask, err := b.consentScreen(ctx, sp, true)
+// screen: what will run, then whether to add it enabled for sc.Profile,
+// add it disabled, or not at all. In interactive mode a person answers
+// (nobody there: refused). --auto and --yolo consent as consentSpawn does
+// and return addOnly: enabling is then what the entry itself says. It
+// also returns the screen's body under --auto, for the front end to show
+// what started.
+func (b *Bridge) consentAdd(ctx context.Context, sp spawn, sc ConsentScreen) (int, string, error) {
+	body, ask, err := b.consentScreen(ctx, sp, sc)
 	if err != nil {
-		return addNo, err
+		return addNo, "", err
 	}
 	if ask == "" {
-		return addOnly, nil
+		return addOnly, body, nil
 	}
-	q := ask + fmt.Sprintf("  y: add it and enable it for profile %s\n  d: add it disabled (/mcp enable %s enables it later)\n  N: no, start nothing\nAdd it? [y/d/N]",
-		screen.VisibleLine(profile), screen.VisibleLine(sp.Server))
-	answer, err := b.approver(ctx).Ask(ctx, q)
+	answer, err := b.approver(ctx).Ask(ctx, ask)
 	if err != nil {
-		return addNo, fmt.Errorf("mcp server %q not started: nobody could consent (%v)", sp.Server, err)
+		return addNo, "", fmt.Errorf("mcp server %q not started: nobody could consent (%v)", sp.Server, err)
 	}
 	switch strings.ToLower(strings.TrimSpace(answer)) {
 	case "y", "yes":
-		return addEnabled, nil
+		return addEnabled, "", nil
 	case "d", "disabled":
-		return addOnly, nil
+		return addOnly, "", nil
 	}
-	return addNo, fmt.Errorf("mcp server %q not started: %w", sp.Server, errDeclined)
+	return addNo, "", fmt.Errorf("mcp server %q not started: %w", sp.Server, errDeclined)
 }
 
-// consentScreen is the first part of a consent question: why it is asked
-// and what will run. Under --auto it records the consent and tells the
-// front end, under --yolo it consents silently; both return "". first
-// says the server is not registered yet.
-func (b *Bridge) consentScreen(ctx context.Context, sp spawn, first bool) (string, error) {
+// consentScreen lays out sc (Options.Screen) and returns the question to
+// ask. Under --auto it records the consent and returns the screen's body
+// for the front end, with no question; under --yolo it consents silently
+// and returns nothing.
+func (b *Bridge) consentScreen(ctx context.Context, sp spawn, sc ConsentScreen) (body, question string, err error) {
 	a := b.approver(ctx)
 	if err := b.attended(ctx, a, "start MCP server "+sp.Server); err != nil {
-		return "", err
+		return "", "", err
 	}
 	args := map[string]any{"transport": sp.Transport}
 	if len(sp.Argv) > 0 {
@@ -597,34 +583,22 @@ func (b *Bridge) consentScreen(ctx context.Context, sp spawn, first bool) (strin
 	if sp.Found != "" {
 		args["found"] = b.store.Redact(sp.Found)
 	}
-	switch a.Mode() {
-	case tool.Yolo:
-		return "", nil
-	case tool.Auto:
+	mode := a.Mode()
+	if mode == tool.Yolo {
+		return "", "", nil
+	}
+	if b.opts.Screen == nil {
+		return "", "", fmt.Errorf("mcp server %q not started: %w", sp.Server, errNoScreen)
+	}
+	body, question, err = b.opts.Screen(ctx, sc)
+	if err != nil {
+		return "", "", fmt.Errorf("mcp server %q not started: its consent screen failed: %w", sp.Server, err)
+	}
+	if mode == tool.Auto {
 		_, err := a.Approve(ctx, tool.Consent{Tool: "mcp-spawn", Origin: sp.Server, Digest: sp.digest()[:12], Args: args})
-		return "", err
+		return body, "", err
 	}
-	name := screen.VisibleLine(sp.Server)
-	why := "tai is about to start MCP server " + name + " for the first time:"
-	if len(sp.Argv) == 0 && sp.URL != "" {
-		// a remote server: nothing starts here, tai connects to it
-		why = "tai is about to connect to MCP server " + name + " for the first time:"
-	}
-	if !first {
-		why = "MCP server " + name + " would start with a command or sandbox that differs from the one you consented to:"
-		if len(sp.Argv) == 0 && sp.URL != "" {
-			why = "MCP server " + name + " would be reached at an address or with headers that differ from the ones you consented to:"
-		}
-	}
-	text := sp.text(b.store.Redact)
-	if n := strings.Count(text, "\n"); n > 20 {
-		what := ""
-		if len(sp.Argv) > 0 {
-			what = fmt.Sprintf("; it runs %s with %d argument(s)", screen.ShowWords(sp.Argv[:1], screen.ShowWidth)[0], len(sp.Argv)-1)
-		}
-		text += fmt.Sprintf("  (%d lines%s: scroll up to the line after %q to read them all)\n", n, what, why)
-	}
-	return why + "\n" + text, nil
+	return body, question, nil
 }
 
 // attended refuses what needs a person in a turn a model runs with nobody

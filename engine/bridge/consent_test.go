@@ -42,6 +42,10 @@ func asked(t *testing.T, f *fixture, source string) string {
 	return qs[len(qs)-1]
 }
 
+// label is how wide the labels before the words of the consent screen
+// are (consent.lua).
+const label = "  headers: "
+
 // TestConsentShowsEveryWordVisibly: whatever an entry's words hold, the
 // consent screen shows each of them whole on lines of its own, with line
 // breaks, escapes and invisible characters rendered visibly, so no part
@@ -132,7 +136,7 @@ func TestConsentFoldsWithoutLoss(t *testing.T) {
 	words := []string{"sh", "-c", strings.Repeat("x\n\u200b\x1b", 700), strings.Repeat("日本", 90)}
 	sp := spawn{Server: "s", Transport: mcp.TransportStdio, Argv: words}
 	var got []string
-	for _, l := range strings.Split(sp.text(func(s string) string { return s }), "\n") {
+	for _, l := range strings.Split(render(t, sp.screenOf(func(s string) string { return s })), "\n") {
 		switch {
 		case strings.HasPrefix(l, "  run:"):
 			got = append(got, strings.TrimLeft(l[len("  run:"):], " "))

@@ -128,6 +128,7 @@ func newFixture(t testing.TB, mode tool.Mode, path string) *fixture {
 		Normalize: jsonNormalize,
 		Profile:   func() string { return "work" },
 		Client:    &mcp.ClientOptions{ConnectTimeout: 20 * time.Second, CallTimeout: 20 * time.Second},
+		Screen:    luaScreen(t),
 	})
 	if err != nil {
 		t.Fatal(err)

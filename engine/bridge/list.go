@@ -271,7 +271,7 @@ func addText(r AddReport) string {
 				fmt.Fprintf(&b, "  %s\n", n)
 			}
 			if s.Consent == "auto" {
-				fmt.Fprintf(&b, "  started under --auto without asking:\n%s\n", s.Spawn)
+				fmt.Fprintf(&b, "  started under --auto without asking:\n%s\n", s.spawnText)
 			}
 		case Skipped:
 			fmt.Fprintf(&b, "skipped %s: %s\n", screen.VisibleLine(s.Server), screen.VisibleLine(s.Reason))

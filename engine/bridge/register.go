@@ -60,8 +60,12 @@ type ServerOutcome struct {
 	// said yes), "auto" (--auto: the front end should show Spawn) or
 	// "yolo" (silently). Empty when nothing was started.
 	Consent string `json:"consent,omitempty"`
-	// Spawn is what was started, as consent shows it (secrets redacted).
-	Spawn string `json:"spawn,omitempty"`
+	// Spawn is what was started, as the consent screen is told it
+	// (secrets redacted).
+	Spawn *ConsentScreen `json:"spawn,omitempty"`
+	// spawnText is Spawn as the consent screen laid it out under --auto,
+	// for the model's report (addText).
+	spawnText string
 	// Notes name the listed tools that were refused, and why.
 	Notes []string `json:"notes,omitempty"`
 	// NeedsLogin says the server answered 401: it is stored disabled

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	"tai/engine/sandbox"
 	"tai/engine/tool"
@@ -241,23 +240,4 @@ func RequireSandbox(e mcp.Entry, p sandbox.Policy) error {
 			e.Name, mcp.SandboxRequired, strings.TrimPrefix(err.Error(), "the sandbox is required, and "))
 	}
 	return nil
-}
-
-// wrapLine breaks text at spaces into lines of at most width characters
-// (a word longer than that keeps a line of its own).
-func wrapLine(text string, width int) []string {
-	var out []string
-	line := ""
-	for _, w := range strings.Split(text, " ") {
-		switch {
-		case line == "":
-			line = w
-		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(w) > width:
-			out = append(out, line)
-			line = w
-		default:
-			line += " " + w
-		}
-	}
-	return append(out, line)
 }

@@ -299,11 +299,54 @@ error("meta/tai.lua only describes the tai module to editors; tai needs no requi
 ---@field profile? string
 ---@field enabled boolean
 ---@field consent? "asked"|"auto"|"yolo" how the start was consented to
----@field spawn? string what was started, secrets redacted
+---@field spawn? tai.ConsentScreen what was started, as its consent screen is told it (the body of stdlib/consent.lua lays it out)
 ---@field notes? string[] listed tools that were refused, and why
 ---@field needs_login? boolean the server answered 401: stored disabled until tai.mcp.login
 ---@field found? string a GitHub server: which pass found it, in which file and line
 ---@field declined? boolean refused because the person said no at its consent question
+
+---The facts of an MCP consent screen, every secret redacted, none made
+---safe to show yet: stdlib/consent.lua lays them out.
+---@class tai.ConsentScreen
+---@field server string
+---@field changed boolean registered already, and would start (or be reached) otherwise than consented to; else new
+---@field profile? string the profile a new server is enabled for
+---@field instructions? string what the server says of itself, shown first
+---@field found? string a resolved entry: where it was found
+---@field transport "stdio"|"http"
+---@field argv? string[] a stdio server's command line, word by word
+---@field cwd? string the folder as the entry wrote it
+---@field dir? string the folder it resolves to
+---@field env? tai.ConsentVar[]
+---@field url? string an HTTP server's address
+---@field host_note? string what to know of the URL's host (punycode, mixed scripts)
+---@field headers? tai.ConsentVar[] values never shown
+---@field oauth? string the entry's login settings
+---@field client_secret? string the ${NAME} of the OAuth client secret
+---@field sandbox? tai.ConsentSandbox
+---@field breaks? string[] the fields that hold a line break, rendered visibly
+---@field exposed? tai.ConsentExposure[] secrets put where others can read them
+---@field proposed? string[] a model proposed it: what it asks for beyond the default policy
+---@field runtime? string[] env names that change what the server's runtime runs
+
+---@class tai.ConsentVar
+---@field name string
+---@field value? string the value when shown
+---@field shown boolean false for a secret's value and every header's
+---@field from? string the ${…} references the value is built from
+
+---@class tai.ConsentSandbox
+---@field line string what it lets the server do, in one line
+---@field loose boolean the server runs with all of the person's rights
+---@field off boolean the entry says sandbox = false
+---@field notes? string[] what the policy left out, and far grants
+
+---@class tai.ConsentExposure
+---@field name string the ${…} name
+---@field kind string "a vault secret" or "a credential"
+---@field query boolean in the URL's query rather than on the command line
+---@field shell? string the env variable a shell script reads it through
+---@field env_name string the name to pass it under in env instead
 
 ---@class tai.mcp.AddReport
 ---@field servers tai.mcp.ServerOutcome[]
