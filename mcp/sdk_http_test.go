@@ -150,8 +150,8 @@ func TestSDKHTTPServer(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Tools: %v", err)
 			}
-			if len(tools) != 12 {
-				t.Fatalf("Tools over pages of %d: got %d, want 12", sdkPageSize, len(tools))
+			if len(tools) != 13 {
+				t.Fatalf("Tools over pages of %d: got %d, want 13", sdkPageSize, len(tools))
 			}
 
 			calls := []sdkCall{

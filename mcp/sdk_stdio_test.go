@@ -27,7 +27,8 @@ type sdkAddIn struct {
 }
 
 // newSDKServer builds the go-sdk server the tests and benchmarks talk to:
-// echo, add, fail (a tool error), image, and filler tools for pagination.
+// echo, add, fail (a tool error), image, and filler tools for pagination;
+// resources as addSDKResources makes them.
 func newSDKServer() *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "go-sdk-peer", Version: "1.8.0"}, &sdk.ServerOptions{PageSize: sdkPageSize})
 	sdk.AddTool(s, &sdk.Tool{Name: "echo", Description: "echoes text"},
@@ -46,6 +47,7 @@ func newSDKServer() *sdk.Server {
 		func(_ context.Context, _ *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.ImageContent{Data: []byte("\x89PNG"), MIMEType: "image/png"}}}, nil, nil
 		})
+	addSDKResources(s)
 	for i := range 5 {
 		sdk.AddTool(s, &sdk.Tool{Name: fmt.Sprintf("filler_%d", i), Description: "pads the list"},
 			func(_ context.Context, _ *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
@@ -90,8 +92,8 @@ func TestSDKStdioServer(t *testing.T) {
 			t.Errorf("tool %s lost its schema or raw form", tl.Name)
 		}
 	}
-	if len(tools) != 9 {
-		t.Fatalf("Tools over pages of %d: got %d (%v), want 9", sdkPageSize, len(tools), names)
+	if len(tools) != 10 {
+		t.Fatalf("Tools over pages of %d: got %d (%v), want 10", sdkPageSize, len(tools), names)
 	}
 
 	tests := []struct {
