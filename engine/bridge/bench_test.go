@@ -102,7 +102,7 @@ func BenchmarkBridgeOwnWork(b *testing.B) {
 		if !st.profiles[f.b.profileFor(ctx)] || st.refusal("echo") != "" {
 			b.Fatal("not callable")
 		}
-		if out := convert(res, nil); len(out.Content) != 1 {
+		if out := convert("bench", res, nil); len(out.Content) != 1 {
 			b.Fatal("convert")
 		}
 	}

@@ -131,7 +131,7 @@ func New(reg *tool.Registry, store *vault.Store, opts *Options) (*Bridge, error)
 	if b.opts.MaxTools <= 0 {
 		b.opts.MaxTools = mcp.MCP_MAX_TOOLS
 	}
-	for _, t := range b.agentTools() {
+	for _, t := range append(b.agentTools(), b.resourceTools()...) {
 		if err := reg.Add(t); err != nil {
 			return nil, fmt.Errorf("bridge: register %s: %w", t.Name, err)
 		}

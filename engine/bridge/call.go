@@ -55,7 +55,7 @@ func (b *Bridge) call(ctx context.Context, server, toolName string, args map[str
 		}
 		return tool.Result{}, err
 	}
-	out := convert(res, b.outputSchema(c.Name(), toolName))
+	out := convert(server, res, b.outputSchema(c.Name(), toolName))
 	if out.IsError {
 		// A tool that failed because the sandbox refused it a path says
 		// so, with the grant that allows it.

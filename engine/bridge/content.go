@@ -18,11 +18,12 @@ import (
 // gets them where its provider takes them, the terminal a label); an
 // embedded resource's text inline under a line naming it, its blob as
 // bytes the spill stores as a record; a resource link as a line naming
-// it; any other item as its JSON. structuredContent reaches the result
+// it and server, the one mcp_read_resource reads it from; any other item
+// as its JSON. structuredContent reaches the result
 // when no text item carries it, after a check against output, the
 // tool's outputSchema (nil: none), whose failure is a note. IsError is
 // kept.
-func convert(r *mcp.CallResult, output json.RawMessage) tool.Result {
+func convert(server string, r *mcp.CallResult, output json.RawMessage) tool.Result {
 	out := tool.Result{IsError: r.IsError, Content: make([]tool.Content, 0, len(r.Content)+1)}
 	carried := false
 	for _, raw := range r.Content {
@@ -31,7 +32,7 @@ func convert(r *mcp.CallResult, output json.RawMessage) tool.Result {
 			carried = carried || sameJSON(text, r.StructuredContent)
 			continue
 		}
-		out.Content = append(out.Content, item(raw))
+		out.Content = append(out.Content, item(server, raw))
 	}
 	if len(r.StructuredContent) > 0 && !carried {
 		out.Content = append(out.Content, tool.Content{Type: "text", Text: string(r.StructuredContent)})
@@ -44,8 +45,8 @@ func convert(r *mcp.CallResult, output json.RawMessage) tool.Result {
 	return out
 }
 
-// item converts one content item that is not plain text.
-func item(raw json.RawMessage) tool.Content {
+// item converts one content item of server's that is not plain text.
+func item(server string, raw json.RawMessage) tool.Content {
 	var c tool.Content
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return tool.Content{Type: "text", Text: string(raw)}
@@ -62,14 +63,14 @@ func item(raw json.RawMessage) tool.Content {
 			URI, Name, Title, Description, MimeType string
 		}
 		if json.Unmarshal(raw, &l) == nil && l.URI != "" {
-			line := "[resource link " + mcp.Clip(l.URI)
+			line := "[resource link " + uriText(l.URI)
 			if name := cmp.Or(l.Title, l.Name); name != "" {
 				line += " " + mcp.Clip(name)
 			}
 			if l.MimeType != "" {
 				line += " (" + screen.VisibleLine(l.MimeType) + ")"
 			}
-			line += "]"
+			line += " of server " + mcp.Clip(server) + "]"
 			if l.Description != "" {
 				line += " " + mcp.Clip(l.Description)
 			}

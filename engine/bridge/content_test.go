@@ -41,7 +41,7 @@ func TestConvertContent(t *testing.T) {
 		{"embedded blob", `{"content":[{"type":"resource","resource":{"uri":"test://b","mimeType":"application/gzip","blob":"H4sI"}}]}`, nil,
 			[]string{`[resource "test://b" application/gzip, 3 B]`}, 1},
 		{"resource link", `{"content":[{"type":"resource_link","uri":"test://static/resource/2","name":"Resource 2","mimeType":"text/plain","description":"a text"}]}`, nil,
-			[]string{`[resource link "test://static/resource/2" "Resource 2" (text/plain)] "a text"`}, 0},
+			[]string{`[resource link "test://static/resource/2" "Resource 2" (text/plain) of server "everything"] "a text"`}, 0},
 		{"structured carried", `{"content":[{"type":"text","text":"{\"temperature\": 33}"}],"structuredContent":{"temperature":33}}`, schema,
 			[]string{`{"temperature": 33}`}, 0},
 		{"structured alone", `{"content":[{"type":"text","text":"done"}],"structuredContent":{"temperature":33}}`, schema,
@@ -50,7 +50,7 @@ func TestConvertContent(t *testing.T) {
 			[]string{`{"temperature":"hot"}`, `[note: structuredContent does not match the tool's outputSchema: "structuredContent.temperature" is a string: give a number]`}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res := convert(callResult(t, tc.raw), tc.output)
+			res := convert("everything", callResult(t, tc.raw), tc.output)
 			if got := strings.Split(res.Text(), "\n"); strings.Join(got, "|") != strings.Join(tc.want, "|") {
 				t.Errorf("Text:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
 			}

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -26,6 +27,10 @@ type conn struct {
 	// connection.
 	log   *mcp.ServerLog
 	level mcp.LogLevel
+	// res is the connection's resource listing (nil: none yet);
+	// resStale says the server sent resources/list_changed since.
+	res      *ResourceList
+	resStale atomic.Bool
 }
 
 func (cn *conn) close() {
@@ -86,7 +91,7 @@ func (b *Bridge) client(ctx context.Context, st *serverState, prompt bool) (*mcp
 		if err != nil {
 			return nil, b.explained(st.entry, err, true)
 		}
-		cn.c, cn.listed = c, false
+		cn.c, cn.listed, cn.res = c, false, nil
 		if cn.level != "" {
 			// Asked of the new connection as of the last; a server that
 			// stopped declaring logging keeps its own level.
@@ -122,6 +127,13 @@ func (b *Bridge) clientOptions(cn *conn, e mcp.Entry) *mcp.ClientOptions {
 		}
 		notes[mcp.MethodLogMessage] = cn.log.Notify
 		o.Notifications = notes
+		next := notes[mcp.MethodResourcesListChanged]
+		notes[mcp.MethodResourcesListChanged] = func(ctx context.Context, params json.RawMessage) {
+			cn.resStale.Store(true)
+			if next != nil {
+				next(ctx, params)
+			}
+		}
 	}
 	return b.sandboxed(&o, e)
 }

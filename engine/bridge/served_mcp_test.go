@@ -101,6 +101,27 @@ func TestBridgedToolsAreNeverServed(t *testing.T) {
 	if !strings.Contains(strings.Join(served, " "), "mcp_add") {
 		t.Errorf("the registry's own mcp_* tools are native and should be served: %v", served)
 	}
+	// Nor are the tools that reach the servers tai uses: a served client
+	// never sees another server's resources, and tai declares no
+	// capability beyond tools, answering -32601 to what it does not serve.
+	for _, name := range []string{ResourcesTool, ReadResourceTool} {
+		if strings.Contains(" "+strings.Join(served, " ")+" ", " "+name+" ") {
+			t.Errorf("%s is served", name)
+		}
+		_, err := sess.CallTool(ctxT(t), &sdk.CallToolParams{Name: name, Arguments: map[string]any{"server": "srv", "uri": "test://note"}})
+		if err == nil || !strings.Contains(err.Error(), "unknown tool") {
+			t.Errorf("calling %s over MCP: %v", name, err)
+		}
+	}
+	if caps := sess.InitializeResult().Capabilities; caps.Resources != nil || caps.Prompts != nil || caps.Completions != nil || caps.Logging != nil || caps.Tools == nil {
+		t.Errorf("served capabilities = %+v; want tools only", caps)
+	}
+	if _, err := sess.ListResources(ctxT(t), nil); err == nil || !strings.Contains(err.Error(), "-32601") && !strings.Contains(err.Error(), "not served") {
+		t.Errorf("resources/list over MCP: %v", err)
+	}
+	if _, err := sess.ReadResource(ctxT(t), &sdk.ReadResourceParams{URI: "test://note"}); err == nil || !strings.Contains(err.Error(), "not served") {
+		t.Errorf("resources/read over MCP: %v", err)
+	}
 	for _, name := range []string{"mcp_srv_echo", "mcp_srv_fail"} {
 		_, err := sess.CallTool(ctxT(t), &sdk.CallToolParams{Name: name, Arguments: map[string]any{"text": "x"}})
 		if err == nil || !strings.Contains(err.Error(), "unknown tool") {

@@ -54,7 +54,8 @@ type sizeIn struct {
 // testServer builds the peer: echo, fail (a tool error), big (a result of
 // the size asked), crash (the process exits mid-call), env (prints a
 // variable), grow (adds a tool at run time, so the server sends
-// tools/list_changed), and a version-dependent set read from the state
+// tools/list_changed, and a resource, so it sends resources/list_changed
+// too), the resources addResources makes, and a version-dependent set read from the state
 // file: "v1" has gone and echo as "echoes text"; "v2" redefines echo's
 // description, drops gone and adds extra.
 func testServer(version string) *sdk.Server {
@@ -105,8 +106,10 @@ func testServer(version string) *sdk.Server {
 				func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
 					return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "late"}}}, nil, nil
 				})
+			s.AddResource(&sdk.Resource{URI: "test://late", Name: "late"}, textResource("added at run time"))
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "grown"}}}, nil, nil
 		})
+	addResources(s)
 	if version == "v2" {
 		sdk.AddTool(s, &sdk.Tool{Name: "extra", Description: "a tool added later"},
 			func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
@@ -130,6 +133,9 @@ func runTestServer() int {
 	}
 	if os.Getenv(serverEnv) == hostileServer {
 		return runHostileServer()
+	}
+	if os.Getenv(serverEnv) == hostileResources {
+		return runHostileResources()
 	}
 	if os.Getenv(serverEnv) == "hanglist" {
 		return hangOnList()

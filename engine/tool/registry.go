@@ -86,7 +86,7 @@ func (r *Registry) lookup(c Caller, name string) (Tool, bool) {
 	r.mu.RLock()
 	t, ok := r.tools[name]
 	r.mu.RUnlock()
-	if !ok || t.Origin != "" {
+	if !ok || t.Origin != "" || t.HostOnly {
 		return Tool{}, false
 	}
 	return *t, true
@@ -160,11 +160,12 @@ func (r *Registry) Get(name string) (Tool, bool) {
 }
 
 // NativeTools returns the registered tools that are not bridged from an MCP
-// server (Origin empty), sorted by name: what tai may serve as its own.
+// server (Origin empty) nor reach one (HostOnly), sorted by name: what tai
+// may serve as its own.
 func (r *Registry) NativeTools() []Tool {
 	var out []Tool
 	for _, t := range r.Tools() {
-		if t.Origin == "" {
+		if t.Origin == "" && !t.HostOnly {
 			out = append(out, t)
 		}
 	}

@@ -45,6 +45,10 @@ type Tool struct {
 	// refuses when nobody can answer; the registry then does not ask for
 	// approval first, so the person is asked once.
 	Decides bool
+	// HostOnly marks a native tool that reaches the MCP servers tai uses
+	// (mcp_resources, mcp_read_resource): like a bridged tool it is never
+	// served, nor resolved for a NativeOnly caller.
+	HostOnly bool
 }
 
 // Spec returns the tool as offered to a model.
