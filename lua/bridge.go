@@ -141,6 +141,7 @@ func (h *Host) openBridge(L *glua.LState, tai *glua.LTable) {
 	} {
 		mod.RawSetString(name, L.NewFunction(fn))
 	}
+	h.openResources(mod, L)
 }
 
 // onBridge runs fn with the bridge and a context carrying the host's

@@ -13,7 +13,7 @@ local function say(text) repl().say(text) end
 local function warn(text) repl().warn(text) end
 local function clean(s) return tai.term.clean(tostring(s)) end
 
-M.subcommands = { "add", "normalize", "list", "enable", "disable", "remove", "tools", "call", "grant", "allow", "import", "login", "log" }
+M.subcommands = { "add", "normalize", "list", "enable", "disable", "remove", "tools", "resources", "call", "grant", "allow", "import", "login", "log" }
 
 -- log_levels are the levels /mcp log takes, least severe first.
 M.log_levels = { "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency" }
@@ -552,6 +552,144 @@ function M.tools(server)
   end
 end
 
+-- fold_line(text, width) cuts one line into lines of at most width
+-- columns (bytes of one character kept together), the later ones indented.
+---@param text string
+---@param width integer
+---@return string[]
+function M.fold_line(text, width)
+  local out, indent = {}, "      "
+  width = math.max(width or 80, 20)
+  local function cols(s) return #s:gsub("[\128-\191]", "") end
+  while cols(text) > width do
+    local cut, n = 0, 0
+    for i = 1, #text do
+      local b = text:byte(i)
+      if b < 128 or b >= 192 then
+        if n == width then break end
+        n = n + 1
+      end
+      cut = i
+    end
+    -- a whole character: take its continuation bytes along
+    while cut < #text and text:byte(cut + 1) >= 128 and text:byte(cut + 1) < 192 do cut = cut + 1 end
+    out[#out + 1] = text:sub(1, cut)
+    text = indent .. text:sub(cut + 1)
+  end
+  out[#out + 1] = text
+  return out
+end
+
+local function size_text(n)
+  if n >= 1024 * 1024 then return string.format("%.1f MB", n / 1024 / 1024) end
+  if n >= 1024 then return string.format("%d KB", math.floor(n / 1024)) end
+  return string.format("%d bytes", n)
+end
+
+-- resource_lines(list, width) shows a server's resources for a person: a
+-- line each (name, URI, type, size when given), the templates after,
+-- folded to width columns, whatever the server put in them made visible.
+---@param list tai.mcp.ResourceList
+---@param width integer
+---@return string[]
+function M.resource_lines(list, width)
+  local out = {}
+  local res, tmpl = list.resources or {}, list.templates or {}
+  if #res == 0 and #tmpl == 0 then return { clean(list.server) .. " lists no resources" } end
+  local function add(name, uri, mime, size)
+    local line = "  " .. tai.term.clean(name or "", true) .. "  " .. tai.term.clean(uri, true)
+    local meta = {}
+    if mime and mime ~= "" then meta[#meta + 1] = tai.term.clean(mime, true) end
+    if type(size) == "number" then meta[#meta + 1] = size_text(size) end
+    if #meta > 0 then line = line .. "  (" .. table.concat(meta, ", ") .. ")" end
+    for _, l in ipairs(M.fold_line(line, width)) do out[#out + 1] = l end
+  end
+  for _, r in ipairs(res) do add(r.title or r.name, r.uri, r.mimeType, r.size) end
+  if #tmpl > 0 then
+    out[#out + 1] = "templates (read with a URI they make):"
+    for _, t in ipairs(tmpl) do add(t.title or t.name, t.uriTemplate, t.mimeType) end
+  end
+  if list.more then out[#out + 1] = "(the server lists more; the rest are not shown)" end
+  return out
+end
+
+---@param server? string
+function M.resources(server)
+  if not server then warn("usage: /mcp resources SERVER") return end
+  local list, err = tai.mcp.resources({ server = server })
+  if not list then warn(clean(err)) return end
+  for _, l in ipairs(M.resource_lines(list, tai.term.width())) do say(l) end
+end
+
+-- enabled_servers() names the servers enabled for the profile.
+local function enabled_servers()
+  local out = {}
+  for _, s in ipairs(tai.mcp.list() or {}) do
+    if s.enabled then out[#out + 1] = s.name end
+  end
+  return out
+end
+
+-- attach_resources(text, parts, count) reads the resources a message
+-- names with @server:uri (a registered server) into parts, at most count
+-- of them, saying a line for each; a mention of no server that looks like
+-- a URI is a one-line note. It returns text without those mentions, for
+-- the @file pass.
+---@param text string
+---@param parts string[]
+---@param count integer
+---@return string
+function M.attach_resources(text, parts, count)
+  local known
+  local rest = ("\n" .. text):gsub("(%s)@([%w_%.%-]+):(%S+)", function(sp, server, uri)
+    uri = uri:gsub("[%.,;]+$", "")
+    if not known then
+      known = {}
+      for _, s in ipairs(tai.mcp.list() or {}) do known[s.name] = true end
+    end
+    local shown = "@" .. clean(server) .. ":" .. tai.term.clean(uri, true)
+    if not known[server] then
+      if not uri:find("://", 1, true) then return nil end
+      say(repl().paint("2", "  (no MCP server " .. clean(server) .. " here: " .. shown .. " is sent as text)"))
+      return sp
+    end
+    if #parts >= count then return sp end
+    local r, err = tai.mcp.read({ server = server, uri = uri })
+    if not r or r.isError then
+      local why = (r and r.text or tostring(err)):match("[^\n]*")
+      say(repl().paint("2", "  (cannot read " .. shown .. ": " .. clean(why):sub(1, 200) .. "; it is sent as text)"))
+      return sp
+    end
+    parts[#parts + 1] = string.format("[Resource %s of MCP server %s:]\n%s", uri, server, r.text)
+    say(repl().paint("2", string.format("  (attached %s, %d bytes)", shown, #r.text)))
+    return sp
+  end)
+  return rest:sub(2)
+end
+
+-- complete_mention(word) completes "@na" to the enabled servers as
+-- "@name:" and "@name:pre" to the URIs the server lists (listed quietly:
+-- a server that would need consent to start offers none); nil when word
+-- names no server.
+---@param word string
+---@return string[]
+function M.complete_mention(word)
+  local server, prefix = word:match("^@([%w_%.%-]+):(.*)$")
+  local out = {}
+  if server then
+    local list = tai.mcp.resources({ server = server, quiet = true })
+    for _, r in ipairs(list and list.resources or {}) do
+      if r.uri:sub(1, #prefix) == prefix and not r.uri:find("%s") then out[#out + 1] = "@" .. server .. ":" .. r.uri end
+    end
+    return out
+  end
+  local partial = word:sub(2)
+  for _, name in ipairs(enabled_servers()) do
+    if name:sub(1, #partial) == partial then out[#out + 1] = "@" .. name .. ":" end
+  end
+  return out
+end
+
 ---@param server string
 ---@param tool string
 ---@param json_args? string
@@ -604,7 +742,7 @@ end
 
 local login_usage = "login SERVER [--client-id ID] [--client-secret ${NAME}] [--client-metadata-url URL] [--callback-port N] [--profile P]"
 local usage = "usage: /mcp [list] | add [CONFIG|FILE|NAME|URL|GITHUB-URL|[NAME --] COMMAND ARGS…] | normalize [CONFIG] | enable SERVER… [PROFILE] | enable --all | disable SERVER… [PROFILE] | " ..
-  "remove SERVER | tools [SERVER] | call SERVER TOOL [JSON] | grant SERVER [TOOL] | allow SERVER PATH... | import CLIENT|PATH | log SERVER [LEVEL] | " .. login_usage
+  "remove SERVER | tools [SERVER] | resources SERVER | call SERVER TOOL [JSON] | grant SERVER [TOOL] | allow SERVER PATH... | import CLIENT|PATH | log SERVER [LEVEL] | " .. login_usage
 
 -- login_flags maps /mcp login's flags to tai.mcp.login's fields.
 local login_flags = {
@@ -708,6 +846,7 @@ function M.run(rest, w)
     return
   end
   if sub == "tools" then return M.tools(w[2]) end
+  if sub == "resources" then return M.resources(w[2]) end
   if sub == "call" then
     if not w[3] then warn("usage: /mcp call SERVER TOOL [JSON arguments]") return end
     return M.call(w[2], w[3], rest:match("^%s*call%s+%S+%s+%S+%s*(.-)%s*$"))
@@ -817,7 +956,7 @@ function M.complete(word, line)
   if sub == "import" and n == 1 then
     return { "claude-desktop", "claude-code", "cursor", "vscode", "codex", "gemini" }
   end
-  if (sub == "enable" or sub == "disable" or sub == "remove" or sub == "tools" or sub == "grant" or sub == "allow" or sub == "call" or sub == "login" or sub == "log") and n == 1 then
+  if (sub == "enable" or sub == "disable" or sub == "remove" or sub == "tools" or sub == "resources" or sub == "grant" or sub == "allow" or sub == "call" or sub == "login" or sub == "log") and n == 1 then
     return server_names()
   end
   if (sub == "call" or sub == "grant") and n == 2 then
@@ -838,7 +977,7 @@ end
 M.help = "the MCP servers the model can use: add, list, tools, call, login, enable, …\n" ..
   "/mcp lists them; /mcp add (then paste), /mcp add FILE|NAME|URL|github.com/OWNER/REPO,\n" ..
   "/mcp normalize (then paste: show, store nothing), enable|disable SERVER… [PROFILE] or --all,\n" ..
-  "remove SERVER, tools [SERVER], call SERVER TOOL [JSON], grant SERVER [TOOL],\n" ..
+  "remove SERVER, tools [SERVER], resources SERVER, call SERVER TOOL [JSON], grant SERVER [TOOL],\n" ..
   "allow SERVER PATH (its sandbox may read PATH), import CLIENT|PATH, login SERVER [--client-id ID],\n" ..
   "log SERVER [LEVEL] (what it logged; LEVEL asks it to log at that level and above)"
 

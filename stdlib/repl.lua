@@ -153,13 +153,16 @@ M.attach_max = 64 * 1024
 M.attach_count = 8
 
 -- attach(text) adds the files a message names with @path (regular files,
--- relative to the working directory) after it, so the model has them
--- without a tool call; names that are no file are left as they are.
+-- relative to the working directory) and the MCP resources it names with
+-- @server:uri after it, so the model has them without a tool call; names
+-- that are no file are left as they are.
 ---@param text string
 ---@return string
 function M.attach(text)
   local parts, seen = {}, {}
-  for path in text:gmatch("@([%w%._%-/~]+)") do
+  -- @server:uri mentions first: they are no file
+  local files = require("tai.mcpcommand").attach_resources(text, parts, M.attach_count)
+  for path in files:gmatch("@([%w%._%-/~]+)") do
     path = path:gsub("[%.,;:]+$", "")
     local full = path
     if path:sub(1, 1) == "~" then full = (os.getenv("HOME") or "") .. path:sub(2)
@@ -175,7 +178,7 @@ function M.attach(text)
     end
   end
   -- an @word that names no file goes to the model as written: say so
-  for path in ("\n" .. text):gmatch("%s@([%w%._%-/~]+)") do
+  for path in ("\n" .. files):gmatch("%s@([%w%._%-/~]+)") do
     path = path:gsub("[%.,;:]+$", "")
     local full = path
     if path:sub(1, 1) == "~" then full = (os.getenv("HOME") or "") .. path:sub(2)
@@ -661,6 +664,7 @@ builtin.help = {
     M.say("  = expr        evaluate Lua and print the result (tables pretty-printed)")
     M.say("  !command      run a shell command; its output goes with your next message")
     M.say("  @path         in a message attaches that file (Tab completes paths)")
+    M.say("  @server:uri   attaches an MCP server's resource (Tab completes both)")
     M.say("  a paste       is one message; a pasted JSON or TOML MCP config is read whole")
     M.say("  Alt-Enter     (or Ctrl-J, or a trailing \\) starts a further line")
     M.say("  Tab           completes commands and their arguments")
@@ -1742,7 +1746,11 @@ end
 ---@return string[]
 function M.complete(line)
   local at = line:match("^[^/=!].*(@%S*)$") or line:match("^(@%S*)$")
-  if at then return M.complete_path(at) end
+  if at then
+    local out = M.complete_path(at)
+    for _, m in ipairs(require("tai.mcpcommand").complete_mention(at)) do out[#out + 1] = m end
+    return out
+  end
   local partial = line:match("^%s*/([%w_%.%-]*)$")
   if partial then
     local out = {}

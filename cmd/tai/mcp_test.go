@@ -17,7 +17,8 @@ import (
 )
 
 // mcpServerEnv makes the test binary serve a go-sdk MCP server with one
-// echo tool over its stdio; a value ending in "+bomb" adds a tool whose
+// echo tool over its stdio; a value ending in "+resources" adds the
+// resources of addResources; one ending in "+bomb" adds a tool whose
 // description is over the bounds tai accepts, one ending in "+long" a
 // tool with a long name.
 const mcpServerEnv = "TAI_CMD_TEST_MCP"
@@ -56,6 +57,9 @@ func runMCPServer() int {
 					return &sdk.CallToolResult{}, nil, nil
 				})
 		}
+	}
+	if strings.HasSuffix(os.Getenv(mcpServerEnv), "+resources") {
+		addResources(s)
 	}
 	if p := os.Getenv(mcpNeedsEnv); p != "" {
 		// A configuration file read as the server starts, when there is one.

@@ -113,7 +113,7 @@ func TestBridgedToolsAreNeverServed(t *testing.T) {
 			t.Errorf("calling %s over MCP: %v", name, err)
 		}
 	}
-	if caps := sess.InitializeResult().Capabilities; caps.Resources != nil || caps.Prompts != nil || caps.Completions != nil || caps.Logging != nil || caps.Tools == nil {
+	if caps := sess.InitializeResult().Capabilities; caps.Resources != nil || caps.Prompts != nil || caps.Completions != nil || caps.Tools == nil {
 		t.Errorf("served capabilities = %+v; want tools only", caps)
 	}
 	if _, err := sess.ListResources(ctxT(t), nil); err == nil || !strings.Contains(err.Error(), "-32601") && !strings.Contains(err.Error(), "not served") {

@@ -952,6 +952,26 @@ function tai.mcp.grant(args) end
 ---@return string? err
 function tai.mcp.allow(args) end
 
+---@class tai.mcp.ResourceList
+---@field server string
+---@field resources? {uri: string, name: string, title?: string, description?: string, mimeType?: string, size?: integer}[]
+---@field templates? {uriTemplate: string, name: string, title?: string, description?: string, mimeType?: string}[]
+---@field more? boolean the server listed more than were kept
+
+---The resources and URI templates of a server enabled for the profile;
+---quiet = true never asks anything (a server whose start needs consent is an error).
+---@param args {server: string, quiet?: boolean}
+---@return tai.mcp.ResourceList? list
+---@return string? err
+function tai.mcp.resources(args) end
+
+---Reads one resource of an enabled server, audited, redacted and spilled as
+---mcp_read_resource; the person's own read, not asked about again.
+---@param args {server: string, uri: string}
+---@return {text: string, isError: boolean}? result
+---@return string? err
+function tai.mcp.read(args) end
+
 ---Registers every server of another client's config files, or of one file.
 ---@param args tai.mcp.ImportArgs
 ---@return tai.mcp.ImportReport? report

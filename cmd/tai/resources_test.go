@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"tai/engine/llm/llmtest"
+)
+
+// addResources gives the test's MCP server two notes, a long-named one
+// with a control character in its name, and a template.
+func addResources(s *sdk.Server) {
+	note := func(text string) sdk.ResourceHandler {
+		return func(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: text}}}, nil
+		}
+	}
+	s.AddResource(&sdk.Resource{URI: "test://notes/one", Name: "one", MIMEType: "text/plain", Size: 10}, note("first note"))
+	s.AddResource(&sdk.Resource{URI: "test://notes/two", Name: "two", MIMEType: "text/plain"}, note("second note"))
+	s.AddResource(&sdk.Resource{URI: "test://archive/" + strings.Repeat("deep/", 50) + "file.txt", Name: "deep\x1b[2J"}, note("deep"))
+	s.AddResourceTemplate(&sdk.ResourceTemplate{URITemplate: "test://notes/{id}", Name: "note"}, note("a templated note"))
+}
+
+// TestREPLResources: /mcp resources lists a server's resources (name,
+// URI, type, size) and templates, folded to the terminal, escapes shown;
+// Tab after @ offers the server, after @server: its URIs; @server:uri
+// attaches the resource to the message the model gets; a server that is
+// not there or a URI it cannot read is a one-line note.
+func TestREPLResources(t *testing.T) {
+	e := newEnv(t)
+	marker := fmt.Sprintf("%d-%s+resources", os.Getpid(), t.TempDir())
+	srv := llmtest.NewOpenAI(t)
+	s := startREPLWith(t, e, e.modelVars(srv), "--clean")
+	s.expect("tai:default> ")
+	cfg := serverConfig(t, "notes", map[string]string{mcpServerEnv: marker})
+	s.typeKeys("\x1b[200~" + cfg + "\x1b[201~\r")
+	s.expect("Add it? [y/d/N]")
+	s.expect("answer> ")
+	s.typeKeys("y\r")
+	s.expect("added notes (stdio), enabled for profile default")
+	s.expect("tai:default> ")
+
+	s.typeKeys("/mcp resources notes\r")
+	s.expect("  deep")
+	s.expect("test://archive/deep/")
+	s.expect("      deep/")
+	s.expect("one  test://notes/one  (text/plain, 10 bytes)")
+	s.expect("two  test://notes/two  (text/plain)")
+	s.expect("templates (read with a URI they make):")
+	s.expect("note  test://notes/{id}")
+	s.expect("tai:default> ")
+	if strings.Contains(s.seen.String(), "\x1b[2J") {
+		t.Fatal("a resource's name cleared the screen")
+	}
+
+	// Tab: the server after @, then a URI after @notes:.
+	s.typeKeys("summarize @no\t")
+	s.expect("summarize @notes:")
+	s.typeKeys("test://notes/o\t")
+	s.expect("@notes:test://notes/one")
+	srv.Push(llmtest.Say("summarized"))
+	s.typeKeys(" and @nosuch:x://y and @notes:test://gone\r")
+	s.expect("(attached @notes:test://notes/one, ")
+	s.expect("(no MCP server nosuch here: @nosuch:x://y is sent as text)")
+	s.expect("(cannot read @notes:test://gone: ")
+	s.expect("summarized")
+	s.expect("tai:default> ")
+	reqs := srv.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	user := reqs[0].LastUser()
+	for _, want := range []string{"[Resource test://notes/one of MCP server notes:]", "first note", "@nosuch:x://y"} {
+		if !strings.Contains(user, want) {
+			t.Fatalf("the message lacks %q:\n%s", want, user)
+		}
+	}
+	s.typeKeys("/quit\r")
+	s.wait()
+}
