@@ -36,9 +36,9 @@ type ToolEvent struct {
 	// (nobody could be asked); empty otherwise.
 	Reason   string
 	Duration time.Duration
-	// Media labels each image, audio or blob item of the result, as the
-	// terminal shows it: "[image png 640×480, 45 KB]".
-	Media []string
+	// Media are the image, audio and blob items of the result, those
+	// held as bytes and those stored as vault records.
+	Media []Media
 	// Notes say what happened while the call ran that the person should
 	// know (see tool.Note): a server's question declined under --auto.
 	Notes []string
@@ -611,7 +611,7 @@ func (a *Agent) runCalls(ctx context.Context, calls []llm.ToolCall, allow func(s
 				out[i].IsError = res.IsError
 				out[i].Content = res.Text()
 				out[i].Parts = modelParts(res)
-				e.Media = mediaLabels(res)
+				e.Media = media(res)
 			}
 			if ev.OnToolEnd != nil {
 				ev.OnToolEnd(e)
@@ -634,15 +634,32 @@ func modelParts(res tool.Result) []llm.Part {
 	return parts
 }
 
-// mediaLabels returns the labels of res's binary items.
-func mediaLabels(res tool.Result) []string {
-	var labels []string
+// Media is a binary item of a tool result: its label, as the terminal
+// shows it ("[image png 640×480, 45 KB]"), and its bytes, or the vault
+// record (base64) they were stored in when too large to keep.
+type Media struct {
+	Label string
+	// Type is image, audio or resource (an embedded blob); MIME its media
+	// type.
+	Type, MIME string
+	// Data holds the bytes; nil when Record holds them.
+	Data []byte
+	// Record is the id of the vault record holding the bytes, base64.
+	Record string
+}
+
+// media returns res's binary items.
+func media(res tool.Result) []Media {
+	var out []Media
 	for _, c := range res.Content {
 		if c.Binary() {
-			labels = append(labels, c.Label())
+			out = append(out, Media{Label: c.Label(), Type: c.Type, MIME: c.MIME, Data: c.Data})
 		}
 	}
-	return labels
+	for _, st := range res.Stored {
+		out = append(out, Media{Label: st.Label, Type: st.Type, MIME: st.MIME, Record: st.Record})
+	}
+	return out
 }
 
 // errCutCall answers a tool call whose arguments the token limit cut off.

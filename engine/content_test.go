@@ -45,12 +45,12 @@ func TestProfileImages(t *testing.T) {
 				return tool.Result{Content: []tool.Content{{Type: "image", MIME: "image/png", Data: shot}}}, nil
 			}})
 		a := newSession(t, e).NewAgent(nil)
-		var media []string
+		var media []Media
 		ev := Events{OnToolEnd: func(te ToolEvent) { media = te.Media }}
 		if _, err := a.RunTurn(context.Background(), "look", &TurnOptions{Events: ev}); err != nil {
 			t.Fatal(err)
 		}
-		if len(media) != 1 || !strings.HasPrefix(media[0], "[image png 640×480, ") {
+		if len(media) != 1 || !strings.HasPrefix(media[0].Label, "[image png 640×480, ") || !bytes.Equal(media[0].Data, shot) {
 			t.Errorf("the terminal is told of %q", media)
 		}
 		req := srv.Requests()[1]

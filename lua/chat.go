@@ -423,7 +423,9 @@ func (h *Host) callWhole(ctx context.Context, fn *glua.LFunction, args ...glua.L
 }
 
 // toolEventTable converts a tool event: {id=, name=, digest=, args=,
-// outcome=, reason=, duration_ms=}. args are already redacted by the engine.
+// outcome=, reason=, duration_ms=, media=, notes=}. args are already
+// redacted by the engine; media are the labels of the result's binaries,
+// numbered for tai.media.open.
 func (h *Host) toolEventTable(te engine.ToolEvent) *glua.LTable {
 	L := h.L
 	t := L.NewTable()
@@ -441,8 +443,9 @@ func (h *Host) toolEventTable(te engine.ToolEvent) *glua.LTable {
 		t.RawSetString("duration_ms", glua.LNumber(float64(te.Duration.Microseconds())/1000))
 	}
 	if len(te.Media) > 0 {
+		// Numbered as they are shown, for tai.media.open.
 		media := L.NewTable()
-		for _, m := range te.Media {
+		for _, m := range h.showMedia(te.Media) {
 			media.Append(glua.LString(m))
 		}
 		t.RawSetString("media", media)
@@ -460,6 +463,8 @@ func (h *Host) toolEventTable(te engine.ToolEvent) *glua.LTable {
 // luaChatReset is tai.chat_reset([opts]): forgets the conversation of the
 // agent opts names (profile, tools, system), or of every agent.
 func (h *Host) luaChatReset(L *glua.LState) int {
+	// A new conversation numbers its binaries from 1 again.
+	h.media.items = nil
 	if L.GetTop() == 0 || L.Get(1) == glua.LNil {
 		for _, a := range h.chat.agents {
 			a.Reset()

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"image/png"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -67,7 +69,8 @@ func TestInteropImageReachesModel(t *testing.T) {
 						if p.type == "image" and p.mime == "image/png" and #p.data > 0 then parts = parts + 1 end
 					end
 				end
-				return answer, table.concat(media, "|"), parts`, string(cfg)))
+				local path = assert(tai.media.open(1))
+				return answer, table.concat(media, "|"), parts, path`, string(cfg)))
 			if got[0] != "a tiny image and rain" {
 				t.Fatalf("answer = %v", got[0])
 			}
@@ -91,8 +94,14 @@ func TestInteropImageReachesModel(t *testing.T) {
 			if len(res) != 1 || !strings.Contains(res[0].Text, label) {
 				t.Fatalf("tool result text %+v lacks %q", res, label)
 			}
-			if media := got[1].(string); !strings.HasPrefix(media, label) || strings.Contains(media, "|") {
-				t.Errorf("on_tool_end's media = %q, want one %q…", media, label)
+			numbered := fmt.Sprintf("[image 1: png %d×%d, ", cfgPNG.Width, cfgPNG.Height)
+			if media := got[1].(string); !strings.HasPrefix(media, numbered) || strings.Contains(media, "|") {
+				t.Errorf("on_tool_end's media = %q, want one %q…", media, numbered)
+			}
+			path := got[3].(string)
+			t.Cleanup(func() { os.RemoveAll(filepath.Dir(path)) })
+			if saved, err := os.ReadFile(path); err != nil || !bytes.Equal(saved, imgs[0].Data) || filepath.Base(path) != "image-1.png" {
+				t.Errorf("tai.media.open(1) wrote %s: %d bytes (%v), want the %d of the image", path, len(saved), err, len(imgs[0].Data))
 			}
 			if strings.Contains(string(reqs[1].Body), `"data":"iVBOR`) && provider == "openai" || strings.Count(string(reqs[1].Body), "iVBOR") != 1 {
 				t.Errorf("the image went out other than once as an image: %.3000s", reqs[1].Body)

@@ -40,6 +40,10 @@ type Options struct {
 	// CurrentPassphrase supplies the vault's present passphrase to
 	// tai.vault.unseal(); nil means none can be had.
 	CurrentPassphrase func() (string, error)
+	// OpenFile opens a file tai saved (tai.media.open) with the desktop's
+	// opener and reports whether it did; nil, or false, when there is no
+	// display to open it on.
+	OpenFile func(path string) (opened bool, err error)
 	// ReadHidden shows prompt on the terminal and reads a line typed
 	// there without echo (tai.term.read_hidden); nil means there is no
 	// terminal to read from.
@@ -92,6 +96,7 @@ type Host struct {
 	deny       denyList            // sandboxdeny.go: tai.sandbox.deny
 	runtimeEnv runtimeEnvList      // sandboxdeny.go: tai.sandbox.runtime_env
 	families   modelFamilies       // profiles.go: tai.model_families
+	media      shownMedia          // media.go: tai.media
 }
 
 // runState is the stack of interruptible runs (a top-level Run, a
@@ -222,6 +227,7 @@ func New(opts *Options) (*Host, error) {
 		h.openPermissions,
 		h.openSandbox,
 		h.openHelp,
+		h.openMedia,
 	} {
 		open(L, h.tai)
 	}

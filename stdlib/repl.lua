@@ -735,6 +735,19 @@ builtin.unseal = {
   end,
 }
 
+builtin.open = {
+  help = "/open N saves the Nth image, audio or blob a tool gave in this conversation\n" ..
+    "(numbered as shown: [image 2: …]) to a private temporary file, and opens it when there is a display",
+  fn = function(rest)
+    local n, count = tonumber(rest), tai.media.count()
+    if count == 0 then M.warn("nothing to open: no tool has given an image, audio or blob in this conversation") return end
+    if not n then M.warn("give the number shown in brackets: /open 1 to /open " .. count) return end
+    local path, opened = tai.media.open(n)
+    if not path then M.warn(tostring(opened)) return end
+    M.say(opened and ("(opened " .. path .. ")") or ("(saved to " .. path .. ")"))
+  end,
+}
+
 builtin.lua = {
   help = "run a multi-line Lua chunk, ended by a line holding only .\n" ..
     "or pasted whole with /lua as its first line",

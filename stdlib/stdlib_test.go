@@ -141,7 +141,7 @@ func TestComplete(t *testing.T) {
 		local function join(t) return table.concat(t, ",") end
 		return join(repl.complete("/")), join(repl.complete("/h")), join(repl.complete("/greet al")),
 			join(repl.complete("/help gr")), join(repl.complete("plain text"))`)
-	want := []any{"/clear,/compact,/context,/cost,/exit,/greet,/help,/init,/lua,/mcp,/model,/new,/permissions,/profile,/profiles,/quit,/resume,/sandbox,/seal,/secret,/tools,/usage", "/help", "alice,albert", "greet", ""}
+	want := []any{"/clear,/compact,/context,/cost,/exit,/greet,/help,/init,/lua,/mcp,/model,/new,/open,/permissions,/profile,/profiles,/quit,/resume,/sandbox,/seal,/secret,/tools,/unseal,/usage", "/help", "alice,albert", "greet", ""}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}

@@ -9,7 +9,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -218,6 +220,7 @@ func run(o *options, perr error, stdout, stderr io.Writer) int {
 		Passphrase:        newPassphrase,
 		CurrentPassphrase: currentPassphrase,
 		ReadHidden:        readHiddenOnTerminal,
+		OpenFile:          openOnDesktop,
 		HideKey:           o.cmdline.hideKey,
 		Vault: func() (*vault.Store, error) {
 			path := o.vault
@@ -389,6 +392,28 @@ func newPassphrase() (string, error) {
 		return "", errors.New("the two passphrases typed differ; nothing was sealed: try again")
 	}
 	return first, nil
+}
+
+// openOnDesktop opens path with the desktop's opener (open on macOS,
+// xdg-open elsewhere) when there is a display to show it on, and reports
+// whether it did. The opener is left to run.
+func openOnDesktop(path string) (bool, error) {
+	argv := []string{"xdg-open", path}
+	switch {
+	case runtime.GOOS == "darwin":
+		if os.Getenv("SSH_CONNECTION") != "" {
+			return false, nil // the display is the other machine's
+		}
+		argv = []string{"open", path}
+	case os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "":
+		return false, nil
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	if err := cmd.Start(); err != nil {
+		return false, fmt.Errorf("cannot start %s: %v", argv[0], err)
+	}
+	go cmd.Wait() //nolint:errcheck // reaped; the viewer's outcome is its own
+	return true, nil
 }
 
 // currentPassphrase is the passphrase tai.vault.unseal() unseals with:

@@ -165,6 +165,20 @@ func (c *Content) UnmarshalJSON(b []byte) error {
 type Result struct {
 	Content []Content `json:"content"`
 	IsError bool      `json:"isError,omitempty"`
+	// Stored lists the binary items the registry stored as vault records
+	// (see BinaryMax), each standing in Content as a note: the terminal
+	// shows them too, and reads them back from the record. Never sent.
+	Stored []Stored `json:"-"`
+}
+
+// Stored is a binary item of a result kept in a vault record, base64.
+type Stored struct {
+	// Label is the item's label (see Content.Label).
+	Label string
+	// Type and MIME are the item's.
+	Type, MIME string
+	// Record is the id of the record holding its bytes, base64.
+	Record string
 }
 
 // MarshalJSON encodes the result as MCP's tools/call result; a nil Content

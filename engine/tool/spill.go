@@ -31,6 +31,7 @@ const BinaryMax = 4 << 20
 func (r *Registry) spill(t Tool, digest string, res Result) (Result, error) {
 	inline := Result{IsError: res.IsError, Content: make([]Content, 0, len(res.Content))}
 	var text, notes, kept []Content
+	var stored []Stored
 	for _, c := range res.Content {
 		switch {
 		case !c.Binary():
@@ -50,7 +51,9 @@ func (r *Registry) spill(t Tool, digest string, res Result) (Result, error) {
 			if !c.ForModel() {
 				why = "binary"
 			}
-			c = Content{Type: "text", Text: fmt.Sprintf("%s is %s, so it was stored, base64, as record %s", c.Label(), why, id)}
+			label := c.Label()
+			stored = append(stored, Stored{Label: label, Type: c.Type, MIME: c.MIME, Record: id})
+			c = Content{Type: "text", Text: fmt.Sprintf("%s is %s, so it was stored, base64, as record %s", label, why, id)}
 			notes = append(notes, c)
 		}
 		inline.Content = append(inline.Content, c)
@@ -59,6 +62,7 @@ func (r *Registry) spill(t Tool, digest string, res Result) (Result, error) {
 		if len(notes) == 0 {
 			return res, nil
 		}
+		inline.Stored = stored
 		return inline, nil
 	}
 	note, err := r.spillText(t, digest, Result{Content: text, IsError: res.IsError})
@@ -66,7 +70,7 @@ func (r *Registry) spill(t Tool, digest string, res Result) (Result, error) {
 		return Result{}, err
 	}
 	out := append([]Content{{Type: "text", Text: note}}, notes...)
-	return Result{Content: append(out, kept...), IsError: res.IsError}, nil
+	return Result{Content: append(out, kept...), IsError: res.IsError, Stored: stored}, nil
 }
 
 // spillText stores res's text as a record and returns the note that

@@ -158,7 +158,7 @@ error("meta/tai.lua only describes the tai module to editors; tai needs no requi
 ---@field outcome? string on_tool_end only
 ---@field reason? string on_tool_end only: why a denied call was denied when nobody could be asked
 ---@field duration_ms? number on_tool_end only
----@field media? string[] on_tool_end only: a label per image, audio or blob of the result, "[image png 640×480, 45 KB]"
+---@field media? string[] on_tool_end only: a label per image, audio or blob of the result, numbered for tai.media.open: "[image 2: png 640×480, 45 KB]"
 ---@field notes? string[] on_tool_end only: what happened while the call ran that the person should know (a server's question declined under --auto), one line each
 
 ---A message for tai.complete.
@@ -1180,6 +1180,21 @@ function tai.permissions.allows(consent, rule) end
 ---@param consent tai.Consent
 ---@return string?
 function tai.permissions.suggest(consent) end
+
+-- tai.media -----------------------------------------------------------------
+
+tai.media = {}
+
+---How many images, audio and blobs of tool results were shown in this conversation.
+---@return integer n
+function tai.media.count() end
+
+---Writes the Nth binary shown to a file (0600) in a folder private to this tai in the
+---temporary folder, named like image-2.png, and opens it when there is a display.
+---@param n integer
+---@return string? path
+---@return boolean|string opened_or_err
+function tai.media.open(n) end
 
 -- tai.term ------------------------------------------------------------------
 
