@@ -58,7 +58,11 @@ func TestREPLResources(t *testing.T) {
 		t.Fatal("a resource's name cleared the screen")
 	}
 
-	// Tab: the server after @, then a URI after @notes:.
+	// Tab: the server after @, then the URIs after @notes:.
+	s.typeKeys("@notes:\t\t")
+	s.expect("test://notes/one")
+	s.expect("test://notes/two")
+	s.typeKeys("\x15") // Ctrl-U: the line is dropped
 	s.typeKeys("summarize @no\t")
 	s.expect("summarize @notes:")
 	s.typeKeys("test://notes/o\t")
