@@ -33,15 +33,20 @@ type ClientOptions struct {
 	// with Done when it is over; a context's WithStartupNotice wins. It
 	// runs on a goroutine of its own and must not block.
 	OnStartup func(StartupNotice)
-	// CallTimeout bounds one tools/call (default MCP_CALL_TIMEOUT).
+	// CallTimeout bounds one tools/call (default MCP_CALL_TIMEOUT); each
+	// notifications/progress the server sends for the call starts it
+	// again, up to CallMaxTotal.
 	CallTimeout time.Duration
+	// CallMaxTotal bounds one tools/call however much progress the server
+	// reports (default MCP_CALL_MAX_TOTAL; never less than CallTimeout).
+	CallMaxTotal time.Duration
 	// MaxPages caps the tools/list pages followed (default DefaultMaxPages).
 	MaxPages int
 	// OnNotification, when set, sees every notification the server sends
-	// (progress, logging, list_changed); tools/call then asks for progress
-	// with _meta.progressToken set to the request id. It runs on whichever goroutine is
-	// reading the connection (a waiting call's or the client's own) and
-	// must not block.
+	// (logging, list_changed, and the progress of a call in flight: see
+	// Notifications). It runs on whichever goroutine is reading the
+	// connection (a waiting call's or the client's own) and must not
+	// block.
 	OnNotification func(*Message)
 	// OnToolsChanged, when set, is called for each
 	// notifications/tools/list_changed the server sends (the bridge then
@@ -57,9 +62,12 @@ type ClientOptions struct {
 	Requests map[string]RequestHandler
 	// Notifications is the method table for notifications a server
 	// sends, by method (see NotificationHandler). OnToolsChanged runs
-	// before the handler of its method, OnNotification after any. A
-	// handler of notifications/progress makes tools/call ask for
-	// progress, as OnNotification does.
+	// before the handler of its method, OnNotification after any.
+	//
+	// Every tools/call asks for progress, with _meta.progressToken set to
+	// its request id. A notifications/progress reaches the handlers only
+	// when its token names a call in flight and its progress is greater
+	// than the last that call reported; any other is dropped, unseen.
 	Notifications map[string]NotificationHandler
 	// Redact, when set, scrubs the text of every error the client returns
 	// and of Stderr (the bridge passes the vault's Redact, so a secret in
@@ -122,6 +130,10 @@ func NewClient(name string, t Transport, opts *ClientOptions) *Client {
 	if c.opts.CallTimeout <= 0 {
 		c.opts.CallTimeout = MCP_CALL_TIMEOUT
 	}
+	if c.opts.CallMaxTotal <= 0 {
+		c.opts.CallMaxTotal = MCP_CALL_MAX_TOTAL
+	}
+	c.opts.CallMaxTotal = max(c.opts.CallMaxTotal, c.opts.CallTimeout)
 	if c.opts.InstallTimeout <= 0 {
 		c.opts.InstallTimeout = MCP_INSTALL_TIMEOUT
 	}

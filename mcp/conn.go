@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -315,11 +317,21 @@ func (c *conn) dispatch(m *Message) {
 			c.refuse(m)
 		}
 	default:
-		if m.Method == MethodCancelled {
+		var ctx context.Context
+		switch m.Method {
+		case MethodCancelled:
 			c.cancelAnswer(m.Params)
+		case MethodProgress:
+			var ok bool
+			if ctx, ok = c.progressed(m.Params); !ok {
+				return // a token tai never gave, or progress going back
+			}
 		}
 		if h := c.table.notifications[m.Method]; h != nil {
-			h(c.callContext(m), m.Params)
+			if ctx == nil {
+				ctx = c.callContext(m)
+			}
+			h(ctx, m.Params)
 		}
 		if c.table.every != nil {
 			c.table.every(m)
@@ -359,13 +371,23 @@ type reply struct {
 }
 
 // pendingCall is a request waiting for its response: where to deliver it,
-// its deadline (time.Since(epoch) in nanoseconds; 0 for none), and the
-// caller's ctx and method, for what the server sends about it.
+// its timing (see timing), the caller's ctx and method, for what the
+// server sends about it, and the last progress the server reported for it.
 type pendingCall struct {
-	ch       chan reply
-	deadline int64
-	ctx      context.Context
+	ch  chan reply
+	ctx context.Context
+	timing
 	method   string
+	progress float64
+	reported bool // progress holds a value the server sent
+}
+
+// timing is when a request must be answered by, all as time.Since(epoch)
+// in nanoseconds: deadline (0 for none, leaving only the caller's ctx);
+// renew, when not 0, is how far each progress the server reports moves
+// the deadline from now (MCP_CALL_TIMEOUT again), never past until.
+type timing struct {
+	deadline, renew, until int64
 }
 
 // answer replies to a server-to-client request through the method table;
@@ -471,20 +493,14 @@ func (c *conn) callContext(m *Message) context.Context {
 
 // callOfLocked finds the call in flight a message from the server belongs
 // to; c.mu is held. In order: the request whose reply stream carried it
-// (Streamable HTTP); for notifications/progress, the request its
-// progressToken names (tai's tokens are request ids); else, on a
-// transport with no streams, the one tools/call in flight, when there is
-// exactly one. Anything else belongs to no call.
+// (Streamable HTTP); else, on a transport with no streams, the one
+// tools/call in flight, when there is exactly one. Anything else belongs
+// to no call. (A notifications/progress belongs to the request its
+// progressToken names, tai's tokens being request ids: see progressed.)
 func (c *conn) callOfLocked(m *Message) (ID, pendingCall, bool) {
 	if m.related != nil {
 		p, ok := c.pending[*m.related]
 		return *m.related, p, ok
-	}
-	if m.Method == MethodProgress {
-		if id, ok := progressToken(m.Params); ok {
-			p, ok := c.pending[id]
-			return id, p, ok
-		}
 	}
 	if c.tagged {
 		return ID{}, pendingCall{}, false
@@ -503,22 +519,42 @@ func (c *conn) callOfLocked(m *Message) (ID, pendingCall, bool) {
 	return one, found, n == 1
 }
 
-// progressToken reads the progressToken of a notifications/progress's
-// params as a request id.
-func progressToken(params json.RawMessage) (ID, bool) {
-	var tok []byte
+// progressed takes in a notifications/progress: when its token names a
+// call in flight and its progress is greater than the last that call
+// reported, the call's deadline moves (see timing) and progressed returns
+// the call's ctx and true. Anything else is dropped: false.
+func (c *conn) progressed(params json.RawMessage) (context.Context, bool) {
+	var tok, num []byte
 	if len(params) == 0 || eachMember(params, validating, func(key, val []byte) {
-		if string(key) == "progressToken" {
+		switch string(key) {
+		case "progressToken":
 			tok = val
+		case "progress":
+			num = val
 		}
-	}) != nil || tok == nil {
-		return ID{}, false
+	}) != nil || tok == nil || num == nil {
+		return nil, false
 	}
 	var id ID
 	if id.UnmarshalJSON(tok) != nil || !id.Set {
-		return ID{}, false
+		return nil, false
 	}
-	return id, true
+	progress, err := strconv.ParseFloat(string(num), 64)
+	if err != nil || math.IsNaN(progress) || math.IsInf(progress, 0) {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, ok := c.pending[id]
+	if !ok || (p.reported && progress <= p.progress) {
+		return nil, false
+	}
+	p.progress, p.reported = progress, true
+	if p.deadline != 0 && p.renew != 0 {
+		p.deadline = max(p.deadline, min(int64(time.Since(c.epoch))+p.renew, p.until))
+	}
+	c.pending[id] = p
+	return p.ctx, true
 }
 
 // cancelAnswer stops the handler of the request a server's
@@ -598,14 +634,15 @@ func (c *conn) request(ctx context.Context, method string, params any) (json.Raw
 	if err != nil {
 		return nil, fmt.Errorf("mcp server %q: %s: params: %w", c.name, method, err)
 	}
-	return c.requestID(ctx, IntID(c.nextID.Add(1)), method, raw, 0)
+	return c.requestID(ctx, IntID(c.nextID.Add(1)), method, raw, timing{})
 }
 
 // requestID is request with a caller-chosen id and an optional deadline of
-// its own (time.Since(epoch) in nanoseconds; 0 for none, which leaves only
-// ctx's). When that deadline passes first, the server gets
-// notifications/cancelled and requestID returns context.DeadlineExceeded.
-func (c *conn) requestID(ctx context.Context, id ID, method string, raw json.RawMessage, deadline int64) (json.RawMessage, error) {
+// its own (see timing; a zero timing leaves only ctx's). When that
+// deadline passes first, the server gets notifications/cancelled and
+// requestID returns context.DeadlineExceeded.
+func (c *conn) requestID(ctx context.Context, id ID, method string, raw json.RawMessage, tm timing) (json.RawMessage, error) {
+	deadline := tm.deadline
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
@@ -616,7 +653,7 @@ func (c *conn) requestID(ctx context.Context, id ID, method string, raw json.Raw
 	if c.spare = nil; ch == nil {
 		ch = make(chan reply, 1)
 	}
-	c.pending[id] = pendingCall{ch: ch, deadline: deadline, ctx: ctx, method: method}
+	c.pending[id] = pendingCall{ch: ch, timing: tm, ctx: ctx, method: method}
 	if deadline != 0 {
 		c.armWatchLocked(deadline)
 	}

@@ -42,7 +42,7 @@ func ExampleConnect() {
 	res, _ = c.Call(ctx, "fail", nil)
 	fmt.Println(res.Text(), res.IsError) // the tool ran and failed: a result
 	// Output:
-	// 16 tools, the first is echo
+	// 17 tools, the first is echo
 	// hello false
 	// it failed true
 }

@@ -41,7 +41,8 @@ package mcp
 // ping_client (pings the client, returns its answer), ping_later (answers,
 // then pings the client and logs its answer as a notification), sampling (asks the
 // client for sampling/createMessage, returns its answer), notify (sends
-// progress, log and list_changed notifications first), barrier{n} (answers
+// progress, log and list_changed notifications first), progress{steps,
+// every, junk} (see fakeServer.progress), barrier{n} (answers
 // once n barrier calls are in flight), spawn_child (starts a grandchild and
 // returns its pid), environ (its argv, cwd, $TAI_FAKE_PROBE,
 // $TAI_TEST_SECRET and $PATH). Unlisted, but called by name:
@@ -259,7 +260,7 @@ type fakeMsg struct {
 }
 
 var fakeTools = []string{"echo", "add", "fail", "image", "hang", "last_cancel", "crash", "huge",
-	"close_stdout", "ping_client", "sampling", "notify", "barrier", "spawn_child", "environ", "ping_later"}
+	"close_stdout", "ping_client", "sampling", "notify", "barrier", "spawn_child", "environ", "ping_later", "progress"}
 
 func (f *fakeServer) serve() int {
 	in := bufio.NewScanner(os.Stdin)
@@ -337,12 +338,15 @@ func (f *fakeServer) handle(m fakeMsg) {
 		var p struct {
 			Name      string         `json:"name"`
 			Arguments map[string]any `json:"arguments"`
+			Meta      struct {
+				ProgressToken json.RawMessage `json:"progressToken"`
+			} `json:"_meta"`
 		}
 		if err := json.Unmarshal(m.Params, &p); err != nil {
 			f.replyErr(m.ID, -32602, err.Error())
 			return
 		}
-		go f.call(m.ID, p.Name, p.Arguments)
+		go f.call(m.ID, p.Name, p.Arguments, p.Meta.ProgressToken)
 	default:
 		if len(m.ID) > 0 {
 			f.replyErr(m.ID, -32601, "method not found: "+m.Method)
@@ -450,7 +454,7 @@ func (f *fakeServer) ask(method string) json.RawMessage {
 	return <-ch
 }
 
-func (f *fakeServer) call(id json.RawMessage, name string, args map[string]any) {
+func (f *fakeServer) call(id json.RawMessage, name string, args map[string]any, token json.RawMessage) {
 	switch name {
 	case "echo":
 		s, _ := args["text"].(string)
@@ -498,7 +502,7 @@ func (f *fakeServer) call(id json.RawMessage, name string, args map[string]any) 
 	case "sampling":
 		f.reply(id, text(string(f.ask("sampling/createMessage"))))
 	case "notify":
-		f.write(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress", "params": map[string]any{"progressToken": 1, "progress": 1}})
+		f.write(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress", "params": map[string]any{"progressToken": token, "progress": 1}})
 		f.write(map[string]any{"jsonrpc": "2.0", "method": "notifications/message", "params": map[string]any{"level": "info", "data": "hello"}})
 		f.write(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 		f.reply(id, text("notified"))
@@ -519,6 +523,8 @@ func (f *fakeServer) call(id json.RawMessage, name string, args map[string]any) 
 		f.write(map[string]any{"jsonrpc": "2.0", "method": "notifications/message",
 			"params": map[string]any{"level": "error", "data": map[string]any{"token": os.Getenv("TAI_TEST_SECRET")}}})
 		f.reply(id, text("flooded"))
+	case "progress":
+		f.progress(id, args, token)
 	case "barrier":
 		n, _ := args["n"].(float64)
 		ch := make(chan struct{})
@@ -550,6 +556,33 @@ func (f *fakeServer) call(id json.RawMessage, name string, args map[string]any) 
 	default:
 		f.replyErr(id, -32602, "unknown tool: "+name)
 	}
+}
+
+// progress reports progress on token every args.every milliseconds,
+// args.steps times, then answers "done"; with args.junk it first sends
+// progress for a token it was never given, and after each step the same
+// progress again and a smaller one.
+func (f *fakeServer) progress(id json.RawMessage, args map[string]any, token json.RawMessage) {
+	steps, _ := args["steps"].(float64)
+	every, _ := args["every"].(float64)
+	junk, _ := args["junk"].(bool)
+	note := func(tok json.RawMessage, progress float64, msg string) {
+		f.write(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress",
+			"params": map[string]any{"progressToken": tok, "progress": progress, "total": steps, "message": msg}})
+	}
+	if junk {
+		note(json.RawMessage(`"not-a-token-tai-gave"`), 1, "stray")
+		note(json.RawMessage(`987654`), 1, "stray")
+	}
+	for i := 1; i <= int(steps); i++ {
+		time.Sleep(time.Duration(every) * time.Millisecond)
+		note(token, float64(i), fmt.Sprintf("step %d", i))
+		if junk {
+			note(token, float64(i), "again")
+			note(token, float64(i)-0.5, "backwards")
+		}
+	}
+	f.reply(id, text("done"))
 }
 
 // fakeImageContent is the content the image tool answers with, byte for

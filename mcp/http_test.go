@@ -245,7 +245,7 @@ func TestHTTPResume(t *testing.T) {
 		},
 		{
 			name:        "progress then drop",
-			post:        "id: e-0\nretry: 5\ndata:\n\nid: e-1\ndata: " + rpcJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress", "params": map[string]any{"progressToken": 1, "progress": 1}}) + "\n\n",
+			post:        "id: e-0\nretry: 5\ndata:\n\nid: e-1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":@ID@,\"progress\":1}}\n\n",
 			gets:        []string{"id: e-2\ndata: %s\n\n"},
 			wantLastIDs: []string{"e-1"},
 			wantNotes:   1,
@@ -275,7 +275,8 @@ func TestHTTPResume(t *testing.T) {
 				callID = id
 				mu.Unlock()
 				w.Header().Set("Content-Type", "text/event-stream")
-				sseWrite(w, "%s", tc.post)
+				token, _ := json.Marshal(id) // the call's progressToken is its id
+				sseWrite(w, "%s", strings.ReplaceAll(tc.post, "@ID@", string(token)))
 				return true // the handler returns: the stream ends without the answer
 			}
 			f.onGet = func(w http.ResponseWriter, r *http.Request) {

@@ -38,7 +38,7 @@ func newSDKHTTPServer() *sdk.Server {
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "notify", Description: "notifies, then answers"},
 		func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
-			_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: "p", Progress: 1, Total: 2})
+			_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: 1, Total: 2})
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done"}}}, nil, nil
 		})
 	return s

@@ -213,22 +213,25 @@ func (c *Client) call(ctx context.Context, name string, args any) (*CallResult, 
 		params = append(params, `,"arguments":`...)
 		params = append(params, arguments...)
 	}
+	// Progress is asked for, keyed by the request id: it keeps a long
+	// call alive (see timing) and shows on its tool line.
 	id := IntID(c.nextID.Add(1))
-	if c.opts.OnNotification != nil || c.table.notifications[MethodProgress] != nil {
-		// Someone listens: ask for progress, keyed by the request id.
-		params = append(params, `,"_meta":{"progressToken":`...)
-		params = id.appendJSON(params)
-		params = append(params, '}')
+	params = append(params, `,"_meta":{"progressToken":`...)
+	params = id.appendJSON(params)
+	params = append(params, "}}"...)
+	now := int64(time.Since(c.epoch))
+	tm := timing{deadline: now + int64(c.opts.CallTimeout), renew: int64(c.opts.CallTimeout), until: now + int64(c.opts.CallMaxTotal)}
+	if d, ok := ctx.Deadline(); ok && int64(d.Sub(c.epoch)) < tm.deadline {
+		tm = timing{} // ctx ends first, as it would have with a derived context
 	}
-	params = append(params, '}')
-	deadline := int64(time.Since(c.epoch) + c.opts.CallTimeout)
-	if d, ok := ctx.Deadline(); ok && int64(d.Sub(c.epoch)) < deadline {
-		deadline = 0 // ctx ends first, as it would have with a derived context
-	}
-	raw, err := c.requestID(ctx, id, MethodToolsCall, params, deadline)
+	raw, err := c.requestID(ctx, id, MethodToolsCall, params, tm)
 	if err != nil {
-		if deadline != 0 && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && int64(time.Since(c.epoch)) >= deadline {
-			return nil, fmt.Errorf("mcp server %q: tool %q timed out after %s (sent %s): %w",
+		if tm.deadline != 0 && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && int64(time.Since(c.epoch)) >= tm.deadline {
+			if took := time.Duration(int64(time.Since(c.epoch)) - now); took >= c.opts.CallMaxTotal {
+				return nil, fmt.Errorf("mcp server %q: tool %q ran past %s in all (MCP_CALL_MAX_TOTAL), though it kept reporting progress (sent %s): %w",
+					c.name, name, c.opts.CallMaxTotal, MethodCancelled, context.DeadlineExceeded)
+			}
+			return nil, fmt.Errorf("mcp server %q: tool %q timed out after %s without an answer or progress (sent %s): %w",
 				c.name, name, c.opts.CallTimeout, MethodCancelled, context.DeadlineExceeded)
 		}
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {

@@ -29,6 +29,11 @@ const (
 	// MCP_CALL_TIMEOUT bounds one tools/call; then the client sends
 	// notifications/cancelled and fails the call locally.
 	MCP_CALL_TIMEOUT = 60 * time.Second
+	// MCP_CALL_MAX_TOTAL bounds one tools/call however much progress the
+	// server reports: each notifications/progress for the call gives it
+	// MCP_CALL_TIMEOUT again, up to this in all. tai's own cap, beside
+	// the seed's.
+	MCP_CALL_MAX_TOTAL = 600 * time.Second
 	// MCP_RESULT_MAX is the tool result text kept inline; larger results
 	// spill to a vault record.
 	MCP_RESULT_MAX = 64 * 1024

@@ -36,6 +36,19 @@ type Caller struct {
 	// Note, when set, is shown what happened during the call that the
 	// person should know (see tool.Note), on the call's line.
 	Note func(text string)
+	// Progress, when set, is told of a tool's progress as it runs (an MCP
+	// server's notifications/progress, a served chat's steps). It must
+	// not block: it may be called on the goroutine reading a server.
+	Progress func(Progress)
+}
+
+// Progress is how far a running tool has come: Progress of Total (0 when
+// the total is unknown), and what it is doing now, as shown to a person
+// (redacted and made visible by whoever reports it).
+type Progress struct {
+	Progress float64
+	Total    float64
+	Message  string
 }
 
 type callerKey struct{}
