@@ -42,6 +42,9 @@ type ToolEvent struct {
 	// Notes say what happened while the call ran that the person should
 	// know (see tool.Note): a server's question declined under --auto.
 	Notes []string
+	// Progress is how far the running call has come, in the events of
+	// OnToolProgress only.
+	Progress *tool.Progress
 }
 
 // Events are the callbacks an Agent reports a turn through. Any may be nil.
@@ -56,6 +59,12 @@ type Events struct {
 	// OnToolStart and OnToolEnd bracket each tool call.
 	OnToolStart func(ToolEvent)
 	OnToolEnd   func(ToolEvent)
+	// OnToolProgress is told, between a call's OnToolStart and OnToolEnd,
+	// of the progress the tool reports (an MCP server's
+	// notifications/progress): the latest only, at most every
+	// ProgressEvery, from a goroutine of its own, so a tool reporting
+	// faster than the front end draws never waits for it.
+	OnToolProgress func(ToolEvent)
 	// OnRunning(true) says the approved calls of one answer have started
 	// running (time for a spinner naming them); OnRunning(false) comes
 	// after the OnToolEnd of every one of them.
@@ -588,7 +597,15 @@ func (a *Agent) runCalls(ctx context.Context, calls []llm.ToolCall, allow func(s
 				notes = append(notes, text)
 				nmu.Unlock()
 			}
+			var relay *progressRelay
+			if ev.OnToolProgress != nil {
+				relay = newProgressRelay(events[i], ev.OnToolProgress)
+				cc.Progress = relay.report
+			}
 			res, err := c.Run(tool.WithCaller(ctx, cc))
+			if relay != nil {
+				relay.stop() // no progress after the call's end
+			}
 			e := events[i]
 			nmu.Lock()
 			e.Notes = notes

@@ -38,7 +38,7 @@ func (h *Host) newBridge(e *engine.Engine) (*bridge.Bridge, error) {
 		},
 		Dir:        e.Dir(),
 		Clean:      func(s string) string { return CleanText(s, false) },
-		Client:     &mcp.ClientOptions{Version: h.opts.Version, OnWarning: h.mcpWarning, OnStartup: startupLine(h.opts.Stderr)},
+		Client:     h.mcpClientOptions(h.opts.Version, h.mcpWarning),
 		Deny:       h.deny.get,
 		RuntimeEnv: h.runtimeEnv.get,
 		Person:     h.loginPerson,
@@ -90,6 +90,18 @@ func (h *Host) consentScreen(ctx context.Context, s bridge.ConsentScreen) (body,
 		err = rerr
 	}
 	return body, question, err
+}
+
+// mcpClientOptions returns the options of an MCP client the host opens:
+// Options.MCPClient with the version, the warning callback and the
+// startup line filled in.
+func (h *Host) mcpClientOptions(version string, warn func(string)) *mcp.ClientOptions {
+	var o mcp.ClientOptions
+	if h.opts.MCPClient != nil {
+		o = *h.opts.MCPClient
+	}
+	o.Version, o.OnWarning, o.OnStartup = version, warn, startupLine(h.opts.Stderr)
+	return &o
 }
 
 // mcpNormalizer reads pasted configs for the bridge: config.Normalize with

@@ -23,7 +23,9 @@ import (
 //	    opts: profile, max_steps, tools (names or patterns), system, reset,
 //	    tool_budget (tokens the tool schemas may take before selection starts),
 //	    on_text(delta), on_waiting(waiting, tick), on_tool_start(ev),
-//	    on_tool_end(ev), on_retry(notice), on_running(running, tick, elapsed_ms, status)
+//	    on_tool_end(ev), on_tool_progress(ev) (ev.progress, ev.total (0: unknown),
+//	    ev.message: the latest a running tool reported, at most every 50 ms),
+//	    on_retry(notice), on_running(running, tick, elapsed_ms, status)
 //	    (every tick while the approved calls of an answer run; false after),
 //	    on_notice({text=, model=, family=}) (the model picked for a
 //	    profile that names none, once)
@@ -127,6 +129,7 @@ type chatOpts struct {
 	onWait   *glua.LFunction
 	onStart  *glua.LFunction
 	onEnd    *glua.LFunction
+	onProg   *glua.LFunction
 	onRetry  *glua.LFunction
 	onRun    *glua.LFunction
 	onNotice *glua.LFunction
@@ -178,6 +181,7 @@ func readChatOpts(L *glua.LState, n int) chatOpts {
 	o.onStart = fn("on_tool_start")
 	o.onNotice = fn("on_notice")
 	o.onEnd = fn("on_tool_end")
+	o.onProg = fn("on_tool_progress")
 	o.onRetry = fn("on_retry")
 	o.onRun = fn("on_running")
 	return o
@@ -348,6 +352,11 @@ func (h *Host) chatEvents(ctx context.Context, o chatOpts) engine.Events {
 			call(o.onEnd, func() []glua.LValue { return []glua.LValue{h.toolEventTable(te)} })
 		}
 	}
+	if o.onProg != nil {
+		ev.OnToolProgress = func(te engine.ToolEvent) {
+			call(o.onProg, func() []glua.LValue { return []glua.LValue{h.toolEventTable(te)} })
+		}
+	}
 	if o.onRetry != nil {
 		ev.OnRetry = func(n llm.RetryNotice) {
 			call(o.onRetry, func() []glua.LValue { return []glua.LValue{retryTable(h.L, n)} })
@@ -423,9 +432,10 @@ func (h *Host) callWhole(ctx context.Context, fn *glua.LFunction, args ...glua.L
 }
 
 // toolEventTable converts a tool event: {id=, name=, digest=, args=,
-// outcome=, reason=, duration_ms=, media=, notes=}. args are already
-// redacted by the engine; media are the labels of the result's binaries,
-// numbered for tai.media.open.
+// outcome=, reason=, duration_ms=, media=, notes=}, and progress=, total=,
+// message= for on_tool_progress. args are already redacted by the engine,
+// a progress message by the bridge; media are the labels of the result's
+// binaries, numbered for tai.media.open.
 func (h *Host) toolEventTable(te engine.ToolEvent) *glua.LTable {
 	L := h.L
 	t := L.NewTable()
@@ -441,6 +451,11 @@ func (h *Host) toolEventTable(te engine.ToolEvent) *glua.LTable {
 			t.RawSetString("reason", glua.LString(te.Reason))
 		}
 		t.RawSetString("duration_ms", glua.LNumber(float64(te.Duration.Microseconds())/1000))
+	}
+	if p := te.Progress; p != nil {
+		t.RawSetString("progress", glua.LNumber(p.Progress))
+		t.RawSetString("total", glua.LNumber(p.Total))
+		t.RawSetString("message", glua.LString(p.Message))
 	}
 	if len(te.Media) > 0 {
 		// Numbered as they are shown, for tai.media.open.

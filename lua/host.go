@@ -15,6 +15,7 @@ import (
 	"tai/engine"
 	"tai/engine/bridge"
 	"tai/engine/tool"
+	"tai/mcp"
 	"tai/vault"
 )
 
@@ -61,6 +62,11 @@ type Options struct {
 	// Getenv, NewClient or Dir here); Mode, Profile, Prompter and, unless
 	// set, LuaRunner are filled by the host. Nil means defaults.
 	Engine *engine.Options
+	// MCPClient is the base of the options of every MCP client the host
+	// opens, bridged or through tai.mcp.connect (tests shorten
+	// CallTimeout here); Version, Redact, OnWarning and OnStartup are
+	// filled by the host. Nil means defaults.
+	MCPClient *mcp.ClientOptions
 	// Stdin, Stdout and Stderr default to the process's own. print and the
 	// REPL write to Stdout; notices and errors go to Stderr.
 	Stdin  io.Reader

@@ -169,9 +169,10 @@ func (h *Host) mcpConnect(L *glua.LState) int {
 		return fail(L, redact(err.Error()))
 	}
 	log := mcp.NewServerLog(redact)
-	opts := bridge.Sandboxed(&mcp.ClientOptions{Version: h.opts.Version, Redact: redact,
-		OnWarning: func(msg string) { h.mcpWarning(redact(msg)) }, OnStartup: startupLine(h.opts.Stderr),
-		Notifications: map[string]mcp.NotificationHandler{mcp.MethodLogMessage: log.Notify}}, entry, policy)
+	copts := h.mcpClientOptions(h.opts.Version, func(msg string) { h.mcpWarning(redact(msg)) })
+	copts.Redact = redact
+	copts.Notifications = map[string]mcp.NotificationHandler{mcp.MethodLogMessage: log.Notify}
+	opts := bridge.Sandboxed(copts, entry, policy)
 	c, err := mcp.Connect(luaContext(L), entry, opts)
 	if err != nil {
 		return fail(L, redact(err.Error()))

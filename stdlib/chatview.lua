@@ -117,6 +117,28 @@ function M.running_text(names, ms, width)
   return list .. " · " .. secs
 end
 
+-- progress_text(ev) renders a running tool's progress (on_tool_progress):
+-- a bar and "3/5" when the tool gave a total, else the count, then its
+-- message. The message comes cleaned and redacted, and is cut here.
+---@param ev table
+---@return string
+function M.progress_text(ev)
+  local function num(n)
+    if n == math.floor(n) and math.abs(n) < 1e15 then return string.format("%d", n) end
+    return string.format("%.1f", n)
+  end
+  local p, total = tonumber(ev.progress) or 0, tonumber(ev.total) or 0
+  local text
+  if total > 0 then
+    local filled = math.floor(math.min(p / total, 1) * 10 + 0.5)
+    text = string.rep("█", filled) .. string.rep("░", 10 - filled) .. " " .. num(p) .. "/" .. num(total)
+  else
+    text = num(p)
+  end
+  if ev.message and ev.message ~= "" then text = text .. " " .. M.short(ev.message, 60) end
+  return text
+end
+
 -- distance(a, b) is the edit distance between two strings (bytes).
 local function distance(a, b)
   local prev = {}
@@ -290,7 +312,7 @@ end
 ---@param o table
 ---@return table
 function M.new(o)
-  local view = { at_start = true, open = nil, running = {} }
+  local view = { at_start = true, open = nil, running = {}, progress = {} }
   local same = o.note == o.write
   local red = o.redactor
   local md = o.markdown and M.styler() or nil
@@ -417,7 +439,8 @@ function M.new(o)
   end
 
   -- running(on, tick, ms, status) draws, while the approved calls run, a
-  -- spinner naming them with the time they have taken, or status when a
+  -- spinner naming them, each with the progress it reported, and the
+  -- time they have taken, or status when a
   -- call waits for an MCP server's launcher to fetch it ("memory: npx is
   -- installing …"). A tool line still open (no question came between) is
   -- left alone for the first second.
@@ -429,7 +452,10 @@ function M.new(o)
     end
     if view.open and (ms or 0) < 1000 then return end
     local names = {}
-    for _, n in pairs(view.running) do names[#names + 1] = n end
+    for id, n in pairs(view.running) do
+      local p = view.progress[id]
+      names[#names + 1] = p and (n .. " " .. p) or n
+    end
     if #names == 0 then return end
     table.sort(names)
     local text = M.running_text(names, ms or 0, o.width)
@@ -451,8 +477,15 @@ function M.new(o)
     view.open, view.open_width = ev.id, M.columns(line)
   end
 
+  -- tool_progress(ev) keeps what a running tool reported for its part of
+  -- the running line (progress_text), drawn at the next tick.
+  local function tool_progress(ev)
+    if view.running[ev.id] then view.progress[ev.id] = M.progress_text(ev) end
+  end
+
   local function tool_end(ev)
     view.running[ev.id] = nil
+    view.progress[ev.id] = nil
     local mark = (M.marks[ev.outcome] or M.short(ev.outcome, 40)) .. " " .. M.duration(ev.duration_ms or 0)
     if ev.reason then mark = mark .. " (" .. M.short(ev.reason, 80) .. ")" end
     unspin()
@@ -471,7 +504,7 @@ function M.new(o)
 
   function view.opts(extra)
     local t = { on_text = text, on_waiting = waiting, on_tool_start = tool_start, on_tool_end = tool_end,
-      on_retry = retry, on_running = running, on_notice = notice }
+      on_tool_progress = tool_progress, on_retry = retry, on_running = running, on_notice = notice }
     for k, v in pairs(extra or {}) do t[k] = v end
     return t
   end

@@ -213,6 +213,40 @@ func TestChatView(t *testing.T) {
 	}
 }
 
+func TestChatViewShowsProgress(t *testing.T) {
+	// A running tool's progress shows on its part of the running line: a
+	// bar with the count when it gave a total, else the count, then its
+	// message; a finished tool's late progress is not kept.
+	got := run(t, `
+		local chat = require("chat")
+		local out = {}
+		local w = function(s) out[#out + 1] = s end
+		local v = chat.new({ write = w, note = w, spinner = true })
+		local o = v.opts()
+		o.on_tool_start({ id = "1", name = "slow", args = {} })
+		o.on_tool_start({ id = "2", name = "count", args = {} })
+		o.on_running(true, 0, 0, "")
+		o.on_tool_progress({ id = "1", name = "slow", progress = 3, total = 10, message = "step 3" })
+		o.on_tool_progress({ id = "2", name = "count", progress = 42, total = 0, message = "" })
+		out = {}
+		o.on_running(true, 1, 2000, "")
+		local line = table.concat(out)
+		o.on_tool_end({ id = "2", name = "count", outcome = "ok", duration_ms = 2000 })
+		o.on_tool_progress({ id = "2", name = "count", progress = 43, total = 0 })
+		out = {}
+		o.on_running(true, 2, 3000, "")
+		return line, table.concat(out), chat.progress_text({ progress = 2.5, total = 5 })`)
+	if want := "\n\r⠙ count 42, slow ███░░░░░░░ 3/10 step 3 · 2 s\x1b[K"; got[0] != want {
+		t.Errorf("running line:\ngot  %q\nwant %q", got[0], want)
+	}
+	if want := "\r⠹ slow ███░░░░░░░ 3/10 step 3 · 3 s\x1b[K"; got[1] != want {
+		t.Errorf("after one ended:\ngot  %q\nwant %q", got[1], want)
+	}
+	if want := "█████░░░░░ 2.5/5"; got[2] != want {
+		t.Errorf("progress_text = %q, want %q", got[2], want)
+	}
+}
+
 func TestChatViewShowsRetries(t *testing.T) {
 	// A retry notice is the spinner's text on a terminal (cleared with the
 	// spinner when the answer comes), a line of its own otherwise.

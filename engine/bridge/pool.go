@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -119,6 +120,11 @@ func (b *Bridge) clientOptions(cn *conn, e mcp.Entry) *mcp.ClientOptions {
 		o = *b.opts.Client
 	}
 	o.Redact = b.store.Redact
+	o.Notifications = maps.Clone(o.Notifications)
+	if o.Notifications == nil {
+		o.Notifications = map[string]mcp.NotificationHandler{}
+	}
+	o.Notifications[mcp.MethodProgress] = b.progressHandler
 	if cn != nil {
 		o.OnToolsChanged = func() { cn.stale.Store(true) }
 		notes := make(map[string]mcp.NotificationHandler, len(o.Notifications)+1)

@@ -90,6 +90,22 @@ func testServer(version string) *sdk.Server {
 		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "value=" + os.Getenv("SECRET_VALUE")}}}, nil, nil
 		})
+	sdk.AddTool(s, &sdk.Tool{Name: "progress", Description: "reports three steps of progress, then answers"},
+		func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			tok := req.Params.GetProgressToken()
+			notes := []sdk.ProgressNotificationParams{
+				{ProgressToken: "a token it was never given", Progress: 9, Total: 9, Message: "stray"},
+				{ProgressToken: tok, Progress: 1, Total: 3, Message: "reading \x1b[31m" + os.Getenv("SECRET_VALUE")},
+				{ProgressToken: tok, Progress: 0.5, Total: 3, Message: "going back"},
+				{ProgressToken: tok, Progress: 2, Total: 1, Message: strings.Repeat("é", 300)},
+			}
+			for _, n := range notes {
+				if err := req.Session.NotifyProgress(ctx, &n); err != nil {
+					return nil, nil, err
+				}
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "progressed"}}}, nil, nil
+		})
 	sdk.AddTool(s, &sdk.Tool{Name: "read", Description: "reads the file at path"},
 		func(_ context.Context, _ *sdk.CallToolRequest, in struct {
 			Path string `json:"path"`

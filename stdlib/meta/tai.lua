@@ -105,6 +105,7 @@ error("meta/tai.lua only describes the tai module to editors; tai needs no requi
 ---@field on_waiting? fun(waiting: boolean, tick?: integer) # called every 0.1 s while the model is silent
 ---@field on_tool_start? fun(ev: tai.ToolEvent)
 ---@field on_tool_end? fun(ev: tai.ToolEvent)
+---@field on_tool_progress? fun(ev: tai.ToolEvent) # the latest progress a running tool reported, at most every 50 ms
 ---@field on_retry? fun(notice: tai.RetryNotice)
 ---@field on_notice? fun(notice: tai.ModelNotice) # the model picked for a profile that names none, once
 ---@field on_running? fun(running: boolean, tick?: integer, elapsed_ms?: number, status?: string) # every 0.1 s while approved calls run; status: an MCP server's launcher still fetching it, or ""
@@ -149,7 +150,7 @@ error("meta/tai.lua only describes the tai module to editors; tai needs no requi
 ---@field provider string
 ---@field model string
 
----A tool call of a turn, for on_tool_start and on_tool_end.
+---A tool call of a turn, for on_tool_start, on_tool_progress and on_tool_end.
 ---@class tai.ToolEvent
 ---@field id string
 ---@field name string
@@ -160,6 +161,9 @@ error("meta/tai.lua only describes the tai module to editors; tai needs no requi
 ---@field duration_ms? number on_tool_end only
 ---@field media? string[] on_tool_end only: a label per image, audio or blob of the result, numbered for tai.media.open: "[image 2: png 640×480, 45 KB]"
 ---@field notes? string[] on_tool_end only: what happened while the call ran that the person should know (a server's question declined under --auto), one line each
+---@field progress? number on_tool_progress only: how far the tool has come
+---@field total? number on_tool_progress only: of how much; 0 when unknown
+---@field message? string on_tool_progress only: what it does now, redacted ("" when it says nothing)
 
 ---A message for tai.complete.
 ---@class tai.CompleteMessage

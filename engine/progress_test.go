@@ -1,0 +1,74 @@
+package engine
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"tai/engine/tool"
+)
+
+// A flood of progress never waits for the front end: report returns at
+// once while the one delivery in flight is stuck, the front end then gets
+// the latest only, and nothing after stop.
+func TestProgressRelayCoalescesAFlood(t *testing.T) {
+	stuck := make(chan struct{})
+	var mu sync.Mutex
+	var got []float64
+	delivered := make(chan struct{}, 1)
+	r := newProgressRelay(ToolEvent{ID: "c1", Name: "slow"}, func(e ToolEvent) {
+		if e.ID != "c1" || e.Progress == nil {
+			t.Errorf("event = %+v", e)
+			return
+		}
+		mu.Lock()
+		got = append(got, e.Progress.Progress)
+		first := len(got) == 1
+		mu.Unlock()
+		if first {
+			<-stuck
+		}
+		select {
+		case delivered <- struct{}{}:
+		default:
+		}
+	})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 1; i <= 100000; i++ {
+			r.report(tool.Progress{Progress: float64(i), Total: 100000})
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("reporting progress waited for the front end")
+	}
+	close(stuck)
+	deadline := time.After(30 * time.Second)
+	for {
+		mu.Lock()
+		last := got[len(got)-1]
+		n := len(got)
+		mu.Unlock()
+		if last == 100000 {
+			if n > 3 {
+				t.Errorf("%d deliveries for one flood, want the first and the latest", n)
+			}
+			break
+		}
+		select {
+		case <-delivered:
+		case <-deadline:
+			t.Fatalf("the latest progress never came: %v", got)
+		}
+	}
+	r.stop()
+	r.report(tool.Progress{Progress: 100001})
+	mu.Lock()
+	defer mu.Unlock()
+	if got[len(got)-1] != 100000 {
+		t.Errorf("progress delivered after stop: %v", got)
+	}
+}
