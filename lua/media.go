@@ -65,7 +65,11 @@ func (h *Host) openMedia(L *glua.LState, tai *glua.LTable) {
 }
 
 func (h *Host) mediaOpen(L *glua.LState) int {
-	n := L.CheckInt(1)
+	f := float64(L.CheckNumber(1))
+	n := int(f)
+	if float64(n) != f {
+		L.ArgError(1, "give a whole number: the one shown in brackets")
+	}
 	switch count := len(h.media.items); {
 	case count == 0:
 		return fail(L, "no image, audio or blob has been shown in this conversation")

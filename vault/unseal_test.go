@@ -399,3 +399,44 @@ func TestUnsealWhileAnotherTaiHoldsTheKey(t *testing.T) {
 		t.Fatalf("SecretGet = %q, %v", v, err)
 	}
 }
+
+// TestUnsealReachesAServingTai: a tai that serves (prompts refused) and
+// never had the key fails on sealed values while the vault is sealed
+// under it, and reads them again, with its audit appends, once another
+// tai unseals it: nothing needs restarting.
+func TestUnsealReachesAServingTai(t *testing.T) {
+	s := newStore(t, nil)
+	if err := s.SecretSet("k", "served-secret-value", nil); err != nil {
+		t.Fatal(err)
+	}
+	served, err := Open(s.Path(), &Options{PassphrasePrompt: func(int, error) (string, error) {
+		t.Fatal("the serving tai was asked for the passphrase")
+		return "", nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer served.Close()
+	defer served.RefusePrompts("restart it with TAI_VAULT_PASSPHRASE set")()
+	if v, _, err := served.SecretGet("k"); err != nil || v != "served-secret-value" {
+		t.Fatalf("SecretGet before the seal = %q, %v", v, err)
+	}
+	if err := s.Seal("pw"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := served.SecretGet("k"); !errors.Is(err, ErrNoPassphrase) || !strings.Contains(err.Error(), "restart it") {
+		t.Fatalf("SecretGet while sealed = %v, want the refusal", err)
+	}
+	if _, err := s.Unseal("pw"); err != nil {
+		t.Fatal(err)
+	}
+	if v, _, err := served.SecretGet("k"); err != nil || v != "served-secret-value" {
+		t.Fatalf("SecretGet after Unseal = %q, %v", v, err)
+	}
+	if _, err := served.AuditAppend(AuditEntry{Kind: "tool", Subject: "served call", Outcome: "ok"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := served.AuditVerify(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -102,6 +102,10 @@ func TestREPLOpensWhatAToolShowed(t *testing.T) {
 	r.expect("there is no binary 3: give 1 to 2")
 	r.typeKeys("/open ../../etc/passwd\r")
 	r.expect("give the number shown in brackets: /open 1 to /open 2")
+	r.typeKeys("/open 1.5\r")
+	r.expect("give the number shown in brackets: /open 1 to /open 2")
+	r.typeKeys("/open -1\r")
+	r.expect("there is no binary -1: give 1 to 2")
 	r.typeKeys("/exit\r")
 	if status := r.wait(); status != 0 {
 		t.Fatalf("exit status %d, want 0", status)
