@@ -123,6 +123,11 @@ type TurnOptions struct {
 	// (tokens the tool schemas may take before selection starts); zero
 	// keeps it.
 	ToolBudget int
+	// Messages, when set, open the turn before message (a server's
+	// prompt: user and assistant messages, images as Parts); message, when
+	// not empty, follows as one more user message. The turn's input must
+	// end with a user message.
+	Messages []llm.Message
 }
 
 // Turn is the outcome of RunTurn.
@@ -346,6 +351,10 @@ func (a *Agent) RunTurn(ctx context.Context, message string, opts *TurnOptions) 
 	if maxSteps <= 0 {
 		maxSteps = a.opts.MaxSteps
 	}
+	input, err := turnInput(message, o.Messages)
+	if err != nil {
+		return Turn{}, err
+	}
 	a.turnMu.Lock()
 	defer a.turnMu.Unlock()
 
@@ -373,7 +382,7 @@ func (a *Agent) RunTurn(ctx context.Context, message string, opts *TurnOptions) 
 		sel.Profile = a.session.Profile().Name
 	}
 
-	a.appendHistory(llm.Message{Role: "user", Content: message})
+	a.appendHistory(input...)
 	caller := tool.CallerFrom(ctx)
 	caller.ByModel = true
 	if a.session != nil {
@@ -513,6 +522,27 @@ func (a *Agent) endInterrupted(ctx context.Context, err error) {
 	if n := len(a.history); n == 0 || a.history[n-1].Role != "assistant" || len(a.history[n-1].ToolCalls) > 0 {
 		a.history = append(a.history, llm.Message{Role: "assistant", Content: "[turn " + reason + "]"})
 	}
+}
+
+// turnInput is what a turn adds to the history before the model is
+// asked: msgs (a prompt's), then message as a user message when it is not
+// empty. It must end with a user message and hold only user and
+// assistant messages.
+func turnInput(message string, msgs []llm.Message) ([]llm.Message, error) {
+	input := make([]llm.Message, 0, len(msgs)+1)
+	for i, m := range msgs {
+		if m.Role != "user" && m.Role != "assistant" {
+			return nil, fmt.Errorf("turn message %d has role %q: give user or assistant messages", i+1, m.Role)
+		}
+		input = append(input, llm.Message{Role: m.Role, Content: m.Content, Parts: m.Parts})
+	}
+	if message != "" || len(input) == 0 {
+		input = append(input, llm.Message{Role: "user", Content: message})
+	}
+	if input[len(input)-1].Role != "user" {
+		return nil, errors.New("the turn's messages end with an assistant message: add what you ask of the model after them")
+	}
+	return input, nil
 }
 
 func (a *Agent) appendHistory(msgs ...llm.Message) {

@@ -90,6 +90,37 @@ type Engine struct {
 	// gitGuard puts back the git config and hooks the model's sandboxed
 	// commands change, before a command runs outside the sandbox.
 	gitGuard sandbox.Guard
+	// instructions, when set, is what follows a profile's system prompt
+	// (see SetInstructions).
+	instructions atomic.Pointer[func(profile string) string]
+}
+
+// SetInstructions installs what follows every session's system prompt on
+// profile: the instructions of the MCP servers enabled there (the
+// bridge's SystemPrompt). nil removes it.
+func (e *Engine) SetInstructions(fn func(profile string) string) {
+	if fn == nil {
+		e.instructions.Store(nil)
+		return
+	}
+	e.instructions.Store(&fn)
+}
+
+// systemPrompt is profile p's system prompt followed by the servers'
+// instructions, when any.
+func (e *Engine) systemPrompt(p llm.Profile) string {
+	fn := e.instructions.Load()
+	if fn == nil {
+		return p.System
+	}
+	extra := (*fn)(p.Name)
+	switch {
+	case extra == "":
+		return p.System
+	case p.System == "":
+		return extra
+	}
+	return p.System + "\n\n" + extra
 }
 
 // New builds an Engine on store with the native tools registered and the

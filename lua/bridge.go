@@ -27,7 +27,7 @@ func (h *Host) Bridge() (*bridge.Bridge, error) {
 // newBridge builds the bridge over the engine's registry at engine start.
 func (h *Host) newBridge(e *engine.Engine) (*bridge.Bridge, error) {
 	store := e.Store()
-	return bridge.New(e.Tools(), store, &bridge.Options{
+	b, err := bridge.New(e.Tools(), store, &bridge.Options{
 		Normalize: h.mcpNormalizer(),
 		Resolve:   h.Resolver(),
 		Profile: func() string {
@@ -44,6 +44,11 @@ func (h *Host) newBridge(e *engine.Engine) (*bridge.Bridge, error) {
 		Person:     h.loginPerson,
 		Screen:     h.consentScreen,
 	})
+	if err != nil {
+		return nil, err
+	}
+	e.SetInstructions(b.SystemPrompt)
+	return b, nil
 }
 
 // consentScreen lays out the MCP consent screen with the Lua module
@@ -154,6 +159,7 @@ func (h *Host) openBridge(L *glua.LState, tai *glua.LTable) {
 		mod.RawSetString(name, L.NewFunction(fn))
 	}
 	h.openResources(mod, L)
+	h.openPrompts(mod, L)
 }
 
 // onBridge runs fn with the bridge and a context carrying the host's

@@ -22,6 +22,8 @@ import (
 //	    tools: {offered={names}, available=, tokens=, selected=} of the last model call
 //	    opts: profile, max_steps, tools (names or patterns), system, reset,
 //	    tool_budget (tokens the tool schemas may take before selection starts),
+//	    messages (a list of {role=, content=, parts=} opening the turn before
+//	    message, which may then be "": tai.mcp.prompt's),
 //	    on_text(delta), on_waiting(waiting, tick), on_tool_start(ev),
 //	    on_tool_end(ev), on_tool_progress(ev) (ev.progress, ev.total (0: unknown),
 //	    ev.message: the latest a running tool reported, at most every 50 ms),
@@ -125,6 +127,8 @@ type chatOpts struct {
 	maxSteps int
 	budget   int
 	reset    bool
+	// messages open the turn before the message (a server's prompt).
+	messages []llm.Message
 	onText   *glua.LFunction
 	onWait   *glua.LFunction
 	onStart  *glua.LFunction
@@ -176,6 +180,13 @@ func readChatOpts(L *glua.LState, n int) chatOpts {
 		L.ArgError(n, "tools must be a list of tool names or patterns")
 	}
 	o.reset = glua.LVAsBool(t.RawGetString("reset"))
+	if mv := t.RawGetString("messages"); mv != glua.LNil {
+		msgs, err := tableMessages(L, mv)
+		if err != nil {
+			L.ArgError(n, err.Error())
+		}
+		o.messages = msgs
+	}
 	o.onText = fn("on_text")
 	o.onWait = fn("on_waiting")
 	o.onStart = fn("on_tool_start")
@@ -195,7 +206,7 @@ const spinnerTick = 100 * time.Millisecond
 func (h *Host) luaChat(L *glua.LState) int {
 	message := L.CheckString(1)
 	o := readChatOpts(L, 2)
-	if strings.TrimSpace(message) == "" {
+	if strings.TrimSpace(message) == "" && len(o.messages) == 0 {
 		L.ArgError(1, "the message is empty")
 	}
 	agent, err := h.chatAgent(o.key, o.tools)
@@ -222,7 +233,7 @@ func (h *Host) luaChat(L *glua.LState) int {
 	if o.onNotice != nil {
 		ctx = llm.WithModelNotice(ctx, h.modelNotice(ctx, o.onNotice))
 	}
-	topts := &engine.TurnOptions{Events: h.chatEvents(ctx, o), MaxSteps: o.maxSteps, ToolBudget: o.budget}
+	topts := &engine.TurnOptions{Events: h.chatEvents(ctx, o), MaxSteps: o.maxSteps, ToolBudget: o.budget, Messages: o.messages}
 
 	var turn engine.Turn
 	var terr error

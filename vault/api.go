@@ -181,11 +181,24 @@ type ServerSandbox struct {
 	NoNetwork bool     `json:"no_network,omitempty"`
 }
 
+// Kinds of pins and cached rows besides tools (Kind ""), kept in the
+// same tables under keys no tool name can take.
+const (
+	// KindPrompt is a prompt a server lists.
+	KindPrompt = "prompt"
+	// KindInstructions is the instructions a server gives at initialize.
+	KindInstructions = "instructions"
+)
+
 // ToolPin is one row of mcp_tool_pins: the hash of a tool definition a
 // person granted, with that definition (its description and schema), so a
 // later redefinition can be shown as a diff against it.
 type ToolPin struct {
-	Server      string          `json:"server"`
+	Server string `json:"server"`
+	// Kind is what is pinned: "" a tool, KindPrompt a prompt (Tool is its
+	// name, Schema its arguments), KindInstructions the server's
+	// instructions (Tool is "instructions", Description their text).
+	Kind        string          `json:"kind,omitempty"`
 	Tool        string          `json:"tool"`
 	Hash        string          `json:"hash"`
 	Description string          `json:"description,omitempty"`
@@ -218,7 +231,9 @@ type ServerState struct {
 
 // ServerTool is one row of mcp_server_tools: a cached tool definition.
 type ServerTool struct {
-	Server      string          `json:"server"`
+	Server string `json:"server"`
+	// Kind is what is cached, as ToolPin.Kind says.
+	Kind        string          `json:"kind,omitempty"`
 	Tool        string          `json:"tool"`
 	Description string          `json:"description"`
 	Schema      json.RawMessage `json:"schema,omitempty"`

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -312,7 +313,7 @@ func (s *Store) PinPut(p ToolPin) error {
 		if err != nil {
 			return err
 		}
-		return b.Put(compositeKey(p.Server, p.Tool), data)
+		return b.Put(compositeKey(p.Server, rowKey(p.Kind, p.Tool)), data)
 	})
 }
 
@@ -329,12 +330,13 @@ func (s *Store) Pins(server string) ([]ToolPin, error) {
 // pinsTx reads server's tool pins in tx, sorted by tool name.
 func pinsTx(tx *bolt.Tx, server string) ([]ToolPin, error) {
 	var out []ToolPin
-	err := forPrefix(tx, bucketPins, server, func(tool string, v []byte) error {
+	err := forPrefix(tx, bucketPins, server, func(key string, v []byte) error {
+		kind, tool := splitRowKey(key)
 		var p ToolPin
 		if err := json.Unmarshal(v, &p); err != nil {
 			return fmt.Errorf("vault: pin %s/%s is invalid JSON (%v): re-pin the server's tools", server, tool, err)
 		}
-		p.Server, p.Tool = server, tool
+		p.Server, p.Kind, p.Tool = server, kind, tool
 		out = append(out, p)
 		return nil
 	})
@@ -343,9 +345,19 @@ func pinsTx(tx *bolt.Tx, server string) ([]ToolPin, error) {
 
 // ToolsReplace replaces server's cached tool list with tools in one
 // transaction, setting each tool's Server and (when zero) Updated. The
-// server must be stored.
+// server must be stored. Cached rows of other kinds stay.
 func (s *Store) ToolsReplace(server string, tools []ServerTool) error {
-	rows, err := encodeTools(server, tools)
+	return s.ListingReplace(server, "", tools)
+}
+
+// ListingReplace replaces server's cached rows of kind ("" for tools,
+// KindPrompt, KindInstructions) with rows, each of which takes that kind,
+// in one transaction. The server must be stored.
+func (s *Store) ListingReplace(server, kind string, rows []ServerTool) error {
+	for i := range rows {
+		rows[i].Kind = kind
+	}
+	encoded, err := encodeTools(server, rows)
 	if err != nil {
 		return err
 	}
@@ -356,11 +368,57 @@ func (s *Store) ToolsReplace(server string, tools []ServerTool) error {
 		if err := requireServer(tx, server); err != nil {
 			return err
 		}
-		if err := deletePrefix(tx, bucketTools, prefixKey(server)); err != nil {
+		if err := deleteKind(tx, bucketTools, server, kind); err != nil {
 			return err
 		}
-		return putRows(tx, bucketTools, server, rows)
+		return putRows(tx, bucketTools, server, encoded)
 	})
+}
+
+// rowKey is the second half of the key of a pin or cached row: a tool's
+// name as it is, another kind's name after a NUL-framed kind, which no
+// tool name (validName refuses control characters) can begin with.
+func rowKey(kind, name string) string {
+	if kind == "" {
+		return name
+	}
+	return "\x00" + kind + "\x00" + name
+}
+
+// splitRowKey decodes rowKey.
+func splitRowKey(key string) (kind, name string) {
+	rest, ok := strings.CutPrefix(key, "\x00")
+	if !ok {
+		return "", key
+	}
+	kind, name, _ = strings.Cut(rest, "\x00")
+	return kind, name
+}
+
+// deleteKind deletes server's rows of kind in the bucket called name.
+func deleteKind(tx *bolt.Tx, name []byte, server, kind string) error {
+	if kind != "" {
+		return deletePrefix(tx, name, compositeKey(server, rowKey(kind, "")))
+	}
+	b := tx.Bucket(name)
+	if b == nil {
+		return nil
+	}
+	var keys [][]byte
+	prefix := prefixKey(server)
+	c := b.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		if len(k) > len(prefix) && k[len(prefix)] == 0 {
+			continue
+		}
+		keys = append(keys, bytes.Clone(k))
+	}
+	for _, k := range keys {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Tools returns server's cached tools sorted by tool name.
@@ -376,12 +434,13 @@ func (s *Store) Tools(server string) ([]ServerTool, error) {
 // toolsTx reads server's cached tools in tx, sorted by tool name.
 func toolsTx(tx *bolt.Tx, server string) ([]ServerTool, error) {
 	var out []ServerTool
-	err := forPrefix(tx, bucketTools, server, func(tool string, v []byte) error {
+	err := forPrefix(tx, bucketTools, server, func(key string, v []byte) error {
+		kind, tool := splitRowKey(key)
 		var t ServerTool
 		if err := json.Unmarshal(v, &t); err != nil {
 			return fmt.Errorf("vault: cached tool %s/%s is invalid JSON (%v): list the server's tools again", server, tool, err)
 		}
-		t.Server, t.Tool = server, tool
+		t.Server, t.Kind, t.Tool = server, kind, tool
 		out = append(out, t)
 		return nil
 	})
@@ -488,7 +547,7 @@ func encodePins(server string, pins []ToolPin) (map[string][]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("vault: pin %s/%s: %w", server, p.Tool, err)
 		}
-		rows[p.Tool] = data
+		rows[rowKey(p.Kind, p.Tool)] = data
 	}
 	return rows, nil
 }
@@ -500,7 +559,7 @@ func encodeTools(server string, tools []ServerTool) (map[string][]byte, error) {
 		if err := validName("tool", t.Tool); err != nil {
 			return nil, err
 		}
-		if _, dup := rows[t.Tool]; dup {
+		if _, dup := rows[rowKey(t.Kind, t.Tool)]; dup {
 			return nil, fmt.Errorf("vault: server %q lists tool %q twice: give each tool once", server, t.Tool)
 		}
 		t.Server = server
@@ -511,7 +570,7 @@ func encodeTools(server string, tools []ServerTool) (map[string][]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("vault: tool %s/%s: %w", server, t.Tool, err)
 		}
-		rows[t.Tool] = data
+		rows[rowKey(t.Kind, t.Tool)] = data
 	}
 	return rows, nil
 }

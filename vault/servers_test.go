@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -302,5 +303,52 @@ func TestServerStatesSince(t *testing.T) {
 	}
 	if _, _, changed, _ := s.ServerStatesSince(gen); changed {
 		t.Fatal("a refused registration bumped the generation")
+	}
+}
+
+// TestKindsShareTables keeps prompt and instruction pins and rows beside
+// a server's tools: a tool listing replaces only tools, a prompt listing
+// only prompts, a tool and a prompt of one name stay two rows, and every
+// row reads back with its kind.
+func TestKindsShareTables(t *testing.T) {
+	s := newStore(t, nil)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(s.ServerPut(Server{Name: "a", Transport: "stdio", Command: "x"}))
+	must(s.PinPut(ToolPin{Server: "a", Tool: "greet", Hash: "tool"}))
+	must(s.PinPut(ToolPin{Server: "a", Kind: KindPrompt, Tool: "greet", Hash: "prompt"}))
+	must(s.PinPut(ToolPin{Server: "a", Kind: KindInstructions, Tool: "instructions", Hash: "instr", Description: "be kind"}))
+	must(s.ToolsReplace("a", []ServerTool{{Tool: "greet"}, {Tool: "old"}}))
+	must(s.ListingReplace("a", KindPrompt, []ServerTool{{Tool: "greet"}, {Tool: "plan"}}))
+	must(s.ToolsReplace("a", []ServerTool{{Tool: "greet"}}))
+	must(s.ListingReplace("a", KindPrompt, []ServerTool{{Tool: "plan"}}))
+
+	pins, err := s.Pins("a")
+	must(err)
+	var got []string
+	for _, p := range pins {
+		got = append(got, p.Kind+"/"+p.Tool+"="+p.Hash)
+	}
+	sort.Strings(got)
+	if want := []string{"/greet=tool", "instructions/instructions=instr", "prompt/greet=prompt"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("pins = %v, want %v", got, want)
+	}
+	rows, err := s.Tools("a")
+	must(err)
+	got = nil
+	for _, r := range rows {
+		got = append(got, r.Kind+"/"+r.Tool)
+	}
+	sort.Strings(got)
+	if want := []string{"/greet", "prompt/plan"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("rows = %v, want %v", got, want)
+	}
+	must(s.ServerDelete("a"))
+	if pins, _ := s.Pins("a"); len(pins) != 0 {
+		t.Errorf("pins left after delete: %v", pins)
 	}
 }

@@ -62,6 +62,8 @@ type adding struct {
 	enabled    bool
 	needsLogin bool
 	rows       []vault.ServerTool
+	prompts    []vault.ServerTool
+	instr      []vault.ServerTool
 	pins       []vault.ToolPin
 }
 
@@ -145,10 +147,14 @@ func (a *adding) ask(found string) error {
 func (a *adding) verify() error {
 	b, ctx, e, ex := a.b, a.ctx, a.e, a.ex
 	var tools []mcp.Tool
+	var notes []string
 	c, err := mcp.Connect(ctx, ex, b.clientOptions(nil, ex))
 	stderr := ""
 	if err == nil {
 		tools, err = b.listTools(ctx, c)
+		if err == nil {
+			a.prompts, a.instr, notes, err = b.listOffers(ctx, c)
+		}
 		stderr = c.Stderr()
 		c.Close()
 	}
@@ -178,6 +184,21 @@ func (a *adding) verify() error {
 		a.pins = append(a.pins, pinOf(e.Name, t))
 		a.out.Tools = append(a.out.Tools, t.Tool)
 	}
+	// The prompts and instructions the server gives now are pinned with
+	// its tools: the person consented to this server as it is.
+	for _, n := range notes {
+		a.out.Notes = append(a.out.Notes, b.shown(n))
+	}
+	for _, p := range a.prompts {
+		if p.Refused == "" {
+			a.pins = append(a.pins, promptPin(e.Name, p))
+			a.out.Prompts = append(a.out.Prompts, p.Tool)
+		}
+	}
+	for _, in := range a.instr {
+		a.pins = append(a.pins, instructionsPin(e.Name, in.Description))
+		a.out.Instructions = b.shown(in.Description)
+	}
 	return nil
 }
 
@@ -204,7 +225,7 @@ func (a *adding) store() error {
 			URL: e.URL, Headers: e.Headers, OAuth: oauthRow(e.OAuth), Cwd: e.Cwd, Allow: e.Allow, Deny: e.Deny,
 			Sandbox: sandboxRow(e.Sandbox), Source: source, Consented: a.sp.digest(),
 		},
-		Profile: a.profile, Enabled: a.enabled, Pins: a.pins, Tools: a.rows, MaxServers: b.opts.MaxServers,
+		Profile: a.profile, Enabled: a.enabled, Pins: a.pins, Tools: a.cached(), MaxServers: b.opts.MaxServers,
 	})
 	switch {
 	case errors.Is(err, vault.ErrExists):
@@ -220,4 +241,19 @@ func (a *adding) store() error {
 	}
 	_, err = b.reload()
 	return err
+}
+
+// cached is every row the registration caches: tools, prompts and
+// instructions, each of its kind.
+func (a *adding) cached() []vault.ServerTool {
+	rows := append([]vault.ServerTool(nil), a.rows...)
+	for _, p := range a.prompts {
+		p.Kind = vault.KindPrompt
+		rows = append(rows, p)
+	}
+	for _, in := range a.instr {
+		in.Kind = vault.KindInstructions
+		rows = append(rows, in)
+	}
+	return rows
 }

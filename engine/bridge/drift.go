@@ -81,6 +81,9 @@ func (b *Bridge) relist(ctx context.Context, server string, c *mcp.Client, promp
 	if err := b.store.ToolsReplace(server, rows); err != nil {
 		return err
 	}
+	if err := b.cacheOffers(ctx, server, c); err != nil {
+		return b.failure(err, c.Stderr())
+	}
 	s, err := b.reload()
 	if err != nil {
 		return err
@@ -94,8 +97,31 @@ func (b *Bridge) relist(ctx context.Context, server string, c *mcp.Client, promp
 		return nil // --auto, --yolo and served sessions never grant drift
 	}
 	granted := false
+	if st.instructionsWithheld() && !b.wasDeclined(instructionsKey(st)) {
+		ok, err := b.askInstructionsGrant(ctx, a, st)
+		switch {
+		case err != nil:
+		case !ok:
+			b.decline(instructionsKey(st))
+		default:
+			granted = true
+		}
+	}
+	for _, p := range st.prompts {
+		if p.state != StateWithheld || p.cached.Refused != "" || b.wasDeclined(promptKey(p)) {
+			continue
+		}
+		ok, err := b.askPromptGrant(ctx, a, st, p)
+		switch {
+		case err != nil:
+		case !ok:
+			b.decline(promptKey(p))
+		default:
+			granted = true
+		}
+	}
 	for _, bt := range st.tools {
-		if bt.state != StateWithheld || bt.cached.Refused != "" || b.wasDeclined(bt) {
+		if bt.state != StateWithheld || bt.cached.Refused != "" || b.wasDeclined(toolKey(bt)) {
 			continue
 		}
 		ok, err := b.askGrant(ctx, a, st, bt.cached)
@@ -103,7 +129,7 @@ func (b *Bridge) relist(ctx context.Context, server string, c *mcp.Client, promp
 			continue
 		}
 		if !ok {
-			b.decline(bt)
+			b.decline(toolKey(bt))
 			continue
 		}
 		granted = true
@@ -137,20 +163,36 @@ func (b *Bridge) askGrant(ctx context.Context, a *tool.Approver, st *serverState
 	return true, nil
 }
 
-// wasDeclined reports whether a person declined bt's definition, as it
-// is now, when this bridge asked unprompted.
-func (b *Bridge) wasDeclined(bt *bridged) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.declined[[2]string{bt.server, bt.tool}] == bt.hash
+// declinedKey names one definition a person may decline: a tool's, a
+// prompt's or a server's instructions, as they are now (hash).
+type declinedKey struct {
+	server, what, hash string
 }
 
-// decline remembers that a person declined bt's definition as it is now;
-// an explicit grant still asks.
-func (b *Bridge) decline(bt *bridged) {
+func toolKey(bt *bridged) declinedKey { return declinedKey{bt.server, bt.tool, bt.hash} }
+
+func promptKey(p *offeredPrompt) declinedKey {
+	return declinedKey{p.server, "prompt\x00" + p.name, p.hash}
+}
+
+func instructionsKey(st *serverState) declinedKey {
+	return declinedKey{st.row.Name, "\x00instructions", st.instructions.hash}
+}
+
+// wasDeclined reports whether a person declined k's definition, as it
+// is now, when this bridge asked unprompted.
+func (b *Bridge) wasDeclined(k declinedKey) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.declined[[2]string{bt.server, bt.tool}] = bt.hash
+	return b.declined[[2]string{k.server, k.what}] == k.hash
+}
+
+// decline remembers that a person declined k's definition as it is now;
+// an explicit grant still asks.
+func (b *Bridge) decline(k declinedKey) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.declined[[2]string{k.server, k.what}] = k.hash
 }
 
 func pinOf(server string, t vault.ServerTool) vault.ToolPin {

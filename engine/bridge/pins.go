@@ -184,6 +184,12 @@ func splitLines(s string) []string {
 // a diff of the description and one of the schema (or the whole new
 // definition for a tool that was never granted).
 func driftDiff(oldDesc string, oldSchema json.RawMessage, newDesc string, newSchema json.RawMessage) string {
+	return definitionDiff(oldDesc, oldSchema, newDesc, newSchema, "input schema")
+}
+
+// definitionDiff is driftDiff with the schema's part called schemaLabel
+// (a prompt's title and arguments).
+func definitionDiff(oldDesc string, oldSchema json.RawMessage, newDesc string, newSchema json.RawMessage, schemaLabel string) string {
 	var b strings.Builder
 	b.WriteString("description:\n")
 	if oldDesc == newDesc {
@@ -194,7 +200,7 @@ func driftDiff(oldDesc string, oldSchema json.RawMessage, newDesc string, newSch
 			b.WriteString(changeHint(oldDesc, newDesc))
 		}
 	}
-	b.WriteString("input schema:\n")
+	b.WriteString(schemaLabel + ":\n")
 	if o, n := prettyJSON(oldSchema), prettyJSON(newSchema); o == n {
 		b.WriteString("  (unchanged)\n")
 	} else {

@@ -127,11 +127,20 @@ func (b *Bridge) clientOptions(cn *conn, e mcp.Entry) *mcp.ClientOptions {
 	o.Notifications[mcp.MethodProgress] = b.progressHandler
 	if cn != nil {
 		o.OnToolsChanged = func() { cn.stale.Store(true) }
-		notes := make(map[string]mcp.NotificationHandler, len(o.Notifications)+1)
+		notes := make(map[string]mcp.NotificationHandler, len(o.Notifications)+2)
 		for method, h := range o.Notifications {
 			notes[method] = h
 		}
 		notes[mcp.MethodLogMessage] = cn.log.Notify
+		// A changed prompt list is listed again with the tools, before
+		// the next call or prompt.
+		prev := notes[mcp.MethodPromptsListChanged]
+		notes[mcp.MethodPromptsListChanged] = func(ctx context.Context, params json.RawMessage) {
+			cn.stale.Store(true)
+			if prev != nil {
+				prev(ctx, params)
+			}
+		}
 		o.Notifications = notes
 		next := notes[mcp.MethodResourcesListChanged]
 		notes[mcp.MethodResourcesListChanged] = func(ctx context.Context, params json.RawMessage) {

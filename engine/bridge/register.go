@@ -66,8 +66,14 @@ type ServerOutcome struct {
 	// spawnText is Spawn as the consent screen laid it out under --auto,
 	// for the model's report (addText).
 	spawnText string
-	// Notes name the listed tools that were refused, and why.
+	// Notes name the listed tools and prompts that were refused, and why.
 	Notes []string `json:"notes,omitempty"`
+	// Prompts are the prompts listed at verification, pinned with the
+	// tools.
+	Prompts []string `json:"prompts,omitempty"`
+	// Instructions are the server's instructions for the model, pinned
+	// with the tools (bounded, redacted, cleaned).
+	Instructions string `json:"instructions,omitempty"`
 	// NeedsLogin says the server answered 401: it is stored disabled
 	// with no tools until an OAuth login (/mcp login, mcp_login).
 	NeedsLogin bool `json:"needs_login,omitempty"`
@@ -315,9 +321,10 @@ func orNone(list []string) string {
 	return strings.Join(list, ", ")
 }
 
-// Grant connects to server, lists its tools and asks a person, with the
-// diff against the pin, to grant each withheld tool (only tool, when
-// given). It asks in every mode and refuses when nobody can answer: pins
+// Grant connects to server, lists its tools and prompts and asks a
+// person, with the diff against the pin, to grant its instructions when
+// withheld, then each withheld prompt and tool (only the tool or prompt
+// toolName, or "instructions", when given). It asks in every mode and refuses when nobody can answer: pins
 // are a person's decision. It returns the tools granted.
 func (b *Bridge) Grant(ctx context.Context, server, toolName string) ([]string, error) {
 	a := b.approver(ctx)
@@ -347,12 +354,49 @@ func (b *Bridge) Grant(ctx context.Context, server, toolName string) ([]string, 
 	if err := b.store.ToolsReplace(server, rows); err != nil {
 		return nil, err
 	}
+	if err := b.cacheOffers(ctx, server, c); err != nil {
+		return nil, b.failure(err, c.Stderr())
+	}
 	if s, err = b.reload(); err != nil {
 		return nil, err
 	}
 	st = s.servers[server]
 	var granted []string
 	found := toolName == ""
+	// The instructions first: while they are withheld, nothing of the
+	// server is offered.
+	if st.instructionsWithheld() && (toolName == "" || toolName == vault.KindInstructions) {
+		found = true
+		ok, err := b.askInstructionsGrant(ctx, a, st)
+		if err != nil {
+			return granted, err
+		}
+		if ok {
+			granted = append(granted, vault.KindInstructions)
+		}
+	}
+	for _, p := range st.prompts {
+		if toolName != "" && p.name != toolName {
+			continue
+		}
+		found = true
+		if p.cached.Refused != "" {
+			if toolName != "" {
+				return nil, fmt.Errorf("prompt %q of %s cannot be granted: %s", toolName, server, p.reason)
+			}
+			continue
+		}
+		if p.state != StateWithheld {
+			continue
+		}
+		ok, err := b.askPromptGrant(ctx, a, st, p)
+		if err != nil {
+			return granted, err
+		}
+		if ok {
+			granted = append(granted, "prompt "+p.name)
+		}
+	}
 	for _, bt := range st.tools {
 		if toolName != "" && bt.tool != toolName {
 			continue
@@ -376,7 +420,7 @@ func (b *Bridge) Grant(ctx context.Context, server, toolName string) ([]string, 
 		}
 	}
 	if !found {
-		return nil, fmt.Errorf("mcp server %q does not list a tool %q", server, toolName)
+		return nil, fmt.Errorf("mcp server %q does not list a tool or prompt %q", server, toolName)
 	}
 	_, err = b.reload()
 	return granted, err

@@ -153,6 +153,9 @@ func runTestServer() int {
 	if os.Getenv(serverEnv) == hostileResources {
 		return runHostileResources()
 	}
+	if kind := os.Getenv(serverEnv); kind == promptsServer || kind == hostilePrompts {
+		return runPromptServer(kind, version)
+	}
 	if os.Getenv(serverEnv) == "hanglist" {
 		return hangOnList()
 	}

@@ -85,6 +85,12 @@ type serverState struct {
 	pins     map[string]vault.ToolPin
 	tools    []*bridged // the cached listing, sorted by tool
 	removed  []string   // pinned tools the listing no longer has
+	// prompts is the cached prompt listing, sorted by name (see
+	// prompts.go); instructions what the server gave at its last start,
+	// when it gave any.
+	prompts      []*offeredPrompt
+	promptPins   map[string]vault.ToolPin
+	instructions *offeredInstructions
 }
 
 // bridged is one cached tool of one server.
@@ -161,13 +167,15 @@ func newSnapshot(states []vault.ServerState, profile string, maxTools int) *snap
 	var pending []unnamed
 	for _, st := range states {
 		ss := &serverState{row: st.Server, entry: EntryOf(st.Server), profiles: st.Profiles, pins: map[string]vault.ToolPin{}}
-		for _, p := range st.Pins {
+		tools, toolPins, others, otherPins := byKind(st)
+		for _, p := range toolPins {
 			ss.pins[p.Tool] = p
 		}
+		ss.offers(others, otherPins)
 		listed := map[string]bool{}
-		sort.Slice(st.Tools, func(i, j int) bool { return st.Tools[i].Tool < st.Tools[j].Tool })
+		sort.Slice(tools, func(i, j int) bool { return tools[i].Tool < tools[j].Tool })
 		offered := 0
-		for _, ct := range st.Tools {
+		for _, ct := range tools {
 			listed[ct.Tool] = true
 			bt := &bridged{server: st.Server.Name, tool: ct.Tool, cached: ct, hash: toolHash(ct.Tool, ct.Description, ct.Schema)}
 			pin, pinned := ss.pins[ct.Tool]
@@ -182,6 +190,9 @@ func newSnapshot(states []vault.ServerState, profile string, maxTools int) *snap
 				bt.state, bt.reason = StateWithheld, "withheld: the server redefined it ("+changed(pin, ct)+") since it was granted; a person must grant it again (/mcp grant "+st.Server.Name+" "+ct.Tool+")"
 			default:
 				bt.state = StateGranted
+			}
+			if bt.reason == "" && ss.instructionsWithheld() {
+				bt.reason = ss.instructions.reason
 			}
 			if bt.reason == "" {
 				if err := ss.entry.Offers(ct.Tool); err != nil {
@@ -205,7 +216,7 @@ func newSnapshot(states []vault.ServerState, profile string, maxTools int) *snap
 			ss.tools = append(ss.tools, bt)
 			pending = append(pending, unnamed{bt, st.Server.Created})
 		}
-		for _, p := range st.Pins {
+		for _, p := range toolPins {
 			if !listed[p.Tool] {
 				ss.removed = append(ss.removed, p.Tool)
 			}

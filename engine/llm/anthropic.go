@@ -152,6 +152,11 @@ func anthropicRequest(model string, maxTokens int, req Request, stream bool) anR
 			if text != "" {
 				blocks = append(blocks, anBlock{Type: "text", Text: text})
 			}
+			for _, p := range m.Parts {
+				if sendsImage(p) {
+					blocks = append(blocks, anBlock{Type: "image", Source: &anSource{Type: "base64", MediaType: p.MIME, Data: p.Data}})
+				}
+			}
 		}
 		if len(blocks) == 0 {
 			continue

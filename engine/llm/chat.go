@@ -14,8 +14,9 @@ type Message struct {
 	Name       string     `json:"name,omitempty"`         // tool messages: the tool's name
 	IsError    bool       `json:"is_error,omitempty"`     // tool messages: the tool ran and failed
 	// Parts holds the images and audio a tool returned (tool messages),
-	// as bytes; Content carries a label for each, which is all a model
-	// that cannot take one sees.
+	// or the images of a server's prompt (user messages), as bytes;
+	// Content carries a label for each, which is all a model that cannot
+	// take one sees.
 	Parts []Part `json:"parts,omitempty"`
 }
 

@@ -62,8 +62,8 @@ type oaToolCall struct {
 
 type oaMessage struct {
 	Role string `json:"role"`
-	// Content is *string (nil: null), or []oaPart in the user message
-	// that carries a tool's images.
+	// Content is *string (nil: null), or []oaPart in a user message
+	// that carries images (a tool's, or a prompt's).
 	Content    any          `json:"content"`
 	ToolCalls  []oaToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string       `json:"tool_call_id,omitempty"`
@@ -188,6 +188,18 @@ func openAIRequest(cfg ProviderConfig, req Request, stream bool) oaRequest {
 			}
 			if text == "" && len(om.ToolCalls) > 0 {
 				om.Content = nil
+			}
+		case "user":
+			// A user message's images (a server's prompt) go in its own
+			// content, after its text.
+			var parts []oaPart
+			for _, p := range m.Parts {
+				if sendsImage(p) {
+					parts = append(parts, oaPart{Type: "image_url", ImageURL: (*dataURL)(&p)})
+				}
+			}
+			if len(parts) > 0 {
+				om.Content = append([]oaPart{{Type: "text", Text: text}}, parts...)
 			}
 		case "tool":
 			om.ToolCallID = ids.result(m.ToolCallID)

@@ -85,6 +85,7 @@ error("meta/tai.lua only describes the tai module to editors; tai needs no requi
 ---@field tool_call_id? string tool messages
 ---@field name? string tool messages: the tool's name
 ---@field is_error? boolean tool messages: the tool ran and failed
+---@field parts? {type: string, mime: string, data: string}[] images and audio (data in base64): a tool's, or a prompt's
 
 ---A model's request to run one tool.
 ---@class tai.ToolCall
@@ -101,6 +102,7 @@ error("meta/tai.lua only describes the tai module to editors; tai needs no requi
 ---@field max_steps? integer 1 to 1000
 ---@field reset? boolean forget the conversation first
 ---@field tool_budget? integer tokens the tool schemas may take before selection starts
+---@field messages? tai.Message[] open the turn before the message (tai.mcp.prompt's messages); the message may then be ""
 ---@field on_text? fun(delta: string)
 ---@field on_waiting? fun(waiting: boolean, tick?: integer) # called every 0.1 s while the model is silent
 ---@field on_tool_start? fun(ev: tai.ToolEvent)
@@ -304,7 +306,9 @@ error("meta/tai.lua only describes the tai module to editors; tai needs no requi
 ---@field enabled boolean
 ---@field consent? "asked"|"auto"|"yolo" how the start was consented to
 ---@field spawn? tai.ConsentScreen what was started, as its consent screen is told it (the body of stdlib/consent.lua lays it out)
----@field notes? string[] listed tools that were refused, and why
+---@field notes? string[] listed tools and prompts that were refused, and why
+---@field prompts? string[] the prompts listed, pinned with the tools
+---@field instructions? string the server's instructions for the model, pinned with the tools
 ---@field needs_login? boolean the server answered 401: stored disabled until tai.mcp.login
 ---@field found? string a GitHub server: which pass found it, in which file and line
 ---@field declined? boolean refused because the person said no at its consent question
@@ -387,6 +391,37 @@ error("meta/tai.lua only describes the tai module to editors; tai needs no requi
 ---@field description string the granted one
 ---@field state "granted"|"withheld"|"removed"
 ---@field offered boolean
+---@field reason? string
+
+---One prompt of a registered server (tai.mcp.prompts).
+---@class tai.mcp.PromptInfo
+---@field server string
+---@field name string the server's name for it: /server:name runs it
+---@field title? string
+---@field description? string
+---@field arguments? tai.mcp.PromptArgument[]
+---@field state "granted"|"withheld"
+---@field offered boolean it can run now
+---@field reason? string why it cannot
+
+---@class tai.mcp.PromptArgument
+---@field name string
+---@field title? string
+---@field description? string
+---@field required? boolean
+
+---A rendered prompt (tai.mcp.prompt): messages for tai.chat's messages option.
+---@class tai.mcp.PromptTurn
+---@field server string
+---@field name string
+---@field description string
+---@field messages tai.Message[]
+
+---A server's instructions for the model (tai.mcp.instructions).
+---@class tai.mcp.Instructions
+---@field server string
+---@field text string what the model is sent (bounded, redacted), or, withheld, what the server gives now
+---@field state "granted"|"withheld"
 ---@field reason? string
 
 ---@class tai.mcp.ImportReport
@@ -944,11 +979,35 @@ function tai.mcp.tools(args) end
 ---@return string? err
 function tai.mcp.call(args) end
 
----Grants a withheld tool (or every one of the server); asks a person.
+---Grants a withheld tool, prompt or the server's instructions (tool = "instructions"), or every one of the server; asks a person.
 ---@param args {server: string, tool?: string}
 ---@return string[]? granted
 ---@return string? err
 function tai.mcp.grant(args) end
+
+---The cached prompts of the servers enabled for the profile (or of one); never starts a server.
+---@param args? {server?: string}
+---@return tai.mcp.PromptInfo[]? prompts
+---@return string? err
+function tai.mcp.prompts(args) end
+
+---Renders a granted prompt (prompts/get) with its arguments.
+---@param args {server: string, name: string, args?: table<string, string>}
+---@return tai.mcp.PromptTurn? prompt
+---@return string? err
+function tai.mcp.prompt(args) end
+
+---The values a prompt's argument may take (completion/complete); {} when the server offers none.
+---@param args {server: string, prompt: string, argument: string, value?: string, context?: table<string, string>}
+---@return string[]? values
+---@return string? err
+function tai.mcp.complete_argument(args) end
+
+---The instructions of the servers enabled for profile (default: the current one).
+---@param args? {profile?: string}
+---@return tai.mcp.Instructions[]? instructions
+---@return string? err
+function tai.mcp.instructions(args) end
 
 ---Lets a stdio server's sandbox read more files or folders (absolute, or from ~): adds them to the entry's sandbox.read after asking a person again.
 ---@param args {server: string, paths: string[]}

@@ -1,0 +1,432 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode"
+
+	"tai/engine/llm"
+	"tai/engine/tool"
+	"tai/mcp"
+	"tai/mcp/screen"
+	"tai/vault"
+)
+
+// A server's prompts are pinned like its tools: the listing (name, title,
+// description, arguments) is cached in the vault and pinned at
+// registration; a prompt added or redefined since is withheld until a
+// person grants it, seeing the diff. What prompts/get returns is not
+// pinned: it depends on the arguments by design, and the person sees it
+// whole, folded, before it is sent, and sends it or not.
+
+// MaxPrompts is how many prompts of one server become commands; the
+// others are listed as not offered.
+const MaxPrompts = mcp.MCP_MAX_TOOLS
+
+// maxPromptName bounds a prompt's name: it becomes a command.
+const maxPromptName = 128
+
+// offeredPrompt is one cached prompt of one server.
+type offeredPrompt struct {
+	server string
+	name   string
+	// title, description and args are the cached definition.
+	title       string
+	description string
+	args        []mcp.PromptArgument
+	hash        string
+	state       string // StateGranted or StateWithheld
+	reason      string // why it cannot run ("" when it can)
+	cached      vault.ServerTool
+}
+
+// promptDefinition is the pinned part of a prompt besides its name and
+// description, as its cached row's Schema holds it.
+type promptDefinition struct {
+	Title     string               `json:"title,omitempty"`
+	Arguments []mcp.PromptArgument `json:"arguments,omitempty"`
+}
+
+// promptHash is the pin of one prompt definition (kept apart from a
+// tool's of the same name).
+func promptHash(name, description string, def json.RawMessage) string {
+	return toolHash("prompt\x00"+name, description, def)
+}
+
+// byKind splits a stored server's rows and pins into its tools' and the
+// others' (prompts, instructions).
+func byKind(st vault.ServerState) (tools []vault.ServerTool, toolPins []vault.ToolPin, others []vault.ServerTool, otherPins []vault.ToolPin) {
+	for _, t := range st.Tools {
+		if t.Kind == "" {
+			tools = append(tools, t)
+		} else {
+			others = append(others, t)
+		}
+	}
+	for _, p := range st.Pins {
+		if p.Kind == "" {
+			toolPins = append(toolPins, p)
+		} else {
+			otherPins = append(otherPins, p)
+		}
+	}
+	return
+}
+
+// offers builds the server's prompts and instructions from their cached
+// rows and pins.
+func (ss *serverState) offers(rows []vault.ServerTool, pins []vault.ToolPin) {
+	promptPins := map[string]vault.ToolPin{}
+	var instrPin *vault.ToolPin
+	for _, p := range pins {
+		switch p.Kind {
+		case vault.KindPrompt:
+			promptPins[p.Tool] = p
+		case vault.KindInstructions:
+			instrPin = &p
+		}
+	}
+	ss.promptPins = promptPins
+	name := ss.row.Name
+	sort.Slice(rows, func(i, j int) bool { return rows[i].Tool < rows[j].Tool })
+	for _, r := range rows {
+		switch r.Kind {
+		case vault.KindInstructions:
+			in := &offeredInstructions{text: r.Description, hash: instructionsHash(r.Description), state: StateGranted}
+			switch {
+			case instrPin == nil:
+				in.state, in.reason = StateWithheld, "withheld: the server gives instructions it did not give when you added it; a person must grant them (/mcp grant "+name+")"
+			case instrPin.Hash != in.hash:
+				in.state, in.reason = StateWithheld, "withheld: the server changed its instructions since they were granted; a person must grant them again (/mcp grant "+name+")"
+			}
+			if instrPin != nil {
+				in.pinned = instrPin.Description
+			}
+			ss.instructions = in
+		case vault.KindPrompt:
+			p := &offeredPrompt{server: name, name: r.Tool, description: r.Description, cached: r, state: StateGranted}
+			var def promptDefinition
+			_ = json.Unmarshal(r.Schema, &def)
+			p.title, p.args = def.Title, def.Arguments
+			p.hash = promptHash(r.Tool, r.Description, r.Schema)
+			pin, pinned := promptPins[r.Tool]
+			switch {
+			case r.Refused != "":
+				p.state, p.reason = StateWithheld, "refused: "+r.Refused
+			case !pinned:
+				p.state, p.reason = StateWithheld, "withheld: the server added this prompt after registration; a person must grant it (/mcp grant "+name+" "+r.Tool+")"
+			case pin.Hash != p.hash:
+				p.state, p.reason = StateWithheld, "withheld: the server redefined this prompt since it was granted; a person must grant it again (/mcp grant "+name+" "+r.Tool+")"
+			}
+			ss.prompts = append(ss.prompts, p)
+		}
+	}
+}
+
+// promptProblem says why a listed prompt cannot become a command ("" when
+// it can): its name must be one word a person can type.
+func promptProblem(p mcp.Prompt) string {
+	switch {
+	case len(p.Name) > maxPromptName:
+		return fmt.Sprintf("its name is %d bytes, over the %d tai accepts", len(p.Name), maxPromptName)
+	case strings.ContainsFunc(p.Name, func(r rune) bool {
+		return unicode.IsSpace(r) || unicode.IsControl(r) || r == '=' || r == unicode.ReplacementChar
+	}):
+		return "its name holds spaces, control characters or '=', which no command can carry"
+	case len(p.Description) > MaxDescriptionBytes:
+		return fmt.Sprintf("its description is %d bytes, over the %d tai accepts", len(p.Description), MaxDescriptionBytes)
+	case len(p.Arguments) > 64:
+		return fmt.Sprintf("it takes %d arguments, over the 64 tai accepts", len(p.Arguments))
+	}
+	return ""
+}
+
+// maxPromptNotes bounds the notes one listing gives about refused
+// prompts; the rest are counted.
+const maxPromptNotes = 10
+
+// promptListing turns a prompts/list answer into cache rows: at most
+// MaxPrompts of them, by name. A prompt beyond the bounds (promptProblem)
+// is left out with a note naming it visibly; a name listed twice keeps its
+// first definition.
+func promptListing(prompts []mcp.Prompt) (rows []vault.ServerTool, notes []string) {
+	sort.SliceStable(prompts, func(i, j int) bool { return prompts[i].Name < prompts[j].Name })
+	seen := map[string]bool{}
+	refused, over := 0, 0
+	for _, p := range prompts {
+		if seen[p.Name] {
+			continue
+		}
+		seen[p.Name] = true
+		if why := promptProblem(p); why != "" {
+			if refused++; refused <= maxPromptNotes {
+				notes = append(notes, fmt.Sprintf("prompt %s refused: %s", mcp.Clip(p.Name), why))
+			}
+			continue
+		}
+		if len(rows) == MaxPrompts {
+			over++
+			continue
+		}
+		def, _ := json.Marshal(promptDefinition{Title: p.Title, Arguments: p.Arguments})
+		rows = append(rows, vault.ServerTool{Tool: p.Name, Description: p.Description, Schema: def})
+	}
+	if refused > maxPromptNotes {
+		notes = append(notes, fmt.Sprintf("%d more prompts refused for their names or size", refused-maxPromptNotes))
+	}
+	if over > 0 {
+		notes = append(notes, fmt.Sprintf("%d prompts past the first %d (by name) are not offered as commands", over, MaxPrompts))
+	}
+	return rows, notes
+}
+
+// promptPin is the pin of a cached prompt row.
+func promptPin(server string, r vault.ServerTool) vault.ToolPin {
+	return vault.ToolPin{Server: server, Kind: vault.KindPrompt, Tool: r.Tool, Hash: promptHash(r.Tool, r.Description, r.Schema), Description: r.Description, Schema: r.Schema}
+}
+
+// listOffers lists c's prompts (when it declares any) and reads its
+// instructions, as cache rows of each kind, within the connect timeout.
+func (b *Bridge) listOffers(ctx context.Context, c *mcp.Client) (prompts, instr []vault.ServerTool, notes []string, err error) {
+	if text := c.Instructions(); text != "" {
+		instr = []vault.ServerTool{{Tool: vault.KindInstructions, Description: boundInstructions(text)}}
+	}
+	limit := mcp.MCP_CONNECT_TIMEOUT
+	if b.opts.Client != nil && b.opts.Client.ConnectTimeout > 0 {
+		limit = b.opts.Client.ConnectTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	listed, err := c.Prompts(ctx)
+	if err != nil {
+		if dead(err) {
+			return nil, nil, nil, err
+		}
+		// A server whose prompts cannot be listed keeps its tools.
+		return nil, instr, []string{"prompts not listed: " + err.Error()}, nil
+	}
+	prompts, notes = promptListing(listed)
+	return prompts, instr, notes, nil
+}
+
+// cacheOffers stores c's prompts and instructions as server's cache.
+func (b *Bridge) cacheOffers(ctx context.Context, server string, c *mcp.Client) error {
+	prompts, instr, _, err := b.listOffers(ctx, c)
+	if err != nil {
+		return err
+	}
+	if err := b.store.ListingReplace(server, vault.KindPrompt, prompts); err != nil {
+		return err
+	}
+	return b.store.ListingReplace(server, vault.KindInstructions, instr)
+}
+
+// askPromptGrant shows how prompt p differs from its pin and stores the
+// new pin when a person says yes.
+func (b *Bridge) askPromptGrant(ctx context.Context, a *tool.Approver, st *serverState, p *offeredPrompt) (bool, error) {
+	pin, pinned := st.promptPins[p.name]
+	var q strings.Builder
+	if pinned {
+		fmt.Fprintf(&q, "MCP server %s redefined prompt %s since you granted it:\n", screen.VisibleLine(st.row.Name), screen.VisibleLine(p.name))
+	} else {
+		fmt.Fprintf(&q, "MCP server %s now lists a prompt it did not have when you added it: %s\n", screen.VisibleLine(st.row.Name), screen.VisibleLine(p.name))
+	}
+	q.WriteString(b.shown(definitionDiff(pin.Description, pin.Schema, p.cached.Description, p.cached.Schema, "title and arguments")))
+	q.WriteString("Grant the new definition? [y/N]")
+	ok, err := a.Decide(ctx, q.String())
+	if err != nil || !ok {
+		return false, err
+	}
+	if err := b.store.PinPut(promptPin(st.row.Name, p.cached)); err != nil {
+		return false, err
+	}
+	b.auditAdmin("grant", st.row.Name+"/prompt:"+p.name, "ok")
+	return true, nil
+}
+
+// PromptInfo is one prompt of a registered server, as a front end lists
+// it: Offered says it can run now (granted, its server enabled for the
+// profile); Reason says why not.
+type PromptInfo struct {
+	Server      string               `json:"server"`
+	Name        string               `json:"name"`
+	Title       string               `json:"title,omitempty"`
+	Description string               `json:"description,omitempty"`
+	Arguments   []mcp.PromptArgument `json:"arguments,omitempty"`
+	State       string               `json:"state"`
+	Offered     bool                 `json:"offered"`
+	Reason      string               `json:"reason,omitempty"`
+}
+
+// Prompts lists the cached prompts of the servers enabled for the
+// caller's profile (never a spawn), sorted by server and name; server,
+// when given, narrows to one. The texts are a server's: cleaned for a
+// terminal, secrets redacted.
+func (b *Bridge) Prompts(ctx context.Context, server string) ([]PromptInfo, error) {
+	s, err := b.reload()
+	if err != nil {
+		return nil, err
+	}
+	profile := b.profileFor(ctx)
+	var out []PromptInfo
+	for _, name := range s.order {
+		st := s.servers[name]
+		if server != "" && name != server || !st.profiles[profile] {
+			continue
+		}
+		for _, p := range st.prompts {
+			info := PromptInfo{Server: name, Name: p.name, Title: b.shown(p.title), Description: b.shown(p.description), State: p.state, Reason: p.reason}
+			for _, a := range p.args {
+				a.Title, a.Description = b.shown(a.Title), b.shown(a.Description)
+				info.Arguments = append(info.Arguments, a)
+			}
+			if info.Reason == "" && st.instructionsWithheld() {
+				info.Reason = st.instructions.reason
+			}
+			info.Offered = info.Reason == ""
+			out = append(out, info)
+		}
+	}
+	if server != "" && s.servers[server] == nil {
+		return nil, notRegistered(server)
+	}
+	return out, nil
+}
+
+// promptFor finds server's prompt for the caller in ctx, or says why it
+// cannot run.
+func (b *Bridge) promptFor(ctx context.Context, s *snapshot, server, name string) (*serverState, *offeredPrompt, error) {
+	st := s.servers[server]
+	if st == nil {
+		return nil, nil, notRegistered(server)
+	}
+	if profile := b.profileFor(ctx); !st.profiles[profile] {
+		return nil, nil, errors.New(st.disabledFor(profile))
+	}
+	for _, p := range st.prompts {
+		if p.name != name {
+			continue
+		}
+		if p.reason != "" {
+			return nil, nil, fmt.Errorf("prompt %s of %s: %s", screen.VisibleLine(name), server, p.reason)
+		}
+		if st.instructionsWithheld() {
+			return nil, nil, fmt.Errorf("prompt %s of %s: %s", screen.VisibleLine(name), server, st.instructions.reason)
+		}
+		return st, p, nil
+	}
+	return nil, nil, fmt.Errorf("mcp server %s lists no prompt %s: /help lists the prompts of enabled servers", server, screen.VisibleLine(name))
+}
+
+// PromptTurn is a rendered prompt: its messages, ready to open a turn
+// (texts redacted; images as parts), and what the person is shown.
+type PromptTurn struct {
+	Server      string
+	Name        string
+	Description string
+	Messages    []llm.Message
+}
+
+// GetPrompt renders server's prompt name with args (prompts/get) for the
+// caller in ctx: the prompt must be granted and its server enabled for
+// the profile; a required argument missing is an error naming it. Each
+// message becomes one llm.Message: text items as text, images as parts
+// (with a label in the text), an embedded resource's text inline, a blob
+// or audio as a label.
+func (b *Bridge) GetPrompt(ctx context.Context, server, name string, args map[string]string) (PromptTurn, error) {
+	s, err := b.reload()
+	if err != nil {
+		return PromptTurn{}, err
+	}
+	st, p, err := b.promptFor(ctx, s, server, name)
+	if err != nil {
+		return PromptTurn{}, err
+	}
+	for _, a := range p.args {
+		if a.Required && args[a.Name] == "" {
+			arg := screen.VisibleLine(a.Name)
+			return PromptTurn{}, fmt.Errorf("prompt %s of %s needs argument %s: give %s=value", screen.VisibleLine(name), server, arg, arg)
+		}
+	}
+	c, err := b.client(ctx, st, true)
+	if err != nil {
+		return PromptTurn{}, err
+	}
+	// Connecting may have listed the prompts anew and withheld this one.
+	if s, err = b.current(); err != nil {
+		return PromptTurn{}, err
+	}
+	if _, _, err := b.promptFor(ctx, s, server, name); err != nil {
+		return PromptTurn{}, err
+	}
+	res, err := c.GetPrompt(ctx, name, args)
+	if err != nil {
+		if dead(err) {
+			b.forget(server, c)
+		}
+		return PromptTurn{}, err
+	}
+	b.auditAdmin("prompt", server+"/"+name, "ok")
+	turn := PromptTurn{Server: server, Name: name, Description: b.shown(res.Description)}
+	for _, m := range res.Messages {
+		turn.Messages = append(turn.Messages, b.promptMessage(server, m))
+	}
+	return turn, nil
+}
+
+// promptMessage converts one message of a rendered prompt, through the
+// same content conversion as a tool result.
+func (b *Bridge) promptMessage(server string, m mcp.PromptMessage) llm.Message {
+	var c tool.Content
+	if text, ok := mcp.TextOf(m.Content); ok {
+		c = tool.Content{Type: "text", Text: text}
+	} else {
+		c = item(server, m.Content)
+	}
+	out := llm.Message{Role: m.Role}
+	switch {
+	case c.Type == "text":
+		out.Content = b.store.Redact(c.Text)
+	case c.Binary():
+		out.Content = c.Label()
+		if c.Type == "image" {
+			out.Parts = []llm.Part{{Type: "image", MIME: c.MIME, Data: c.Data}}
+		}
+	default:
+		raw, _ := json.Marshal(c)
+		out.Content = b.store.Redact(string(raw))
+	}
+	return out
+}
+
+// CompletePromptArgument asks server for the values argument arg of its
+// prompt may take (completion/complete), given what is typed so far and
+// the arguments chosen already. A server that does not offer completions
+// yields none.
+func (b *Bridge) CompletePromptArgument(ctx context.Context, server, prompt, arg, value string, chosen map[string]string) ([]string, error) {
+	s, err := b.current()
+	if err != nil {
+		return nil, err
+	}
+	st, _, err := b.promptFor(ctx, s, server, prompt)
+	if err != nil {
+		return nil, err
+	}
+	c, err := b.client(ctx, st, false)
+	if err != nil {
+		return nil, err
+	}
+	vals, err := c.CompletePrompt(ctx, prompt, arg, value, chosen)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(vals))
+	for _, v := range vals {
+		out = append(out, b.shown(v))
+	}
+	return out, nil
+}
