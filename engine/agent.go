@@ -381,6 +381,11 @@ func (a *Agent) RunTurn(ctx context.Context, message string, opts *TurnOptions) 
 	if a.session != nil && sel.Profile == "" {
 		sel.Profile = a.session.Profile().Name
 	}
+	if a.session != nil {
+		// The MCP servers' instructions follow whichever system prompt
+		// the turn has, for the servers its profile enables.
+		system = a.session.eng.withInstructions(system, a.session.Profile().Name)
+	}
 
 	a.appendHistory(input...)
 	caller := tool.CallerFrom(ctx)

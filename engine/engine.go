@@ -106,21 +106,21 @@ func (e *Engine) SetInstructions(fn func(profile string) string) {
 	e.instructions.Store(&fn)
 }
 
-// systemPrompt is profile p's system prompt followed by the servers'
-// instructions, when any.
-func (e *Engine) systemPrompt(p llm.Profile) string {
+// withInstructions is system followed by the instructions of the
+// servers enabled for profile, when any.
+func (e *Engine) withInstructions(system, profile string) string {
 	fn := e.instructions.Load()
 	if fn == nil {
-		return p.System
+		return system
 	}
-	extra := (*fn)(p.Name)
+	extra := (*fn)(profile)
 	switch {
 	case extra == "":
-		return p.System
-	case p.System == "":
+		return system
+	case system == "":
 		return extra
 	}
-	return p.System + "\n\n" + extra
+	return system + "\n\n" + extra
 }
 
 // New builds an Engine on store with the native tools registered and the

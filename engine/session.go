@@ -251,7 +251,7 @@ func (s *Session) Model(context.Context) (Model, error) {
 		return Model{}, err
 	}
 	p := s.Profile()
-	return Model{Client: c, System: s.eng.systemPrompt(p), Tools: p.Tools, MaxTokens: p.MaxTokens}, nil
+	return Model{Client: c, System: p.System, Tools: p.Tools, MaxTokens: p.MaxTokens}, nil
 }
 
 // Complete makes one stateless completion with the session's model and no

@@ -2,6 +2,7 @@ package lua
 
 import (
 	"bufio"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -37,7 +38,7 @@ func TestMain(m *testing.M) {
 		serveBenchMCP()
 		os.Exit(0)
 	}
-	if v := os.Getenv("TAI_LUA_TEST_MCP"); v == "1" || v == "deep" || v == "logging" {
+	if v := os.Getenv("TAI_LUA_TEST_MCP"); v == "1" || v == "deep" || v == "logging" || v == "prompts" {
 		serveStdioMCP(os.Stdin, os.Stdout)
 		os.Exit(0)
 	}
@@ -65,11 +66,23 @@ func answerMCP(m rpcMsg) (result any, rerr *rpcError) {
 		if os.Getenv("TAI_LUA_TEST_MCP") == "logging" {
 			caps["logging"] = map[string]any{}
 		}
-		return map[string]any{
+		init := map[string]any{
 			"protocolVersion": "2025-11-25",
 			"capabilities":    caps,
 			"serverInfo":      map[string]any{"name": "fake-mcp", "version": "1.2.3"},
-		}, nil
+		}
+		if os.Getenv("TAI_LUA_TEST_MCP") == "prompts" {
+			caps["prompts"] = map[string]any{}
+			init["instructions"] = "Call echo before sulk."
+		}
+		return init, nil
+	case "prompts/list":
+		return map[string]any{"prompts": []any{map[string]any{"name": "look", "description": "looks at a picture"}}}, nil
+	case "prompts/get":
+		return map[string]any{"messages": []any{
+			map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": "What is in this picture?"}},
+			map[string]any{"role": "user", "content": map[string]any{"type": "image", "mimeType": "image/png", "data": base64.StdEncoding.EncodeToString(promptPNG)}},
+		}}, nil
 	case "logging/setLevel":
 		return map[string]any{}, nil
 	case "ping":

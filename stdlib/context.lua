@@ -178,6 +178,18 @@ function M.parts(profile)
   return parts
 end
 
+-- mcp_instructions() lists the instructions of the MCP servers enabled
+-- for the profile ({server=, text=, state=, reason=}): the engine adds
+-- the granted ones after the system message, each fenced in a block
+-- naming its server; withheld ones are not sent. {} when tai.mcp cannot
+-- say.
+---@return {server: string, text: string, state: string, reason?: string}[]
+function M.mcp_instructions()
+  local ok, list = pcall(tai.mcp.instructions)
+  if not ok or type(list) ~= "table" then return {} end
+  return list
+end
+
 -- system(profile) is the whole system message.
 ---@param profile table?
 ---@return string

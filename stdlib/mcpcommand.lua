@@ -39,6 +39,16 @@ function M.report(rep, notes_shown)
       if not s.needs_login then
         say("  " .. #(s.tools or {}) .. " tools: " .. tai.term.clean(table.concat(s.tools or {}, ", "), true))
       end
+      if s.prompts and #s.prompts > 0 then
+        say("  " .. #s.prompts .. " prompts, run as /" .. clean(s.server) .. ":PROMPT: " .. tai.term.clean(table.concat(s.prompts, ", "), true))
+      end
+      if s.instructions and s.instructions ~= "" then
+        -- pinned with the tools; the model gets them in its system prompt
+        say("  instructions for the model (pinned; /context shows them):")
+        local shown, note = tai.term.fold(s.instructions, 4, 400)
+        for line in (shown .. "\n"):gmatch("([^\n]*)\n") do say("    " .. line) end
+        if note ~= "" then say("    (" .. note .. ")") end
+      end
       for _, n in ipairs(s.notes or {}) do warn("  " .. clean(n)) end
     elseif s.outcome == "skipped" then
       say(string.format("skipped %s: %s", clean(s.server), clean(s.reason)))

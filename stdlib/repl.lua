@@ -6,6 +6,7 @@
 local tai = require("tai")
 local inspect = require("tai.inspect")
 local chatview = require("tai.chatview")
+local prompts = require("tai.promptcommand")
 
 local M = {}
 
@@ -115,14 +116,18 @@ end
 -- are redacted from the message and the answer. Ctrl-C cancels the turn.
 -- A turn that ended at the step limit or was cut off at the output limit
 -- says so. The conversation is kept in the vault after each turn.
+-- messages, when given, open the turn before text (a server's prompt:
+-- /SERVER:PROMPT).
 ---@param text string
-function M.chat(text)
+---@param messages? table[]
+function M.chat(text, messages)
   M.rl:watch_escape(true) -- Esc stops the turn, as Ctrl-C does
   local tty = tai.term.isatty()
   M.view = chatview.new({ write = tai.term.write, note = tai.term.write, spinner = tty,
     redactor = tai.vault.redactor(), markdown = M.markdown and tai.term.color(), width = tai.term.width() })
   local opts = M.view.opts(M.conv.opts())
   opts.tool_budget = chatview.tool_budget()
+  opts.messages = messages
   local answer, d = tai.chat(chatview.redacted(M.conv.message(M.attach(text))), opts)
   M.conv.turned()
   M.view.finish()
@@ -636,6 +641,12 @@ builtin.help = {
     if name then
       local bare = name:gsub("^/", "")
       local c = find_command(bare)
+      if not c and prompts.split(bare) then
+        local p, err = prompts.find(bare)
+        if not p then M.warn(err) return end
+        for _, l in ipairs(prompts.describe(p)) do M.say(l) end
+        return
+      end
       local text = name:sub(1, 1) ~= "/" and tai.help.topic(bare)
       if not c and not text then
         M.warn("no topic or command " .. name .. "; /help lists them, /help search " .. bare .. " searches the topics")
@@ -660,6 +671,20 @@ builtin.help = {
     M.say("Commands (/help COMMAND shows one in full):")
     for _, l in ipairs(M.help_lines(tai.commands(), tai.term.width())) do M.say(l) end
     M.say("")
+    local server_prompts = prompts.commands()
+    if #server_prompts > 0 then
+      M.say("Prompts of MCP servers (/SERVER:PROMPT name=value …; /help /SERVER:PROMPT shows its arguments):")
+      local by = {}
+      for _, c in ipairs(server_prompts) do
+        if not by[c.server] then by[c.server] = {}; by[#by + 1] = c.server end
+        table.insert(by[c.server], c)
+      end
+      for _, server in ipairs(by) do
+        M.say("  " .. chatview.clean(server))
+        for _, l in ipairs(M.help_lines(by[server], tai.term.width() - 2)) do M.say("  " .. l) end
+      end
+      M.say("")
+    end
     M.say("  plain text    one turn with the model of the current profile (/profile)")
     M.say("  = expr        evaluate Lua and print the result (tables pretty-printed)")
     M.say("  !command      run a shell command; its output goes with your next message")
@@ -1527,7 +1552,7 @@ builtin.init = {
 
 builtin.context = {
   help = "show what is sent with each message and its size in tokens\n" ..
-    "the system prompt, the profile, AGENTS.md files and the history; sizes are estimated",
+    "the system prompt, the profile, AGENTS.md files, MCP servers' instructions and the history; sizes are estimated",
   fn = function(rest, w)
     local ok, p = pcall(tai.profiles.current)
     local parts = require("tai.context").parts(ok and p or nil)
@@ -1542,6 +1567,19 @@ builtin.context = {
     end
     for _, s in ipairs(select(3, require("tai.context").instructions(tai.cwd())) or {}) do
       M.say(M.paint("33", string.format("── %s not sent: %s", chatview.short(s.path, 200), chatview.clean(s.why))))
+    end
+    for _, s in ipairs(require("tai.context").mcp_instructions()) do
+      local name = "MCP server " .. chatview.clean(s.server) .. "'s instructions"
+      if s.state == "granted" then
+        local n = tai.estimate_tokens(s.text)
+        total = total + n
+        M.say(string.format("── %s (its words, fenced, after the system prompt) · ~%s tokens", name, chatview.thousands(n)))
+        local shown, more = M.head(chatview.clean(s.text), w[1] == "all", 12, 1200)
+        M.say(shown)
+        if more ~= "" then M.say(M.paint("2", "   " .. more .. "; /context all shows everything")) end
+      else
+        M.say(M.paint("33", string.format("── %s not sent: %s", name, chatview.clean(s.reason or s.state))))
+      end
     end
     local h = M.conv.history() or {}
     local hn = tai.estimate_tokens(h)
@@ -1722,6 +1760,10 @@ end
 function M.command(line)
   local name, rest = line:match("^%s*/([^%s]*)%s*(.-)%s*$")
   local c = find_command(name)
+  if not c and prompts.split(name) then
+    prompts.run(name, rest, M.prompt_io())
+    return
+  end
   if not c then
     local near = M.nearest_command(name)
     M.warn("unknown command /" .. name .. (near and ("; did you mean /" .. near .. "? /help lists them") or "; /help lists them"))
@@ -1731,6 +1773,45 @@ function M.command(line)
   if not ok then
     M.warn("/" .. name .. ": " .. tostring(err))
   end
+end
+
+-- prompt_io is what a /SERVER:PROMPT command reads and says through.
+---@return table
+function M.prompt_io()
+  return {
+    rl = M.rl, say = M.say, warn = M.warn,
+    set_complete = function(fn) M.answer_complete = fn end,
+    chat = function(messages) M.chat("", messages) end,
+  }
+end
+
+-- answer_complete, while set, completes the answer to a question (a
+-- prompt's argument) in place of commands and paths.
+M.answer_complete = nil
+
+-- complete_prompt(line) completes /SERVER:PROMPT commands and, after one,
+-- the names of its arguments not given yet; nil when line is neither.
+---@param line string
+---@return string[]|nil
+function M.complete_prompt(line)
+  local partial = line:match("^%s*/([^%s]*)$")
+  if partial then
+    local out = {}
+    for _, c in ipairs(prompts.commands()) do
+      if c.prompt.offered and c.name:sub(1, #partial) == partial then out[#out + 1] = "/" .. c.name end
+    end
+    return out
+  end
+  local name, rest = line:match("^%s*/([^%s:]+:%S+)%s+(.*)$")
+  if not name then return nil end
+  local p = prompts.find(name)
+  local out = {}
+  local word = rest:match("(%S*)$")
+  for _, a in ipairs(p and p.arguments or {}) do
+    local cand = a.name .. "="
+    if not rest:find(cand, 1, true) and cand:sub(1, #word) == word then out[#out + 1] = cand end
+  end
+  return out
 end
 
 -- complete(line) returns whole-word candidates for the last word of line
@@ -1758,6 +1839,10 @@ end
 ---@param line string
 ---@return string[]
 function M.complete(line)
+  if M.answer_complete then
+    local ok, cands = pcall(M.answer_complete, line)
+    return ok and type(cands) == "table" and cands or {}
+  end
   local at = line:match("^[^/=!].*(@%S*)$") or line:match("^(@%S*)$")
   if at then
     local out = M.complete_path(at)
@@ -1770,8 +1855,11 @@ function M.complete(line)
     for _, c in ipairs(tai.commands()) do
       if c.name:sub(1, #partial) == partial then out[#out + 1] = "/" .. c.name end
     end
+    for _, cand in ipairs(M.complete_prompt(line) or {}) do out[#out + 1] = cand end
     return out
   end
+  local pcands = M.complete_prompt(line)
+  if pcands then return pcands end
   local name, rest = line:match("^%s*/([%w_%.%-]+)%s+(.*)$")
   if name then
     local c = find_command(name)

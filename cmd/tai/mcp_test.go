@@ -24,7 +24,14 @@ import (
 const mcpServerEnv = "TAI_CMD_TEST_MCP"
 
 func runMCPServer() int {
-	s := sdk.NewServer(&sdk.Implementation{Name: "echoer", Version: "1"}, nil)
+	var opts *sdk.ServerOptions
+	if strings.HasSuffix(os.Getenv(mcpServerEnv), "+prompts") {
+		opts = promptServerOptions()
+	}
+	s := sdk.NewServer(&sdk.Implementation{Name: "echoer", Version: "1"}, opts)
+	if strings.HasSuffix(os.Getenv(mcpServerEnv), "+prompts") {
+		addPrompts(s)
+	}
 	type in struct {
 		Text string `json:"text"`
 	}
