@@ -503,6 +503,7 @@ func (b *Bridge) unattendedSecrets(ctx context.Context, a *tool.Approver, server
 func (b *Bridge) consentSpawn(ctx context.Context, sp spawn) error {
 	sc := sp.screenOf(b.store.Redact)
 	sc.Changed = true
+	sc.Instructions = b.knownInstructions(sp.Server)
 	_, ask, err := b.consentScreen(ctx, sp, sc)
 	if err != nil || ask == "" {
 		return err

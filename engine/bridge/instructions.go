@@ -152,3 +152,17 @@ func (b *Bridge) SystemPrompt(profile string) string {
 	}
 	return out.String()
 }
+
+// knownInstructions are the instructions server gave at its last start
+// (the vault's cache), redacted, for its consent screen: "" when it gave
+// none or never started.
+func (b *Bridge) knownInstructions(server string) string {
+	s, err := b.current()
+	if err != nil {
+		return ""
+	}
+	if st := s.servers[server]; st != nil && st.instructions != nil {
+		return b.store.Redact(st.instructions.text)
+	}
+	return ""
+}

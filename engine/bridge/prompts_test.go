@@ -240,3 +240,41 @@ func TestHostilePrompts(t *testing.T) {
 		t.Fatalf("the block closes %d times: the server closed it early\n%s", n, sys[:300])
 	}
 }
+
+// TestConsentShowsKnownInstructions: a registered server whose command
+// changed is asked about again on the consent screen, which shows the
+// instructions it gave at its last start (first lines, folded).
+func TestConsentShowsKnownInstructions(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, _ := jsonString(map[string]any{"mcpServers": map[string]any{"p": map[string]any{
+		"command": exe, "args": []string{"-test.run=^$", "${TAI_BRIDGE_ARG}"}, "env": map[string]string{serverEnv: promptsServer},
+	}}})
+	path := filepath.Join(t.TempDir(), "vault.db")
+	t.Setenv("TAI_BRIDGE_ARG", "first")
+	f := newFixture(t, tool.Interactive, path)
+	if rep, err := f.b.Add(ctxT(t), AddRequest{Source: src}); err != nil || rep.Servers[0].Outcome != Added {
+		t.Fatalf("add: %+v, %v", rep, err)
+	}
+	if qs := f.p.questions(); len(qs) != 1 || strings.Contains(qs[0], "Use echo") {
+		t.Fatalf("the first consent (nothing started yet): %q", qs)
+	}
+	f.b.Close()
+	f.store.Close()
+
+	t.Setenv("TAI_BRIDGE_ARG", "second")
+	g := newFixture(t, tool.Interactive, path)
+	if _, err := g.b.SetEnabled(ctxT(t), "p", "", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.reg.Dispatch(ctxT(t), "mcp_p_echo", map[string]any{"text": "x"}); err != nil {
+		t.Fatal(err)
+	}
+	qs := g.p.questions()
+	if len(qs) != 1 {
+		t.Fatalf("questions %q", qs)
+	}
+	mustContain(t, "consent screen", qs[0], "differs from the one you consented to", "Use echo to repeat text. Call it once per line.")
+}
