@@ -756,7 +756,8 @@ builtin.unseal = {
   fn = function()
     local n, err = tai.vault.unseal()
     if not n then M.warn(tostring(err)) return end
-    M.say(string.format("(the vault is unsealed: its %d audit entries verified; secrets are stored in the clear now)", n))
+    local trail = n == 0 and "its audit trail was empty" or string.format("its audit trail verified (%d entries)", n)
+    M.say("(the vault is unsealed: " .. trail .. "; secrets and server headers are stored in the clear now)")
   end,
 }
 

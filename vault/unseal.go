@@ -137,15 +137,18 @@ func (s *Store) unsealTx(tx *bolt.Tx, key *sealKey) (int, error) {
 	if err := meta.Delete(sealMetaKey); err != nil {
 		return 0, err
 	}
-	how := "the trail was verified under the seal key"
-	if key.auditKey() == nil {
-		how = "the seal kept no audit key, so the trail was verified by its hashes"
+	outcome := fmt.Sprintf("the trail was verified under the seal key through entry %d and its seal MACs were removed; from here the trail is a plain hash chain", n)
+	switch {
+	case n == 0:
+		outcome = "the trail was empty; from here it is a plain hash chain"
+	case key.auditKey() == nil:
+		outcome = fmt.Sprintf("the seal kept no audit key, so the trail was verified by its hashes through entry %d; from here it is a plain hash chain", n)
 	}
 	if _, err := auditAppendTx(tx, AuditEntry{
 		Time:    time.Now().UTC().Round(0),
 		Kind:    auditKindAudit,
 		Subject: AuditUnsealed,
-		Outcome: fmt.Sprintf("%s through entry %d and its seal MACs were removed; from here the trail is a plain hash chain", how, n),
+		Outcome: outcome,
 	}, nil); err != nil {
 		return 0, err
 	}

@@ -432,7 +432,7 @@ func TestREPLUnseal(t *testing.T) {
 	s.typeKeys("/unseal\r")
 	s.expect("vault passphrase: ")
 	s.typeKeys("open sesame\r")
-	s.expect("(the vault is unsealed: its ")
+	s.expect("(the vault is unsealed: its audit trail ")
 	s.expect("tai:ollama> ")
 	s.typeKeys("/unseal\r")
 	s.expect("the vault is not sealed: nothing to unseal")
