@@ -105,7 +105,7 @@ func (h *Host) mcpClientOptions(version string, warn func(string)) *mcp.ClientOp
 	if h.opts.MCPClient != nil {
 		o = *h.opts.MCPClient
 	}
-	o.Version, o.OnWarning, o.OnStartup = version, warn, startupLine(h.opts.Stderr)
+	o.Version, o.OnWarning, o.OnStartup = version, warn, startupLine(h.opts.Stderr, h.startupSay)
 	return &o
 }
 
@@ -390,7 +390,8 @@ func (h *Host) mcpImport(L *glua.LState) int {
 }
 
 // mcpWarning shows what a server did wrong without ending its session (a
-// flood of requests), cleaned, on stderr.
+// flood of requests), cleaned, through tai.notify; it comes from the
+// server's reader goroutine, so it is said when the state is free.
 func (h *Host) mcpWarning(msg string) {
-	fmt.Fprintf(h.opts.Stderr, "tai: %s\n", CleanText(msg, false))
+	h.tellSoon("warn", "tai: "+CleanText(msg, false))
 }

@@ -96,7 +96,7 @@ func (h *Host) chatSession(profile string) (*engine.Session, error) {
 }
 
 // clientOptions are the model clients' options: the host's Engine.Client,
-// with retries reported on Stderr ("tai: rate limited (429); retrying in
+// with retries reported through tai.notify ("tai: rate limited (429); retrying in
 // 30s, attempt 2/4") unless a turn has its own on_retry or the options
 // their own OnRetry, so that no wait passes in silence.
 func (h *Host) clientOptions() *llm.ClientOptions {
@@ -106,7 +106,7 @@ func (h *Host) clientOptions() *llm.ClientOptions {
 	}
 	if c.OnRetry == nil {
 		c.OnRetry = func(n llm.RetryNotice) {
-			fmt.Fprintf(h.opts.Stderr, "tai: %s\n", n)
+			h.tellSoon("warn", "tai: "+n.String())
 		}
 	}
 	if c.ModelFamilies == nil {
@@ -114,7 +114,7 @@ func (h *Host) clientOptions() *llm.ClientOptions {
 	}
 	if c.OnModelChosen == nil {
 		c.OnModelChosen = func(m llm.ModelChoice) {
-			fmt.Fprintf(h.opts.Stderr, "tai: %s\n", m)
+			h.tellSoon("warn", "tai: "+m.String())
 		}
 	}
 	return &c
@@ -302,7 +302,7 @@ func (h *Host) chatEvents(ctx context.Context, o chatOpts) engine.Events {
 				mu.Lock()
 				broken[fn] = true
 				mu.Unlock()
-				fmt.Fprintf(h.opts.Stderr, "tai: chat callback failed (not called again this turn): %v\n", err)
+				h.tell(h.L, "error", fmt.Sprintf("tai: chat callback failed (not called again this turn): %v", err))
 			}
 		})
 	}
@@ -387,7 +387,7 @@ func (h *Host) modelNotice(ctx context.Context, fn *glua.LFunction) func(llm.Mod
 			t.RawSetString("model", glua.LString(m.Model))
 			t.RawSetString("family", glua.LString(m.Family))
 			if _, err := h.callWhole(ctx, fn, t); err != nil {
-				fmt.Fprintf(h.opts.Stderr, "tai: chat callback failed: %v\n", err)
+				h.tell(h.L, "error", fmt.Sprintf("tai: chat callback failed: %v", err))
 			}
 		})
 	}

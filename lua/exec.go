@@ -34,7 +34,10 @@ func (h *Host) onLua(ctx context.Context, fn func()) error {
 	case <-ctx.Done():
 		return fmt.Errorf("%w: %w", errNotServed, ctx.Err())
 	}
-	defer func() { <-h.baton }()
+	defer func() {
+		h.flushNotices()
+		<-h.baton
+	}()
 	if err := ctx.Err(); err != nil {
 		// The state came free as the call's time ran out: select took
 		// either. A call whose time is up does not run.
@@ -68,6 +71,7 @@ func (h *Host) Await(work func()) {
 	}()
 	<-done
 	h.baton <- struct{}{} // back once a call running now has finished
+	h.flushNotices()
 }
 
 // callLua calls fn with args under a protected call on the owning goroutine

@@ -103,6 +103,7 @@ type Host struct {
 	runtimeEnv runtimeEnvList      // sandboxdeny.go: tai.sandbox.runtime_env
 	families   modelFamilies       // profiles.go: tai.model_families
 	media      shownMedia          // media.go: tai.media
+	notices    noticeQueue         // notice.go: lines for tai.notify from other goroutines
 }
 
 // runState is the stack of interruptible runs (a top-level Run, a
@@ -148,6 +149,7 @@ func New(opts *Options) (*Host, error) {
 		commands: map[string]*command{},
 		chat:     chatState{agents: map[chatKey]*engine.Agent{}, sessions: map[string]*engine.Session{}, busy: map[*engine.Agent]bool{}},
 		baton:    make(chan struct{}, 1),
+		notices:  noticeQueue{ready: make(chan struct{}, 1)},
 		clients:  &clientSet{},
 		exit:     os.Exit,
 	}

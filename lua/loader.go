@@ -168,14 +168,14 @@ func (h *Host) searchBuiltin(L *glua.LState, x string) int {
 				// --dump-stdlib wrote, unedited) changes nothing and is
 				// not worth a notice.
 				if !bytes.Equal(src, embedded) {
-					fmt.Fprintf(h.opts.Stderr, "tai: %s overrides the built-in %s.lua\n", p, x)
+					h.tell(L, "warn", fmt.Sprintf("tai: %s overrides the built-in %s.lua", p, x))
 				}
 				return pushUser(L, "tai."+x, p, src)
 			}
 		}
 		if src, err := os.ReadFile(flat); err == nil && !flatOverride(x) && !bytes.Equal(src, embedded) {
-			fmt.Fprintf(h.opts.Stderr, "tai: %s is a module of your own, not the built-in %s.lua (tai's are tai.*: %s replaces it)\n",
-				flat, x, replacing[0])
+			h.tell(L, "warn", fmt.Sprintf("tai: %s is a module of your own, not the built-in %s.lua (tai's are tai.*: %s replaces it)",
+				flat, x, replacing[0]))
 		}
 	}
 	return pushEmbedded(L, x, embedded)

@@ -3,8 +3,6 @@ package lua
 import (
 	"bufio"
 	"context"
-	"fmt"
-	"io"
 	"strings"
 
 	glua "github.com/yuin/gopher-lua"
@@ -44,20 +42,20 @@ func (h *Host) mcpLogin(L *glua.LState) int {
 	return 1
 }
 
-// loginPerson is the person at this tai for an OAuth login: lines go to
-// stderr; a redirect URL pasted while the login waits is read through the
+// loginPerson is the person at this tai for an OAuth login: lines go
+// through tai.notify; a redirect URL pasted while the login waits is read through the
 // line editor when there is one (the REPL's), else from stdin when it is
 // a terminal. The returned stop ends that reading.
 func (h *Host) loginPerson(ctx context.Context) (*oauth.Person, func()) {
-	var out io.Writer = h.opts.Stderr
-	p := &oauth.Person{Say: func(line string) { fmt.Fprintf(out, "tai: %s\n", CleanText(line, false)) }}
+	// The login runs away from the Lua goroutine: its lines are said
+	// through tai.notify when the state is free (above a line being
+	// edited, which the editor draws again).
+	p := &oauth.Person{Say: func(line string) { h.tellSoon("warn", "tai: "+CleanText(line, false)) }}
 	lines := make(chan string)
 	done := make(chan struct{})
 	var finished chan struct{}
 	switch r := h.term.editor; {
 	case r != nil && !r.closed:
-		// Lines go through the editor, which redraws its prompt below them.
-		out = r.inst.Stderr()
 		finished = make(chan struct{})
 		p.Paste = lines
 		taken := make(chan bool, 1)

@@ -58,6 +58,9 @@ func (p hostPrompter) Confirm(ctx context.Context, c tool.Consent) (bool, error)
 	if tty != nil {
 		defer tty.Close()
 		if !isTerminal(p.h.opts.Stdout) {
+			// Written to the terminal itself, not told: stdout and stderr
+			// go elsewhere (a pipe, a file), where tai.notify writes,
+			// and the person answering at /dev/tty must see it.
 			fmt.Fprintf(tty, "tai: the model asks to run %s (%s); the details are on stdout\n", CleanText(c.Tool, true), CleanText(c.Origin, true))
 		}
 	}

@@ -63,10 +63,10 @@ func (h *Host) Run(ctx context.Context, inv Invocation) int {
 	status, err := h.run(ctx, inv)
 	switch {
 	case errors.Is(err, ErrInterrupted):
-		fmt.Fprintln(h.opts.Stderr, "tai: interrupted")
+		h.tell(h.L, "error", "tai: interrupted")
 		return ExitInterrupted
 	case err != nil:
-		fmt.Fprintf(h.opts.Stderr, "tai: %v\n", err)
+		h.tell(h.L, "error", fmt.Sprintf("tai: %v", err))
 		return ExitError
 	}
 	return status
@@ -88,6 +88,8 @@ func (h *Host) watchInterrupts(sigs <-chan os.Signal, stop <-chan struct{}) {
 		case <-sigs:
 			now := time.Now()
 			if !last.IsZero() && now.Sub(last) < interruptGrace && (!lastHit || h.running(lastID)) {
+				// Written, not told: the process ends on the next line,
+				// and tai.notify waits for the state a run holds.
 				fmt.Fprintln(h.opts.Stderr, "tai: interrupted again; exiting")
 				h.exit(ExitInterrupted)
 				return

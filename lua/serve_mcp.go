@@ -173,7 +173,7 @@ func (h *Host) Serve(ctx context.Context, req ServeRequest) error {
 		Key:     req.Key,
 		Version: h.opts.Version,
 		Logf: func(format string, args ...any) {
-			fmt.Fprintf(h.opts.Stderr, "tai: "+format+"\n", args...)
+			h.tellSoon("warn", fmt.Sprintf("tai: "+format, args...))
 		},
 	}
 	if name, err := os.Hostname(); err == nil && name != "" {
@@ -213,6 +213,6 @@ func (h *Host) Serve(ctx context.Context, req ServeRequest) error {
 	defer stop()
 	var serr error
 	h.Await(func() { serr = srv.Serve(ctx, ln) })
-	fmt.Fprintln(h.opts.Stderr, "tai: MCP server stopped; every session is closed")
+	h.tell(h.L, "warn", "tai: MCP server stopped; every session is closed")
 	return serr
 }

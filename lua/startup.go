@@ -16,14 +16,14 @@ import (
 // terminal (a log, a pipe).
 const startupEvery = 10 * time.Second
 
-// startupLine shows on w the starts of MCP servers whose launcher is
+// startupLine shows the starts of MCP servers whose launcher is
 // still fetching them (mcp.ClientOptions.OnStartup): on a terminal one
 // line redrawn in place ("memory: npx is installing
 // @modelcontextprotocol/server-memory… 12 s") and cleared when the start
-// is over; elsewhere a line when the start is first reported and every
-// startupEvery after. The text is made safe to show: its last stderr line
+// is over, on w; elsewhere, through say, a line when the start is first
+// reported and every startupEvery after. The text is made safe to show: its last stderr line
 // comes from the server.
-func startupLine(w io.Writer) func(mcp.StartupNotice) {
+func startupLine(w io.Writer, say func(line string)) func(mcp.StartupNotice) {
 	var mu sync.Mutex
 	tty := isTerminal(w)
 	printed := map[string]time.Duration{} // server -> the last report's elapsed, off a terminal
@@ -37,7 +37,7 @@ func startupLine(w io.Writer) func(mcp.StartupNotice) {
 				delete(printed, n.Server)
 			case !ok || n.Elapsed-last >= startupEvery:
 				printed[n.Server] = n.Elapsed
-				fmt.Fprintf(w, "tai: %s\n", CleanText(n.String(), true))
+				say("tai: " + CleanText(n.String(), true))
 			}
 			return
 		}

@@ -22,7 +22,7 @@ import (
 // once it is over.
 func TestStartupLineOffTerminal(t *testing.T) {
 	var out bytes.Buffer
-	show := startupLine(&out)
+	show := startupLine(&out, func(l string) { fmt.Fprintln(&out, l) })
 	l := mcp.Launch{Launcher: "npx", Package: "@modelcontextprotocol/server-memory"}
 	for s := 2; s <= 23; s++ {
 		show(mcp.StartupNotice{Server: "memory", Launch: l, Elapsed: time.Duration(s) * time.Second, Line: "npm http fetch \x1b[2J200"})
@@ -58,7 +58,7 @@ func TestStartupLineOnTerminal(t *testing.T) {
 	if err := unix.IoctlSetWinsize(int(s.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: 40}); err != nil {
 		t.Fatal(err)
 	}
-	show := startupLine(s)
+	show := startupLine(s, func(string) { t.Error("a line was said off the terminal") })
 	l := mcp.Launch{Launcher: "npx", Package: "pkg"}
 	show(mcp.StartupNotice{Server: "memory", Launch: l, Elapsed: 2 * time.Second})
 	show(mcp.StartupNotice{Server: "memory", Launch: l, Elapsed: 3 * time.Second, Line: "npm http fetch GET 200 https://registry.npmjs.org/pkg"})

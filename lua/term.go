@@ -220,7 +220,13 @@ func (h *Host) notify(L *glua.LState) int {
 		if os.Getenv("NO_COLOR") == "" && isTerminal(h.opts.Stdout) {
 			text = "\x1b[31m" + text + "\x1b[0m"
 		}
-		io.WriteString(h.opts.Stderr, text+"\n")
+		w := h.opts.Stderr
+		if r := h.term.editor; r != nil && !r.closed {
+			// through the line editor, which draws a line being edited
+			// again below it
+			w = r.inst.Stderr()
+		}
+		io.WriteString(w, text+"\n")
 	default:
 		L.ArgError(2, fmt.Sprintf(`level is "info", "warn" or "error", not %q`, level))
 	}
@@ -369,7 +375,7 @@ func (h *Host) newReadline(L *glua.LState) int {
 	}
 	if history != "" {
 		if err := privateFile(history); err != nil {
-			fmt.Fprintf(h.opts.Stderr, "tai: history is off: %v\n", err)
+			h.tell(L, "warn", fmt.Sprintf("tai: history is off: %v", err))
 			history = ""
 		}
 	}
@@ -503,6 +509,9 @@ func (h *Host) rlRead(L *glua.LState) int {
 			}
 		case req := <-r.reqs:
 			req.reply <- h.runComplete(L, r.complete, req.line)
+		case <-h.notices.ready:
+			// said above the line being edited, which is drawn again
+			h.flushNotices()
 		}
 	}
 }
