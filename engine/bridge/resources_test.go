@@ -302,3 +302,39 @@ func TestResourcesHostileServer(t *testing.T) {
 		t.Fatalf("the read after: %+v, %v", res, err)
 	}
 }
+
+// TestQuietListingNeverAsks: a quiet listing (Tab completion) of a server
+// whose start would need consent is ErrWouldAsk and asks nobody; one that
+// starts as consented lists.
+func TestQuietListingNeverAsks(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, _ := jsonString(map[string]any{"mcpServers": map[string]any{"srv": map[string]any{
+		"command": exe, "args": []string{"-test.run=^$", "${TAI_BRIDGE_ARG}"}, "env": map[string]string{serverEnv: "1"},
+	}}})
+	t.Setenv("TAI_BRIDGE_ARG", "first-value")
+	f := newFixture(t, tool.Interactive, "")
+	if rep, err := f.b.Add(ctxT(t), AddRequest{Source: src}); err != nil || rep.Servers[0].Outcome != Added {
+		t.Fatalf("add: %+v, %v", rep, err)
+	}
+	if _, err := f.b.SetEnabled(ctxT(t), "srv", "", true); err != nil {
+		t.Fatal(err)
+	}
+	asked := len(f.p.questions())
+	t.Setenv("TAI_BRIDGE_ARG", "second-value")
+	if _, err := f.b.Resources(ctxT(t), "srv", true); err != ErrWouldAsk {
+		t.Fatalf("quiet listing of a changed spawn: %v", err)
+	}
+	if qs := f.p.questions(); len(qs) != asked {
+		t.Fatalf("a quiet listing asked %q", qs[asked:])
+	}
+	t.Setenv("TAI_BRIDGE_ARG", "first-value")
+	if list, err := f.b.Resources(ctxT(t), "srv", true); err != nil || len(list.Resources) == 0 {
+		t.Fatalf("quiet listing of the consented spawn: %+v, %v", list, err)
+	}
+	if qs := f.p.questions(); len(qs) != asked {
+		t.Fatalf("a quiet listing asked %q", qs[asked:])
+	}
+}
