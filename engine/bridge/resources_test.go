@@ -338,3 +338,27 @@ func TestQuietListingNeverAsks(t *testing.T) {
 		t.Fatalf("a quiet listing asked %q", qs[asked:])
 	}
 }
+
+// BenchmarkResourceRead: a read of a small resource through
+// mcp_read_resource (its own dispatch, then the read's, each approved,
+// audited and redacted) beside a bridged call of the same server
+// answering as much text, its peer.
+func BenchmarkResourceRead(b *testing.B) {
+	f := newFixture(b, tool.Yolo, "")
+	f.add(b, "srv", nil)
+	ctx := context.Background()
+	if _, err := f.b.SetEnabled(ctx, "srv", "", true); err != nil {
+		b.Fatal(err)
+	}
+	run := func(b *testing.B, name string, args map[string]any) {
+		for b.Loop() {
+			if res, err := f.reg.Dispatch(ctx, name, args); err != nil || res.IsError {
+				b.Fatalf("%+v, %v", res, err)
+			}
+		}
+	}
+	b.Run("bridged call", func(b *testing.B) { run(b, "mcp_srv_echo", map[string]any{"text": "a note"}) })
+	b.Run("resource read", func(b *testing.B) {
+		run(b, ReadResourceTool, map[string]any{"server": "srv", "uri": "test://note"})
+	})
+}
