@@ -666,7 +666,10 @@ function M.attach_resources(text, parts, count)
     if #parts >= count then return sp end
     local r, err = tai.mcp.read({ server = server, uri = uri })
     if not r or r.isError then
-      local why = (r and r.text or tostring(err)):match("[^\n]*")
+      -- a failure names the arguments as <server> and <uri> (the registry
+      -- never echoes them); the person typed them, so put them back
+      local why = (r and r.text or tostring(err)):match("[^\n]*"):gsub("^mcp_read_resource: ", "")
+      why = why:gsub("<server>", function() return server end):gsub("<uri>", function() return uri end)
       say(repl().paint("2", "  (cannot read " .. shown .. ": " .. clean(why):sub(1, 200) .. "; it is sent as text)"))
       return sp
     end
