@@ -219,6 +219,9 @@ func (s *servedSession) Call(ctx context.Context, name string, raw json.RawMessa
 	if t, ok := s.extras[name]; ok {
 		c.Own = map[string]tool.Tool{name: t}
 	}
+	if report := server.ProgressFrom(ctx); report != nil {
+		c.Progress = func(p tool.Progress) { report(p.Progress, p.Total, p.Message) }
+	}
 	res, err := s.main.Dispatch(tool.WithCaller(ctx, c), name, args)
 	switch {
 	case errors.Is(err, tool.ErrUnknownTool):
@@ -242,7 +245,7 @@ func (s *servedSession) Call(ctx context.Context, name string, raw json.RawMessa
 // extras.
 func unserved(ctx context.Context) context.Context {
 	c := tool.CallerFrom(ctx)
-	c.NativeOnly, c.Own = false, nil
+	c.NativeOnly, c.Own, c.Progress = false, nil, nil
 	return tool.WithCaller(ctx, c)
 }
 
@@ -292,9 +295,13 @@ func (s *servedSession) chat(ctx context.Context, args map[string]any) (tool.Res
 			return tool.ErrorResult("chat: profile %q: %v", profile, err), nil
 		}
 	}
+	var events Events
+	if report := tool.CallerFrom(ctx).Progress; report != nil {
+		events = s.chatProgress(report)
+	}
 	ctx, cancel := context.WithTimeout(WithSession(unserved(ctx), sess), s.cat.chatTimeout)
 	defer cancel()
-	turn, err := sess.RunTurn(ctx, message, &TurnOptions{MaxSteps: steps, Capture: true, ToolBudget: s.cat.toolBudget})
+	turn, err := sess.RunTurn(ctx, message, &TurnOptions{MaxSteps: steps, Capture: true, ToolBudget: s.cat.toolBudget, Events: events})
 	if err != nil {
 		why := err.Error()
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -312,6 +319,39 @@ func (s *servedSession) chat(ctx context.Context, args map[string]any) (tool.Res
 		text = strings.TrimSpace(text + "\n[the model returned an empty answer]")
 	}
 	return tool.TextResult(text), nil
+}
+
+// chatProgress returns the events of a served chat turn whose client asked
+// for progress: each model call and each tool call the model makes is one
+// more step of progress ("step 2: thinking", "step 3: running
+// read_file"). Only the tool's name is said, visible and redacted; never
+// its arguments, its result or the model's text.
+func (s *servedSession) chatProgress(report func(tool.Progress)) Events {
+	var mu sync.Mutex
+	n, model := 0, 0
+	step := func(what string) {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		report(tool.Progress{Progress: float64(n), Message: fmt.Sprintf("step %d: %s", model, what)})
+	}
+	return Events{
+		OnWaiting: func(waiting bool) {
+			if waiting {
+				mu.Lock()
+				model++
+				mu.Unlock()
+				step("thinking")
+			}
+		},
+		OnToolStart: func(te ToolEvent) {
+			name := s.cat.eng.store.Redact(te.Name)
+			if mcp.CheckToolName(name) != nil {
+				name = mcp.Clip(name) // quoted, visible, cut short
+			}
+			step("running " + name)
+		},
+	}
 }
 
 // completions makes one stateless completion with the session's model.

@@ -11,26 +11,49 @@ import (
 // the name is neither a string nor null. A name is decoded as
 // encoding/json decodes it (escapes resolved, invalid UTF-8 as U+FFFD).
 func ParseToolCall(params json.RawMessage) (name string, args json.RawMessage, err error) {
-	var rawName []byte
+	name, args, _, err = ParseToolCallMeta(params)
+	return name, args, err
+}
+
+// ParseToolCallMeta is ParseToolCall that also returns the request's
+// _meta.progressToken (nil when absent or null; a subslice of params, a
+// string or a number as the spec allows, anything else an error).
+func ParseToolCallMeta(params json.RawMessage) (name string, args, progressToken json.RawMessage, err error) {
+	var rawName, meta []byte
 	err = eachMember(params, validating, func(key, val []byte) {
 		switch string(key) {
 		case "name":
 			rawName = val
 		case "arguments":
 			args = val
+		case "_meta":
+			meta = val
 		}
 	})
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
+	}
+	if len(meta) > 0 && meta[0] == '{' {
+		_ = eachMember(meta, trusted, func(key, val []byte) {
+			if string(key) == "progressToken" {
+				progressToken = val
+			}
+		})
+		switch {
+		case isNull(progressToken):
+			progressToken = nil
+		case progressToken[0] != '"' && progressToken[0] != '-' && (progressToken[0] < '0' || progressToken[0] > '9'):
+			return "", nil, nil, errors.New("_meta.progressToken is neither a string nor a number")
+		}
 	}
 	if rawName == nil || string(rawName) == "null" {
-		return "", args, nil
+		return "", args, progressToken, nil
 	}
 	name, ok := jsonString(rawName)
 	if !ok {
-		return "", nil, errors.New("the name is not a string")
+		return "", nil, nil, errors.New("the name is not a string")
 	}
-	return name, args, nil
+	return name, args, progressToken, nil
 }
 
 // AppendJSONString appends s as a JSON string, escaped as encoding/json

@@ -116,6 +116,15 @@ func (s *fakeSession) Call(ctx context.Context, name string, args json.RawMessag
 		return json.RawMessage(`{"content":[{"type":"text","text":"it failed"}],"isError":true}`), nil
 	case "boom":
 		return nil, errors.New("the catalog broke")
+	case "progress":
+		// Unlisted: reports two steps (and one going back, dropped) when
+		// the client asked for progress, then answers.
+		if report := ProgressFrom(ctx); report != nil {
+			report(1, 2, "first")
+			report(0.5, 2, "back")
+			report(2, 2, "")
+		}
+		return json.RawMessage(`{"content":[{"type":"text","text":"progressed"}]}`), nil
 	case "block":
 		label, _ := a["name"].(string)
 		s.cat.started <- label

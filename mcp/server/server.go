@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -323,7 +324,9 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) {
 		}
 		defer sess.turn.unlock()
 	}
-	s.reply(w, s.handle(ctx, sess, msg))
+	if m := s.handle(ctx, sess, msg, w, r); m != nil {
+		s.reply(w, m)
+	}
 }
 
 // readBody reads the whole body, refusing one over MaxBody with 413
@@ -354,17 +357,38 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 	return buf.Bytes(), true
 }
 
-// handle answers one request of a session.
-func (s *Server) handle(ctx context.Context, sess *session, msg *mcp.Message) *mcp.Message {
+// handle answers one request of a session: the reply to send, or nil
+// when a tools/call answered on its own event stream (see stream).
+func (s *Server) handle(ctx context.Context, sess *session, msg *mcp.Message, w http.ResponseWriter, r *http.Request) *mcp.Message {
 	switch msg.Method {
 	case mcp.MethodPing:
 		return result(msg.ID, json.RawMessage(`{}`))
 	case mcp.MethodToolsList:
 		return s.toolsList(msg)
 	case mcp.MethodToolsCall:
-		return s.toolsCall(ctx, sess, msg)
+		return s.toolsCall(ctx, sess, msg, w, r)
+	case mcp.MethodSetLogLevel:
+		return s.setLevel(sess, msg)
 	}
-	return errorReply(msg.ID, mcp.CodeMethodNotFound, fmt.Sprintf("method %q is not served: this server answers initialize, ping, tools/list and tools/call", msg.Method))
+	return errorReply(msg.ID, mcp.CodeMethodNotFound, fmt.Sprintf("method %q is not served: this server answers initialize, ping, tools/list, tools/call and logging/setLevel", msg.Method))
+}
+
+// setLevel answers logging/setLevel: the session's calls then log their
+// failures at error level to a client that reads their event stream (see
+// stream), when error is at or above the level set.
+func (s *Server) setLevel(sess *session, msg *mcp.Message) *mcp.Message {
+	var p struct {
+		Level *string `json:"level"`
+	}
+	if len(msg.Params) == 0 || json.Unmarshal(msg.Params, &p) != nil || p.Level == nil {
+		return errorReply(msg.ID, mcp.CodeInvalidParams, "logging/setLevel params must be {level}, one of debug, info, notice, warning, error, critical, alert, emergency")
+	}
+	level, err := mcp.ParseLogLevel(*p.Level)
+	if err != nil || string(level) != *p.Level {
+		return errorReply(msg.ID, mcp.CodeInvalidParams, fmt.Sprintf("logging/setLevel: no log level is named %s; levels: debug, info, notice, warning, error, critical, alert, emergency", mcp.Clip(*p.Level)))
+	}
+	sess.setLevel(level)
+	return result(msg.ID, json.RawMessage(`{}`))
 }
 
 func (s *Server) toolsList(msg *mcp.Message) *mcp.Message {
@@ -392,10 +416,10 @@ func (s *Server) toolsList(msg *mcp.Message) *mcp.Message {
 	return result(msg.ID, b)
 }
 
-func (s *Server) toolsCall(ctx context.Context, sess *session, msg *mcp.Message) *mcp.Message {
-	name, args, err := mcp.ParseToolCall(msg.Params)
+func (s *Server) toolsCall(ctx context.Context, sess *session, msg *mcp.Message, w http.ResponseWriter, r *http.Request) *mcp.Message {
+	name, args, token, err := mcp.ParseToolCallMeta(msg.Params)
 	if err != nil || len(msg.Params) == 0 {
-		return errorReply(msg.ID, mcp.CodeInvalidParams, "tools/call params must be an object {name, arguments?}")
+		return errorReply(msg.ID, mcp.CodeInvalidParams, "tools/call params must be an object {name, arguments?, _meta?}")
 	}
 	if name == "" {
 		return errorReply(msg.ID, mcp.CodeInvalidParams, "tools/call needs the name of a tool")
@@ -407,18 +431,39 @@ func (s *Server) toolsCall(ctx context.Context, sess *session, msg *mcp.Message)
 	default:
 		return errorReply(msg.ID, mcp.CodeInvalidParams, "tools/call arguments must be a JSON object")
 	}
+	var st *stream
+	if token != nil && acceptsStream(r.Header.Get("Accept")) {
+		// The client asked for progress and reads event streams: the
+		// call may report it (ProgressFrom), and then answers on the
+		// stream.
+		st = &stream{w: w, token: token}
+		ctx = context.WithValue(ctx, progressKey{}, ProgressFunc(st.progress))
+	}
 	start := s.opts.Now()
 	res, err := sess.state.Call(ctx, name, args)
 	s.logCall(sess, name, res, err, s.opts.Now().Sub(start))
+	if st == nil {
+		return callReply(ctx, msg.ID, res, err)
+	}
+	s.logFailure(sess, st, name, res, err)
+	if m := callReply(ctx, msg.ID, res, err); !st.finish(m) {
+		return m
+	}
+	return nil
+}
+
+// callReply is the answer to a tools/call from what the session's Call
+// returned.
+func callReply(ctx context.Context, id mcp.ID, res json.RawMessage, err error) *mcp.Message {
 	switch {
 	case errors.Is(err, ErrUnknownTool), errors.Is(err, ErrInvalidParams):
-		return errorReply(msg.ID, mcp.CodeInvalidParams, err.Error())
+		return errorReply(id, mcp.CodeInvalidParams, err.Error())
 	case err != nil && ctx.Err() != nil:
-		return errorReply(msg.ID, mcp.CodeInternalError, "the call was cancelled: "+err.Error())
+		return errorReply(id, mcp.CodeInternalError, "the call was cancelled: "+err.Error())
 	case err != nil:
-		return errorReply(msg.ID, mcp.CodeInternalError, err.Error())
+		return errorReply(id, mcp.CodeInternalError, err.Error())
 	}
-	return result(msg.ID, res)
+	return result(id, res)
 }
 
 // initialize opens a session and answers with the negotiated version, the
@@ -474,7 +519,7 @@ func (s *Server) initialize(w http.ResponseWriter, r *http.Request, msg *mcp.Mes
 		Capabilities    map[string]any `json:"capabilities"`
 		ServerInfo      info           `json:"serverInfo"`
 		Instructions    string         `json:"instructions,omitempty"`
-	}{version, map[string]any{"tools": map[string]any{"listChanged": false}}, info{s.opts.Name, s.opts.Version}, s.opts.Instructions}
+	}{version, map[string]any{"tools": map[string]any{"listChanged": false}, "logging": map[string]any{}}, info{s.opts.Name, s.opts.Version}, s.opts.Instructions}
 	b, err := json.Marshal(res)
 	if err != nil {
 		s.reply(w, errorReply(msg.ID, mcp.CodeInternalError, err.Error()))
@@ -552,6 +597,40 @@ func (s *Server) logCall(sess *session, name string, res json.RawMessage, err er
 		outcome = "answered with an error"
 	}
 	s.logf("session %s: %s %s (%s)", short(sess.id), screen.VisibleLine(name), outcome, took.Round(time.Millisecond))
+}
+
+// logFailure tells the client, on the call's event stream, of a tools/call
+// that failed (an error, or a result with isError), as a
+// notifications/message at error level, when the level the session set
+// (logging/setLevel) lets errors through. The text is the failure's first
+// line, at most 500 bytes; the catalog has redacted it.
+func (s *Server) logFailure(sess *session, st *stream, name string, res json.RawMessage, err error) {
+	if !sess.logs(mcp.LogError) {
+		return
+	}
+	var why string
+	switch {
+	case err != nil:
+		why = err.Error()
+	case bytes.Contains(res, []byte(`"isError":true`)):
+		var r struct {
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		}
+		if json.Unmarshal(res, &r) == nil && len(r.Content) > 0 {
+			why = r.Content[0].Text
+		}
+		why = cmp.Or(why, "the tool answered with an error")
+	default:
+		return
+	}
+	first, _, _ := strings.Cut(why, "\n")
+	if len(first) > 500 {
+		first = strings.ToValidUTF8(first[:500], "") + "…"
+	}
+	st.notify(mcp.MethodLogMessage, map[string]any{"level": mcp.LogError, "logger": "tai",
+		"data": map[string]string{"tool": name, "failure": first}})
 }
 
 // short is the part of a session id shown in messages and audit entries.

@@ -4,8 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"slices"
 	"sync"
 	"time"
+
+	"tai/mcp"
 )
 
 // session is one entry of the session table: the catalog's state plus what
@@ -28,6 +31,23 @@ type session struct {
 	calls    map[string]context.CancelFunc // in-flight requests by id, for notifications/cancelled
 	closed   bool                          // out of the table; state.Close when inFlight reaches 0
 	released bool                          // state.Close was called
+	level    mcp.LogLevel                  // set by logging/setLevel; "" logs nothing
+}
+
+// setLevel keeps the log level the client set.
+func (s *session) setLevel(l mcp.LogLevel) {
+	s.mu.Lock()
+	s.level = l
+	s.mu.Unlock()
+}
+
+// logs reports whether a message at level l goes to the client: it set a
+// level (logging/setLevel), and l is at or above it.
+func (s *session) logs(l mcp.LogLevel) bool {
+	s.mu.Lock()
+	set := s.level
+	s.mu.Unlock()
+	return set != "" && slices.Index(mcp.LogLevels, l) >= slices.Index(mcp.LogLevels, set)
 }
 
 // newSessionID returns 32 random bytes as 64 hex digits: visible ASCII, and
