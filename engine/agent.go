@@ -393,6 +393,10 @@ func (a *Agent) RunTurn(ctx context.Context, message string, opts *TurnOptions) 
 	if a.session != nil {
 		caller = a.session.caller(caller)
 	}
+	// What a model spends for a call (a server's sampling request) counts
+	// in the turn's usage, added after each round of calls.
+	var spent spentUsage
+	caller.Spent = spent.add
 	ctx = tool.WithCaller(&turnContext{ctx, a}, caller)
 	ctx = llm.WithRetryNotice(ctx, ev.OnRetry)
 
@@ -450,6 +454,7 @@ func (a *Agent) RunTurn(ctx context.Context, message string, opts *TurnOptions) 
 			return turn, nil
 		}
 		results := a.runCalls(ctx, called, allow, ev, llm.CutOff(resp.FinishReason))
+		spent.addTo(&turn.Usage)
 		a.appendHistory(results...)
 		if err := ctx.Err(); err != nil {
 			a.endInterrupted(ctx, err)
@@ -466,6 +471,29 @@ func (a *Agent) RunTurn(ctx context.Context, message string, opts *TurnOptions) 
 		turn.Text = strings.Join(said, "\n\n")
 	}
 	return turn, nil
+}
+
+// spentUsage sums what models spent for a turn's calls (tool.Spend),
+// from the calls' goroutines.
+type spentUsage struct {
+	mu sync.Mutex
+	u  llm.Usage
+}
+
+func (s *spentUsage) add(u llm.Usage) {
+	s.mu.Lock()
+	s.u.InputTokens += u.InputTokens
+	s.u.OutputTokens += u.OutputTokens
+	s.mu.Unlock()
+}
+
+// addTo moves the sum so far into total.
+func (s *spentUsage) addTo(total *llm.Usage) {
+	s.mu.Lock()
+	total.InputTokens += s.u.InputTokens
+	total.OutputTokens += s.u.OutputTokens
+	s.u = llm.Usage{}
+	s.mu.Unlock()
 }
 
 // complete makes one model call, reporting waiting and text deltas.

@@ -43,6 +43,11 @@ func (h *Host) newBridge(e *engine.Engine) (*bridge.Bridge, error) {
 		RuntimeEnv: h.runtimeEnv.get,
 		Person:     h.loginPerson,
 		Screen:     h.consentScreen,
+		// A server's sampling request is answered by the model of the
+		// session whose call it belongs to, once its person approves.
+		Sample:        e.Sample,
+		SampleModel:   e.SampleModel,
+		SamplingLimit: h.sampling.get,
 	})
 	if err != nil {
 		return nil, err
@@ -130,6 +135,7 @@ func (h *Host) mcpNormalizer() bridge.Normalizer { return h.Normalizer() }
 //	tai.mcp.import{client= | path=} -> {files={{path=, report=, error=}, …}} | nil, err
 //	tai.mcp.log{server=, level=} -> {entries={…}, kept=, dropped=, level=, set=, note=} | nil, err
 //	        (what the server logged, never shown to a model; see mcplog.go)
+//	tai.mcp.sampling_limit([n]) -> n   (sampling requests a server may make a minute; mcpsample.go)
 //	tai.mcp.login{server=, profile=, client_id=, client_secret=, client_metadata_url=,
 //	        callback_port=} -> message | nil, err   (opens a browser; client_secret is a ${NAME})
 //
@@ -155,6 +161,8 @@ func (h *Host) openBridge(L *glua.LState, tai *glua.LTable) {
 		"import":  h.mcpImport,
 		"login":   h.mcpLogin,
 		"log":     h.mcpLog,
+
+		"sampling_limit": h.mcpSamplingLimit,
 	} {
 		mod.RawSetString(name, L.NewFunction(fn))
 	}

@@ -104,6 +104,7 @@ type Host struct {
 	families   modelFamilies       // profiles.go: tai.model_families
 	media      shownMedia          // media.go: tai.media
 	notices    noticeQueue         // notice.go: lines for tai.notify from other goroutines
+	sampling   samplingLimit       // mcpsample.go: tai.mcp.sampling_limit
 }
 
 // runState is the stack of interruptible runs (a top-level Run, a

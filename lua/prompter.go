@@ -3,6 +3,7 @@ package lua
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,11 +13,20 @@ import (
 	glua "github.com/yuin/gopher-lua"
 
 	"tai/engine/tool"
+	"tai/mcp/sampling"
 )
 
 // openPrompter installs tai.prompter:
 //
-//	tai.prompter{confirm=fn(consent) -> bool, ask=fn(question) -> answer} | tai.prompter(nil)
+//	tai.prompter{confirm=fn(consent) -> bool, ask=fn(question) -> answer,
+//	        sample=fn(q) -> "approve"|"deny"|{action=, prompt=, tools=},
+//	        sample_answer=fn(q, answer) -> bool} | tai.prompter(nil)
+//
+// sample and sample_answer are optional: they review a server's sampling
+// request ({server=, model=, request={messages=, systemPrompt=,
+// maxTokens=, modelPreferences=, tools=, …}}) and then the model's answer
+// ({model=, text=, tool_calls=, stop_reason=}); without them nobody
+// answers sampling.
 func (h *Host) openPrompter(L *glua.LState, tai *glua.LTable) {
 	tai.RawSetString("prompter", L.NewFunction(h.luaSetPrompter))
 }
@@ -27,6 +37,9 @@ type prompterState struct {
 	mu      sync.Mutex // guards confirm and ask, read from any goroutine
 	confirm *glua.LFunction
 	ask     *glua.LFunction
+	// sample and sampleAnswer review a server's sampling request and the
+	// model's answer to it (optional: without them, nobody does).
+	sample, sampleAnswer *glua.LFunction
 	// granting says a prompter runs with stdin not a terminal, and tty is
 	// /dev/tty then (nil when there is none); both owner goroutine only.
 	granting bool
@@ -140,7 +153,7 @@ func (p hostPrompter) Ask(ctx context.Context, question string) (string, error) 
 
 // luaSetPrompter is tai.prompter{confirm=fn, ask=fn} (nil removes them).
 func (h *Host) luaSetPrompter(L *glua.LState) int {
-	var confirm, ask *glua.LFunction
+	var confirm, ask, sample, sampleAnswer *glua.LFunction
 	if v := L.Get(1); v != glua.LNil {
 		t := L.CheckTable(1)
 		var ok bool
@@ -150,9 +163,21 @@ func (h *Host) luaSetPrompter(L *glua.LState) int {
 		if ask, ok = t.RawGetString("ask").(*glua.LFunction); !ok {
 			L.ArgError(1, "ask must be a function(question) returning the answer")
 		}
+		sample, ok = t.RawGetString("sample").(*glua.LFunction)
+		if !ok && t.RawGetString("sample") != glua.LNil {
+			L.ArgError(1, "sample must be a function(request) returning approve, deny or {action=, prompt=, tools=}")
+		}
+		sampleAnswer, ok = t.RawGetString("sample_answer").(*glua.LFunction)
+		if !ok && t.RawGetString("sample_answer") != glua.LNil {
+			L.ArgError(1, "sample_answer must be a function(request, answer) returning true to send the answer back")
+		}
+		if (sample == nil) != (sampleAnswer == nil) {
+			L.ArgError(1, "sample and sample_answer go together: give both or neither")
+		}
 	}
 	h.prompter.mu.Lock()
 	h.prompter.confirm, h.prompter.ask = confirm, ask
+	h.prompter.sample, h.prompter.sampleAnswer = sample, sampleAnswer
 	h.prompter.mu.Unlock()
 	return 0
 }
@@ -203,4 +228,109 @@ func readGrantLine(L *glua.LState, tty *os.File, prompt string) (string, error) 
 	case <-stop:
 		return "", errors.New("interrupt")
 	}
+}
+
+// sampleFns returns the sampling functions tai.prompter installed (nil
+// when none).
+func (h *Host) sampleFns() (review, answer *glua.LFunction) {
+	h.prompter.mu.Lock()
+	defer h.prompter.mu.Unlock()
+	return h.prompter.sample, h.prompter.sampleAnswer
+}
+
+// sampleQuestion is a SampleQuestion as Lua gets it.
+type sampleQuestion struct {
+	Server  string           `json:"server"`
+	Model   string           `json:"model"`
+	Request sampling.Request `json:"request"`
+}
+
+// sampleAnswer is a sampling.Result as Lua gets it.
+type sampleAnswer struct {
+	Model      string              `json:"model"`
+	Text       string              `json:"text"`
+	ToolCalls  []sampling.ToolCall `json:"tool_calls,omitempty"`
+	StopReason string              `json:"stop_reason"`
+}
+
+// askSample runs fn (a tai.prompter sampling function) with args made
+// Lua values from JSON, as Ask does: at a terminal only, on the host's
+// goroutine; it returns fn's first result.
+func (p hostPrompter) askSample(ctx context.Context, fn *glua.LFunction, args ...any) (glua.LValue, error) {
+	if fn == nil {
+		return nil, tool.ErrNoPrompter
+	}
+	tty, piped := p.h.askingTerminal()
+	if tty != nil {
+		defer tty.Close()
+		if !isTerminal(p.h.opts.Stdout) {
+			fmt.Fprintf(tty, "tai: a server asks for sampling; the details are on stdout\n")
+		}
+	}
+	var out glua.LValue
+	var aerr error
+	err := p.h.onLua(ctx, func() {
+		p.h.prompter.granting, p.h.prompter.tty, p.h.prompter.untold = piped, tty, false
+		defer func() { p.h.prompter.granting, p.h.prompter.tty = false, nil }()
+		L := p.h.L
+		vals := make([]glua.LValue, len(args))
+		for i, a := range args {
+			raw, err := json.Marshal(a)
+			if err != nil {
+				aerr = err
+				return
+			}
+			if vals[i], err = ToLua(L, json.RawMessage(raw)); err != nil {
+				aerr = err
+				return
+			}
+		}
+		res, err := p.h.callLua(fn, 1, vals...)
+		if err != nil {
+			aerr = err
+			return
+		}
+		out = res[0]
+		if p.h.prompter.untold {
+			aerr = errNoTerminal
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, aerr
+}
+
+// ReviewSample implements tool.Sampler through tai.prompter's sample
+// function: it returns "approve" or "deny", or {action=, prompt=, tools=}.
+func (p hostPrompter) ReviewSample(ctx context.Context, q tool.SampleQuestion) (sampling.Decision, error) {
+	fn, _ := p.h.sampleFns()
+	v, err := p.askSample(ctx, fn, sampleQuestion{Server: q.Server, Model: q.Model, Request: q.Request})
+	if err != nil {
+		return sampling.Decision{Action: sampling.Deny}, err
+	}
+	switch v := v.(type) {
+	case glua.LString:
+		return sampling.Decision{Action: sampling.Action(v)}, nil
+	case *glua.LTable:
+		d := sampling.Decision{Action: sampling.Action(glua.LVAsString(v.RawGetString("action"))), Tools: glua.LVAsBool(v.RawGetString("tools"))}
+		if s, ok := v.RawGetString("prompt").(glua.LString); ok {
+			text := string(s)
+			d.Prompt = &text
+		}
+		return d, nil
+	}
+	return sampling.Decision{Action: sampling.Deny}, nil
+}
+
+// ReviewAnswer implements tool.Sampler through tai.prompter's
+// sample_answer function, which returns true to send the answer back.
+func (p hostPrompter) ReviewAnswer(ctx context.Context, q tool.SampleQuestion, a sampling.Result) (bool, error) {
+	_, fn := p.h.sampleFns()
+	v, err := p.askSample(ctx, fn, sampleQuestion{Server: q.Server, Model: q.Model, Request: q.Request},
+		sampleAnswer{Model: a.Model, Text: a.Text, ToolCalls: a.ToolCalls, StopReason: a.StopReason})
+	if err != nil {
+		return false, err
+	}
+	return v == glua.LTrue, nil
 }

@@ -154,7 +154,15 @@ type ClientCapabilities struct {
 	// Roots is set when roots/list has a handler.
 	Roots *RootsCapability `json:"roots,omitempty"`
 	// Sampling is set when sampling/createMessage has a handler.
-	Sampling *struct{} `json:"sampling,omitempty"`
+	Sampling *SamplingCapability `json:"sampling,omitempty"`
+}
+
+// SamplingCapability is the sampling member of ClientCapabilities: the
+// handler takes requests that offer the model tools (2025-11-25), so
+// tools is declared with it.
+type SamplingCapability struct {
+	// Tools says sampling requests may carry tools and toolChoice.
+	Tools *struct{} `json:"tools,omitempty"`
 }
 
 // RootsCapability is the roots member of ClientCapabilities.
@@ -174,7 +182,7 @@ func CapabilitiesFor(requests map[string]RequestHandler) ClientCapabilities {
 		caps.Roots = &RootsCapability{}
 	}
 	if requests[MethodSamplingCreateMessage] != nil {
-		caps.Sampling = &struct{}{}
+		caps.Sampling = &SamplingCapability{Tools: &struct{}{}}
 	}
 	return caps
 }

@@ -894,6 +894,10 @@ end
 -- say(line) prints; before() runs first (to end a partly written line).
 -- The prompter's always table holds the tools allowed for the session,
 -- its prefixes table the shell prefixes ({tool="shell", prefix=}).
+-- sample and sample_answer put a server's sampling request to the person
+-- (sample_screen, then y, t with its tools, e to edit the prompt, s to
+-- show it whole, N) and then the model's answer (sample_answer_screen,
+-- y returns it).
 ---@param get_rl fun(): table
 ---@param say? fun(line: string)
 ---@param before? fun()
@@ -969,7 +973,139 @@ function M.prompter(get_rl, say, before)
     end
     return line
   end
-  return { confirm = confirm, ask = ask, always = always, prefixes = prefixes }
+  -- sample(q): a server's sampling request, shown in full; y sends it
+  -- (t with the tools it offers), e edits the prompt first, s shows it
+  -- unfolded, anything else sends nothing.
+  local function sample(q)
+    if before then before() end
+    say(M.sample_screen(q, false))
+    local has_tools = q.request and q.request.tools and #q.request.tools > 0
+    local question = has_tools and "Send it? y: without its tools, t: with them, e: edit the prompt, s: show all, N: no [y/t/e/s/N] "
+      or "Send it? y: yes, e: edit the prompt, s: show all, N: no [y/e/s/N] "
+    while true do
+      local a, err = answer_key(get_rl(), question)
+      if not a then
+        if err == "interrupt" then tai.term.interrupt() end
+        return "deny"
+      end
+      if a == "y" or a == "yes" then return "approve" end
+      if a == "t" and has_tools then return { action = "approve", tools = true } end
+      if a == "s" then say(M.sample_screen(q, true))
+      elseif a == "e" then
+        local rl = get_rl()
+        say("  the prompt now: " .. M.short(M.last_prompt(q.request), 400))
+        local line, lerr = rl:read("new prompt> ")
+        if not line then
+          if lerr == "interrupt" then tai.term.interrupt() end
+          return "deny"
+        end
+        return { action = "approve", prompt = line }
+      else
+        return "deny"
+      end
+    end
+  end
+  -- sample_answer(q, a): the model's answer, shown before it goes back.
+  local function sample_answer(q, a)
+    say(M.sample_answer_screen(q, a))
+    local k, err = answer_key(get_rl(), "Return it to " .. tai.term.clean(q.server, true) .. "? [y/N] ")
+    if not k and err == "interrupt" then tai.term.interrupt() end
+    return k == "y" or k == "yes"
+  end
+  return { confirm = confirm, ask = ask, sample = sample, sample_answer = sample_answer, always = always, prefixes = prefixes }
+end
+
+-- last_prompt(r) is the text of a sampling request's last user message.
+---@param r table
+---@return string
+function M.last_prompt(r)
+  for i = #(r.messages or {}), 1, -1 do
+    local m = r.messages[i]
+    if m.role == "user" then
+      local texts = {}
+      for _, c in ipairs(m.content or {}) do
+        if c.type == "text" then texts[#texts + 1] = c.text end
+      end
+      return table.concat(texts, "\n")
+    end
+  end
+  return ""
+end
+
+-- sample_screen(q, full) is a server's sampling request as the person
+-- sees it before anything is sent: who asks and which model would
+-- answer, the system prompt, maxTokens, the model preferences, the tools
+-- it offers the model, then each message (folded unless full).
+---@param q {server: string, model: string, request: table}
+---@param full boolean
+---@return string
+function M.sample_screen(q, full)
+  local r = q.request or {}
+  local out = { string.format("? %s asks your model (%s) for a completion (MCP sampling); nothing is sent yet:",
+    tai.term.clean(q.server, true), tai.term.clean(q.model ~= "" and q.model or "the current profile's", true)) }
+  local function block(label, text)
+    local shown, note = M.fold(text, full)
+    local first = true
+    for line in (shown .. "\n"):gmatch("([^\n]*)\n") do
+      out[#out + 1] = string.format("  %-11s %s", first and label or "", line)
+      first = false
+    end
+    if note ~= "" then out[#out + 1] = "              " .. note end
+  end
+  if (r.systemPrompt or "") ~= "" then block("system:", r.systemPrompt) end
+  local limits = "max tokens: " .. tostring(r.maxTokens)
+  if r.lowered then limits = limits .. string.format(" (it asked for %d)", r.lowered) end
+  if r.temperature then limits = limits .. ", temperature " .. tostring(r.temperature) end
+  out[#out + 1] = "  " .. limits
+  local prefs = r.modelPreferences
+  if prefs then
+    local parts = {}
+    if prefs.hints and #prefs.hints > 0 then parts[#parts + 1] = "hints " .. tai.term.clean(table.concat(prefs.hints, ", "), true) end
+    for _, k in ipairs({ "cost", "speed", "intelligence" }) do
+      local v = prefs[k .. "Priority"]
+      if v then parts[#parts + 1] = string.format("%s %.2g", k, v) end
+    end
+    if #parts > 0 then out[#out + 1] = "  model preferences (advisory): " .. table.concat(parts, "; ") end
+  end
+  if r.includeContext and r.includeContext ~= "none" then
+    out[#out + 1] = "  it asks for context (" .. tai.term.clean(r.includeContext, true) .. "): tai sends none"
+  end
+  if r.tools and #r.tools > 0 then
+    local names = {}
+    for _, t in ipairs(r.tools) do names[#names + 1] = t.name end
+    out[#out + 1] = "  tools it offers your model (the server runs them): " .. tai.term.clean(table.concat(names, ", "), true) ..
+      (r.toolChoice and (" (toolChoice " .. tai.term.clean(r.toolChoice, true) .. ")") or "")
+  end
+  for _, m in ipairs(r.messages or {}) do
+    local texts = {}
+    for _, c in ipairs(m.content or {}) do
+      if c.type == "text" or c.type == "tool_result" then
+        texts[#texts + 1] = (c.type == "tool_result" and ("[tool_result " .. (c.id or "") .. "] ") or "") .. (c.text or "")
+      elseif c.type == "tool_use" then
+        texts[#texts + 1] = "[tool_use " .. (c.name or "") .. " " .. M.short(c.input or {}, 200) .. "]"
+      else
+        texts[#texts + 1] = string.format("[%s %s, %d bytes of base64; not sent to the model]", c.type, c.mimeType or "", c.size or 0)
+      end
+    end
+    block(m.role .. ":", table.concat(texts, "\n"))
+  end
+  return table.concat(out, "\n")
+end
+
+-- sample_answer_screen(q, a) is the model's answer to a sampling request,
+-- shown before it goes back to the server.
+---@param q {server: string, model: string, request: table}
+---@param a {model: string, text: string, tool_calls?: table[], stop_reason: string}
+---@return string
+function M.sample_answer_screen(q, a)
+  local out = { string.format("  %s answered (stop: %s):", tai.term.clean(a.model, true), tai.term.clean(a.stop_reason or "", true)) }
+  local shown, note = M.fold(a.text or "", false)
+  for line in (shown .. "\n"):gmatch("([^\n]*)\n") do out[#out + 1] = "    " .. line end
+  if note ~= "" then out[#out + 1] = "    " .. note end
+  for _, tc in ipairs(a.tool_calls or {}) do
+    out[#out + 1] = "    asks the server to run " .. tai.term.clean(tc.name, true) .. " " .. M.short(tc.input or {}, 200)
+  end
+  return table.concat(out, "\n")
 end
 
 -- notices(d) lists what the person must be told about how a turn ended,

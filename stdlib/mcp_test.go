@@ -120,3 +120,44 @@ func TestMCPLogCommand(t *testing.T) {
 		t.Errorf("asked %v", got[2])
 	}
 }
+
+// TestSamplePrompter: the REPL shows a server's sampling request in full
+// before anything is sent (server, model, system prompt, maxTokens, model
+// preferences, tools, each message, control characters made visible), and
+// turns the keys into decisions: s shows it whole and asks again, t
+// approves with its tools, e edits the prompt, Enter denies; then the
+// answer is shown and y returns it.
+func TestSamplePrompter(t *testing.T) {
+	got := run(t, `
+		local chat = require("chat")
+		local answers = { "s", "t", "e", "shorter please", "", "y", "n" }
+		local said = {}
+		local rl = { read = function() return table.remove(answers, 1) end }
+		local p = chat.prompter(function() return rl end, function(s) said[#said + 1] = s end)
+		local q = { server = "everything", model = "fake-model", request = {
+			systemPrompt = "You are\27[31m helpful", maxTokens = 100, lowered = 5000,
+			modelPreferences = { hints = { "claude-3-sonnet" }, intelligencePriority = 0.8 },
+			tools = { { name = "get_weather", inputSchema = {} } }, toolChoice = "auto",
+			messages = { { role = "user", content = { { type = "text", text = "what is 2+2?" }, { type = "image", mimeType = "image/png", size = 12 } } } } } }
+		local first = p.sample(q)
+		local second = p.sample(q)
+		local third = p.sample(q)
+		local back = p.sample_answer(q, { model = "fake-model", text = "4", stop_reason = "endTurn" })
+		local kept = p.sample_answer(q, { model = "fake-model", text = "4", stop_reason = "endTurn" })
+		return tai.json.encode(first), tai.json.encode(second), third, back, kept, table.concat(said, "\n")`)
+	if got[0] != `{"action":"approve","tools":true}` || got[1] != `{"action":"approve","prompt":"shorter please"}` || got[2] != "deny" || got[3] != true || got[4] != false {
+		t.Fatalf("decisions %v", got[:5])
+	}
+	said := got[5].(string)
+	for _, want := range []string{"? everything asks your model (fake-model) for a completion (MCP sampling); nothing is sent yet:",
+		`system:     You are\x1b[31m helpful`, "max tokens: 100 (it asked for 5000)", "hints claude-3-sonnet; intelligence 0.8",
+		"tools it offers your model (the server runs them): get_weather (toolChoice auto)", "user:       what is 2+2?",
+		"[image image/png, 12 bytes of base64; not sent to the model]", "the prompt now: what is 2+2?", "fake-model answered (stop: endTurn):", "    4"} {
+		if !strings.Contains(said, want) {
+			t.Errorf("screen lacks %q:\n%s", want, said)
+		}
+	}
+	if strings.Contains(said, "\x1b") {
+		t.Errorf("an escape reached the screen")
+	}
+}

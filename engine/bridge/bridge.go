@@ -74,6 +74,14 @@ type Options struct {
 	// Screen lays out the MCP consent screen (stdlib/consent.lua); nil
 	// means no server can be consented to but under --yolo.
 	Screen ScreenFunc
+	// Sample has the person's current model answer a server's sampling
+	// request (engine.Engine.Sample); nil declares no sampling, and the
+	// server's requests get -32601. SampleModel names that model for the
+	// person. SamplingLimit returns how many sampling requests a server
+	// may make a minute (nil or 0: DefaultSamplingLimit).
+	Sample        SampleFunc
+	SampleModel   func(ctx context.Context) string
+	SamplingLimit func() int
 	// MaxServers and MaxTools override mcp.MCP_MAX_SERVERS and
 	// mcp.MCP_MAX_TOOLS (tests); zero means the caps.
 	MaxServers, MaxTools int

@@ -32,6 +32,8 @@ type conn struct {
 	// resStale says the server sent resources/list_changed since.
 	res      *ResourceList
 	resStale atomic.Bool
+	// sampled holds its sampling requests of the last minute.
+	sampled sampleWindow
 }
 
 func (cn *conn) close() {
@@ -150,6 +152,7 @@ func (b *Bridge) clientOptions(cn *conn, e mcp.Entry) *mcp.ClientOptions {
 			}
 		}
 	}
+	b.samplingAsks(&o, cn, e)
 	return b.sandboxed(&o, e)
 }
 

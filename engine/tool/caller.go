@@ -1,6 +1,10 @@
 package tool
 
-import "context"
+import (
+	"context"
+
+	"tai/engine/llm"
+)
 
 // Caller says who makes the tool calls of a context: what the registry
 // needs to approve, resolve and audit them, and what the bridge needs to
@@ -36,6 +40,9 @@ type Caller struct {
 	// Note, when set, is shown what happened during the call that the
 	// person should know (see tool.Note), on the call's line.
 	Note func(text string)
+	// Spent, when set, counts tokens a model spent for the call (see
+	// Spend) in the usage of the turn that made it.
+	Spent func(llm.Usage)
 	// Progress, when set, is told of a tool's progress as it runs (an MCP
 	// server's notifications/progress, a served chat's steps). It must
 	// not block: it may be called on the goroutine reading a server.

@@ -187,6 +187,27 @@ error("meta/tai.lua only describes the tai module to editors; tai needs no requi
 ---@class tai.Prompter
 ---@field confirm fun(consent: tai.Consent): boolean # true allows the call
 ---@field ask fun(question: string): string?, string? # the answer, or nil and why
+---@field sample? fun(q: tai.SampleQuestion): "approve"|"deny"|tai.SampleDecision # reviews a server's sampling request before anything is sent
+---@field sample_answer? fun(q: tai.SampleQuestion, answer: tai.SampleAnswer): boolean # true returns the model's answer to the server
+
+---A server's sampling/createMessage, as the person reviews it.
+---@class tai.SampleQuestion
+---@field server string the server that asks
+---@field model string the person's current model, which would answer
+---@field request {messages: {role: string, content: table[]}[], systemPrompt?: string, maxTokens: integer, lowered?: integer, temperature?: number, modelPreferences?: table, includeContext?: string, tools?: {name: string, description?: string, inputSchema: table}[], toolChoice?: string, bytes: integer}
+
+---The person's decision on a sampling request.
+---@class tai.SampleDecision
+---@field action "approve"|"deny"
+---@field prompt? string replaces the text of the last user message
+---@field tools? boolean the model may be offered the request's tools
+
+---The model's answer to a sampling request, before it goes back.
+---@class tai.SampleAnswer
+---@field model string
+---@field text string
+---@field tool_calls? {id: string, name: string, input: table}[] tools the model asks the server to run
+---@field stop_reason "endTurn"|"maxTokens"|"toolUse"
 
 ---A model profile.
 ---@class tai.Profile
@@ -1055,6 +1076,13 @@ function tai.mcp.login(args) end
 ---@return tai.mcp.Log? log
 ---@return string? err
 function tai.mcp.log(args) end
+
+---Sets, with n, how many sampling requests each server may make a minute
+---(1 to 1000); returns the limit in force (default 10). More are refused
+---at once, with a note on the call's line.
+---@param n? integer
+---@return integer limit
+function tai.mcp.sampling_limit(n) end
 
 ---Opens a session on an entry (no vault row needed).
 ---@param entry tai.Entry
