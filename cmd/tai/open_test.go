@@ -14,11 +14,44 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sys/unix"
 
 	"tai/engine/llm/llmtest"
 )
+
+// cameraServer serves a go-sdk MCP server over Streamable HTTP whose tool
+// shot gives some text, a PNG and an embedded PDF; it returns the URL's
+// port and the two files' bytes.
+func cameraServer(t *testing.T) (api *httptest.Server, port string, shot, pdf []byte) {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, 64, 48))
+	img.Set(3, 4, color.RGBA{R: 200, A: 255})
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	shot = buf.Bytes()
+	pdf = []byte("%PDF-1.4\n% a report\n" + strings.Repeat("x", 3000) + "\n%%EOF\n")
+	s := sdk.NewServer(&sdk.Implementation{Name: "camera", Version: "1"}, nil)
+	sdk.AddTool(s, &sdk.Tool{Name: "shot", Description: "takes a screenshot"},
+		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{
+				&sdk.TextContent{Text: "here it is"},
+				&sdk.ImageContent{Data: shot, MIMEType: "image/png"},
+				&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "file:///report.pdf", MIMEType: "application/pdf", Blob: pdf}},
+			}}, nil, nil
+		})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	api = httptest.NewServer(mux)
+	t.Cleanup(api.Close)
+	u, _ := url.Parse(api.URL)
+	port = u.Port()
+	return api, port, shot, pdf
+}
 
 // TestREPLOpensWhatAToolShowed: a tool of an MCP server (the go-sdk, over
 // Streamable HTTP) gives an image and an embedded PDF; the terminal shows
@@ -27,29 +60,7 @@ import (
 // from the vault record it was stored in. Without a display nothing is
 // opened and the path is printed.
 func TestREPLOpensWhatAToolShowed(t *testing.T) {
-	img := image.NewRGBA(image.Rect(0, 0, 64, 48))
-	img.Set(3, 4, color.RGBA{R: 200, A: 255})
-	var shot bytes.Buffer
-	if err := png.Encode(&shot, img); err != nil {
-		t.Fatal(err)
-	}
-	pdf := []byte("%PDF-1.4\n% a report\n" + strings.Repeat("x", 3000) + "\n%%EOF\n")
-	s := sdk.NewServer(&sdk.Implementation{Name: "camera", Version: "1"}, nil)
-	sdk.AddTool(s, &sdk.Tool{Name: "shot", Description: "takes a screenshot"},
-		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
-			return &sdk.CallToolResult{Content: []sdk.Content{
-				&sdk.TextContent{Text: "here it is"},
-				&sdk.ImageContent{Data: shot.Bytes(), MIMEType: "image/png"},
-				&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "file:///report.pdf", MIMEType: "application/pdf", Blob: pdf}},
-			}}, nil, nil
-		})
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
-	api := httptest.NewServer(mux)
-	t.Cleanup(api.Close)
-	u, _ := url.Parse(api.URL)
-	port := u.Port()
-
+	api, port, shot, pdf := cameraServer(t)
 	e := newEnv(t)
 	tmp := filepath.Join(e.root, "tmp")
 	if err := os.Mkdir(tmp, 0o700); err != nil {
@@ -96,7 +107,7 @@ func TestREPLOpensWhatAToolShowed(t *testing.T) {
 			}
 		}
 	}
-	open("1", shot.Bytes(), "image-1.png")
+	open("1", shot, "image-1.png")
 	open("2", pdf, "blob-2.pdf")
 	r.typeKeys("/open 3\r")
 	r.expect("there is no binary 3: give 1 to 2")
@@ -117,4 +128,65 @@ func TestREPLOpensWhatAToolShowed(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestREPLOpenUsesTheDesktopOpener: with a display, /open hands the file
+// to xdg-open (here a script on PATH that passes on what it was given)
+// and says it opened it.
+func TestREPLOpenUsesTheDesktopOpener(t *testing.T) {
+	api, port, shot, _ := cameraServer(t)
+	e := newEnv(t)
+	bin := filepath.Join(e.root, "bin")
+	if err := os.Mkdir(bin, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(e.root, "opened")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\nprintf '%s\\n' \"$*\" > " + fifo + "\n"
+	if err := os.WriteFile(filepath.Join(bin, "xdg-open"), []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	srv := llmtest.NewOpenAI(t)
+	srv.SetRule(fromToolResults)
+	vars := e.modelVars(srv)
+	for i, v := range vars {
+		if strings.HasPrefix(v, "PATH=") {
+			vars[i] = "PATH=" + bin + string(os.PathListSeparator) + strings.TrimPrefix(v, "PATH=")
+		}
+	}
+	r := startREPLWith(t, e, append(vars, "DISPLAY=:77"), "--clean")
+	r.expect("tai:default> ")
+	r.typeKeys("/mcp add " + api.URL + "/mcp\r")
+	r.expect("Add it? [y/d/N]")
+	r.expect("answer> ")
+	r.typeKeys("y\r")
+	r.expect("tai:default> ")
+	srv.Push(llmtest.Calls(llmtest.Call("mcp_local_"+port+"_shot", `{}`)))
+	r.typeKeys("take a screenshot\r")
+	r.expect("[s]how everything: ")
+	r.typeKeys("y\r")
+	r.expect("[image 1: png 64×48, ")
+	r.expect("tai:default> ")
+	got := make(chan string, 1)
+	go func() {
+		data, _ := os.ReadFile(fifo) // returns once the opener has written and closed
+		got <- strings.TrimSpace(string(data))
+	}()
+	r.typeKeys("/open 1\r")
+	r.expect("(opened ")
+	var path string
+	select {
+	case path = <-got:
+	case <-time.After(30 * time.Second):
+		t.Fatal("xdg-open was not run")
+	}
+	if filepath.Base(path) != "image-1.png" || !strings.Contains(r.seen.String(), "(opened "+path+")") {
+		t.Fatalf("xdg-open was given %q", path)
+	}
+	if data, err := os.ReadFile(path); err != nil || !bytes.Equal(data, shot) {
+		t.Fatalf("the opened file holds %d bytes (%v), want the image", len(data), err)
+	}
+	t.Cleanup(func() { os.RemoveAll(filepath.Dir(path)) })
 }
