@@ -153,6 +153,16 @@ func TestSDKHTTPServer(t *testing.T) {
 			if len(tools) != 13 {
 				t.Fatalf("Tools over pages of %d: got %d, want 13", sdkPageSize, len(tools))
 			}
+			// Resources over the same leg: listed over pages, a template, a blob read.
+			if res, _, err := c.Resources(ctx); err != nil || len(res) != 3 {
+				t.Fatalf("Resources: %d, %v", len(res), err)
+			}
+			if tmpl, _, err := c.ResourceTemplates(ctx); err != nil || len(tmpl) != 1 {
+				t.Fatalf("ResourceTemplates: %d, %v", len(tmpl), err)
+			}
+			if parts, err := c.ReadResource(ctx, "test://bin/logo"); err != nil || len(parts) != 1 || !parts[0].IsBlob || string(parts[0].Blob) != "\x89PNG\r\n" {
+				t.Fatalf("ReadResource: %+v, %v", parts, err)
+			}
 
 			calls := []sdkCall{
 				{name: "echo", tool: "echo", args: map[string]any{"text": "héllo\nworld"}, wantText: "héllo\nworld"},
