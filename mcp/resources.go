@@ -89,8 +89,8 @@ func (c *Client) errNoResources() error {
 	return fmt.Errorf("mcp server %q offers no resources (it did not declare them in initialize)", c.name)
 }
 
-// Resources lists the server's resources through every page, keeping the
-// first MaxResources; more says the server listed more than that. A server
+// Resources lists the server's resources through every page within
+// CallTimeout, keeping the first MaxResources; more says the server listed more than that. A server
 // that did not declare resources gets an error naming it, never a request.
 func (c *Client) Resources(ctx context.Context) (list []Resource, more bool, err error) {
 	if !c.HasResources() {
@@ -126,9 +126,11 @@ func (c *Client) ResourceTemplates(ctx context.Context) (list []ResourceTemplate
 	return list, more, c.scrub(err)
 }
 
-// listCapped runs listAll for method, decoding each item of key as a T
-// and keeping at most MaxResources.
+// listCapped runs listAll for method within CallTimeout, decoding each
+// item of key as a T and keeping at most MaxResources.
 func listCapped[T any](c *Client, ctx context.Context, method, key string, keep func(T) error) (more bool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.CallTimeout)
+	defer cancel()
 	n := 0
 	err = c.listAll(ctx, method, key, func(raw []byte) error {
 		if n == MaxResources {
@@ -146,6 +148,9 @@ func listCapped[T any](c *Client, ctx context.Context, method, key string, keep 
 	})
 	if errors.Is(err, errEnough) {
 		return true, nil
+	}
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+		return false, fmt.Errorf("mcp server %q did not answer %s within %s: %w", c.name, method, c.opts.CallTimeout, err)
 	}
 	return false, err
 }

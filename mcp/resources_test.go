@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -186,4 +187,24 @@ func TestResourcesHostile(t *testing.T) {
 			t.Fatalf("a local refusal wraps a wire error: %v", err)
 		}
 	})
+}
+
+// TestResourcesListingIsBounded: a server that never answers
+// resources/list fails the listing after CallTimeout, naming it.
+func TestResourcesListingIsBounded(t *testing.T) {
+	p := newPipe()
+	c := NewClient("pipe", p, &ClientOptions{CallTimeout: 50 * time.Millisecond})
+	t.Cleanup(func() { c.Close() })
+	errc := make(chan error, 1)
+	go func() { errc <- c.Start(context.Background()) }()
+	init := within(t, p.toServer, "initialize")
+	p.toClient <- &Message{ID: init.ID, Result: json.RawMessage(`{"protocolVersion":"` + MCP_PROTOCOL_VERSION + `","capabilities":{"tools":{},"resources":{}},"serverInfo":{"name":"pipe","version":"1"}}`)}
+	within(t, p.toServer, "initialized")
+	if err := within(t, errc, "Start"); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := c.Resources(testCtx(t))
+	if err == nil || !strings.Contains(err.Error(), "did not answer resources/list within 50ms") {
+		t.Fatalf("Resources = %v", err)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"tai/engine/tool"
 	"tai/mcp"
@@ -38,6 +39,10 @@ type ResourceList struct {
 	More bool `json:"more,omitempty"`
 }
 
+// quietWait bounds a quiet listing (Tab completion): a server slower to
+// start or to list gives no candidates rather than a frozen line.
+const quietWait = 5 * time.Second
+
 // ErrWouldAsk is returned by a quiet listing (see Resources) that would
 // have to start a server a person has not consented to as it stands.
 var ErrWouldAsk = errors.New("the server is not running and starting it needs a person's consent")
@@ -66,8 +71,23 @@ func (b *Bridge) resourceServer(ctx context.Context, server string) (*serverStat
 // connection's cache when the server has not said its list changed since.
 // The server must be enabled for the caller's profile. With quiet set it
 // never asks a person anything: a server whose start would need consent
-// gets ErrWouldAsk (Tab completion lists quietly).
+// gets ErrWouldAsk, and it gives up after quietWait (Tab completion lists
+// quietly).
 func (b *Bridge) Resources(ctx context.Context, server string, quiet bool) (ResourceList, error) {
+	if quiet {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, quietWait)
+		defer cancel()
+		list, err := b.resources(ctx, server, true)
+		if err != nil && ctx.Err() == context.DeadlineExceeded {
+			return list, fmt.Errorf("mcp server %s did not list its resources within %s: /mcp resources %s waits for it", mcp.Clip(server), quietWait, server)
+		}
+		return list, err
+	}
+	return b.resources(ctx, server, false)
+}
+
+func (b *Bridge) resources(ctx context.Context, server string, quiet bool) (ResourceList, error) {
 	st, err := b.resourceServer(ctx, server)
 	if err != nil {
 		return ResourceList{}, err

@@ -208,6 +208,10 @@ func TestResourceLinkNamesTheServer(t *testing.T) {
 // "test://huge" answers 100 MB.
 const hostileResources = "hostile-resources"
 
+// hangEnv, set, makes the hostile-resources server never answer
+// resources/list.
+const hangEnv = "TAI_BRIDGE_TEST_HANG"
+
 func runHostileResources() int {
 	in := bufio.NewReader(os.Stdin)
 	out := bufio.NewWriter(os.Stdout)
@@ -233,6 +237,9 @@ func runHostileResources() int {
 		case "tools/list":
 			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[]}}`, m.ID)
 		case "resources/list":
+			if os.Getenv(hangEnv) != "" {
+				continue // never answered
+			}
 			n := 0
 			fmt.Sscanf(m.Params.Cursor, "p%d", &n)
 			fmt.Fprintf(out, `{"jsonrpc":"2.0","id":%s,"result":{"resources":[{"uri":"evil://\u001b]0;owned\u0007\u001b[2Jx","name":"\u001b[31mred"}`, m.ID)
@@ -361,4 +368,19 @@ func BenchmarkResourceRead(b *testing.B) {
 	b.Run("resource read", func(b *testing.B) {
 		run(b, ReadResourceTool, map[string]any{"server": "srv", "uri": "test://note"})
 	})
+}
+
+// TestQuietListingIsBounded: a server that never answers resources/list
+// holds a quiet listing (a Tab) for quietWait, not for the call timeout,
+// and the error says how to wait for it.
+func TestQuietListingIsBounded(t *testing.T) {
+	f := newFixture(t, tool.Yolo, "")
+	f.add(t, "slow", map[string]string{serverEnv: hostileResources, hangEnv: "1"})
+	if _, err := f.b.SetEnabled(ctxT(t), "slow", "", true); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.b.Resources(ctxT(t), "slow", true)
+	if err == nil || !strings.Contains(err.Error(), "within 5s: /mcp resources slow waits for it") {
+		t.Fatalf("quiet listing of a server that never answers: %v", err)
+	}
 }
