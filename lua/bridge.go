@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
+	"time"
 
 	glua "github.com/yuin/gopher-lua"
 
@@ -104,14 +107,49 @@ func (h *Host) consentScreen(ctx context.Context, s bridge.ConsentScreen) (body,
 
 // mcpClientOptions returns the options of an MCP client the host opens:
 // Options.MCPClient with the version, the warning callback and the
-// startup line filled in.
+// startup line filled in, and the call timeouts $TAI_MCP_CALL_TIMEOUT and
+// $TAI_MCP_CALL_MAX_TOTAL set where it leaves them unset (a value that is
+// not a duration is said on stderr, and the default kept).
 func (h *Host) mcpClientOptions(version string, warn func(string)) *mcp.ClientOptions {
 	var o mcp.ClientOptions
 	if h.opts.MCPClient != nil {
 		o = *h.opts.MCPClient
 	}
 	o.Version, o.OnWarning, o.OnStartup = version, warn, startupLine(h.opts.Stderr, h.startupSay)
+	getenv := h.getenv()
+	for _, v := range []struct {
+		name string
+		d    *time.Duration
+		def  time.Duration
+	}{{"TAI_MCP_CALL_TIMEOUT", &o.CallTimeout, mcp.MCP_CALL_TIMEOUT}, {"TAI_MCP_CALL_MAX_TOTAL", &o.CallMaxTotal, mcp.MCP_CALL_MAX_TOTAL}} {
+		if *v.d != 0 {
+			continue
+		}
+		if d, err := envDuration(getenv, v.name); err != nil {
+			fmt.Fprintf(h.opts.Stderr, "tai: %v; using %s\n", err, v.def)
+		} else {
+			*v.d = d
+		}
+	}
 	return &o
+}
+
+// envDuration reads the variable name as a duration ("90s", "5m"; a bare
+// number is seconds): 0 when it is unset, an error naming it when it is
+// not a positive duration.
+func envDuration(getenv func(string) string, name string) (time.Duration, error) {
+	v := strings.TrimSpace(getenv(name))
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if n, nerr := strconv.ParseFloat(v, 64); err != nil && nerr == nil {
+		d, err = time.Duration(n*float64(time.Second)), nil
+	}
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s=%s is not a duration: give one such as 90s or 10m", name, CleanText(v, false))
+	}
+	return d, nil
 }
 
 // mcpNormalizer reads pasted configs for the bridge: config.Normalize with

@@ -51,7 +51,15 @@ func runNode(t *testing.T, dir, node string, args ...string) string {
 func TestInteropServeTypeScriptSDKClient(t *testing.T) {
 	root, node := nodeModules(t)
 	srv := llmtest.NewOpenAI(t)
-	srv.SetRule(func(r llmtest.Request) llmtest.Turn { return llmtest.Say("fake answer to " + r.LastUser()) })
+	srv.SetRule(func(r llmtest.Request) llmtest.Turn {
+		switch {
+		case len(r.ToolResults()) > 0:
+			return llmtest.Say("read: " + r.ToolResults()[0].Text)
+		case r.LastUser() == "read the notes":
+			return llmtest.Calls(llmtest.Call("read_file", `{"path":"notes.txt"}`))
+		}
+		return llmtest.Say("fake answer to " + r.LastUser())
+	})
 	e := newEnv(t)
 	e.write(t, "init.lua", echoInit)
 	e.writeRoot(t, "notes.txt", "ts can read this\n")
@@ -65,7 +73,12 @@ func TestInteropServeTypeScriptSDKClient(t *testing.T) {
 			Text    string
 			IsError bool
 		}
-		Unknown string
+		Unknown  string
+		Progress []struct {
+			Progress float64
+			Total    *float64
+			Message  string
+		}
 	}
 	if err := json.Unmarshal([]byte(raw), &out); err != nil {
 		t.Fatalf("%v: %s", err, raw)
@@ -82,16 +95,29 @@ func TestInteropServeTypeScriptSDKClient(t *testing.T) {
 		want    string
 		isError bool
 	}{
-		"read_file": {"ts can read this", false},
-		"lua_echo":  {"echo: from ts", false},
-		"chat":      {"fake answer to hello from ts", false},
-		"ask_user":  {"denied", true},
+		"read_file":     {"ts can read this", false},
+		"lua_echo":      {"echo: from ts", false},
+		"chat":          {"fake answer to hello from ts", false},
+		"ask_user":      {"denied", true},
+		"chat_progress": {"read: ts can read this", false},
 	}
 	for name, c := range checks {
 		got := out.Calls[name]
 		if got.IsError != c.isError || !strings.Contains(got.Text, c.want) {
 			t.Errorf("%s: %+v, want %q (isError %v)", name, got, c.want, c.isError)
 		}
+	}
+	// The served chat's progress reached the SDK over the call's event
+	// stream: each model call and the tool it ran, by name only.
+	var steps []string
+	for i, p := range out.Progress {
+		if p.Progress != float64(i+1) || p.Total != nil {
+			t.Errorf("progress %d = %+v, want %d with no total", i, p, i+1)
+		}
+		steps = append(steps, p.Message)
+	}
+	if got := strings.Join(steps, "|"); got != "step 1: thinking|step 1: running read_file|step 2: thinking" {
+		t.Errorf("chat progress seen by the TypeScript SDK: %q", got)
 	}
 	if out.Unknown != "-32602" {
 		t.Errorf("an unknown tool: %q, want -32602", out.Unknown)

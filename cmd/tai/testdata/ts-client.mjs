@@ -1,6 +1,6 @@
 // The official TypeScript SDK's client against tai --serve-mcp: connect with
-// the key, list the tools, call a native tool, a Lua tool and chat, and
-// print what came back as one JSON object. Usage:
+// the key, list the tools, call a native tool, a Lua tool and chat (once
+// with progress), and print what came back as one JSON object. Usage:
 //   node ts-client.mjs NODE_MODULES URL KEY
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -22,6 +22,11 @@ out.calls.read_file = text(await client.callTool({ name: "read_file", arguments:
 out.calls.lua_echo = text(await client.callTool({ name: "lua_echo", arguments: { text: "from ts" } }));
 out.calls.chat = text(await client.callTool({ name: "chat", arguments: { message: "hello from ts" } }));
 out.calls.ask_user = text(await client.callTool({ name: "ask_user", arguments: { question: "?" } }));
+// A chat asked for progress: the SDK sends a progressToken and hands each
+// notifications/progress of the call's event stream to onprogress.
+out.progress = [];
+out.calls.chat_progress = text(await client.callTool({ name: "chat", arguments: { message: "read the notes" } }, undefined,
+  { onprogress: (p) => out.progress.push(p) }));
 try {
   await client.callTool({ name: "no_such_tool", arguments: {} });
   out.unknown = "answered";
