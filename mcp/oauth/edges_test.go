@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -246,6 +247,65 @@ func TestPrivateAddressCheckedWhereTheConnectionGoes(t *testing.T) {
 	}
 	if hits.Load() != 0 {
 		t.Fatalf("%d requests reached the private address", hits.Load())
+	}
+}
+
+// Through a proxy on a private address, requests to a public server still
+// go (the connection is the proxy's, not the destination's), and an
+// endpoint on a private address is refused by its name before the proxy
+// is asked.
+func TestPrivateAddressCheckedThroughAProxy(t *testing.T) {
+	var hits, proxied atomic.Int32
+	inside := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprint(w, `{"client_id":"x"}`)
+	}))
+	t.Cleanup(inside.Close)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		proxied.Add(1)
+		out := r.Clone(r.Context())
+		out.RequestURI = ""
+		resp, err := http.DefaultTransport.RoundTrip(out)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(resp.StatusCode)
+		io.Copy(w, resp.Body)
+	}))
+	t.Cleanup(proxy.Close)
+	proxyURL, _ := url.Parse(proxy.URL)
+	u := hostile(t, func(w http.ResponseWriter, r *http.Request, base string) {
+		switch r.URL.Path {
+		case "/prm":
+			fmt.Fprintf(w, `{"resource":%q,"authorization_servers":[%q]}`, base+"/mcp", base)
+		case "/.well-known/oauth-authorization-server":
+			fmt.Fprintf(w, `{"issuer":%q,"authorization_endpoint":%q,"token_endpoint":%q,"registration_endpoint":%q,"code_challenge_methods_supported":["S256"]}`,
+				base, base+"/authorize", base+"/token", inside.URL+"/register")
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	cfg := &oauth.Config{Server: "remote", URL: u, Store: &oauth.MemoryStore{}, Timeout: time.Second,
+		HTTPClient: &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL)}},
+		Person:     &oauth.Person{Open: func(string) error { return nil }}}
+	publicExcept(cfg, inside, proxy)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	_, err := oauth.Login(ctx, cfg, probe(t, u), "")
+	if err == nil || !strings.Contains(err.Error(), inside.URL+"/register is on a loopback or private address") {
+		t.Fatalf("error %v; want the registration endpoint refused as private", err)
+	}
+	if hits.Load() != 0 {
+		t.Fatalf("%d requests reached the private address", hits.Load())
+	}
+	if proxied.Load() < 2 {
+		t.Fatalf("%d requests went through the proxy; want the discovery's", proxied.Load())
 	}
 }
 
