@@ -12,6 +12,7 @@ import (
 	"tai/engine/llm"
 	"tai/engine/llm/llmtest"
 	"tai/engine/tool"
+	"tai/vault"
 )
 
 // TestInteropPrompts runs server-everything's prompts through tai.mcp.prompt
@@ -85,5 +86,27 @@ func TestInteropPrompts(t *testing.T) {
 	}
 	if body := string(reqs[1].Body); !strings.Contains(body, "What's weather in Lyon?") && !strings.Contains(body, `What\u0027s weather in Lyon?`) {
 		t.Fatalf("args-prompt request: %.2000s", body)
+	}
+
+	// The pin of simple-prompt no longer matches what the server lists
+	// (as after the server redefined it): it is withheld, the others run.
+	e, err := h.Engine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Store().PinPut(vault.ToolPin{Server: "everything", Kind: vault.KindPrompt, Tool: "simple-prompt", Hash: "granted-before", Description: "the definition granted"}); err != nil {
+		t.Fatal(err)
+	}
+	got = mustRun(t, h, `
+		local _, err = tai.mcp.prompt{server = "everything", name = "simple-prompt"}
+		local state
+		for _, p in ipairs(assert(tai.mcp.prompts())) do if p.name == "simple-prompt" then state = p.state end end
+		local other = tai.mcp.prompt{server = "everything", name = "args-prompt", args = {city = "Oslo"}}
+		return err, state, other ~= nil`)
+	if !strings.Contains(fmt.Sprint(got[0]), "withheld: the server redefined this prompt") || got[1] != "withheld" || got[2] != true {
+		t.Fatalf("after the pin changed: %v", got)
+	}
+	if n := len(srv.Requests()); n != 4 {
+		t.Fatalf("a withheld prompt reached the model: %d requests", n)
 	}
 }
