@@ -97,42 +97,33 @@ func (b *Bridge) relist(ctx context.Context, server string, c *mcp.Client, promp
 		return nil // --auto, --yolo and served sessions never grant drift
 	}
 	granted := false
-	if st.instructionsWithheld() && !b.wasDeclined(instructionsKey(st)) {
-		ok, err := b.askInstructionsGrant(ctx, a, st)
+	// ask puts one withheld definition to the person, unless they
+	// declined it as it is now.
+	ask := func(k declinedKey, grant func() (bool, error)) {
+		if b.wasDeclined(k) {
+			return
+		}
+		ok, err := grant()
 		switch {
 		case err != nil:
 		case !ok:
-			b.decline(instructionsKey(st))
+			b.decline(k)
 		default:
 			granted = true
 		}
 	}
+	if st.instructionsWithheld() {
+		ask(instructionsKey(st), func() (bool, error) { return b.askInstructionsGrant(ctx, a, st) })
+	}
 	for _, p := range st.prompts {
-		if p.state != StateWithheld || p.cached.Refused != "" || b.wasDeclined(promptKey(p)) {
-			continue
-		}
-		ok, err := b.askPromptGrant(ctx, a, st, p)
-		switch {
-		case err != nil:
-		case !ok:
-			b.decline(promptKey(p))
-		default:
-			granted = true
+		if p.state == StateWithheld && p.cached.Refused == "" {
+			ask(promptKey(p), func() (bool, error) { return b.askPromptGrant(ctx, a, st, p) })
 		}
 	}
 	for _, bt := range st.tools {
-		if bt.state != StateWithheld || bt.cached.Refused != "" || b.wasDeclined(toolKey(bt)) {
-			continue
+		if bt.state == StateWithheld && bt.cached.Refused == "" {
+			ask(toolKey(bt), func() (bool, error) { return b.askGrant(ctx, a, st, bt.cached) })
 		}
-		ok, err := b.askGrant(ctx, a, st, bt.cached)
-		if err != nil {
-			continue
-		}
-		if !ok {
-			b.decline(toolKey(bt))
-			continue
-		}
-		granted = true
 	}
 	if granted {
 		_, err = b.reload()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"tai/engine/tool"
 	"tai/mcp/screen"
@@ -41,14 +40,11 @@ func instructionsHash(text string) string {
 // boundInstructions cuts text to MaxInstructions bytes on a character
 // boundary, saying how much was cut.
 func boundInstructions(text string) string {
-	if len(text) <= MaxInstructions {
+	cut, more := cutBytes(text, MaxInstructions)
+	if more == 0 {
 		return text
 	}
-	cut := text[:MaxInstructions]
-	for len(cut) > 0 && !utf8.ValidString(cut) {
-		cut = cut[:len(cut)-1]
-	}
-	return fmt.Sprintf("%s\n… (instructions cut: %d bytes more)", cut, len(text)-len(cut))
+	return fmt.Sprintf("%s\n… (instructions cut: %d bytes more)", cut, more)
 }
 
 // instructionsWithheld reports whether the server's instructions differ

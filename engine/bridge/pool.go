@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"tai/mcp"
 )
@@ -209,13 +210,18 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
+// connectLimit is the connect timeout, which bounds a listing too.
+func (b *Bridge) connectLimit() time.Duration {
+	if b.opts.Client != nil && b.opts.Client.ConnectTimeout > 0 {
+		return b.opts.Client.ConnectTimeout
+	}
+	return mcp.MCP_CONNECT_TIMEOUT
+}
+
 // listTools lists c's tools within the connect timeout, so a server that
 // never answers tools/list cannot hold a registration or a call forever.
 func (b *Bridge) listTools(ctx context.Context, c *mcp.Client) ([]mcp.Tool, error) {
-	limit := mcp.MCP_CONNECT_TIMEOUT
-	if b.opts.Client != nil && b.opts.Client.ConnectTimeout > 0 {
-		limit = b.opts.Client.ConnectTimeout
-	}
+	limit := b.connectLimit()
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	tools, err := c.Tools(ctx)

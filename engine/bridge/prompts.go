@@ -195,11 +195,7 @@ func (b *Bridge) listOffers(ctx context.Context, c *mcp.Client) (prompts, instr 
 	if text := c.Instructions(); text != "" {
 		instr = []vault.ServerTool{{Tool: vault.KindInstructions, Description: boundInstructions(text)}}
 	}
-	limit := mcp.MCP_CONNECT_TIMEOUT
-	if b.opts.Client != nil && b.opts.Client.ConnectTimeout > 0 {
-		limit = b.opts.Client.ConnectTimeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, limit)
+	ctx, cancel := context.WithTimeout(ctx, b.connectLimit())
 	defer cancel()
 	listed, err := c.Prompts(ctx)
 	if err != nil {

@@ -301,12 +301,22 @@ const MaxDescription = 2048
 // modelDescription is d cut to MaxDescription bytes on a character
 // boundary, saying so.
 func modelDescription(d string) string {
-	if len(d) <= MaxDescription {
+	cut, more := cutBytes(d, MaxDescription)
+	if more == 0 {
 		return d
 	}
-	cut := d[:MaxDescription]
+	return fmt.Sprintf("%s … (description cut: %d bytes more)", cut, more)
+}
+
+// cutBytes cuts s to at most n bytes on a character boundary, and says
+// how many bytes were cut.
+func cutBytes(s string, n int) (cut string, more int) {
+	if len(s) <= n {
+		return s, 0
+	}
+	cut = s[:n]
 	for len(cut) > 0 && !utf8.ValidString(cut) {
 		cut = cut[:len(cut)-1]
 	}
-	return fmt.Sprintf("%s … (description cut: %d bytes more)", cut, len(d)-len(cut))
+	return cut, len(s) - len(cut)
 }
