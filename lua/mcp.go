@@ -29,6 +29,10 @@ type mcpHandle struct {
 	redactor func() (func(string) string, error)
 	// log keeps what the server logs (client:log).
 	log *mcp.ServerLog
+	// await, when the script answers the server's elicitations
+	// (on_elicit), runs a call so that the answer can use the state
+	// (Host.Await); nil runs it directly.
+	await func(func())
 }
 
 // fail returns nil, msg to Lua with every known secret in msg redacted.
@@ -82,13 +86,19 @@ func (s *clientSet) closeAll() {
 
 // openMCP installs tai.mcp.connect:
 //
-//	tai.mcp.connect(entry) -> client | nil, err
+//	tai.mcp.connect(entry [, opts]) -> client | nil, err
 //	    entry: {name=, transport="stdio"|"http", command=, args=, env=, cwd=,
 //	            url=, headers=, allow=, deny=, enabled=, source=}
 //	client:tools() -> {{name=, description=, inputSchema=, …}, …} | nil, err
 //	    (a tool too deeply nested to convert: {name=, description=,
 //	    unreadable=why})
 //	client:call(tool [, args]) -> {content={…}, isError=bool, …} | nil, err
+//
+// opts.on_elicit, a function(request) -> {action=, content=}, answers the
+// server's elicitation/create requests itself (see elicit.go for the
+// request's table), and makes tai declare the capability; without it the
+// session declares none.
+//
 //	client:ping() -> true | nil, err
 //	client:close()
 //	client:info() -> {name=, version=, protocol=}
@@ -139,6 +149,16 @@ var (
 
 func (h *Host) mcpConnect(L *glua.LState) int {
 	entry := checkEntry(L, 1)
+	var onElicit *glua.LFunction
+	if opts := L.OptTable(2, nil); opts != nil {
+		switch v := opts.RawGetString("on_elicit").(type) {
+		case *glua.LFunction:
+			onElicit = v
+		case *glua.LNilType:
+		default:
+			L.ArgError(2, "on_elicit must be a function(request) returning {action=, content=}")
+		}
+	}
 	probe, _ := config.Expand(entry, func(string) (string, bool) { return "", false })
 	if err := probe.Validate(); err != nil && !strings.Contains(probe.URL, "${") {
 		L.ArgError(1, err.Error())
@@ -172,12 +192,16 @@ func (h *Host) mcpConnect(L *glua.LState) int {
 	copts := h.mcpClientOptions(h.opts.Version, func(msg string) { h.mcpWarning(redact(msg)) })
 	copts.Redact = redact
 	copts.Notifications = map[string]mcp.NotificationHandler{mcp.MethodLogMessage: log.Notify}
-	opts := bridge.Sandboxed(copts, entry, policy)
-	c, err := mcp.Connect(luaContext(L), entry, opts)
+	handle := &mcpHandle{name: entry.Label(), entry: entry, redact: redact, redactor: redactor, log: log}
+	if onElicit != nil {
+		copts.Requests = map[string]mcp.RequestHandler{mcp.MethodElicitationCreate: h.connectElicit(entry.Label(), onElicit)}
+		handle.await = h.Await
+	}
+	c, err := mcp.Connect(luaContext(L), entry, bridge.Sandboxed(copts, entry, policy))
 	if err != nil {
 		return fail(L, redact(err.Error()))
 	}
-	handle := &mcpHandle{c: c, name: entry.Label(), entry: entry, redact: redact, redactor: redactor, log: log}
+	handle.c = c
 	h.clients.add(handle)
 	L.Push(clientValue(L, handle))
 	return 1
@@ -259,7 +283,14 @@ func mcpCall(L *glua.LState) int {
 	if err := c.entry.Offers(name); err != nil {
 		return c.fail(L, err.Error())
 	}
-	res, err := c.c.Call(luaContext(L), name, args)
+	var res *mcp.CallResult
+	var err error
+	if c.await != nil {
+		ctx := luaContext(L)
+		c.await(func() { res, err = c.c.Call(ctx, name, args) })
+	} else {
+		res, err = c.c.Call(luaContext(L), name, args)
+	}
 	if err != nil {
 		var me *mcp.WireError
 		if errors.As(err, &me) {

@@ -20,10 +20,12 @@ import (
 //
 //	tai.prompter{confirm=fn(consent) -> bool, ask=fn(question) -> answer,
 //	        sample=fn(q) -> "approve"|"deny"|{action=, prompt=, tools=},
-//	        sample_answer=fn(q, answer) -> bool} | tai.prompter(nil)
+//	        sample_answer=fn(q, answer) -> bool,
+//	        elicit=fn(request) -> {action=, content=}} | tai.prompter(nil)
 //
-// sample and sample_answer are optional: they review a server's sampling
-// request ({server=, model=, request={messages=, systemPrompt=,
+// elicit, sample and sample_answer are optional. elicit puts a server's
+// elicitation to the person (see elicit.go); sample and sample_answer
+// review a server's sampling request ({server=, model=, request={messages=, systemPrompt=,
 // maxTokens=, modelPreferences=, tools=, …}}) and then the model's answer
 // ({model=, text=, tool_calls=, stop_reason=}); without them nobody
 // answers sampling.
@@ -40,6 +42,8 @@ type prompterState struct {
 	// sample and sampleAnswer review a server's sampling request and the
 	// model's answer to it (optional: without them, nobody does).
 	sample, sampleAnswer *glua.LFunction
+	// elicit puts a server's elicitation to the person (optional).
+	elicit *glua.LFunction
 	// granting says a prompter runs with stdin not a terminal, and tty is
 	// /dev/tty then (nil when there is none); both owner goroutine only.
 	granting bool
@@ -151,9 +155,10 @@ func (p hostPrompter) Ask(ctx context.Context, question string) (string, error) 
 	return answer, aerr
 }
 
-// luaSetPrompter is tai.prompter{confirm=fn, ask=fn} (nil removes them).
+// luaSetPrompter is tai.prompter{confirm=fn, ask=fn [, elicit=fn]} (nil
+// removes them).
 func (h *Host) luaSetPrompter(L *glua.LState) int {
-	var confirm, ask, sample, sampleAnswer *glua.LFunction
+	var confirm, ask, sample, sampleAnswer, elicit *glua.LFunction
 	if v := L.Get(1); v != glua.LNil {
 		t := L.CheckTable(1)
 		var ok bool
@@ -174,10 +179,18 @@ func (h *Host) luaSetPrompter(L *glua.LState) int {
 		if (sample == nil) != (sampleAnswer == nil) {
 			L.ArgError(1, "sample and sample_answer go together: give both or neither")
 		}
+		switch v := t.RawGetString("elicit").(type) {
+		case *glua.LFunction:
+			elicit = v
+		case *glua.LNilType:
+		default:
+			L.ArgError(1, "elicit must be a function(request) returning {action=, content=}")
+		}
 	}
 	h.prompter.mu.Lock()
 	h.prompter.confirm, h.prompter.ask = confirm, ask
 	h.prompter.sample, h.prompter.sampleAnswer = sample, sampleAnswer
+	h.prompter.elicit = elicit
 	h.prompter.mu.Unlock()
 	return 0
 }

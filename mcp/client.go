@@ -148,9 +148,9 @@ func NewClient(name string, t Transport, opts *ClientOptions) *Client {
 // initialize: one member per client feature the method table answers
 // (ClientOptions.Requests). With no such handler it is {}.
 type ClientCapabilities struct {
-	// Elicitation is set when elicitation/create has a handler; {} means
-	// form mode.
-	Elicitation *struct{} `json:"elicitation,omitempty"`
+	// Elicitation is set when elicitation/create has a handler: tai
+	// answers both modes, form and url.
+	Elicitation *ElicitationCapability `json:"elicitation,omitempty"`
 	// Roots is set when roots/list has a handler.
 	Roots *RootsCapability `json:"roots,omitempty"`
 	// Sampling is set when sampling/createMessage has a handler.
@@ -165,6 +165,13 @@ type SamplingCapability struct {
 	Tools *struct{} `json:"tools,omitempty"`
 }
 
+// ElicitationCapability is the elicitation member of ClientCapabilities:
+// the modes tai answers (an empty object would mean form only).
+type ElicitationCapability struct {
+	Form *struct{} `json:"form,omitempty"`
+	URL  *struct{} `json:"url,omitempty"`
+}
+
 // RootsCapability is the roots member of ClientCapabilities.
 type RootsCapability struct {
 	// ListChanged says tai sends notifications/roots/list_changed.
@@ -176,10 +183,10 @@ type RootsCapability struct {
 func CapabilitiesFor(requests map[string]RequestHandler) ClientCapabilities {
 	var caps ClientCapabilities
 	if requests[MethodElicitationCreate] != nil {
-		caps.Elicitation = &struct{}{}
+		caps.Elicitation = &ElicitationCapability{Form: &struct{}{}, URL: &struct{}{}}
 	}
 	if requests[MethodRootsList] != nil {
-		caps.Roots = &RootsCapability{}
+		caps.Roots = &RootsCapability{ListChanged: true}
 	}
 	if requests[MethodSamplingCreateMessage] != nil {
 		caps.Sampling = &SamplingCapability{Tools: &struct{}{}}

@@ -113,9 +113,9 @@ func TestInitializeCapabilities(t *testing.T) {
 		{name: "a handler of no client feature", requests: map[string]RequestHandler{"x/y": answer},
 			want: `{"capabilities":{},"clientInfo":{"name":"tai","version":"dev"},"protocolVersion":"2025-11-25"}`},
 		{name: "elicitation", requests: map[string]RequestHandler{MethodElicitationCreate: answer},
-			want: `{"capabilities":{"elicitation":{}},"clientInfo":{"name":"tai","version":"dev"},"protocolVersion":"2025-11-25"}`},
+			want: `{"capabilities":{"elicitation":{"form":{},"url":{}}},"clientInfo":{"name":"tai","version":"dev"},"protocolVersion":"2025-11-25"}`},
 		{name: "all three", requests: map[string]RequestHandler{MethodElicitationCreate: answer, MethodRootsList: answer, MethodSamplingCreateMessage: answer},
-			want: `{"capabilities":{"elicitation":{},"roots":{},"sampling":{"tools":{}}},"clientInfo":{"name":"tai","version":"dev"},"protocolVersion":"2025-11-25"}`},
+			want: `{"capabilities":{"elicitation":{"form":{},"url":{}},"roots":{"listChanged":true},"sampling":{"tools":{}}},"clientInfo":{"name":"tai","version":"dev"},"protocolVersion":"2025-11-25"}`},
 		{name: "a nil handler declares nothing", requests: map[string]RequestHandler{MethodRootsList: nil},
 			want: `{"capabilities":{},"clientInfo":{"name":"tai","version":"dev"},"protocolVersion":"2025-11-25"}`},
 	}

@@ -84,6 +84,10 @@ const (
 	MethodElicitationCreate = "elicitation/create"
 	// MethodRootsList asks the client for its roots.
 	MethodRootsList = "roots/list"
+	// MethodRootsListChanged tells the server the client's roots changed.
+	MethodRootsListChanged = "notifications/roots/list_changed"
+	// MethodElicitationComplete says a URL-mode elicitation is done.
+	MethodElicitationComplete = "notifications/elicitation/complete"
 	// MethodSamplingCreateMessage asks the client for a model's completion.
 	MethodSamplingCreateMessage = "sampling/createMessage"
 )

@@ -881,6 +881,122 @@ function M.confirm(rl, question)
   return a == "y", err
 end
 
+-- elicit_screen(q) is what the person reads before a server's form or
+-- URL: which server asks, and its message, folded.
+---@param q tai.Elicitation
+---@return string
+function M.elicit_screen(q)
+  local what = q.mode == "url" and "asks you to open a URL" or "asks you to fill in a form"
+  local lines = { "? " .. M.short(q.server, 60) .. " " .. what .. ":" }
+  local shown, more = M.fold(q.message or "", false, 6, 400)
+  lines[#lines + 1] = "  │ " .. shown:gsub("\n", "\n  │ ")
+  if more ~= "" then lines[#lines + 1] = "  " .. more end
+  if q.mode == "url" then
+    lines[#lines + 1] = "  " .. M.clean(q.url)
+    local host = "  host: " .. M.clean(q.host)
+    if q.unicode then host = host .. " (reads as " .. M.clean(q.unicode) .. ")" end
+    lines[#lines + 1] = host
+    for _, w in ipairs(q.warnings or {}) do lines[#lines + 1] = "  ⚠ " .. M.clean(w) end
+  end
+  return table.concat(lines, "\n")
+end
+
+-- field_question(f) is the lines that put one field of a form: its
+-- title (or name), its description, its choices numbered, and a warning
+-- when its name reads as a secret's.
+---@param f tai.ElicitField
+---@return string
+function M.field_question(f)
+  local label = M.short(f.title or f.name, 80)
+  if f.title and f.title ~= f.name then label = label .. " (" .. M.short(f.name, 40) .. ")" end
+  local lines = { "  " .. label }
+  if f.description and f.description ~= "" then lines[#lines + 1] = "    " .. M.short(f.description, 200) end
+  for i, o in ipairs(f.options or {}) do
+    local t = M.short(o.title, 60)
+    if o.title ~= o.value then t = t .. " (" .. M.short(o.value, 40) .. ")" end
+    lines[#lines + 1] = string.format("    %d) %s", i, t)
+  end
+  if f.secret then
+    lines[#lines + 1] = "    ⚠ this looks like a secret: servers must not ask for secrets in a form (MCP);" ..
+      " give it only if you trust this server, or leave it empty"
+  end
+  return table.concat(lines, "\n")
+end
+
+-- elicit_key(rl, prompt, choices, say) asks for one of choices (the
+-- first is what Enter gives) and returns it, or "cancel" for Esc, Ctrl-C
+-- or Ctrl-D. Without a terminal it reads a line's first letter.
+local function elicit_key(rl, prompt, choices, say)
+  while true do
+    local key, err = nil, "not a terminal"
+    if rl.key then key, err = rl:key(prompt) end
+    if not key and err ~= "not a terminal" then return "cancel" end
+    if key == "" then return "cancel" end
+    if key == "enter" then return choices[1] end
+    if not key then
+      local line = rl:read(prompt)
+      if not line then return "cancel" end
+      key = line:match("^%s*(%a*)"):lower()
+      if key == "" then return choices[1] end
+    end
+    key = key:sub(1, 1):lower()
+    for _, c in ipairs(choices) do
+      if key == c then return c end
+    end
+    say("  answer " .. table.concat(choices, ", ") .. ", or Esc to cancel")
+  end
+end
+
+-- ask_form(rl, q, say) asks each field of q's form in turn, then shows
+-- the answers and asks to send them: y sends (accept), e asks every field
+-- again with the answers as defaults, d declines, Esc cancels. Enter
+-- takes a field's default; a wrong answer is explained and asked again;
+-- Ctrl-C or Ctrl-D on a field cancels. Returns the answer table.
+---@param rl table
+---@param q tai.Elicitation
+---@param say fun(line: string)
+---@return table
+function M.ask_form(rl, q, say)
+  local a = elicit_key(rl, "answer it? [Y]es, [d]ecline, Esc cancels> ", { "y", "d" }, say)
+  if a ~= "y" then return { action = (a == "d") and "decline" or "cancel" } end
+  local given = {}
+  while true do
+    local content = {}
+    for _, f in ipairs(q.fields or {}) do
+      say(M.field_question(f))
+      local default = given[f.name] or f.default_text
+      local prompt = "  " .. M.short(f.name, 30)
+      if f.hint and f.hint ~= "" then prompt = prompt .. " (" .. f.hint .. ")" end
+      if default and default ~= "" then prompt = prompt .. " [" .. M.short(default, 40) .. "]" end
+      while true do
+        local line = rl:read(prompt .. "> ")
+        if not line then return { action = "cancel" } end
+        if line == "" and default then line = default end
+        local v, why = f.check(line)
+        if why then
+          say("    " .. M.clean(why))
+        else
+          given[f.name] = line
+          content[f.name] = v
+          break
+        end
+      end
+    end
+    local shown = {}
+    for _, f in ipairs(q.fields or {}) do
+      if content[f.name] ~= nil then
+        shown[#shown + 1] = "  " .. M.short(f.name, 30) .. " = " .. M.short(value_text(content[f.name]), 100)
+      end
+    end
+    if #shown > 0 then say(table.concat(shown, "\n")) end
+    a = elicit_key(rl, "send this to " .. M.short(q.server, 40) .. "? [Y]es, [e]dit, [d]ecline, Esc cancels> ",
+      { "y", "e", "d" }, say)
+    if a == "y" then return { action = "accept", content = content } end
+    if a == "d" then return { action = "decline" } end
+    if a ~= "e" then return { action = "cancel" } end
+  end
+end
+
 -- prompter(get_rl, say [, before]) returns the consent and question
 -- functions for tai.prompter, asking through the readline handle get_rl()
 -- returns: y runs the call, n (or Enter, Ctrl-D) refuses it, a runs it and
@@ -1012,7 +1128,22 @@ function M.prompter(get_rl, say, before)
     if not k and err == "interrupt" then tai.term.interrupt() end
     return k == "y" or k == "yes"
   end
-  return { confirm = confirm, ask = ask, sample = sample, sample_answer = sample_answer, always = always, prefixes = prefixes }
+  -- elicit(q) puts a server's form or URL to the person (see ask_form);
+  -- a URL is opened only after y. Esc cancels; Ctrl-C cancels too,
+  -- without ending the turn.
+  local function elicit(q)
+    if before then before() end
+    say(M.elicit_screen(q))
+    local rl = get_rl()
+    if q.mode == "url" then
+      local a = elicit_key(rl, "open it in your browser? [y]es, [N]o, Esc cancels> ", { "n", "y" }, say)
+      if a == "y" then return { action = "accept" } end
+      return { action = (a == "n") and "decline" or "cancel" }
+    end
+    return M.ask_form(rl, q, say)
+  end
+  return { confirm = confirm, ask = ask, elicit = elicit, sample = sample, sample_answer = sample_answer, always = always,
+    prefixes = prefixes }
 end
 
 -- last_prompt(r) is the text of a sampling request's last user message.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"tai/engine/llm"
 	"tai/engine/tool"
@@ -82,6 +83,13 @@ type Options struct {
 	Sample        SampleFunc
 	SampleModel   func(ctx context.Context) string
 	SamplingLimit func() int
+	// OpenURL opens a URL a server's elicitation points at, once the
+	// person agreed; nil means oauth.OpenBrowser, the opener /login uses.
+	OpenURL func(url string) error
+	// URLWait bounds the wait for a server's
+	// notifications/elicitation/complete before a call it refused with
+	// -32042 is sent again (zero: DefaultURLWait).
+	URLWait time.Duration
 	// MaxServers and MaxTools override mcp.MCP_MAX_SERVERS and
 	// mcp.MCP_MAX_TOOLS (tests); zero means the caps.
 	MaxServers, MaxTools int

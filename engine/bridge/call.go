@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -47,6 +48,14 @@ func (b *Bridge) call(ctx context.Context, server, toolName string, args map[str
 		}
 	}
 	res, err := c.Call(ctx, toolName, args)
+	// A server that needs the person to open a URL first (-32042) gets
+	// the call once more after they did.
+	if we := (*mcp.WireError)(nil); errors.As(err, &we) && we.Code == mcp.CodeURLElicitationRequired {
+		cn, _ := b.connFor(server)
+		if b.urlsRequired(ctx, server, cn, we) {
+			res, err = c.Call(ctx, toolName, args)
+		}
+	}
 	if err != nil {
 		if dead(err) {
 			stderr := c.Stderr()

@@ -35,6 +35,8 @@ type conn struct {
 	resStale atomic.Bool
 	// sampled holds its sampling requests of the last minute.
 	sampled sampleWindow
+	// asked holds the URL elicitations awaiting their completion.
+	asked urlAsks
 }
 
 func (cn *conn) close() {
@@ -154,6 +156,7 @@ func (b *Bridge) clientOptions(cn *conn, e mcp.Entry) *mcp.ClientOptions {
 		}
 	}
 	b.samplingAsks(&o, cn, e)
+	b.serverAsks(&o, cn, e)
 	return b.sandboxed(&o, e)
 }
 

@@ -195,9 +195,20 @@ func (b *Bridge) Allow(ctx context.Context, server string, paths []string) (stri
 		return "", err
 	}
 	b.auditAdmin("allow", server+": "+strings.Join(added, ", "), "ok")
-	b.dropConn(server)
 	if _, err := b.reload(); err != nil {
 		return "", err
 	}
+	if sp.Confined.Loose {
+		// No Landlock policy holds the running server (none on this
+		// system): the grant changes only its roots, which it is told
+		// of while it runs.
+		if err := b.rootsChanged(ctx, server); err != nil {
+			b.dropConn(server)
+		}
+		return fmt.Sprintf("mcp server %s may now read %s; it was told its roots changed", server, screen.VisibleLine(strings.Join(added, ", "))), nil
+	}
+	// Landlock cannot widen a running process: the server starts again,
+	// under the new policy, and asks for its roots then.
+	b.dropConn(server)
 	return fmt.Sprintf("mcp server %s may now read %s; it starts with it on its next call", server, screen.VisibleLine(strings.Join(added, ", "))), nil
 }

@@ -159,6 +159,9 @@ func runTestServer() int {
 	if os.Getenv(serverEnv) == "hanglist" {
 		return hangOnList()
 	}
+	if os.Getenv(serverEnv) == askerServer {
+		return runAsker()
+	}
 	if p := os.Getenv(serverNeedsEnv); p != "" {
 		if _, err := os.ReadFile(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			fmt.Fprintln(os.Stderr, "fatal:", err)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"tai/mcp/elicit"
 )
 
 // Answerer is who answers a request a server sends in the middle of a
@@ -99,4 +101,12 @@ func Note(ctx context.Context, text string) {
 	if note := CallerFrom(ctx).Note; note != nil {
 		note(text)
 	}
+}
+
+// Elicitor is a Prompter that also puts a server's elicitation/create to
+// the person (or to the script that answers for them): the form's
+// questions, or the URL to open. It returns the person's answer; a form's
+// content is checked again by the caller against q.Form.
+type Elicitor interface {
+	Elicit(ctx context.Context, q elicit.Question) (elicit.Result, error)
 }

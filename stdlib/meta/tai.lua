@@ -189,6 +189,7 @@ error("meta/tai.lua only describes the tai module to editors; tai needs no requi
 ---@field ask fun(question: string): string?, string? # the answer, or nil and why
 ---@field sample? fun(q: tai.SampleQuestion): "approve"|"deny"|tai.SampleDecision # reviews a server's sampling request before anything is sent
 ---@field sample_answer? fun(q: tai.SampleQuestion, answer: tai.SampleAnswer): boolean # true returns the model's answer to the server
+---@field elicit? fun(request: tai.Elicitation): tai.ElicitAnswer # a server's form or URL, put to the person; without it nobody answers them
 
 ---A server's sampling/createMessage, as the person reviews it.
 ---@class tai.SampleQuestion
@@ -208,6 +209,43 @@ error("meta/tai.lua only describes the tai module to editors; tai needs no requi
 ---@field text string
 ---@field tool_calls? {id: string, name: string, input: table}[] tools the model asks the server to run
 ---@field stop_reason "endTurn"|"maxTokens"|"toolUse"
+
+---What a server asks the person through elicitation/create, as the
+---prompter's elicit, tai.mcp.on_elicit and tai.mcp.connect's on_elicit get it.
+---@class tai.Elicitation
+---@field server string the server's name
+---@field message string why it asks, as sent (show it with tai.term.clean)
+---@field mode "form"|"url"
+---@field id? string the elicitationId of a URL request
+---@field fields? tai.ElicitField[] form mode: the questions, in the server's order
+---@field url? string url mode: the URL to open, its host in punycode
+---@field host? string url mode: the host alone, in punycode
+---@field unicode? string url mode: the host as its Unicode form reads, when it differs
+---@field warnings? string[] url mode: what should make a person look twice (punycode, http, a user name before the host)
+
+---One question of a server's form.
+---@class tai.ElicitField
+---@field name string the key of its value in the content
+---@field title? string
+---@field description? string
+---@field kind "string"|"number"|"integer"|"boolean"|"enum"|"multi"
+---@field format? "email"|"uri"|"date"|"date-time"
+---@field pattern? string
+---@field minimum? number
+---@field maximum? number
+---@field options? {value: string, title: string}[] enum and multi: the choices
+---@field default? any the server's default (SEP-1034), checked
+---@field default_text? string the default as a person would type it
+---@field required boolean
+---@field secret boolean its name reads as a credential's: servers must not ask for secrets in a form
+---@field hint? string what it takes, for the prompt: "email", "whole number 1 to 100", "y/n"
+---@field check fun(text: string): any, string? # the value typed text gives (nil for nothing), or nil and why it is refused
+
+---The answer to an elicitation. tai checks content against the form again
+---and fills in the defaults of the fields it leaves out.
+---@class tai.ElicitAnswer
+---@field action "accept"|"decline"|"cancel"
+---@field content? table<string, any> accept in form mode: the values by field name
 
 ---A model profile.
 ---@class tai.Profile
@@ -958,6 +996,8 @@ function tai.vault.credential_name(name) end
 
 -- tai.mcp -------------------------------------------------------------------
 
+---@class tai.mcpModule
+---@field on_elicit? fun(request: tai.Elicitation): tai.ElicitAnswer|"accept"|"decline"|"cancel" # set it to answer every registered server's elicitations from the script (in the default mode; --auto, --yolo and served sessions decline them); tai opens an accepted URL
 tai.mcp = {}
 
 ---Registers every server in source: consent, a live check, then stored.
@@ -1084,11 +1124,14 @@ function tai.mcp.log(args) end
 ---@return integer limit
 function tai.mcp.sampling_limit(n) end
 
----Opens a session on an entry (no vault row needed).
+---Opens a session on an entry (no vault row needed). opts.on_elicit
+---answers the server's elicitations (and declares the capability); tai
+---opens no URL for it.
 ---@param entry tai.Entry
+---@param opts? {on_elicit?: fun(request: tai.Elicitation): tai.ElicitAnswer|"accept"|"decline"|"cancel"}
 ---@return tai.mcp.client? client
 ---@return string? err
-function tai.mcp.connect(entry) end
+function tai.mcp.connect(entry, opts) end
 
 ---The canonical entries and notes of a pasted config, without storing or starting anything.
 ---@param text string
