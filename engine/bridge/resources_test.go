@@ -13,6 +13,7 @@ import (
 
 	"tai/engine/tool"
 	"tai/mcp"
+	"tai/vault"
 )
 
 // textResource answers a read with text.
@@ -382,5 +383,30 @@ func TestQuietListingIsBounded(t *testing.T) {
 	_, err := f.b.Resources(ctxT(t), "slow", true)
 	if err == nil || !strings.Contains(err.Error(), "within 5s: /mcp resources slow waits for it") {
 		t.Fatalf("quiet listing of a server that never answers: %v", err)
+	}
+}
+
+// TestKeptRuleCoversReads: a rule kept for SERVER/resources/read (the
+// consent screen's a or p) lets that server's reads run unasked, as a rule
+// for a bridged tool does, and covers no other server.
+func TestKeptRuleCoversReads(t *testing.T) {
+	f := resFixture(t, tool.Interactive)
+	f.add(t, "other", nil)
+	if _, err := f.b.SetEnabled(ctxT(t), "other", "", true); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := f.store.PermissionAdd(vault.Permission{Dir: dir, Tool: "srv/resources/read"}); err != nil {
+		t.Fatal(err)
+	}
+	f.reg.Approver().SetRules(tool.KeptRules(f.store, dir))
+	for _, server := range []string{"srv", "other"} {
+		res, err := f.reg.Dispatch(ctxT(t), ReadResourceTool, map[string]any{"server": server, "uri": "test://note"})
+		if err != nil || res.IsError {
+			t.Fatalf("read from %s: %+v, %v", server, res, err)
+		}
+	}
+	if c := f.p.consents; len(c) != 1 || c[0].Origin != "other/resources/read" {
+		t.Fatalf("asked %+v; want only the read of other", c)
 	}
 }
