@@ -161,3 +161,32 @@ func TestSamplePrompter(t *testing.T) {
 		t.Errorf("an escape reached the screen")
 	}
 }
+
+// TestResourceLines: /mcp resources shows a line per resource (name, URI,
+// type, size), templates after, folded at the width with the rest of a
+// line indented, a terminal escape made visible, and no more than
+// resources_shown of a long list.
+func TestResourceLines(t *testing.T) {
+	got := run(t, `
+		local mcp = require("mcp")
+		mcp.resources_shown = 2
+		local list = { server = "s", more = true, resources = {
+			{ uri = "a://1", name = "one", mimeType = "text/plain", size = 2048 },
+			{ uri = "a://` + strings.Repeat("x", 70) + `", name = "\27[2Jlong" },
+			{ uri = "a://3", name = "three" },
+		}, templates = { { uriTemplate = "a://{id}", name = "item" } } }
+		return table.concat(mcp.resource_lines(list, 40), "\n")`)
+	want := strings.Join([]string{
+		"  one  a://1  (text/plain, 2 KB)",
+		"  \\x1b[2Jlong  a://" + strings.Repeat("x", 21),
+		"      " + strings.Repeat("x", 34),
+		"      " + strings.Repeat("x", 15),
+		"  … and 1 more (the model's mcp_resources pages through them)",
+		"templates (read with a URI they make):",
+		"  item  a://{id}",
+		"(the server lists more; the rest are not shown)",
+	}, "\n")
+	if got[0] != want {
+		t.Fatalf("got\n%s\nwant\n%s", got[0], want)
+	}
+}

@@ -596,9 +596,14 @@ local function size_text(n)
   return string.format("%d bytes", n)
 end
 
+-- resources_shown caps the resources (and the templates) /mcp resources
+-- shows; the model's mcp_resources pages through them all.
+M.resources_shown = 500
+
 -- resource_lines(list, width) shows a server's resources for a person: a
 -- line each (name, URI, type, size when given), the templates after,
--- folded to width columns, whatever the server put in them made visible.
+-- folded to width columns, whatever the server put in them made visible;
+-- at most resources_shown of each, then how many more there are.
 ---@param list tai.mcp.ResourceList
 ---@param width integer
 ---@return string[]
@@ -614,10 +619,23 @@ function M.resource_lines(list, width)
     if #meta > 0 then line = line .. "  (" .. table.concat(meta, ", ") .. ")" end
     for _, l in ipairs(M.fold_line(line, width)) do out[#out + 1] = l end
   end
-  for _, r in ipairs(res) do add(r.title or r.name, r.uri, r.mimeType, r.size) end
+  local function more(n)
+    if n > M.resources_shown then
+      out[#out + 1] = string.format("  … and %d more (the model's mcp_resources pages through them)", n - M.resources_shown)
+    end
+  end
+  for i = 1, math.min(#res, M.resources_shown) do
+    local r = res[i]
+    add(r.title or r.name, r.uri, r.mimeType, r.size)
+  end
+  more(#res)
   if #tmpl > 0 then
     out[#out + 1] = "templates (read with a URI they make):"
-    for _, t in ipairs(tmpl) do add(t.title or t.name, t.uriTemplate, t.mimeType) end
+    for i = 1, math.min(#tmpl, M.resources_shown) do
+      local t = tmpl[i]
+      add(t.title or t.name, t.uriTemplate, t.mimeType)
+    end
+    more(#tmpl)
   end
   if list.more then out[#out + 1] = "(the server lists more; the rest are not shown)" end
   return out
