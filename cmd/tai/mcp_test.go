@@ -68,6 +68,9 @@ func runMCPServer() int {
 	if strings.HasSuffix(os.Getenv(mcpServerEnv), "+resources") {
 		addResources(s)
 	}
+	if strings.HasSuffix(os.Getenv(mcpServerEnv), "+wait") {
+		addWaitTools(s)
+	}
 	if p := os.Getenv(mcpNeedsEnv); p != "" {
 		// A configuration file read as the server starts, when there is one.
 		if _, err := os.ReadFile(p); err != nil && !errors.Is(err, os.ErrNotExist) {
