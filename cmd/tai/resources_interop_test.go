@@ -37,7 +37,12 @@ func TestInteropEverythingResourceMention(t *testing.T) {
 	s.expect("demo://resource/dynamic/text/{resourceId}")
 	s.expect("tai:default> ")
 
-	// Tab twice lists the candidates; the typed prefix then completes.
+	// Tab twice after @everything: lists its URIs; Ctrl-U drops the line.
+	s.typeKeys("@everything:\t\t")
+	s.expect("demo://resource/static/document/architecture.md")
+	s.expect("demo://resource/static/document/structure.md")
+	s.typeKeys("\x15")
+	// A typed prefix completes to the one URI it starts.
 	s.typeKeys("what is in @everything:demo://resource/static/document/ar\t")
 	s.expect("@everything:demo://resource/static/document/architecture.md")
 	srv.Push(llmtest.Say("an architecture"))
