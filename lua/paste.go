@@ -47,7 +47,17 @@ type pasteFilter struct {
 	paste   []byte            // the bracketed paste being read, filtered
 	pastes  map[string]string // placeholder -> the long paste it stands for
 	lastCR  bool              // inside a paste, the last byte was CR (so LF is its pair)
-	err     error
+	// escCancels makes an Esc pressed alone (an ESC read by itself) a
+	// Ctrl-C: the line being read is cancelled (rl:read's escape option).
+	escCancels bool
+	err        error
+}
+
+// cancelOnEscape switches escCancels.
+func (p *pasteFilter) cancelOnEscape(on bool) {
+	p.mu.Lock()
+	p.escCancels = on
+	p.mu.Unlock()
 }
 
 func newPasteFilter(in io.ReadCloser) *pasteFilter { return &pasteFilter{in: in} }
@@ -114,6 +124,11 @@ func (p *pasteFilter) filter(lone bool) {
 		c := in[i]
 		if c == 0x1b {
 			rest := in[i:]
+			if len(rest) == 1 && lone && !p.inPaste && p.escCancels {
+				p.out = append(p.out, 3) // Esc pressed alone: Ctrl-C
+				i++
+				continue
+			}
 			if p.inPaste && hasPrefixOrPartial(rest, pasteEnd) || !p.inPaste && hasPrefixOrPartial(rest, pasteStart) {
 				marker := pasteStart
 				if p.inPaste {

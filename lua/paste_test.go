@@ -51,6 +51,28 @@ func TestPasteFilter(t *testing.T) {
 	}
 }
 
+// TestEscapeCancels: while a question asks for it, an Esc pressed alone
+// is a Ctrl-C; Alt-Enter, arrows and an Esc within a read stay what they
+// are.
+func TestEscapeCancels(t *testing.T) {
+	const more = string(markMore)
+	for _, tt := range []struct {
+		reads []string
+		want  string
+	}{
+		{[]string{"a", "\x1b"}, "a\x03"},
+		{[]string{"a", "\x1b\r"}, "a" + more + "\r"},
+		{[]string{"\x1b[A"}, "\x1b[A"},
+		{[]string{"ab\x1b"}, "ab\x1b"},
+	} {
+		f := newPasteFilter(&chunks{parts: append([]string(nil), tt.reads...)})
+		f.cancelOnEscape(true)
+		if got, _ := io.ReadAll(f); string(got) != tt.want {
+			t.Errorf("%q: got %q, want %q", tt.reads, got, tt.want)
+		}
+	}
+}
+
 func TestFromAndToEditor(t *testing.T) {
 	text, more := fromEditor("a" + string(markNewline) + "b" + string(markTab) + "c" + string(markMore))
 	if text != "a\nb\tc" || !more {

@@ -73,7 +73,8 @@ type termState struct {
 //	    candidates for its last word (whole words); output is where the
 //	    prompt and the edited line are drawn (stderr keeps stdout clean
 //	    for tai -p)
-//	rl:read(prompt) -> line | line, "more" | nil, "interrupt" | nil, "eof"
+//	rl:read(prompt [, {escape=true}]) -> line | line, "more" | nil, "interrupt" | nil, "eof"
+//	    escape: an Esc pressed alone cancels, as Ctrl-C does ("interrupt")
 //	    a bracketed paste is one line however many lines it holds (its
 //	    newlines are in line; a long one is shown as "[Pasted text #1 +40
 //	    lines]" while editing); "more" says the person ended the line
@@ -458,6 +459,10 @@ func (h *Host) rlRead(L *glua.LState) int {
 	r.pauseWatch()
 	defer r.resumeWatch(h)
 	prompt := L.OptString(2, "> ")
+	if opts := L.OptTable(3, nil); opts != nil && glua.LVAsBool(opts.RawGetString("escape")) {
+		r.paste.cancelOnEscape(true)
+		defer r.paste.cancelOnEscape(false)
+	}
 	if h.prompter.granting {
 		// A question that grants something, with stdin not a terminal:
 		// the answer comes from /dev/tty, never from the pipe.

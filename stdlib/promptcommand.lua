@@ -118,13 +118,14 @@ local function completer(p, arg, chosen)
 end
 
 -- ask(p, args, io) asks each required argument args lacks, one by one,
--- with completion on Tab. Returns false when the person cancelled.
+-- with completion on Tab. Returns false when the person cancelled (Esc,
+-- Ctrl-C, or an empty answer).
 local function ask(p, args, io)
   for _, a in ipairs(p.arguments or {}) do
     if a.required and (args[a.name] == nil or args[a.name] == "") then
       local hint = a.description and a.description ~= "" and (" (" .. chatview.short(chatview.clean(a.description), 60) .. ")") or ""
       io.set_complete(completer(p, a.name, args))
-      local line, err = io.rl:read("  " .. chatview.clean(a.name) .. hint .. ": ")
+      local line, err = io.rl:read("  " .. chatview.clean(a.name) .. hint .. ": ", { escape = true })
       io.set_complete(nil)
       if not line then
         io.say("(cancelled; nothing sent)")

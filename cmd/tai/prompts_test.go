@@ -90,6 +90,13 @@ func TestREPLPromptCommands(t *testing.T) {
 		t.Fatalf("a cancelled prompt reached the model: %d requests", n)
 	}
 
+	// Esc at an argument's question cancels.
+	s.typeKeys("/echoer:greet\r")
+	s.expect("name (who to greet): ")
+	s.typeKeys("\x1b")
+	s.expect("(cancelled; nothing sent)")
+	s.expect("tai:default> ")
+
 	// Arguments given as name=value, a value quoted; Enter sends.
 	srv.Push(llmtest.Say("Good day, Ada Lovelace."))
 	s.typeKeys("/echoer:greet name=\"Ada Lovelace\" style=formal\r")

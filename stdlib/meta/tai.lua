@@ -602,10 +602,12 @@ function client:log(level) end
 local readline = {}
 
 ---Reads one line; a bracketed paste is one line however many it holds.
+---opts.escape makes an Esc pressed alone cancel the line, as Ctrl-C does.
 ---@param prompt? string default "> "
+---@param opts? {escape?: boolean}
 ---@return string? line
 ---@return "more"|"interrupt"|"eof"|string? status "more": ended with Ctrl-J or Alt-Enter for a further line
-function readline:read(prompt) end
+function readline:read(prompt, opts) end
 
 ---Reads one key without Enter (type-ahead discarded first): a printable
 ---character, "enter", or "" for any other key.
