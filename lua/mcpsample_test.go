@@ -54,6 +54,29 @@ func serveSampler() {
 			}
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Join(lines, "\n")}}}, nil, nil
 		})
+	sdk.AddTool(s, &sdk.Tool{Name: "sample_tools", Description: "asks the client's model, offering it a weather tool"},
+		func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			res, err := req.Session.CreateMessageWithTools(ctx, &sdk.CreateMessageWithToolsParams{
+				Messages:  []*sdk.SamplingMessageV2{{Role: "user", Content: []sdk.Content{&sdk.TextContent{Text: "weather in Paris?"}}}},
+				MaxTokens: 50,
+				Tools: []*sdk.Tool{{Name: "weather", Description: "the weather of a city",
+					InputSchema: map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}}}}},
+				ToolChoice: &sdk.ToolChoice{Mode: "auto"},
+			})
+			if err != nil {
+				return nil, nil, err
+			}
+			var parts []string
+			for _, c := range res.Content {
+				switch c := c.(type) {
+				case *sdk.TextContent:
+					parts = append(parts, "text "+c.Text)
+				case *sdk.ToolUseContent:
+					parts = append(parts, fmt.Sprintf("tool_use %s %v", c.Name, c.Input["city"]))
+				}
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: res.StopReason + ": " + strings.Join(parts, ", ")}}}, nil, nil
+		})
 	if err := s.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "sampler:", err)
 	}
@@ -235,5 +258,54 @@ func TestSamplingHostile(t *testing.T) {
 	huge := reqs[5].ToolResults()
 	if len(huge) != 1 || !strings.Contains(huge[0].Text, "over the 262144 tai shows a person") || len(huge[0].Text) > 4096 {
 		t.Fatalf("the 9 MB request got %.500s", huge[0].Text)
+	}
+}
+
+// TestSamplingToolsOnlyWhenAllowed: a request that offers the model a
+// tool (the go-sdk's CreateMessageWithTools) reaches the model with that
+// tool only when the person allows it (t); the model's tool use then goes
+// back to the server as a tool_use item with stopReason toolUse, for the
+// server to run. Approved without its tools (y), the model is offered none.
+func TestSamplingToolsOnlyWhenAllowed(t *testing.T) {
+	h, srv := samplerHost(t, tool.Interactive)
+	srv.Push(
+		llmtest.Calls(llmtest.Call("mcp_s_sample_tools", `{}`)),
+		llmtest.Calls(llmtest.Call("weather", `{"city":"Paris"}`)),
+		llmtest.Calls(llmtest.Call("mcp_s_sample_tools", `{}`)),
+		llmtest.Say("no tools here"),
+		llmtest.Say("done"),
+	)
+	got := mustRun(t, h, `
+		local n, offered = 0, {}
+		tai.prompter{
+			confirm = function() return true end, ask = function() return "" end,
+			sample = function(q)
+				n = n + 1
+				offered[#offered + 1] = q.request.tools[1].name .. "/" .. q.request.toolChoice
+				if n == 1 then return {action = "approve", tools = true} end
+				return "approve"
+			end,
+			sample_answer = function() return true end,
+		}
+		assert(tai.chat("sample with tools"))
+		return table.concat(offered, ",")`)
+	if got[0] != "weather/auto,weather/auto" {
+		t.Fatalf("the person was shown %v", got[0])
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 5 {
+		t.Fatalf("%d model requests, want 5", len(reqs))
+	}
+	if names := reqs[1].ToolNames(); len(names) != 1 || names[0] != "weather" {
+		t.Fatalf("with t, the model was offered %v, want [weather]", names)
+	}
+	if names := reqs[3].ToolNames(); len(names) != 0 {
+		t.Fatalf("with y, the model was offered %v, want none", names)
+	}
+	if res := reqs[2].ToolResults(); len(res) != 1 || res[0].Text != "toolUse: tool_use weather Paris" {
+		t.Fatalf("the server got %+v", res)
+	}
+	if res := reqs[4].ToolResults(); len(res) != 1 || res[0].Text != "endTurn: text no tools here" {
+		t.Fatalf("the server got %+v", res)
 	}
 }
