@@ -27,6 +27,10 @@ import (
 //     once and the call's line says so (tool.Note).
 //   - roots/list: nobody is asked; the answer is the folders the
 //     server's sandbox grants (see rootsOf).
+//   - sampling/createMessage: the person of the call, through the
+//     prompter's ReviewSample and ReviewAnswer (tool.Sampler), when the
+//     bridge has a model to answer with (Options.Sample); refused as
+//     elicitation is declined, and rate-limited per server (see sample).
 
 // DefaultURLWait bounds how long a call that a server refused with -32042
 // waits, once the person opened the URL, for the server's
@@ -82,7 +86,8 @@ func (a *urlAsks) complete(_ context.Context, params json.RawMessage) {
 }
 
 // serverAsks lays over o the method table of a connection to e's server:
-// elicitation/create, roots/list and notifications/elicitation/complete.
+// elicitation/create, roots/list, sampling/createMessage (when
+// Options.Sample is set) and notifications/elicitation/complete.
 func (b *Bridge) serverAsks(o *mcp.ClientOptions, cn *conn, e mcp.Entry) {
 	requests := make(map[string]mcp.RequestHandler, len(o.Requests)+2)
 	for k, v := range o.Requests {
@@ -109,6 +114,17 @@ func (b *Bridge) serverAsks(o *mcp.ClientOptions, cn *conn, e mcp.Entry) {
 			}
 		}
 		return mcp.RootsResult(b.rootsOf(now)), nil
+	}
+	if b.opts.Sample != nil {
+		// A connection made without a pooled conn (registration) declares
+		// sampling too, so the server lists the same tools.
+		window := &sampleWindow{}
+		if cn != nil {
+			window = &cn.sampled
+		}
+		requests[mcp.MethodSamplingCreateMessage] = func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+			return b.sample(ctx, e.Name, window, params)
+		}
 	}
 	if cn != nil {
 		notes[mcp.MethodElicitationComplete] = cn.asked.complete

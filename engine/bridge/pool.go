@@ -155,7 +155,6 @@ func (b *Bridge) clientOptions(cn *conn, e mcp.Entry) *mcp.ClientOptions {
 			}
 		}
 	}
-	b.samplingAsks(&o, cn, e)
 	b.serverAsks(&o, cn, e)
 	return b.sandboxed(&o, e)
 }

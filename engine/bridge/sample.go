@@ -59,28 +59,6 @@ func (w *sampleWindow) allow(now time.Time, limit int) bool {
 	return true
 }
 
-// samplingAsks lays sampling/createMessage over o's method table when
-// the bridge has a model to answer with (Options.Sample); a connection
-// made without a pooled conn (registration) declares the same capability,
-// so the server lists the same tools, and has a window of its own.
-func (b *Bridge) samplingAsks(o *mcp.ClientOptions, cn *conn, e mcp.Entry) {
-	if b.opts.Sample == nil {
-		return
-	}
-	window := &sampleWindow{}
-	if cn != nil {
-		window = &cn.sampled
-	}
-	requests := make(map[string]mcp.RequestHandler, len(o.Requests)+1)
-	for k, v := range o.Requests {
-		requests[k] = v
-	}
-	requests[mcp.MethodSamplingCreateMessage] = func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-		return b.sample(ctx, e.Name, window, params)
-	}
-	o.Requests = requests
-}
-
 // samplingLimit is the number of sampling requests a server may make a
 // minute.
 func (b *Bridge) samplingLimit() int {
