@@ -86,7 +86,7 @@ func (s *Store) Unseal(passphrase string) (int, error) {
 				return err
 			})
 			if errors.Is(err, errTrailBroken) {
-				err = fmt.Errorf("vault: the audit trail does not end where its recorded head says; the vault stays sealed and nothing was changed: run tai.vault.audit_verify() to see where, and restore a copy of the vault from before it")
+				err = fmt.Errorf("vault: run tai.vault.audit_verify() to see where the audit trail breaks, and restore a copy of the vault from before it: the trail does not end where its recorded head says, so the vault stays sealed and nothing was changed")
 			}
 			return err
 		})
@@ -119,7 +119,7 @@ func (s *Store) unsealTx(tx *bolt.Tx, key *sealKey) (int, error) {
 	var unclean []AuditEntry
 	n, brk := verifyChain(tx, true, key.auditKey(), &unclean)
 	if brk != nil {
-		return 0, fmt.Errorf("vault: the audit trail does not verify, so the vault stays sealed and nothing was changed: %w; restore a copy of the vault from before the break, or keep it sealed", brk)
+		return 0, fmt.Errorf("vault: restore a copy of the vault from before the break, or keep it sealed: its audit trail does not verify, so it stays sealed and nothing was changed (%w)", brk)
 	}
 	if _, err := resealSecrets(tx, key, nil); err != nil {
 		return 0, err

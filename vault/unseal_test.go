@@ -509,3 +509,46 @@ func BenchmarkSealThenUnseal(b *testing.B) {
 		}
 	})
 }
+
+// TestUnsealRefusesATrailCutUnderItsJournal: entries cut off the end of
+// the trail in the file, with entries still in the journal after them,
+// are refused before anything is folded or changed.
+func TestUnsealRefusesATrailCutUnderItsJournal(t *testing.T) {
+	s, _ := unsealFixture(t)
+	if _, err := s.AuditVerify(); err != nil { // folds what the fixture wrote
+		t.Fatal(err)
+	}
+	if _, err := s.AuditAppend(AuditEntry{Kind: "tool", Subject: "in the journal", Outcome: "ok"}); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(s.Path(), 0o600, &bolt.Options{Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error {
+		k, _ := tx.Bucket(bucketAudit).Cursor().Last()
+		return tx.Bucket(bucketAudit).Delete(k)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	before := logicalContent(t, s.Path())
+	journal, err := os.ReadFile(s.Path() + JournalSuffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := Open(s.Path(), &Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	if _, err := o.Unseal("right"); err == nil || !strings.HasPrefix(err.Error(), "vault: run tai.vault.audit_verify()") || !strings.Contains(err.Error(), "nothing was changed") {
+		t.Fatalf("Unseal of a cut trail = %v, want it refused, the fix first", err)
+	}
+	if after := logicalContent(t, s.Path()); !maps.Equal(before, after) {
+		t.Fatal("the vault's content changed after a refused Unseal")
+	}
+	if now, err := os.ReadFile(s.Path() + JournalSuffix); err != nil || !bytes.Equal(now, journal) {
+		t.Fatalf("the journal changed after a refused Unseal (%v)", err)
+	}
+}
