@@ -30,6 +30,10 @@ const MaxPrompts = mcp.MCP_MAX_TOOLS
 // maxPromptName bounds a prompt's name: it becomes a command.
 const maxPromptName = 128
 
+// MaxPromptText bounds the text of one rendered prompt, all its messages
+// together: it becomes one turn, sent with every request after it.
+const MaxPromptText = 1 << 20
+
 // offeredPrompt is one cached prompt of one server.
 type offeredPrompt struct {
 	server string
@@ -368,8 +372,13 @@ func (b *Bridge) GetPrompt(ctx context.Context, server, name string, args map[st
 	}
 	b.auditAdmin("prompt", server+"/"+name, "ok")
 	turn := PromptTurn{Server: server, Name: name, Description: b.shown(res.Description)}
+	size := 0
 	for _, m := range res.Messages {
-		turn.Messages = append(turn.Messages, b.promptMessage(server, m))
+		msg := b.promptMessage(server, m)
+		if size += len(msg.Content); size > MaxPromptText {
+			return PromptTurn{}, fmt.Errorf("prompt %s of %s rendered more than %d bytes of text, the most tai sends as one turn: give it narrower arguments", screen.VisibleLine(name), server, MaxPromptText)
+		}
+		turn.Messages = append(turn.Messages, msg)
 	}
 	return turn, nil
 }
@@ -389,7 +398,10 @@ func (b *Bridge) promptMessage(server string, m mcp.PromptMessage) llm.Message {
 		out.Content = b.store.Redact(c.Text)
 	case c.Binary():
 		out.Content = c.Label()
-		if c.Type == "image" {
+		switch {
+		case c.Type == "image" && len(c.Data) > tool.BinaryMax:
+			out.Content += fmt.Sprintf(" (over %d MB: not sent)", tool.BinaryMax>>20)
+		case c.Type == "image":
 			out.Parts = []llm.Part{{Type: "image", MIME: c.MIME, Data: c.Data}}
 		}
 	default:

@@ -231,6 +231,13 @@ func TestHostilePrompts(t *testing.T) {
 			t.Fatalf("a prompt no command can carry is offered: %q", p.Name)
 		}
 	}
+	// A name with a slash is one word: it runs as /h:a/b.
+	if turn, err := f.b.GetPrompt(ctxT(t), "h", "a/b", nil); err != nil || len(turn.Messages) != 1 {
+		t.Fatalf("a/b: %+v, %v", turn, err)
+	}
+	if _, err := f.b.GetPrompt(ctxT(t), "h", "huge", nil); err == nil || !strings.Contains(err.Error(), "more than 1048576 bytes of text") {
+		t.Fatalf("a 2 MB rendering: %v", err)
+	}
 	sys := f.b.SystemPrompt("work")
 	if len(sys) > MaxInstructions+1024 {
 		t.Fatalf("the system prompt holds %d bytes of a server's instructions", len(sys))
@@ -277,4 +284,31 @@ func TestConsentShowsKnownInstructions(t *testing.T) {
 		t.Fatalf("questions %q", qs)
 	}
 	mustContain(t, "consent screen", qs[0], "differs from the one you consented to", "Use echo to repeat text. Call it once per line.")
+}
+
+// TestPromptsListChanged: a server that adds a prompt while connected
+// says so (notifications/prompts/list_changed); the next call lists its
+// prompts again, and the new one is withheld.
+func TestPromptsListChanged(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	writeState(t, state, "v1")
+	f, _ := promptFixture(t, tool.Yolo, "", state)
+	if res, err := f.reg.Dispatch(ctxT(t), "mcp_p_growprompt", nil); err != nil || text(res) != "grown" {
+		t.Fatalf("growprompt: %+v, %v", res, err)
+	}
+	for range 50 {
+		if _, err := f.reg.Dispatch(ctxT(t), "mcp_p_echo", map[string]any{"text": "x"}); err != nil {
+			t.Fatal(err)
+		}
+		list, _ := f.b.Prompts(ctxT(t), "p")
+		for _, p := range list {
+			if p.Name == "later" {
+				if p.State != StateWithheld || p.Offered {
+					t.Fatalf("later = %+v", p)
+				}
+				return
+			}
+		}
+	}
+	t.Fatal("prompts/list_changed was never acted on")
 }
