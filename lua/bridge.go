@@ -15,6 +15,7 @@ import (
 	"tai/engine/bridge"
 	"tai/engine/tool"
 	"tai/mcp"
+	"tai/mcp/oauth"
 )
 
 // Bridge returns the host's MCP bridge (registered servers, their tools in
@@ -51,6 +52,7 @@ func (h *Host) newBridge(e *engine.Engine) (*bridge.Bridge, error) {
 		Sample:        e.Sample,
 		SampleModel:   e.SampleModel,
 		SamplingLimit: h.sampling.get,
+		OAuthHints:    oauthHints,
 	})
 	if err != nil {
 		return nil, err
@@ -440,4 +442,16 @@ func (h *Host) mcpImport(L *glua.LState) int {
 // server's reader goroutine, so it is said when the state is free.
 func (h *Host) mcpWarning(msg string) {
 	h.tellSoon("warn", "tai: "+CleanText(msg, false))
+}
+
+// oauthHints word what a person does after a login error, in the REPL's
+// commands and tai.mcp's functions.
+var oauthHints = oauth.Hints{
+	Login: func(server string) string {
+		return "run /mcp login " + server + " in tai's REPL (or tai.mcp.login{server=\"" + server + "\"})"
+	},
+	ClientID: func(server string) string {
+		return "run /mcp login " + server + " --client-id ID --callback-port PORT " +
+			"(add --client-secret ${SECRET_NAME} for a confidential app, its secret stored first with tai.vault.secret_set)"
+	},
 }

@@ -147,6 +147,9 @@ func (h *Host) conversationSave(L *glua.LState) int {
 		return fail(L, err.Error())
 	}
 	id, err := s.ConversationPut(c)
+	if tooBig := (*vault.ConversationTooBigError)(nil); errors.As(err, &tooBig) {
+		return fail(L, err.Error()+": compact it (/compact) or start a new one (/new)")
+	}
 	if err != nil {
 		return fail(L, err.Error())
 	}
@@ -207,6 +210,9 @@ func (h *Host) conversationGet(L *glua.LState) int {
 		return fail(L, err.Error())
 	}
 	c, err := s.ConversationGet(id)
+	if bad := (*vault.ConversationIDError)(nil); errors.As(err, &bad) {
+		return fail(L, fmt.Sprintf("%q is not a conversation id (c and a number, as /resume lists them)", bad.ID))
+	}
 	if err != nil {
 		return fail(L, strings.TrimPrefix(err.Error(), "vault: not found: "))
 	}

@@ -69,7 +69,7 @@ func (h *Host) NormalizeRules() config.Rules {
 func (h *Host) Normalizer() func(text, name string) ([]mcp.Entry, []config.Note, error) {
 	rules := h.NormalizeRules()
 	return func(text, name string) ([]mcp.Entry, []config.Note, error) {
-		return config.Normalize(text, &config.Options{Name: name, Rules: rules, Stored: h.storedServer, Denied: h.sandboxDenied()})
+		return config.Normalize(text, &config.Options{Name: name, Rules: rules, Stored: h.storedServer, Denied: h.sandboxDenied(), Hints: configHints})
 	}
 }
 
@@ -564,4 +564,13 @@ func checkEntry(L *glua.LState, n int) mcp.Entry {
 		L.ArgError(n, "entry fields are "+entryFields+" ("+err.Error()+")")
 	}
 	return entry
+}
+
+// configHints word what a person does after a paste the normalizer cannot
+// take as it is, in the REPL's commands and tai.mcp's functions.
+var configHints = config.Hints{
+	Resolve: func(url string) string {
+		return "/mcp add " + url + " (or tai.mcp.resolve) finds its server entry"
+	},
+	ClientSecret: func() string { return "log in with /mcp login SERVER --client-secret ${NAME}" },
 }

@@ -36,7 +36,7 @@ func normalizeForGolden(rules config.Rules, text string) []byte {
 	for _, p := range sandbox.DefaultDeny() {
 		denied = append(denied, config.Denied{Path: p, Why: config.DenyListed})
 	}
-	entries, notes, err := config.Normalize(text, &config.Options{GOOS: "linux", Rules: rules, Denied: denied})
+	entries, notes, err := config.Normalize(text, &config.Options{GOOS: "linux", Rules: rules, Denied: denied, Hints: configHints})
 	out := goldenOut{Entries: entries, Notes: notes}
 	if out.Entries == nil {
 		out.Entries = []mcp.Entry{}
@@ -190,7 +190,7 @@ func FuzzNormalize(f *testing.F) {
 	rules := h.NormalizeRules()
 	f.Fuzz(func(t *testing.T, text string) {
 		for _, goos := range []string{"linux", "windows"} {
-			entries, notes, err := config.Normalize(text, &config.Options{GOOS: goos, Rules: rules})
+			entries, notes, err := config.Normalize(text, &config.Options{GOOS: goos, Rules: rules, Hints: configHints})
 			if err != nil {
 				if entries != nil {
 					t.Fatalf("entries with an error: %v", err)

@@ -204,7 +204,7 @@ func (h *Host) Serve(ctx context.Context, req ServeRequest) error {
 		exposed = false
 	}
 	url := "http://" + net.JoinHostPort(host, strconv.Itoa(port)) + server.DefaultPath
-	fmt.Fprint(h.opts.Stderr, server.Banner("tai", url, req.Key, exposed))
+	fmt.Fprint(h.opts.Stderr, server.Banner("tai", url, req.Key, exposed, taiAdd))
 	if req.Ready != nil {
 		req.Ready(url)
 	}
@@ -216,3 +216,7 @@ func (h *Host) Serve(ctx context.Context, req ServeRequest) error {
 	h.tell(h.L, "warn", "tai: MCP server stopped; every session is closed")
 	return serr
 }
+
+// taiAdd is the REPL command another tai adds a served tai with, for the
+// banner's snippet.
+const taiAdd = "/mcp add"

@@ -25,7 +25,7 @@ func TestServeSnippetsNormalize(t *testing.T) {
 		"Codex":       "Bearer ${TAI_MCP_KEY}",
 		"Another tai": "Bearer ${TAI_MCP_KEY}",
 	}
-	snippets := server.Snippets("tai", url)
+	snippets := server.Snippets("tai", url, taiAdd)
 	if len(snippets) != len(want) {
 		t.Fatalf("%d snippets, want %d", len(snippets), len(want))
 	}

@@ -68,8 +68,7 @@ func (s *Store) ConversationPut(c Conversation) (string, error) {
 		c.Messages = b
 	}
 	if len(c.Messages) > ConversationMaxSize {
-		return "", fmt.Errorf("vault: the conversation is %s, more than the %s kept for one: compact it (/compact) or start a new one (/new)",
-			byteSize(int64(len(c.Messages))), byteSize(ConversationMaxSize))
+		return "", &ConversationTooBigError{Size: int64(len(c.Messages))}
 	}
 	c.Dir, c.Title, c.Profile = red.Redact(c.Dir), red.Redact(c.Title), red.Redact(c.Profile)
 	now := time.Now().UTC()
@@ -154,7 +153,7 @@ func (s *Store) ConversationGet(id string) (Conversation, error) {
 	var c Conversation
 	seq, ok := parseConversationID(id)
 	if !ok {
-		return c, fmt.Errorf("%w: %q is not a conversation id (c and a number, as /resume lists them)", ErrNotFound, id)
+		return c, &ConversationIDError{ID: id}
 	}
 	err := s.view(func(tx *bolt.Tx) error {
 		data := get(tx, bucketConversations, conversationKey(seq))
@@ -265,3 +264,23 @@ func parseConversationID(id string) (uint64, bool) {
 	seq, err := strconv.ParseUint(rest, 10, 64)
 	return seq, err == nil && seq > 0
 }
+
+// ConversationTooBigError refuses a conversation of more than
+// ConversationMaxSize bytes; the front end says how to make it smaller.
+type ConversationTooBigError struct {
+	Size int64 // its messages' size in bytes
+}
+
+func (e *ConversationTooBigError) Error() string {
+	return fmt.Sprintf("vault: the conversation is %s, more than the %s kept for one", byteSize(e.Size), byteSize(ConversationMaxSize))
+}
+
+// ConversationIDError is a conversation id of the wrong form: it finds
+// nothing (ErrNotFound); the front end says where ids are listed.
+type ConversationIDError struct{ ID string }
+
+func (e *ConversationIDError) Error() string {
+	return fmt.Sprintf("%v: %q is not a conversation id (c and a number)", ErrNotFound, e.ID)
+}
+
+func (e *ConversationIDError) Unwrap() error { return ErrNotFound }

@@ -72,7 +72,8 @@ func TestConversationRetention(t *testing.T) {
 		t.Fatalf("the oldest survived: %v", err)
 	}
 	big := json.RawMessage(`["` + strings.Repeat("x", ConversationMaxSize) + `"]`)
-	if _, err := s.ConversationPut(Conversation{Messages: big}); err == nil || !strings.Contains(err.Error(), "/compact") {
+	var tooBig *ConversationTooBigError
+	if _, err := s.ConversationPut(Conversation{Messages: big}); !errors.As(err, &tooBig) || tooBig.Size != int64(len(big)) {
 		t.Fatalf("oversized conversation: %v", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"tai/mcp"
 	"tai/mcp/config"
 	"tai/mcp/github"
+	"tai/mcp/oauth"
 	"tai/vault"
 )
 
@@ -72,6 +73,9 @@ type Options struct {
 	// Person returns who can finish an OAuth login in this process; nil
 	// means nobody can (logins fail naming /mcp login).
 	Person PersonFunc
+	// OAuthHints word what a person does next after a login error, in the
+	// front end's terms (its REPL's commands); none when empty.
+	OAuthHints oauth.Hints
 	// Screen lays out the MCP consent screen (stdlib/consent.lua); nil
 	// means no server can be consented to but under --yolo.
 	Screen ScreenFunc

@@ -15,6 +15,7 @@ import (
 	"tai/engine/tool"
 	"tai/mcp"
 	"tai/mcp/config"
+	"tai/mcp/oauth"
 	"tai/vault"
 )
 
@@ -103,6 +104,10 @@ func serverJSON(t testing.TB, name string, env map[string]string) string {
 	return string(b)
 }
 
+// replHints are the REPL's words after a login error (lua.Host sets its
+// own), which these tests look for in what reaches a person or a model.
+var replHints = oauth.Hints{Login: func(s string) string { return "run /mcp login " + s + " in tai's REPL" }}
+
 type fixture struct {
 	store *vault.Store
 	reg   *tool.Registry
@@ -125,10 +130,11 @@ func newFixture(t testing.TB, mode tool.Mode, path string) *fixture {
 	p := &prompter{answer: "y"}
 	reg := tool.NewRegistry(store, tool.NewApprover(mode, p))
 	b, err := New(reg, store, &Options{
-		Normalize: jsonNormalize,
-		Profile:   func() string { return "work" },
-		Client:    &mcp.ClientOptions{ConnectTimeout: 20 * time.Second, CallTimeout: 20 * time.Second},
-		Screen:    luaScreen(t),
+		Normalize:  jsonNormalize,
+		Profile:    func() string { return "work" },
+		Client:     &mcp.ClientOptions{ConnectTimeout: 20 * time.Second, CallTimeout: 20 * time.Second},
+		Screen:     luaScreen(t),
+		OAuthHints: replHints,
 	})
 	if err != nil {
 		t.Fatal(err)

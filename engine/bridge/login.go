@@ -50,7 +50,7 @@ func settingsOf(e mcp.Entry) mcp.OAuth {
 // oauthConfig is the login configuration of server at url with the
 // client settings o.
 func (b *Bridge) oauthConfig(server, url string, o mcp.OAuth, person *oauth.Person) (oauth.Config, error) {
-	cfg := oauth.Config{Server: server, URL: url, Store: vaultTokens{b.store, server}, Person: person,
+	cfg := oauth.Config{Server: server, URL: url, Store: vaultTokens{b.store, server}, Person: person, Hints: b.opts.OAuthHints,
 		ClientID: o.ClientID, ClientMetadataURL: o.ClientMetadataURL, CallbackPort: o.CallbackPort}
 	if b.opts.Client != nil && b.opts.Client.HTTP != nil {
 		cfg.HTTPClient = b.opts.Client.HTTP.Client
@@ -209,7 +209,7 @@ func (b *Bridge) Login(ctx context.Context, server string, o LoginOptions) (stri
 	}
 	person, stop := b.personFor(ctx)
 	if person == nil {
-		return "", &oauth.LoginNeededError{Server: server, Reason: "a login opens a browser, and nobody is at this session"}
+		return "", &oauth.LoginNeededError{Server: server, Reason: "a login opens a browser, and nobody is at this session", Hint: b.loginHint(server)}
 	}
 	defer stop()
 	if tool.CallerFrom(ctx).ByModel && a.Mode() == tool.Interactive {
@@ -383,4 +383,12 @@ func (b *Bridge) personFor(ctx context.Context) (*oauth.Person, func()) {
 		stop = func() {}
 	}
 	return p, stop
+}
+
+// loginHint says how a person logs in to server (Options.OAuthHints).
+func (b *Bridge) loginHint(server string) string {
+	if b.opts.OAuthHints.Login == nil {
+		return ""
+	}
+	return b.opts.OAuthHints.Login(server)
 }

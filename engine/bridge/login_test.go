@@ -237,7 +237,7 @@ func TestLoginInAServedSessionFailsAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	opened := false
-	b, err := New(e.Tools(), store, &Options{Normalize: jsonNormalize, Person: func(context.Context) (*oauth.Person, func()) {
+	b, err := New(e.Tools(), store, &Options{Normalize: jsonNormalize, OAuthHints: replHints, Person: func(context.Context) (*oauth.Person, func()) {
 		return &oauth.Person{Open: func(string) error { opened = true; return nil }}, nil
 	}})
 	if err != nil {

@@ -74,7 +74,7 @@ var (
 
 // parseCLI reads the words of a "CLI mcp add …" line into a document
 // holding one canonical entry, or returns a note refusing it.
-func parseCLI(cli string, words []string) (*Document, []Note, *Note) {
+func parseCLI(cli string, words []string, hints Hints) (*Document, []Note, *Note) {
 	var notes []Note
 	flags := cliFlags[cli]
 	entry := NewObject()
@@ -107,7 +107,11 @@ func parseCLI(cli string, words []string) (*Document, []Note, *Note) {
 		var values []string
 		if f.bare {
 			// claude asks for the client secret; tai reads it from the vault
-			notes = append(notes, Note{Level: LevelInfo, Text: fmt.Sprintf("%s: tai reads the client secret from the vault: store it with tai.vault.secret_set(\"NAME\", \"…\") and log in with /mcp login SERVER --client-secret ${NAME}", name)})
+			text := fmt.Sprintf("%s: tai reads the client secret from the vault: store it with tai.vault.secret_set(\"NAME\", \"…\")", name)
+			if hints.ClientSecret != nil {
+				text += " and " + hints.ClientSecret()
+			}
+			notes = append(notes, Note{Level: LevelInfo, Text: text})
 			continue
 		}
 		if inline {

@@ -70,6 +70,20 @@ type Options struct {
 	// Denied are the folders no sandbox grant may reach (the lua package
 	// passes the vault's folder and tai.sandbox.deny); nil denies none.
 	Denied []Denied
+	// Hints word what a person does next in the front end's terms (its
+	// REPL's commands): the config package names none itself.
+	Hints Hints
+}
+
+// Hints say what a person does next, in the front end's terms. A nil
+// function adds nothing.
+type Hints struct {
+	// Resolve says how the server entry of a GitHub repository URL is
+	// found (after ErrGitHubURL).
+	Resolve func(url string) string
+	// ClientSecret says how a person logs in with an OAuth client secret
+	// kept in the vault (after the note on a pasted --client-secret).
+	ClientSecret func() string
 }
 
 // Sources of an entry, as Entry.Source records them.
@@ -114,7 +128,11 @@ func Normalize(text string, opts *Options) ([]mcp.Entry, []Note, error) {
 	case t == "":
 		return nil, nil, errors.New("nothing to normalize: paste a JSON or TOML MCP config, a claude/codex/gemini mcp add command line, an http(s) URL, or the name of a stored server")
 	case githubURL.MatchString(t) && !strings.ContainsAny(t, "{}\n"):
-		return nil, nil, fmt.Errorf("%w: %s names a repository, which the resolver reads: /mcp add %s (or tai.mcp.resolve) finds its server entry", ErrGitHubURL, t, t)
+		err := fmt.Errorf("%w: %s names a repository, which the resolver reads", ErrGitHubURL, t)
+		if o.Hints.Resolve != nil {
+			err = fmt.Errorf("%w: %s", err, o.Hints.Resolve(t))
+		}
+		return nil, nil, err
 	case bareWord.MatchString(t):
 		if o.Stored != nil {
 			if e, ok := o.Stored(t); ok {
@@ -131,7 +149,7 @@ func Normalize(text string, opts *Options) ([]mcp.Entry, []Note, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("the %s mcp add line cannot be read without a shell: %v; paste the command as the README shows it, or the server's JSON block", cli, err)
 		}
-		d, more, refused := parseCLI(cli, words)
+		d, more, refused := parseCLI(cli, words, o.Hints)
 		if refused != nil {
 			return nil, []Note{*refused}, nil
 		}

@@ -72,7 +72,7 @@ func (a *Authorizer) Authorization(ctx context.Context) (string, error) {
 			}
 			nt, err = a.cfg.Store.Tokens()
 			if err == nil && nt == nil {
-				err = &LoginNeededError{Server: a.cfg.Server, Reason: ln.Reason}
+				err = a.cfg.loginNeeded(ln.Reason)
 			}
 		}
 		if err != nil {
@@ -139,7 +139,7 @@ func (a *Authorizer) relogin(ctx context.Context, params map[string]string, t *T
 	cfg, done := a.withPerson(ctx)
 	defer done()
 	if cfg.Person == nil {
-		return &LoginNeededError{Server: a.cfg.Server, Reason: reason}
+		return a.cfg.loginNeeded(reason)
 	}
 	defer mcp.HoldStart(ctx)()
 	cfg.Person.say(a.cfg.Server + " needs a new login (" + reason + ").")
@@ -188,7 +188,7 @@ func (a *Authorizer) stepUp(ctx context.Context, params map[string]string) (bool
 	cfg, done := a.withPerson(ctx)
 	defer done()
 	if cfg.Person == nil {
-		return false, &LoginNeededError{Server: a.cfg.Server, Reason: "the call needs the scope " + want}
+		return false, a.cfg.loginNeeded("the call needs the scope " + want)
 	}
 	a.stepUps++
 	a.lastAsked = want
@@ -206,7 +206,7 @@ func (a *Authorizer) refresh(ctx context.Context, t *Tokens) (*Tokens, error) {
 	c := &client{id: t.ClientID, authMethod: t.AuthMethod}
 	if t.ClientID == a.cfg.ClientID {
 		if a.cfg.secretBoundElsewhere(t.Issuer) {
-			return nil, &LoginNeededError{Server: a.cfg.Server, Reason: "the tokens held come from " + t.Issuer + ", not from the authorization server the client secret belongs to"}
+			return nil, a.cfg.loginNeeded("the tokens held come from " + t.Issuer + ", not from the authorization server the client secret belongs to")
 		}
 		c.secret = a.cfg.ClientSecret
 	} else if reg, err := a.cfg.Store.Registration(); err == nil && reg != nil && reg.ClientID == t.ClientID {
@@ -216,7 +216,7 @@ func (a *Authorizer) refresh(ctx context.Context, t *Tokens) (*Tokens, error) {
 		c.authMethod = chooseAuthMethod("", c.secret, nil)
 	}
 	if t.TokenEndpoint == "" {
-		return nil, &LoginNeededError{Server: a.cfg.Server, Reason: "the tokens held do not say where to refresh them"}
+		return nil, a.cfg.loginNeeded("the tokens held do not say where to refresh them")
 	}
 	d := &Discovery{Resource: t.Resource, Issuer: t.Issuer, Metadata: ServerMetadata{TokenEndpoint: t.TokenEndpoint}}
 	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {t.Refresh}}
@@ -228,7 +228,7 @@ func (a *Authorizer) refresh(ctx context.Context, t *Tokens) (*Tokens, error) {
 			if oe.Code == "invalid_client" {
 				_ = a.cfg.Store.DropRegistration()
 			}
-			return nil, &LoginNeededError{Server: a.cfg.Server, Reason: "the authorization server no longer accepts the refresh token: " + oe.Code}
+			return nil, a.cfg.loginNeeded("the authorization server no longer accepts the refresh token: " + oe.Code)
 		}
 		return nil, fmt.Errorf("refreshing %s's token: %w", a.cfg.Server, err)
 	}

@@ -60,7 +60,7 @@ func TestRefreshInvalidGrantDropsTokens(t *testing.T) {
 	cfg.Person = nil // nobody to log in again
 	_, err := oauth.NewAuthorizer(*cfg).Authorization(context.Background())
 	var ln *oauth.LoginNeededError
-	if !errors.As(err, &ln) || !strings.Contains(err.Error(), "/mcp login fake") {
+	if !errors.As(err, &ln) || ln.Server != "fake" {
 		t.Fatalf("error %v", err)
 	}
 	if strings.Contains(err.Error(), first.Refresh) {

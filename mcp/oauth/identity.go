@@ -105,10 +105,7 @@ func (l *login) identity(ctx context.Context) (*client, error) {
 	if md.ClientIDMetadataDocumentSupported {
 		accepts += "; it accepts a client metadata document URL (client_metadata_url)"
 	}
-	return nil, fmt.Errorf("the authorization server %s offers %s, so tai needs a client id: register an OAuth app with the provider "+
-		"with the redirect URI http://127.0.0.1:PORT%s (a port of your choice), then run /mcp login %s --client-id ID --callback-port PORT "+
-		"(add --client-secret ${SECRET_NAME} for a confidential app, its secret stored first with tai.vault.secret_set)",
-		d.Issuer, accepts, CallbackPath, cfg.Server)
+	return nil, &ClientIDNeededError{Server: cfg.Server, Issuer: d.Issuer, Offers: accepts, Hint: hint(cfg.Hints.ClientID, cfg.Server)}
 }
 
 // registrationRequest is the RFC 7591 client metadata tai registers.

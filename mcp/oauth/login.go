@@ -80,6 +80,8 @@ type Config struct {
 	PersonFor func(ctx context.Context) (*Person, func())
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+	// Hints word what a person does next, in the front end's terms.
+	Hints Hints
 
 	// privateAddr replaces privateAddr in tests (nil: privateAddr).
 	privateAddr func(ip net.IP, port string) bool
@@ -92,21 +94,75 @@ func (c *Config) now() time.Time {
 	return time.Now()
 }
 
+// Hints word what a person does next in the front end's own terms (a
+// command of its REPL, a Lua function), for the errors that need a
+// person: the oauth package names none itself. A nil function adds
+// nothing.
+type Hints struct {
+	// Login says how a person logs in to server (a LoginNeededError).
+	Login func(server string) string
+	// ClientID says how a person logs in to server with the id of an
+	// OAuth app they registered (a ClientIDNeededError).
+	ClientID func(server string) string
+}
+
+func hint(f func(string) string, server string) string {
+	if f == nil {
+		return ""
+	}
+	return f(server)
+}
+
 // LoginNeededError says a server needs a person to log in, and how.
 type LoginNeededError struct {
 	// Server is the server's name.
 	Server string
 	// Reason says why the tokens held (if any) will not do.
 	Reason string
+	// Hint says how to log in (Hints.Login); empty when none was given.
+	Hint string
 }
 
-// Error names the reason and the command that logs in.
+// loginNeeded is the LoginNeededError of c's server, for reason.
+func (c *Config) loginNeeded(reason string) *LoginNeededError {
+	return &LoginNeededError{Server: c.Server, Reason: reason, Hint: hint(c.Hints.Login, c.Server)}
+}
+
+// Error names the reason and, with a Hint, what logs in.
 func (e *LoginNeededError) Error() string {
 	s := e.Server + " needs an OAuth login"
 	if e.Reason != "" {
 		s += " (" + e.Reason + ")"
 	}
-	return s + "; run /mcp login " + e.Server + " in tai's REPL (or tai.mcp.login{server=\"" + e.Server + "\"})"
+	if e.Hint != "" {
+		s += "; " + e.Hint
+	}
+	return s
+}
+
+// ClientIDNeededError says a login needs the id of an OAuth app a person
+// registers with the provider, since the authorization server registers
+// none itself.
+type ClientIDNeededError struct {
+	// Server is the server's name; Issuer its authorization server.
+	Server, Issuer string
+	// Offers says what the authorization server offers instead ("no
+	// dynamic client registration…").
+	Offers string
+	// Hint says how to log in with the id (Hints.ClientID); empty when
+	// none was given.
+	Hint string
+}
+
+// Error says what to register, with which redirect URI, and, with a
+// Hint, what logs in with it.
+func (e *ClientIDNeededError) Error() string {
+	s := fmt.Sprintf("the authorization server %s offers %s, so tai needs a client id: register an OAuth app with the provider "+
+		"with the redirect URI http://127.0.0.1:PORT%s (a port of your choice)", e.Issuer, e.Offers, CallbackPath)
+	if e.Hint != "" {
+		s += ", then " + e.Hint
+	}
+	return s
 }
 
 // login is one authorization code flow in progress.
@@ -127,7 +183,7 @@ type login struct {
 // replaces the scope discovery would choose (a step-up asks for more).
 func Login(ctx context.Context, cfg *Config, challenge map[string]string, scope string) (*Tokens, error) {
 	if cfg.Person == nil {
-		return nil, &LoginNeededError{Server: cfg.Server, Reason: "nobody is at this session to open a browser"}
+		return nil, cfg.loginNeeded("nobody is at this session to open a browser")
 	}
 	f := newFetcher(cfg)
 	d, err := Discover(ctx, f, cfg.URL, challenge)

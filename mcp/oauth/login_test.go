@@ -233,10 +233,14 @@ func TestClientIdentity(t *testing.T) {
 			t.Fatalf("registrations %v, want a second one", srv.Registrations())
 		}
 	})
-	t.Run("no way in names --client-id", func(t *testing.T) {
+	t.Run("no way in asks for a client id", func(t *testing.T) {
 		srv := oauthtest.New(t, oauthtest.Options{NoDCR: true})
-		_, err := oauth.Login(context.Background(), config(srv, &oauth.MemoryStore{}), probe(t, srv.URL()), "")
-		if err == nil || !strings.Contains(err.Error(), "--client-id") || !strings.Contains(err.Error(), "no dynamic client registration") {
+		cfg := config(srv, &oauth.MemoryStore{})
+		cfg.Hints.ClientID = func(server string) string { return "log in to " + server + " with its id" }
+		_, err := oauth.Login(context.Background(), cfg, probe(t, srv.URL()), "")
+		var ce *oauth.ClientIDNeededError
+		if !errors.As(err, &ce) || ce.Server != "fake" || !strings.HasSuffix(err.Error(), "(a port of your choice), then log in to fake with its id") ||
+			!strings.Contains(err.Error(), "no dynamic client registration") {
 			t.Fatalf("error %v", err)
 		}
 		if len(srv.AuthRequests()) != 0 {
@@ -247,9 +251,10 @@ func TestClientIdentity(t *testing.T) {
 		srv := oauthtest.New(t, oauthtest.Options{})
 		cfg := config(srv, &oauth.MemoryStore{})
 		cfg.Person = nil
+		cfg.Hints.Login = func(server string) string { return "log in to " + server + " yourself" }
 		_, err := oauth.Login(context.Background(), cfg, probe(t, srv.URL()), "")
 		var ln *oauth.LoginNeededError
-		if !errors.As(err, &ln) || !strings.Contains(err.Error(), "/mcp login fake") {
+		if !errors.As(err, &ln) || ln.Server != "fake" || !strings.HasSuffix(err.Error(), "; log in to fake yourself") {
 			t.Fatalf("error %v", err)
 		}
 	})

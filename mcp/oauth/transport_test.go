@@ -66,7 +66,7 @@ func TestTransportWithoutLoginNamesIt(t *testing.T) {
 	_, err := connect(t, srv, oauth.NewAuthorizer(*cfg), nil)
 	var ln *oauth.LoginNeededError
 	var he *mcp.MCPHTTPError
-	if !errors.As(err, &ln) || !errors.As(err, &he) || he.Status != 401 || !strings.Contains(err.Error(), "/mcp login fake") {
+	if !errors.As(err, &ln) || !errors.As(err, &he) || he.Status != 401 || ln.Server != "fake" {
 		t.Fatalf("error %v", err)
 	}
 }

@@ -14,7 +14,7 @@ func TestBannerEndsWithWhereAndTheWarning(t *testing.T) {
 	const url = "http://127.0.0.1:8765/mcp"
 	const key = "k3y-0123456789abcdef0123456789abcdef"
 	for _, exposed := range []bool{false, true} {
-		b := Banner("tai", url, key, exposed)
+		b := Banner("tai", url, key, exposed, "/mcp add")
 		if strings.Contains(b, key) {
 			t.Fatalf("the banner shows the key:\n%s", b)
 		}

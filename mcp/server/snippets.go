@@ -34,7 +34,10 @@ type Snippet struct {
 // shell passes it on as written: expanded there, the key would be on the
 // client's command line, where every user of the machine can read it, and
 // in its config file.
-func Snippets(name, url string) []Snippet {
+//
+// taiAdd is the command another tai's REPL adds a pasted entry with,
+// which its snippet starts with: the server names no REPL command itself.
+func Snippets(name, url, taiAdd string) []Snippet {
 	header := "Bearer ${" + KeyEnv + "}"
 	addLine := func(cli, flags string) string {
 		return fmt.Sprintf(`%s mcp add %s--transport http %s %s --header 'Authorization: %s'`, cli, flags, name, url, header)
@@ -88,7 +91,7 @@ func Snippets(name, url string) []Snippet {
 		{
 			Client: "Another tai",
 			Where:  "at its prompt; it reads $" + KeyEnv + ", else the vault secret of that name, when it connects",
-			Text: "/mcp add " + oneLineJSON(map[string]any{
+			Text: taiAdd + " " + oneLineJSON(map[string]any{
 				name: entry{URL: url, Headers: map[string]string{"Authorization": header}},
 			}),
 		},
@@ -109,8 +112,8 @@ func oneLineJSON(v any) string {
 // masked, and the snippets of Snippets for url; then, on its last lines,
 // where it listens and that it asks nothing again, since the snippets
 // push the top off a terminal. exposed says the bind address is reachable
-// from other machines.
-func Banner(name, url, key string, exposed bool) string {
+// from other machines; taiAdd is as for Snippets.
+func Banner(name, url, key string, exposed bool, taiAdd string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "tai: serving MCP on %s\n", url)
 	b.WriteString("\n" +
@@ -123,7 +126,7 @@ func Banner(name, url, key string, exposed bool) string {
 			"  !! learns the key controls this account. Prefer --mcp-bind 127.0.0.1 and an SSH tunnel.\n")
 	}
 	fmt.Fprintf(&b, "\nkey: %s. The snippets read it from $%s: export %s=<the key> first.\n", MaskKey(key), KeyEnv, KeyEnv)
-	for _, s := range Snippets(name, url) {
+	for _, s := range Snippets(name, url, taiAdd) {
 		fmt.Fprintf(&b, "\n%s — %s:\n", s.Client, s.Where)
 		for _, line := range strings.Split(s.Text, "\n") {
 			b.WriteString("  " + line + "\n")
