@@ -14,6 +14,16 @@
 //	tools_call  list the tools, call add_numbers with numeric a and b
 //	sse-retry   list the tools, call test_reconnection, whose answer comes
 //	            only after the client resumes the dropped stream
+//	elicitation-sep1034-client-defaults
+//	            list the tools, call test_client_elicitation_defaults and
+//	            answer its form as a person pressing Enter at every field:
+//	            accepted, with each field's default (package mcp/elicit).
+//	            The suite's mock (0.1.16) sends its elicitation/create on
+//	            the standalone GET stream, which tai's client does not
+//	            open (see mcp/README.md, Streamable HTTP), so the request
+//	            never reaches this client there; against a server that
+//	            sends it on the call's own stream (the go-sdk's,
+//	            server-everything's) it passes
 //	auth/...    log in with package mcp/oauth (the "browser" follows the
 //	            mock's redirects; pre-registered credentials come from
 //	            $MCP_CONFORMANCE_CONTEXT; the client metadata document URL is
@@ -22,5 +32,5 @@
 // It exits 0 when the scenario ran as expected, 1 otherwise (the reason on
 // stderr), 2 on bad usage.
 //
-// It imports mcp and mcp/oauth only; nothing imports it.
+// It imports mcp, mcp/elicit and mcp/oauth only; nothing imports it.
 package main

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"tai/mcp"
+	"tai/mcp/elicit"
 	"tai/mcp/oauth"
 )
 
@@ -55,9 +56,11 @@ func play(ctx context.Context, scenario, url string, stdout io.Writer) error {
 		tool, args = "add_numbers", map[string]any{"a": 2, "b": 3}
 	case "sse-retry":
 		tool = "test_reconnection"
+	case "elicitation-sep1034-client-defaults":
+		tool = "test_client_elicitation_defaults"
 	default:
 		if !strings.HasPrefix(scenario, "auth/") {
-			return fmt.Errorf("unknown scenario; this client plays initialize, tools_call, sse-retry and auth/*")
+			return fmt.Errorf("unknown scenario; this client plays initialize, tools_call, sse-retry, elicitation-sep1034-client-defaults and auth/*")
 		}
 	}
 	c, err := connect(ctx, url, authorizer(url, stdout))
@@ -106,11 +109,32 @@ func play(ctx context.Context, scenario, url string, stdout io.Writer) error {
 // reported as errNoTools.
 func connect(ctx context.Context, url string, a mcp.Authorizer) (*mcp.Client, error) {
 	entry := mcp.Entry{Name: "conformance", Transport: mcp.TransportHTTP, URL: url}
-	c, err := mcp.Connect(ctx, entry, &mcp.ClientOptions{Version: "conformance", HTTP: &mcp.HTTPOptions{Authorizer: a}})
+	c, err := mcp.Connect(ctx, entry, &mcp.ClientOptions{Version: "conformance", HTTP: &mcp.HTTPOptions{Authorizer: a},
+		Requests: map[string]mcp.RequestHandler{mcp.MethodElicitationCreate: acceptDefaults}})
 	if errors.Is(err, mcp.ErrNoTools) {
 		return nil, fmt.Errorf("%w (%v)", errNoTools, err)
 	}
 	return c, err
+}
+
+// acceptDefaults answers a form as a person pressing Enter at every
+// question does in the REPL: accepted, each field its default (SEP-1034),
+// read and checked by package mcp/elicit as tai's own answers are. A form
+// with a required field and no default, or a URL, is declined.
+func acceptDefaults(_ context.Context, params json.RawMessage) (json.RawMessage, error) {
+	req, err := elicit.ParseRequest(params)
+	if err != nil {
+		return nil, &mcp.WireError{Code: mcp.CodeInvalidParams, Message: err.Error()}
+	}
+	res := elicit.Result{Action: elicit.Decline}
+	if req.Mode == elicit.ModeForm {
+		if form, err := elicit.ParseForm(req.RequestedSchema); err == nil {
+			if content, err := form.Content(nil); err == nil {
+				res = elicit.Result{Action: elicit.Accept, Content: content}
+			}
+		}
+	}
+	return json.Marshal(res)
 }
 
 // authorizer logs in to the server at url as a person would, with a

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -37,8 +38,31 @@ func sdkServer(t *testing.T, withAdd bool) string {
 	return ts.URL
 }
 
+// defaultsServer is the suite's elicitation-sep1034-client-defaults mock
+// on the go-sdk: its tool elicits a form whose every field has a default,
+// and says what came back.
+func defaultsServer(t *testing.T) string {
+	t.Helper()
+	s := sdk.NewServer(&sdk.Implementation{Name: "defaults", Version: "1"}, nil)
+	sdk.AddTool(s, &sdk.Tool{Name: "test_client_elicitation_defaults", Description: "elicits with defaults"},
+		func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			res, err := req.Session.Elicit(ctx, &sdk.ElicitParams{Message: "accept with defaults", RequestedSchema: json.RawMessage(`{"type":"object","properties":{
+				"name":{"type":"string","default":"John Doe"},"age":{"type":"integer","default":30},"score":{"type":"number","default":95.5},
+				"status":{"type":"string","enum":["active","inactive","pending"],"default":"active"},"verified":{"type":"boolean","default":true}},"required":[]}`)})
+			if err != nil {
+				return nil, nil, err
+			}
+			b, _ := json.Marshal(res.Content)
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: res.Action + " " + string(b)}}}, nil, nil
+		})
+	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
 func TestRun(t *testing.T) {
 	withAdd := sdkServer(t, true)
+	defaults := defaultsServer(t)
 	bare := sdkServer(t, false)
 	protected := oauthtest.New(t, oauthtest.Options{PRM: oauthtest.PRMPath}).URL()
 	tests := []struct {
@@ -57,6 +81,8 @@ func TestRun(t *testing.T) {
 		{name: "unknown scenario", args: []string{withAdd}, scenario: "other/basic", wantCode: 1, wantStderr: "unknown scenario"},
 		{name: "auth logs in and calls", args: []string{protected}, scenario: "auth/metadata-var1", wantStdout: "whoami: scope: "},
 		{name: "auth against a server without tools", args: []string{bare}, scenario: "auth/basic-cimd", wantCode: 1, wantStderr: "capabilities.tools"},
+		{name: "elicitation defaults", args: []string{defaults}, scenario: "elicitation-sep1034-client-defaults",
+			wantStdout: `accept {"age":30,"name":"John Doe","score":95.5,"status":"active","verified":true}`},
 		{name: "no url", scenario: "initialize", wantCode: 2, wantStderr: "usage"},
 		{name: "no scenario", args: []string{withAdd}, wantCode: 2, wantStderr: "usage"},
 		{name: "bad url", args: []string{"localhost:1"}, scenario: "tools_call", wantCode: 1, wantStderr: "not an http"},
