@@ -34,6 +34,10 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if os.Getenv("TAI_LUA_TEST_MCP") == elicitorMode {
+		serveElicitor()
+		os.Exit(0)
+	}
 	if os.Getenv("TAI_LUA_TEST_MCP") == samplerMode {
 		serveSampler()
 		os.Exit(0)
