@@ -134,6 +134,9 @@ func (h *Host) openMCP(L *glua.LState, tai *glua.LTable) {
 		tai.RawSetString("mcp", mod)
 	}
 	mod.RawSetString("connect", L.NewFunction(h.mcpConnect))
+	// A script sets it to a function to answer registered servers'
+	// elicitations itself (see elicit.go); false: the person answers.
+	mod.RawSetString("on_elicit", glua.LFalse)
 }
 
 // entryFields are the fields of a canonical entry, for the error on a typo.

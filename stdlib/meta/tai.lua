@@ -998,8 +998,6 @@ function tai.vault.credential_name(name) end
 
 -- tai.mcp -------------------------------------------------------------------
 
----@class tai.mcpModule
----@field on_elicit? fun(request: tai.Elicitation): tai.ElicitAnswer|"accept"|"decline"|"cancel" # set it to answer every registered server's elicitations from the script (in the default mode; --auto, --yolo and served sessions decline them); tai opens an accepted URL
 tai.mcp = {}
 
 ---Registers every server in source: consent, a live check, then stored.
@@ -1125,6 +1123,13 @@ function tai.mcp.log(args) end
 ---@param n? integer
 ---@return integer limit
 function tai.mcp.sampling_limit(n) end
+
+---Set it to a function to answer every registered server's elicitations
+---from the script (in the default mode; --auto, --yolo and served sessions
+---decline them); tai opens a URL it accepts. false (the default): the
+---person answers, at a terminal.
+---@type false|fun(request: tai.Elicitation): tai.ElicitAnswer|"accept"|"decline"|"cancel"
+tai.mcp.on_elicit = false
 
 ---Opens a session on an entry (no vault row needed). opts.on_elicit
 ---answers the server's elicitations (and declares the capability); tai
