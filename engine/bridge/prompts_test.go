@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -311,4 +312,38 @@ func TestPromptsListChanged(t *testing.T) {
 		}
 	}
 	t.Fatal("prompts/list_changed was never acted on")
+}
+
+// BenchmarkSystemPrompt is what a turn pays for the servers'
+// instructions: a vault generation read and the fenced text of one
+// server's; BenchmarkSpecs, its peer, is what every model call already
+// pays for the same server's tool specs.
+func BenchmarkSystemPrompt(b *testing.B) {
+	f := newFixture(b, tool.Yolo, "")
+	f.add(b, "p", map[string]string{serverEnv: promptsServer})
+	if _, err := f.b.SetEnabled(context.Background(), "p", "work", true); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if f.b.SystemPrompt("work") == "" {
+			b.Fatal("no instructions")
+		}
+	}
+}
+
+// BenchmarkSpecs: the offered tool specs of the same server, as each
+// selection reads them.
+func BenchmarkSpecs(b *testing.B) {
+	f := newFixture(b, tool.Yolo, "")
+	f.add(b, "p", map[string]string{serverEnv: promptsServer})
+	if _, err := f.b.SetEnabled(context.Background(), "p", "work", true); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(f.b.specs("work")) == 0 {
+			b.Fatal("no specs")
+		}
+	}
 }
