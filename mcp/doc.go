@@ -23,7 +23,8 @@
 // handler given the context of the call in flight the message belongs to.
 // The protocol over it (client.go) runs the handshake and declares the
 // capabilities those handlers make; each feature has a file of its own
-// (tools.go), and every paginated list goes through one helper (list.go).
+// (tools.go, prompts.go, …), and every paginated list goes through one
+// helper (list.go).
 //
 // A server's JSON-RPC error comes back wrapping *WireError, an HTTP status
 // other than success wrapping *MCPHTTPError. Authorization plugs in through

@@ -31,6 +31,15 @@
 // gone is dropped silently. The model is told a tool is withheld and why,
 // never given its new description.
 //
+// A server's prompts (the listing: name, title, description, arguments)
+// and its instructions are cached and pinned beside its tools, under keys
+// of their own kind (vault.KindPrompt, vault.KindInstructions), and drift
+// the same way: a changed prompt is withheld; changed instructions
+// withhold the whole server. Prompts run as a person's commands
+// (GetPrompt); granted instructions follow the system prompt, bounded,
+// redacted and fenced (SystemPrompt, which the engine calls through
+// Engine.SetInstructions).
+//
 // # Imports
 //
 // It builds on engine/tool (the registry, approval, the Caller a call
