@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 logging, deprecated after 2025-11-25, is the server feature tai serves at that version and this peer exercises
+
 package engine
 
 import (
