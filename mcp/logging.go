@@ -105,7 +105,8 @@ type ServerLog struct {
 	head    int
 	n       int
 	bytes   int
-	dropped int // messages evicted or refused since the start
+	dropped int    // messages evicted or refused since the start
+	spare   []byte // the buffer of the last message evicted, for the next
 }
 
 // logged is one kept message: its params as sent (raw), or, for one
@@ -140,18 +141,18 @@ func NewServerLog(redact func(string) string) *ServerLog {
 func (l *ServerLog) Notify(_ context.Context, params json.RawMessage) {
 	m := logged{at: time.Now()}
 	if len(params) <= logRawMax {
-		m.raw = bytes.Clone(params)
-	} else {
-		e, ok := l.entryOf(params)
-		if !ok {
-			l.mu.Lock()
-			l.dropped++
-			l.mu.Unlock()
-			return
-		}
-		m.entry = e
+		l.add(m, params)
+		return
 	}
-	l.add(m)
+	e, ok := l.entryOf(params)
+	if !ok {
+		l.mu.Lock()
+		l.dropped++
+		l.mu.Unlock()
+		return
+	}
+	m.entry = e
+	l.add(m, nil)
 }
 
 // entryOf decodes, redacts and cuts one message's params; ok is false
@@ -193,24 +194,38 @@ func cut(s string, n int) string {
 // size is what an entry counts against LogMaxBytes.
 func (e *LogEntry) size() int { return len(e.Text) + len(e.Logger) + len(e.Level) }
 
-// add appends m, evicting the oldest messages past the bounds.
-func (l *ServerLog) add(m logged) {
+// add appends m, with raw (params of at most logRawMax bytes) copied in
+// as its text to read later, evicting the oldest messages past the
+// bounds. A flood reuses the evicted messages' buffers, so once the ring
+// is full a message costs no allocation.
+func (l *ServerLog) add(m logged, raw []byte) {
+	size := m.entry.size()
+	if raw != nil {
+		size = len(raw)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.ring == nil {
 		l.ring = make([]logged, LogMaxEntries)
 	}
-	for l.n > 0 && (l.n == LogMaxEntries || l.bytes+m.size() > LogMaxBytes) {
+	for l.n > 0 && (l.n == LogMaxEntries || l.bytes+size > LogMaxBytes) {
 		old := &l.ring[l.head]
 		l.bytes -= old.size()
+		if old.raw != nil {
+			l.spare = old.raw
+		}
 		*old = logged{}
 		l.head = (l.head + 1) % LogMaxEntries
 		l.n--
 		l.dropped++
 	}
+	if raw != nil {
+		m.raw = append(l.spare[:0], raw...)
+		l.spare = nil
+	}
 	l.ring[(l.head+l.n)%LogMaxEntries] = m
 	l.n++
-	l.bytes += m.size()
+	l.bytes += size
 }
 
 // LogView is what a ServerLog holds at one moment.
@@ -231,7 +246,10 @@ func (l *ServerLog) View(min LogLevel) LogView {
 	l.mu.Lock()
 	kept := make([]logged, l.n)
 	for i := range l.n {
-		kept[i] = l.ring[(l.head+i)%LogMaxEntries]
+		// The text is copied: its buffer is reused once evicted.
+		m := l.ring[(l.head+i)%LogMaxEntries]
+		m.raw = bytes.Clone(m.raw)
+		kept[i] = m
 	}
 	v := LogView{Dropped: l.dropped, Kept: l.n, Entries: []LogEntry{}}
 	l.mu.Unlock()

@@ -143,3 +143,21 @@ func BenchmarkCallUnderLogFlood(b *testing.B) {
 		})
 	}
 }
+
+// TestServerLogFloodAllocatesNothing: once the ring is full, keeping one
+// more message reuses the buffer of the one it evicts, so a flood costs
+// the reading goroutine no allocation.
+func TestServerLogFloodAllocatesNothing(t *testing.T) {
+	log := NewServerLog(nil)
+	params := json.RawMessage(`{"level":"debug","logger":"flood","data":"line 12345"}`)
+	ctx := context.Background()
+	for range LogMaxEntries + 1 {
+		log.Notify(ctx, params)
+	}
+	if n := testing.AllocsPerRun(1000, func() { log.Notify(ctx, params) }); n != 0 {
+		t.Fatalf("Notify allocates %v times a message once the ring is full, want 0", n)
+	}
+	if v := log.View(""); v.Kept != LogMaxEntries || v.Entries[0].Text != "line 12345" {
+		t.Fatalf("kept %d, first %+v", v.Kept, v.Entries[0])
+	}
+}
