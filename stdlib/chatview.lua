@@ -130,7 +130,7 @@ function M.progress_text(ev)
   local p, total = tonumber(ev.progress) or 0, tonumber(ev.total) or 0
   local text
   if total > 0 then
-    local filled = math.floor(math.min(p / total, 1) * 10 + 0.5)
+    local filled = math.floor(math.max(0, math.min(p / total, 1)) * 10 + 0.5)
     text = string.rep("█", filled) .. string.rep("░", 10 - filled) .. " " .. num(p) .. "/" .. num(total)
   else
     text = num(p)

@@ -235,7 +235,8 @@ func TestChatViewShowsProgress(t *testing.T) {
 		o.on_tool_progress({ id = "2", name = "count", progress = 43, total = 0 })
 		out = {}
 		o.on_running(true, 2, 3000, "")
-		return line, table.concat(out), chat.progress_text({ progress = 2.5, total = 5 })`)
+		return line, table.concat(out), chat.progress_text({ progress = 2.5, total = 5 }),
+			chat.progress_text({ progress = -3, total = 5 })`)
 	if want := "\n\r⠙ count 42, slow ███░░░░░░░ 3/10 step 3 · 2 s\x1b[K"; got[0] != want {
 		t.Errorf("running line:\ngot  %q\nwant %q", got[0], want)
 	}
@@ -244,6 +245,9 @@ func TestChatViewShowsProgress(t *testing.T) {
 	}
 	if want := "█████░░░░░ 2.5/5"; got[2] != want {
 		t.Errorf("progress_text = %q, want %q", got[2], want)
+	}
+	if want := "░░░░░░░░░░ -3/5"; got[3] != want {
+		t.Errorf("progress_text of a negative progress = %q, want %q", got[3], want)
 	}
 }
 

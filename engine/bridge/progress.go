@@ -14,6 +14,12 @@ import (
 // shown; the rest is cut.
 const progressMessageMax = 200
 
+// progressParamsMax bounds the params of a progress notification the
+// bridge reads: a larger one still renews the call's timeout (the mcp
+// client saw to that) but is not decoded, so a server sending megabytes
+// of message per step costs tai no more than a scan.
+const progressParamsMax = 16 << 10
+
 // progressHandler passes a server's notifications/progress to the
 // tool.Caller of the call it belongs to (the mcp client has checked the
 // token names that call and the progress grows): its message redacted,
@@ -21,7 +27,7 @@ const progressMessageMax = 200
 // not above zero or below the progress is left out.
 func (b *Bridge) progressHandler(ctx context.Context, params json.RawMessage) {
 	show := tool.CallerFrom(ctx).Progress
-	if show == nil {
+	if show == nil || len(params) > progressParamsMax {
 		return
 	}
 	var n struct {

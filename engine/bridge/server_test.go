@@ -98,6 +98,7 @@ func testServer(version string) *sdk.Server {
 				{ProgressToken: tok, Progress: 1, Total: 3, Message: "reading \x1b[31m" + os.Getenv("SECRET_VALUE")},
 				{ProgressToken: tok, Progress: 0.5, Total: 3, Message: "going back"},
 				{ProgressToken: tok, Progress: 2, Total: 1, Message: strings.Repeat("é", 300)},
+				{ProgressToken: tok, Progress: 3, Total: 3, Message: strings.Repeat("x", 20<<10)},
 			}
 			for _, n := range notes {
 				if err := req.Session.NotifyProgress(ctx, &n); err != nil {
