@@ -53,6 +53,11 @@ type Options struct {
 	// sandbox.DefaultDeny. It is asked at each command, so a change of
 	// the list applies to the next one.
 	SandboxDeny func() []string
+	// CredentialWords returns the words that mark a variable's name as a
+	// credential's (tai.vault.credential_words, see secret.Credentials);
+	// nil, or a nil answer, means secret.CredentialWords. It is asked at
+	// each command.
+	CredentialWords func() []string
 }
 
 // Engine is what every session shares: the vault, the tool registry, the
@@ -83,6 +88,7 @@ type Engine struct {
 	passEnv map[string]bool // Options.PassEnv and Engine.PassEnv
 
 	sandboxDeny func() []string // Options.SandboxDeny
+	credWords   func() []string // Options.CredentialWords
 
 	// shellLifted is set while the person has lifted the shell's sandbox
 	// for the rest of this process (see LiftShellSandbox).
@@ -164,6 +170,7 @@ func New(store *vault.Store, opts *Options) (*Engine, error) {
 		mode:        o.Mode,
 		prompter:    o.Prompter,
 		sandboxDeny: o.SandboxDeny,
+		credWords:   o.CredentialWords,
 	}
 	if e.newClient == nil {
 		copts := llm.ClientOptions{}

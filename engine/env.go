@@ -13,11 +13,21 @@ import (
 )
 
 // credentialEnv reports whether the environment variable name may hold a
-// credential that commands the model runs must not see: one
-// secret.CredentialName says holds one, or a profile's key_env (in
-// keyEnvs).
-func credentialEnv(name string, keyEnvs map[string]bool) bool {
-	return keyEnvs[name] || secret.CredentialName(name)
+// credential that commands the model runs must not see: one the
+// credential words say holds one (Options.CredentialWords), or a
+// profile's key_env (in keyEnvs).
+func (e *Engine) credentialEnv(name string, keyEnvs map[string]bool) bool {
+	return keyEnvs[name] || e.credentials().Name(name)
+}
+
+// credentials is the rule for credential names in force.
+func (e *Engine) credentials() secret.Credentials {
+	if e.credWords != nil {
+		if w := e.credWords(); w != nil {
+			return w
+		}
+	}
+	return secret.CredentialWords()
 }
 
 // PassEnv lets shell commands see the named variables although their
@@ -84,7 +94,7 @@ func (e *Engine) shellEnv(ctx context.Context) []string {
 	out := make([]string, 0, len(env))
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
-		if !credentialEnv(name, keyEnvs) || (e.passed(name, p) && !strings.EqualFold(name, vault.PassphraseEnv)) {
+		if !e.credentialEnv(name, keyEnvs) || (e.passed(name, p) && !strings.EqualFold(name, vault.PassphraseEnv)) {
 			out = append(out, kv)
 		}
 	}
@@ -103,7 +113,7 @@ func (e *Engine) redactEnv() {
 		names[n] = true
 	}
 	for _, kv := range os.Environ() {
-		if name, _, _ := strings.Cut(kv, "="); credentialEnv(name, keyEnvs) {
+		if name, _, _ := strings.Cut(kv, "="); e.credentialEnv(name, keyEnvs) {
 			names[name] = true
 		}
 	}

@@ -247,3 +247,32 @@ func TestShellEnvironmentScrubsCredentialNames(t *testing.T) {
 		}
 	}
 }
+
+// TestShellEnvironmentFollowsCredentialWords: the words of
+// Options.CredentialWords (tai.vault.credential_words) decide which
+// variables the shell's commands do not see, as they are at each command.
+func TestShellEnvironmentFollowsCredentialWords(t *testing.T) {
+	t.Setenv("TAI_TEST_SHH_VALUE", "hush-scrubtest-1")
+	t.Setenv("TAI_TEST_TOKEN", "token-kept-2")
+	words := []string{"SHH"}
+	e, err := New(vaulttest.Open(t), &Options{Mode: tool.Yolo, Dir: t.TempDir(), Getenv: noEnv,
+		CredentialWords: func() []string { return words },
+		NewClient:       func(llm.Profile) (llm.ChatClient, error) { return nil, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := func() string {
+		res, err := newSession(t, e).Dispatch(context.Background(), "shell", map[string]any{"argv": []any{"env"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Text()
+	}
+	if out := env(); strings.Contains(out, "hush-scrubtest-1") || !strings.Contains(out, "TAI_TEST_TOKEN=token-kept-2") {
+		t.Errorf("with SHH a credential's word, the shell saw:\n%s", out)
+	}
+	words = nil // the default again
+	if out := env(); !strings.Contains(out, "TAI_TEST_SHH_VALUE=") || strings.Contains(out, "TAI_TEST_TOKEN=") {
+		t.Errorf("with the default words, the shell saw:\n%s", out)
+	}
+}

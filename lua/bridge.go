@@ -40,13 +40,14 @@ func (h *Host) newBridge(e *engine.Engine) (*bridge.Bridge, error) {
 			}
 			return e.Profile().Name
 		},
-		Dir:        e.Dir(),
-		Clean:      func(s string) string { return CleanText(s, false) },
-		Client:     h.mcpClientOptions(h.opts.Version, h.mcpWarning),
-		Deny:       h.deny.get,
-		RuntimeEnv: h.runtimeEnv.get,
-		Person:     h.loginPerson,
-		Screen:     h.consentScreen,
+		Dir:             e.Dir(),
+		Clean:           func(s string) string { return CleanText(s, false) },
+		Client:          h.mcpClientOptions(h.opts.Version, h.mcpWarning),
+		Deny:            h.deny.get,
+		RuntimeEnv:      h.runtimeEnv.get,
+		CredentialWords: h.credentials.get,
+		Person:          h.loginPerson,
+		Screen:          h.consentScreen,
 		// A server's sampling request is answered by the model of the
 		// session whose call it belongs to, once its person approves.
 		Sample:        e.Sample,

@@ -44,6 +44,7 @@ func (h *Host) Engine() (*engine.Engine, error) {
 	o.Client = h.clientOptions()
 	o.PassEnv = append(append([]string(nil), o.PassEnv...), h.engine.passEnv...)
 	o.SandboxDeny = h.deny.get
+	o.CredentialWords = h.credentials.get
 	if o.LuaRunner == nil {
 		o.LuaRunner = RunSandboxed
 	}

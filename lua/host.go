@@ -89,22 +89,23 @@ type Host struct {
 
 	// The parts the bindings keep, each described in the file of the
 	// surface that uses it.
-	vault      hostVault           // vault.go
-	engine     hostEngine          // engine.go
-	tools      luaTools            // tools.go
-	chat       chatState           // chat.go
-	prompter   prompterState       // prompter.go
-	term       termState           // term.go
-	commands   map[string]*command // command.go
-	clients    *clientSet          // mcp.go: tai.mcp.connect sessions, closed with the host
-	bridge     *bridge.Bridge      // bridge.go: registered MCP servers, built with the engine
-	modules    moduleStates        // normalize.go, resolve.go
-	deny       denyList            // sandboxdeny.go: tai.sandbox.deny
-	runtimeEnv runtimeEnvList      // sandboxdeny.go: tai.sandbox.runtime_env
-	families   modelFamilies       // profiles.go: tai.model_families
-	media      shownMedia          // media.go: tai.media
-	notices    noticeQueue         // notice.go: lines for tai.notify from other goroutines
-	sampling   samplingLimit       // mcpsample.go: tai.mcp.sampling_limit
+	vault       hostVault           // vault.go
+	engine      hostEngine          // engine.go
+	tools       luaTools            // tools.go
+	chat        chatState           // chat.go
+	prompter    prompterState       // prompter.go
+	term        termState           // term.go
+	commands    map[string]*command // command.go
+	clients     *clientSet          // mcp.go: tai.mcp.connect sessions, closed with the host
+	bridge      *bridge.Bridge      // bridge.go: registered MCP servers, built with the engine
+	modules     moduleStates        // normalize.go, resolve.go
+	deny        denyList            // sandboxdeny.go: tai.sandbox.deny
+	runtimeEnv  runtimeEnvList      // sandboxdeny.go: tai.sandbox.runtime_env
+	credentials credentialList      // sandboxdeny.go: tai.vault.credential_words
+	families    modelFamilies       // profiles.go: tai.model_families
+	media       shownMedia          // media.go: tai.media
+	notices     noticeQueue         // notice.go: lines for tai.notify from other goroutines
+	sampling    samplingLimit       // mcpsample.go: tai.mcp.sampling_limit
 }
 
 // runState is the stack of interruptible runs (a top-level Run, a

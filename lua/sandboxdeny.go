@@ -12,6 +12,7 @@ import (
 	"tai/engine/sandbox"
 	"tai/mcp"
 	"tai/mcp/config"
+	"tai/vault/secret"
 )
 
 // settableList is a list of strings a script may replace, read from any
@@ -51,6 +52,17 @@ type runtimeEnvList struct{ settableList }
 
 // get returns the list (sandbox.RuntimeEnv until one is set).
 func (r *runtimeEnvList) get() []string { return r.getOr(sandbox.RuntimeEnv) }
+
+// credentialList is tai.vault.credential_words: the words that mark a
+// variable's name as a credential's, which the engine and the bridge
+// read.
+type credentialList struct{ settableList }
+
+// get returns the list (secret.CredentialWords until one is set).
+func (c *credentialList) get() []string { return c.getOr(secret.CredentialWords) }
+
+// name reports whether name is a credential's by the list in force.
+func (c *credentialList) name(name string) bool { return secret.Credentials(c.get()).Name(name) }
 
 // openSandbox installs tai.sandbox:
 //
@@ -120,55 +132,52 @@ func luaSandboxAvailable(L *glua.LState) int {
 }
 
 func (h *Host) luaSandboxDeny(L *glua.LState) int {
-	if L.GetTop() >= 1 && L.Get(1) != glua.LNil {
-		t := L.CheckTable(1)
-		keys := 0
-		t.ForEach(func(glua.LValue, glua.LValue) { keys++ })
-		if keys != t.Len() {
-			L.ArgError(1, "tai.sandbox.deny takes a list of folders")
+	return settableLua(L, "tai.sandbox.deny", "folders", &h.deny.settableList, h.deny.get, func(i int, s string) (string, error) {
+		if err := mcp.ValidGrant(s); err != nil {
+			return "", fmt.Errorf("tai.sandbox.deny[%d] %v", i, err)
 		}
-		paths := make([]string, 0, keys)
-		for i := 1; i <= keys; i++ {
-			s, ok := t.RawGetInt(i).(glua.LString)
-			if !ok {
-				L.ArgError(1, fmt.Sprintf("tai.sandbox.deny[%d] is a %s, not a folder's path", i, t.RawGetInt(i).Type()))
-			}
-			if err := mcp.ValidGrant(string(s)); err != nil {
-				L.ArgError(1, fmt.Sprintf("tai.sandbox.deny[%d] %v", i, err))
-			}
-			paths = append(paths, string(s))
-		}
-		h.deny.put(paths)
-	}
-	out := NewArray(L)
-	for _, p := range h.deny.get() {
-		out.Append(glua.LString(p))
-	}
-	L.Push(out)
-	return 1
+		return s, nil
+	})
 }
 
 func (h *Host) luaSandboxRuntimeEnv(L *glua.LState) int {
+	return settableLua(L, "tai.sandbox.runtime_env", "variable names", &h.runtimeEnv.settableList, h.runtimeEnv.get, func(i int, s string) (string, error) {
+		if !envPattern(s) {
+			return "", fmt.Errorf("tai.sandbox.runtime_env[%d] is not a variable name (letters, digits and _, with * at the end for every name it begins)", i)
+		}
+		return s, nil
+	})
+}
+
+// settableLua is a Lua function over list, named name: given a list of
+// strings (what they are: items), each checked by check (which returns
+// the item as kept), it replaces the list; it returns the list in force,
+// get's.
+func settableLua(L *glua.LState, name, items string, list *settableList, get func() []string, check func(i int, s string) (string, error)) int {
 	if L.GetTop() >= 1 && L.Get(1) != glua.LNil {
 		t := L.CheckTable(1)
 		keys := 0
 		t.ForEach(func(glua.LValue, glua.LValue) { keys++ })
 		if keys != t.Len() {
-			L.ArgError(1, "tai.sandbox.runtime_env takes a list of variable names")
+			L.ArgError(1, name+" takes a list of "+items)
 		}
-		names := make([]string, 0, keys)
+		out := make([]string, 0, keys)
 		for i := 1; i <= keys; i++ {
 			s, ok := t.RawGetInt(i).(glua.LString)
-			if !ok || !envPattern(string(s)) {
-				L.ArgError(1, fmt.Sprintf("tai.sandbox.runtime_env[%d] is not a variable name (letters, digits and _, with * at the end for every name it begins)", i))
+			if !ok {
+				L.ArgError(1, fmt.Sprintf("%s[%d] is a %s, not a string", name, i, t.RawGetInt(i).Type()))
 			}
-			names = append(names, string(s))
+			v, err := check(i, string(s))
+			if err != nil {
+				L.ArgError(1, err.Error())
+			}
+			out = append(out, v)
 		}
-		h.runtimeEnv.put(names)
+		list.put(out)
 	}
 	out := NewArray(L)
-	for _, n := range h.runtimeEnv.get() {
-		out.Append(glua.LString(n))
+	for _, v := range get() {
+		out.Append(glua.LString(v))
 	}
 	L.Push(out)
 	return 1

@@ -49,29 +49,37 @@ type hostVault struct {
 //	    sealed secrets cannot be read (no passphrase), as they would pass
 //	tai.vault.credential_name(name) -> bool   whether a variable's or a
 //	    config key's name says it holds a credential (GITHUB_TOKEN,
-//	    clientSecret, GITHUB_PAT; not MEMORY_FILE_PATH): tai's one rule
+//	    clientSecret, GITHUB_PAT; not MEMORY_FILE_PATH): tai's one rule,
+//	    by the words of tai.vault.credential_words
+//	tai.vault.credential_words([words]) -> words
+//	    the words that mark a name as a credential's: "*TOKEN*" a word of
+//	    the name holding TOKEN, a bare "PAT" the whole word PAT (so PATH
+//	    is none). With a list, it replaces the list (the shell's
+//	    environment, redaction and the consent screen follow it); it
+//	    returns the list in force
 //	tai.vault.redactor() -> r | nil, err   redaction of streamed text:
 //	    r:push(delta) -> text safe to show now (a tail that could begin a
 //	    secret or an environment value is held back); r:flush() -> the rest
 func (h *Host) openVault(L *glua.LState, tai *glua.LTable) {
 	tai.RawSetString("vault", L.SetFuncs(L.NewTable(), map[string]glua.LGFunction{
-		"secret_set":      h.secretSet,
-		"secret_get":      h.secretGet,
-		"secret_list":     h.secretList,
-		"secret_delete":   h.secretDelete,
-		"record_put":      h.recordPut,
-		"record_get":      h.recordGet,
-		"record_list":     h.recordList,
-		"record_delete":   h.recordDelete,
-		"audit_tail":      h.auditTail,
-		"audit_verify":    h.auditVerify,
-		"seal":            h.seal,
-		"unseal":          h.unseal,
-		"sealed":          h.sealed,
-		"path":            h.vaultPath,
-		"redact":          h.redact,
-		"redactor":        h.newRedactor,
-		"credential_name": credentialName,
+		"secret_set":       h.secretSet,
+		"secret_get":       h.secretGet,
+		"secret_list":      h.secretList,
+		"secret_delete":    h.secretDelete,
+		"record_put":       h.recordPut,
+		"record_get":       h.recordGet,
+		"record_list":      h.recordList,
+		"record_delete":    h.recordDelete,
+		"audit_tail":       h.auditTail,
+		"audit_verify":     h.auditVerify,
+		"seal":             h.seal,
+		"unseal":           h.unseal,
+		"sealed":           h.sealed,
+		"path":             h.vaultPath,
+		"redact":           h.redact,
+		"redactor":         h.newRedactor,
+		"credential_name":  h.credentialName,
+		"credential_words": h.credentialWords,
 	}))
 	mt := L.NewTypeMetatable(redactorType)
 	L.SetField(mt, "__index", L.SetFuncs(L.NewTable(), map[string]glua.LGFunction{
@@ -407,9 +415,19 @@ func timeString(t time.Time) glua.LValue {
 
 // credentialName answers tai.vault.credential_name: tai's one rule for
 // whether a variable's or key's name says it holds a credential.
-func credentialName(L *glua.LState) int {
-	L.Push(glua.LBool(secret.CredentialName(L.CheckString(1))))
+func (h *Host) credentialName(L *glua.LState) int {
+	L.Push(glua.LBool(h.credentials.name(L.CheckString(1))))
 	return 1
+}
+
+func (h *Host) credentialWords(L *glua.LState) int {
+	return settableLua(L, "tai.vault.credential_words", "words", &h.credentials.settableList, h.credentials.get, func(i int, s string) (string, error) {
+		w, err := secret.ParseCredentialWord(s)
+		if err != nil {
+			return "", fmt.Errorf("tai.vault.credential_words[%d]: %v", i, err)
+		}
+		return w, nil
+	})
 }
 
 func (h *Host) redact(L *glua.LState) int {

@@ -73,6 +73,10 @@ type Options struct {
 	// Person returns who can finish an OAuth login in this process; nil
 	// means nobody can (logins fail naming /mcp login).
 	Person PersonFunc
+	// CredentialWords returns the words that mark a variable's name as a
+	// credential's (tai.vault.credential_words); nil, or a nil answer,
+	// means secret.CredentialWords.
+	CredentialWords func() []string
 	// OAuthHints word what a person does next after a login error, in the
 	// front end's terms (its REPL's commands); none when empty.
 	OAuthHints oauth.Hints

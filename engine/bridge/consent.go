@@ -88,7 +88,7 @@ type exposure struct {
 // spawnOf is the spawn of the expanded entry e, whose references raw (the
 // entry as stored) names; secret tells a name whose value is a secret
 // (see Bridge.secretKind).
-func spawnOf(e, raw mcp.Entry, secret func(string) string) spawn {
+func spawnOf(e, raw mcp.Entry, secret func(string) string, credential func(string) bool) spawn {
 	s := spawn{Server: e.Name, Transport: e.Transport, Cwd: e.Cwd, URL: e.URL, Refs: map[string]string{}, OAuth: raw.OAuth.String()}
 	if raw.OAuth != nil && e.Transport == mcp.TransportHTTP {
 		s.ClientSecret = raw.OAuth.ClientSecret
@@ -117,7 +117,7 @@ func spawnOf(e, raw mcp.Entry, secret func(string) string) spawn {
 	s.Values = map[string]string{}
 	for k, v := range e.Env {
 		s.Env = append(s.Env, k)
-		if !secretrule.CredentialName(k) && !secretRefs(raw.Env[k], secret) {
+		if !credential(k) && !secretRefs(raw.Env[k], secret) {
 			s.Values[k] = v
 		}
 	}
@@ -172,7 +172,7 @@ func spawnOf(e, raw mcp.Entry, secret func(string) string) spawn {
 // folder a relative path in it means, and the variables that change what
 // its runtime runs.
 func (b *Bridge) spawnFor(e, raw mcp.Entry) spawn {
-	sp := spawnOf(e, raw, b.secretKind())
+	sp := spawnOf(e, raw, b.secretKind(), b.credential)
 	sp.RunIn = b.runIn(e)
 	sp.Runtime = b.runtimeNames(e)
 	for _, k := range sp.Runtime {
@@ -376,7 +376,7 @@ func (b *Bridge) secretKind() func(string) string {
 		switch {
 		case vaulted[name]:
 			return "a vault secret"
-		case secretrule.CredentialName(name):
+		case b.credential(name):
 			return "a credential"
 		}
 		return ""
@@ -422,7 +422,7 @@ func (b *Bridge) expand(e mcp.Entry) (mcp.Entry, []string, error) {
 		}
 	}
 	for k, v := range e.Env {
-		if secretrule.CredentialName(k) {
+		if b.credential(k) {
 			for _, l := range literalParts(v) {
 				b.store.AddRedaction(k, l)
 			}
@@ -461,7 +461,7 @@ func (b *Bridge) expand(e mcp.Entry) (mcp.Entry, []string, error) {
 		}
 		for k, vs := range u.Query() {
 			for _, v := range vs {
-				if secretrule.CredentialName(k) {
+				if b.credential(k) {
 					b.store.AddRedaction("url-query:"+k, v)
 				}
 			}
@@ -610,4 +610,15 @@ func (b *Bridge) attended(ctx context.Context, a *tool.Approver, what string) er
 		return fmt.Errorf("refused to %s: a model asked, and nobody is present to consent; a person must do it (tai.mcp or /mcp)", what)
 	}
 	return nil
+}
+
+// credential reports whether name is a credential's by the words in force
+// (Options.CredentialWords).
+func (b *Bridge) credential(name string) bool {
+	if b.opts.CredentialWords != nil {
+		if w := b.opts.CredentialWords(); w != nil {
+			return secretrule.Credentials(w).Name(name)
+		}
+	}
+	return secretrule.CredentialName(name)
 }

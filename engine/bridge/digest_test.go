@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"tai/mcp"
+	secretrule "tai/vault/secret"
 )
 
 // TestDigestStable: the consent digest of a fixed set of entries is the
@@ -95,7 +96,7 @@ func TestDigestStable(t *testing.T) {
 		if secret == nil {
 			secret = none
 		}
-		sp := spawnOf(c.e, raw, secret)
+		sp := spawnOf(c.e, raw, secret, secretrule.CredentialName)
 		sp.RunIn, sp.RuntimeValues = c.runIn, c.values
 		if len(c.values) > 0 {
 			sp.Runtime = []string{"NODE_OPTIONS"}

@@ -104,7 +104,7 @@ func (b *Bridge) List(ctx context.Context) ([]ServerInfo, error) {
 		for _, w := range words(st.entry) {
 			info.Words = append(info.Words, b.store.Redact(w))
 		}
-		for _, x := range spawnOf(st.entry, st.entry, secret).Exposed {
+		for _, x := range spawnOf(st.entry, st.entry, secret, b.credential).Exposed {
 			if ref := "${" + x.Name + "}"; !slices.Contains(info.SecretInArgv, ref) {
 				info.SecretInArgv = append(info.SecretInArgv, ref)
 			}

@@ -70,13 +70,13 @@ func TestSandboxStoredAndConsentedAgain(t *testing.T) {
 
 	// The default adds nothing to the digest.
 	e := mcp.Entry{Name: "x", Transport: mcp.TransportStdio, Command: "srv"}
-	plain := spawnOf(e, e, func(string) string { return "" }).digest()
+	plain := spawnOf(e, e, func(string) string { return "" }, func(string) bool { return false }).digest()
 	e.Sandbox = &mcp.Sandbox{}
-	if d := spawnOf(e, e, func(string) string { return "" }).digest(); d != plain {
+	if d := spawnOf(e, e, func(string) string { return "" }, func(string) bool { return false }).digest(); d != plain {
 		t.Fatalf("an empty sandbox setting changed the digest")
 	}
 	e.Sandbox = &mcp.Sandbox{Off: true}
-	if d := spawnOf(e, e, func(string) string { return "" }).digest(); d == plain {
+	if d := spawnOf(e, e, func(string) string { return "" }, func(string) bool { return false }).digest(); d == plain {
 		t.Fatalf("sandbox = false left the digest as it was")
 	}
 }

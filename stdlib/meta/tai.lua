@@ -996,6 +996,15 @@ function tai.vault.redactor() end
 ---@return boolean
 function tai.vault.credential_name(name) end
 
+---The words that mark a variable's name as a credential's, by which
+---tai.vault.credential_name, the shell's environment, redaction and the
+---consent screen judge names: "*TOKEN*" marks a name one of whose words
+---holds TOKEN, a bare "PAT" one with the whole word PAT (so PATH is none).
+---With a list it replaces the list; it returns the list in force.
+---@param words? string[]
+---@return string[] words the list in force
+function tai.vault.credential_words(words) end
+
 -- tai.mcp -------------------------------------------------------------------
 
 tai.mcp = {}
