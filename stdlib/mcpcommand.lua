@@ -773,7 +773,7 @@ end
 
 local login_usage = "login SERVER [--client-id ID] [--client-secret ${NAME}] [--client-metadata-url URL] [--callback-port N] [--profile P]"
 local usage = "usage: /mcp [list] | add [CONFIG|FILE|NAME|URL|GITHUB-URL|[NAME --] COMMAND ARGS…] | normalize [CONFIG] | enable SERVER… [PROFILE] | enable --all | disable SERVER… [PROFILE] | " ..
-  "remove SERVER | tools [SERVER] | resources SERVER | call SERVER TOOL [JSON] | grant SERVER [TOOL] | allow SERVER PATH... | import CLIENT|PATH | log SERVER [LEVEL] | " .. login_usage
+  "remove SERVER | tools [SERVER] | resources SERVER | call SERVER TOOL [JSON] | grant SERVER [TOOL|PROMPT|instructions] | allow SERVER PATH... | import CLIENT|PATH | log SERVER [LEVEL] | " .. login_usage
 
 -- login_flags maps /mcp login's flags to tai.mcp.login's fields.
 local login_flags = {
@@ -883,7 +883,7 @@ function M.run(rest, w)
     return M.call(w[2], w[3], rest:match("^%s*call%s+%S+%s+%S+%s*(.-)%s*$"))
   end
   if sub == "grant" then
-    if not w[2] then warn("usage: /mcp grant SERVER [TOOL]") return end
+    if not w[2] then warn("usage: /mcp grant SERVER [TOOL | PROMPT | instructions]") return end
     local granted, err = tai.mcp.grant({ server = w[2], tool = w[3] })
     if not granted then warn(clean(err)) return end
     if #granted == 0 then say("nothing granted") else say("granted: " .. table.concat(granted, ", ")) end
@@ -994,6 +994,13 @@ function M.complete(word, line)
     local server = arg:match("^(%S+)")
     local out = {}
     for _, t in ipairs(tai.mcp.tools({ server = server }) or {}) do out[#out + 1] = t.tool end
+    if sub == "grant" then
+      -- a withheld prompt, and the server's instructions, are granted the same way
+      for _, p in ipairs(tai.mcp.prompts({ server = server }) or {}) do
+        if p.state == "withheld" then out[#out + 1] = p.name end
+      end
+      out[#out + 1] = "instructions"
+    end
     return out
   end
   if sub == "log" and n == 2 then return M.log_levels end
@@ -1008,7 +1015,7 @@ end
 M.help = "the MCP servers the model can use: add, list, tools, call, login, enable, …\n" ..
   "/mcp lists them; /mcp add (then paste), /mcp add FILE|NAME|URL|github.com/OWNER/REPO,\n" ..
   "/mcp normalize (then paste: show, store nothing), enable|disable SERVER… [PROFILE] or --all,\n" ..
-  "remove SERVER, tools [SERVER], resources SERVER, call SERVER TOOL [JSON], grant SERVER [TOOL],\n" ..
+  "remove SERVER, tools [SERVER], resources SERVER, call SERVER TOOL [JSON], grant SERVER [TOOL|PROMPT|instructions],\n" ..
   "allow SERVER PATH (its sandbox may read PATH), import CLIENT|PATH, login SERVER [--client-id ID],\n" ..
   "log SERVER [LEVEL] (what it logged; LEVEL asks it to log at that level and above)"
 

@@ -119,6 +119,14 @@ func TestREPLPromptCommands(t *testing.T) {
 	s.expect("Use echo to repeat what the person says.")
 	s.expect("tai:default> ")
 
+	// /mcp grant completes the instructions too; granted already, nothing
+	// is asked.
+	s.typeKeys("/mcp grant echoer ins\t")
+	s.expect("instructions")
+	s.typeKeys("\r")
+	s.expect("nothing granted")
+	s.expect("tai:default> ")
+
 	s.typeKeys("/echoer:greet nme=x\r")
 	s.expect("/echoer:greet takes no argument nme (it takes: name, style)")
 	s.expect("tai:default> ")

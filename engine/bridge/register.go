@@ -365,8 +365,13 @@ func (b *Bridge) Grant(ctx context.Context, server, toolName string) ([]string, 
 	found := toolName == ""
 	// The instructions first: while they are withheld, nothing of the
 	// server is offered.
-	if st.instructionsWithheld() && (toolName == "" || toolName == vault.KindInstructions) {
+	if toolName == vault.KindInstructions && st.instructions == nil {
+		return nil, fmt.Errorf("mcp server %q gives no instructions to grant", server)
+	}
+	if toolName == vault.KindInstructions {
 		found = true
+	}
+	if st.instructionsWithheld() && (toolName == "" || toolName == vault.KindInstructions) {
 		ok, err := b.askInstructionsGrant(ctx, a, st)
 		if err != nil {
 			return granted, err
