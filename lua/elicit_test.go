@@ -127,3 +127,59 @@ func TestOnElicitAnswersForRegisteredServers(t *testing.T) {
 		})
 	}
 }
+
+// TestREPLAsksTheForm: the REPL's prompter (chatview.prompter) puts a
+// registered server's form to the person field by field, with the
+// field's own check: Enter takes the default, a wrong answer is said and
+// asked again, a choice is taken by its title, e asks again with the
+// answers as defaults, y sends. The person's keys come from a scripted
+// line editor; Esc at the first question cancels.
+func TestREPLAsksTheForm(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, keys, lines, want string
+		said                    []string
+	}{
+		{name: "answered", keys: `"y", "e", "y"`, lines: `"Ada", "200", "", "blue", "", "", "", "", ""`,
+			want: `accept {"age":30,"color":"#00f","name":"Ada"}`,
+			said: []string{"? el asks you to fill in a form:", "tell me", "Your name (name)", "2) Blue", "age wants a number from 0 to 150, not 200",
+				"this looks like a secret", "color = #00f"}},
+		{name: "Esc cancels", keys: `""`, want: "cancel null", said: []string{"? el asks you to fill in a form:"}},
+		{name: "declined at the end", keys: `"y", "d"`, lines: `"Bo", "", "", ""`, want: "decline null"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, srv, _ := modelHost(t, tool.Interactive)
+			cfg, _ := json.Marshal(map[string]any{"el": map[string]any{
+				"transport": "stdio", "command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{"TAI_LUA_TEST_MCP": elicitorMode},
+			}})
+			srv.Push(llmtest.Calls(llmtest.Call("mcp_el_form", `{}`)), llmtest.Say("done"))
+			got := mustRun(t, h, fmt.Sprintf(`
+				tai.prompter{confirm = function() return true end, ask = function() return "y" end}
+				assert(tai.mcp.add{source = %q})
+				assert(tai.mcp.enable{server = "el"})
+				local keys, lines, said = {%s}, {%s}, {}
+				local rl = {
+					key = function(_, prompt) return table.remove(keys, 1) or "" end,
+					read = function(_, prompt) return table.remove(lines, 1) end,
+				}
+				local p = require("tai.chatview").prompter(function() return rl end, function(s) said[#said + 1] = s end)
+				p.confirm = function() return true end
+				tai.prompter(p)
+				assert(tai.chat("fill it"))
+				return table.concat(said, "\n")`, string(cfg), tc.keys, tc.lines))
+			reqs := srv.Requests()
+			results := reqs[len(reqs)-1].ToolResults()
+			if len(results) != 1 || results[0].Text != tc.want {
+				t.Fatalf("the server got %+v, want %q; the screen:\n%s", results, tc.want, got[0])
+			}
+			for _, s := range tc.said {
+				if !strings.Contains(got[0].(string), s) {
+					t.Fatalf("the screen lacks %q:\n%s", s, got[0])
+				}
+			}
+		})
+	}
+}
