@@ -30,7 +30,9 @@
 // other than success wrapping *MCPHTTPError. Authorization plugs in through
 // an Authorizer (package mcp/oauth is one). The subpackages build on this
 // one: mcp/config turns pasted configuration into entries, mcp/github reads
-// server recipes from repositories, mcp/oauth logs in, mcp/server serves.
+// server recipes from repositories, mcp/oauth logs in, mcp/server serves,
+// mcp/sampling reads a server's sampling request and writes its answer.
+// A server's log messages are kept by a ServerLog (logging.go).
 //
 // Nothing under mcp imports the engine, the Lua host or the vault. Package
 // mcp imports the standard library, golang.org/x/net and golang.org/x/sys,
