@@ -87,32 +87,41 @@ func TestConnectOnElicit(t *testing.T) {
 	}
 }
 
+// elicitorHost is a host in mode whose model is the fake, asked to call
+// the form tool of the elicitor, registered as server "el" and enabled.
+func elicitorHost(t *testing.T, mode tool.Mode) (*testHost, *llmtest.Server) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, srv, _ := modelHost(t, mode)
+	cfg, _ := json.Marshal(map[string]any{"el": map[string]any{
+		"transport": "stdio", "command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{"TAI_LUA_TEST_MCP": elicitorMode},
+	}})
+	srv.Push(llmtest.Calls(llmtest.Call("mcp_el_form", `{}`)), llmtest.Say("done"))
+	mustRun(t, h, fmt.Sprintf(`
+		tai.prompter{confirm = function() return true end, ask = function() return "y" end}
+		assert(tai.mcp.add{source = %q})
+		assert(tai.mcp.enable{server = "el"})`, string(cfg)))
+	return h, srv
+}
+
 // TestOnElicitAnswersForRegisteredServers: tai.mcp.on_elicit answers a
 // registered server's form in the middle of the model's call, in the
 // default mode; under --auto it is not asked, the form is declined at
 // once, and the call's line says why.
 func TestOnElicitAnswersForRegisteredServers(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, mode := range []tool.Mode{tool.Interactive, tool.Auto} {
 		t.Run(mode.String(), func(t *testing.T) {
-			h, srv, _ := modelHost(t, mode)
-			cfg, _ := json.Marshal(map[string]any{"el": map[string]any{
-				"transport": "stdio", "command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{"TAI_LUA_TEST_MCP": elicitorMode},
-			}})
-			srv.Push(llmtest.Calls(llmtest.Call("mcp_el_form", `{}`)), llmtest.Say("done"))
-			got := mustRun(t, h, fmt.Sprintf(`
-				tai.prompter{confirm = function() return true end, ask = function() return "y" end}
-				assert(tai.mcp.add{source = %q})
-				assert(tai.mcp.enable{server = "el"})
+			h, srv := elicitorHost(t, mode)
+			got := mustRun(t, h, `
 				local asked = 0
 				tai.mcp.on_elicit = function(req) asked = asked + 1 return {action = "accept", content = {name = "Bo"}} end
 				local notes = {}
 				local answer = assert(tai.chat("fill it", {on_tool_end = function(ev)
 					for _, n in ipairs(ev.notes or {}) do notes[#notes + 1] = n end end}))
-				return answer, asked, table.concat(notes, "|")`, string(cfg)))
+				return answer, asked, table.concat(notes, "|")`)
 			reqs := srv.Requests()
 			results := reqs[len(reqs)-1].ToolResults()
 			if mode == tool.Interactive {
@@ -135,10 +144,6 @@ func TestOnElicitAnswersForRegisteredServers(t *testing.T) {
 // answers as defaults, y sends. The person's keys come from a scripted
 // line editor; Esc at the first question cancels.
 func TestREPLAsksTheForm(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, tc := range []struct {
 		name, keys, lines, want string
 		said                    []string
@@ -151,15 +156,8 @@ func TestREPLAsksTheForm(t *testing.T) {
 		{name: "declined at the end", keys: `"y", "d"`, lines: `"Bo", "", "", ""`, want: "decline null"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h, srv, _ := modelHost(t, tool.Interactive)
-			cfg, _ := json.Marshal(map[string]any{"el": map[string]any{
-				"transport": "stdio", "command": exe, "args": []string{"-test.run=^$"}, "env": map[string]string{"TAI_LUA_TEST_MCP": elicitorMode},
-			}})
-			srv.Push(llmtest.Calls(llmtest.Call("mcp_el_form", `{}`)), llmtest.Say("done"))
+			h, srv := elicitorHost(t, tool.Interactive)
 			got := mustRun(t, h, fmt.Sprintf(`
-				tai.prompter{confirm = function() return true end, ask = function() return "y" end}
-				assert(tai.mcp.add{source = %q})
-				assert(tai.mcp.enable{server = "el"})
 				local keys, lines, said = {%s}, {%s}, {}
 				local rl = {
 					key = function(_, prompt) return table.remove(keys, 1) or "" end,
@@ -169,7 +167,7 @@ func TestREPLAsksTheForm(t *testing.T) {
 				p.confirm = function() return true end
 				tai.prompter(p)
 				assert(tai.chat("fill it"))
-				return table.concat(said, "\n")`, string(cfg), tc.keys, tc.lines))
+				return table.concat(said, "\n")`, tc.keys, tc.lines))
 			reqs := srv.Requests()
 			results := reqs[len(reqs)-1].ToolResults()
 			if len(results) != 1 || results[0].Text != tc.want {
