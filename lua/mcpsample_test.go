@@ -14,6 +14,7 @@ import (
 
 	"tai/engine/llm/llmtest"
 	"tai/engine/tool"
+	"tai/mcp/sampling"
 )
 
 // samplerMode makes the test binary a go-sdk stdio server (see TestMain)
@@ -198,24 +199,29 @@ func TestSamplingDeniedAndAnswerKept(t *testing.T) {
 	}
 }
 
-// TestSamplingRefusedUnattended: under --auto nobody is asked and the
-// model is never called for sampling; the call's line says why.
+// TestSamplingRefusedUnattended: under --auto and --yolo nobody is asked
+// and the model is never called for sampling; the call's line says why.
 func TestSamplingRefusedUnattended(t *testing.T) {
-	h, srv := samplerHost(t, tool.Auto)
-	srv.Push(llmtest.Calls(llmtest.Call("mcp_s_sample", `{"prompt":"hi"}`)), llmtest.Say("done"))
-	got := mustRun(t, h, `
-		local notes = {}
-		assert(tai.chat("sample it", {on_tool_end = function(ev) for _, n in ipairs(ev.notes or {}) do notes[#notes + 1] = n end end}))
-		return table.concat(notes, "|")`)
-	if note := got[0].(string); !strings.Contains(note, "s asked for sampling, refused: --auto answers no server's questions") {
-		t.Fatalf("notes %q", note)
-	}
-	reqs := srv.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("%d model requests, want 2: the sampling reached the model", len(reqs))
-	}
-	if res := reqs[1].ToolResults(); len(res) != 1 || !strings.Contains(res[0].Text, "error:") || !strings.Contains(res[0].Text, "--auto") {
-		t.Fatalf("the server got %+v", res)
+	for _, mode := range []tool.Mode{tool.Auto, tool.Yolo} {
+		t.Run(mode.String(), func(t *testing.T) {
+			h, srv := samplerHost(t, mode)
+			srv.Push(llmtest.Calls(llmtest.Call("mcp_s_sample", `{"prompt":"hi"}`)), llmtest.Say("done"))
+			got := mustRun(t, h, `
+				local notes = {}
+				assert(tai.chat("sample it", {on_tool_end = function(ev) for _, n in ipairs(ev.notes or {}) do notes[#notes + 1] = n end end}))
+				return table.concat(notes, "|")`)
+			want := "s asked for sampling, refused: --" + mode.String() + " answers no server's questions"
+			if note := got[0].(string); !strings.Contains(note, want) {
+				t.Fatalf("notes %q, want %q", note, want)
+			}
+			reqs := srv.Requests()
+			if len(reqs) != 2 {
+				t.Fatalf("%d model requests, want 2: the sampling reached the model", len(reqs))
+			}
+			if res := reqs[1].ToolResults(); len(res) != 1 || !strings.Contains(res[0].Text, "error:") || !strings.Contains(res[0].Text, want[len("s asked for sampling, refused: "):]) {
+				t.Fatalf("the server got %+v", res)
+			}
+		})
 	}
 }
 
@@ -307,5 +313,46 @@ func TestSamplingToolsOnlyWhenAllowed(t *testing.T) {
 	}
 	if res := reqs[4].ToolResults(); len(res) != 1 || res[0].Text != "endTurn: text no tools here" {
 		t.Fatalf("the server got %+v", res)
+	}
+}
+
+// askingPrompter approves every call and would approve every sampling
+// request; it counts the sampling requests put to it.
+type askingPrompter struct{ sampled int }
+
+func (p *askingPrompter) Confirm(context.Context, tool.Consent) (bool, error) { return true, nil }
+func (p *askingPrompter) Ask(context.Context, string) (string, error)        { return "y", nil }
+func (p *askingPrompter) ReviewSample(context.Context, tool.SampleQuestion) (sampling.Decision, error) {
+	p.sampled++
+	return sampling.Decision{Action: sampling.Approve}, nil
+}
+func (p *askingPrompter) ReviewAnswer(context.Context, tool.SampleQuestion, sampling.Result) (bool, error) {
+	return true, nil
+}
+
+// TestSamplingRefusedInServedSession: a call made for a served session
+// (its caller named mcp:…) has nobody to answer a sampling request, even
+// with a prompter that would say yes at hand: it is refused, the call's
+// line says why, and the model is not asked.
+func TestSamplingRefusedInServedSession(t *testing.T) {
+	h, srv := samplerHost(t, tool.Interactive)
+	e, err := h.Engine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &askingPrompter{}
+	var notes []string
+	ctx := tool.WithCaller(ctxT(t), tool.Caller{Name: "mcp:1a2b3c4d", ByModel: true,
+		Approver: tool.NewApprover(tool.Interactive, p), Note: func(s string) { notes = append(notes, s) }})
+	res, err := e.Tools().Dispatch(ctx, "mcp_s_sample", map[string]any{"prompt": "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.sampled != 0 || len(srv.Requests()) != 0 {
+		t.Fatalf("a served session's sampling was put to the prompter %d times, the model %d times", p.sampled, len(srv.Requests()))
+	}
+	want := "s asked for sampling, refused: " + tool.RefusedServed
+	if !strings.Contains(res.Text(), tool.RefusedServed) || len(notes) != 1 || notes[0] != want {
+		t.Fatalf("result %q, notes %q; want the refusal %q", res.Text(), notes, want)
 	}
 }
