@@ -321,7 +321,7 @@ func TestSamplingToolsOnlyWhenAllowed(t *testing.T) {
 type askingPrompter struct{ sampled int }
 
 func (p *askingPrompter) Confirm(context.Context, tool.Consent) (bool, error) { return true, nil }
-func (p *askingPrompter) Ask(context.Context, string) (string, error)        { return "y", nil }
+func (p *askingPrompter) Ask(context.Context, string) (string, error)         { return "y", nil }
 func (p *askingPrompter) ReviewSample(context.Context, tool.SampleQuestion) (sampling.Decision, error) {
 	p.sampled++
 	return sampling.Decision{Action: sampling.Approve}, nil
