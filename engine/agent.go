@@ -15,6 +15,7 @@ import (
 	"tai/engine/llm"
 	"tai/engine/tool"
 	"tai/mcp"
+	"tai/vault"
 )
 
 // DefaultMaxSteps bounds the model calls of one turn when
@@ -22,8 +23,8 @@ import (
 const DefaultMaxSteps = 20
 
 // ToolEvent describes one tool call of a turn, for the front end: at start
-// Outcome and Duration are empty; at end Outcome is "ok", "error",
-// "denied", "unknown" or "cancelled".
+// Outcome and Duration are empty; at end Outcome is vault.OutcomeOK,
+// OutcomeError, OutcomeDenied, OutcomeUnknown or OutcomeCancelled.
 type ToolEvent struct {
 	ID     string
 	Name   string
@@ -605,30 +606,30 @@ func (a *Agent) runCalls(ctx context.Context, calls []llm.ToolCall, allow func(s
 		switch {
 		case ctx.Err() != nil:
 			err = ctx.Err()
-			events[i].Outcome = "cancelled"
+			events[i].Outcome = vault.OutcomeCancelled
 		case cut && (perr != nil || i == len(calls)-1):
 			err = errCutCall
-			events[i].Outcome = "error"
+			events[i].Outcome = vault.OutcomeError
 		case perr != nil:
 			err = perr
-			events[i].Outcome = "error"
+			events[i].Outcome = vault.OutcomeError
 		case !allow(tc.Name) && mcp.CheckToolName(tc.Name) == nil:
 			// A name that is not valid goes on to Prepare, which refuses
 			// and audits it without repeating it whole.
 			err = fmt.Errorf("%w %q: it is not available to this agent", tool.ErrUnknownTool, tc.Name)
-			events[i].Outcome = "unknown"
+			events[i].Outcome = vault.OutcomeUnknown
 		default:
 			prepared[i], err = a.reg.Prepare(ctx, tc.Name, args)
 			switch {
 			case errors.Is(err, tool.ErrUnknownTool):
-				events[i].Outcome = "unknown"
+				events[i].Outcome = vault.OutcomeUnknown
 			case errors.Is(err, tool.ErrDenied):
-				events[i].Outcome = "denied"
+				events[i].Outcome = vault.OutcomeDenied
 				if errors.Is(err, tool.ErrNoPrompter) {
 					events[i].Reason = tool.ErrNoPrompter.Error()
 				}
 			case err != nil:
-				events[i].Outcome = "error"
+				events[i].Outcome = vault.OutcomeError
 			}
 		}
 		if err != nil {
@@ -676,17 +677,17 @@ func (a *Agent) runCalls(ctx context.Context, calls []llm.ToolCall, allow func(s
 			e.Duration = time.Since(start)
 			switch {
 			case err != nil && ctx.Err() != nil:
-				e.Outcome = "cancelled"
+				e.Outcome = vault.OutcomeCancelled
 				out[i].IsError = true
 				out[i].Content = "cancelled: " + err.Error()
 			case err != nil:
-				e.Outcome = "error"
+				e.Outcome = vault.OutcomeError
 				out[i].IsError = true
 				out[i].Content = err.Error()
 			default:
-				e.Outcome = "ok"
+				e.Outcome = vault.OutcomeOK
 				if res.IsError {
-					e.Outcome = "error"
+					e.Outcome = vault.OutcomeError
 				}
 				out[i].IsError = res.IsError
 				out[i].Content = res.Text()

@@ -47,6 +47,10 @@ type hostVault struct {
 //	tai.vault.redact(text) -> text | nil, err
 //	    every known secret value replaced by [REDACTED:name]; an error when
 //	    sealed secrets cannot be read (no passphrase), as they would pass
+//	tai.outcome.NAME -> word   the outcome words tai reports, declared
+//	    once in Go (vault.Outcomes): OK, ERROR, DENIED, CANCELLED, UNKNOWN
+//	    (a tool call), GRANTED, DELETED (audit entries), ADDED, SKIPPED,
+//	    REFUSED (a server an add met)
 //	tai.vault.credential_name(name) -> bool   whether a variable's or a
 //	    config key's name says it holds a credential (GITHUB_TOKEN,
 //	    clientSecret, GITHUB_PAT; not MEMORY_FILE_PATH): tai's one rule,
@@ -61,6 +65,11 @@ type hostVault struct {
 //	    r:push(delta) -> text safe to show now (a tail that could begin a
 //	    secret or an environment value is held back); r:flush() -> the rest
 func (h *Host) openVault(L *glua.LState, tai *glua.LTable) {
+	outcomes := L.NewTable()
+	for name, word := range vault.Outcomes() {
+		outcomes.RawSetString(name, glua.LString(word))
+	}
+	tai.RawSetString("outcome", outcomes)
 	tai.RawSetString("vault", L.SetFuncs(L.NewTable(), map[string]glua.LGFunction{
 		"secret_set":       h.secretSet,
 		"secret_get":       h.secretGet,

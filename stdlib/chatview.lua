@@ -11,7 +11,10 @@ local M = {}
 M.frames = { "⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏" }
 
 -- outcome marks for the end of a tool line.
-M.marks = { ok = "✓", error = "✗", denied = "✗ denied", unknown = "✗ unknown tool", cancelled = "✗ cancelled" }
+M.marks = {
+  [tai.outcome.OK] = "✓", [tai.outcome.ERROR] = "✗", [tai.outcome.DENIED] = "✗ denied",
+  [tai.outcome.UNKNOWN] = "✗ unknown tool", [tai.outcome.CANCELLED] = "✗ cancelled",
+}
 
 -- clean(s) makes text from the model, a tool or a server safe to show:
 -- terminal control sequences, carriage returns and bidi overrides are

@@ -24,7 +24,7 @@ M.log_levels = { "debug", "info", "notice", "warning", "error", "critical", "ale
 ---@param notes_shown? boolean
 function M.report(rep, notes_shown)
   for _, s in ipairs(rep.servers or {}) do
-    if s.outcome == "added" then
+    if s.outcome == tai.outcome.ADDED then
       local state = s.enabled and ("enabled for profile " .. s.profile .. ": the model has its tools from the next message")
         or ("stored disabled; /mcp enable " .. s.server .. " offers its tools to profile " .. s.profile)
       if s.needs_login then
@@ -50,7 +50,7 @@ function M.report(rep, notes_shown)
         if note ~= "" then say("    (" .. note .. ")") end
       end
       for _, n in ipairs(s.notes or {}) do warn("  " .. clean(n)) end
-    elseif s.outcome == "skipped" then
+    elseif s.outcome == tai.outcome.SKIPPED then
       say(string.format("skipped %s: %s", clean(s.server), clean(s.reason)))
     elseif s.declined then
       say(string.format("not added: %s (you said no; nothing was started)", clean(s.server)))
@@ -163,7 +163,7 @@ local function add_and_report(args, shown)
   M.report(rep, shown)
   M.offer_login(rep)
   for _, s in ipairs(rep.servers or {}) do
-    if s.outcome == "skipped" and s.reason == "already registered" and not args.replace then
+    if s.outcome == tai.outcome.SKIPPED and s.reason == "already registered" and not args.replace then
       M.offer_existing(s.server, args)
     end
   end
@@ -277,7 +277,7 @@ end
 function M.offer_login(rep)
   if not tai.term.isatty() then return end
   for _, s in ipairs(rep.servers or {}) do
-    if s.outcome == "added" and s.needs_login then
+    if s.outcome == tai.outcome.ADDED and s.needs_login then
       if require("tai.chatview").confirm(repl().rl, "log in to " .. clean(s.server) .. " now, in your browser? [y/N] ") then
         M.login({ "login", s.server })
       else
@@ -763,8 +763,8 @@ function M.import(what)
     if f.error and f.error ~= "" then warn("  not read: " .. clean(f.error)) end
     M.report(f.report or {})
     for _, s in ipairs((f.report or {}).servers or {}) do
-      if s.outcome == "added" then added = added + 1
-      elseif s.outcome == "skipped" then skipped = skipped + 1
+      if s.outcome == tai.outcome.ADDED then added = added + 1
+      elseif s.outcome == tai.outcome.SKIPPED then skipped = skipped + 1
       else refused = refused + 1 end
     end
   end

@@ -14,7 +14,7 @@ import (
 // AuditDeleted is the Outcome of the audit entry a deletion leaves; its
 // Kind is "secret", "record", "profile" or "server" and its Subject the
 // name or id deleted.
-const AuditDeleted = "deleted"
+const AuditDeleted = OutcomeDeleted
 
 // needKey fails with errNeedKey (which makes update ask for the
 // passphrase and run again) when the vault is sealed and its key is not

@@ -34,7 +34,7 @@ type Permission struct {
 
 // AuditGranted is the Outcome of the audit entry keeping a permission
 // leaves (Kind "permission"); removing one leaves AuditDeleted.
-const AuditGranted = "granted"
+const AuditGranted = OutcomeGranted
 
 // String renders p as the audit trail and the REPL name it:
 // "shell: git status in /home/me/project".

@@ -21,11 +21,11 @@ import (
 // Outcomes of one server in an AddReport.
 const (
 	// Added means verified and stored.
-	Added = "added"
+	Added = vault.OutcomeAdded
 	// Skipped means a server of that name is registered already.
-	Skipped = "skipped"
+	Skipped = vault.OutcomeSkipped
 	// Refused means not stored, for Reason.
-	Refused = "refused"
+	Refused = vault.OutcomeRefused
 )
 
 // AddRequest is what mcp_add and tai.mcp.add take.

@@ -122,7 +122,7 @@ func (r *Registry) Prepare(ctx context.Context, name string, args map[string]any
 	if !t.Safe && !t.Decides && !caller.PersonsOwn() {
 		ok, err := r.approverOf(caller).Approve(ctx, Consent{Tool: t.Name, Origin: t.Origin, Digest: digest, Args: shown})
 		if err != nil || !ok {
-			aerr := r.audit(red, session, t, digest, "denied", 0, 0)
+			aerr := r.audit(red, session, t, digest, vault.OutcomeDenied, 0, 0)
 			if err != nil && ctx.Err() != nil {
 				// Interrupted while asked: the prompter's own error text
 				// (a Lua traceback) is no reason the model should see.
@@ -150,15 +150,15 @@ func (c *Call) Run(ctx context.Context) (Result, error) {
 		res, err = runTool(ctx, c.tool, c.args)
 	}
 	dur := r.now().Sub(start)
-	outcome := "ok"
+	outcome := vault.OutcomeOK
 	switch {
 	case err != nil:
-		outcome = "error"
+		outcome = vault.OutcomeError
 		if ctx.Err() != nil {
-			outcome = "cancelled"
+			outcome = vault.OutcomeCancelled
 		}
 	case res.IsError:
-		outcome = "error"
+		outcome = vault.OutcomeError
 	}
 	red, rerr := r.store.Redactor()
 	if rerr != nil {

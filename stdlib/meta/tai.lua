@@ -899,6 +899,42 @@ function tai.toml.decode(text) end
 
 -- tai.vault -----------------------------------------------------------------
 
+---The outcome words tai reports, declared once in Go (vault.Outcomes):
+---of a tool call (its audit entry and a turn's tool event), of the
+---vault's own audit entries, and of a server an add or an import met.
+---@class tai.outcome
+tai.outcome = {}
+
+---The call ran and its result is no error.
+tai.outcome.OK = "ok"
+
+---The call ran and failed, or its result is an error.
+tai.outcome.ERROR = "error"
+
+---The call was not approved, so it did not run.
+tai.outcome.DENIED = "denied"
+
+---The call was stopped (Ctrl-C, Esc, a timeout).
+tai.outcome.CANCELLED = "cancelled"
+
+---The model called a tool that does not exist.
+tai.outcome.UNKNOWN = "unknown"
+
+---A permission rule was kept.
+tai.outcome.GRANTED = "granted"
+
+---A secret, record, rule or server was deleted.
+tai.outcome.DELETED = "deleted"
+
+---A server was verified and stored.
+tai.outcome.ADDED = "added"
+
+---A server of that name is registered already.
+tai.outcome.SKIPPED = "skipped"
+
+---A server was not stored, for a reason given.
+tai.outcome.REFUSED = "refused"
+
 tai.vault = {}
 
 ---Stores a secret; the warning says a value too short to be redacted.
