@@ -190,3 +190,55 @@ func TestResourceLines(t *testing.T) {
 		t.Fatalf("got\n%s\nwant\n%s", got[0], want)
 	}
 }
+
+// TestAttachResources: @server:uri of a registered server is read into the
+// message (at most the count given) and taken out of the text the @file
+// pass reads; a mention of an unknown server that holds :// is a note;
+// @file.go:12 and an address like @host:8080 are left to the @file pass.
+func TestAttachResources(t *testing.T) {
+	got := run(t, `
+		local repl, mcp = require("repl"), require("mcp")
+		local said, reads = {}, {}
+		repl.say = function(s) said[#said + 1] = s end
+		tai.mcp.list = function() return { { name = "docs", enabled = true } } end
+		tai.mcp.read = function(a)
+			reads[#reads + 1] = a.server .. " " .. a.uri
+			if a.uri == "x://bad" then return { text = "mcp_read_resource: mcp server \"<server>\": <uri> not found", isError = true } end
+			return { text = "body of " .. a.uri, isError = false }
+		end
+		local parts = {}
+		local rest = mcp.attach_resources("see @docs:x://a, @docs:x://bad @docs:x://b @docs:x://c @nope:y://z @main.go:12 @host:8080", parts, 2)
+		return rest, table.concat(parts, "|"), table.concat(reads, "|"), table.concat(said, "|")`)
+	if got[0] != "see      @main.go:12 @host:8080" {
+		t.Errorf("text left for @file = %q", got[0])
+	}
+	if got[1] != "[Resource x://a of MCP server docs:]\nbody of x://a|[Resource x://b of MCP server docs:]\nbody of x://b" {
+		t.Errorf("parts = %q", got[1])
+	}
+	if got[2] != "docs x://a|docs x://bad|docs x://b" {
+		t.Errorf("reads = %q (the third is over the count)", got[2])
+	}
+	said := got[3].(string)
+	for _, want := range []string{"(attached @docs:x://a, ", "(not attached @docs:x://c: a message attaches at most 2)", "(cannot read @docs:x://bad: mcp server \"docs\": x://bad not found; it is sent as text)", "(no MCP server nope here: @nope:y://z is sent as text)"} {
+		if !strings.Contains(said, want) {
+			t.Errorf("said %q, want %q", said, want)
+		}
+	}
+}
+
+// TestCompleteMention: @ completes the enabled servers as @name:, and
+// @name: the URIs it lists quietly (none with a blank).
+func TestCompleteMention(t *testing.T) {
+	got := run(t, `
+		local mcp = require("mcp")
+		local quiet
+		tai.mcp.list = function() return { { name = "docs", enabled = true }, { name = "dark", enabled = false } } end
+		tai.mcp.resources = function(a)
+			quiet = a.quiet
+			return { server = a.server, resources = { { uri = "x://one" }, { uri = "x://two" }, { uri = "x://o ne" } } }
+		end
+		return table.concat(mcp.complete_mention("@d"), " "), table.concat(mcp.complete_mention("@docs:x://o"), " "), quiet`)
+	if got[0] != "@docs:" || got[1] != "@docs:x://one" || got[2] != true {
+		t.Fatalf("got %q", got)
+	}
+}

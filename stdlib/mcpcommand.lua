@@ -681,7 +681,10 @@ function M.attach_resources(text, parts, count)
       say(repl().paint("2", "  (no MCP server " .. clean(server) .. " here: " .. shown .. " is sent as text)"))
       return sp
     end
-    if #parts >= count then return sp end
+    if #parts >= count then
+      say(repl().paint("2", string.format("  (not attached %s: a message attaches at most %d)", shown, count)))
+      return sp
+    end
     local r, err = tai.mcp.read({ server = server, uri = uri })
     if not r or r.isError then
       -- a failure names the arguments as <server> and <uri> (the registry
