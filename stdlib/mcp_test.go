@@ -172,7 +172,7 @@ func TestResourceLines(t *testing.T) {
 		mcp.resources_shown = 2
 		local list = { server = "s", more = true, resources = {
 			{ uri = "a://1", name = "one", mimeType = "text/plain", size = 2048 },
-			{ uri = "a://` + strings.Repeat("x", 70) + `", name = "\27[2Jlong" },
+			{ uri = "a://`+strings.Repeat("x", 70)+`", name = "\27[2Jlong" },
 			{ uri = "a://3", name = "three" },
 		}, templates = { { uriTemplate = "a://{id}", name = "item" } } }
 		return table.concat(mcp.resource_lines(list, 40), "\n")`)
