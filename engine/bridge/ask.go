@@ -139,7 +139,9 @@ func (b *Bridge) serverAsks(o *mcp.ClientOptions, cn *conn, e mcp.Entry) {
 // browser.
 func (b *Bridge) elicit(ctx context.Context, server string, cn *conn, req elicit.Request) elicit.Result {
 	decline := elicit.Result{Action: elicit.Decline}
-	q := elicit.Question{Server: server, Message: req.Message, ID: req.ElicitationID}
+	// What the server wrote is shown with the vault's secrets redacted,
+	// as its results are.
+	q := elicit.Question{Server: server, Message: b.store.Redact(req.Message), ID: req.ElicitationID}
 	what := "for a form"
 	switch req.Mode {
 	case elicit.ModeURL:
@@ -155,6 +157,10 @@ func (b *Bridge) elicit(ctx context.Context, server string, cn *conn, req elicit
 		if err != nil {
 			tool.Note(ctx, fmt.Sprintf("%s: %v; declined", server, err))
 			return decline
+		}
+		for i := range form.Fields {
+			f := &form.Fields[i]
+			f.Title, f.Description = b.store.Redact(f.Title), b.store.Redact(f.Description)
 		}
 		q.Form = form
 	}

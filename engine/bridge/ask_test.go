@@ -35,7 +35,7 @@ func runAsker() int {
 	})
 	sdk.AddTool(s, &sdk.Tool{Name: "form", Description: "asks for a form"},
 		func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
-			res, err := req.Session.Elicit(ctx, &sdk.ElicitParams{Message: "who are you?", RequestedSchema: json.RawMessage(`{"type":"object",
+			res, err := req.Session.Elicit(ctx, &sdk.ElicitParams{Message: "who are you? " + os.Getenv("ASKER_SECRET"), RequestedSchema: json.RawMessage(`{"type":"object",
 				"properties":{"name":{"type":"string"},"age":{"type":"integer","minimum":0,"default":30},
 				"color":{"type":"string","oneOf":[{"const":"#f00","title":"Red"},{"const":"#00f","title":"Blue"}]}},"required":["name"]}`)})
 			if err != nil {
@@ -109,7 +109,11 @@ func (e *elicitor) Elicit(_ context.Context, q elicit.Question) (elicit.Result, 
 func askerFixture(t *testing.T, mode tool.Mode, person *elicitor, dir string, args ...string) (*fixture, context.Context, *[]string) {
 	t.Helper()
 	f := newFixture(t, mode, "")
-	src := serverJSON(t, "asker", map[string]string{serverEnv: askerServer})
+	// The server knows a vault secret, and puts it in its form's message.
+	if err := f.store.SecretSet("ASKER_SECRET", "s3cr3t-token-value", nil); err != nil {
+		t.Fatal(err)
+	}
+	src := serverJSON(t, "asker", map[string]string{serverEnv: askerServer, "ASKER_SECRET": "${ASKER_SECRET}"})
 	var doc map[string]map[string]map[string]any
 	if err := json.Unmarshal([]byte(src), &doc); err != nil {
 		t.Fatal(err)
@@ -145,8 +149,9 @@ func askerFixture(t *testing.T, mode tool.Mode, person *elicitor, dir string, ar
 }
 
 // TestElicitForm: a server's form reaches the person of the call with
-// every field read from the schema; their answer goes back checked, with
-// the defaults of what they left out (SEP-1034).
+// every field read from the schema and the vault's secrets redacted from
+// its message; their answer goes back checked, with the defaults of what
+// they left out (SEP-1034).
 func TestElicitForm(t *testing.T) {
 	person := &elicitor{answer: func(q elicit.Question) (elicit.Result, error) {
 		return elicit.Result{Action: elicit.Accept, Content: map[string]any{"name": "Ada", "color": "#00f"}}, nil
@@ -163,7 +168,7 @@ func TestElicitForm(t *testing.T) {
 		t.Fatalf("asked %d times", len(person.asked))
 	}
 	q := person.asked[0]
-	if q.Server != "asker" || q.Message != "who are you?" || q.Form == nil || len(q.Form.Fields) != 3 || q.Form.Fields[2].Options[1].Title != "Blue" {
+	if q.Server != "asker" || q.Message != "who are you? [REDACTED:ASKER_SECRET]" || q.Form == nil || len(q.Form.Fields) != 3 || q.Form.Fields[2].Options[1].Title != "Blue" {
 		t.Fatalf("question %+v", q)
 	}
 	if len(*notes) != 0 {
