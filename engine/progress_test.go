@@ -49,8 +49,11 @@ func TestProgressRelayCoalescesAFlood(t *testing.T) {
 	deadline := time.After(30 * time.Second)
 	for {
 		mu.Lock()
-		last := got[len(got)-1]
 		n := len(got)
+		last := 0.0
+		if n > 0 {
+			last = got[n-1]
+		}
 		mu.Unlock()
 		if last == 100000 {
 			if n > 3 {

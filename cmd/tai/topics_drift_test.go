@@ -298,6 +298,7 @@ func capValues() map[string]string {
 		"MCP_CONNECT_TIMEOUT":  secs(mcp.MCP_CONNECT_TIMEOUT),
 		"MCP_INSTALL_TIMEOUT":  secs(mcp.MCP_INSTALL_TIMEOUT),
 		"MCP_CALL_TIMEOUT":     secs(mcp.MCP_CALL_TIMEOUT),
+		"MCP_CALL_MAX_TOTAL":   secs(mcp.MCP_CALL_MAX_TOTAL),
 		"MCP_RESULT_MAX":       fmt.Sprint(mcp.MCP_RESULT_MAX),
 		"MCP_HTTP_MAX_BODY":    fmt.Sprint(mcp.MCP_HTTP_MAX_BODY),
 		"MCP_MAX_SERVERS":      fmt.Sprint(mcp.MCP_MAX_SERVERS),
