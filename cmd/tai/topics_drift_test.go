@@ -166,8 +166,9 @@ func exampleCommands(t *testing.T) map[string]bool {
 	return out
 }
 
-// luaName is a name in the tai module as the manual writes it.
-var luaName = regexp.MustCompile(`(?:^|[^\w./"-])(tai(?:\.[a-z_]+)+)`)
+// luaName is a name in the tai module as the manual writes it (a constant in
+// capitals last: tai.outcome.DENIED).
+var luaName = regexp.MustCompile(`(?:^|[^\w./"-])(tai(?:\.[a-z_]+)+(?:\.[A-Z][A-Z_]*)?)`)
 
 // namedLua reads the tai.… names the text gives (tai.vault.seal,
 // tai.json.null); a module name in quotes (require("tai.repl")) is not one.
