@@ -227,6 +227,11 @@ type ServerState struct {
 	Profiles map[string]bool // profile -> enabled
 	Pins     []ToolPin       // sorted by tool
 	Tools    []ServerTool    // sorted by tool
+	// OfferPins and Offers are the pins and cached rows of what else the
+	// server offers (KindPrompt, KindInstructions), sorted by kind and
+	// name.
+	OfferPins []ToolPin
+	Offers    []ServerTool
 }
 
 // ServerTool is one row of mcp_server_tools: a cached tool definition.

@@ -317,30 +317,35 @@ func (s *Store) PinPut(p ToolPin) error {
 	})
 }
 
-// Pins returns server's tool pins sorted by tool name.
+// Pins returns server's tool pins sorted by tool name (its other pins
+// are ServerState.OfferPins).
 func (s *Store) Pins(server string) ([]ToolPin, error) {
 	var out []ToolPin
 	err := s.view(func(tx *bolt.Tx) (err error) {
-		out, err = pinsTx(tx, server)
+		out, _, err = pinsTx(tx, server)
 		return err
 	})
 	return out, err
 }
 
-// pinsTx reads server's tool pins in tx, sorted by tool name.
-func pinsTx(tx *bolt.Tx, server string) ([]ToolPin, error) {
-	var out []ToolPin
-	err := forPrefix(tx, bucketPins, server, func(key string, v []byte) error {
+// pinsTx reads server's pins in tx: its tools', sorted by tool name, and
+// the others (prompts, instructions), sorted by kind and name.
+func pinsTx(tx *bolt.Tx, server string) (tools, others []ToolPin, err error) {
+	err = forPrefix(tx, bucketPins, server, func(key string, v []byte) error {
 		kind, tool := splitRowKey(key)
 		var p ToolPin
 		if err := json.Unmarshal(v, &p); err != nil {
 			return fmt.Errorf("vault: pin %s/%s is invalid JSON (%v): re-pin the server's tools", server, tool, err)
 		}
 		p.Server, p.Kind, p.Tool = server, kind, tool
-		out = append(out, p)
+		if kind == "" {
+			tools = append(tools, p)
+		} else {
+			others = append(others, p)
+		}
 		return nil
 	})
-	return out, err
+	return tools, others, err
 }
 
 // ToolsReplace replaces server's cached tool list with tools in one
@@ -421,30 +426,35 @@ func deleteKind(tx *bolt.Tx, name []byte, server, kind string) error {
 	return nil
 }
 
-// Tools returns server's cached tools sorted by tool name.
+// Tools returns server's cached tools sorted by tool name (its other
+// cached rows are ServerState.Offers).
 func (s *Store) Tools(server string) ([]ServerTool, error) {
 	var out []ServerTool
 	err := s.view(func(tx *bolt.Tx) (err error) {
-		out, err = toolsTx(tx, server)
+		out, _, err = toolsTx(tx, server)
 		return err
 	})
 	return out, err
 }
 
-// toolsTx reads server's cached tools in tx, sorted by tool name.
-func toolsTx(tx *bolt.Tx, server string) ([]ServerTool, error) {
-	var out []ServerTool
-	err := forPrefix(tx, bucketTools, server, func(key string, v []byte) error {
+// toolsTx reads server's cached rows in tx: its tools, sorted by tool
+// name, and the others (prompts, instructions), sorted by kind and name.
+func toolsTx(tx *bolt.Tx, server string) (tools, others []ServerTool, err error) {
+	err = forPrefix(tx, bucketTools, server, func(key string, v []byte) error {
 		kind, tool := splitRowKey(key)
 		var t ServerTool
 		if err := json.Unmarshal(v, &t); err != nil {
 			return fmt.Errorf("vault: cached tool %s/%s is invalid JSON (%v): list the server's tools again", server, tool, err)
 		}
 		t.Server, t.Kind, t.Tool = server, kind, tool
-		out = append(out, t)
+		if kind == "" {
+			tools = append(tools, t)
+		} else {
+			others = append(others, t)
+		}
 		return nil
 	})
-	return out, err
+	return tools, others, err
 }
 
 // ServerRegister stores a new server with its registering profile's row,
@@ -644,10 +654,10 @@ func (s *Store) serverStates(tx *bolt.Tx) ([]ServerState, error) {
 		if st.Profiles, err = serverProfilesTx(tx, srv.Name); err != nil {
 			return err
 		}
-		if st.Pins, err = pinsTx(tx, srv.Name); err != nil {
+		if st.Pins, st.OfferPins, err = pinsTx(tx, srv.Name); err != nil {
 			return err
 		}
-		if st.Tools, err = toolsTx(tx, srv.Name); err != nil {
+		if st.Tools, st.Offers, err = toolsTx(tx, srv.Name); err != nil {
 			return err
 		}
 		out = append(out, st)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -327,25 +326,25 @@ func TestKindsShareTables(t *testing.T) {
 	must(s.ToolsReplace("a", []ServerTool{{Tool: "greet"}}))
 	must(s.ListingReplace("a", KindPrompt, []ServerTool{{Tool: "plan"}}))
 
-	pins, err := s.Pins("a")
+	states, err := s.ServerStates()
 	must(err)
+	st := states[0]
 	var got []string
-	for _, p := range pins {
+	for _, p := range append(st.Pins, st.OfferPins...) {
 		got = append(got, p.Kind+"/"+p.Tool+"="+p.Hash)
 	}
-	sort.Strings(got)
 	if want := []string{"/greet=tool", "instructions/instructions=instr", "prompt/greet=prompt"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("pins = %v, want %v", got, want)
 	}
-	rows, err := s.Tools("a")
-	must(err)
 	got = nil
-	for _, r := range rows {
+	for _, r := range append(st.Tools, st.Offers...) {
 		got = append(got, r.Kind+"/"+r.Tool)
 	}
-	sort.Strings(got)
 	if want := []string{"/greet", "prompt/plan"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("rows = %v, want %v", got, want)
+	}
+	if pins, _ := s.Pins("a"); len(pins) != 1 || pins[0].Kind != "" {
+		t.Errorf("Pins holds other kinds: %+v", pins)
 	}
 	must(s.ServerDelete("a"))
 	if pins, _ := s.Pins("a"); len(pins) != 0 {

@@ -199,6 +199,10 @@ func (a *adding) verify() error {
 		a.pins = append(a.pins, instructionsPin(e.Name, in.Description))
 		a.out.Instructions = b.shown(in.Description)
 	}
+	if len(a.instr) == 0 && !a.needsLogin {
+		// None given: instructions the server gives later are a change.
+		a.pins = append(a.pins, instructionsPin(e.Name, ""))
+	}
 	return nil
 }
 

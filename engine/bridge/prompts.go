@@ -61,26 +61,6 @@ func promptHash(name, description string, def json.RawMessage) string {
 	return toolHash("prompt\x00"+name, description, def)
 }
 
-// byKind splits a stored server's rows and pins into its tools' and the
-// others' (prompts, instructions).
-func byKind(st vault.ServerState) (tools []vault.ServerTool, toolPins []vault.ToolPin, others []vault.ServerTool, otherPins []vault.ToolPin) {
-	for _, t := range st.Tools {
-		if t.Kind == "" {
-			tools = append(tools, t)
-		} else {
-			others = append(others, t)
-		}
-	}
-	for _, p := range st.Pins {
-		if p.Kind == "" {
-			toolPins = append(toolPins, p)
-		} else {
-			otherPins = append(otherPins, p)
-		}
-	}
-	return
-}
-
 // offers builds the server's prompts and instructions from their cached
 // rows and pins.
 func (ss *serverState) offers(rows []vault.ServerTool, pins []vault.ToolPin) {
@@ -95,6 +75,7 @@ func (ss *serverState) offers(rows []vault.ServerTool, pins []vault.ToolPin) {
 		}
 	}
 	ss.promptPins = promptPins
+	ss.instructionsPinned = instrPin != nil
 	name := ss.row.Name
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Tool < rows[j].Tool })
 	for _, r := range rows {
@@ -102,7 +83,7 @@ func (ss *serverState) offers(rows []vault.ServerTool, pins []vault.ToolPin) {
 		case vault.KindInstructions:
 			in := &offeredInstructions{text: r.Description, hash: instructionsHash(r.Description), state: StateGranted}
 			switch {
-			case instrPin == nil:
+			case instrPin == nil || instrPin.Description == "" && in.hash != instrPin.Hash:
 				in.state, in.reason = StateWithheld, "withheld: the server gives instructions it did not give when you added it; a person must grant them (/mcp grant "+name+")"
 			case instrPin.Hash != in.hash:
 				in.state, in.reason = StateWithheld, "withheld: the server changed its instructions since they were granted; a person must grant them again (/mcp grant "+name+")"
@@ -222,7 +203,43 @@ func (b *Bridge) cacheOffers(ctx context.Context, server string, c *mcp.Client) 
 	if err := b.store.ListingReplace(server, vault.KindPrompt, prompts); err != nil {
 		return err
 	}
-	return b.store.ListingReplace(server, vault.KindInstructions, instr)
+	if err := b.store.ListingReplace(server, vault.KindInstructions, instr); err != nil {
+		return err
+	}
+	return b.adoptOffers(server, prompts, instr)
+}
+
+// adoptOffers pins a server's prompts and instructions as they are now
+// when it has no pin of its instructions at all: it was registered before
+// tai pinned them, or before its OAuth login let it be listed, and the
+// person who added it trusted it as it was then, as a login trusts its
+// first tool listing. A server registered since always has that pin
+// (empty when it gave no instructions), so a change is withheld.
+func (b *Bridge) adoptOffers(server string, prompts, instr []vault.ServerTool) error {
+	s, err := b.current()
+	if err != nil {
+		return err
+	}
+	st := s.servers[server]
+	if st == nil || st.instructionsPinned {
+		return nil
+	}
+	text := ""
+	if len(instr) > 0 {
+		text = instr[0].Description
+	}
+	if err := b.store.PinPut(instructionsPin(server, text)); err != nil {
+		return err
+	}
+	for _, p := range prompts {
+		if _, pinned := st.promptPins[p.Tool]; !pinned && p.Refused == "" {
+			if err := b.store.PinPut(promptPin(server, p)); err != nil {
+				return err
+			}
+		}
+	}
+	b.auditAdmin("adopt", server, "prompts and instructions pinned as first listed")
+	return nil
 }
 
 // askPromptGrant shows how prompt p differs from its pin and stores the

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"tai/engine/tool"
+	"tai/vault"
 )
 
 // promptFixture registers the go-sdk prompt server as "p", enabled, with
@@ -345,5 +346,40 @@ func BenchmarkSpecs(b *testing.B) {
 		if len(f.b.specs("work")) == 0 {
 			b.Fatal("no specs")
 		}
+	}
+}
+
+// TestLegacyServerAdoptsItsOffers: a server stored before tai pinned
+// prompts and instructions (tool pins only) keeps working: its first
+// listing pins them as they are, audited, instead of withholding it all.
+func TestLegacyServerAdoptsItsOffers(t *testing.T) {
+	f, _ := promptFixture(t, tool.Auto, "", filepath.Join(t.TempDir(), "state"))
+	states, err := f.store.ServerStates()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := states[0]
+	if len(old.OfferPins) == 0 {
+		t.Fatal("registration pinned no prompt or instructions")
+	}
+	// The same server as an older tai stored it: its row, profile and
+	// tool pins, nothing else.
+	if err := f.store.ServerDelete("p"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.store.ServerRegister(vault.Registration{Server: old.Server, Profile: "work", Enabled: true, Pins: old.Pins, Tools: old.Tools}); err != nil {
+		t.Fatal(err)
+	}
+	f.b.dropConn("p")
+	res, err := f.reg.Dispatch(ctxT(t), "mcp_p_echo", map[string]any{"text": "still here"})
+	if err != nil || res.IsError || text(res) != "still here" {
+		t.Fatalf("echo on a server stored before: %s, %v", text(res), err)
+	}
+	if _, err := f.b.GetPrompt(ctxT(t), "p", "plan", nil); err != nil {
+		t.Fatalf("plan on a server stored before: %v", err)
+	}
+	mustContain(t, "system prompt", f.b.SystemPrompt("work"), "Use echo to repeat text.")
+	if adopted := auditKinds(t, f.store, "mcp-adopt"); len(adopted) != 1 || adopted[0].Subject != "p" {
+		t.Fatalf("adoption audited as %+v", adopted)
 	}
 }

@@ -91,6 +91,10 @@ type serverState struct {
 	prompts      []*offeredPrompt
 	promptPins   map[string]vault.ToolPin
 	instructions *offeredInstructions
+	// instructionsPinned says a pin of its instructions exists (empty
+	// when it gave none): without one, the first listing is adopted
+	// (adoptOffers).
+	instructionsPinned bool
 }
 
 // bridged is one cached tool of one server.
@@ -167,11 +171,11 @@ func newSnapshot(states []vault.ServerState, profile string, maxTools int) *snap
 	var pending []unnamed
 	for _, st := range states {
 		ss := &serverState{row: st.Server, entry: EntryOf(st.Server), profiles: st.Profiles, pins: map[string]vault.ToolPin{}}
-		tools, toolPins, others, otherPins := byKind(st)
+		tools, toolPins := st.Tools, st.Pins
 		for _, p := range toolPins {
 			ss.pins[p.Tool] = p
 		}
-		ss.offers(others, otherPins)
+		ss.offers(st.Offers, st.OfferPins)
 		listed := map[string]bool{}
 		sort.Slice(tools, func(i, j int) bool { return tools[i].Tool < tools[j].Tool })
 		offered := 0
