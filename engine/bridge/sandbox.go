@@ -88,13 +88,7 @@ func (b *Bridge) runIn(e mcp.Entry) string {
 	if e.Transport != mcp.TransportStdio || !relativeWords(e) {
 		return ""
 	}
-	home := ""
-	for _, kv := range b.baseEnv() {
-		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
-			home = v
-		}
-	}
-	return sandbox.RunDir(e.Cwd, b.opts.Dir, home)
+	return sandbox.RunDir(e.Cwd, b.opts.Dir, sandbox.HomeOf(b.baseEnv()))
 }
 
 // relativeWords reports an entry whose cwd or arguments name a path

@@ -79,7 +79,7 @@ func cacheVar(env []string, k string) string {
 // the environment env: $XDG_STATE_HOME/tai/servers/<name>. Its cache
 // folder holds the server's own package caches.
 func StateDir(name string, env []string) string {
-	home := homeOf(env)
+	home := HomeOf(env)
 	return filepath.Join(stateHome(env, home), "tai", "servers", fileName(name))
 }
 

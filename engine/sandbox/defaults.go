@@ -186,7 +186,7 @@ func ForShell(s ShellSpec) Policy {
 	if env == nil {
 		env = os.Environ()
 	}
-	home := homeOf(env)
+	home := HomeOf(env)
 	dir := RunDir("", s.Dir, home)
 	p := Policy{Off: s.Off, Required: s.Required, NoNetwork: s.NoNetwork, Home: home}
 	p.Deny = denied(s.Deny, s.Vault, home)
@@ -479,7 +479,9 @@ func stateHome(env []string, home string) string {
 	return filepath.Join(home, ".local", "state")
 }
 
-func homeOf(env []string) string {
+// HomeOf is the home folder env names (HOME, when absolute), else the
+// process's: what ~ means for a program given env.
+func HomeOf(env []string) string {
 	if h := lookEnv(env, "HOME"); filepath.IsAbs(h) {
 		return filepath.Clean(h)
 	}

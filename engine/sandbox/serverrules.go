@@ -36,7 +36,7 @@ func newServerBuild(s ServerSpec) *serverBuild {
 	if b.base == nil {
 		b.base = b.env
 	}
-	b.home = homeOf(b.base)
+	b.home = HomeOf(b.base)
 	b.p = Policy{Off: s.Off, Required: s.Required, NoNetwork: s.NoNetwork, PrivateTemp: true, Home: b.home}
 	b.p.Deny = denied(s.Deny, s.Vault, b.home)
 	b.p.Dir = RunDir(s.Cwd, s.Dir, b.home)
