@@ -81,8 +81,8 @@ end
 function M.find(name)
   local server, prompt = M.split(name)
   if not server then return nil, "/" .. chatview.clean(name) .. " names no prompt: /SERVER:PROMPT runs one" end
-  local list, err = tai.mcp.prompts({ server = server })
-  if not list then return nil, err end
+  local list = tai.mcp.prompts({ server = server })
+  if not list then return nil, "no MCP server " .. chatview.clean(server) .. " is registered: /mcp lists them, /help lists the prompts" end
   for _, p in ipairs(list) do
     if p.name == prompt then return p end
   end

@@ -127,6 +127,10 @@ func TestREPLPromptCommands(t *testing.T) {
 	s.expect("nothing granted")
 	s.expect("tai:default> ")
 
+	s.typeKeys("/nosuch:greet\r")
+	s.expect("no MCP server nosuch is registered: /mcp lists them")
+	s.expect("tai:default> ")
+
 	s.typeKeys("/echoer:greet nme=x\r")
 	s.expect("/echoer:greet takes no argument nme (it takes: name, style)")
 	s.expect("tai:default> ")
