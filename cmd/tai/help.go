@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -26,11 +27,14 @@ func help(o *options, stdout, stderr io.Writer) int {
 	}
 	switch {
 	case len(o.args) == 0:
+		lines, err := topicLines(o)
+		if err != nil {
+			fmt.Fprintf(stderr, "tai: %v\n", err)
+			return lua.ExitError
+		}
 		io.WriteString(stdout, usage)
 		fmt.Fprintln(stdout, "\nTopics of the manual (tai --help TOPIC reads one, tai --help search WORD):")
-		for _, l := range topicLines(topics) {
-			fmt.Fprintln(stdout, l)
-		}
+		fmt.Fprintln(stdout, lines)
 		return lua.ExitOK
 	case o.args[0] == "search":
 		word := strings.Join(o.args[1:], " ")
@@ -63,16 +67,17 @@ func help(o *options, stdout, stderr io.Writer) int {
 	return usageError(stderr, fmt.Sprintf("no help topic %q; the topics are %s", o.args[0], strings.Join(names, ", ")))
 }
 
-// topicLines is the list of topics: one line each, the name then the
-// summary.
-func topicLines(topics []stdlib.Topic) []string {
-	width := 0
-	for _, t := range topics {
-		width = max(width, len(t.Name))
+// topicLines is the list of topics, one line each, the name then the
+// summary, as /help lays it out (repl.topic_lines), never cut.
+func topicLines(o *options) (string, error) {
+	h, err := lua.New(&lua.Options{Version: version, Clean: o.clean, Stdout: io.Discard, Stderr: io.Discard})
+	if err != nil {
+		return "", err
 	}
-	out := make([]string, len(topics))
-	for i, t := range topics {
-		out[i] = fmt.Sprintf("  %-*s  %s", width, t.Name, t.Summary)
+	defer h.Close()
+	got, err := h.DoString(context.Background(), `return table.concat(require("tai.repl").topic_lines(assert(tai.help.topics()), 1e6), "\n")`, "help")
+	if err != nil {
+		return "", err
 	}
-	return out
+	return got[0].(string), nil
 }
