@@ -83,8 +83,8 @@ var (
 // from /dev/tty (see askingTerminal), never from stdin.
 func (h *Host) rlKey(L *glua.LState) int {
 	r := checkRL(L)
-	r.pauseWatch()
-	defer r.resumeWatch(h)
+	r.esc.pause()
+	defer r.esc.resume()
 	prompt := L.OptString(2, "? ")
 	var in *os.File
 	out := r.out
@@ -119,8 +119,8 @@ func (h *Host) rlKey(L *glua.LState) int {
 // Without a terminal it does nothing.
 func (h *Host) rlDiscard(L *glua.LState) int {
 	r := checkRL(L)
-	r.pauseWatch()
-	defer r.resumeWatch(h)
+	r.esc.pause()
+	defer r.esc.resume()
 	in, ok := h.opts.Stdin.(*os.File)
 	if h.prompter.granting && h.prompter.tty != nil {
 		in, ok = h.prompter.tty, true

@@ -327,12 +327,7 @@ type rl struct {
 	complete *glua.LFunction
 	reqs     chan completeReq
 	closed   bool
-	// cooked is the terminal's mode from before rl:watch_escape(true),
-	// restored by rl:watch_escape(false); nil when not watching. watch
-	// reads the terminal meanwhile, but while a question does (paused).
-	cooked *unix.Termios
-	watch  *escWatch
-	paused bool
+	esc      escapeWatch // rl:watch_escape
 }
 
 type completeReq struct {
@@ -456,8 +451,8 @@ type readResult struct {
 
 func (h *Host) rlRead(L *glua.LState) int {
 	r := checkRL(L)
-	r.pauseWatch()
-	defer r.resumeWatch(h)
+	r.esc.pause()
+	defer r.esc.resume()
 	prompt := L.OptString(2, "> ")
 	if opts := L.OptTable(3, nil); opts != nil && glua.LVAsBool(opts.RawGetString("escape")) {
 		r.paste.cancelOnEscape(true)
@@ -580,63 +575,85 @@ func (h *Host) rlWatchEscape(L *glua.LState) int {
 		return 0
 	}
 	if !on {
-		r.unwatch(f)
+		r.unwatch()
 		return 0
 	}
-	if r.cooked != nil {
-		return 0
+	r.esc.on(int(f.Fd()), func() { h.interrupt() })
+	return 0
+}
+
+// unwatch ends rl:watch_escape, handing the keys typed meanwhile to the
+// editor (an Enter as the LF a line typed ahead always gave it).
+func (r *rl) unwatch() {
+	if typed := r.esc.off(); len(typed) > 0 {
+		r.inject.Inject(bytes.ReplaceAll(typed, []byte("\r"), []byte("\n")))
 	}
-	fd := int(f.Fd())
+}
+
+// escapeWatch is the state of rl:watch_escape, every part of it in one
+// place: off; on, with the terminal handing over each key and an escWatch
+// reading it; or on and paused while a question reads the terminal
+// (rl:key, rl:read, rl:discard). Owner goroutine only.
+type escapeWatch struct {
+	fd int
+	// cooked is the terminal's mode from before on, which off restores;
+	// nil when off.
+	cooked *unix.Termios
+	// watch reads the terminal; nil when off or paused.
+	watch *escWatch
+	esc   func() // what an Esc pressed alone does
+}
+
+// on puts the terminal fd in key mode (no line editing or echo; Ctrl-C
+// still interrupts) and watches it, esc called for an Esc pressed alone.
+// Already on, or the terminal's mode out of reach, it does nothing.
+func (w *escapeWatch) on(fd int, esc func()) {
+	if w.cooked != nil {
+		return
+	}
 	saved, err := unix.IoctlGetTermios(fd, unix.TCGETS)
 	if err != nil {
-		return 0
+		return
 	}
 	keys := *saved
 	keys.Lflag &^= unix.ICANON | unix.ECHO
 	keys.Iflag &^= unix.ICRNL
 	keys.Cc[unix.VMIN], keys.Cc[unix.VTIME] = 1, 0
 	if err := unix.IoctlSetTermios(fd, unix.TCSETS, &keys); err != nil {
-		return 0
-	}
-	r.cooked = saved
-	r.watch = startEscWatch(fd, func() { h.interrupt() })
-	return 0
-}
-
-// unwatch ends rl:watch_escape: the terminal's mode is restored and the
-// keys typed meanwhile are handed to the editor (an Enter as the LF a
-// line typed ahead always gave it).
-func (r *rl) unwatch(f *os.File) {
-	if r.cooked == nil {
 		return
 	}
-	typed := r.watch.stop()
-	r.watch = nil
-	unix.IoctlSetTermios(int(f.Fd()), unix.TCSETS, r.cooked)
-	r.cooked = nil
-	if len(typed) > 0 {
-		r.inject.Inject(bytes.ReplaceAll(typed, []byte("\r"), []byte("\n")))
+	w.fd, w.cooked, w.esc = fd, saved, esc
+	w.watch = startEscWatch(fd, esc)
+}
+
+// off stops the watch, restores the terminal's mode and returns the keys
+// typed meanwhile (none when it was off or paused).
+func (w *escapeWatch) off() []byte {
+	if w.cooked == nil {
+		return nil
+	}
+	var typed []byte
+	if w.watch != nil {
+		typed = w.watch.stop()
+	}
+	unix.IoctlSetTermios(w.fd, unix.TCSETS, w.cooked)
+	*w = escapeWatch{}
+	return typed
+}
+
+// pause stops reading the terminal while a question reads it: keys typed
+// before the question are dropped, as the question drops them.
+func (w *escapeWatch) pause() {
+	if w.watch != nil {
+		w.watch.stop()
+		w.watch = nil
 	}
 }
 
-// pauseWatch stops reading the terminal while a question reads it
-// (rl:key, rl:read, rl:discard): keys typed before the question are
-// dropped, as the question drops them; resumeWatch goes on reading.
-func (r *rl) pauseWatch() {
-	if r.watch != nil {
-		r.watch.stop()
-		r.watch = nil
-		r.paused = true
-	}
-}
-
-func (r *rl) resumeWatch(h *Host) {
-	if !r.paused {
-		return
-	}
-	r.paused = false
-	if f, ok := h.opts.Stdin.(*os.File); ok && r.cooked != nil {
-		r.watch = startEscWatch(int(f.Fd()), func() { h.interrupt() })
+// resume goes on reading after pause, when the watch is still on.
+func (w *escapeWatch) resume() {
+	if w.cooked != nil && w.watch == nil {
+		w.watch = startEscWatch(w.fd, w.esc)
 	}
 }
 
@@ -725,9 +742,7 @@ func (w *escWatch) stop() []byte {
 func (h *Host) rlClose(L *glua.LState) int {
 	ud := L.CheckUserData(1)
 	if r, ok := ud.Value.(*rl); ok && !r.closed {
-		if f, isFile := h.opts.Stdin.(*os.File); isFile {
-			r.unwatch(f)
-		}
+		r.unwatch()
 		r.closed = true
 		r.pasteOff()
 		// The editor's own Close does not reach its input, and waits for
