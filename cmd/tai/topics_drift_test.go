@@ -119,8 +119,8 @@ func flagTakesValue(name string) bool {
 
 // slashWord is a REPL command as the manual writes it: /word after a
 // blank, a backquote, a parenthesis or a prompt, and not a path (no / or
-// . right after it).
-var slashWord = regexp.MustCompile("(?:^|[\\s`(>])/([a-z][a-z-]*)(?:[^a-z/.\\-]|$)")
+// . right after it) nor a server's prompt (/SERVER:PROMPT: no : after it).
+var slashWord = regexp.MustCompile("(?:^|[\\s`(>])/([a-z][a-z-]*)(?:[^a-z/.\\-:]|$)")
 
 // notCommands are the words after a slash the manual uses that are
 // paths, not commands: /tmp, /c (cmd /c), /sse (a URL's path; one with
