@@ -40,6 +40,20 @@
 // redacted and fenced (SystemPrompt, which the engine calls through
 // Engine.SetInstructions).
 //
+// # What a server asks
+//
+// Every connection declares elicitation (form and url) and roots, and
+// answers them from its method table (ask.go). elicitation/create goes
+// to whoever tool.Registry.Answerer names from the context of the call in
+// flight (the person through the prompter's Elicit, a script's
+// tai.mcp.on_elicit; nobody under --auto, --yolo, in a served session or
+// without a terminal, and then it is declined with a tool.Note on the
+// call's line); mcp/elicit reads the form and the URL, a URL is opened
+// with Options.OpenURL once accepted, and a tools/call refused with
+// -32042 is sent once more after the person opened its URLs. roots/list
+// answers exactly the folders the server's sandbox grants (rootsOf).
+// sampling/createMessage (sample.go) goes through the same Answerer.
+//
 // # Imports
 //
 // It builds on engine/tool (the registry, approval, the Caller a call
