@@ -490,6 +490,10 @@ function M.list_lines(list)
     local profiles = #s.profiles > 0 and table.concat(s.profiles, ", ") or "none"
     out[#out + 1] = string.format("  tools %d (granted %d, offered here %d, withheld %d, removed %d); enabled for: %s%s",
       s.tools, s.granted, s.offered, s.withheld, s.removed, one(profiles), s.connected and "; connected" or "")
+    if (s.prompts or 0) > 0 then
+      out[#out + 1] = string.format("  prompts %d, run as /%s:PROMPT (/help lists them)", s.prompts, one(s.name))
+    end
+    if s.withholding and s.withholding ~= "" then out[#out + 1] = "  ⚠ instructions " .. one(s.withholding) end
     if s.sandbox_off then
       out[#out + 1] = "  ⚠ sandbox " .. one(s.sandbox) .. " (sandbox = false in its entry)"
     elseif s.unsandboxed then

@@ -66,6 +66,10 @@ func TestREPLPromptCommands(t *testing.T) {
 	s.expect("Use echo to repeat what the person says.")
 	s.expect("tai:default> ")
 
+	s.typeKeys("/mcp\r")
+	s.expect("prompts 1, run as /echoer:PROMPT (/help lists them)")
+	s.expect("tai:default> ")
+
 	s.typeKeys("/help\r")
 	s.expect("Prompts of MCP servers")
 	s.expect("/echoer:greet")

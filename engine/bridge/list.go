@@ -48,6 +48,13 @@ type ServerInfo struct {
 	// punycode form, and warns when it mixes scripts (mcp.HostNote); empty
 	// for a plain ASCII host.
 	Host string `json:"host,omitempty"`
+	// Prompts counts the prompts listed (cached); Withheld does not count
+	// them.
+	Prompts int `json:"prompts"`
+	// Withholding, when set, says why none of the server's tools or
+	// prompts is offered: its instructions changed since they were
+	// granted, and how a person grants them.
+	Withholding string `json:"withholding,omitempty"`
 	// SandboxOff says the entry turns the sandbox off (sandbox = false):
 	// the server runs with all of the person's rights.
 	SandboxOff bool `json:"sandbox_off,omitempty"`
@@ -115,6 +122,10 @@ func (b *Bridge) List(ctx context.Context) ([]ServerInfo, error) {
 			}
 		}
 		sort.Strings(info.Profiles)
+		info.Prompts = len(st.prompts)
+		if st.instructionsWithheld() {
+			info.Withholding = st.instructions.reason
+		}
 		for _, bt := range st.tools {
 			switch {
 			case bt.state == StateWithheld:
@@ -218,6 +229,9 @@ func listText(list []ServerInfo, profile string) string {
 		}
 		fmt.Fprintf(&b, "  enabled for: %s; tools: %d listed, %d granted, %d offered here, %d withheld, %d removed; source %s\n",
 			orNone(s.Profiles), s.Tools, s.Granted, s.Offered, s.Withheld, s.Removed, screen.VisibleLine(s.Source))
+		if s.Withholding != "" {
+			fmt.Fprintf(&b, "  instructions %s\n", s.Withholding)
+		}
 	}
 	return b.String()
 }

@@ -178,6 +178,9 @@ func TestInstructionsDrift(t *testing.T) {
 	if _, err := f.b.GetPrompt(ctxT(t), "p", "plan", nil); err == nil || !strings.Contains(err.Error(), "instructions") {
 		t.Fatalf("a prompt ran after the instructions changed: %v", err)
 	}
+	if list, err := f.b.List(ctxT(t)); err != nil || len(list) != 1 || !strings.Contains(list[0].Withholding, "changed its instructions") || list[0].Prompts != 3 {
+		t.Fatalf("List = %+v, %v", list, err)
+	}
 	in, err := f.b.Instructions("work")
 	if err != nil || len(in) != 1 || in[0].State != StateWithheld || !strings.Contains(in[0].Text, "aws") {
 		t.Fatalf("Instructions = %+v, %v", in, err)

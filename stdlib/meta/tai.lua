@@ -433,6 +433,8 @@ error("meta/tai.lua only describes the tai module to editors; tai needs no requi
 ---@field withheld integer
 ---@field removed integer
 ---@field connected boolean
+---@field prompts integer prompts listed (cached): /NAME:PROMPT runs one
+---@field withholding? string why none of its tools or prompts is offered: its instructions changed, and how to grant them
 ---@field words string[] the argv or URL, one word each, for tai.term.words
 ---@field secret_in_argv string[] ${…} names of secrets on the command line or in the URL
 ---@field login? string the OAuth login state of an http server
