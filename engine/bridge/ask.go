@@ -177,7 +177,12 @@ func (b *Bridge) elicit(ctx context.Context, server string, cn *conn, req elicit
 	var nobody *tool.ErrNobody
 	switch {
 	case errors.As(err, &nobody):
-		tool.Note(ctx, fmt.Sprintf("%s asked %s, declined: %s", server, what, nobody.Refusal))
+		note := fmt.Sprintf("%s asked %s, declined: %s", server, what, nobody.Refusal)
+		if nobody.Refusal == tool.RefusedNoCall && b.opts.Client != nil && b.opts.Client.OnWarning != nil {
+			// No call's line to say it on: say it as a warning.
+			b.opts.Client.OnWarning(note)
+		}
+		tool.Note(ctx, note)
 		return decline
 	case ctx.Err() != nil:
 		return elicit.Result{Action: elicit.Cancel}

@@ -210,6 +210,25 @@ func TestElicitDeclinedUnattended(t *testing.T) {
 	}
 }
 
+// TestElicitOutsideACall: a form that belongs to no call tai can tell
+// (here a call made with no caller) is declined, and as there is no call's
+// line to say so on, the person is warned.
+func TestElicitOutsideACall(t *testing.T) {
+	person := &elicitor{answer: func(elicit.Question) (elicit.Result, error) {
+		return elicit.Result{Action: elicit.Accept, Content: map[string]any{"name": "Ada"}}, nil
+	}}
+	f, _, _ := askerFixture(t, tool.Interactive, person, t.TempDir())
+	var warned []string
+	f.b.opts.Client.OnWarning = func(s string) { warned = append(warned, s) }
+	res, err := f.reg.Dispatch(ctxT(t), "mcp_asker_form", nil)
+	if err != nil || text(res) != "decline null" || len(person.asked) != 0 {
+		t.Fatalf("call %q, %v; the person was asked %d times", text(res), err, len(person.asked))
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "asker asked for a form, declined: "+tool.RefusedNoCall) {
+		t.Fatalf("warnings %q", warned)
+	}
+}
+
 // TestElicitURL: a URL-mode request shows the URL with its host in
 // punycode, and opens it in the browser only once the person accepts.
 func TestElicitURL(t *testing.T) {
