@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // startPipeCaps starts a client over a pipe whose server declares caps.
@@ -119,5 +121,36 @@ func TestPromptsWire(t *testing.T) {
 	}
 	if r := within(t, cc, "CompletePrompt"); r.err != nil || len(r.vals) != MaxCompletions || r.vals[0] != "f0" {
 		t.Fatalf("CompletePrompt = %d values, %v", len(r.vals), r.err)
+	}
+}
+
+// TestSDKPrompts renders the go-sdk server's prompt over stdio and
+// Streamable HTTP: its listing, its messages with the argument given,
+// the image as sent.
+func TestSDKPrompts(t *testing.T) {
+	ctx := testCtx(t)
+	ts, _ := startSDKHTTP(t, &sdk.StreamableHTTPOptions{JSONResponse: true})
+	hc, err := connectHTTP(ctx, ts.URL, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hc.Close() })
+	for name, c := range map[string]*Client{"stdio": connectFake(t, "sdk", nil), "http": hc} {
+		t.Run(name, func(t *testing.T) {
+			ps, err := c.Prompts(ctx)
+			if err != nil || len(ps) != 1 || ps[0].Name != "look" || !ps[0].Arguments[0].Required {
+				t.Fatalf("Prompts = %+v, %v", ps, err)
+			}
+			r, err := c.GetPrompt(ctx, "look", map[string]string{"what": "sky"})
+			if err != nil || len(r.Messages) != 2 {
+				t.Fatalf("GetPrompt = %+v, %v", r, err)
+			}
+			if text, ok := TextOf(r.Messages[0].Content); !ok || text != "Look at the sky" {
+				t.Fatalf("first message %s", r.Messages[0].Content)
+			}
+			if !strings.Contains(string(r.Messages[1].Content), `"type":"image"`) {
+				t.Fatalf("second message %s", r.Messages[1].Content)
+			}
+		})
 	}
 }

@@ -48,6 +48,13 @@ func newSDKServer() *sdk.Server {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.ImageContent{Data: []byte("\x89PNG"), MIMEType: "image/png"}}}, nil, nil
 		})
 	addSDKResources(s)
+	s.AddPrompt(&sdk.Prompt{Name: "look", Description: "looks at a picture", Arguments: []*sdk.PromptArgument{{Name: "what", Required: true}}},
+		func(_ context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+			return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{
+				{Role: "user", Content: &sdk.TextContent{Text: "Look at the " + req.Params.Arguments["what"]}},
+				{Role: "user", Content: &sdk.ImageContent{Data: []byte("\x89PNG"), MIMEType: "image/png"}},
+			}}, nil
+		})
 	for i := range 5 {
 		sdk.AddTool(s, &sdk.Tool{Name: fmt.Sprintf("filler_%d", i), Description: "pads the list"},
 			func(_ context.Context, _ *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
