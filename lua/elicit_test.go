@@ -181,3 +181,20 @@ func TestREPLAsksTheForm(t *testing.T) {
 		})
 	}
 }
+
+// TestElicitNobodyToAsk: with no script answering and a prompter that
+// cannot put a form (no terminal, as under tai -p piped), the form is
+// declined and the call's line says why.
+func TestElicitNobodyToAsk(t *testing.T) {
+	h, srv := elicitorHost(t, tool.Interactive)
+	got := mustRun(t, h, `
+		local notes = {}
+		local answer = assert(tai.chat("fill it", {on_tool_end = function(ev)
+			for _, n in ipairs(ev.notes or {}) do notes[#notes + 1] = n end end}))
+		return answer, table.concat(notes, "|")`)
+	reqs := srv.Requests()
+	results := reqs[len(reqs)-1].ToolResults()
+	if got[1] != "el asked for a form, declined: "+tool.RefusedNoTerminal || len(results) != 1 || results[0].Text != "decline null" {
+		t.Fatalf("got %v, the server answered %+v", got, results)
+	}
+}
