@@ -90,6 +90,16 @@ func TestPromptsRun(t *testing.T) {
 
 	sys := f.b.SystemPrompt("work")
 	mustContain(t, "system prompt", sys, `<mcp-server-instructions server="p">`, "Use echo to repeat text. Call it once per line.", "</mcp-server-instructions>", "not tai's")
+	// A secret the vault learns later is redacted from them too.
+	if err := f.store.SecretSet("LINE_SECRET", "once per line", nil); err != nil {
+		t.Fatal(err)
+	}
+	if sys := f.b.SystemPrompt("work"); strings.Contains(sys, "once per line") || !strings.Contains(sys, "[REDACTED:LINE_SECRET]") {
+		t.Fatalf("a secret reached the system prompt: %q", sys)
+	}
+	if turn, err := f.b.GetPrompt(ctx, "p", "greet", map[string]string{"name": "once per line"}); err != nil || strings.Contains(turn.Messages[0].Content, "once per line") {
+		t.Fatalf("a secret in a rendered prompt: %+v, %v", turn.Messages, err)
+	}
 	if f.b.SystemPrompt("home") != "" {
 		t.Fatalf("a profile the server is not enabled for got its instructions")
 	}
