@@ -190,10 +190,8 @@ func (a *adding) verify() error {
 		a.out.Notes = append(a.out.Notes, b.shown(n))
 	}
 	for _, p := range a.prompts {
-		if p.Refused == "" {
-			a.pins = append(a.pins, promptPin(e.Name, p))
-			a.out.Prompts = append(a.out.Prompts, p.Tool)
-		}
+		a.pins = append(a.pins, promptPin(e.Name, p))
+		a.out.Prompts = append(a.out.Prompts, p.Tool)
 	}
 	for _, in := range a.instr {
 		a.pins = append(a.pins, instructionsPin(e.Name, in.Description))

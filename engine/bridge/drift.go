@@ -116,7 +116,7 @@ func (b *Bridge) relist(ctx context.Context, server string, c *mcp.Client, promp
 		ask(instructionsKey(st), func() (bool, error) { return b.askInstructionsGrant(ctx, a, st) })
 	}
 	for _, p := range st.prompts {
-		if p.state == StateWithheld && p.cached.Refused == "" {
+		if p.state == StateWithheld {
 			ask(promptKey(p), func() (bool, error) { return b.askPromptGrant(ctx, a, st, p) })
 		}
 	}

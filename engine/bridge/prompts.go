@@ -100,8 +100,6 @@ func (ss *serverState) offers(rows []vault.ServerTool, pins []vault.ToolPin) {
 			p.hash = promptHash(r.Tool, r.Description, r.Schema)
 			pin, pinned := promptPins[r.Tool]
 			switch {
-			case r.Refused != "":
-				p.state, p.reason = StateWithheld, "refused: "+r.Refused
 			case !pinned:
 				p.state, p.reason = StateWithheld, "withheld: the server added this prompt after registration; a person must grant it (/mcp grant "+name+" "+r.Tool+")"
 			case pin.Hash != p.hash:
@@ -232,7 +230,7 @@ func (b *Bridge) adoptOffers(server string, prompts, instr []vault.ServerTool) e
 		return err
 	}
 	for _, p := range prompts {
-		if _, pinned := st.promptPins[p.Tool]; !pinned && p.Refused == "" {
+		if _, pinned := st.promptPins[p.Tool]; !pinned {
 			if err := b.store.PinPut(promptPin(server, p)); err != nil {
 				return err
 			}

@@ -385,12 +385,6 @@ func (b *Bridge) Grant(ctx context.Context, server, toolName string) ([]string, 
 			continue
 		}
 		found = true
-		if p.cached.Refused != "" {
-			if toolName != "" {
-				return nil, fmt.Errorf("prompt %q of %s cannot be granted: %s", toolName, server, p.reason)
-			}
-			continue
-		}
 		if p.state != StateWithheld {
 			continue
 		}
