@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -198,13 +199,46 @@ func (b *Bridge) cacheOffers(ctx context.Context, server string, c *mcp.Client) 
 	if err != nil {
 		return err
 	}
-	if err := b.store.ListingReplace(server, vault.KindPrompt, prompts); err != nil {
+	// Most connections find what the vault holds: nothing is written.
+	s, err := b.reload()
+	if err != nil {
 		return err
 	}
-	if err := b.store.ListingReplace(server, vault.KindInstructions, instr); err != nil {
-		return err
+	st := s.servers[server]
+	if st == nil || !st.samePrompts(prompts) {
+		if err := b.store.ListingReplace(server, vault.KindPrompt, prompts); err != nil {
+			return err
+		}
+	}
+	if st == nil || !st.sameInstructions(instr) {
+		if err := b.store.ListingReplace(server, vault.KindInstructions, instr); err != nil {
+			return err
+		}
 	}
 	return b.adoptOffers(server, prompts, instr)
+}
+
+// samePrompts reports whether rows (sorted by name) are the cached
+// prompt listing.
+func (ss *serverState) samePrompts(rows []vault.ServerTool) bool {
+	if len(rows) != len(ss.prompts) {
+		return false
+	}
+	for i, r := range rows {
+		c := ss.prompts[i].cached
+		if r.Tool != c.Tool || r.Description != c.Description || !bytes.Equal(r.Schema, c.Schema) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameInstructions reports whether rows are the cached instructions.
+func (ss *serverState) sameInstructions(rows []vault.ServerTool) bool {
+	if ss.instructions == nil || len(rows) == 0 {
+		return ss.instructions == nil && len(rows) == 0
+	}
+	return rows[0].Description == ss.instructions.text
 }
 
 // adoptOffers pins a server's prompts and instructions as they are now

@@ -106,6 +106,29 @@ func TestPromptsRun(t *testing.T) {
 	if _, err := f.b.GetPrompt(ctx, "p", "nosuch", nil); err == nil || !strings.Contains(err.Error(), "lists no prompt nosuch") {
 		t.Fatalf("an unknown prompt: %v", err)
 	}
+
+	// A new connection that lists the same prompts and instructions
+	// writes none of them again.
+	before, err := f.store.ServerStates()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.b.dropConn("p")
+	if _, err := f.b.GetPrompt(ctx, "p", "plan", nil); err != nil {
+		t.Fatal(err)
+	}
+	after, err := f.store.ServerStates()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after[0].Offers) != len(before[0].Offers) {
+		t.Fatalf("offers %d, then %d", len(before[0].Offers), len(after[0].Offers))
+	}
+	for i, o := range after[0].Offers {
+		if !o.Updated.Equal(before[0].Offers[i].Updated) {
+			t.Fatalf("%s %s was written again though unchanged", o.Kind, o.Tool)
+		}
+	}
 }
 
 // TestPromptDrift: a prompt redefined or added after registration is
