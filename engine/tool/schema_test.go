@@ -157,3 +157,25 @@ func TestUnknownArgumentNamesAreNamedBriefly(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCheckSchema checks a typical call's arguments against its
+// tool's schema, as every call is before it is approved.
+func BenchmarkCheckSchema(b *testing.B) {
+	tl := Tool{Name: "t", Parameters: map[string]any{
+		"type": "object", "required": []any{"path", "mode"},
+		"properties": map[string]any{
+			"path":  map[string]any{"type": "string"},
+			"mode":  map[string]any{"type": "string", "enum": []any{"read", "write", "append"}},
+			"lines": map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "minItems": 1},
+			"limit": map[string]any{"type": "integer", "minimum": 1, "maximum": 1000},
+			"opts":  map[string]any{"type": "object", "properties": map[string]any{"depth": map[string]any{"type": "integer"}}},
+		},
+	}}
+	args := map[string]any{"path": "a/b.txt", "mode": "write", "lines": []any{"x", "y", "z"}, "limit": 10.0, "opts": map[string]any{"depth": 2.0}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := checkSchema(tl, args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
