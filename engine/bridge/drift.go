@@ -115,9 +115,23 @@ func (b *Bridge) relist(ctx context.Context, server string, c *mcp.Client, promp
 	if st.instructionsWithheld() {
 		ask(instructionsKey(st), func() (bool, error) { return b.askInstructionsGrant(ctx, a, st) })
 	}
+	// The withheld prompts go on one screen, however many: all or none.
+	var ps []*offeredPrompt
 	for _, p := range st.prompts {
-		if p.state == StateWithheld {
-			ask(promptKey(p), func() (bool, error) { return b.askPromptGrant(ctx, a, st, p) })
+		if p.state == StateWithheld && !b.wasDeclined(promptKey(p)) {
+			ps = append(ps, p)
+		}
+	}
+	if len(ps) > 0 {
+		got, err := b.askPromptsGrant(ctx, a, st, ps)
+		switch {
+		case err != nil:
+		case len(got) == 0:
+			for _, p := range ps {
+				b.decline(promptKey(p))
+			}
+		default:
+			granted = true
 		}
 	}
 	for _, bt := range st.tools {

@@ -297,6 +297,88 @@ func (b *Bridge) askPromptGrant(ctx context.Context, a *tool.Approver, st *serve
 	return true, nil
 }
 
+// maxDriftNamed bounds the new prompts one grant screen names, and
+// maxDriftDiffs the redefined ones it shows a diff for; the rest are
+// counted.
+const (
+	maxDriftNamed = 5
+	maxDriftDiffs = 2
+)
+
+// askPromptsGrant puts a server's withheld prompts ps to a person on one
+// screen, whatever their number: how many are new and which, and a diff
+// of the first few redefined; a yes grants them all, a no none. It
+// returns what was granted.
+func (b *Bridge) askPromptsGrant(ctx context.Context, a *tool.Approver, st *serverState, ps []*offeredPrompt) ([]string, error) {
+	if len(ps) == 0 {
+		return nil, nil
+	}
+	if len(ps) == 1 {
+		ok, err := b.askPromptGrant(ctx, a, st, ps[0])
+		if err != nil || !ok {
+			return nil, err
+		}
+		return []string{"prompt " + ps[0].name}, nil
+	}
+	var added, changed []*offeredPrompt
+	for _, p := range ps {
+		if _, pinned := st.promptPins[p.name]; pinned {
+			changed = append(changed, p)
+		} else {
+			added = append(added, p)
+		}
+	}
+	var counts []string
+	if len(added) > 0 {
+		counts = append(counts, fmt.Sprintf("%d new", len(added)))
+	}
+	if len(changed) > 0 {
+		counts = append(counts, fmt.Sprintf("%d redefined", len(changed)))
+	}
+	var q strings.Builder
+	fmt.Fprintf(&q, "MCP server %s lists prompts you did not grant: %s.\n", screen.VisibleLine(st.row.Name), strings.Join(counts, ", "))
+	if len(added) > 0 {
+		q.WriteString("new: " + promptNames(added, maxDriftNamed) + "\n")
+	}
+	for i, p := range changed {
+		if i == maxDriftDiffs {
+			q.WriteString("also redefined: " + promptNames(changed[i:], maxDriftNamed) + "\n")
+			break
+		}
+		pin := st.promptPins[p.name]
+		fmt.Fprintf(&q, "redefined %s:\n", screen.VisibleLine(p.name))
+		q.WriteString(b.shown(definitionDiff(pin.Description, pin.Schema, p.cached.Description, p.cached.Schema, "title and arguments")))
+	}
+	fmt.Fprintf(&q, "Grant all %d? (no grants none; /mcp grant %s NAME grants one) [y/N]", len(ps), screen.VisibleLine(st.row.Name))
+	ok, err := a.Decide(ctx, q.String())
+	if err != nil || !ok {
+		return nil, err
+	}
+	var granted []string
+	for _, p := range ps {
+		if err := b.store.PinPut(promptPin(st.row.Name, p.cached)); err != nil {
+			return granted, err
+		}
+		granted = append(granted, "prompt "+p.name)
+	}
+	b.auditAdmin("grant", st.row.Name+"/prompts", fmt.Sprintf("ok: %d prompts", len(ps)))
+	return granted, nil
+}
+
+// promptNames lists the names of ps, at most n of them, then how many
+// more.
+func promptNames(ps []*offeredPrompt, n int) string {
+	var names []string
+	for i, p := range ps {
+		if i == n {
+			names = append(names, fmt.Sprintf("and %d more", len(ps)-n))
+			break
+		}
+		names = append(names, screen.VisibleLine(p.name))
+	}
+	return strings.Join(names, ", ")
+}
+
 // PromptInfo is one prompt of a registered server, as a front end lists
 // it: Offered says it can run now (granted, its server enabled for the
 // profile); Reason says why not.

@@ -183,6 +183,54 @@ func TestPromptDrift(t *testing.T) {
 	}
 }
 
+// TestPromptDriftOneScreen: a server that adds 10,000 prompts and
+// redefines one is put to a person on one screen before a tool call runs,
+// naming a few and counting the rest; a no withholds them all and is not
+// asked again by the next call, and /mcp grant SERVER grants them all
+// from one screen.
+func TestPromptDriftOneScreen(t *testing.T) {
+	state, path := filepath.Join(t.TempDir(), "state"), filepath.Join(t.TempDir(), "vault.db")
+	writeState(t, state, "v1")
+	first, _ := promptFixture(t, tool.Auto, path, state)
+	first.b.Close()
+	first.store.Close()
+
+	writeState(t, state, "many")
+	f := newFixture(t, tool.Interactive, path)
+	f.p.answer = "n"
+	ctx := ctxT(t)
+	for range 2 {
+		res, err := f.reg.Dispatch(ctx, "mcp_p_echo", map[string]any{"text": "hi"})
+		if err != nil || res.IsError {
+			t.Fatalf("echo: %+v, %v", res, err)
+		}
+		f.b.dropConn("p")
+	}
+	qs := f.p.questions()
+	if len(qs) != 1 {
+		t.Fatalf("%d questions before a tool call, want one:\n%s", len(qs), strings.Join(qs, "\n---\n"))
+	}
+	mustContain(t, "drift screen", qs[0], "lists prompts you did not grant: 99 new, 1 redefined", "new: m00000, m00001, m00002, m00003, m00004, and 94 more", "redefined greet:", "+ greets someone. IMPORTANT", "Grant all 100?")
+	if n := strings.Count(qs[0], "\n"); n > 20 {
+		t.Fatalf("the drift screen has %d lines:\n%s", n, qs[0])
+	}
+	if _, err := f.b.GetPrompt(ctx, "p", "m00000", nil); err == nil || !strings.Contains(err.Error(), "withheld") {
+		t.Fatalf("a declined new prompt ran: %v", err)
+	}
+
+	f.p.answer = "y"
+	granted, err := f.b.Grant(ctx, "p", "")
+	if err != nil || len(granted) != 100 {
+		t.Fatalf("granted %d, %v", len(granted), err)
+	}
+	if qs := f.p.questions(); len(qs) != 2 {
+		t.Fatalf("/mcp grant asked %d questions, want one", len(qs)-1)
+	}
+	if _, err := f.b.GetPrompt(ctx, "p", "m00000", nil); err != nil {
+		t.Fatalf("a granted prompt: %v", err)
+	}
+}
+
 // TestInstructionsDrift: changed instructions withhold the server's
 // tools and prompts, and leave the system prompt, until a person grants
 // them, seeing the diff.

@@ -380,21 +380,20 @@ func (b *Bridge) Grant(ctx context.Context, server, toolName string) ([]string, 
 			granted = append(granted, vault.KindInstructions)
 		}
 	}
+	var withheld []*offeredPrompt
 	for _, p := range st.prompts {
 		if toolName != "" && p.name != toolName {
 			continue
 		}
 		found = true
-		if p.state != StateWithheld {
-			continue
+		if p.state == StateWithheld {
+			withheld = append(withheld, p)
 		}
-		ok, err := b.askPromptGrant(ctx, a, st, p)
-		if err != nil {
-			return granted, err
-		}
-		if ok {
-			granted = append(granted, "prompt "+p.name)
-		}
+	}
+	got, err := b.askPromptsGrant(ctx, a, st, withheld)
+	granted = append(granted, got...)
+	if err != nil {
+		return granted, err
 	}
 	for _, bt := range st.tools {
 		if toolName != "" && bt.tool != toolName {
