@@ -41,7 +41,7 @@ type stream struct {
 	sent bool // last holds a progress sent
 }
 
-// accepts reports whether an Accept header takes text/event-stream.
+// acceptsStream reports whether an Accept header takes text/event-stream.
 func acceptsStream(accept string) bool {
 	for part := range strings.SplitSeq(accept, ",") {
 		mt, _, _ := strings.Cut(part, ";")
