@@ -34,6 +34,14 @@ func serveElicitor() {
 			b, _ := json.Marshal(res.Content)
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: res.Action + " " + string(b)}}}, nil, nil
 		})
+	sdk.AddTool(s, &sdk.Tool{Name: "url", Description: "asks to open a URL"},
+		func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			res, err := req.Session.Elicit(ctx, &sdk.ElicitParams{Mode: "url", Message: "log in", URL: "https://bücher.example/go", ElicitationID: "u1"})
+			if err != nil {
+				return nil, nil, err
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: res.Action}}}, nil, nil
+		})
 	if err := s.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "elicitor:", err)
 	}
@@ -43,7 +51,8 @@ func serveElicitor() {
 // form: it gets the fields as the schema says (titles, choices, defaults,
 // the secret mark) with a check function, and what it returns goes back
 // with the defaults of what it left out. Without on_elicit the session
-// declares no elicitation, and the server says so.
+// declares no elicitation, and the server says so. A URL request reaches
+// it with its host in punycode, and its answer goes back as it is.
 func TestConnectOnElicit(t *testing.T) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -63,12 +72,20 @@ func TestConnectOnElicit(t *testing.T) {
 		end}))
 		local r = assert(c:call("form"))
 		c:close()
+		local link
+		local u = assert(tai.mcp.connect(entry, {on_elicit = function(req)
+			link = {req.mode, req.url, req.host, req.unicode, req.id, #req.warnings}
+			return "decline"
+		end}))
+		local ur = assert(u:call("url"))
+		u:close()
 		local plain = assert(tai.mcp.connect(entry))
 		local refused = plain:call("form")
 		plain:close()
-		return r.content[1].text, seen[1], seen[2], seen[3], seen[4], seen[5], seen[6], seen[7], seen[8], seen[9], seen[10], seen[11],
+		return ur.content[1].text .. " " .. table.concat(link, " ", 1, 5) .. " " .. link[6], r.content[1].text, seen[1], seen[2], seen[3], seen[4], seen[5], seen[6], seen[7], seen[8], seen[9], seen[10], seen[11],
 			refused.isError, refused.content[1].text`, exe))
-	want := []any{`accept {"age":30,"color":"#00f","name":"Ada"}`, "el", "tell me", "form", int64(4), "Your name", "true",
+	want := []any{"decline url https://xn--bcher-kva.example/go xn--bcher-kva.example bücher.example u1 1",
+		`accept {"age":30,"color":"#00f","name":"Ada"}`, "el", "tell me", "form", int64(4), "Your name", "true",
 		"Blue", "#f00", "true", int64(30), "age wants a number from 0 to 150, not 200",
 		true, "client does not support elicitation"}
 	if len(got) != len(want) {
