@@ -199,6 +199,37 @@ func TestREPLAsksTheForm(t *testing.T) {
 	}
 }
 
+// TestREPLFormSecretHidden: a field named like a secret is read without
+// echo (tai.term.read_hidden, as /secret reads) and shown masked in the
+// answers before they are sent; the server still gets what was typed.
+func TestREPLFormSecretHidden(t *testing.T) {
+	h, srv := elicitorHost(t, tool.Interactive)
+	got := mustRun(t, h, `
+		local keys, lines, said, hidden = {"y", "y"}, {"Ada", "", ""}, {}, {}
+		tai.term.read_hidden = function(prompt) hidden[#hidden + 1] = prompt return "hunter2-xyz" end
+		local rl = {
+			key = function(_, prompt) return table.remove(keys, 1) or "" end,
+			read = function(_, prompt) return table.remove(lines, 1) end,
+		}
+		local p = require("tai.chatview").prompter(function() return rl end, function(s) said[#said + 1] = s end)
+		p.confirm = function() return true end
+		tai.prompter(p)
+		assert(tai.chat("fill it"))
+		return table.concat(said, "\n"), table.concat(hidden, "|")`)
+	reqs := srv.Requests()
+	results := reqs[len(reqs)-1].ToolResults()
+	if len(results) != 1 || !strings.Contains(results[0].Text, `"api_key":"hunter2-xyz"`) {
+		t.Fatalf("the server got %+v", results)
+	}
+	screen := got[0].(string)
+	if strings.Contains(screen, "hunter2") || !strings.Contains(screen, "api_key = (hidden)") || !strings.Contains(screen, "this looks like a secret") {
+		t.Fatalf("the screen:\n%s", screen)
+	}
+	if !strings.Contains(got[1].(string), "api_key") {
+		t.Fatalf("read without echo: %q", got[1])
+	}
+}
+
 // TestElicitNobodyToAsk: with no script answering and a prompter that
 // cannot put a form (no terminal, as under tai -p piped), the form is
 // declined and the call's line says why.

@@ -950,6 +950,17 @@ local function elicit_key(rl, prompt, choices, say)
   end
 end
 
+-- read_field(rl, f, prompt) reads one field's answer: a field whose name
+-- reads as a secret's without echo, as /secret does, when there is a
+-- terminal. nil when the person cancels.
+local function read_field(rl, f, prompt)
+  if f.secret then
+    local v, err = tai.term.read_hidden(prompt .. " (not shown)> ")
+    if v or err == "interrupt" then return v end
+  end
+  return rl:read(prompt .. "> ")
+end
+
 -- ask_form(rl, q, say) asks each field of q's form in turn, then shows
 -- the answers and asks to send them: y sends (accept), e asks every field
 -- again with the answers as defaults, d declines, Esc cancels. Enter
@@ -970,9 +981,13 @@ function M.ask_form(rl, q, say)
       local default = given[f.name] or f.default_text
       local prompt = "  " .. M.short(f.name, 30)
       if f.hint and f.hint ~= "" then prompt = prompt .. " (" .. f.hint .. ")" end
-      if default and default ~= "" then prompt = prompt .. " [" .. M.short(default, 40) .. "]" end
+      if f.secret and given[f.name] then
+        prompt = prompt .. " [Enter keeps it]"
+      elseif default and default ~= "" then
+        prompt = prompt .. " [" .. M.short(default, 40) .. "]"
+      end
       while true do
-        local line = rl:read(prompt .. "> ")
+        local line = read_field(rl, f, prompt)
         if not line then return { action = "cancel" } end
         if line == "" and default then line = default end
         local v, why = f.check(line)
@@ -988,7 +1003,9 @@ function M.ask_form(rl, q, say)
     local shown = {}
     for _, f in ipairs(q.fields or {}) do
       if content[f.name] ~= nil then
-        shown[#shown + 1] = "  " .. M.short(f.name, 30) .. " = " .. M.short(value_text(content[f.name]), 100)
+        local v = M.short(value_text(content[f.name]), 100)
+        if f.secret then v = given[f.name] == "" and "(empty)" or "(hidden)" end
+        shown[#shown + 1] = "  " .. M.short(f.name, 30) .. " = " .. v
       end
     end
     if #shown > 0 then say(table.concat(shown, "\n")) end

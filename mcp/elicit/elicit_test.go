@@ -126,6 +126,7 @@ func TestParseFormRefuses(t *testing.T) {
 		{"nested", `{"type":"object","properties":{"a":{"type":"object"}}}`, `"a" is of type "object"`},
 		{"array of numbers", `{"type":"object","properties":{"a":{"type":"array","items":{"type":"number"}}}}`, `"a" offers no choices`},
 		{"format", `{"type":"object","properties":{"a":{"type":"string","format":"ipv4"}}}`, `format "ipv4"`},
+		{"password", `{"type":"object","properties":{"pw":{"type":"string","format":"password"}}}`, `"pw" has the format "password": servers must not ask for secrets in a form (MCP)`},
 		{"required unknown", `{"type":"object","properties":{},"required":["x"]}`, `requires "x"`},
 		{"bad default", `{"type":"object","properties":{"a":{"type":"integer","maximum":3,"default":9}}}`, "default it refuses"},
 		{"impossible bounds", `{"type":"object","properties":{"a":{"type":"number","minimum":5,"maximum":1}}}`, "which none is"},

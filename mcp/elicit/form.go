@@ -247,6 +247,8 @@ func parseField(name string, p property, required bool) (Field, error) {
 		switch p.Format {
 		case "", FormatEmail, FormatURI, FormatDate, FormatDateTime:
 			f.Format = p.Format
+		case "password":
+			return Field{}, unshowable("field %q has the format \"password\": servers must not ask for secrets in a form (MCP), so tai declines it", name)
 		default:
 			return Field{}, unshowable("field %q has the format %q, which tai does not know", name, p.Format)
 		}
