@@ -15,7 +15,7 @@ const ProgressEvery = 50 * time.Millisecond
 // OnToolProgress: report keeps the latest and returns at once (it may run
 // on the goroutine reading an MCP server); one goroutine at a time
 // delivers it, then waits ProgressEvery before delivering what came
-// meanwhile.
+// meanwhile. The latest progress is always delivered.
 type progressRelay struct {
 	ev   ToolEvent
 	send func(ToolEvent)
@@ -50,11 +50,11 @@ func (r *progressRelay) report(p tool.Progress) {
 }
 
 // deliver sends the latest progress until none is left, pausing
-// ProgressEvery after each.
+// ProgressEvery after each (not once stop was called).
 func (r *progressRelay) deliver() {
 	for {
 		r.mu.Lock()
-		if !r.pending || r.stopped {
+		if !r.pending {
 			r.busy = false
 			r.idle.Broadcast()
 			r.mu.Unlock()
@@ -72,7 +72,9 @@ func (r *progressRelay) deliver() {
 	}
 }
 
-// stop ends the relay: nothing is delivered once it returns.
+// stop ends the relay: the latest progress not delivered yet is, without
+// the pause, and nothing is once stop returns (a call's end comes after
+// its last progress).
 func (r *progressRelay) stop() {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -75,3 +75,18 @@ func TestProgressRelayCoalescesAFlood(t *testing.T) {
 		t.Errorf("progress delivered after stop: %v", got)
 	}
 }
+
+// The latest progress reaches the front end before the call's end, however
+// soon the call ends after reporting it.
+func TestProgressRelayDeliversTheLatestBeforeTheEnd(t *testing.T) {
+	for range 100 {
+		var got []float64
+		r := newProgressRelay(ToolEvent{ID: "c1"}, func(e ToolEvent) { got = append(got, e.Progress.Progress) })
+		r.report(tool.Progress{Progress: 1})
+		r.report(tool.Progress{Progress: 2})
+		r.stop()
+		if len(got) == 0 || got[len(got)-1] != 2 {
+			t.Fatalf("delivered %v before the end, want 2 last", got)
+		}
+	}
+}

@@ -1,11 +1,15 @@
 package lua
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"tai/engine"
+	"tai/engine/llm/llmtest"
+	"tai/engine/tool"
 	"tai/mcp"
 )
 
@@ -36,5 +40,45 @@ func TestMCPCallTimeoutSettings(t *testing.T) {
 		Engine: &engine.Options{Getenv: func(k string) string { return "7s" }}}, nil)
 	if o := h2.mcpClientOptions("v", nil); o.CallTimeout != time.Second || o.CallMaxTotal != 7*time.Second {
 		t.Errorf("with Options.MCPClient: %s, %s", o.CallTimeout, o.CallMaxTotal)
+	}
+}
+
+// tai.chat's on_tool_progress receives what a running tool reports,
+// between its on_tool_start and on_tool_end, the latest always (coalesced
+// ones may be skipped).
+func TestChatToolProgress(t *testing.T) {
+	h, _, _ := modelHost(t, tool.Auto,
+		llmtest.Calls(llmtest.Call("steps", `{}`)),
+		llmtest.Say("stepped"))
+	e, err := h.Engine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Tools().Add(tool.Tool{Name: "steps", Description: "reports three steps", Safe: true,
+		Run: func(ctx context.Context, _ map[string]any) (tool.Result, error) {
+			report := tool.CallerFrom(ctx).Progress
+			if report == nil {
+				return tool.ErrorResult("nobody listens"), nil
+			}
+			for i := 1; i <= 3; i++ {
+				report(tool.Progress{Progress: float64(i), Total: 3, Message: fmt.Sprintf("step %d", i)})
+			}
+			return tool.TextResult("done"), nil
+		}}); err != nil {
+		t.Fatal(err)
+	}
+	got := mustRun(t, h, `
+		local seen = {}
+		local answer = assert(tai.chat("step", {
+			on_tool_start = function(ev) seen[#seen + 1] = "start " .. ev.name end,
+			on_tool_progress = function(ev) seen[#seen + 1] = string.format("%s %g/%g %s", ev.name, ev.progress, ev.total, ev.message) end,
+			on_tool_end = function(ev) seen[#seen + 1] = "end " .. ev.outcome end }))
+		return answer, table.concat(seen, "|")`)
+	if got[0] != "stepped" {
+		t.Fatalf("answer = %v", got[0])
+	}
+	seen := got[1].(string)
+	if !strings.HasPrefix(seen, "start steps|steps ") || !strings.HasSuffix(seen, "|steps 3/3 step 3|end ok") {
+		t.Errorf("events = %q, want the start, progress with the latest last, then the end", seen)
 	}
 }
