@@ -63,8 +63,9 @@ type Events struct {
 	// OnToolProgress is told, between a call's OnToolStart and OnToolEnd,
 	// of the progress the tool reports (an MCP server's
 	// notifications/progress): the latest only, at most every
-	// ProgressEvery, from a goroutine of its own, so a tool reporting
-	// faster than the front end draws never waits for it.
+	// ProgressEvery (the last always, before OnToolEnd), from a goroutine
+	// of its own, so a tool reporting faster than the front end draws
+	// never waits for it.
 	OnToolProgress func(ToolEvent)
 	// OnRunning(true) says the approved calls of one answer have started
 	// running (time for a spinner naming them); OnRunning(false) comes
