@@ -1278,8 +1278,9 @@ builtin.tools = {
     local here = 0
     for _, t in ipairs(bridged) do
       if t.offered then here = here + 1 end
+      -- a reason says its state itself ("withheld: …", "refused: …")
       local state = t.state .. (t.offered and ", offered here" or "")
-      if t.reason and t.reason ~= "" then state = state .. ": " .. t.reason end
+      if t.reason and t.reason ~= "" then state = t.reason end
       rows[#rows + 1] = { last[t.name] and "*" or " ", tai.term.clean(t.name, true), "asks",
         tai.term.clean(t.server .. "/" .. t.tool, true), chatview.short(chatview.clean(state), 90) }
     end

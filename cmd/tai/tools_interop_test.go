@@ -51,7 +51,9 @@ func TestInteropPastedServerIsOfferedWhole(t *testing.T) {
 		t.Fatalf("the model was offered %d tools, %d of them the server's: %v", len(names), bridged, names)
 	}
 	s.typeKeys("/tools\r")
-	s.expect(fmt.Sprintf("%d from MCP servers (%d offered to this profile)", bridged, bridged))
+	// server-everything's task-only tool is listed, not offered
+	s.expect("not offered: it runs only as an MCP task")
+	s.expect(fmt.Sprintf("%d from MCP servers (%d offered to this profile)", bridged+1, bridged))
 	s.expect(fmt.Sprintf("* offered on the last turn: %d of %d", len(names), len(names)))
 	s.expect("tai:default> ")
 	s.typeKeys("\x04")
