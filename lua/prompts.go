@@ -26,6 +26,8 @@ import (
 //	        server offers no completion)
 //	tai.mcp.instructions{profile=} -> {{server=, text=, state=, reason=}, …} | nil, err
 //	        (the servers enabled for profile, default the current one)
+//	tai.mcp.MAX_PROMPTS   how many prompts of one server are offered (the
+//	        first by name)
 func (h *Host) openPrompts(mod *glua.LTable, L *glua.LState) {
 	for name, fn := range map[string]glua.LGFunction{
 		"prompts":           h.mcpPrompts,
@@ -35,6 +37,7 @@ func (h *Host) openPrompts(mod *glua.LTable, L *glua.LState) {
 	} {
 		mod.RawSetString(name, L.NewFunction(fn))
 	}
+	mod.RawSetString("MAX_PROMPTS", glua.LNumber(bridge.MaxPrompts))
 }
 
 func (h *Host) mcpPrompts(L *glua.LState) int {

@@ -74,6 +74,38 @@ function M.commands()
   return out
 end
 
+-- help_lines(server, cmds, width, help_lines) is /help's section for one
+-- server's prompts (commands() of that server): the offered ones by
+-- help_lines, those withheld folded into one line with the command that
+-- grants them, and a note when the server may list more than tai offers
+-- (tai.mcp.MAX_PROMPTS, the first by name).
+---@param server string
+---@param cmds table[]
+---@param width integer
+---@param help_lines fun(cmds: table[], width: integer): string[]
+---@return string[]
+function M.help_lines(server, cmds, width, help_lines)
+  local offered, withheld = {}, {}
+  for _, c in ipairs(cmds) do
+    if c.prompt.offered then offered[#offered + 1] = c else withheld[#withheld + 1] = c end
+  end
+  local lines = help_lines(offered, width)
+  if #withheld > 0 then
+    local names = {}
+    for i, c in ipairs(withheld) do
+      if i > 3 then names[#names + 1] = string.format("and %d more", #withheld - 3) break end
+      names[#names + 1] = chatview.clean(c.prompt.name)
+    end
+    lines[#lines + 1] = chatview.short(string.format("%d withheld until you grant them (%s): /mcp grant %s",
+      #withheld, table.concat(names, ", "), chatview.clean(server)), width)
+  end
+  if tai.mcp.MAX_PROMPTS and #cmds >= tai.mcp.MAX_PROMPTS then
+    lines[#lines + 1] = chatview.short(string.format("(tai offers a server's first %d prompts by name; any more it lists are not offered)",
+      tai.mcp.MAX_PROMPTS), width)
+  end
+  return lines
+end
+
 -- find(name) is the prompt /name runs, or nil and why not.
 ---@param name string
 ---@return table|nil
@@ -86,7 +118,11 @@ function M.find(name)
   for _, p in ipairs(list) do
     if p.name == prompt then return p end
   end
-  return nil, "mcp server " .. chatview.clean(server) .. " lists no prompt " .. chatview.clean(prompt) .. " for this profile; /help lists the prompts"
+  local cut = ""
+  if tai.mcp.MAX_PROMPTS and #list >= tai.mcp.MAX_PROMPTS then
+    cut = string.format(" (tai offers its first %d by name)", tai.mcp.MAX_PROMPTS)
+  end
+  return nil, "mcp server " .. chatview.clean(server) .. " offers no prompt " .. chatview.clean(prompt) .. " for this profile" .. cut .. "; /help lists the prompts"
 end
 
 -- describe(p) is /help's text for a prompt: the command, its description

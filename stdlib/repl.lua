@@ -681,7 +681,7 @@ builtin.help = {
       end
       for _, server in ipairs(by) do
         M.say("  " .. chatview.clean(server))
-        for _, l in ipairs(M.help_lines(by[server], tai.term.width() - 2)) do M.say("  " .. l) end
+        for _, l in ipairs(prompts.help_lines(server, by[server], tai.term.width() - 2, M.help_lines)) do M.say("  " .. l) end
       end
       M.say("")
     end

@@ -896,3 +896,35 @@ func TestLooksYAML(t *testing.T) {
 		})
 	}
 }
+
+// TestHelpFoldsWithheldPrompts: /help lists a server's offered prompts,
+// folds those withheld into one line with the command that grants them,
+// says when a server reaches the number tai offers, and a prompt past it
+// is said to be cut.
+func TestHelpFoldsWithheldPrompts(t *testing.T) {
+	got := run(t, `
+		local pc, repl = require("tai.promptcommand"), require("tai.repl")
+		local cmds = {}
+		local function add(name, offered)
+			local p = { server = "h", name = name, offered = offered, reason = "withheld: the server added this prompt after registration; a person must grant it (/mcp grant h " .. name .. ")" }
+			cmds[#cmds + 1] = { name = "h:" .. name, help = offered and "a prompt" or "(" .. p.reason .. ")", server = "h", prompt = p }
+		end
+		add("greet", true)
+		for i = 1, tai.mcp.MAX_PROMPTS - 1 do add(string.format("p%05d", i), false) end
+		return table.concat(pc.help_lines("h", cmds, 100, repl.help_lines), "\n"), tai.mcp.MAX_PROMPTS`)
+	lines := strings.Split(got[0].(string), "\n")
+	max := got[1].(int64)
+	want := []string{
+		"/greet  a prompt",
+		fmt.Sprintf("%d withheld until you grant them (p00001, p00002, p00003, and %d more): /mcp grant h", max-1, max-4),
+		fmt.Sprintf("(tai offers a server's first %d prompts by name; any more it lists are not offered)", max),
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("/help's prompts of h:\n%s", got[0])
+	}
+	for i := range want {
+		if !strings.Contains(lines[i], strings.TrimPrefix(want[i], "/greet")) {
+			t.Fatalf("line %d = %q, want %q", i, lines[i], want[i])
+		}
+	}
+}
