@@ -654,14 +654,9 @@ func (a *Agent) runCalls(ctx context.Context, calls []llm.ToolCall, allow func(s
 		go func() {
 			defer wg.Done()
 			start := time.Now()
-			var nmu sync.Mutex
-			var notes []string
+			var notes tool.Notes
 			cc := tool.CallerFrom(ctx)
-			cc.Note = func(text string) {
-				nmu.Lock()
-				notes = append(notes, text)
-				nmu.Unlock()
-			}
+			cc.Note = notes.Add
 			var relay *progressRelay
 			if ev.OnToolProgress != nil {
 				relay = newProgressRelay(events[i], ev.OnToolProgress)
@@ -672,9 +667,7 @@ func (a *Agent) runCalls(ctx context.Context, calls []llm.ToolCall, allow func(s
 				relay.stop() // no progress after the call's end
 			}
 			e := events[i]
-			nmu.Lock()
-			e.Notes = notes
-			nmu.Unlock()
+			e.Notes = notes.Lines()
 			e.Duration = time.Since(start)
 			switch {
 			case err != nil && ctx.Err() != nil:

@@ -13,7 +13,8 @@ import (
 
 // TestToolNotesReachTheLine: what a tool notes while it runs (tool.Note:
 // a server's question declined under --auto) reaches that call's
-// OnToolEnd, and only that call's.
+// OnToolEnd, and only that call's; the same note said 30 times is one
+// line that counts the repeats.
 func TestToolNotesReachTheLine(t *testing.T) {
 	srv := llmtest.NewAnthropic(t, llmtest.Calls(llmtest.Call("asks", `{}`), llmtest.Call("quiet", `{}`)), llmtest.Say("done"))
 	store := vaulttest.Open(t)
@@ -36,6 +37,9 @@ func TestToolNotesReachTheLine(t *testing.T) {
 			Run: func(ctx context.Context, _ map[string]any) (tool.Result, error) {
 				if name == "asks" {
 					tool.Note(ctx, "elicitation declined: --yolo answers no server's questions")
+					for range 30 {
+						tool.Note(ctx, "s asked for sampling more than 10 times a minute; refused")
+					}
 				}
 				return tool.TextResult("ok"), nil
 			}})
@@ -51,7 +55,8 @@ func TestToolNotesReachTheLine(t *testing.T) {
 		te := <-notes
 		got[te.Name] = te.Notes
 	}
-	if !slices.Equal(got["asks"], []string{"elicitation declined: --yolo answers no server's questions"}) || got["quiet"] != nil {
+	want := []string{"elicitation declined: --yolo answers no server's questions", "s asked for sampling more than 10 times a minute; refused (29 more times)"}
+	if !slices.Equal(got["asks"], want) || got["quiet"] != nil {
 		t.Fatalf("notes by call: %q", got)
 	}
 }
