@@ -56,3 +56,24 @@ func TestConsentShowsInstructionsFirst(t *testing.T) {
 		t.Errorf("body =\n%s\nwant it to start with\n%s", body, want)
 	}
 }
+
+// TestBrokenConsentScreenStartsNothing: a tai.consent.screen of one's own
+// that fails, or returns no question, refuses the server: nothing is
+// asked, nothing starts.
+func TestBrokenConsentScreenStartsNothing(t *testing.T) {
+	h, _, _ := modelHost(t, tool.Interactive)
+	for _, screen := range []string{`function() error("my layout broke") end`, `function() return "body" end`} {
+		got := mustRun(t, h, fmt.Sprintf(`
+			local asked = 0
+			tai.prompter{confirm = function() return false end, ask = function() asked = asked + 1 return "y" end}
+			local consent = require("tai.consent")
+			local keep = consent.screen
+			consent.screen = %s
+			local rep = assert(tai.mcp.add{source = tai.json.encode{mcpServers = {s = {command = "srv"}}}})
+			consent.screen = keep
+			return rep.servers[1].outcome, rep.servers[1].reason, asked`, screen))
+		if got[0] != "refused" || got[2] != int64(0) || !strings.Contains(got[1].(string), "consent screen failed") {
+			t.Errorf("screen %s: %v", screen, got)
+		}
+	}
+}
