@@ -191,6 +191,20 @@ func TestResourceLines(t *testing.T) {
 	}
 }
 
+// TestResourceLinesNull: a list JSON gave as null (a server that lists
+// resources but no templates, or the reverse) is shown as empty, not a
+// Lua error.
+func TestResourceLinesNull(t *testing.T) {
+	got := run(t, `
+		local mcp = require("mcp")
+		local a = mcp.resource_lines({ server = "s", resources = { { uri = "a://1", name = "one" } }, templates = tai.json.null }, 80)
+		local b = mcp.resource_lines({ server = "s", resources = tai.json.null, templates = tai.json.null }, 80)
+		return table.concat(a, "\n") .. "|" .. table.concat(b, "\n")`)
+	if want := "  one  a://1|s lists no resources"; got[0] != want {
+		t.Fatalf("got %q, want %q", got[0], want)
+	}
+}
+
 // TestAttachResources: @server:uri of a registered server is read into the
 // message (at most the count given) and taken out of the text the @file
 // pass reads; a mention of an unknown server that holds :// is a note;

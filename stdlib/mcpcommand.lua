@@ -600,6 +600,13 @@ local function size_text(n)
   return string.format("%d bytes", n)
 end
 
+-- list_of(v) is v when it is a table, else an empty list (JSON null,
+-- tai.json.null, is truthy but has no length).
+local function list_of(v)
+  if type(v) == "table" then return v end
+  return {}
+end
+
 -- resources_shown caps the resources (and the templates) /mcp resources
 -- shows; the model's mcp_resources pages through them all.
 M.resources_shown = 500
@@ -613,7 +620,7 @@ M.resources_shown = 500
 ---@return string[]
 function M.resource_lines(list, width)
   local out = {}
-  local res, tmpl = list.resources or {}, list.templates or {}
+  local res, tmpl = list_of(list.resources), list_of(list.templates)
   if #res == 0 and #tmpl == 0 then return { clean(list.server) .. " lists no resources" } end
   local function add(name, uri, mime, size)
     local line = "  " .. tai.term.clean(name or "", true) .. "  " .. tai.term.clean(uri, true)
@@ -716,7 +723,7 @@ function M.complete_mention(word)
   local out = {}
   if server then
     local list = tai.mcp.resources({ server = server, quiet = true })
-    for _, r in ipairs(list and list.resources or {}) do
+    for _, r in ipairs(list and list_of(list.resources) or {}) do
       if r.uri:sub(1, #prefix) == prefix and not r.uri:find("%s") then out[#out + 1] = "@" .. server .. ":" .. r.uri end
     end
     return out

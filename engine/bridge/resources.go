@@ -122,6 +122,14 @@ func (b *Bridge) resources(ctx context.Context, server string, quiet bool) (Reso
 		return ResourceList{}, b.resourceFailure(server, c, err)
 	}
 	list.More = list.More || more
+	// Lists go to Lua through JSON, where a nil slice would be null (a
+	// truthy value, not a table): none is an empty list.
+	if list.Resources == nil {
+		list.Resources = []mcp.Resource{}
+	}
+	if list.Templates == nil {
+		list.Templates = []mcp.ResourceTemplate{}
+	}
 	cn.mu.Lock()
 	if cn.c == c {
 		cn.res = &list

@@ -296,6 +296,10 @@ func TestResourcesHostileServer(t *testing.T) {
 	if err != nil || !list.More || len(list.Resources) != mcp.MaxResources {
 		t.Fatalf("listing: %d resources, more %v, %v", len(list.Resources), list.More, err)
 	}
+	// It lists no templates: Lua gets an empty list, not JSON null.
+	if js, _ := jsonString(list); !strings.Contains(js, `"templates":[]`) {
+		t.Fatalf("no templates went to JSON as %q", js[len(js)-80:])
+	}
 	last, err := f.reg.Dispatch(ctxT(t), ResourcesTool, map[string]any{"server": "evil", "cursor": fmt.Sprint(mcp.MaxResources - 10)})
 	if err != nil {
 		t.Fatal(err)
