@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/chzyer/readline"
@@ -345,10 +346,7 @@ func (c completer) Do(line []rune, pos int) ([][]rune, int) {
 	req := completeReq{line: before, reply: make(chan []string, 1)}
 	c.reqs <- req
 	cands := <-req.reply
-	word := before
-	if i := strings.LastIndexAny(before, " \t"); i >= 0 {
-		word = before[i+1:]
-	}
+	word := lastWord(before)
 	var out [][]rune
 	for _, cand := range cands {
 		if strings.HasPrefix(cand, word) {
@@ -516,25 +514,107 @@ func (h *Host) rlRead(L *glua.LState) int {
 	}
 }
 
+// lastWord is the word before the cursor that completion replaces.
+func lastWord(before string) string {
+	if i := strings.LastIndexAny(before, " \t"); i >= 0 {
+		return before[i+1:]
+	}
+	return before
+}
+
+// completionsShown caps the candidates Tab shows at once.
+const completionsShown = 200
+
 // runComplete calls the Lua completion function; an error in it yields no
-// candidates rather than breaking the line being edited.
+// candidates rather than breaking the line being edited. Every candidate
+// the line editor gets comes through here, whatever its source (a
+// server's URIs, names, argument completions): one holding a control
+// character is dropped (it would reach the terminal raw, and cannot be
+// typed back anyway), and at most completionsShown are shown, with a
+// line saying what was left out.
 func (h *Host) runComplete(L *glua.LState, fn *glua.LFunction, line string) []string {
+	out, dropped := h.callComplete(L, fn, line)
+	word := lastWord(line)
+	kept := out[:0]
+	for _, c := range out {
+		if strings.HasPrefix(c, word) {
+			kept = append(kept, c)
+		}
+	}
+	out = kept
+	if dropped > 0 {
+		h.tell(L, "info", fmt.Sprintf("(%d %s not offered: %s control characters)", dropped, plural(dropped, "completion", "completions"), plural(dropped, "it holds", "they hold")))
+	}
+	if len(out) <= completionsShown {
+		return out
+	}
+	// What all have in common is still typed for the person; only a
+	// list that can go no further is cut.
+	if common := commonPrefix(out); len(common) > len(word) {
+		return []string{common}
+	}
+	h.tell(L, "info", fmt.Sprintf("(… %d more completions: type more to narrow them)", len(out)-completionsShown))
+	return out[:completionsShown]
+}
+
+// commonPrefix is the longest prefix of whole runes all of cands share.
+func commonPrefix(cands []string) string {
+	p := cands[0]
+	for _, c := range cands[1:] {
+		n := 0
+		for n < len(p) && n < len(c) && p[n] == c[n] {
+			n++
+		}
+		p = p[:n]
+	}
+	for len(p) > 0 && !utf8.ValidString(p) {
+		p = p[:len(p)-1]
+	}
+	return p
+}
+
+// typable reports whether s holds no control character (and is UTF-8).
+func typable(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// callComplete calls fn and returns the string candidates it gave that
+// can be typed, and how many it gave that cannot.
+func (h *Host) callComplete(L *glua.LState, fn *glua.LFunction, line string) (out []string, dropped int) {
 	top := L.GetTop()
 	defer L.SetTop(top)
 	if err := L.CallByParam(glua.P{Fn: fn, NRet: 1, Protect: true}, glua.LString(line)); err != nil {
-		return nil
+		return nil, 0
 	}
 	t, ok := L.Get(-1).(*glua.LTable)
 	if !ok {
-		return nil
+		return nil, 0
 	}
-	var out []string
 	for i := 1; i <= t.Len(); i++ {
 		if s, ok := t.RawGetInt(i).(glua.LString); ok {
+			if !typable(string(s)) {
+				dropped++
+				continue
+			}
 			out = append(out, string(s))
 		}
 	}
-	return out
+	return out, dropped
 }
 
 func rlAddHistory(L *glua.LState) int {

@@ -18,12 +18,16 @@ import (
 
 // mcpServerEnv makes the test binary serve a go-sdk MCP server with one
 // echo tool over its stdio; a value ending in "+resources" adds the
-// resources of addResources; one ending in "+bomb" adds a tool whose
+// resources of addResources ("+many" serves runManyResources instead);
+// one ending in "+bomb" adds a tool whose
 // description is over the bounds tai accepts, one ending in "+long" a
 // tool with a long name.
 const mcpServerEnv = "TAI_CMD_TEST_MCP"
 
 func runMCPServer() int {
+	if strings.HasSuffix(os.Getenv(mcpServerEnv), "+many") {
+		return runManyResources()
+	}
 	var opts *sdk.ServerOptions
 	if strings.HasSuffix(os.Getenv(mcpServerEnv), "+prompts") {
 		opts = promptServerOptions()

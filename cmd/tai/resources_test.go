@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -86,4 +88,83 @@ func TestREPLResources(t *testing.T) {
 	}
 	s.typeKeys("/quit\r")
 	s.wait()
+}
+
+// runManyResources serves, as the go-sdk would not, 300 resources, two
+// whose URIs hold terminal escapes (a colour, a window title), and an
+// empty list of templates.
+func runManyResources() int {
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(in.Bytes(), &m) != nil || len(m.ID) == 0 {
+			continue
+		}
+		var result string
+		switch m.Method {
+		case "initialize":
+			result = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"resources":{}},"serverInfo":{"name":"many","version":"1"}}`
+		case "tools/list":
+			result = `{"tools":[{"name":"echo","description":"echoes","inputSchema":{"type":"object"}}]}`
+		case "resources/list":
+			var b strings.Builder
+			b.WriteString(`{"resources":[{"uri":"test://many/a\u001b[31mred","name":"red"},{"uri":"test://many/b\u001b]0;TITLE\u0007","name":"title"}`)
+			for i := range 300 {
+				fmt.Fprintf(&b, `,{"uri":"test://many/%03d","name":"n"}`, i)
+			}
+			b.WriteString(`]}`)
+			result = b.String()
+		case "resources/templates/list":
+			result = `{"resourceTemplates":[]}`
+		default:
+			result = `{}`
+		}
+		fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":%s}`+"\n", m.ID, result)
+	}
+	return 0
+}
+
+// TestREPLCompletionIsCleanAndCapped: Tab after @server: never puts a
+// server's escape on the terminal (a URI holding one is not offered, and
+// a line says so), and shows at most 200 URIs, saying how many more
+// there are; what they all share is still completed.
+func TestREPLCompletionIsCleanAndCapped(t *testing.T) {
+	e := newEnv(t)
+	marker := fmt.Sprintf("%d-%s+many", os.Getpid(), t.TempDir())
+	s := startREPLWith(t, e, e.modelVars(llmtest.NewOpenAI(t)), "--clean")
+	s.expect("tai:default> ")
+	cfg := serverConfig(t, "many", map[string]string{mcpServerEnv: marker})
+	s.typeKeys("\x1b[200~" + cfg + "\x1b[201~\r")
+	s.expect("Add it? [y/d/N]")
+	s.expect("answer> ")
+	s.typeKeys("y\r")
+	s.expect("added many (stdio), enabled for profile default")
+	s.expect("tai:default> ")
+
+	// No templates: the list is shown all the same.
+	s.typeKeys("/mcp resources many\r")
+	s.expect("  n  test://many/299")
+	s.expect("tai:default> ")
+
+	from := s.seen.Len()
+	s.typeKeys("x @many:\t")
+	s.expect("x @many:test://many/")
+	s.typeKeys("\t")
+	s.expect("(2 completions not offered: they hold control characters)")
+	s.expect("(… 100 more completions: type more to narrow them)")
+	s.expect("test://many/199")
+	s.typeKeys("\x15/quit\r")
+	s.wait()
+	seen := s.seen.String()[from:]
+	if strings.Contains(seen, "test://many/200") {
+		t.Fatal("more than 200 completions were shown")
+	}
+	for _, esc := range []string{"\x1b[31m", "\x1b]0;", "\x07"} {
+		if strings.Contains(seen, esc) {
+			t.Fatalf("a server's escape %q reached the terminal", esc)
+		}
+	}
 }
