@@ -33,10 +33,6 @@ type conn struct {
 	// redact, when set, scrubs the text of a handler's error before the
 	// server sees it.
 	redact func(string) string
-	// tagged says the transport marks the messages a reply stream
-	// carries with the request they belong to (see Message.related);
-	// otherwise the one tools/call in flight is taken for it.
-	tagged bool
 
 	nextID  atomic.Int64
 	mu      sync.Mutex
@@ -105,7 +101,6 @@ func (c *conn) init(name string, t Transport, opts *ClientOptions) {
 	c.name, c.t = name, t
 	c.table = newMethodTable(opts)
 	c.sendTimeout, c.warn, c.redact = opts.ConnectTimeout, opts.OnWarning, opts.Redact
-	_, c.tagged = t.(streamTagger)
 	c.pending = make(map[ID]pendingCall)
 	c.answering = make(map[ID]*answering)
 	c.done, c.readEnd = make(chan struct{}), make(chan struct{})
@@ -215,10 +210,6 @@ func newMethodTable(opts *ClientOptions) methodTable {
 	}
 	return t
 }
-
-// streamTagger is implemented by transports that set Message.related on
-// what a request's reply stream carries (Streamable HTTP).
-type streamTagger interface{ tagsStreams() }
 
 // idleReadDelay is how long the connection must go without a waiting
 // caller before the idle reader takes over reading.
@@ -493,17 +484,16 @@ func (c *conn) callContext(m *Message) context.Context {
 
 // callOfLocked finds the call in flight a message from the server belongs
 // to; c.mu is held. In order: the request whose reply stream carried it
-// (Streamable HTTP); else, on a transport with no streams, the one
-// tools/call in flight, when there is exactly one. Anything else belongs
-// to no call. (A notifications/progress belongs to the request its
-// progressToken names, tai's tokens being request ids: see progressed.)
+// (Streamable HTTP); else (stdio, or Streamable HTTP's standalone GET
+// stream, where servers send what a tool asks while it runs when they do
+// not tie it to the call's stream) the one tools/call in flight, when
+// there is exactly one. Anything else belongs to no call. (A
+// notifications/progress belongs to the request its progressToken names,
+// tai's tokens being request ids: see progressed.)
 func (c *conn) callOfLocked(m *Message) (ID, pendingCall, bool) {
 	if m.related != nil {
 		p, ok := c.pending[*m.related]
 		return *m.related, p, ok
-	}
-	if c.tagged {
-		return ID{}, pendingCall{}, false
 	}
 	var one ID
 	var found pendingCall

@@ -89,8 +89,21 @@ type HTTPOptions struct {
 // call fails while the session lives on.
 //
 // A POST stream that ends before its response is resumed: after the
-// stream's retry delay, a GET with Last-Event-ID and the session id. No
-// other GET is ever sent. A 404 to a message carrying a session id
+// stream's retry delay, a GET with Last-Event-ID and the session id.
+//
+// Once notifications/initialized is sent, the transport opens the
+// standalone stream: one GET with Accept: text/event-stream and the
+// session id, so the server can send requests and notifications outside a
+// POST (Send of notifications/initialized waits up to listenWait for its
+// answer). What it carries is queued for Recv, related to no request. 405
+// (the server offers none), any other refusal, a 2xx that is not an event
+// stream, a malformed or over-size event end it for good; a stream that
+// ends or breaks is reopened (with Last-Event-ID when it sent event ids)
+// after its retry delay, else a doubling backoff, at most MaxResumes times
+// in a row without a message. Every GET carries the Authorization a POST
+// does, and a 401 or 403 to it goes to the Authorizer once.
+//
+// A 404 to a message carrying a session id
 // re-initializes once (the remembered initialize and
 // notifications/initialized are replayed without the old id) and the
 // message is resent. Close cancels every in-flight exchange and sends
@@ -113,17 +126,18 @@ type HTTPTransport struct {
 
 	reinitMu sync.Mutex // one re-initialization at a time
 
-	mu        sync.Mutex
-	headers   http.Header // replaced whole by SetHeader, never modified
-	secrets   []string    // credentials scrubbed from server text in errors
-	closed    bool
-	session   string
-	version   string
-	initBody  []byte
-	initID    ID
-	initNote  []byte
-	inflight  map[ID]context.CancelFunc
-	closeOnce sync.Once
+	mu         sync.Mutex
+	headers    http.Header // replaced whole by SetHeader, never modified
+	secrets    []string    // credentials scrubbed from server text in errors
+	closed     bool
+	session    string
+	version    string
+	initBody   []byte
+	initID     ID
+	initNote   []byte
+	inflight   map[ID]context.CancelFunc
+	stopListen context.CancelFunc // ends the standalone GET stream
+	closeOnce  sync.Once
 }
 
 // NewHTTPTransport returns a transport for the Streamable HTTP endpoint
@@ -187,9 +201,6 @@ func (t *HTTPTransport) Connect(ctx context.Context) error {
 	}
 	return nil
 }
-
-// tagsStreams marks HTTPTransport as a streamTagger.
-func (t *HTTPTransport) tagsStreams() {}
 
 // SetProtocolVersion sets the MCP-Protocol-Version header sent on every
 // later request; the client calls it with the version initialize agreed.
@@ -259,8 +270,11 @@ func (t *HTTPTransport) Send(ctx context.Context, msg *Message) error {
 		return t.sendRequest(ctx, msg.ID, msg.Method, body)
 	}
 	err = t.sendOneWay(ctx, body)
-	if msg.Method == MethodCancelled {
+	switch {
+	case msg.Method == MethodCancelled:
 		t.abandon(msg.Params)
+	case msg.Method == MethodInitialized && err == nil:
+		t.startListening(ctx)
 	}
 	return err
 }
@@ -619,6 +633,7 @@ func (t *HTTPTransport) reinit(ctx context.Context, stale string) error {
 			return wrap(t.httpError(resp))
 		}
 		drainStream(resp.Body)
+		t.startListening(ctx)
 	}
 	return nil
 }
@@ -740,26 +755,189 @@ func (t *HTTPTransport) consume(p *sse.Parser, id ID, got func(*Message)) (done 
 
 // resume opens GET with Last-Event-ID to continue a broken stream.
 func (t *HTTPTransport) resume(ctx context.Context, lastID string) (*http.Response, error) {
+	return t.get(ctx, lastID)
+}
+
+// get opens GET with Accept: text/event-stream, the session id and, when
+// lastID is set, Last-Event-ID. A 401 or 403 goes to the Authorizer as for
+// a POST, once; any other non-2xx status becomes *MCPHTTPError, a 2xx that
+// is not an event stream errStreamFatal.
+func (t *HTTPTransport) get(ctx context.Context, lastID string) (*http.Response, error) {
+	for tries := 0; ; tries++ {
+		t.mu.Lock()
+		sid := t.session
+		t.mu.Unlock()
+		req, err := t.newRequest(ctx, http.MethodGet, nil, sid, true)
+		if err != nil {
+			return nil, err
+		}
+		if lastID != "" {
+			req.Header.Set(headerLastEventID, lastID)
+		}
+		resp, err := t.client.Do(req)
+		if err != nil {
+			return nil, t.netError(http.MethodGet, err)
+		}
+		if (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) && t.authorizing() && tries == 0 {
+			sent := req.Header.Get("Authorization")
+			he := t.httpError(resp).(*MCPHTTPError)
+			retry, aerr := t.opts.Authorizer.Challenge(ctx, resp.StatusCode, resp.Header.Get("WWW-Authenticate"), sent)
+			if aerr != nil {
+				return nil, &AuthError{HTTP: he, Err: aerr}
+			}
+			if !retry {
+				return nil, he
+			}
+			continue
+		}
+		if resp.StatusCode < 200 || resp.StatusCode > 299 {
+			return nil, t.httpError(resp)
+		}
+		if ct := httppolicy.MediaType(resp.Header.Get("Content-Type")); ct != "text/event-stream" {
+			drain(resp, 64<<10)
+			return nil, errStreamFatal{fmt.Errorf("the GET stream has Content-Type %q, not text/event-stream", ct)}
+		}
+		return resp, nil
+	}
+}
+
+// listenWait bounds how long sending notifications/initialized waits for
+// the standalone stream's GET to be answered, so that what the server
+// sends on it right after (a request during the first call) is not lost.
+const listenWait = time.Second
+
+// startListening opens the standalone GET stream of the current session
+// (ending the one of an earlier session), once notifications/initialized
+// was sent, and waits (at most listenWait or until ctx ends) for the
+// server to answer the GET.
+func (t *HTTPTransport) startListening(ctx context.Context) {
 	t.mu.Lock()
-	sid := t.session
+	if t.closed {
+		t.mu.Unlock()
+		return
+	}
+	if t.stopListen != nil {
+		t.stopListen()
+	}
+	lctx, stop := context.WithCancel(t.ctx)
+	t.stopListen = stop
+	t.wg.Add(1)
 	t.mu.Unlock()
-	req, err := t.newRequest(ctx, http.MethodGet, nil, sid, true)
-	if err != nil {
-		return nil, err
+	answered := make(chan struct{})
+	go func() {
+		defer t.wg.Done()
+		defer stop()
+		t.listen(lctx, answered)
+	}()
+	timer := time.NewTimer(listenWait)
+	defer timer.Stop()
+	select {
+	case <-answered:
+	case <-timer.C:
+	case <-ctx.Done():
+	case <-t.done:
 	}
-	req.Header.Set(headerLastEventID, lastID)
-	resp, err := t.client.Do(req)
-	if err != nil {
-		return nil, t.netError(http.MethodGet, err)
+}
+
+// listenBackoffMax caps the wait before reopening a standalone stream
+// whose server named no retry delay.
+const listenBackoffMax = 30 * time.Second
+
+// listen reads the standalone GET stream until Close. What it carries
+// (requests, notifications, even responses) is queued for Recv, related to
+// no request. A refusal (405: the server offers no such stream; any other
+// status), a reply that is not an event stream, a malformed or over-size
+// event end it for good. A stream that ends or breaks is reopened, with
+// Last-Event-ID when it sent event ids, after its retry delay (else
+// DefaultRetry doubling up to listenBackoffMax), at most MaxResumes times
+// in a row without a message. answered is closed once the first GET has
+// its answer, whatever it is.
+func (t *HTTPTransport) listen(ctx context.Context, answered chan struct{}) {
+	once := sync.OnceFunc(func() { close(answered) })
+	defer once()
+	var p *sse.Parser
+	fruitless := 0
+	for {
+		lastID := ""
+		if p != nil && p.SawID {
+			lastID = p.LastID
+		}
+		resp, err := t.get(ctx, lastID)
+		once()
+		if ctx.Err() != nil {
+			if err == nil {
+				resp.Body.Close()
+			}
+			return
+		}
+		var he *MCPHTTPError
+		var fatal errStreamFatal
+		if errors.As(err, &he) || errors.As(err, &fatal) { // an *AuthError holds its *MCPHTTPError
+			return
+		}
+		n := 0
+		if err == nil {
+			if p == nil {
+				p = sse.NewParser(resp.Body, t.opts.MaxBody, ErrTooLarge)
+			} else {
+				p = p.Resumed(resp.Body)
+			}
+			n, err = t.readListened(p)
+			resp.Body.Close()
+			if errors.As(err, &fatal) || ctx.Err() != nil {
+				return
+			}
+		}
+		if n > 0 {
+			fruitless = 0
+		}
+		fruitless++
+		if fruitless > t.opts.MaxResumes {
+			return
+		}
+		wait := min(t.opts.DefaultRetry<<(fruitless-1), listenBackoffMax)
+		if p != nil && p.RetrySet {
+			wait = p.Retry
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case <-timer.C:
+		}
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, t.httpError(resp)
+}
+
+// readListened queues every message of the standalone stream until it
+// ends (nil or the read error) or fails for good (errStreamFatal). n
+// counts the messages.
+func (t *HTTPTransport) readListened(p *sse.Parser) (n int, err error) {
+	for {
+		ev, err := p.Next()
+		if err != nil {
+			if errors.Is(err, ErrTooLarge) {
+				return n, errStreamFatal{err}
+			}
+			if errors.Is(err, io.EOF) {
+				return n, nil
+			}
+			return n, err
+		}
+		if ev.Type != "message" {
+			continue
+		}
+		data := bytes.TrimSpace(ev.Data)
+		if len(data) == 0 {
+			continue
+		}
+		msg, err := DecodeMessage(data)
+		if err != nil {
+			return n, errStreamFatal{fmt.Errorf("the server sent a malformed message on its GET stream: %s", decodeReason(err))}
+		}
+		n++
+		t.deliver(msg)
 	}
-	if ct := httppolicy.MediaType(resp.Header.Get("Content-Type")); ct != "text/event-stream" {
-		drain(resp, 64<<10)
-		return nil, errStreamFatal{fmt.Errorf("the resumed stream has Content-Type %q, not text/event-stream", ct)}
-	}
-	return resp, nil
 }
 
 // newRequest builds a request with the stored headers and the protocol

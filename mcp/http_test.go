@@ -31,8 +31,12 @@ type fakeHTTP struct {
 	// onCall, when set, answers tools/call; it returns false to fall
 	// back to the default (echo).
 	onCall func(w http.ResponseWriter, r *http.Request, id any, name string, args map[string]any) bool
-	// onGet answers GET; nil means 405.
+	// onGet answers a GET that resumes a stream (with Last-Event-ID);
+	// nil means 405.
 	onGet func(w http.ResponseWriter, r *http.Request)
+	// onListen answers the GET that opens the standalone stream (no
+	// Last-Event-ID); nil means 405.
+	onListen func(w http.ResponseWriter, r *http.Request)
 	// notifyStatus and notifyBody answer notifications and responses
 	// (default 202, no body).
 	notifyStatus int
@@ -99,7 +103,11 @@ func (f *fakeHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Unlock()
 	switch r.Method {
 	case http.MethodGet:
-		if f.onGet != nil {
+		if r.Header.Get("Last-Event-ID") == "" && f.onListen != nil {
+			f.onListen(w, r)
+			return
+		}
+		if r.Header.Get("Last-Event-ID") != "" && f.onGet != nil {
 			f.onGet(w, r)
 			return
 		}
@@ -311,8 +319,8 @@ func TestHTTPResume(t *testing.T) {
 			var lastIDs []string
 			sid := c.Transport().(*HTTPTransport).SessionID()
 			for _, r := range f.requests() {
-				if r.Method != http.MethodGet {
-					continue
+				if r.Method != http.MethodGet || r.Header.Get("Last-Event-ID") == "" {
+					continue // not a resumption: the standalone stream's GET
 				}
 				lastIDs = append(lastIDs, r.Header.Get("Last-Event-ID"))
 				if r.Header.Get("Accept") != "text/event-stream" || r.Header.Get("Mcp-Session-Id") != sid ||
@@ -370,7 +378,7 @@ func TestHTTPResumeFailures(t *testing.T) {
 			}
 			gets := 0
 			for _, r := range f.requests() {
-				if r.Method == http.MethodGet {
+				if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
 					gets++
 				}
 			}
@@ -691,9 +699,11 @@ func TestHTTPReinitialize(t *testing.T) {
 	want := []string{
 		"POST initialize []",
 		"POST notifications/initialized [sess-1]",
+		"GET  [sess-1]", // the standalone stream (405 here)
 		"POST tools/call [sess-1]",
 		"POST initialize []",
 		"POST notifications/initialized [sess-2]",
+		"GET  [sess-2]", // the new session's standalone stream
 		"POST tools/call [sess-2]",
 	}
 	if strings.Join(seq, "\n") != strings.Join(want, "\n") {
@@ -1007,7 +1017,9 @@ func TestHTTPSetHeader(t *testing.T) {
 	for _, r := range f.requests() {
 		got = append(got, r.Header.Get("Authorization"))
 	}
-	want := []string{"Bearer old-token", "Bearer old-token", "Bearer new-token", ""}
+	// initialize, notifications/initialized, the standalone GET, then a
+	// ping with each header.
+	want := []string{"Bearer old-token", "Bearer old-token", "Bearer old-token", "Bearer new-token", ""}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("Authorization per request = %q, want %q", got, want)
 	}

@@ -33,7 +33,7 @@ type Message struct {
 	Error *WireError
 
 	// related is the request whose reply stream carried this request or
-	// notification, when the transport knows it (see streamTagger); never
+	// notification, when the transport knows it (Streamable HTTP); never
 	// on the wire. A pointer keeps Message in its allocation size class.
 	related *ID
 }

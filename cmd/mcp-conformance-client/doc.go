@@ -19,11 +19,9 @@
 //	            answer its form as a person pressing Enter at every field:
 //	            accepted, with each field's default (package mcp/elicit).
 //	            The suite's mock (0.1.16) sends its elicitation/create on
-//	            the standalone GET stream, which tai's client does not
-//	            open (see mcp/README.md, Streamable HTTP), so the request
-//	            never reaches this client there; against a server that
-//	            sends it on the call's own stream (the go-sdk's,
-//	            server-everything's) it passes
+//	            the standalone GET stream while the call runs; tai's
+//	            client opens that stream and gives the request to the one
+//	            call in flight (see mcp/README.md, Streamable HTTP)
 //	auth/...    log in with package mcp/oauth (the "browser" follows the
 //	            mock's redirects; pre-registered credentials come from
 //	            $MCP_CONFORMANCE_CONTEXT; the client metadata document URL is
