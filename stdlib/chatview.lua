@@ -121,19 +121,22 @@ function M.running_text(names, ms, width)
 end
 
 -- progress_text(ev) renders a running tool's progress (on_tool_progress):
--- a bar and "3/5" when the tool gave a total, else the count, then its
--- message. The message comes cleaned and redacted, and is cut here.
+-- a bar and "3/5" when the tool gave a total and 0 <= progress <= total,
+-- else the count alone; each number short (1e+308, not 309 digits), then
+-- its message. The message comes cleaned and redacted, and is cut here.
 ---@param ev table
 ---@return string
 function M.progress_text(ev)
   local function num(n)
-    if n == math.floor(n) and math.abs(n) < 1e15 then return string.format("%d", n) end
+    if n ~= n or n == math.huge or n == -math.huge then return "?" end
+    if n == math.floor(n) and math.abs(n) < 1e9 then return string.format("%d", n) end
+    if math.abs(n) >= 1e9 or math.abs(n) < 0.1 then return string.format("%.3g", n) end
     return string.format("%.1f", n)
   end
   local p, total = tonumber(ev.progress) or 0, tonumber(ev.total) or 0
   local text
-  if total > 0 then
-    local filled = math.floor(math.max(0, math.min(p / total, 1)) * 10 + 0.5)
+  if total > 0 and p >= 0 and p <= total then
+    local filled = math.floor(p / total * 10 + 0.5)
     text = string.rep("█", filled) .. string.rep("░", 10 - filled) .. " " .. num(p) .. "/" .. num(total)
   else
     text = num(p)

@@ -236,7 +236,9 @@ func TestChatViewShowsProgress(t *testing.T) {
 		out = {}
 		o.on_running(true, 2, 3000, "")
 		return line, table.concat(out), chat.progress_text({ progress = 2.5, total = 5 }),
-			chat.progress_text({ progress = -3, total = 5 })`)
+			chat.progress_text({ progress = -3, total = 5 }), chat.progress_text({ progress = 1e308, total = 1 }),
+			chat.progress_text({ progress = 7, total = 5 }), chat.progress_text({ progress = 0.001, total = 0 }),
+			chat.progress_text({ progress = 1e300, total = 1e308 })`)
 	if want := "\n\r⠙ count 42, slow ███░░░░░░░ 3/10 step 3 · 2 s\x1b[K"; got[0] != want {
 		t.Errorf("running line:\ngot  %q\nwant %q", got[0], want)
 	}
@@ -246,8 +248,11 @@ func TestChatViewShowsProgress(t *testing.T) {
 	if want := "█████░░░░░ 2.5/5"; got[2] != want {
 		t.Errorf("progress_text = %q, want %q", got[2], want)
 	}
-	if want := "░░░░░░░░░░ -3/5"; got[3] != want {
-		t.Errorf("progress_text of a negative progress = %q, want %q", got[3], want)
+	// Out of 0..total, only the count; every number short.
+	for i, want := range []string{"-3", "1e+308", "7", "0.001", "░░░░░░░░░░ 1e+300/1e+308"} {
+		if got[3+i] != want {
+			t.Errorf("progress_text %d = %q, want %q", i, got[3+i], want)
+		}
 	}
 }
 
