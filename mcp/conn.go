@@ -1,12 +1,15 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -158,6 +161,7 @@ func (c *conn) close(wait time.Duration) error {
 // the server cancels the request, or on Close. A request sent on a
 // tools/call's event stream (Streamable HTTP) belongs to that call; on
 // stdio, one sent while a single tools/call is in flight belongs to it.
+// Any other carries the calls in flight when it came (CallsInFlight).
 // Each request is answered on a goroutine of its own, at most
 // MaxServerRequests at once.
 type RequestHandler func(ctx context.Context, params json.RawMessage) (json.RawMessage, error)
@@ -447,6 +451,11 @@ func (c *conn) answerContext(m *Message) (context.Context, func()) {
 	if ok {
 		base = p.ctx
 	}
+	if !ok {
+		if calls := c.callsLocked(); len(calls) > 0 {
+			base = context.WithValue(base, inFlightKey{}, calls)
+		}
+	}
 	ctx, cancel := context.WithCancel(base)
 	a := &answering{cancel: cancel}
 	if ok {
@@ -468,6 +477,41 @@ func (c *conn) answerContext(m *Message) (context.Context, func()) {
 			c.bound.Add(-1)
 		}
 	}
+}
+
+type inFlightKey struct{}
+
+// CallsInFlight returns, for the ctx of a server's request that belongs
+// to no one call (several tools/call in flight on one stdio server, or a
+// request sent outside any call's stream), the contexts of the tools/call
+// requests in flight on its connection when it came, by request id; nil
+// when the request belongs to a call, or none was in flight. Whoever
+// answers may ask the person of those calls when they all have the same.
+func CallsInFlight(ctx context.Context) []context.Context {
+	calls, _ := ctx.Value(inFlightKey{}).([]context.Context)
+	return calls
+}
+
+// callsLocked returns the contexts of the tools/call requests in flight,
+// in the order of their ids; c.mu is held.
+func (c *conn) callsLocked() []context.Context {
+	var ids []ID
+	for id, p := range c.pending {
+		if p.method == MethodToolsCall {
+			ids = append(ids, id)
+		}
+	}
+	slices.SortFunc(ids, func(a, b ID) int {
+		if a.IsStr != b.IsStr || a.IsStr {
+			return strings.Compare(a.String(), b.String())
+		}
+		return cmp.Compare(a.Num, b.Num)
+	})
+	calls := make([]context.Context, 0, len(ids))
+	for _, id := range ids {
+		calls = append(calls, c.pending[id].ctx)
+	}
+	return calls
 }
 
 // callContext returns the context of the call in flight m belongs to, or

@@ -374,6 +374,18 @@ function M.new(o)
     end
   end
 
+  -- before_notice() puts a notice said during the turn (a warning from
+  -- a server's reader) on a line of its own: the spinner is taken back,
+  -- an open tool line or a partly written answer line is ended.
+  function view.before_notice()
+    unspin()
+    close_open()
+    if not view.at_start and same then
+      o.write("\n")
+      view.at_start = true
+    end
+  end
+
   -- before_question() makes room for a consent screen: the open tool
   -- line, which the screen repeats, is taken back when it fits on one row
   -- of o.width (the terminal's columns; 0 when unknown), else ended.

@@ -2036,6 +2036,16 @@ function M.run(inv)
   inv = inv or {}
   M.install_builtins()
   M.rl = tai.term.readline({ history = tai.term.history_file(), complete = M.complete })
+  -- A notice said during a turn (a server's warning) never lands at the
+  -- end of a tool's line or the spinner: it starts a line of its own.
+  if not M.notify_wrapped then
+    M.notify_wrapped = true
+    local notify = tai.notify
+    tai.notify = function(text, level)
+      if M.view then M.view.before_notice() end
+      return notify(text, level)
+    end
+  end
   tai.prompter(chatview.prompter(function() return M.rl end, M.say, M.before_prompt))
   -- the prompt shows the current profile, which lives in the vault
   local okp, p = pcall(tai.profiles.current)

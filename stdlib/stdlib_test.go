@@ -213,6 +213,26 @@ func TestChatView(t *testing.T) {
 	}
 }
 
+func TestChatViewNoticeOnItsOwnLine(t *testing.T) {
+	// A notice said while a tool's line is open (a server's warning during
+	// the call) starts a line of its own, and the tool's end is said on
+	// its own line after it.
+	got := run(t, `
+		local chat = require("chat")
+		local out = {}
+		local w = function(s) out[#out + 1] = s end
+		local v = chat.new({ write = w, note = w, spinner = true })
+		local o = v.opts()
+		o.on_tool_start({ id = "1", name = "form", args = {} })
+		v.before_notice()
+		w("tai: a warning\n")
+		o.on_tool_end({ id = "1", name = "form", outcome = "ok", duration_ms = 5 })
+		return table.concat(out)`)
+	if want := "⚙ form\ntai: a warning\n  form ✓ 5 ms\n"; got[0] != want {
+		t.Errorf("got  %q\nwant %q", got[0], want)
+	}
+}
+
 func TestChatViewShowsProgress(t *testing.T) {
 	// A running tool's progress shows on its part of the running line: a
 	// bar with the count when it gave a total, else the count, then its

@@ -24,7 +24,9 @@ import (
 //     through the prompter's Elicit (the REPL's questions, or the
 //     script's tai.mcp.on_elicit); nobody under --auto, --yolo, in a
 //     served session or without a terminal, and then it is declined at
-//     once and the call's line says so (tool.Note).
+//     once and the call's line says so (tool.Note). One tied to no one
+//     call (several in flight on a stdio server) goes to their person
+//     when they share one (see answererOf).
 //   - roots/list: nobody is asked; the answer is the folders the
 //     server's sandbox grants (see rootsOf).
 //   - sampling/createMessage: the person of the call, through the
@@ -139,6 +141,7 @@ func (b *Bridge) serverAsks(o *mcp.ClientOptions, cn *conn, e mcp.Entry) {
 // browser.
 func (b *Bridge) elicit(ctx context.Context, server string, cn *conn, req elicit.Request) elicit.Result {
 	decline := elicit.Result{Action: elicit.Decline}
+	who, note := b.answererOf(ctx)
 	// What the server wrote is shown with the vault's secrets redacted,
 	// as its results are.
 	q := elicit.Question{Server: server, Message: b.store.Redact(req.Message), ID: req.ElicitationID}
@@ -148,14 +151,14 @@ func (b *Bridge) elicit(ctx context.Context, server string, cn *conn, req elicit
 		what = "to open a URL"
 		link, err := elicit.ParseLink(req.URL)
 		if err != nil {
-			tool.Note(ctx, fmt.Sprintf("%s asked %s, declined: %v", server, what, err))
+			note(fmt.Sprintf("%s asked %s, declined: %v", server, what, err))
 			return decline
 		}
 		q.Link = &link
 	default:
 		form, err := elicit.ParseForm(req.RequestedSchema)
 		if err != nil {
-			tool.Note(ctx, fmt.Sprintf("%s: %v; declined", server, err))
+			note(fmt.Sprintf("%s: %v; declined", server, err))
 			return decline
 		}
 		for i := range form.Fields {
@@ -165,7 +168,7 @@ func (b *Bridge) elicit(ctx context.Context, server string, cn *conn, req elicit
 		q.Form = form
 	}
 	var res elicit.Result
-	err := b.reg.Answerer(ctx).Ask(ctx, func(p tool.Prompter) error {
+	err := who.Ask(ctx, func(p tool.Prompter) error {
 		e, ok := p.(tool.Elicitor)
 		if !ok {
 			return &tool.ErrNobody{Refusal: tool.RefusedNoTerminal}
@@ -177,17 +180,13 @@ func (b *Bridge) elicit(ctx context.Context, server string, cn *conn, req elicit
 	var nobody *tool.ErrNobody
 	switch {
 	case errors.As(err, &nobody):
-		note := fmt.Sprintf("%s asked %s, declined: %s", server, what, nobody.Refusal)
-		if nobody.Refusal == tool.RefusedNoCall && b.opts.Client != nil && b.opts.Client.OnWarning != nil {
-			// No call's line to say it on: say it as a warning.
-			b.opts.Client.OnWarning(note)
-		}
-		tool.Note(ctx, note)
+		msg := fmt.Sprintf("%s asked %s, declined: %s", server, what, nobody.Refusal)
+		note(msg)
 		return decline
 	case ctx.Err() != nil:
 		return elicit.Result{Action: elicit.Cancel}
 	case err != nil:
-		tool.Note(ctx, fmt.Sprintf("%s asked %s, declined: %s", server, what, b.shown(err.Error())))
+		note(fmt.Sprintf("%s asked %s, declined: %s", server, what, b.shown(err.Error())))
 		return decline
 	}
 	switch {
@@ -196,7 +195,7 @@ func (b *Bridge) elicit(ctx context.Context, server string, cn *conn, req elicit
 	case q.Form != nil:
 		content, err := q.Form.Content(res.Content)
 		if err != nil {
-			tool.Note(ctx, fmt.Sprintf("%s asked %s, declined: the answer does not fit it: %v", server, what, err))
+			note(fmt.Sprintf("%s asked %s, declined: the answer does not fit it: %v", server, what, err))
 			return decline
 		}
 		res.Content = content
@@ -210,12 +209,38 @@ func (b *Bridge) elicit(ctx context.Context, server string, cn *conn, req elicit
 			open = oauth.OpenBrowser
 		}
 		if err := open(q.Link.URL); err != nil {
-			tool.Note(ctx, fmt.Sprintf("could not open a browser (%v): open %s yourself", err, q.Link.URL))
+			note(fmt.Sprintf("could not open a browser (%v): open %s yourself", err, q.Link.URL))
 		} else {
-			tool.Note(ctx, "opened "+q.Link.URL+" in your browser")
+			note("opened " + q.Link.URL + " in your browser")
 		}
 	}
 	return res
+}
+
+// answererOf returns who answers a request a server sent with ctx, and
+// how to say what came of it. A request of one call is answered by that
+// call's person and said on its line. One that belongs to no one call
+// (several calls in flight on a stdio server) is answered by the person
+// of the calls in flight when they all have the same one (else nobody),
+// and said on each of their lines. One that came while no call was in
+// flight is declined, and said as a warning: no call's line to say it on.
+func (b *Bridge) answererOf(ctx context.Context) (tool.Answerer, func(string)) {
+	if who := b.reg.Answerer(ctx); who.Refusal != tool.RefusedNoCall {
+		return who, func(text string) { tool.Note(ctx, text) }
+	}
+	calls := mcp.CallsInFlight(ctx)
+	if len(calls) == 0 {
+		return tool.Answerer{Refusal: tool.RefusedNoCall}, func(text string) {
+			if b.opts.Client != nil && b.opts.Client.OnWarning != nil {
+				b.opts.Client.OnWarning(text)
+			}
+		}
+	}
+	return b.reg.AnswererOf(calls), func(text string) {
+		for _, c := range calls {
+			tool.Note(c, text)
+		}
+	}
 }
 
 // urlsRequired runs the URL elicitations a -32042 error lists, one

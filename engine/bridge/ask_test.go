@@ -44,6 +44,35 @@ func runAsker() int {
 			b, _ := json.Marshal(res.Content)
 			return textResult(res.Action + " " + string(b)), nil, nil
 		})
+	// hold runs until formheld has had its answer; formheld asks for its
+	// form only once hold runs: two calls in flight at the elicitation.
+	held, released := make(chan struct{}), make(chan struct{})
+	var holdOnce, releaseOnce sync.Once
+	sdk.AddTool(s, &sdk.Tool{Name: "hold", Description: "runs until formheld is answered"},
+		func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			holdOnce.Do(func() { close(held) })
+			select {
+			case <-released:
+				return textResult("released"), nil, nil
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			}
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "formheld", Description: "asks for a form while hold runs"},
+		func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			defer releaseOnce.Do(func() { close(released) })
+			select {
+			case <-held:
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			}
+			res, err := req.Session.Elicit(ctx, &sdk.ElicitParams{Message: "who are you?", RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)})
+			if err != nil {
+				return nil, nil, err
+			}
+			b, _ := json.Marshal(res.Content)
+			return textResult(res.Action + " " + string(b)), nil, nil
+		})
 	sdk.AddTool(s, &sdk.Tool{Name: "open", Description: "asks to open a URL"},
 		func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
 			res, err := req.Session.Elicit(ctx, &sdk.ElicitParams{Mode: "url", Message: "log in to the service", URL: "https://bücher.example/connect", ElicitationID: "e1"})
@@ -226,6 +255,62 @@ func TestElicitOutsideACall(t *testing.T) {
 	}
 	if len(warned) != 1 || !strings.Contains(warned[0], "asker asked for a form, declined: "+tool.RefusedNoCall) {
 		t.Fatalf("warnings %q", warned)
+	}
+}
+
+// TestElicitSeveralCalls: over stdio a form asked while two calls to its
+// server run belongs to neither that tai can tell. When both are one
+// person's, that person is asked, once; when one is a served session's
+// and the other the person's, nobody can be told to answer: it is
+// declined, and the person's call's line says why.
+func TestElicitSeveralCalls(t *testing.T) {
+	for _, served := range []bool{false, true} {
+		t.Run(fmt.Sprintf("served=%v", served), func(t *testing.T) {
+			person := &elicitor{answer: func(elicit.Question) (elicit.Result, error) {
+				return elicit.Result{Action: elicit.Accept, Content: map[string]any{"name": "Ada"}}, nil
+			}}
+			f, ctx, notes := askerFixture(t, tool.Interactive, person, t.TempDir())
+			holdCtx := ctx
+			if served {
+				holdCtx = tool.WithCaller(ctxT(t), tool.Caller{Name: "mcp:client"})
+			}
+			held := make(chan string, 1)
+			go func() {
+				res, err := f.reg.Dispatch(holdCtx, "mcp_asker_hold", nil)
+				if err != nil {
+					held <- err.Error()
+					return
+				}
+				held <- text(res)
+			}()
+			res, err := f.reg.Dispatch(ctx, "mcp_asker_formheld", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case got := <-held:
+				if got != "released" {
+					t.Fatalf("hold: %q", got)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("hold never ended")
+			}
+			if served {
+				if text(res) != "decline null" || len(person.asked) != 0 {
+					t.Fatalf("the server got %q; the person was asked %d times", text(res), len(person.asked))
+				}
+				if len(*notes) != 1 || !strings.Contains((*notes)[0], "asker asked for a form, declined: "+tool.RefusedOthers) {
+					t.Fatalf("notes %q", *notes)
+				}
+				return
+			}
+			if text(res) != `accept {"name":"Ada"}` || len(person.asked) != 1 {
+				t.Fatalf("the server got %q; the person was asked %d times", text(res), len(person.asked))
+			}
+			if len(*notes) != 0 {
+				t.Fatalf("notes %q for a form the person answered", *notes)
+			}
+		})
 	}
 }
 

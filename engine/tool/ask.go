@@ -34,6 +34,10 @@ const (
 	// RefusedNoCall: the request belongs to no call tai can tell (several
 	// calls in flight on one stdio server, or none).
 	RefusedNoCall = "the request came outside any call tai can tell it belongs to"
+	// RefusedOthers: the request belongs to no one call, and the calls in
+	// flight on its server are not all one person's (a served session's
+	// and the REPL's), so tai cannot tell whom to ask.
+	RefusedOthers = "it came while calls of different sessions ran on that server, and tai cannot tell whose it is"
 	// RefusedNoTerminal: no prompter, or no terminal to ask at.
 	RefusedNoTerminal = "no terminal to ask"
 )
@@ -61,6 +65,24 @@ func (r *Registry) Answerer(ctx context.Context) Answerer {
 		return Answerer{Refusal: RefusedNoTerminal}
 	}
 	return Answerer{Prompter: p, approver: a}
+}
+
+// AnswererOf returns who answers a request that belongs to no one call
+// but came while calls (their contexts) were in flight on its server:
+// their Answerer when they all have the same (one person, asked at one
+// prompter, in one mode), else nobody (RefusedOthers). With no calls it
+// is Answerer(ctx) of a context with no caller: nobody (RefusedNoCall).
+func (r *Registry) AnswererOf(calls []context.Context) Answerer {
+	if len(calls) == 0 {
+		return Answerer{Refusal: RefusedNoCall}
+	}
+	first := r.Answerer(calls[0])
+	for _, ctx := range calls[1:] {
+		if a := r.Answerer(ctx); a.approver != first.approver || a.Refusal != first.Refusal {
+			return Answerer{Refusal: RefusedOthers}
+		}
+	}
+	return first
 }
 
 // ErrNobody is what Ask returns when nobody answers; it wraps

@@ -30,7 +30,9 @@
 // (the REPL's questions, or a script's own Lua function the prompter
 // calls instead); nobody answers under --auto and --yolo, in a served
 // session, with no prompter or terminal (tai -p piped), or for a request
-// that belongs to no call, and Answerer.Refusal says which. Answerer.Ask
+// that belongs to no call, and Answerer.Refusal says which. A request
+// tied to no one call while several ran goes to AnswererOf, which asks
+// their person when they share one. Answerer.Ask
 // puts the question one at a time with consent and ask_user. Whatever
 // happened is said on the call's line with Note (Caller.Note, which the
 // agent turns into ToolEvent.Notes):
