@@ -119,12 +119,12 @@ end
 function M.body(s)
   local out = {}
   if s.instructions and s.instructions ~= "" then
-    local shown, note = tai.term.fold(s.instructions, 8, 1600)
+    -- the fold's own markers say what is left out: no note beside them
+    local shown = tai.term.fold(s.instructions, 8, 1600)
     local lines = {}
     for l in (shown .. "\n"):gmatch("(.-)\n") do
       for _, w in ipairs(wrap((line(l):gsub("%s+$", "")))) do lines[#lines + 1] = w end
     end
-    if note ~= "" then lines[#lines + 1] = "(" .. line(note) .. ")" end
     labelled(out, "says", lines)
   end
   if s.found and s.found ~= "" then

@@ -18,6 +18,11 @@ M.subcommands = { "add", "normalize", "list", "enable", "disable", "remove", "to
 -- log_levels are the levels /mcp log takes, least severe first.
 M.log_levels = { "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency" }
 
+-- count(n, word) is "1 tool", "2 tools".
+local function count(n, word)
+  return n .. " " .. word .. (n == 1 and "" or "s")
+end
+
 -- report(rep [, notes_shown]) shows what an add or an import did with each
 -- server, and the notes unless they were shown already.
 ---@param rep table
@@ -37,17 +42,18 @@ function M.report(rep, notes_shown)
       end
       if s.found and s.found ~= "" then say("  " .. clean(s.found)) end
       if not s.needs_login then
-        say("  " .. #(s.tools or {}) .. " tools: " .. tai.term.clean(table.concat(s.tools or {}, ", "), true))
+        say("  " .. count(#(s.tools or {}), "tool") .. ": " .. tai.term.clean(table.concat(s.tools or {}, ", "), true))
       end
       if s.prompts and #s.prompts > 0 then
-        say("  " .. #s.prompts .. " prompts, run as /" .. clean(s.server) .. ":PROMPT: " .. tai.term.clean(table.concat(s.prompts, ", "), true))
+        say("  " .. count(#s.prompts, "prompt") .. ", run as /" .. clean(s.server) .. ":PROMPT: " .. tai.term.clean(table.concat(s.prompts, ", "), true))
       end
       if s.instructions and s.instructions ~= "" then
-        -- pinned with the tools; the model gets them in its system prompt
+        -- pinned with the tools; the model gets them in its system prompt.
+        -- The fold's markers, and tai's own line where it cut them, say
+        -- all that is left out: no note beside them.
         say("  instructions for the model (pinned; /context shows them):")
-        local shown, note = tai.term.fold(s.instructions, 4, 400)
+        local shown = tai.term.fold(s.instructions, 4, 400)
         for line in (shown .. "\n"):gmatch("([^\n]*)\n") do say("    " .. line) end
-        if note ~= "" then say("    (" .. note .. ")") end
       end
       for _, n in ipairs(s.notes or {}) do warn("  " .. clean(n)) end
     elseif s.outcome == tai.outcome.SKIPPED then

@@ -953,3 +953,27 @@ func TestHelpFoldsWithheldPrompts(t *testing.T) {
 		}
 	}
 }
+
+// TestInstructionsFoldOneMarker: the add summary and the consent screen
+// fold a server's instructions with the fold's own markers and tai's cut
+// line only, no note beside them that counts the cut text as the whole;
+// one tool is "1 tool".
+func TestInstructionsFoldOneMarker(t *testing.T) {
+	got := run(t, `
+		local repl, out = require("tai.repl"), {}
+		repl.say = function(s) out[#out + 1] = s end
+		require("tai.mcpcommand").report({ servers = { { outcome = tai.outcome.ADDED, server = "big", transport = "stdio",
+			enabled = true, profile = "default", tools = { "t" },
+			instructions = string.rep("A", 4096) .. "\n… (instructions cut: 95904 bytes more)" } } })
+		local many = {}
+		for i = 1, 32 do many[#many + 1] = "line " .. i .. " " .. string.rep("x", 40) end
+		local body = require("tai.consent").body({ transport = "stdio", argv = { "srv" }, instructions = table.concat(many, "\n") })
+		return table.concat(out, "\n"), body`)
+	summary, body := got[0].(string), got[1].(string)
+	if !strings.Contains(summary, "1 tool: t") || strings.Contains(summary, "bytes in all") || !strings.Contains(summary, "instructions cut: 95904 bytes more") {
+		t.Fatalf("add summary:\n%s", summary)
+	}
+	if strings.Count(body, "not shown") != 1 || strings.Contains(body, "more lines") || !strings.Contains(body, "line 32") {
+		t.Fatalf("consent body:\n%s", body)
+	}
+}

@@ -116,7 +116,7 @@ func TestREPLMCPServerForTheModel(t *testing.T) {
 	s.expect("answer> ")
 	s.typeKeys("y\r")
 	s.expect("added echoer (stdio), enabled for profile default")
-	s.expect("1 tools: echo")
+	s.expect("1 tool: echo")
 	s.expect("tai:default> ")
 	if strings.Contains(s.seen.String(), "add them to tai") || strings.Contains(s.seen.String(), "Start it?") {
 		t.Fatalf("adding asked more than one question:\n%s", s.seen.String())
@@ -172,7 +172,7 @@ func TestREPLMCPAddNotesRefusedTools(t *testing.T) {
 	s.typeKeys("/mcp add " + cfg + "\r")
 	s.expect("answer> ")
 	s.typeKeys("y\r")
-	s.expect("1 tools: echo")
+	s.expect("1 tool: echo")
 	s.expect(`tool "bad\n#9999 forged" refused: its name holds control characters`)
 	s.expect(`tool "` + strings.Repeat("n", mcp.ClipMax) + `…" (5000 bytes) refused: its name is 5000 bytes, over the 256 tai accepts`)
 	s.expect(`tool "bomb" refused: its description is 70000 bytes, over the 65536 tai accepts`)

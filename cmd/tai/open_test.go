@@ -76,7 +76,7 @@ func TestREPLOpensWhatAToolShowed(t *testing.T) {
 	r.expect("Add it? [y/d/N]")
 	r.expect("answer> ")
 	r.typeKeys("y\r")
-	r.expect("1 tools: shot")
+	r.expect("1 tool: shot")
 	r.expect("tai:default> ")
 	srv.Push(llmtest.Calls(llmtest.Call("mcp_local_"+port+"_shot", `{}`)))
 	r.typeKeys("take a screenshot\r")

@@ -61,7 +61,7 @@ func TestREPLPromptCommands(t *testing.T) {
 	s.expect("answer> ")
 	s.typeKeys("y\r")
 	s.expect("added echoer (stdio), enabled for profile default")
-	s.expect("1 prompts, run as /echoer:PROMPT: greet")
+	s.expect("1 prompt, run as /echoer:PROMPT: greet")
 	s.expect("instructions for the model (pinned; /context shows them):")
 	s.expect("Use echo to repeat what the person says.")
 	s.expect("tai:default> ")
