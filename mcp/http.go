@@ -137,6 +137,7 @@ type HTTPTransport struct {
 	initNote   []byte
 	inflight   map[ID]context.CancelFunc
 	stopListen context.CancelFunc // ends the standalone GET stream
+	listenEnd  chan struct{}      // closed when its goroutine returns
 	closeOnce  sync.Once
 }
 
@@ -820,12 +821,14 @@ func (t *HTTPTransport) startListening(ctx context.Context) {
 		t.stopListen()
 	}
 	lctx, stop := context.WithCancel(t.ctx)
-	t.stopListen = stop
+	end := make(chan struct{})
+	t.stopListen, t.listenEnd = stop, end
 	t.wg.Add(1)
 	t.mu.Unlock()
 	answered := make(chan struct{})
 	go func() {
 		defer t.wg.Done()
+		defer close(end)
 		defer stop()
 		t.listen(lctx, answered)
 	}()
