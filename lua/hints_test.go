@@ -12,10 +12,9 @@ import (
 // longer name themselves.
 func TestHintsNameREPLCommands(t *testing.T) {
 	h, _, _ := modelHost(t, tool.Interactive)
-	big := strings.Repeat("x", 9<<20)
 	got := mustRun(t, h, `
 		local _, bad = tai.conversations.get("x7")
-		local _, huge = tai.conversations.save{messages = {{role = "user", content = `+"[["+big+"]]"+`}}}
+		local _, huge = tai.conversations.save{messages = {{role = "user", content = string.rep("x", 8 * 1024 * 1024)}}}
 		local _, gh = tai.mcp.normalize("https://github.com/modelcontextprotocol/servers")
 		local _, notes = tai.mcp.normalize("claude mcp add --transport http notes https://mcp.example.com/mcp --client-secret")
 		local said = {}
