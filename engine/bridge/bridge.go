@@ -317,7 +317,11 @@ func (b *Bridge) tool(bt *bridged) tool.Tool {
 	if why := bt.reason; why != "" {
 		return tool.Tool{
 			Name: bt.name, Description: bt.description, Parameters: bt.params, Origin: server + "/" + toolName, Safe: true,
-			Run: func(context.Context, map[string]any) (tool.Result, error) {
+			Run: func(ctx context.Context, _ map[string]any) (tool.Result, error) {
+				if s, err := b.current(); err == nil && s.servers[server] != nil {
+					return b.refused(ctx, s.servers[server], why), nil
+				}
+				tool.Note(ctx, why)
 				return tool.ErrorResult("%s", why), nil
 			},
 		}

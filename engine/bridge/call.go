@@ -9,6 +9,7 @@ import (
 
 	"tai/engine/tool"
 	"tai/mcp"
+	"tai/mcp/screen"
 )
 
 // call runs tool on server for a bridged dispatch. Approval, audit,
@@ -28,10 +29,12 @@ func (b *Bridge) call(ctx context.Context, server, toolName string, args map[str
 		return tool.ErrorResult("mcp server %q is not registered (any more): mcp_list shows the servers", server), nil
 	}
 	if profile := b.profileFor(ctx); !st.profiles[profile] {
+		name := screen.VisibleLine(server)
+		tool.Note(ctx, fmt.Sprintf("refused: %s is not enabled for profile %s; /mcp enable %s", name, screen.VisibleLine(profile), name))
 		return tool.ErrorResult("%s", st.disabledFor(profile)), nil
 	}
 	if why := st.refusal(toolName); why != "" {
-		return tool.ErrorResult("%s", why), nil
+		return b.refused(ctx, st, why), nil
 	}
 	c, err := b.client(ctx, st, true)
 	if err != nil {
@@ -43,7 +46,7 @@ func (b *Bridge) call(ctx context.Context, server, toolName string, args map[str
 	if s, err = b.current(); err == nil {
 		if st2 := s.servers[server]; st2 != nil {
 			if why := st2.refusal(toolName); why != "" {
-				return tool.ErrorResult("%s", why), nil
+				return b.refused(ctx, st2, why), nil
 			}
 		}
 	}
@@ -73,6 +76,26 @@ func (b *Bridge) call(ctx context.Context, server, toolName string, args map[str
 		}
 	}
 	return out, nil
+}
+
+// refused is the result of a call tai does not send, why it refused:
+// the model is told why in full, and the call's line says it in short
+// (a server withholding its tools for its changed instructions says
+// so, and whether the person declined them this session), with the fix.
+func (b *Bridge) refused(ctx context.Context, st *serverState, why string) tool.Result {
+	note := why
+	if in := st.instructions; st.instructionsWithheld() && why == in.reason {
+		name := screen.VisibleLine(st.row.Name)
+		note = fmt.Sprintf("withheld: %s changed its instructions; /mcp grant %s shows them", name, name)
+		if in.pinned == "" {
+			note = fmt.Sprintf("withheld: %s now gives instructions; /mcp grant %s shows them", name, name)
+		}
+		if b.wasDeclined(instructionsKey(st)) {
+			note = fmt.Sprintf("withheld: you declined %s's new instructions this session; /mcp grant %s asks again", name, name)
+		}
+	}
+	tool.Note(ctx, note)
+	return tool.ErrorResult("%s", why)
 }
 
 // disabledFor says that the server is not enabled for profile, where it

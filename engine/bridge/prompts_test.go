@@ -243,12 +243,19 @@ func TestInstructionsDrift(t *testing.T) {
 
 	writeState(t, state, "instr2")
 	f := newFixture(t, tool.Auto, path)
-	res, err := f.reg.Dispatch(ctxT(t), "mcp_p_echo", map[string]any{"text": "hi"})
+	var notes []string
+	noted := tool.WithCaller(ctxT(t), tool.Caller{Note: func(s string) { notes = append(notes, s) }})
+	res, err := f.reg.Dispatch(noted, "mcp_p_echo", map[string]any{"text": "hi"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !res.IsError || !strings.Contains(text(res), "changed its instructions") {
 		t.Fatalf("a tool ran after the instructions changed: %s", text(res))
+	}
+	// The call's line says it too, in short, with the fix: under --auto
+	// the model's result is all else there is.
+	if want := "withheld: p changed its instructions; /mcp grant p shows them"; !slices.Equal(notes, []string{want}) {
+		t.Fatalf("notes %q, want %q", notes, want)
 	}
 	if names := specNames(f.reg.Specs()); slices.Contains(names, "mcp_p_echo") {
 		t.Fatalf("offered after the instructions changed: %v", names)
@@ -270,6 +277,21 @@ func TestInstructionsDrift(t *testing.T) {
 	f.store.Close()
 
 	g := newFixture(t, tool.Interactive, path)
+	// A person who said no to them when asked unprompted is not asked
+	// again this session, and the call's line says so.
+	snap, err := g.b.current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.b.decline(instructionsKey(snap.servers["p"]))
+	notes = nil
+	noted = tool.WithCaller(ctxT(t), tool.Caller{Note: func(s string) { notes = append(notes, s) }})
+	if res, err = g.reg.Dispatch(noted, "mcp_p_echo", map[string]any{"text": "hi"}); err != nil || !res.IsError {
+		t.Fatalf("a declined server's tool: %s, %v", text(res), err)
+	}
+	if want := "withheld: you declined p's new instructions this session; /mcp grant p asks again"; !slices.Equal(notes, []string{want}) || len(g.p.questions()) != 0 {
+		t.Fatalf("notes %q, want %q; asked %q; %s", notes, want, g.p.questions(), text(res))
+	}
 	g.p.answer = "n"
 	if _, err := g.b.Grant(ctxT(t), "p", ""); err != nil {
 		t.Fatal(err)
