@@ -194,11 +194,17 @@ func malformedReplyID(data []byte) (ID, bool) {
 // Error formats the code and message: a WireError a server answered is
 // the Go error the client returns (a protocol failure, as opposed to a
 // tool that ran and failed, a CallResult with IsError).
+// A message that already begins with its code ("MCP error -32602: …",
+// as the TypeScript SDK words them) does not say it twice.
 func (e *WireError) Error() string {
-	if len(e.Data) > 0 && len(e.Data) <= 200 {
-		return fmt.Sprintf("mcp error %d: %s (data: %s)", e.Code, e.Message, e.Data)
+	msg := e.Message
+	if code := fmt.Sprintf("mcp error %d: ", e.Code); len(msg) >= len(code) && strings.EqualFold(msg[:len(code)], code) {
+		msg = msg[len(code):]
 	}
-	return fmt.Sprintf("mcp error %d: %s", e.Code, e.Message)
+	if len(e.Data) > 0 && len(e.Data) <= 200 {
+		return fmt.Sprintf("mcp error %d: %s (data: %s)", e.Code, msg, e.Data)
+	}
+	return fmt.Sprintf("mcp error %d: %s", e.Code, msg)
 }
 
 // Is reports whether target is a *WireError with the same code, so

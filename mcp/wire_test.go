@@ -222,6 +222,11 @@ func TestErrorTypes(t *testing.T) {
 	if got := we.Error(); got != `mcp error -32603: boom (data: "why")` {
 		t.Errorf("Error() = %q", got)
 	}
+	// The TypeScript SDK puts the code in the message: said once.
+	ts := &WireError{Code: CodeInvalidParams, Message: "MCP error -32602: Resource file:///etc/passwd not found"}
+	if got := ts.Error(); got != "mcp error -32602: Resource file:///etc/passwd not found" {
+		t.Errorf("Error() = %q", got)
+	}
 	if !errors.Is(fmt.Errorf("x: %w", we), &WireError{Code: CodeInternalError}) || errors.Is(we, &WireError{Code: CodeParseError}) {
 		t.Error("WireError.Is does not compare codes")
 	}

@@ -82,7 +82,8 @@ func TestAddTakesACommandLine(t *testing.T) {
 // TestMCPLogCommand: /mcp log SERVER [LEVEL] shows the log, one line per
 // message with control characters made visible and a cut text marked,
 // says when the server was asked for the level or why not, and refuses
-// an unknown level before asking anything.
+// an unknown level, or a server that is not there, before asking
+// anything (so does /mcp resources, and for a server that is off).
 func TestMCPLogCommand(t *testing.T) {
 	got := run(t, `
 		local repl, mcp = require("repl"), require("mcp")
@@ -95,7 +96,12 @@ func TestMCPLogCommand(t *testing.T) {
 				note = args.server ~= "loud" and args.level and "the server does not declare logging" or nil,
 				entries = { { time = "2026-12-05T01:02:03.5Z", level = "error", logger = "db", text = "bad\27[2Jthing", cut = 5000 } } }
 		end
+		tai.mcp.list = function() return { { name = "loud", enabled = true }, { name = "quiet", enabled = false } } end
+		tai.mcp.resources = function(args) asked[#asked + 1] = "resources " .. args.server return { resources = {} } end
 		mcp.install()
+		repl.handle("/mcp log nosuch")
+		repl.handle("/mcp resources nosuch")
+		repl.handle("/mcp resources quiet")
 		repl.handle("/mcp log loud WARNING")
 		repl.handle("/mcp log quiet debug")
 		repl.handle("/mcp log loud shouty")
@@ -111,7 +117,9 @@ func TestMCPLogCommand(t *testing.T) {
 	if strings.Contains(said, "\x1b") {
 		t.Errorf("an escape reached the screen: %q", said)
 	}
-	for _, want := range []string{"does not declare logging", "no log level is named shouty; levels: debug, info", "usage: /mcp log SERVER [LEVEL]"} {
+	// A server that is not there, or off, is the command a person types.
+	for _, want := range []string{"does not declare logging", "no log level is named shouty; levels: debug, info", "usage: /mcp log SERVER [LEVEL]",
+		"no MCP server is named nosuch: /mcp lists them\nno MCP server is named nosuch: /mcp lists them\n/mcp enable quiet first: quiet is off for this profile"} {
 		if !strings.Contains(warned, want) {
 			t.Errorf("warned %q\nlacks %q", warned, want)
 		}
@@ -214,14 +222,17 @@ func TestAttachResources(t *testing.T) {
 		local repl, mcp = require("repl"), require("mcp")
 		local said, reads = {}, {}
 		repl.say = function(s) said[#said + 1] = s end
-		tai.mcp.list = function() return { { name = "docs", enabled = true } } end
+		tai.mcp.list = function() return { { name = "docs", enabled = true }, { name = "off", enabled = false } } end
 		tai.mcp.read = function(a)
 			reads[#reads + 1] = a.server .. " " .. a.uri
+			if a.uri == "x://dead" then return { text = "mcp_read_resource: mcp server \"<server>\": resources/read: mcp: message larger than the cap: python3 /tmp/srv.py sent a line over 10485760 bytes; the connection is closed (tai starts it again on the next use)", isError = true } end
 			if a.uri == "x://bad" then return { text = "mcp_read_resource: mcp server \"<server>\": <uri> not found", isError = true } end
 			return { text = "body of " .. a.uri, isError = false }
 		end
 		local parts = {}
 		local rest = mcp.attach_resources("see @docs:x://a, @docs:x://bad @docs:x://b @docs:x://c @nope:y://z @main.go:12 @host:8080", parts, 2)
+		local p2 = {}
+		mcp.attach_resources("@off:x://secret @docs:x://dead", p2, 5)
 		return rest, table.concat(parts, "|"), table.concat(reads, "|"), table.concat(said, "|")`)
 	if got[0] != "see      @main.go:12 @host:8080" {
 		t.Errorf("text left for @file = %q", got[0])
@@ -229,11 +240,15 @@ func TestAttachResources(t *testing.T) {
 	if got[1] != "[Resource x://a of MCP server docs:]\nbody of x://a|[Resource x://b of MCP server docs:]\nbody of x://b" {
 		t.Errorf("parts = %q", got[1])
 	}
-	if got[2] != "docs x://a|docs x://bad|docs x://b" {
+	if got[2] != "docs x://a|docs x://bad|docs x://b|docs x://dead" {
 		t.Errorf("reads = %q (the third is over the count)", got[2])
 	}
 	said := got[3].(string)
-	for _, want := range []string{"(attached @docs:x://a, ", "(not attached @docs:x://c: a message attaches at most 2)", "(cannot read @docs:x://bad: mcp server \"docs\": x://bad not found; it is sent as text)", "(no MCP server nope here: @nope:y://z is sent as text)"} {
+	for _, want := range []string{"(attached @docs:x://a, ", "(not attached @docs:x://c: a message attaches at most 2)", "(cannot read @docs:x://bad: mcp server \"docs\": x://bad not found; it is sent as text)", "(no MCP server nope here: @nope:y://z is sent as text)",
+		// a server off for the profile: the fix first, not the model's wording
+		"(/mcp enable off, then send it again, to read @off:x://secret: the server is off for this profile; sent as text)",
+		// a long reason is cut between words, no parenthesis left open
+		"(cannot read @docs:x://dead: mcp server \"docs\": resources/read: mcp: message larger than the cap: python3 /tmp/srv.py sent a line over 10485760 bytes; the connection is closed …; it is sent as text)"} {
 		if !strings.Contains(said, want) {
 			t.Errorf("said %q, want %q", said, want)
 		}

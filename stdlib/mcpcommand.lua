@@ -606,6 +606,31 @@ local function size_text(n)
   return string.format("%d bytes", n)
 end
 
+-- clip_words(s, n) is s cut to about n bytes at a blank, with "…" when
+-- it was cut (a word cut in two, or a parenthesis opened and not closed,
+-- reads as a mistake).
+local function clip_words(s, n)
+  if #s <= n then return s end
+  local cut = s:sub(1, n):match("^(.*%S)%s") or s:sub(1, n)
+  cut = cut:gsub("%s*%([^)]*$", "")
+  return cut .. " …"
+end
+
+-- server_refusal(name, enabled) is what a person is told when /mcp
+-- SUB name names no registered server (or, with enabled, one off for
+-- this profile); nil when it is there.
+local function server_refusal(name, enabled)
+  for _, s in ipairs(tai.mcp.list() or {}) do
+    if s.name == name then
+      if enabled and not s.enabled then
+        return string.format("/mcp enable %s first: %s is off for this profile", clean(name), clean(name))
+      end
+      return nil
+    end
+  end
+  return string.format("no MCP server is named %s: /mcp lists them", clean(name))
+end
+
 -- list_of(v) is v when it is a table, else an empty list (JSON null,
 -- tai.json.null, is truthy but has no length).
 local function list_of(v)
@@ -661,6 +686,8 @@ end
 ---@param server? string
 function M.resources(server)
   if not server then warn("usage: /mcp resources SERVER") return end
+  local refused = server_refusal(server, true)
+  if refused then warn(refused) return end
   local list, err = tai.mcp.resources({ server = server })
   if not list then warn(clean(err)) return end
   for _, l in ipairs(M.resource_lines(list, tai.term.width())) do say(l) end
@@ -690,7 +717,7 @@ function M.attach_resources(text, parts, count)
     uri = uri:gsub("[%.,;]+$", "")
     if not known then
       known = {}
-      for _, s in ipairs(tai.mcp.list() or {}) do known[s.name] = true end
+      for _, s in ipairs(tai.mcp.list() or {}) do known[s.name] = s end
     end
     local shown = "@" .. clean(server) .. ":" .. tai.term.clean(uri, true)
     if not known[server] then
@@ -702,13 +729,17 @@ function M.attach_resources(text, parts, count)
       say(repl().paint("2", string.format("  (not attached %s: a message attaches at most %d)", shown, count)))
       return sp
     end
+    if not known[server].enabled then
+      say(repl().paint("2", string.format("  (/mcp enable %s, then send it again, to read %s: the server is off for this profile; sent as text)", clean(server), shown)))
+      return sp
+    end
     local r, err = tai.mcp.read({ server = server, uri = uri })
     if not r or r.isError then
       -- a failure names the arguments as <server> and <uri> (the registry
       -- never echoes them); the person typed them, so put them back
       local why = (r and r.text or tostring(err)):match("[^\n]*"):gsub("^mcp_read_resource: ", "")
       why = why:gsub("<server>", function() return server end):gsub("<uri>", function() return uri end)
-      say(repl().paint("2", "  (cannot read " .. shown .. ": " .. clean(why):sub(1, 200) .. "; it is sent as text)"))
+      say(repl().paint("2", "  (cannot read " .. shown .. ": " .. clip_words(clean(why), 160) .. "; it is sent as text)"))
       return sp
     end
     parts[#parts + 1] = string.format("[Resource %s of MCP server %s:]\n%s", uri, server, r.text)
@@ -858,6 +889,8 @@ function M.log(w)
     warn("no log level is named " .. clean(w[3]) .. "; levels: " .. levels)
     return
   end
+  local refused = server_refusal(w[2])
+  if refused then warn(refused) return end
   local log, err = tai.mcp.log({ server = w[2], level = level })
   if not log then warn(clean(err)) return end
   if log.set then say(string.format("asked %s to log at %s and above", clean(w[2]), log.level)) end
