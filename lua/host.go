@@ -259,6 +259,7 @@ func (h *Host) Close() error {
 		return nil
 	}
 	h.closed = true
+	h.removeMedia()
 	if h.bridge != nil {
 		h.bridge.Close()
 	}

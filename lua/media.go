@@ -3,6 +3,7 @@ package lua
 import (
 	"encoding/base64"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,14 +50,43 @@ var mediaExt = map[string]string{
 	"application/json": "json", "text/plain": "txt", "application/zip": "zip",
 }
 
+// passiveExt are the extensions of the formats a desktop opener shows
+// without running anything a server put in them: binary images, audio
+// and PDF. An SVG, HTML or XHTML file runs its script in a browser, and a
+// .txt, .json or .bin is opened after sniffing what it holds, so those
+// are saved and never opened.
+var passiveExt = map[string]bool{
+	"png": true, "jpg": true, "gif": true, "webp": true, "bmp": true, "wav": true, "mp3": true,
+	"ogg": true, "weba": true, "flac": true, "pdf": true,
+}
+
+// notOpened says why the file saved as path with data is not handed to
+// the desktop's opener, or "" when it may be: its type must be passive
+// and its bytes must not be text (markup a server labelled png is
+// sniffed as what it is by the opener).
+func notOpened(path string, data []byte) string {
+	ext := strings.TrimPrefix(filepath.Ext(path), ".")
+	switch {
+	case ext == "svg":
+		return "an SVG can hold script a browser would run"
+	case !passiveExt[ext]:
+		return "tai opens only images, audio and PDF"
+	case strings.HasPrefix(http.DetectContentType(data), "text/"):
+		return "its bytes are text, not the " + ext + " it claims to be"
+	}
+	return ""
+}
+
 // openMedia installs tai.media.
 //
 //	tai.media.count() -> n   the binaries shown in this conversation
-//	tai.media.open(n) -> path, opened | nil, err
+//	tai.media.open(n) -> path, opened, why | nil, err
 //	    writes the Nth binary shown to a file of its own (0600) in a folder
-//	    private to this tai in the system's temporary folder, named after
-//	    its kind, number and type (image-2.png), and opens it with the
-//	    desktop's opener when there is a display (opened is then true)
+//	    private to this tai in the system's temporary folder (removed when
+//	    tai exits), named after its kind, number and type (image-2.png),
+//	    and opens it with the desktop's opener when there is a display
+//	    (opened is then true); a type that can run script (SVG, HTML) or
+//	    is not an image, audio or PDF is only saved, and why says so
 func (h *Host) openMedia(L *glua.LState, tai *glua.LTable) {
 	tai.RawSetString("media", L.SetFuncs(L.NewTable(), map[string]glua.LGFunction{
 		"count": func(L *glua.LState) int { L.Push(glua.LNumber(len(h.media.items))); return 1 },
@@ -74,7 +104,7 @@ func (h *Host) mediaOpen(L *glua.LState) int {
 	case count == 0:
 		return fail(L, "no image, audio or blob has been shown in this conversation")
 	case n < 1 || n > count:
-		return fail(L, fmt.Sprintf("there is no binary %d: give 1 to %d", n, count))
+		return fail(L, h.noMedia(n))
 	}
 	m := h.media.items[n-1]
 	data := m.Data
@@ -95,15 +125,56 @@ func (h *Host) mediaOpen(L *glua.LState) int {
 	if err != nil {
 		return fail(L, err.Error())
 	}
-	opened := false
+	opened, why := false, ""
 	if h.opts.OpenFile != nil {
-		if opened, err = h.opts.OpenFile(path); err != nil {
-			return fail(L, fmt.Sprintf("saved to %s, but it could not be opened: %v", path, err))
+		if why = notOpened(path, data); why == "" {
+			if opened, err = h.opts.OpenFile(path); err != nil {
+				return fail(L, fmt.Sprintf("saved to %s, but it could not be opened: %v", path, err))
+			}
 		}
 	}
 	L.Push(glua.LString(path))
 	L.Push(glua.LBool(opened))
-	return 2
+	L.Push(glua.LString(why))
+	return 3
+}
+
+// mediaKind is the word m's label begins with (image, audio, resource),
+// or "" when it has none.
+func mediaKind(m engine.Media) string {
+	kind, _, ok := strings.Cut(strings.TrimPrefix(m.Label, "["), " ")
+	if !ok || !strings.HasPrefix(m.Label, "[") {
+		return ""
+	}
+	return kind
+}
+
+// noMedia says there is no Nth binary, in the words the lines showing
+// them used: "no image 0: the only one is /open 1".
+func (h *Host) noMedia(n int) string {
+	count := len(h.media.items)
+	kind := mediaKind(h.media.items[0])
+	for _, m := range h.media.items[1:] {
+		if mediaKind(m) != kind {
+			kind = ""
+		}
+	}
+	what := fmt.Sprintf("nothing shown is numbered %d", n)
+	if kind != "" {
+		what = fmt.Sprintf("no %s %d", kind, n)
+	}
+	if count == 1 {
+		return what + ": the only one is /open 1"
+	}
+	return fmt.Sprintf("%s: the ones shown are /open 1 to /open %d", what, count)
+}
+
+// removeMedia removes the folder /open saved files to, when tai exits.
+func (h *Host) removeMedia() {
+	if h.media.dir != "" {
+		os.RemoveAll(h.media.dir)
+		h.media.dir = ""
+	}
 }
 
 // saveMedia writes data, the Nth binary m, to a file in the host's media

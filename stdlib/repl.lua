@@ -767,10 +767,15 @@ builtin.open = {
   fn = function(rest)
     local n, count = tonumber(rest), tai.media.count()
     if count == 0 then M.warn("nothing to open: no tool has given an image, audio or blob in this conversation") return end
-    if not n or n ~= math.floor(n) then M.warn("give the number shown in brackets: /open 1 to /open " .. count) return end
-    local path, opened = tai.media.open(n)
+    if not n or n ~= math.floor(n) then
+      M.warn(count == 1 and "give the number shown in brackets: the only one is /open 1" or ("give the number shown in brackets: /open 1 to /open " .. count))
+      return
+    end
+    local path, opened, why = tai.media.open(n)
     if not path then M.warn(tostring(opened)) return end
-    M.say(opened and ("(opened " .. path .. ")") or ("(saved to " .. path .. ")"))
+    if opened then M.say("(opened " .. path .. ")")
+    elseif why and why ~= "" then M.say("(saved to " .. path .. "; not opened: " .. why .. ")")
+    else M.say("(saved to " .. path .. ")") end
   end,
 }
 

@@ -110,16 +110,20 @@ func TestREPLOpensWhatAToolShowed(t *testing.T) {
 	open("1", shot, "image-1.png")
 	open("2", pdf, "blob-2.pdf")
 	r.typeKeys("/open 3\r")
-	r.expect("there is no binary 3: give 1 to 2")
+	r.expect("nothing shown is numbered 3: the ones shown are /open 1 to /open 2")
 	r.typeKeys("/open ../../etc/passwd\r")
 	r.expect("give the number shown in brackets: /open 1 to /open 2")
 	r.typeKeys("/open 1.5\r")
 	r.expect("give the number shown in brackets: /open 1 to /open 2")
 	r.typeKeys("/open -1\r")
-	r.expect("there is no binary -1: give 1 to 2")
+	r.expect("nothing shown is numbered -1: the ones shown are /open 1 to /open 2")
 	r.typeKeys("/exit\r")
 	if status := r.wait(); status != 0 {
 		t.Fatalf("exit status %d, want 0", status)
+	}
+	// The folder the files were saved to went with tai.
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Fatalf("left in the temporary folder after exit: %s", left[0].Name())
 	}
 	if entries, _ := os.ReadDir(e.root); len(entries) > 0 {
 		for _, d := range entries {

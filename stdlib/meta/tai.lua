@@ -1378,10 +1378,13 @@ tai.media = {}
 function tai.media.count() end
 
 ---Writes the Nth binary shown to a file (0600) in a folder private to this tai in the
----temporary folder, named like image-2.png, and opens it when there is a display.
+---temporary folder (removed when tai exits), named like image-2.png, and opens it when
+---there is a display; a type that can run script (SVG, HTML) or is not an image, audio
+---or PDF is only saved, and why says so.
 ---@param n integer
 ---@return string? path
 ---@return boolean|string opened_or_err
+---@return string? why
 function tai.media.open(n) end
 
 -- tai.term ------------------------------------------------------------------
