@@ -23,6 +23,19 @@ local function count(n, word)
   return n .. " " .. word .. (n == 1 and "" or "s")
 end
 
+-- granted_text(granted) names what /mcp grant granted: the first ten,
+-- then how many more.
+---@param granted string[]
+---@return string
+function M.granted_text(granted)
+  local names = {}
+  for i, g in ipairs(granted) do
+    if i > 10 then names[#names + 1] = string.format("and %d more", #granted - 10) break end
+    names[#names + 1] = clean(g)
+  end
+  return table.concat(names, ", ")
+end
+
 -- report(rep [, notes_shown]) shows what an add or an import did with each
 -- server, and the notes unless they were shown already.
 ---@param rep table
@@ -939,7 +952,7 @@ function M.run(rest, w)
     if not w[2] then warn("usage: /mcp grant SERVER [TOOL | PROMPT | instructions]") return end
     local granted, err = tai.mcp.grant({ server = w[2], tool = w[3] })
     if not granted then warn(clean(err)) return end
-    if #granted == 0 then say("nothing granted") else say("granted: " .. table.concat(granted, ", ")) end
+    if #granted == 0 then say("nothing granted") else say("granted: " .. M.granted_text(granted)) end
     return
   end
   if sub == "allow" then

@@ -96,12 +96,12 @@ function M.help_lines(server, cmds, width, help_lines)
       if i > 3 then names[#names + 1] = string.format("and %d more", #withheld - 3) break end
       names[#names + 1] = chatview.clean(c.prompt.name)
     end
-    lines[#lines + 1] = chatview.short(string.format("%d withheld until you grant them (%s): /mcp grant %s",
-      #withheld, table.concat(names, ", "), chatview.clean(server)), width)
+    lines[#lines + 1] = "  " .. chatview.short(string.format("%d withheld until you grant them (%s): /mcp grant %s",
+      #withheld, table.concat(names, ", "), chatview.clean(server)), width - 2)
   end
   if tai.mcp.MAX_PROMPTS and #cmds >= tai.mcp.MAX_PROMPTS then
-    lines[#lines + 1] = chatview.short(string.format("(tai offers a server's first %d prompts by name; any more it lists are not offered)",
-      tai.mcp.MAX_PROMPTS), width)
+    lines[#lines + 1] = "  " .. chatview.short(string.format("(tai offers a server's first %d prompts by name; any more it lists are not offered)",
+      tai.mcp.MAX_PROMPTS), width - 2)
   end
   return lines
 end

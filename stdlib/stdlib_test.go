@@ -951,6 +951,10 @@ func TestHelpFoldsWithheldPrompts(t *testing.T) {
 		if !strings.Contains(lines[i], strings.TrimPrefix(want[i], "/greet")) {
 			t.Fatalf("line %d = %q, want %q", i, lines[i], want[i])
 		}
+		// indented as the commands' lines are
+		if indent := len(lines[i]) - len(strings.TrimLeft(lines[i], " ")); indent != 2 {
+			t.Fatalf("line %d is indented %d: %q", i, indent, lines[i])
+		}
 	}
 }
 
@@ -975,5 +979,20 @@ func TestInstructionsFoldOneMarker(t *testing.T) {
 	}
 	if strings.Count(body, "not shown") != 1 || strings.Contains(body, "more lines") || !strings.Contains(body, "line 32") {
 		t.Fatalf("consent body:\n%s", body)
+	}
+}
+
+// TestGrantedTextIsBounded: /mcp grant granting 95 prompts names ten and
+// counts the rest, where it printed all 95 on one line.
+func TestGrantedTextIsBounded(t *testing.T) {
+	got := run(t, `
+		local g = {}
+		for i = 1, 95 do g[i] = string.format("prompt p%05d", i) end
+		return require("tai.mcpcommand").granted_text(g), require("tai.mcpcommand").granted_text({ "echo" })`)
+	if want := "prompt p00001, prompt p00002, prompt p00003, prompt p00004, prompt p00005, prompt p00006, prompt p00007, prompt p00008, prompt p00009, prompt p00010, and 85 more"; got[0] != want {
+		t.Fatalf("granted_text = %q, want %q", got[0], want)
+	}
+	if got[1] != "echo" {
+		t.Fatalf("granted_text of one = %q", got[1])
 	}
 }
