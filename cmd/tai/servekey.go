@@ -58,6 +58,7 @@ func (o *options) serveWord(word string) {
 // "-" (a key, still accepted) or is "-" itself (the key on stdin); any
 // other word starting with "-" is the next flag.
 func parse(argv []string, o *options) error {
+	argv = promptLast(argv)
 	fs := newFlags(o, io.Discard)
 	o.serveBare = -1
 	for {
@@ -82,6 +83,45 @@ func parse(argv []string, o *options) error {
 		o.serveWord(rest[0])
 		argv = rest[1:]
 	}
+}
+
+// turnFlags are the flags a person may put between -p and its prompt
+// (tai -p --auto "…"), each with whether it takes a value.
+var turnFlags = map[string]bool{"auto": false, "yolo": false, "c": false, "continue": false, "clean": false, "profile": true, "vault": true}
+
+// promptLast moves a -p followed by turn flags after them, so that
+// tai -p --auto "…" means tai --auto -p "…": a prompt never starts with one
+// of those flags. Anything else after -p (a word, -p=…, another flag) is
+// left as it is.
+func promptLast(argv []string) []string {
+	for i, w := range argv {
+		if w == "--" {
+			return argv
+		}
+		if w != "-p" && w != "--p" {
+			continue
+		}
+		j := i + 1
+		for j < len(argv) {
+			name, _, hasValue := strings.Cut(strings.TrimLeft(argv[j], "-"), "=")
+			takes, ok := turnFlags[name]
+			if !ok || !strings.HasPrefix(argv[j], "-") {
+				break
+			}
+			j++
+			if takes && !hasValue {
+				j++
+			}
+		}
+		if j == i+1 || j >= len(argv) {
+			return argv
+		}
+		out := append([]string{}, argv[:i]...)
+		out = append(out, argv[i+1:j]...)
+		out = append(out, w)
+		return append(out, argv[j:]...)
+	}
+	return argv
 }
 
 // keyWarning is what tai says when the key was given on the command line.

@@ -142,6 +142,34 @@ func TestServeKeyParse(t *testing.T) {
 	}
 }
 
+// TestFlagsAfterP: flags a person puts between -p and the prompt, or
+// after the prompt, are taken as flags, not as the prompt; a prompt that
+// merely starts with "-" is still a prompt.
+func TestFlagsAfterP(t *testing.T) {
+	for _, tc := range []struct {
+		argv          []string
+		prompt, prof  string
+		auto, yolo, c bool
+		args          []string
+	}{
+		{argv: []string{"-p", "--auto", "CALL x"}, prompt: "CALL x", auto: true},
+		{argv: []string{"-p", "--yolo", "--profile", "work", "-c", "go"}, prompt: "go", yolo: true, c: true, prof: "work"},
+		{argv: []string{"-p", "--profile=work", "go", "--auto"}, prompt: "go", prof: "work", auto: true},
+		{argv: []string{"-p", "go", "--auto"}, prompt: "go", auto: true},
+		{argv: []string{"-p", "-v is verbose?"}, prompt: "-v is verbose?"},
+		{argv: []string{"-p", "--auto"}, prompt: "--auto"},
+		{argv: []string{"-p", "say", "more"}, prompt: "say", args: []string{"more"}},
+	} {
+		o := options{}
+		if err := parse(tc.argv, &o); err != nil {
+			t.Fatalf("%q: %v", tc.argv, err)
+		}
+		if o.prompt != tc.prompt || o.auto != tc.auto || o.yolo != tc.yolo || o.cont != tc.c || o.profile != tc.prof || !reflect.DeepEqual(o.args, tc.args) && len(o.args)+len(tc.args) > 0 {
+			t.Fatalf("%q: prompt %q auto %v yolo %v c %v profile %q args %q", tc.argv, o.prompt, o.auto, o.yolo, o.cont, o.profile, o.args)
+		}
+	}
+}
+
 // TestReadKeyFromAPipe: --serve-mcp - takes the first line of stdin and
 // leaves the rest; a missing, empty or overlong line is a clear error.
 func TestReadKeyFromAPipe(t *testing.T) {
