@@ -112,13 +112,16 @@ func (b *Bridge) relist(ctx context.Context, server string, c *mcp.Client, promp
 			granted = true
 		}
 	}
+	instructionsOK := true
 	if st.instructionsWithheld() {
 		ask(instructionsKey(st), func() (bool, error) { return b.askInstructionsGrant(ctx, a, st) })
+		instructionsOK = granted
 	}
-	// The withheld prompts go on one screen, however many: all or none.
+	// The withheld prompts go on one screen, however many: all or none;
+	// none while the instructions stay withheld, which withhold them all.
 	var ps []*offeredPrompt
 	for _, p := range st.prompts {
-		if p.state == StateWithheld && !b.wasDeclined(promptKey(p)) {
+		if instructionsOK && p.state == StateWithheld && !b.wasDeclined(promptKey(p)) {
 			ps = append(ps, p)
 		}
 	}

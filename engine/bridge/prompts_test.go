@@ -231,6 +231,28 @@ func TestPromptDriftOneScreen(t *testing.T) {
 	}
 }
 
+// TestDeclinedInstructionsAskNoMore: when a server changed both its
+// instructions and its prompts, a no to the instructions (which withhold
+// everything of the server) is the only question.
+func TestDeclinedInstructionsAskNoMore(t *testing.T) {
+	state, path := filepath.Join(t.TempDir(), "state"), filepath.Join(t.TempDir(), "vault.db")
+	writeState(t, state, "v1")
+	first, _ := promptFixture(t, tool.Auto, path, state)
+	first.b.Close()
+	first.store.Close()
+
+	writeState(t, state, "both")
+	f := newFixture(t, tool.Interactive, path)
+	f.p.answer = "n"
+	if _, err := f.reg.Dispatch(ctxT(t), "mcp_p_echo", map[string]any{"text": "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	qs := f.p.questions()
+	if len(qs) != 1 || !strings.Contains(qs[0], "changed its instructions") {
+		t.Fatalf("questions:\n%s", strings.Join(qs, "\n---\n"))
+	}
+}
+
 // TestInstructionsDrift: changed instructions withhold the server's
 // tools and prompts, and leave the system prompt, until a person grants
 // them, seeing the diff.
