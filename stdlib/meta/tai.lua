@@ -1178,6 +1178,11 @@ function tai.mcp.sampling_limit(n) end
 ---@type false|fun(request: tai.Elicitation): tai.ElicitAnswer|"accept"|"decline"|"cancel"
 tai.mcp.on_elicit = false
 
+---How many prompts of one server become /SERVER:PROMPT commands (the first
+---by name); /help says when a server lists more.
+---@type integer
+tai.mcp.MAX_PROMPTS = 100
+
 ---Opens a session on an entry (no vault row needed). opts.on_elicit
 ---answers the server's elicitations (and declares the capability); tai
 ---opens no URL for it.
