@@ -330,3 +330,45 @@ func TestHTTPStandaloneAuth(t *testing.T) {
 		c.Close()
 	}
 }
+
+// TestHTTPStandaloneFlood: a standalone stream that sends notifications
+// and pings without end does not stop calls from being answered, and
+// Close still ends it with no goroutine left.
+func TestHTTPStandaloneFlood(t *testing.T) {
+	f := newFakeHTTP(t)
+	f.onListen = func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		note := rpcJSON(map[string]any{"jsonrpc": "2.0", "method": "notifications/message", "params": map[string]any{"level": "info", "data": strings.Repeat("x", 512)}})
+		for i := 0; r.Context().Err() == nil; i++ {
+			msg := note
+			if i%10 == 0 {
+				msg = rpcJSON(map[string]any{"jsonrpc": "2.0", "id": i, "method": "ping"})
+			}
+			if _, err := io.WriteString(w, "data: "+msg+"\n\n"); err != nil {
+				return
+			}
+		}
+	}
+	ts := f.start()
+	c := fakeClient(t, ts, nil, nil)
+	ctx := httpCtx(t)
+	for i := range 5 {
+		want := strings.Repeat("y", i+1)
+		if res, err := c.Call(ctx, "echo", map[string]any{"text": want}); err != nil || res.Text() != want {
+			t.Fatalf("Call under a flood = %v, %v", res, err)
+		}
+	}
+	tr := c.Transport().(*HTTPTransport)
+	tr.mu.Lock()
+	end := tr.listenEnd
+	tr.mu.Unlock()
+	c.Close()
+	select {
+	case <-end:
+	default:
+		t.Fatal("Close returned with the flooding stream's goroutine running")
+	}
+	if listening() {
+		t.Fatal("a standalone stream goroutine is left after Close")
+	}
+}
