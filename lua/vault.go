@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	glua "github.com/yuin/gopher-lua"
 
@@ -39,7 +40,9 @@ type hostVault struct {
 //	    the text fields on one line each, controls shown as \n, \x1b and the like
 //	tai.vault.audit_verify() -> count [, note] | nil, err
 //	    (note: the trail holds but records an unclean shutdown)
-//	tai.vault.seal() -> true | nil, err   (with the current passphrase)
+//	tai.vault.seal([{short=fn}]) -> true | nil, err   (with the current
+//	    passphrase; one under MinPassphrase characters seals only when
+//	    fn(n) returns true, n its length, when fn is given)
 //	tai.vault.unseal() -> count | nil, err   (with the present passphrase;
 //	    count: the audit entries verified under the seal key first)
 //	tai.vault.sealed() -> bool | nil, err
@@ -324,6 +327,11 @@ func (h *Host) auditVerify(L *glua.LState) int {
 	})
 }
 
+// MinPassphrase is the length (in characters) under which tai.vault.seal
+// asks its short function whether to seal anyway: the seal is only as
+// strong as the passphrase.
+const MinPassphrase = 8
+
 func (h *Host) seal(L *glua.LState) int {
 	return h.withVault(L, func(s *vault.Store) int {
 		if h.opts.Passphrase == nil {
@@ -347,6 +355,20 @@ func (h *Host) seal(L *glua.LState) int {
 		}
 		if pass == "" {
 			return fail(L, "the passphrase is empty: set TAI_VAULT_PASSPHRASE (or type one at the prompt) and try again")
+		}
+		if n := utf8.RuneCountInString(pass); n < MinPassphrase {
+			if opts, ok := L.Get(1).(*glua.LTable); ok {
+				if fn, ok := opts.RawGetString("short").(*glua.LFunction); ok {
+					if err := L.CallByParam(glua.P{Fn: fn, NRet: 1, Protect: true}, glua.LNumber(n)); err != nil {
+						return fail(L, "nothing was sealed: "+luaError(err).Error())
+					}
+					goOn := glua.LVAsBool(L.Get(-1))
+					L.Pop(1)
+					if !goOn {
+						return fail(L, "nothing was sealed: the passphrase was too short to keep")
+					}
+				}
+			}
 		}
 		if err := s.Seal(pass); err != nil {
 			return fail(L, err.Error())

@@ -738,9 +738,16 @@ builtin.secret = {
 builtin.seal = {
   help = "seal the vault: secrets and server headers encrypted at rest under a passphrase\n" ..
     "(asked twice, or TAI_VAULT_PASSPHRASE); on a sealed vault it changes the passphrase",
-  fn = function()
+  fn = function(rest)
+    if rest:match("%S") then
+      M.warn("usage: /seal (no words: the passphrase is asked for, twice, without echo, or read from TAI_VAULT_PASSPHRASE)")
+      return
+    end
     local was = tai.vault.sealed()
-    local ok, err = tai.vault.seal()
+    local ok, err = tai.vault.seal({ short = function(n)
+      M.warn(string.format("that passphrase has only %d character%s: the seal is only as strong as it is (8 or more is safer)", n, n == 1 and "" or "s"))
+      return chatview.confirm(M.rl, "  seal with it anyway? [y/N] ")
+    end })
     if not ok then M.warn(tostring(err)) return end
     if was then
       M.say("(the vault's passphrase is changed)")
@@ -753,7 +760,11 @@ builtin.seal = {
 builtin.unseal = {
   help = "unseal the vault: the audit trail is checked with the passphrase (asked, or\n" ..
     "TAI_VAULT_PASSPHRASE), then secrets and server headers are stored in the clear",
-  fn = function()
+  fn = function(rest)
+    if rest:match("%S") then
+      M.warn("usage: /unseal (no words: the passphrase is asked for without echo, or read from TAI_VAULT_PASSPHRASE)")
+      return
+    end
     local n, err = tai.vault.unseal()
     if not n then M.warn(tostring(err)) return end
     local trail = n == 0 and "its audit trail was empty" or string.format("its audit trail verified (%d entries)", n)

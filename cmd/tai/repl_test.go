@@ -372,6 +372,40 @@ func TestREPLAsksAgainAfterAWrongPassphrase(t *testing.T) {
 	}
 }
 
+func TestREPLSealRefusesWordsAndAsksAboutAShortPassphrase(t *testing.T) {
+	e := newEnv(t)
+	s := startREPL(t, e, "--clean")
+	s.expect("tai:ollama> ")
+	s.typeKeys("/seal x y\r")
+	s.expect("usage: /seal (no words")
+	s.typeKeys("/unseal now\r")
+	s.expect("usage: /unseal (no words")
+	s.typeKeys("/seal\r")
+	s.expect("new vault passphrase: ")
+	s.typeKeys("k\r")
+	s.expect("the same again: ")
+	s.typeKeys("k\r")
+	s.expect("that passphrase has only 1 character:")
+	s.expect("seal with it anyway? [y/N] ")
+	s.typeKeys("n")
+	s.expect("nothing was sealed: the passphrase was too short to keep")
+	s.typeKeys("= tai.vault.sealed()\r")
+	s.expect("false")
+	s.typeKeys("/seal\r")
+	s.expect("new vault passphrase: ")
+	s.typeKeys("short\r")
+	s.expect("the same again: ")
+	s.typeKeys("short\r")
+	s.expect("seal with it anyway? [y/N] ")
+	s.typeKeys("y")
+	s.expect("(the vault is sealed")
+	s.expect("tai:ollama> ")
+	s.typeKeys("\x04")
+	if status := s.wait(); status != 0 {
+		t.Fatalf("exit status %d, want 0", status)
+	}
+}
+
 func TestREPLSealAsksForTheNewPassphraseTwice(t *testing.T) {
 	e := newEnv(t)
 	s := startREPL(t, e, "--clean")

@@ -998,9 +998,11 @@ function tai.vault.audit_tail(n, kind) end
 function tai.vault.audit_verify() end
 
 ---Seals the vault with the current passphrase (TAI_VAULT_PASSPHRASE or a prompt).
+---With opts.short, a passphrase under 8 characters seals only when short(n) returns true.
+---@param opts? {short?: fun(n: integer): boolean}
 ---@return true? ok
 ---@return string? err
-function tai.vault.seal() end
+function tai.vault.seal(opts) end
 
 ---Unseals the vault with its present passphrase (TAI_VAULT_PASSPHRASE or a prompt):
 ---checks the audit trail under the seal key, then stores secrets and headers in the clear.
