@@ -15,6 +15,10 @@ func ParseToolCall(params json.RawMessage) (name string, args json.RawMessage, e
 	return name, args, err
 }
 
+// ErrProgressToken is ParseToolCallMeta's error for a _meta.progressToken
+// that is neither a string nor a number (an object, an array, a boolean).
+var ErrProgressToken = errors.New("_meta.progressToken must be a string or an integer")
+
 // ParseToolCallMeta is ParseToolCall that also returns the request's
 // _meta.progressToken (nil when absent or null; a subslice of params, a
 // string or a number as the spec allows, anything else an error).
@@ -43,7 +47,7 @@ func ParseToolCallMeta(params json.RawMessage) (name string, args, progressToken
 		case isNull(progressToken):
 			progressToken = nil
 		case progressToken[0] != '"' && progressToken[0] != '-' && (progressToken[0] < '0' || progressToken[0] > '9'):
-			return "", nil, nil, errors.New("_meta.progressToken is neither a string nor a number")
+			return "", nil, nil, ErrProgressToken
 		}
 	}
 	if rawName == nil || string(rawName) == "null" {

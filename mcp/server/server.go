@@ -418,6 +418,9 @@ func (s *Server) toolsList(msg *mcp.Message) *mcp.Message {
 
 func (s *Server) toolsCall(ctx context.Context, sess *session, msg *mcp.Message, w http.ResponseWriter, r *http.Request) *mcp.Message {
 	name, args, token, err := mcp.ParseToolCallMeta(msg.Params)
+	if errors.Is(err, mcp.ErrProgressToken) {
+		return errorReply(msg.ID, mcp.CodeInvalidParams, "tools/call "+err.Error())
+	}
 	if err != nil || len(msg.Params) == 0 {
 		return errorReply(msg.ID, mcp.CodeInvalidParams, "tools/call params must be an object {name, arguments?, _meta?}")
 	}

@@ -70,8 +70,8 @@ func TestCallProgressStreams(t *testing.T) {
 	}
 	// A token that is neither a string nor a number is refused.
 	bad := post(t, url, `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"echo","_meta":{"progressToken":{"x":1}}}}`, "Mcp-Session-Id", sid)
-	if _, code, _ := bad.rpc(t); code != -32602 {
-		t.Errorf("an object token: code %d, want -32602", code)
+	if _, code, msg := bad.rpc(t); code != -32602 || !strings.Contains(msg, "progressToken must be a string or an integer") {
+		t.Errorf("an object token: code %d %q, want -32602 naming the token", code, msg)
 	}
 }
 
