@@ -21,7 +21,7 @@ import (
 // resources of addResources ("+many" serves runManyResources instead);
 // one ending in "+bomb" adds a tool whose
 // description is over the bounds tai accepts, one ending in "+long" a
-// tool with a long name.
+// tool with a long name; "+secretform" a tool whose form asks an api_key.
 const mcpServerEnv = "TAI_CMD_TEST_MCP"
 
 func runMCPServer() int {
@@ -74,6 +74,19 @@ func runMCPServer() int {
 	}
 	if strings.HasSuffix(os.Getenv(mcpServerEnv), "+wait") {
 		addWaitTools(s)
+	}
+	if strings.HasSuffix(os.Getenv(mcpServerEnv), "+secretform") {
+		// login asks for an api_key in a form and says how long the answer was.
+		sdk.AddTool(s, &sdk.Tool{Name: "login", Description: "asks for a key"},
+			func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+				res, err := req.Session.Elicit(ctx, &sdk.ElicitParams{Message: "your key, please",
+					RequestedSchema: json.RawMessage(`{"type":"object","properties":{"api_key":{"type":"string"}},"required":["api_key"]}`)})
+				if err != nil {
+					return nil, nil, err
+				}
+				key, _ := res.Content["api_key"].(string)
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("%s, a key of %d bytes", res.Action, len(key))}}}, nil, nil
+			})
 	}
 	if p := os.Getenv(mcpNeedsEnv); p != "" {
 		// A configuration file read as the server starts, when there is one.

@@ -143,3 +143,41 @@ func TestREPLPromptCommands(t *testing.T) {
 		t.Fatalf("exit status %d", status)
 	}
 }
+
+// TestREPLFormSecretNotEchoed: a form field named like a secret is typed
+// at the terminal without echo and shown as (hidden) among the answers;
+// the server gets what was typed.
+func TestREPLFormSecretNotEchoed(t *testing.T) {
+	e := newEnv(t)
+	srv := llmtest.NewOpenAI(t)
+	s := startREPLWith(t, e, e.modelVars(srv), "--clean")
+	s.expect("tai:default> ")
+	cfg := serverConfig(t, "keyed", map[string]string{mcpServerEnv: fmt.Sprintf("%d+secretform", os.Getpid())})
+	s.typeKeys("\x1b[200~" + cfg + "\x1b[201~\r")
+	s.expect("Add it? [y/d/N]")
+	s.expect("answer> ")
+	s.typeKeys("y\r")
+	s.expect("tai:default> ")
+	srv.Push(llmtest.Calls(llmtest.Call("mcp_keyed_login", `{}`)), llmtest.Say("logged in"))
+	s.typeKeys("log me in\r")
+	s.expect("[s]how everything: ")
+	s.typeKeys("y")
+	s.expect("answer it? [Y]es, [d]ecline, Esc cancels> ")
+	s.typeKeys("y")
+	s.expect("this looks like a secret")
+	s.expect("(not shown)> ")
+	from := s.mark
+	s.typeKeys("hunter2-xyz\r")
+	s.expect("api_key = (hidden)")
+	s.expect("Esc cancels> ")
+	s.typeKeys("y")
+	s.expect("logged in")
+	s.expect("tai:default> ")
+	if strings.Contains(s.seen.String()[from:], "hunter2") {
+		t.Fatalf("the key was echoed:\n%s", s.seen.String()[from:])
+	}
+	reqs := srv.Requests()
+	if body := string(reqs[len(reqs)-1].Body); !strings.Contains(body, "accept, a key of 11 bytes") {
+		t.Fatalf("the server did not get the key: %.2000s", body)
+	}
+}
