@@ -145,6 +145,10 @@ type HTTPTransport struct {
 // rawURL, sending headers with every request. It refuses a URL that is not
 // http(s) with a host, and header names or values that cannot go on the
 // wire (the error names the header, never its value).
+// errHTTPTooLarge is ErrTooLarge on the HTTP leg, naming the cap the way
+// its configuration does.
+var errHTTPTooLarge = fmt.Errorf("%w (MCP_HTTP_MAX_BODY)", ErrTooLarge)
+
 func NewHTTPTransport(rawURL string, headers map[string]string, opts *HTTPOptions) (*HTTPTransport, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -253,7 +257,7 @@ func (t *HTTPTransport) Send(ctx context.Context, msg *Message) error {
 		return err
 	}
 	if int64(len(body)) > t.opts.MaxBody {
-		return fmt.Errorf("%w: %q is %d bytes, the limit is %d; not sending it", ErrTooLarge, msg.describe(), len(body), t.opts.MaxBody)
+		return fmt.Errorf("%w: %q is %d bytes, the limit is %d; not sending it", errHTTPTooLarge, msg.describe(), len(body), t.opts.MaxBody)
 	}
 	t.mu.Lock()
 	if t.closed {
@@ -651,7 +655,7 @@ func (e errStreamFatal) Unwrap() error { return e.err }
 // GET + Last-Event-ID, up to MaxResumes times in a row without a message.
 // The caller closes body.
 func (t *HTTPTransport) readStream(ctx context.Context, body io.Reader, id ID, got func(*Message)) error {
-	p := sse.NewParser(body, t.opts.MaxBody, ErrTooLarge)
+	p := sse.NewParser(body, t.opts.MaxBody, errHTTPTooLarge)
 	src := body // the body p reads, drained when the response arrives
 	fruitless := 0
 	var closer io.Closer // a resumed stream's body, ours to close
@@ -881,7 +885,7 @@ func (t *HTTPTransport) listen(ctx context.Context, answered chan struct{}) {
 		n := 0
 		if err == nil {
 			if p == nil {
-				p = sse.NewParser(resp.Body, t.opts.MaxBody, ErrTooLarge)
+				p = sse.NewParser(resp.Body, t.opts.MaxBody, errHTTPTooLarge)
 			} else {
 				p = p.Resumed(resp.Body)
 			}
@@ -1002,14 +1006,14 @@ func (t *HTTPTransport) newRequest(ctx context.Context, method string, body []by
 func (t *HTTPTransport) readJSON(resp *http.Response, id ID) (*Message, error) {
 	max := t.opts.MaxBody
 	if resp.ContentLength > max {
-		return nil, fmt.Errorf("%w: the server's reply is %d bytes, the limit is %d; refusing it", ErrTooLarge, resp.ContentLength, max)
+		return nil, fmt.Errorf("%w: the server's reply is %d bytes, the limit is %d; refusing it", errHTTPTooLarge, resp.ContentLength, max)
 	}
 	data, err := readCapped(resp.Body, max+1, resp.ContentLength)
 	if err != nil {
 		return nil, fmt.Errorf("reading the reply from %s: %w", t.shownURL, err)
 	}
 	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%w: the server's reply is over %d bytes; refusing it", ErrTooLarge, max)
+		return nil, fmt.Errorf("%w: the server's reply is over %d bytes; refusing it", errHTTPTooLarge, max)
 	}
 	m, err := DecodeMessage(data)
 	if err != nil {

@@ -125,7 +125,7 @@ var ErrClosed = errors.New("mcp: connection closed")
 
 // ErrTooLarge is wrapped by every error refusing a message larger than
 // MCP_HTTP_MAX_BODY.
-var ErrTooLarge = errors.New("mcp: message larger than MCP_HTTP_MAX_BODY")
+var ErrTooLarge = errors.New("mcp: message over tai's size cap")
 
 // ErrNoTools reports a server whose initialize answer declares no
 // capabilities.tools: tai has nothing to bridge from it, so the handshake is

@@ -66,6 +66,23 @@ func TestTopicsReadInATerminal(t *testing.T) {
 	}
 }
 
+// TestTopicsTypeNoSecretOnALine: no topic tells a person to store a
+// secret by writing its value on a line (tai.vault.secret_set("NAME",
+// "…"), left on the screen and in the history): /secret NAME asks for it
+// without echo.
+func TestTopicsTypeNoSecretOnALine(t *testing.T) {
+	topics, err := stdlib.Topics("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	literal := regexp.MustCompile(`secret_set\("[^"]*",\s*"`)
+	for _, tp := range topics {
+		if m := literal.FindString(tp.Text); m != "" {
+			t.Errorf("%s: %q writes a secret's value on a line; /secret NAME asks for it", tp.Name, m)
+		}
+	}
+}
+
 // TestTopicProblemsAreFound: the checker reports each kind of fault.
 func TestTopicProblemsAreFound(t *testing.T) {
 	good := "a summary\n\nsome text\n"

@@ -306,7 +306,8 @@ func TestResourcesHostileServer(t *testing.T) {
 	}
 	mustContain(t, "last page", text(last), "the server lists more than 10000")
 	_, err = f.reg.Dispatch(ctxT(t), ReadResourceTool, map[string]any{"server": "evil", "uri": "test://huge"})
-	if err == nil || !strings.Contains(err.Error(), "over 10485760 bytes") || !strings.Contains(err.Error(), "again") {
+	// A stdio server is not told of an HTTP cap.
+	if err == nil || !strings.Contains(err.Error(), "over 10485760 bytes") || !strings.Contains(err.Error(), "again") || strings.Contains(err.Error(), "HTTP") {
 		t.Fatalf("a 100 MB read: %v", err)
 	}
 	res, err = f.reg.Dispatch(ctxT(t), ReadResourceTool, map[string]any{"server": "evil", "uri": "test://small"})
