@@ -21,9 +21,10 @@ import (
 //	        {server=, name=, description=, messages={{role=, content=,
 //	        parts={{type=, mime=, data=}, …}}, …}} | nil, err
 //	        (prompts/get: messages ready for tai.chat's messages option)
-//	tai.mcp.complete_argument{server=, prompt=, argument=, value=, context={…}}
+//	tai.mcp.complete_argument{server=, prompt=, argument=, value=, context={…}, quiet=}
 //	        -> {value, …} | nil, err   (completion/complete; {} when the
-//	        server offers no completion)
+//	        server offers no completion; quiet = true never asks anything
+//	        and gives up after a few seconds, as Tab completion wants)
 //	tai.mcp.instructions{profile=} -> {{server=, text=, state=, reason=}, …} | nil, err
 //	        (the servers enabled for profile, default the current one)
 //	tai.mcp.MAX_PROMPTS   how many prompts of one server are offered (the
@@ -109,15 +110,20 @@ func (h *Host) mcpPrompt(L *glua.LState) int {
 
 func (h *Host) mcpCompleteArgument(L *glua.LState) int {
 	args := argsTable(L, 1, "arguments")
-	checkFields(L, args, "server", "prompt", "argument", "value", "context")
+	checkFields(L, args, "server", "prompt", "argument", "value", "context", "quiet")
 	server := fieldString(L, args, "server", true)
 	prompt := fieldString(L, args, "prompt", true)
 	arg := fieldString(L, args, "argument", true)
 	value := fieldString(L, args, "value", false)
 	chosen := stringMap(L, args, "context")
+	quiet, _ := args["quiet"].(bool)
 	var vals []string
 	if err := h.onBridge(L, func(ctx context.Context, b *bridge.Bridge) (err error) {
-		vals, err = b.CompletePromptArgument(ctx, server, prompt, arg, value, chosen)
+		if quiet {
+			vals, err = b.CompletePromptArgumentQuietly(ctx, server, prompt, arg, value, chosen)
+		} else {
+			vals, err = b.CompletePromptArgument(ctx, server, prompt, arg, value, chosen)
+		}
 		return err
 	}); err != nil {
 		return fail(L, err.Error())

@@ -1825,6 +1825,28 @@ function M.complete_prompt(line)
   local p = prompts.find(name)
   local out = {}
   local word = rest:match("(%S*)$")
+  -- After ARG=, the values the server completes (completion/complete,
+  -- quietly: never a question, bounded in time), the other arguments
+  -- given as its context.
+  local arg, value = word:match("^([^%s=]+)=(.*)$")
+  if p and arg and value:sub(1, 1) ~= '"' and value:sub(1, 1) ~= "'" then
+    local known = false
+    for _, a in ipairs(p.arguments or {}) do known = known or a.name == arg end
+    if not known then return out end
+    local chosen = prompts.parse(rest:sub(1, #rest - #word)) or {}
+    local ok, vals = pcall(tai.mcp.complete_argument,
+      { server = p.server, prompt = p.name, argument = arg, value = value, context = chosen, quiet = true })
+    for _, v in ipairs(ok and type(vals) == "table" and vals or {}) do
+      if type(v) == "string" and v:sub(1, #value) == value then
+        if not v:find("%s") then
+          out[#out + 1] = arg .. "=" .. v
+        elseif not v:find('"', 1, true) then
+          out[#out + 1] = arg .. '="' .. v .. '"'
+        end
+      end
+    end
+    return out
+  end
   for _, a in ipairs(p and p.arguments or {}) do
     local cand = a.name .. "="
     if not rest:find(cand, 1, true) and cand:sub(1, #word) == word then out[#out + 1] = cand end

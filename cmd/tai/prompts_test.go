@@ -94,6 +94,15 @@ func TestREPLPromptCommands(t *testing.T) {
 		t.Fatalf("a cancelled prompt reached the model: %d requests", n)
 	}
 
+	// Tab after ARG= on the command line completes the value from the
+	// server, as at the argument's question.
+	s.typeKeys("/echoer:greet name=Ada style=fr\t\r")
+	s.expect("user: Greet Ada in a friendly way.")
+	s.expect("Enter sends it, Esc cancels")
+	s.typeKeys("\x1b")
+	s.expect("(not sent)")
+	s.expect("tai:default> ")
+
 	// Esc at an argument's question cancels.
 	s.typeKeys("/echoer:greet\r")
 	s.expect("name (who to greet): ")

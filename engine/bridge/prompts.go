@@ -547,6 +547,23 @@ func (b *Bridge) promptMessage(server string, m mcp.PromptMessage) llm.Message {
 // the arguments chosen already. A server that does not offer completions
 // yields none.
 func (b *Bridge) CompletePromptArgument(ctx context.Context, server, prompt, arg, value string, chosen map[string]string) ([]string, error) {
+	return b.completePromptArgument(ctx, server, prompt, arg, value, chosen, false)
+}
+
+// CompletePromptArgumentQuietly is CompletePromptArgument for Tab on the
+// command line: it never asks a person anything (a server whose start
+// would need consent gets ErrWouldAsk) and gives up after quietWait.
+func (b *Bridge) CompletePromptArgumentQuietly(ctx context.Context, server, prompt, arg, value string, chosen map[string]string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, quietWait)
+	defer cancel()
+	vals, err := b.completePromptArgument(ctx, server, prompt, arg, value, chosen, true)
+	if err != nil && ctx.Err() == context.DeadlineExceeded {
+		return nil, fmt.Errorf("mcp server %s did not complete %s within %s", mcp.Clip(server), screen.VisibleLine(arg), quietWait)
+	}
+	return vals, err
+}
+
+func (b *Bridge) completePromptArgument(ctx context.Context, server, prompt, arg, value string, chosen map[string]string, quiet bool) ([]string, error) {
 	s, err := b.current()
 	if err != nil {
 		return nil, err
@@ -554,6 +571,18 @@ func (b *Bridge) CompletePromptArgument(ctx context.Context, server, prompt, arg
 	st, _, err := b.promptFor(ctx, s, server, prompt)
 	if err != nil {
 		return nil, err
+	}
+	if quiet {
+		cn, err := b.connFor(server)
+		if err != nil {
+			return nil, err
+		}
+		cn.mu.Lock()
+		open := cn.c != nil
+		cn.mu.Unlock()
+		if !open && !b.opensQuietly(st) {
+			return nil, ErrWouldAsk
+		}
 	}
 	c, err := b.client(ctx, st, false)
 	if err != nil {

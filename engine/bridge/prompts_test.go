@@ -253,6 +253,45 @@ func TestDeclinedInstructionsAskNoMore(t *testing.T) {
 	}
 }
 
+// TestQuietPromptCompletionNeverAsks: completing a prompt's argument
+// quietly (Tab on the command line) for a server whose start would need
+// consent is ErrWouldAsk and asks nobody; one that starts as consented
+// completes.
+func TestQuietPromptCompletionNeverAsks(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(t.TempDir(), "state")
+	writeState(t, state, "v1")
+	src, _ := jsonString(map[string]any{"mcpServers": map[string]any{"p": map[string]any{
+		"command": exe, "args": []string{"-test.run=^$", "${TAI_BRIDGE_ARG}"}, "env": map[string]string{serverEnv: promptsServer, serverStateEnv: state},
+	}}})
+	t.Setenv("TAI_BRIDGE_ARG", "first-value")
+	f := newFixture(t, tool.Interactive, "")
+	if rep, err := f.b.Add(ctxT(t), AddRequest{Source: src}); err != nil || rep.Servers[0].Outcome != Added {
+		t.Fatalf("add: %+v, %v", rep, err)
+	}
+	if _, err := f.b.SetEnabled(ctxT(t), "p", "", true); err != nil {
+		t.Fatal(err)
+	}
+	asked := len(f.p.questions())
+	t.Setenv("TAI_BRIDGE_ARG", "second-value")
+	if _, err := f.b.CompletePromptArgumentQuietly(ctxT(t), "p", "greet", "style", "fr", nil); err != ErrWouldAsk {
+		t.Fatalf("quiet completion on a changed spawn: %v", err)
+	}
+	if qs := f.p.questions(); len(qs) != asked {
+		t.Fatalf("a quiet completion asked %q", qs[asked:])
+	}
+	t.Setenv("TAI_BRIDGE_ARG", "first-value")
+	if vals, err := f.b.CompletePromptArgumentQuietly(ctxT(t), "p", "greet", "style", "fr", nil); err != nil || !slices.Equal(vals, []string{"friendly"}) {
+		t.Fatalf("quiet completion on the consented spawn: %v, %v", vals, err)
+	}
+	if qs := f.p.questions(); len(qs) != asked {
+		t.Fatalf("a quiet completion asked %q", qs[asked:])
+	}
+}
+
 // TestInstructionsDrift: changed instructions withhold the server's
 // tools and prompts, and leave the system prompt, until a person grants
 // them, seeing the diff.
