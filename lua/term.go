@@ -543,7 +543,7 @@ func (h *Host) runComplete(L *glua.LState, fn *glua.LFunction, line string) []st
 	}
 	out = kept
 	if dropped > 0 {
-		h.tell(L, "info", fmt.Sprintf("(%d %s not offered: %s control characters)", dropped, plural(dropped, "completion", "completions"), plural(dropped, "it holds", "they hold")))
+		h.sayAboveLine(L, fmt.Sprintf("(%d %s not offered: %s control characters)", dropped, plural(dropped, "completion", "completions"), plural(dropped, "it holds", "they hold")))
 	}
 	if len(out) <= completionsShown {
 		return out
@@ -553,8 +553,56 @@ func (h *Host) runComplete(L *glua.LState, fn *glua.LFunction, line string) []st
 	if common := commonPrefix(out); len(common) > len(word) {
 		return []string{common}
 	}
-	h.tell(L, "info", fmt.Sprintf("(… %d more completions: type more to narrow them)", len(out)-completionsShown))
-	return out[:completionsShown]
+	h.sayAboveLine(L, fmt.Sprintf("(… %d more completions: type more to narrow them)", len(out)-completionsShown))
+	return spread(out, len(word), completionsShown)
+}
+
+// spread picks n of cands (which share only their first at bytes), taking
+// in turn from each group sharing the next byte, in their order: the line
+// editor completes what the candidates it is given share, so they must
+// share no more than all do.
+func spread(cands []string, at, n int) []string {
+	var groups [][]string
+	index := map[string]int{}
+	for _, c := range cands {
+		key := c[at:min(at+1, len(c))]
+		i, ok := index[key]
+		if !ok {
+			i = len(groups)
+			index[key] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], c)
+	}
+	longest := 0
+	for _, g := range groups {
+		longest = max(longest, len(g))
+	}
+	picked := map[string]bool{}
+	for round := 0; round < longest && len(picked) < n; round++ {
+		for _, g := range groups {
+			if round < len(g) && len(picked) < n {
+				picked[g[round]] = true
+			}
+		}
+	}
+	out := make([]string, 0, n)
+	for _, c := range cands {
+		if picked[c] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// sayAboveLine says text on a line of its own above the line being
+// edited (drawn again below it), or as a notice when none is.
+func (h *Host) sayAboveLine(L *glua.LState, text string) {
+	if r := h.term.editor; r != nil && !r.closed {
+		io.WriteString(r.inst.Stdout(), text+"\n")
+		return
+	}
+	h.tell(L, "info", text)
 }
 
 // commonPrefix is the longest prefix of whole runes all of cands share.
