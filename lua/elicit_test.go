@@ -200,16 +200,19 @@ func TestREPLAsksTheForm(t *testing.T) {
 }
 
 // TestREPLFormSecretHidden: a field named like a secret is read without
-// echo (tai.term.read_hidden, as /secret reads) and shown masked in the
-// answers before they are sent; the server still gets what was typed.
+// echo through the line editor (rl:read_hidden, which pauses the turn's
+// escape watch as rl:read does, where tai.term.read_hidden raced it for
+// the keys) and shown masked in the answers before they are sent; the
+// server still gets what was typed.
 func TestREPLFormSecretHidden(t *testing.T) {
 	h, srv := elicitorHost(t, tool.Interactive)
 	got := mustRun(t, h, `
 		local keys, lines, said, hidden = {"y", "y"}, {"Ada", "", ""}, {}, {}
-		tai.term.read_hidden = function(prompt) hidden[#hidden + 1] = prompt return "hunter2-xyz" end
+		tai.term.read_hidden = function() error("read around the turn's escape watch") end
 		local rl = {
 			key = function(_, prompt) return table.remove(keys, 1) or "" end,
 			read = function(_, prompt) return table.remove(lines, 1) end,
+			read_hidden = function(_, prompt) hidden[#hidden + 1] = prompt return "hunter2-xyz" end,
 		}
 		local p = require("tai.chatview").prompter(function() return rl end, function(s) said[#said + 1] = s end)
 		p.confirm = function() return true end

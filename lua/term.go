@@ -92,6 +92,8 @@ type termState struct {
 //	    keys reach tai as they are typed, and Esc pressed alone stops
 //	    the running command as Ctrl-C does; off restores the terminal
 //	rl:close()
+//	rl:read_hidden(prompt)       tai.term.read_hidden, rl:watch_escape
+//	    paused meanwhile (as rl:read pauses it)
 //	tai.term.read_hidden(prompt) -> text | nil, err
 //	    a line typed on the terminal without echo (a secret's value);
 //	    err is "interrupt" for Ctrl-C
@@ -106,6 +108,7 @@ func (h *Host) openTerm(L *glua.LState, tai *glua.LTable) {
 		"suspend":      rlSuspend,
 		"close":        h.rlClose,
 		"watch_escape": h.rlWatchEscape,
+		"read_hidden":  h.rlReadHidden,
 	}))
 	tai.RawSetString("term", L.SetFuncs(L.NewTable(), map[string]glua.LGFunction{
 		"isatty":       h.isatty,
@@ -130,8 +133,21 @@ func (h *Host) openTerm(L *glua.LState, tai *glua.LTable) {
 // the read (Ctrl-C).
 var ErrCancelled = errors.New("cancelled")
 
+// rlReadHidden is tai.term.read_hidden with rl's escape watch paused, so
+// a value typed during a turn (a server's form) reaches the read, never
+// the watch's keys for the next line.
+func (h *Host) rlReadHidden(L *glua.LState) int {
+	r := checkRL(L)
+	r.esc.pause()
+	defer r.esc.resume()
+	return h.hidden(L, L.CheckString(2))
+}
+
 func (h *Host) readHidden(L *glua.LState) int {
-	prompt := L.CheckString(1)
+	return h.hidden(L, L.CheckString(1))
+}
+
+func (h *Host) hidden(L *glua.LState, prompt string) int {
 	if h.opts.ReadHidden == nil {
 		return fail(L, "no terminal to read a hidden value from")
 	}

@@ -967,10 +967,12 @@ end
 
 -- read_field(rl, f, prompt) reads one field's answer: a field whose name
 -- reads as a secret's without echo, as /secret does, when there is a
--- terminal. nil when the person cancels.
+-- terminal (rl:read_hidden, which pauses the turn's escape watch). nil
+-- when the person cancels.
 local function read_field(rl, f, prompt)
   if f.secret then
-    local v, err = tai.term.read_hidden(prompt .. " (not shown)> ")
+    local read = rl.read_hidden and function(p) return rl:read_hidden(p) end or tai.term.read_hidden
+    local v, err = read(prompt .. " (not shown)> ")
     if v or err == "interrupt" then return v end
   end
   return rl:read(prompt .. "> ")

@@ -639,6 +639,13 @@ function readline:suspend() end
 ---@param on boolean
 function readline:watch_escape(on) end
 
+---tai.term.read_hidden with the escape watch paused meanwhile, as read
+---pauses it: a line typed without echo.
+---@param prompt string
+---@return string? text
+---@return string? err "interrupt" for Ctrl-C
+function readline:read_hidden(prompt) end
+
 function readline:close() end
 
 ---Redaction of streamed text, from tai.vault.redactor. Both methods raise
