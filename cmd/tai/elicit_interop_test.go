@@ -177,3 +177,47 @@ func TestInteropEverythingElicitationURLAndRoots(t *testing.T) {
 	a.typeKeys("\x04")
 	a.wait()
 }
+
+// TestInteropEverythingElicitationBesideAnotherCall: the model calls
+// trigger-long-running-operation and trigger-elicitation-request of
+// server-everything in one turn; over stdio a form that comes while both
+// are in flight cannot be tied to either, but both are the person's, so
+// the person is asked, never the form declined unseen. (Whether the
+// long call is in flight yet when the form comes depends on timing; the
+// bridge's TestElicitSeveralCalls pins down that case.)
+func TestInteropEverythingElicitationBesideAnotherCall(t *testing.T) {
+	srv := llmtest.NewOpenAI(t)
+	s := everythingREPL(t, srv)
+	s.expect("Add it? [y/d/N]")
+	s.expect("answer> ")
+	s.typeKeys("y\r")
+	s.expect("tai:default> ")
+
+	srv.Push(
+		llmtest.Calls(
+			llmtest.Call("mcp_everything_trigger_long_running_operation", `{"duration":4,"steps":2}`),
+			llmtest.Call("mcp_everything_trigger_elicitation_request", `{}`),
+		),
+		llmtest.Say("both came back"),
+	)
+	s.typeKeys("run both\r")
+	s.expect("[s]how everything: ")
+	s.typeKeys("y")
+	s.expect("[s]how everything: ")
+	s.typeKeys("y")
+	s.expect("? everything asks you to fill in a form:")
+	s.expect("answer it? [Y]es, [d]ecline, Esc cancels> ")
+	s.typeKeys("d")
+	s.expect("both came back")
+	s.expect("tai:default> ")
+	if strings.Contains(s.seen.String(), "declined: the request came outside any call") {
+		t.Fatal("the form was declined unseen")
+	}
+	reqs := srv.Requests()
+	res := reqs[len(reqs)-1].ToolResults()
+	if len(res) != 2 || !strings.Contains(res[0].Text+res[1].Text, "Long running operation completed") {
+		t.Fatalf("tool results %+v", res)
+	}
+	s.typeKeys("\x04")
+	s.wait()
+}
