@@ -436,14 +436,18 @@ func (c *conn) scrubText(s string) string {
 // answering is one server request being answered: the call it belongs
 // to (unset when none) and what stops its handler.
 type answering struct {
-	call   ID
+	call ID
+	// calls are, for a request of no one call, the tools/call that were
+	// in flight when it came and have not ended yet.
+	calls  []ID
 	cancel context.CancelFunc
 }
 
 // answerContext returns the context a handler answers m under, and what
 // to call once it has: the context of the call m belongs to (see
-// callContext), ended also by the call's end, by the server cancelling m
-// and by Close.
+// callContext), ended also by the call's end (for a request of no one
+// call, once every call in flight when it came has ended), by the server
+// cancelling m and by Close.
 func (c *conn) answerContext(m *Message) (context.Context, func()) {
 	c.mu.Lock()
 	call, p, ok := c.callOfLocked(m)
@@ -451,15 +455,24 @@ func (c *conn) answerContext(m *Message) (context.Context, func()) {
 	if ok {
 		base = p.ctx
 	}
+	var ids []ID
 	if !ok {
-		if calls := c.callsLocked(); len(calls) > 0 {
+		var calls []context.Context
+		if ids, calls = c.callsLocked(); len(calls) > 0 {
 			base = context.WithValue(base, inFlightKey{}, calls)
 		}
 	}
 	ctx, cancel := context.WithCancel(base)
 	a := &answering{cancel: cancel}
+	// A request of no one call, answered for the calls in flight, ends
+	// once all of them have (see endCall).
+	bound := ok || len(ids) > 0
 	if ok {
 		a.call = call
+	} else if len(ids) > 0 {
+		a.calls = ids
+	}
+	if bound {
 		c.bound.Add(1)
 	}
 	c.answering[m.ID] = a
@@ -473,7 +486,7 @@ func (c *conn) answerContext(m *Message) (context.Context, func()) {
 			delete(c.answering, m.ID)
 		}
 		c.mu.Unlock()
-		if ok {
+		if bound {
 			c.bound.Add(-1)
 		}
 	}
@@ -492,9 +505,9 @@ func CallsInFlight(ctx context.Context) []context.Context {
 	return calls
 }
 
-// callsLocked returns the contexts of the tools/call requests in flight,
-// in the order of their ids; c.mu is held.
-func (c *conn) callsLocked() []context.Context {
+// callsLocked returns the ids and contexts of the tools/call requests in
+// flight, in the order of their ids; c.mu is held.
+func (c *conn) callsLocked() ([]ID, []context.Context) {
 	var ids []ID
 	for id, p := range c.pending {
 		if p.method == MethodToolsCall {
@@ -511,7 +524,7 @@ func (c *conn) callsLocked() []context.Context {
 	for _, id := range ids {
 		calls = append(calls, c.pending[id].ctx)
 	}
-	return calls
+	return ids, calls
 }
 
 // callContext returns the context of the call in flight m belongs to, or
@@ -613,6 +626,11 @@ func (c *conn) endCall(id ID) {
 	for _, a := range c.answering {
 		if a.call == id && a.call.Set {
 			a.cancel()
+		}
+		if i := slices.Index(a.calls, id); i >= 0 {
+			if a.calls = slices.Delete(a.calls, i, i+1); len(a.calls) == 0 {
+				a.cancel()
+			}
 		}
 	}
 	c.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -444,5 +445,62 @@ func TestSDKServerAsksThroughMethodTable(t *testing.T) {
 				t.Fatalf("result %s (isError %v), want %q (isError %v)", res.Text(), res.IsError, tc.want, tc.isError)
 			}
 		})
+	}
+}
+
+// TestRequestOfNoOneCall: a request that comes while two tools/call are
+// in flight on a pipe carries both calls' contexts (CallsInFlight), and
+// its handler's context ends only once both calls have ended.
+func TestRequestOfNoOneCall(t *testing.T) {
+	type seen struct {
+		calls []string
+		err   error
+	}
+	handled := make(chan seen, 4)
+	block := func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+		var marks []string
+		for _, call := range CallsInFlight(ctx) {
+			marks = append(marks, markOf(call))
+		}
+		handled <- seen{calls: marks}
+		<-ctx.Done()
+		handled <- seen{err: ctx.Err()}
+		return nil, ctx.Err()
+	}
+	c, p, _ := startPipe(t, &ClientOptions{Requests: map[string]RequestHandler{MethodElicitationCreate: block}})
+	done := map[string]chan error{"A": make(chan error, 1), "B": make(chan error, 1)}
+	for mark, ch := range done {
+		go func() {
+			_, err := c.Call(context.WithValue(context.Background(), callKey{}, mark), "tool"+mark, nil)
+			ch <- err
+		}()
+	}
+	ids := map[string]ID{}
+	for range 2 {
+		m := within(t, p.toServer, "tools/call")
+		name, _, _ := ParseToolCall(m.Params)
+		ids[strings.TrimPrefix(name, "tool")] = m.ID
+	}
+	p.toClient <- &Message{ID: StringID("e1"), Method: MethodElicitationCreate, Params: json.RawMessage(`{}`)}
+	got := within(t, handled, "the elicitation handled")
+	slices.Sort(got.calls)
+	if !slices.Equal(got.calls, []string{"A", "B"}) {
+		t.Fatalf("the request carried the calls %q, want A and B", got.calls)
+	}
+	reply := func(mark string) {
+		p.toClient <- &Message{ID: ids[mark], Result: json.RawMessage(`{"content":[]}`)}
+		if err := within(t, done[mark], "call "+mark); err != nil {
+			t.Fatalf("call %s: %v", mark, err)
+		}
+	}
+	reply("A")
+	select {
+	case s := <-handled:
+		t.Fatalf("the request ended with one call still in flight: %v", s.err)
+	default:
+	}
+	reply("B")
+	if s := within(t, handled, "the elicitation ended"); !errors.Is(s.err, context.Canceled) {
+		t.Fatalf("after both calls ended: %v", s.err)
 	}
 }
