@@ -23,6 +23,9 @@ import (
 func TestMain(m *testing.M) {
 	sandbox.RunKeeperIfAsked()
 	RunSandboxIfAsked()
+	if os.Getenv("TAI_LUA_TEST_MCP") == sandboxRSSMode {
+		os.Exit(sandboxRSS())
+	}
 	if os.Getenv("TAI_LUA_TEST_MCP") == "leak" {
 		fmt.Fprintln(os.Stderr, "fatal: bad token "+os.Getenv("LEAK"))
 		os.Exit(1)

@@ -2,11 +2,14 @@ package lua
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -181,6 +184,13 @@ func runBounded(t *testing.T, d time.Duration, chunk string) (sandboxRun, error)
 	return sandboxRun{}, nil
 }
 
+// TestSandboxBoundsMemory runs each chunk through a small process of its
+// own (sandboxRSSMode), which starts the sandbox: a child's ru_maxrss on
+// Linux counts the peak of the process that started it, since Go starts
+// a child sharing its parent's memory until exec, and exec records that
+// memory's high-water mark as the child's. Started from this test binary,
+// with hundreds of MiB of its own under -race, every chunk would report
+// the binary's peak, not the sandbox's.
 func TestSandboxBoundsMemory(t *testing.T) {
 	tests := []struct {
 		name, chunk string
@@ -193,16 +203,61 @@ func TestSandboxBoundsMemory(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			run, err := runBounded(t, 20*time.Second, tt.chunk)
-			t.Logf("peak resident memory %d MiB", run.maxRSS>>20)
-			if !errors.Is(err, ErrSandboxMemory) {
-				t.Fatalf("got %v, want ErrSandboxMemory", err)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, os.Args[0])
+			cmd.Env = append(os.Environ(), "TAI_LUA_TEST_MCP="+sandboxRSSMode, sandboxRSSChunk+"="+tt.chunk)
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("the process starting the sandbox: %v (%s)", err, out)
 			}
-			if run.maxRSS > 300<<20 {
-				t.Fatalf("the sandbox reached %d MiB resident, want < 300 MiB", run.maxRSS>>20)
+			var got sandboxRSSReport
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatalf("its report %q: %v", out, err)
+			}
+			t.Logf("peak resident memory %d MiB (the process starting it: %d MiB)", got.RSS>>20, got.StarterRSS>>20)
+			if !got.Memory {
+				t.Fatalf("got %q, want ErrSandboxMemory", got.Err)
+			}
+			if got.RSS > 300<<20 {
+				t.Fatalf("the sandbox reached %d MiB resident, want < 300 MiB", got.RSS>>20)
 			}
 		})
 	}
+}
+
+// sandboxRSSMode makes the test binary run one chunk (from sandboxRSSChunk)
+// in the sandbox and print a sandboxRSSReport: the small process
+// TestSandboxBoundsMemory measures through.
+const (
+	sandboxRSSMode  = "sandbox-rss"
+	sandboxRSSChunk = "TAI_LUA_TEST_CHUNK"
+)
+
+type sandboxRSSReport struct {
+	RSS        int64  `json:"rss"`
+	StarterRSS int64  `json:"starter_rss"`
+	Memory     bool   `json:"memory"`
+	Err        string `json:"err"`
+}
+
+// sandboxRSS is the whole life of a sandboxRSSMode process.
+func sandboxRSS() int {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	run, err := runSandbox(ctx, os.Getenv(sandboxRSSChunk))
+	rep := sandboxRSSReport{RSS: run.maxRSS, Memory: errors.Is(err, ErrSandboxMemory)}
+	if err != nil {
+		rep.Err = err.Error()
+	}
+	var self syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &self) == nil {
+		rep.StarterRSS = self.Maxrss * 1024
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(rep); err != nil {
+		return 1
+	}
+	return 0
 }
 
 func TestSandboxStopsLongBuiltins(t *testing.T) {
