@@ -349,43 +349,27 @@ func (s *Store) Seal(passphrase string) error {
 	if _, err := rand.Read(freshAudit); err != nil {
 		return fmt.Errorf("vault: random audit key: %w", err)
 	}
-	reseal := func(db *bolt.DB) error {
-		finish := func(bool) error { return nil }
-		err := db.Update(func(tx *bolt.Tx) error {
-			old, err := readSealMeta(tx)
-			if err != nil {
-				return err
-			}
-			var oldKey *sealKey
-			if old != nil {
-				if oldKey = s.key.Load(); oldKey == nil || !bytes.Equal(oldKey.salt, old.Salt) {
-					return errNeedKey
-				}
-			}
-			// The journal is folded first, and stays locked until the
-			// anchor is set and committed, so no entry without a MAC
-			// follows it.
-			finish, err = s.foldTx(tx, oldKey.auditKey(), func() error { return s.resealTx(tx, oldKey, newKey, meta, freshAudit) })
-			return err
-		})
-		if ferr := finish(err == nil); err == nil {
-			err = ferr
-		}
+	// The journal is folded first, and stays locked until the anchor is
+	// set and committed, so no entry without a MAC follows it.
+	reseal := func(tx *bolt.Tx) ([]byte, func() error, error) {
+		old, err := readSealMeta(tx)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		return scrubFreePages(db)
+		var oldKey *sealKey
+		if old != nil {
+			if oldKey = s.key.Load(); oldKey == nil || !bytes.Equal(oldKey.salt, old.Salt) {
+				return nil, nil, errNeedKey
+			}
+		}
+		return oldKey.auditKey(), func() error { return s.resealTx(tx, oldKey, newKey, meta, freshAudit) }, nil
 	}
-	s.journal.mu.Lock()
-	err = s.withDB(reseal)
-	s.journal.mu.Unlock()
+	err = s.rewriteSeal(reseal)
 	if errors.Is(err, errNeedKey) {
 		if err := s.unlock(); err != nil {
 			return fmt.Errorf("vault: changing the passphrase needs the current one: %w", err)
 		}
-		s.journal.mu.Lock()
-		err = s.withDB(reseal)
-		s.journal.mu.Unlock()
+		err = s.rewriteSeal(reseal)
 	}
 	if err != nil {
 		return err
@@ -638,4 +622,33 @@ func PassphraseFromEnv() func() (string, error) {
 		}
 		return p, nil
 	}
+}
+
+// rewriteSeal is the shape of every change of the seal (Seal, Unseal): in
+// one transaction, prepare checks the seal record and names the audit key
+// the trail is signed with now and the rewrite to run; the audit journal is
+// folded first under that key and stays locked until the transaction
+// ends, so no entry another tai appends falls between. Then every free
+// page of the file is zeroed, so nothing of the old seal lingers on disk.
+func (s *Store) rewriteSeal(prepare func(tx *bolt.Tx) (auditKey []byte, rewrite func() error, err error)) error {
+	s.journal.mu.Lock()
+	defer s.journal.mu.Unlock()
+	return s.withDB(func(db *bolt.DB) error {
+		finish := func(bool) error { return nil }
+		err := db.Update(func(tx *bolt.Tx) error {
+			key, rewrite, err := prepare(tx)
+			if err != nil {
+				return err
+			}
+			finish, err = s.foldTx(tx, key, rewrite)
+			return err
+		})
+		if ferr := finish(err == nil); err == nil {
+			err = ferr
+		}
+		if err != nil {
+			return err
+		}
+		return scrubFreePages(db)
+	})
 }

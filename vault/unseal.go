@@ -64,43 +64,29 @@ func (s *Store) Unseal(passphrase string) (int, error) {
 		return 0, fmt.Errorf("%w: it does not open the seal of %s; nothing was changed", ErrWrongPassphrase, s.path)
 	}
 	var n int
-	unseal := func(db *bolt.DB) error {
-		finish := func(bool) error { return nil }
-		err := db.Update(func(tx *bolt.Tx) error {
-			now, err := readSealMeta(tx)
-			switch {
-			case err != nil:
-				return err
-			case now == nil:
-				return fmt.Errorf("%w: another tai unsealed it a moment ago", ErrNotSealed)
-			case !bytes.Equal(now.Salt, meta.Salt):
-				return fmt.Errorf("%w: another tai changed the passphrase a moment ago; nothing was changed: type the new one", ErrWrongPassphrase)
-			}
-			// The journal is folded first, so entries another tai signed
-			// and has not folded yet are checked and unsigned with the
-			// rest; it stays locked until the transaction ends, so no
-			// signed entry follows the unseal.
-			finish, err = s.foldTx(tx, key.auditKey(), func() error {
-				var err error
-				n, err = s.unsealTx(tx, key)
-				return err
-			})
-			if errors.Is(err, errTrailBroken) {
-				err = fmt.Errorf("vault: run tai.vault.audit_verify() to see where the audit trail breaks, and restore a copy of the vault from before it: the trail does not end where its recorded head says, so the vault stays sealed and nothing was changed")
-			}
-			return err
-		})
-		if ferr := finish(err == nil); err == nil {
-			err = ferr
+	err = s.rewriteSeal(func(tx *bolt.Tx) ([]byte, func() error, error) {
+		now, err := readSealMeta(tx)
+		switch {
+		case err != nil:
+			return nil, nil, err
+		case now == nil:
+			return nil, nil, fmt.Errorf("%w: another tai unsealed it a moment ago", ErrNotSealed)
+		case !bytes.Equal(now.Salt, meta.Salt):
+			return nil, nil, fmt.Errorf("%w: another tai changed the passphrase a moment ago; nothing was changed: type the new one", ErrWrongPassphrase)
 		}
-		if err != nil {
+		// The journal is folded first, so entries another tai signed and
+		// has not folded yet are checked and unsigned with the rest; it
+		// stays locked until the transaction ends, so no signed entry
+		// follows the unseal.
+		return key.auditKey(), func() error {
+			var err error
+			n, err = s.unsealTx(tx, key)
 			return err
-		}
-		return scrubFreePages(db)
+		}, nil
+	})
+	if errors.Is(err, errTrailBroken) {
+		err = fmt.Errorf("vault: run tai.vault.audit_verify() to see where the audit trail breaks, and restore a copy of the vault from before it: the trail does not end where its recorded head says, so the vault stays sealed and nothing was changed")
 	}
-	s.journal.mu.Lock()
-	err = s.withDB(unseal)
-	s.journal.mu.Unlock()
 	if err != nil {
 		return 0, err
 	}
