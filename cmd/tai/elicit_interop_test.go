@@ -89,8 +89,9 @@ func TestInteropEverythingElicitationForm(t *testing.T) {
 // TestInteropEverythingElicitationURLAndRoots: trigger-url-elicitation
 // shows the URL with its host in punycode and waits for the person (the
 // model is not asked again meanwhile); n declines and nothing opens.
-// get-roots-list answers exactly the folders the server's sandbox grants:
-// the package of its script argument, its cwd and its sandbox grant.
+// get-roots-list answers exactly the folders the server's sandbox grants
+// for work: its cwd and its sandbox grant (not the package of its script,
+// granted only to run it).
 // Under --auto the form is declined at once with a note on the tool's
 // line.
 func TestInteropEverythingElicitationURLAndRoots(t *testing.T) {
@@ -136,8 +137,8 @@ func TestInteropEverythingElicitationURLAndRoots(t *testing.T) {
 	s.typeKeys("/mcp call everything get-roots-list\r")
 	s.expect("Current MCP Roots (")
 	s.expect("tai:default> ")
-	// The folders the entry names, as the sandbox grants them: the
-	// package the script argument lies in (read), the cwd, the grant.
+	// The folders the entry names for work, as the sandbox grants them:
+	// the cwd and the grant; not the package the script lies in.
 	out := s.seen.String()
 	out = out[strings.LastIndex(out, "Current MCP Roots"):]
 	var got []string
@@ -147,7 +148,7 @@ func TestInteropEverythingElicitationURLAndRoots(t *testing.T) {
 		}
 	}
 	var want []string
-	for _, dir := range []string{root, cwd, data} {
+	for _, dir := range []string{cwd, data} {
 		want = append(want, (&url.URL{Scheme: "file", Path: dir}).String())
 	}
 	if strings.Join(got, " ") != strings.Join(want, " ") {

@@ -288,7 +288,10 @@ func (b *Bridge) urlsRequired(ctx context.Context, server string, cn *conn, we *
 // rootsOf returns the roots of e's server (e expanded as it is spawned): exactly the folders its sandbox
 // grants it because its entry names them (its cwd, its folder arguments,
 // its sandbox grants), as sandbox.ForServer resolved them and as they
-// remain after the deny list. An http server, or a stdio server with no
+// remain after the deny list. The package of a script argument is granted
+// only so the server can run it, and is no root: a filesystem server
+// takes its roots as the folders it serves, and the first as the one a
+// relative path means. An http server, or a stdio server with no
 // folder grants, has none. A stdio server whose entry turns the sandbox
 // off gets the folder it runs in only: it can reach everything, and
 // offering every folder would say nothing; the folder it was started in
@@ -311,7 +314,7 @@ func (b *Bridge) rootsOf(e mcp.Entry) []mcp.Root {
 	var roots []mcp.Root
 	var seen []string
 	for _, dir := range p.Granted {
-		if slices.Contains(seen, dir) || !granted(dir) {
+		if slices.Contains(seen, dir) || slices.Contains(p.Scripts, dir) || !granted(dir) {
 			continue
 		}
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {

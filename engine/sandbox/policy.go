@@ -54,6 +54,10 @@ type Policy struct {
 	// entry names them (its arguments, cwd and sandbox field), resolved:
 	// what the default policy does not give, which a model cannot grant.
 	Granted []string `json:"-"`
+	// Scripts are the folders of Granted given, read-only, so that the
+	// server can run a script an argument names (the package it lies
+	// in): its code, not a folder it works in, so never among its roots.
+	Scripts []string `json:"-"`
 }
 
 // Path is one file or folder of a Policy.

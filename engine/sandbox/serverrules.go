@@ -135,8 +135,10 @@ var serverRules = []serverRule{
 				b.p.Write = append(b.p.Write, Path{Path: path})
 				b.p.Granted = append(b.p.Granted, path)
 			} else if err == nil {
-				b.p.Read = append(b.p.Read, Path{Path: scriptRoot(path, b.home, never)})
-				b.p.Granted = append(b.p.Granted, scriptRoot(path, b.home, never))
+				root := scriptRoot(path, b.home, never)
+				b.p.Read = append(b.p.Read, Path{Path: root})
+				b.p.Granted = append(b.p.Granted, root)
+				b.p.Scripts = append(b.p.Scripts, root)
 			}
 		}
 	}},
